@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * High-order allocation stalls, timed with tracepoints only.
+ *
+ * There is no tracepoint at allocation entry. Per task, the first stall event
+ * (mm_compaction_try_to_compact_pages or mm_vmscan_direct_reclaim_begin) of
+ * order >= min_order opens a stall; kmem:mm_page_alloc of that order in that
+ * task closes it (granted if page != NULL). mm_page_alloc with no open stall is
+ * a fast-path allocation. The stall time is therefore a lower bound of the
+ * allocation's latency: the fast-path attempt before the first stall event is
+ * not seen.
+ */
+#include "maps.bpf.h"
+#include <bpf/bpf_tracing.h>
+#include "alloc.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Knobs, set by fragd between open and load. */
+const volatile __u32 min_order = 1;
+const volatile __u64 slow_stall_ns = 10 * 1000 * 1000ULL;
+
+enum stall_phase { PHASE_NONE, PHASE_COMPACTION, PHASE_RECLAIM };
+
+struct open_stall {
+	__u64 start_ns;
+	__u64 phase_start_ns;
+	__u64 phase_ns[FRAGD_NR_PHASES];
+	__u64 gfp;
+	__u32 order;
+	__u32 phase;      /* enum stall_phase */
+};
+
+/* Open stalls, keyed by thread id. LRU so that a task that dies mid-stall cannot fill it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct open_stall);
+} open_stalls SEC(".maps");
+
+FRAGD_STATS_MAP(alloc_stats, struct alloc_stats);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FRAGD_STALL_HIST_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct fragd_hist);
+} stall_hist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} slow_stalls SEC(".maps");
+
+/* Orders above the table are counted in its last row. 64-bit so the verifier keeps the bound. */
+static __always_inline __u64 clamp_order(__u32 order)
+{
+	__u64 o = order;
+
+	if (o >= FRAGD_NR_ORDERS)
+		o = FRAGD_NR_ORDERS - 1;
+	barrier_var(o);
+	if (o >= FRAGD_NR_ORDERS)
+		o = FRAGD_NR_ORDERS - 1;
+	return o;
+}
+
+static __always_inline void close_phase(struct open_stall *s, __u64 now)
+{
+	if (s->phase == PHASE_COMPACTION)
+		s->phase_ns[FRAGD_PHASE_COMPACTION] += now - s->phase_start_ns;
+	else if (s->phase == PHASE_RECLAIM)
+		s->phase_ns[FRAGD_PHASE_RECLAIM] += now - s->phase_start_ns;
+	s->phase = PHASE_NONE;
+}
+
+/* A stall event of `order` in the current task: open the stall or enter a new phase. */
+static __always_inline void stall_event(__u32 order, __u64 gfp, __u32 phase)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 now = bpf_ktime_get_ns();
+	struct open_stall *s, init = {};
+
+	s = bpf_map_lookup_elem(&open_stalls, &tid);
+	if (!s || s->order != order) {
+		init.start_ns = now;
+		init.order = order;
+		init.gfp = gfp;
+		bpf_map_update_elem(&open_stalls, &tid, &init, BPF_ANY);
+		s = bpf_map_lookup_elem(&open_stalls, &tid);
+		if (!s)
+			return;
+	}
+	close_phase(s, now);
+	s->phase = phase;
+	s->phase_start_ns = now;
+}
+
+static __always_inline void emit_slow(const struct open_stall *s, __u64 now, __u64 dur,
+				      __u32 result, struct alloc_stats *st)
+{
+	struct stall_event *e = bpf_ringbuf_reserve(&slow_stalls, sizeof(*e), 0);
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!e) {
+		st->events_dropped++;
+		return;
+	}
+	e->ts_ns = now;
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->gfp = s->gfp;
+	e->duration_ns = dur;
+	e->compact_ns = s->phase_ns[FRAGD_PHASE_COMPACTION];
+	e->reclaim_ns = s->phase_ns[FRAGD_PHASE_RECLAIM];
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->order = s->order;
+	e->result = result;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* End of an allocation attempt of order >= min_order. */
+static __always_inline int on_alloc(__u32 order, bool granted)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct alloc_stats *st = fragd_stats(&alloc_stats);
+	struct open_stall *s;
+	__u64 o = clamp_order(order);
+
+	if (!st)
+		return 0;
+	s = bpf_map_lookup_elem(&open_stalls, &tid);
+	if (!s || s->order != order) {
+		/* No stall of this order in this task: the fast path (or a failure that never stalled). */
+		st->allocs[o][granted ? FRAGD_OUTCOME_FAST : FRAGD_OUTCOME_FAILED]++;
+		return 0;
+	}
+
+	__u64 now = bpf_ktime_get_ns();
+	__u64 dur = now - s->start_ns;
+	__u32 result = granted ? FRAGD_RESULT_SUCCESS : FRAGD_RESULT_FAILURE;
+
+	close_phase(s, now);
+	st->allocs[o][granted ? FRAGD_OUTCOME_STALLED : FRAGD_OUTCOME_FAILED]++;
+	st->phase_ns[o][FRAGD_PHASE_COMPACTION] += s->phase_ns[FRAGD_PHASE_COMPACTION];
+	st->phase_ns[o][FRAGD_PHASE_RECLAIM] += s->phase_ns[FRAGD_PHASE_RECLAIM];
+	fragd_hist_add(&stall_hist, FRAGD_STALL_HIST_KEY(o, result), dur);
+	if (dur >= slow_stall_ns)
+		emit_slow(s, now, dur, result, st);
+	bpf_map_delete_elem(&open_stalls, &tid);
+	return 0;
+}
+
+/* kmem:mm_page_alloc as a BTF tracepoint: no record is built, cheapest on the order-0 path. */
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(page_alloc_btf, struct page *page, unsigned int order, unsigned int gfp, int migratetype)
+{
+	if (order < min_order)
+		return 0;
+	return on_alloc(order, page != NULL);
+}
+
+/* The same from the classic record, for kernels whose BTF lacks btf_trace_mm_page_alloc. */
+SEC("tracepoint/kmem/mm_page_alloc")
+int page_alloc_tp(struct trace_event_raw_mm_page_alloc *ctx)
+{
+	__u32 order = BPF_CORE_READ(ctx, order);
+
+	if (order < min_order)
+		return 0;
+	return on_alloc(order, BPF_CORE_READ(ctx, pfn) != (unsigned long)-1);
+}
+
+/* gfp fields grew from 4 to 8 bytes around 5.18: read whatever size this kernel has. */
+#define READ_GFP(ptr, field)                                              \
+	({                                                                    \
+		__u64 __v = 0;                                                    \
+		if (bpf_core_field_size(ptr->field) == 4) {                       \
+			__u32 __w = 0;                                                \
+			bpf_core_read(&__w, sizeof(__w), &ptr->field);                \
+			__v = __w;                                                    \
+		} else {                                                          \
+			bpf_core_read(&__v, sizeof(__v), &ptr->field);                \
+		}                                                                 \
+		__v;                                                              \
+	})
+
+SEC("tracepoint/compaction/mm_compaction_try_to_compact_pages")
+int try_to_compact(struct trace_event_raw_mm_compaction_try_to_compact_pages *ctx)
+{
+	int order = BPF_CORE_READ(ctx, order);
+
+	if (order < 0 || (__u32)order < min_order)
+		return 0;
+	stall_event(order, READ_GFP(ctx, gfp_mask), PHASE_COMPACTION);
+	return 0;
+}
+
+SEC("tracepoint/vmscan/mm_vmscan_direct_reclaim_begin")
+int reclaim_begin(struct trace_event_raw_mm_vmscan_direct_reclaim_begin_template *ctx)
+{
+	int order = BPF_CORE_READ(ctx, order);
+
+	if (order < 0 || (__u32)order < min_order)
+		return 0;
+	stall_event(order, READ_GFP(ctx, gfp_flags), PHASE_RECLAIM);
+	return 0;
+}
+
+SEC("tracepoint/vmscan/mm_vmscan_direct_reclaim_end")
+int reclaim_end(void *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct open_stall *s = bpf_map_lookup_elem(&open_stalls, &tid);
+
+	if (s && s->phase == PHASE_RECLAIM)
+		close_phase(s, bpf_ktime_get_ns());
+	return 0;
+}

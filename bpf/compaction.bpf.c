@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Compaction runs: one mm_compaction_begin/end pair per zone compaction, in
+ * whichever task runs it. The BTF tracepoints pass struct compact_control,
+ * which says who asked: an allocating task (direct), kcompactd on demand,
+ * kcompactd's proactive compaction, or a write to compact_memory /
+ * nodeN/compact (order -1) from fragd itself or from anyone else.
+ */
+#include "maps.bpf.h"
+#include <bpf/bpf_tracing.h>
+#include "compaction.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* fragd's own tgid, set between open and load: its writes are trigger "fragd". */
+const volatile __u32 fragd_tgid = 0;
+
+struct run {
+	__u64 start_ns;
+	__u32 trigger;
+};
+
+/* Runs in progress, keyed by thread id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct run);
+} runs SEC(".maps");
+
+FRAGD_STATS_MAP(compaction_stats, struct compaction_stats);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FRAGD_NR_TRIGGERS);
+	__type(key, __u32);
+	__type(value, struct fragd_hist);
+} compaction_hist SEC(".maps");
+
+static __always_inline __u32 trigger_of(struct compact_control *cc)
+{
+	if (cc->direct_compaction)
+		return FRAGD_TRIGGER_DIRECT;
+	if (cc->proactive_compaction)
+		return FRAGD_TRIGGER_PROACTIVE;
+	if (cc->order == -1)
+		return (bpf_get_current_pid_tgid() >> 32) == fragd_tgid ? FRAGD_TRIGGER_FRAGD
+									 : FRAGD_TRIGGER_MANUAL;
+	return FRAGD_TRIGGER_KCOMPACTD;
+}
+
+static __always_inline __u32 status_of(int status)
+{
+	if (status == bpf_core_enum_value(enum compact_result, COMPACT_SUCCESS))
+		return FRAGD_CSTATUS_SUCCESS;
+	if (status == bpf_core_enum_value(enum compact_result, COMPACT_COMPLETE))
+		return FRAGD_CSTATUS_COMPLETE;
+	if (status == bpf_core_enum_value(enum compact_result, COMPACT_PARTIAL_SKIPPED))
+		return FRAGD_CSTATUS_PARTIAL_SKIPPED;
+	if (status == bpf_core_enum_value(enum compact_result, COMPACT_CONTENDED))
+		return FRAGD_CSTATUS_CONTENDED;
+	return FRAGD_CSTATUS_OTHER;
+}
+
+SEC("tp_btf/mm_compaction_begin")
+int BPF_PROG(compaction_begin, struct compact_control *cc, unsigned long zone_start,
+	     unsigned long zone_end, bool sync)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct run r = { .start_ns = bpf_ktime_get_ns(), .trigger = trigger_of(cc) };
+
+	bpf_map_update_elem(&runs, &tid, &r, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/mm_compaction_end")
+int BPF_PROG(compaction_end, struct compact_control *cc, unsigned long zone_start,
+	     unsigned long zone_end, bool sync, int status)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct compaction_stats *st = fragd_stats(&compaction_stats);
+	struct run *r = bpf_map_lookup_elem(&runs, &tid);
+	__u32 trigger;
+
+	if (!st)
+		return 0;
+	if (!r) {
+		st->runs_unmatched++;
+		return 0;
+	}
+	trigger = r->trigger < FRAGD_NR_TRIGGERS ? r->trigger : FRAGD_TRIGGER_MANUAL;
+	st->runs[trigger][status_of(status)]++;
+	fragd_hist_add(&compaction_hist, trigger, bpf_ktime_get_ns() - r->start_ns);
+	bpf_map_delete_elem(&runs, &tid);
+	return 0;
+}
+
+/* After each migration batch of a run; the classic record keeps nr_migrated and nr_failed. */
+SEC("tracepoint/compaction/mm_compaction_migratepages")
+int compaction_migratepages(struct trace_event_raw_mm_compaction_migratepages *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct compaction_stats *st = fragd_stats(&compaction_stats);
+	struct run *r = bpf_map_lookup_elem(&runs, &tid);
+	__u32 trigger;
+
+	if (!st)
+		return 0;
+	if (!r) {
+		st->runs_unmatched++;
+		return 0;
+	}
+	trigger = r->trigger < FRAGD_NR_TRIGGERS ? r->trigger : FRAGD_TRIGGER_MANUAL;
+	st->pages_migrated[trigger] += BPF_CORE_READ(ctx, nr_migrated);
+	st->pages_failed[trigger] += BPF_CORE_READ(ctx, nr_failed);
+	return 0;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* BPF-only helpers shared by fragd's programs. */
+#ifndef FRAGD_MAPS_BPF_H
+#define FRAGD_MAPS_BPF_H
+
+#include "fragd_kernel.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "fragd_common.h"
+
+/* Per-CPU single-entry array holding a stats struct. */
+#define FRAGD_STATS_MAP(name, vtype)                \
+	struct {                                        \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);    \
+		__uint(max_entries, 1);                     \
+		__type(key, __u32);                         \
+		__type(value, vtype);                       \
+	} name SEC(".maps")
+
+static __always_inline void *fragd_stats(void *map)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(map, &zero);
+}
+
+/* Adds one sample to histogram `key` of a per-CPU array of struct fragd_hist. */
+static __always_inline void fragd_hist_add(void *map, __u32 key, __u64 ns)
+{
+	struct fragd_hist *h = bpf_map_lookup_elem(map, &key);
+	__u32 b;
+
+	if (!h)
+		return;
+	b = fragd_hist_bucket(ns);
+	if (b < FRAGD_HIST_BUCKETS)
+		h->buckets[b]++;
+	h->count++;
+	h->sum_ns += ns;
+}
+
+/* Kernel migratetype number -> enum fragd_migratetype, by CO-RE enum relocation. */
+static __always_inline __u32 fragd_migratetype(int mt)
+{
+	if (mt == bpf_core_enum_value(enum migratetype, MIGRATE_UNMOVABLE))
+		return FRAGD_MT_UNMOVABLE;
+	if (mt == bpf_core_enum_value(enum migratetype, MIGRATE_MOVABLE))
+		return FRAGD_MT_MOVABLE;
+	if (mt == bpf_core_enum_value(enum migratetype, MIGRATE_RECLAIMABLE))
+		return FRAGD_MT_RECLAIMABLE;
+	if (mt == bpf_core_enum_value(enum migratetype, MIGRATE_HIGHATOMIC))
+		return FRAGD_MT_HIGHATOMIC;
+	if (bpf_core_enum_value_exists(enum migratetype, MIGRATE_CMA) &&
+	    mt == bpf_core_enum_value(enum migratetype, MIGRATE_CMA))
+		return FRAGD_MT_CMA;
+	if (mt == bpf_core_enum_value(enum migratetype, MIGRATE_ISOLATE))
+		return FRAGD_MT_ISOLATE;
+	return FRAGD_MT_OTHER;
+}
+
+#endif /* FRAGD_MAPS_BPF_H */

@@ -1,0 +1,111 @@
+/*
+ * fragmenter: splinters free memory the way a long-running host does.
+ *
+ * Maps SIZE of anonymous memory in 4 KiB pages (MADV_NOHUGEPAGE), touches
+ * every page, then frees KEEP-1 of every KEEP pages in each 2 MiB chunk, so
+ * that free memory is left in order-0..order-1 holes between movable pages.
+ * It then prints "ready <kept_kib>" on stdout and holds the memory until
+ * stdin reaches EOF or it gets SIGTERM/SIGINT.
+ *
+ * usage: fragmenter --percent P | --mib M   [--keep K]   (K default 4)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static long mem_available_kib(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long kib = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+static int parse_long(const char *s, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return errno || end == s || *end != '\0' || *out <= 0 ? -1 : 0;
+}
+
+static volatile sig_atomic_t stop;
+static void on_signal(int sig) { (void)sig; stop = 1; }
+
+int main(int argc, char **argv)
+{
+	long percent = 0, mib = 0, keep = 4;
+	const long page = 4096, chunk = 2L << 20;
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		long *dst = !strcmp(argv[i], "--percent") ? &percent :
+			    !strcmp(argv[i], "--mib")     ? &mib :
+			    !strcmp(argv[i], "--keep")    ? &keep : NULL;
+		if (!dst || parse_long(argv[i + 1], dst)) {
+			fprintf(stderr, "fragmenter: bad argument '%s %s'\n"
+				"usage: fragmenter --percent P | --mib M [--keep K]\n",
+				argv[i], argv[i + 1]);
+			return 2;
+		}
+	}
+	if (argc % 2 == 0 || (!percent == !mib)) {
+		fprintf(stderr, "usage: fragmenter --percent P | --mib M [--keep K]\n");
+		return 2;
+	}
+	if (percent) {
+		long avail = mem_available_kib();
+		if (avail <= 0) {
+			fprintf(stderr, "fragmenter: cannot read MemAvailable from /proc/meminfo\n");
+			return 1;
+		}
+		mib = avail / 1024 * percent / 100;
+	}
+	size_t len = (size_t)mib << 20;
+	len -= len % chunk;
+
+	char *base = mmap(NULL, len + chunk, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED) {
+		fprintf(stderr, "fragmenter: mmap %zu MiB: %s\n", len >> 20, strerror(errno));
+		return 1;
+	}
+	char *mem = (char *)(((unsigned long)base + chunk - 1) & ~(chunk - 1));
+	if (madvise(mem, len, MADV_NOHUGEPAGE))
+		fprintf(stderr, "fragmenter: MADV_NOHUGEPAGE: %s\n", strerror(errno));
+
+	for (size_t off = 0; off < len; off += page)
+		mem[off] = 1;
+
+	long kept = 0;
+	for (size_t off = 0; off < len; off += page) {
+		if ((off / page) % keep == 0) {
+			kept++;
+			continue;
+		}
+		madvise(mem + off, page, MADV_DONTNEED);
+	}
+
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	printf("ready %ld\n", kept * (page / 1024));
+	fflush(stdout);
+
+	char buf[64];
+	while (!stop && read(STDIN_FILENO, buf, sizeof(buf)) > 0)
+		;
+	munmap(base, len + chunk);
+	return 0;
+}
