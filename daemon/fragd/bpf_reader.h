@@ -1,0 +1,42 @@
+// Reads fragd's BPF maps into plain totals (per-CPU values summed).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "alloc.h"
+#include "compaction.h"
+#include "core/histview.h"
+#include "core/result.h"
+#include "fallback.h"
+
+namespace fragd {
+
+class BpfPrograms;
+
+struct BpfSnapshot {
+  alloc_stats alloc{};
+  std::array<std::array<LatencyHist, FRAGD_NR_RESULTS>, FRAGD_NR_ORDERS> stall;  // [order][result]
+  compaction_stats compaction{};
+  std::array<LatencyHist, FRAGD_NR_TRIGGERS> compaction_hist;                     // [trigger]
+  fallback_stats fallback{};
+};
+
+class BpfReader {
+ public:
+  explicit BpfReader(const BpfPrograms& progs);
+  Result<BpfSnapshot> read() const;
+
+ private:
+  const BpfPrograms& progs_;
+  int ncpus_;
+};
+
+const char* trigger_name(unsigned t);
+const char* cstatus_name(unsigned s);
+const char* migratetype_name(unsigned mt);
+const char* outcome_name(unsigned o);
+const char* result_name(unsigned r);
+const char* phase_name(unsigned p);
+
+}  // namespace fragd

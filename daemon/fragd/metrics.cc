@@ -1,0 +1,251 @@
+#include "fragd/metrics.h"
+
+#include <cerrno>
+
+#include "core/score.h"
+#include "version.h"
+
+namespace fragd {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+// Prometheus histograms keep to power-of-two nanosecond bounds, 1.024 us .. 17.2 s
+// (25 buckets + Inf); each is the union of whole fine BPF buckets.
+constexpr unsigned kCoarseFirstShift = FRAGD_HIST_MIN_SHIFT;
+constexpr unsigned kCoarseLastShift = FRAGD_HIST_MAX_SHIFT;
+
+class FamilyBuilder {
+ public:
+  FamilyBuilder(std::string name, std::string help, MetricType type) {
+    f_.name = std::move(name);
+    f_.help = std::move(help);
+    f_.type = type;
+  }
+  ClientMetric& add(std::vector<std::pair<std::string, std::string>> labels) {
+    ClientMetric m;
+    for (auto& [k, v] : labels) m.label.push_back({k, v});
+    f_.metric.push_back(std::move(m));
+    return f_.metric.back();
+  }
+  void counter(std::vector<std::pair<std::string, std::string>> labels, double v) { add(std::move(labels)).counter.value = v; }
+  void gauge(std::vector<std::pair<std::string, std::string>> labels, double v) { add(std::move(labels)).gauge.value = v; }
+  void histogram(std::vector<std::pair<std::string, std::string>> labels, const LatencyHist& h) {
+    auto& m = add(std::move(labels));
+    m.histogram.sample_count = h.count;
+    m.histogram.sample_sum = h.sum_ns / 1e9;
+    uint64_t cum = 0;
+    size_t b = 0;
+    for (unsigned k = kCoarseFirstShift; k <= kCoarseLastShift; k++) {
+      const uint64_t bound = 1ULL << k;
+      while (b < h.buckets.size() && fragd_hist_upper(b) <= bound) cum += h.buckets[b++];
+      m.histogram.bucket.push_back({cum, bound / 1e9});
+    }
+    m.histogram.bucket.push_back({h.count, std::numeric_limits<double>::infinity()});
+  }
+  MetricFamily take() { return std::move(f_); }
+
+ private:
+  MetricFamily f_;
+};
+
+std::string node_label(int node) { return std::to_string(node); }
+
+}  // namespace
+
+std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* bpf, const MemSnapshot* mem,
+                                         const std::vector<ProgramState>& programs, const SelfStats& self) {
+  std::vector<MetricFamily> out;
+
+  {
+    FamilyBuilder f("fragd_build_info", "fragd's version; always 1.", MetricType::Gauge);
+    f.gauge({{"version", FRAGD_VERSION}}, 1);
+    out.push_back(f.take());
+  }
+  {
+    FamilyBuilder f("fragd_bpf_program_attached",
+                    "1 when the BPF program is attached to its tracepoint, 0 when it is not (its feature is off).",
+                    MetricType::Gauge);
+    for (const auto& p : programs) f.gauge({{"program", p.name}, {"tracepoint", p.tracepoint}}, p.attached);
+    out.push_back(f.take());
+  }
+
+  if (bpf) {
+    const auto& a = bpf->alloc;
+    FamilyBuilder total("fragd_alloc_total",
+                        "High-order page allocations seen at kmem:mm_page_alloc, by order and outcome: fast "
+                        "(no direct compaction or reclaim), stalled (granted after a stall), failed (not granted).",
+                        MetricType::Counter);
+    FamilyBuilder stall("fragd_alloc_stall_seconds",
+                        "Time from an allocation's first direct compaction or reclaim event to its completion "
+                        "(a lower bound of its latency), by order and result.",
+                        MetricType::Histogram);
+    FamilyBuilder phase("fragd_alloc_stall_phase_seconds_total",
+                        "Time stalled allocations spent in direct compaction and in direct reclaim.",
+                        MetricType::Counter);
+    for (unsigned o = min_order; o < FRAGD_NR_ORDERS; o++) {
+      const std::string ol = std::to_string(o);
+      for (unsigned k = 0; k < FRAGD_NR_OUTCOMES; k++)
+        total.counter({{"order", ol}, {"outcome", outcome_name(k)}}, a.allocs[o][k]);
+      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++)
+        stall.histogram({{"order", ol}, {"result", result_name(r)}}, bpf->stall[o][r]);
+      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++)
+        phase.counter({{"order", ol}, {"phase", phase_name(p)}}, a.phase_ns[o][p] / 1e9);
+    }
+    out.push_back(total.take());
+    out.push_back(stall.take());
+    out.push_back(phase.take());
+
+    const auto& c = bpf->compaction;
+    FamilyBuilder runs("fragd_compaction_runs_total",
+                       "Zone compaction runs (mm_compaction_begin/end) by who ran them and how they ended.",
+                       MetricType::Counter);
+    FamilyBuilder dur("fragd_compaction_duration_seconds", "Duration of zone compaction runs, by trigger.",
+                      MetricType::Histogram);
+    FamilyBuilder mig("fragd_compaction_pages_migrated_total", "Pages moved by compaction, by trigger.",
+                      MetricType::Counter);
+    FamilyBuilder fail("fragd_compaction_pages_failed_total", "Pages compaction failed to move, by trigger.",
+                       MetricType::Counter);
+    for (unsigned t = 0; t < FRAGD_NR_TRIGGERS; t++) {
+      for (unsigned s = 0; s < FRAGD_NR_CSTATUS; s++)
+        runs.counter({{"trigger", trigger_name(t)}, {"status", cstatus_name(s)}}, c.runs[t][s]);
+      dur.histogram({{"trigger", trigger_name(t)}}, bpf->compaction_hist[t]);
+      mig.counter({{"trigger", trigger_name(t)}}, c.pages_migrated[t]);
+      fail.counter({{"trigger", trigger_name(t)}}, c.pages_failed[t]);
+    }
+    out.push_back(runs.take());
+    out.push_back(dur.take());
+    out.push_back(mig.take());
+    out.push_back(fail.take());
+
+    FamilyBuilder fb("fragd_fallback_total",
+                     "Allocations that took pages from another migratetype's free list (mm_page_alloc_extfrag); "
+                     "claimed=\"false\" from a movable block by an unmovable/reclaimable request leaves a hybrid "
+                     "pageblock.",
+                     MetricType::Counter);
+    for (unsigned i = 0; i < FRAGD_NR_MT; i++)
+      for (unsigned j = 0; j < FRAGD_NR_MT; j++)
+        for (unsigned cl = 0; cl < 2; cl++) {
+          const uint64_t v = bpf->fallback.fallbacks[i][j][cl];
+          if (v == 0 && (i == j || i == FRAGD_MT_OTHER || j == FRAGD_MT_OTHER || i >= FRAGD_MT_HIGHATOMIC ||
+                         j >= FRAGD_MT_HIGHATOMIC))
+            continue;  // impossible or exotic pairs appear only once seen
+          fb.counter({{"alloc_migratetype", migratetype_name(i)},
+                      {"fallback_migratetype", migratetype_name(j)},
+                      {"claimed", cl ? "true" : "false"}},
+                     v);
+        }
+    out.push_back(fb.take());
+
+    FamilyBuilder dropped("fragd_events_dropped_total",
+                          "Slow-stall events lost because the BPF ring buffer was full.", MetricType::Counter);
+    dropped.counter({}, a.events_dropped);
+    out.push_back(dropped.take());
+    FamilyBuilder unmatched("fragd_compaction_events_unmatched_total",
+                            "Compaction end or migration events with no run start seen (runs already under way "
+                            "when fragd attached).",
+                            MetricType::Counter);
+    unmatched.counter({}, c.runs_unmatched);
+    out.push_back(unmatched.take());
+  }
+
+  if (mem) {
+    FamilyBuilder zs("fragd_fragmentation_score",
+                     "The kernel's fragmentation score of a zone (extfrag_for_order at order 9): percent of free "
+                     "memory not in free blocks of 2 MiB or more. 0 = unfragmented, 100 = no free 2 MiB block.",
+                     MetricType::Gauge);
+    FamilyBuilder fbk("fragd_free_blocks", "Free blocks of each order (/proc/buddyinfo).", MetricType::Gauge);
+    FamilyBuilder ufi("fragd_unusable_free_index",
+                      "The kernel's unusable free space index: fraction of free memory unusable for an "
+                      "allocation of this order.",
+                      MetricType::Gauge);
+    FamilyBuilder pb("fragd_pageblocks", "Pageblocks of each migratetype (/proc/pagetypeinfo).", MetricType::Gauge);
+    FamilyBuilder fp("fragd_zone_free_pages", "Free pages in the zone (from /proc/buddyinfo).", MetricType::Gauge);
+    for (const auto& z : mem->zones) {
+      if (z.present_pages == 0) continue;  // empty zones (Movable, Device) carry nothing
+      const std::string n = node_label(z.node);
+      zs.gauge({{"node", n}, {"zone", z.zone}}, zone_score(z));
+      uint64_t free_pages = 0;
+      const auto ui = unusable_index(z);
+      for (size_t o = 0; o < z.free_blocks.size(); o++) {
+        fbk.gauge({{"node", n}, {"zone", z.zone}, {"order", std::to_string(o)}}, z.free_blocks[o]);
+        free_pages += z.free_blocks[o] << o;
+        if (o < ui.size()) ufi.gauge({{"node", n}, {"zone", z.zone}, {"order", std::to_string(o)}}, ui[o]);
+      }
+      fp.gauge({{"node", n}, {"zone", z.zone}}, free_pages);
+      for (const auto& [mt, count] : z.pageblocks)
+        pb.gauge({{"node", n}, {"zone", z.zone}, {"migratetype", mt}}, count);
+    }
+    out.push_back(zs.take());
+    out.push_back(fbk.take());
+    out.push_back(ufi.take());
+    out.push_back(pb.take());
+    out.push_back(fp.take());
+
+    FamilyBuilder ns("fragd_node_fragmentation_score",
+                     "The kernel's node fragmentation score (what proactive compaction compares with its "
+                     "thresholds): zone scores weighted by present pages.",
+                     MetricType::Gauge);
+    for (const auto& s : node_scores(mem->zones)) ns.gauge({{"node", node_label(s.node)}}, s.score);
+    out.push_back(ns.take());
+
+    FamilyBuilder hp("fragd_hugepages", "Hugetlb pool pages per node and size (sysfs).", MetricType::Gauge);
+    for (const auto& p : mem->hugepages) {
+      const std::string size = std::to_string(p.size_kib) + "kB";
+      hp.gauge({{"node", node_label(p.node)}, {"size", size}, {"state", "total"}}, p.total);
+      hp.gauge({{"node", node_label(p.node)}, {"size", size}, {"state", "free"}}, p.free);
+    }
+    out.push_back(hp.take());
+  }
+
+  {
+    FamilyBuilder e("fragd_collect_errors_total", "Collector ticks that failed to read a source.",
+                    MetricType::Counter);
+    e.counter({{"source", "bpf"}}, self.collect_errors_bpf);
+    e.counter({{"source", "procfs"}}, self.collect_errors_procfs);
+    out.push_back(e.take());
+    FamilyBuilder t("fragd_slow_stall_events_total",
+                    "Slow-stall events read from the ring buffer (stalls above bpf.slow_stall_threshold).",
+                    MetricType::Counter);
+    t.counter({}, self.trace_events);
+    out.push_back(t.take());
+    FamilyBuilder u("fragd_trace_events_unsent_total",
+                    "Slow-stall events not delivered to a `fragctl trace` client that did not keep up.",
+                    MetricType::Counter);
+    u.counter({}, self.trace_events_unsent);
+    out.push_back(u.take());
+    FamilyBuilder d("fragd_collector_tick_seconds", "Duration of the last collector tick.", MetricType::Gauge);
+    d.gauge({}, self.last_tick_seconds);
+    out.push_back(d.take());
+  }
+  return out;
+}
+
+std::vector<MetricFamily> SnapshotCollectable::Collect() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return families_;
+}
+
+void SnapshotCollectable::set(std::vector<MetricFamily> families) {
+  std::lock_guard<std::mutex> lock(mu_);
+  families_ = std::move(families);
+}
+
+Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& listen) {
+  auto s = std::make_unique<MetricsServer>();
+  try {
+    s->exposer_ = std::make_unique<prometheus::Exposer>(listen, 2);
+  } catch (const std::exception& e) {
+    return make_error("cannot serve metrics on " + listen + " (" + e.what() +
+                          "): the port is in use or the address is not local; stop the other process or "
+                          "pass --listen ADDR:PORT",
+                      EADDRINUSE);
+  }
+  s->collectable_ = std::make_shared<SnapshotCollectable>();
+  s->exposer_->RegisterCollectable(s->collectable_);
+  return s;
+}
+
+}  // namespace fragd

@@ -1,0 +1,78 @@
+#include <gtest/gtest.h>
+
+#include "core/config.h"
+
+using fragd::parse_config;
+using fragd::parse_duration_ns;
+
+TEST(Config, EmptyFileMeansDefaults) {
+  auto c = parse_config("", "f.yaml");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->mode, "observe");
+  EXPECT_EQ(c->listen, "127.0.0.1:9717");
+  EXPECT_EQ(c->min_order, 1u);
+  EXPECT_EQ(c->slow_stall_ns, 10'000'000u);
+}
+
+TEST(Config, ShippedDefaultParses) {
+  auto c = fragd::load_config(std::string(FRAGD_FIXTURES_DIR) + "/../../configs/fragd.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->mode, "observe");
+  EXPECT_EQ(c->listen, "127.0.0.1:9717");
+}
+
+TEST(Config, AllKeys) {
+  auto c = parse_config(
+      "mode: observe\nlisten: 127.0.0.1:9999\nsocket: /tmp/x.sock\ntick_interval: 500ms\n"
+      "bpf:\n  min_order: 3\n  slow_stall_threshold: 2ms\n",
+      "f.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->listen, "127.0.0.1:9999");
+  EXPECT_EQ(c->socket, "/tmp/x.sock");
+  EXPECT_EQ(c->tick_ns, 500'000'000u);
+  EXPECT_EQ(c->min_order, 3u);
+  EXPECT_EQ(c->slow_stall_ns, 2'000'000u);
+}
+
+struct BadCase {
+  const char* text;
+  const char* expect;  // substring of the message
+};
+
+class ConfigErrors : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(ConfigErrors, NamesFileLineColumnAndKey) {
+  auto c = parse_config(GetParam().text, "f.yaml");
+  ASSERT_FALSE(c.ok()) << GetParam().text;
+  EXPECT_NE(c.error().message.find(GetParam().expect), std::string::npos) << c.error().message;
+  EXPECT_EQ(c.error().message.rfind("f.yaml", 0), 0u) << c.error().message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, ConfigErrors,
+    ::testing::Values(BadCase{"mode: observe\nlisen: 1.2.3.4:5\n", "f.yaml:2:1: key 'lisen': unknown key"},
+                      BadCase{"bpf:\n  min_ordr: 2\n", "f.yaml:2:3: key 'bpf.min_ordr': unknown key"},
+                      BadCase{"bpf:\n  min_order: x\n", "key 'bpf.min_order': expected an integer, got 'x'"},
+                      BadCase{"bpf:\n  min_order: 11\n", "out of range 1..10"},
+                      BadCase{"bpf:\n  min_order: 0\n", "out of range 1..10"},
+                      BadCase{"bpf:\n  min_order: [1]\n", "expected a single value"},
+                      BadCase{"bpf: 3\n", "key 'bpf': expected a map"},
+                      BadCase{"tick_interval: 5parsecs\n", "unknown duration unit 'parsecs'"},
+                      BadCase{"tick_interval: 1ms\n", "out of range"},
+                      BadCase{"listen: localhost\n", "is not ADDR:PORT"},
+                      BadCase{"listen: 127.0.0.1:70000\n", "no valid port"},
+                      BadCase{"socket: relative.sock\n", "expected an absolute path"},
+                      BadCase{"mode: act\n", "not supported by this version"},
+                      BadCase{"- a\n- b\n", "the top level must be a map"},
+                      BadCase{"mode: [observe\n", "not valid YAML"}));
+
+TEST(Duration, Units) {
+  EXPECT_EQ(*parse_duration_ns("1s"), 1'000'000'000u);
+  EXPECT_EQ(*parse_duration_ns("1.5"), 1'500'000'000u);
+  EXPECT_EQ(*parse_duration_ns("250us"), 250'000u);
+  EXPECT_EQ(*parse_duration_ns("2m"), 120'000'000'000u);
+  EXPECT_EQ(*parse_duration_ns("7ns"), 7u);
+  EXPECT_FALSE(parse_duration_ns("").ok());
+  EXPECT_FALSE(parse_duration_ns("-1s").ok());
+  EXPECT_FALSE(parse_duration_ns("s").ok());
+}
