@@ -80,8 +80,12 @@ static __always_inline void stall_event(__u32 order, __u64 gfp, __u32 phase)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 now = bpf_ktime_get_ns();
+	struct alloc_stats *st = fragd_stats(&alloc_stats);
 	struct open_stall *s, init = {};
 
+	if (st)
+		st->direct_entries[clamp_order(order)][phase == PHASE_RECLAIM ? FRAGD_PHASE_RECLAIM
+									    : FRAGD_PHASE_COMPACTION]++;
 	s = bpf_map_lookup_elem(&open_stalls, &tid);
 	if (!s || s->order != order) {
 		init.start_ns = now;

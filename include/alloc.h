@@ -11,8 +11,9 @@
 struct alloc_stats {
 	__u64 allocs[FRAGD_NR_ORDERS][FRAGD_NR_OUTCOMES];
 	__u64 phase_ns[FRAGD_NR_ORDERS][FRAGD_NR_PHASES];
+	/* Entries into direct compaction / direct reclaim (an allocation may enter several times). */
+	__u64 direct_entries[FRAGD_NR_ORDERS][FRAGD_NR_PHASES];
 	__u64 events_dropped;  /* slow-stall events the ring buffer had no room for */
-	__u64 stalls_evicted;  /* open stalls pushed out of the per-task LRU map */
 };
 
 /* Key of map stall_hist (per-CPU array of struct fragd_hist). */

@@ -3,7 +3,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
-#include <sys/resource.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -45,6 +45,18 @@ bool has_member(const btf* vmlinux, const char* s, const char* m) {
   for (int i = 0; i < btf_vlen(t); i++, mem++)
     if (strcmp(btf__name_by_offset(vmlinux, mem->name_off), m) == 0) return true;
   return false;
+}
+
+// Classic tracepoints are attached by their tracefs id: mount tracefs if nobody has.
+void ensure_tracefs() {
+  if (access("/sys/kernel/tracing/events", F_OK) == 0 || access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+    return;
+  if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0) {
+    log_info("mounted tracefs on /sys/kernel/tracing (needed to attach tracepoints)");
+    return;
+  }
+  log_warn(std::string("tracefs is not mounted and mounting it on /sys/kernel/tracing failed (") + strerror(errno) +
+           "): tracepoints will not attach; run: mount -t tracefs tracefs /sys/kernel/tracing");
 }
 
 }  // namespace
@@ -152,6 +164,7 @@ void BpfPrograms::attach_one(bpf_program* prog, const std::string& tracepoint) {
 }
 
 Result<void> BpfPrograms::attach_all() {
+  ensure_tracefs();
   struct Item {
     bpf_program* prog;
     const char* category;

@@ -82,6 +82,10 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
                         "Time from an allocation's first direct compaction or reclaim event to its completion "
                         "(a lower bound of its latency), by order and result.",
                         MetricType::Histogram);
+    FamilyBuilder entries("fragd_direct_stall_entries_total",
+                          "Entries of allocating tasks into direct compaction (mm_compaction_try_to_compact_pages; "
+                          "the kernel's compact_stall, by order) and direct reclaim (mm_vmscan_direct_reclaim_begin).",
+                          MetricType::Counter);
     FamilyBuilder phase("fragd_alloc_stall_phase_seconds_total",
                         "Time stalled allocations spent in direct compaction and in direct reclaim.",
                         MetricType::Counter);
@@ -91,12 +95,15 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
         total.counter({{"order", ol}, {"outcome", outcome_name(k)}}, a.allocs[o][k]);
       for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++)
         stall.histogram({{"order", ol}, {"result", result_name(r)}}, bpf->stall[o][r]);
-      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++)
+      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) {
         phase.counter({{"order", ol}, {"phase", phase_name(p)}}, a.phase_ns[o][p] / 1e9);
+        entries.counter({{"order", ol}, {"phase", phase_name(p)}}, a.direct_entries[o][p]);
+      }
     }
     out.push_back(total.take());
     out.push_back(stall.take());
     out.push_back(phase.take());
+    out.push_back(entries.take());
 
     const auto& c = bpf->compaction;
     FamilyBuilder runs("fragd_compaction_runs_total",

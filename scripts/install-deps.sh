@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages fragd needs to build, test and benchmark, only
+# those missing. Run as root (make run / make test call it).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config curl
+  clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+  prometheus-cpp-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
+  libgtest-dev
+  prometheus   # promtool checks the /metrics output in the tests
+  bpftrace     # the reference the overhead benchmark compares with
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing Debian packages: ${missing[*]}" >&2
+  echo "install-deps: run as root, or: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Fragments memory as DESIGN.md describes, asks for 2 MiB huge pages with
+# on-demand compaction only, and checks fragd's counts against the kernel's:
+#   order-9 allocations granted   vs  the hugetlb pool's growth
+#   direct compaction entries     vs  /proc/vmstat compact_stall
+#   pages migrated (all triggers) vs  /proc/vmstat pgmigrate_success
+# and that the scrape passes `promtool check metrics`.
+source "$(dirname "$0")/lib.sh"
+require_root
+command -v promtool >/dev/null || skip_or_fail "promtool missing (Debian package prometheus)"
+
+HP=/proc/sys/vm/nr_hugepages
+save_sysctl /proc/sys/vm/compaction_proactiveness
+save_sysctl $HP
+RESTORE+=("echo 0 > $HP")   # runs first on exit: free the pool before anything else
+echo 0 > /proc/sys/vm/compaction_proactiveness
+echo 0 > $HP
+
+start_fragd
+
+log "fragmenting 95% of available memory (keeps 1 of every 4 pages)"
+mkfifo "$WORK/hold"
+"$BUILD/fragmenter" --percent 95 <"$WORK/hold" >"$WORK/frag.out" &
+PIDS+=("$!")
+exec 9>"$WORK/hold"
+for _ in $(seq 1 1800); do grep -q '^ready' "$WORK/frag.out" 2>/dev/null && break; sleep 0.1; done
+grep -q '^ready' "$WORK/frag.out" || fail "fragmenter did not get ready in 180 s"
+log "fragmented: $(cat "$WORK/frag.out")"
+sleep 1.5   # one tick so the baseline includes the fragmenting itself
+
+scrape >"$WORK/before.prom"
+stall0=$(vmstat compact_stall); mig0=$(vmstat pgmigrate_success)
+
+WANT=3000
+log "asking for $WANT x 2 MiB huge pages in one write"
+echo $WANT > $HP
+granted=$(cat $HP)
+sleep 1.5   # let a tick read the maps
+
+scrape >"$WORK/after.prom"
+stall1=$(vmstat compact_stall); mig1=$(vmstat pgmigrate_success)
+echo 0 > $HP
+
+d() { echo $(( $(metric "$WORK/after.prom" "$1" "$2") - $(metric "$WORK/before.prom" "$1" "$2") )); }
+ok9=$(d fragd_alloc_total 'order="9",outcome="(fast|stalled)"')
+stalled9=$(d fragd_alloc_total 'order="9",outcome="stalled"')
+failed9=$(d fragd_alloc_total 'order="9",outcome="failed"')
+entries=$(d fragd_direct_stall_entries_total 'phase="compaction"')
+migrated=$(d fragd_compaction_pages_migrated_total '')
+stalls=$((stall1 - stall0)); pgmig=$((mig1 - mig0))
+
+log "pool granted $granted/$WANT; fragd order-9 granted $ok9 (stalled $stalled9), failed $failed9"
+log "direct compaction: fragd $entries entries, kernel compact_stall +$stalls"
+log "pages migrated: fragd $migrated, kernel pgmigrate_success +$pgmig"
+
+[ "$granted" -gt 0 ] || fail "no huge page was granted: the machine could not run this test"
+[ "$stalled9" -gt 0 ] || fail "no stalled order-9 allocation seen: memory was not fragmented enough to test"
+# Every page that entered the pool is one order-9 allocation; other order-9
+# users (THP, khugepaged) may add a few.
+[ "$ok9" -ge "$granted" ] || fail "fragd saw $ok9 granted order-9 allocations, fewer than the $granted pool pages"
+within "$ok9" "$granted" 2 || fail "fragd's $ok9 granted order-9 allocations differ from the pool's $granted by > 2%"
+within "$entries" "$stalls" 5 || fail "fragd's $entries direct compaction entries differ from compact_stall +$stalls by > 5%"
+within "$migrated" "$pgmig" 5 || fail "fragd's $migrated migrated pages differ from pgmigrate_success +$pgmig by > 5%"
+
+# The stall histogram holds every stalled order-9 allocation: the granted ones
+# and the failures that stalled (failures without a stall are not in it).
+hist_ok=$(d fragd_alloc_stall_seconds_count 'order="9",result="success"')
+hist_fail=$(d fragd_alloc_stall_seconds_count 'order="9",result="failure"')
+[ "$hist_ok" -eq "$stalled9" ] || fail "stall histogram (success) holds $hist_ok, want the $stalled9 stalled allocations"
+[ "$hist_fail" -le "$failed9" ] || fail "stall histogram (failure) holds $hist_fail > $failed9 failed allocations"
+
+promtool check metrics <"$WORK/after.prom" || fail "promtool check metrics rejected the scrape"
+stop_fragd
+log "PASS"

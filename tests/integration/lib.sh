@@ -1,0 +1,104 @@
+# Shared helpers of fragd's integration tests (sourced, not run).
+# Each test restores every kernel setting it changes and ends what it starts.
+set -euo pipefail
+
+BUILD="${FRAGD_BUILD_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build}"
+SRC="${FRAGD_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+TEST_NAME="$(basename "$0" .sh)"
+WORK="$(mktemp -d "/tmp/fragd-${TEST_NAME}.XXXXXX")"
+PIDS=()
+RESTORE=()
+
+log() { echo "[$TEST_NAME] $*"; }
+fail() { echo "[$TEST_NAME] FAIL: $*" >&2; exit 1; }
+
+# Skip (exit 77) outside CI; fail under CI=true, where nothing may be skipped.
+skip_or_fail() {
+  if [ "${CI:-}" = "true" ]; then fail "$* (CI=true: a missing privilege or feature fails the run)"; fi
+  echo "[$TEST_NAME] SKIP: $*"
+  exit 77
+}
+
+require_root() {
+  [ "$(id -u)" -eq 0 ] || skip_or_fail "needs root to load BPF programs and drive the kernel"
+}
+
+cleanup() {
+  local rc=$?
+  for pid in "${PIDS[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid" 2>/dev/null || true; fi
+  done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  local i
+  for ((i = ${#RESTORE[@]} - 1; i >= 0; i--)); do eval "${RESTORE[$i]}" || true; done
+  rm -rf "$WORK"
+  exit $rc
+}
+trap cleanup EXIT
+
+# save_sysctl FILE: restore FILE's current value on exit.
+save_sysctl() {
+  local f=$1 v
+  v=$(cat "$f")
+  RESTORE+=("echo $v > $f")
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_fragd [extra args]: starts fragd on a free port and a private socket; sets
+# FRAGD_PID, PORT, SOCK, FRAGD_LOG; waits until every program is attached.
+start_fragd() {
+  PORT=$(free_port)
+  SOCK="$WORK/fragd.sock"
+  FRAGD_LOG="$WORK/fragd.log"
+  "$BUILD/fragd" --config "$SRC/configs/fragd.yaml" --listen "127.0.0.1:$PORT" --socket "$SOCK" "$@" \
+    >"$FRAGD_LOG" 2>&1 &
+  FRAGD_PID=$!
+  PIDS+=("$FRAGD_PID")
+  for _ in $(seq 1 100); do
+    if curl -sf "http://127.0.0.1:$PORT/metrics" -o "$WORK/first.prom" 2>/dev/null &&
+      grep -q '^fragd_bpf_program_attached' "$WORK/first.prom"; then
+      return 0
+    fi
+    kill -0 "$FRAGD_PID" 2>/dev/null || { cat "$FRAGD_LOG" >&2; fail "fragd exited during start-up"; }
+    sleep 0.1
+  done
+  cat "$FRAGD_LOG" >&2
+  fail "fragd did not serve metrics within 10 s"
+}
+
+# stop_fragd: SIGTERM, and fragd must exit 0.
+stop_fragd() {
+  kill -TERM "$FRAGD_PID"
+  local rc=0
+  wait "$FRAGD_PID" || rc=$?
+  [ "$rc" -eq 0 ] || { cat "$FRAGD_LOG" >&2; fail "fragd exited $rc after SIGTERM (want 0)"; }
+}
+
+scrape() { curl -sf "http://127.0.0.1:$PORT/metrics"; }
+
+# metric FILE NAME 'LABEL-REGEX': sum of the samples of NAME whose labels match.
+metric() {
+  awk -v name="$2" -v re="${3:-}" '
+    $1 !~ /^#/ {
+      n = $1; sub(/\{.*/, "", n)
+      if (n != name) next
+      lab = $1; if (lab ~ /\{/) { sub(/^[^{]*\{/, "", lab); sub(/\}$/, "", lab) } else lab = ""
+      if (re == "" || lab ~ re) s += $2
+    }
+    END { printf "%.0f\n", s + 0 }' "$1"
+}
+
+vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+
+# within A B PCT: |A - B| <= PCT% of max(A, B) (or both 0).
+within() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import sys
+a, b, pct = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+m = max(abs(a), abs(b))
+sys.exit(0 if m == 0 or abs(a - b) <= pct / 100 * m else 1)
+PY
+}
