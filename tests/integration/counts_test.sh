@@ -4,7 +4,7 @@
 #   order-9 allocations granted   vs  the hugetlb pool's growth
 #   direct compaction entries     vs  /proc/vmstat compact_stall
 #   pages migrated (all triggers) vs  /proc/vmstat pgmigrate_success
-# and that the scrape passes `promtool check metrics`.
+# and that every stall reaches `fragctl trace` and the scrape passes `promtool check metrics`.
 source "$(dirname "$0")/lib.sh"
 require_root
 command -v promtool >/dev/null || skip_or_fail "promtool missing (Debian package prometheus)"
@@ -16,7 +16,9 @@ RESTORE+=("echo 0 > $HP")   # runs first on exit: free the pool before anything 
 echo 0 > /proc/sys/vm/compaction_proactiveness
 echo 0 > $HP
 
-start_fragd
+# Every stall becomes a trace event, so the trace stream can be counted too.
+printf 'mode: observe\nbpf:\n  slow_stall_threshold: 1us\n' >"$WORK/fragd.yaml"
+FRAGD_CONFIG="$WORK/fragd.yaml" start_fragd
 
 log "fragmenting 95% of available memory (keeps 1 of every 4 pages)"
 mkfifo "$WORK/hold"
@@ -31,11 +33,17 @@ sleep 1.5   # one tick so the baseline includes the fragmenting itself
 scrape >"$WORK/before.prom"
 stall0=$(vmstat compact_stall); mig0=$(vmstat pgmigrate_success)
 
+"$BUILD/fragctl" --socket "$SOCK" trace --json >"$WORK/trace.jsonl" &
+TRACE_PID=$!
+PIDS+=("$TRACE_PID")
+sleep 0.5
+
 WANT=3000
 log "asking for $WANT x 2 MiB huge pages in one write"
 echo $WANT > $HP
 granted=$(cat $HP)
 sleep 1.5   # let a tick read the maps
+kill -INT "$TRACE_PID"; wait "$TRACE_PID" || true
 
 scrape >"$WORK/after.prom"
 stall1=$(vmstat compact_stall); mig1=$(vmstat pgmigrate_success)
@@ -68,6 +76,14 @@ hist_ok=$(d fragd_alloc_stall_seconds_count 'order="9",result="success"')
 hist_fail=$(d fragd_alloc_stall_seconds_count 'order="9",result="failure"')
 [ "$hist_ok" -eq "$stalled9" ] || fail "stall histogram (success) holds $hist_ok, want the $stalled9 stalled allocations"
 [ "$hist_fail" -le "$failed9" ] || fail "stall histogram (failure) holds $hist_fail > $failed9 failed allocations"
+
+# Every order-9 stall (threshold 1us) reached `fragctl trace`, or was counted as dropped.
+traced=$(grep -c '"order":9,' "$WORK/trace.jsonl" || true)
+dropped=$(( $(d fragd_events_dropped_total '') + $(d fragd_trace_events_unsent_total '') ))
+log "trace: $traced order-9 events streamed, $dropped dropped; histogram holds $((hist_ok + hist_fail))"
+[ $((traced + dropped)) -ge $((hist_ok + hist_fail)) ] ||
+  fail "fragctl trace streamed $traced + $dropped dropped events, fewer than the $((hist_ok + hist_fail)) order-9 stalls"
+[ "$traced" -le $((hist_ok + hist_fail)) ] || fail "fragctl trace streamed $traced order-9 events, more than $((hist_ok + hist_fail)) stalls"
 
 promtool check metrics <"$WORK/after.prom" || fail "promtool check metrics rejected the scrape"
 stop_fragd

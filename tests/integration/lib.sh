@@ -53,7 +53,7 @@ start_fragd() {
   PORT=$(free_port)
   SOCK="$WORK/fragd.sock"
   FRAGD_LOG="$WORK/fragd.log"
-  "$BUILD/fragd" --config "$SRC/configs/fragd.yaml" --listen "127.0.0.1:$PORT" --socket "$SOCK" "$@" \
+  "$BUILD/fragd" --config "${FRAGD_CONFIG:-$SRC/configs/fragd.yaml}" --listen "127.0.0.1:$PORT" --socket "$SOCK" "$@" \
     >"$FRAGD_LOG" 2>&1 &
   FRAGD_PID=$!
   PIDS+=("$FRAGD_PID")

@@ -1,0 +1,490 @@
+#include "core/ctl_format.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+namespace fragd {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Thrown inside the formatters on a malformed answer, caught at their
+// boundary and turned into an Error.
+struct Malformed {
+  std::string what;
+};
+
+[[noreturn]] void malformed(std::string what) { throw Malformed{std::move(what)}; }
+
+std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string strf(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = std::vsnprintf(nullptr, 0, fmt, ap);
+  va_end(ap);
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, fmt, ap2);
+  va_end(ap2);
+  return out;
+}
+
+bool is_u64(const json& j) {
+  return j.is_number_unsigned() || (j.is_number_integer() && j.get<int64_t>() >= 0);
+}
+
+uint64_t to_u64(const json& j) {
+  return j.is_number_unsigned() ? j.get<uint64_t>() : static_cast<uint64_t>(j.get<int64_t>());
+}
+
+// Required non-negative integer member.
+uint64_t req_u64(const json& obj, const char* key, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end()) malformed(where + ": missing \"" + key + "\"");
+  if (!is_u64(*it)) malformed(where + ": \"" + key + "\" is not a non-negative integer");
+  return to_u64(*it);
+}
+
+// Optional non-negative integer member (absent: nullopt; wrong type: Malformed).
+std::optional<uint64_t> opt_u64(const json& obj, const char* key, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  if (!is_u64(*it)) malformed(where + ": \"" + key + "\" is not a non-negative integer");
+  return to_u64(*it);
+}
+
+// Optional member of a given kind; wrong kind is Malformed.
+const json* opt_member(const json& obj, const char* key, json::value_t kind, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return nullptr;
+  if (it->type() != kind) malformed(where + ": \"" + key + "\" is not " +
+                                    (kind == json::value_t::array    ? "an array"
+                                     : kind == json::value_t::object ? "an object"
+                                                                     : "a string"));
+  return &*it;
+}
+
+std::string opt_str(const json& obj, const char* key, const std::string& where, std::string dflt = "-") {
+  const json* s = opt_member(obj, key, json::value_t::string, where);
+  return s ? s->get<std::string>() : dflt;
+}
+
+std::string u64_or_dash(std::optional<uint64_t> v) {
+  return v ? std::to_string(*v) : std::string("-");
+}
+
+// Replaces control characters, so a process name cannot move the cursor.
+std::string printable(std::string s) {
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return s;
+}
+
+std::string size_kib_text(uint64_t kib) {
+  if (kib >= 1024 * 1024 && kib % (1024 * 1024) == 0) return std::to_string(kib >> 20) + " GiB";
+  if (kib >= 1024 && kib % 1024 == 0) return std::to_string(kib >> 10) + " MiB";
+  return std::to_string(kib) + " KiB";
+}
+
+LatencyHist parse_latency(const json& stall, const char* key, const std::string& where) {
+  const json* h = opt_member(stall, key, json::value_t::object, where + ".stall");
+  if (!h) return LatencyHist{};
+  auto r = LatencyHist::from_json(*h);
+  if (!r) malformed(where + ".stall." + key + ": " + r.error().message);
+  return std::move(*r);
+}
+
+OrderStats order_interval(const OrderStats& n, const OrderStats& o) {
+  auto sub = [](uint64_t a, uint64_t b) { return a >= b ? a - b : 0; };
+  OrderStats d;
+  d.order = n.order;
+  d.fast = sub(n.fast, o.fast);
+  d.stalled = sub(n.stalled, o.stalled);
+  d.failed = sub(n.failed, o.failed);
+  d.compaction_ns = sub(n.compaction_ns, o.compaction_ns);
+  d.reclaim_ns = sub(n.reclaim_ns, o.reclaim_ns);
+  d.success = n.success - o.success;
+  d.failure = n.failure - o.failure;
+  return d;
+}
+
+json nan_null(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+
+}  // namespace
+
+Result<void> check_answer(const json& answer, std::string_view cmd) {
+  const std::string c(cmd);
+  if (!answer.is_object())
+    return make_error("malformed answer to '" + c + "' from fragd: expected a JSON object, got " +
+                      answer.type_name());
+  auto ok = answer.find("ok");
+  if (ok == answer.end() || !ok->is_boolean())
+    return make_error("malformed answer to '" + c + "' from fragd: no boolean \"ok\"");
+  if (!ok->get<bool>()) {
+    auto err = answer.find("error");
+    std::string why = (err != answer.end() && err->is_string()) ? err->get<std::string>()
+                                                                : std::string("no reason given");
+    return make_error("fragd refused '" + c + "': " + why);
+  }
+  return {};
+}
+
+std::string format_ns(double ns) {
+  if (std::isnan(ns)) return "-";
+  if (ns < 1e3) return strf("%.0fns", ns);
+  if (ns < 1e6) return strf("%.1fus", ns / 1e3);
+  if (ns < 1e9) return strf("%.1fms", ns / 1e6);
+  return strf("%.2fs", ns / 1e9);
+}
+
+std::string format_age(uint64_t ns) {
+  uint64_t s = ns / 1000000000ULL;
+  if (s < 60) return strf("%llus", static_cast<unsigned long long>(s));
+  if (s < 3600) return strf("%llum%02llus", static_cast<unsigned long long>(s / 60),
+                            static_cast<unsigned long long>(s % 60));
+  if (s < 86400) return strf("%lluh%02llum", static_cast<unsigned long long>(s / 3600),
+                             static_cast<unsigned long long>(s % 3600 / 60));
+  return strf("%llud%02lluh", static_cast<unsigned long long>(s / 86400),
+              static_cast<unsigned long long>(s % 86400 / 3600));
+}
+
+std::string format_order_size(unsigned order, uint64_t page_kib) {
+  return std::to_string(page_kib << order) + " KiB";
+}
+
+const OrderStats* HistSnapshot::find(unsigned order) const {
+  for (const auto& o : orders)
+    if (o.order == order) return &o;
+  return nullptr;
+}
+
+Result<HistSnapshot> parse_hist_answer(const json& answer) {
+  if (auto ok = check_answer(answer, "hist"); !ok) return ok.error();
+  const std::string where = "malformed answer to 'hist' from fragd";
+  try {
+    HistSnapshot s;
+    s.min_order = static_cast<unsigned>(std::min<uint64_t>(opt_u64(answer, "min_order", where).value_or(0), 64));
+    s.uptime_ns = opt_u64(answer, "uptime_ns", where).value_or(0);
+    if (const json* scheme = opt_member(answer, "hist_scheme", json::value_t::object, where)) {
+      const std::string w = where + ": hist_scheme";
+      uint64_t sub = req_u64(*scheme, "sub_bits", w), lo = req_u64(*scheme, "min_shift", w),
+               hi = req_u64(*scheme, "max_shift", w), n = req_u64(*scheme, "buckets", w);
+      if (sub != FRAGD_HIST_SUB_BITS || lo != FRAGD_HIST_MIN_SHIFT || hi != FRAGD_HIST_MAX_SHIFT ||
+          n != FRAGD_HIST_BUCKETS)
+        return make_error(strf("fragd's histogram scheme (sub_bits %llu, shifts %llu..%llu, %llu buckets) "
+                               "differs from fragctl's (%u, %u..%u, %u): use the fragctl of the same build",
+                               static_cast<unsigned long long>(sub), static_cast<unsigned long long>(lo),
+                               static_cast<unsigned long long>(hi), static_cast<unsigned long long>(n),
+                               FRAGD_HIST_SUB_BITS, FRAGD_HIST_MIN_SHIFT, FRAGD_HIST_MAX_SHIFT,
+                               FRAGD_HIST_BUCKETS));
+    }
+    auto it = answer.find("orders");
+    if (it == answer.end() || !it->is_array()) malformed(where + ": no \"orders\" array");
+    for (const auto& oj : *it) {
+      if (!oj.is_object()) malformed(where + ": an entry of \"orders\" is not an object");
+      OrderStats o;
+      uint64_t order = req_u64(oj, "order", where + ": order entry");
+      if (order >= FRAGD_NR_ORDERS) malformed(where + strf(": order %llu above %d",
+                                                           static_cast<unsigned long long>(order),
+                                                           FRAGD_NR_ORDERS - 1));
+      o.order = static_cast<unsigned>(order);
+      const std::string w = where + strf(": order %u", o.order);
+      o.fast = req_u64(oj, "fast", w);
+      o.stalled = req_u64(oj, "stalled", w);
+      o.failed = req_u64(oj, "failed", w);
+      if (const json* ph = opt_member(oj, "phase_ns", json::value_t::object, w)) {
+        o.compaction_ns = opt_u64(*ph, "compaction", w + ".phase_ns").value_or(0);
+        o.reclaim_ns = opt_u64(*ph, "reclaim", w + ".phase_ns").value_or(0);
+      }
+      if (const json* st = opt_member(oj, "stall", json::value_t::object, w)) {
+        o.success = parse_latency(*st, "success", w);
+        o.failure = parse_latency(*st, "failure", w);
+      }
+      if (s.find(o.order)) malformed(w + " appears twice");
+      s.orders.push_back(std::move(o));
+    }
+    std::sort(s.orders.begin(), s.orders.end(),
+              [](const OrderStats& a, const OrderStats& b) { return a.order < b.order; });
+    return s;
+  } catch (const Malformed& m) {
+    return make_error(m.what);
+  } catch (const json::exception& e) {
+    return make_error(where + ": " + e.what());
+  }
+}
+
+HistSnapshot hist_interval(const HistSnapshot& newer, const HistSnapshot& older) {
+  if (newer.uptime_ns < older.uptime_ns) return newer;  // fragd restarted
+  HistSnapshot d;
+  d.min_order = newer.min_order;
+  d.uptime_ns = newer.uptime_ns - older.uptime_ns;
+  for (const auto& n : newer.orders) {
+    const OrderStats* o = older.find(n.order);
+    d.orders.push_back(o ? order_interval(n, *o) : n);
+  }
+  return d;
+}
+
+std::vector<const OrderStats*> shown_orders(const HistSnapshot& s, const HistViewOptions& opt) {
+  std::vector<const OrderStats*> out;
+  for (const auto& o : s.orders) {
+    if (opt.order ? o.order == *opt.order : o.allocations() > 0) out.push_back(&o);
+  }
+  return out;
+}
+
+std::string format_order_header(const OrderStats& o, uint64_t page_kib) {
+  return strf("order %u (%s): fast %llu  stalled %llu  failed %llu  stall p50 %s p90 %s p99 %s max %s"
+              "  compaction %.1fms reclaim %.1fms",
+              o.order, format_order_size(o.order, page_kib).c_str(), static_cast<unsigned long long>(o.fast),
+              static_cast<unsigned long long>(o.stalled), static_cast<unsigned long long>(o.failed),
+              format_ns(percentile_ns(o.success, 0.50)).c_str(), format_ns(percentile_ns(o.success, 0.90)).c_str(),
+              format_ns(percentile_ns(o.success, 0.99)).c_str(), format_ns(max_ns(o.success)).c_str(),
+              static_cast<double>(o.compaction_ns) / 1e6, static_cast<double>(o.reclaim_ns) / 1e6);
+}
+
+std::string format_hist_text(const HistSnapshot& s, const HistViewOptions& opt) {
+  auto shown = shown_orders(s, opt);
+  if (shown.empty()) {
+    if (opt.order)
+      return strf("order %u is not tracked by fragd (it watches orders %u..%d)\n", *opt.order, s.min_order,
+                  FRAGD_NR_ORDERS - 1);
+    return strf("no allocation of order %u..%d\n", s.min_order, FRAGD_NR_ORDERS - 1);
+  }
+  std::string out;
+  bool first = true;
+  for (const OrderStats* o : shown) {
+    if (!first) out += "\n";
+    first = false;
+    out += format_order_header(*o, opt.page_kib) + "\n";
+    out += render_log2(o->success);
+    if (!o->failure.empty()) {
+      out += strf("  stalls that failed (%llu):\n", static_cast<unsigned long long>(o->failure.bucket_total()));
+      out += render_log2(o->failure);
+    }
+  }
+  return out;
+}
+
+json latency_report_json(const LatencyHist& h) {
+  json buckets = json::array();
+  for (uint32_t b = 0; b < FRAGD_HIST_BUCKETS && b < h.buckets.size(); ++b) {
+    if (h.buckets[b] == 0) continue;
+    json upper = b == FRAGD_HIST_BUCKETS - 1 ? json(nullptr) : json(fragd_hist_upper(b));
+    buckets.push_back(json::array({fragd_hist_lower(b), upper, h.buckets[b]}));
+  }
+  return json{{"count", h.count},
+              {"sum_ns", h.sum_ns},
+              {"p50_ns", nan_null(percentile_ns(h, 0.50))},
+              {"p90_ns", nan_null(percentile_ns(h, 0.90))},
+              {"p99_ns", nan_null(percentile_ns(h, 0.99))},
+              {"max_ns", nan_null(max_ns(h))},
+              {"buckets", std::move(buckets)}};
+}
+
+json hist_report_json(const HistSnapshot& s, const HistViewOptions& opt) {
+  json orders = json::array();
+  for (const OrderStats* o : shown_orders(s, opt)) {
+    orders.push_back(json{{"order", o->order},
+                          {"size_kib", opt.page_kib << o->order},
+                          {"fast", o->fast},
+                          {"stalled", o->stalled},
+                          {"failed", o->failed},
+                          {"phase_ns", {{"compaction", o->compaction_ns}, {"reclaim", o->reclaim_ns}}},
+                          {"stall",
+                           {{"success", latency_report_json(o->success)},
+                            {"failure", latency_report_json(o->failure)}}}});
+  }
+  return json{{"uptime_ns", s.uptime_ns}, {"min_order", s.min_order}, {"orders", std::move(orders)}};
+}
+
+namespace {
+
+const char* const kMigratetypes[] = {"Unmovable", "Movable", "Reclaimable", "HighAtomic", "CMA", "Isolate"};
+
+std::string format_pageblocks(const json& pb, const std::string& where) {
+  std::string out;
+  auto add = [&](const std::string& name, const json& v) {
+    if (!is_u64(v)) malformed(where + ": pageblocks." + name + " is not a non-negative integer");
+    if (!out.empty()) out += "  ";
+    out += name + " " + std::to_string(to_u64(v));
+  };
+  for (const char* mt : kMigratetypes)
+    if (auto it = pb.find(mt); it != pb.end()) add(mt, *it);
+  for (auto it = pb.begin(); it != pb.end(); ++it)
+    if (std::find(std::begin(kMigratetypes), std::end(kMigratetypes), it.key()) == std::end(kMigratetypes))
+      add(it.key(), it.value());
+  return out;
+}
+
+void format_node(const json& node, uint64_t page_kib, std::string& out) {
+  if (!node.is_object()) malformed("an entry of \"nodes\" is not an object");
+  auto id = opt_u64(node, "node", "node");
+  const std::string where = "node " + u64_or_dash(id);
+  auto present = opt_u64(node, "present_pages", where);
+  out += where + ": score " + u64_or_dash(opt_u64(node, "score", where));
+  if (present)
+    out += strf(", %llu pages present (%.1f GiB)", static_cast<unsigned long long>(*present),
+                static_cast<double>(*present) * static_cast<double>(page_kib) / (1024.0 * 1024.0));
+  out += "\n";
+
+  // Zones: fixed columns, then one right-aligned column per order whose width
+  // fits the largest count of the node.
+  struct Row {
+    std::string name, score, free, unusable, pageblocks;
+    std::vector<std::string> blocks;
+  };
+  std::vector<Row> rows;
+  size_t width[FRAGD_NR_ORDERS];
+  for (int o = 0; o < FRAGD_NR_ORDERS; ++o) width[o] = std::to_string(o).size();
+  if (const json* zones = opt_member(node, "zones", json::value_t::array, where)) {
+    for (const auto& z : *zones) {
+      if (!z.is_object()) malformed(where + ": an entry of \"zones\" is not an object");
+      Row r;
+      r.name = printable(opt_str(z, "zone", where + ": zone"));
+      const std::string zw = where + ": zone " + r.name;
+      r.score = u64_or_dash(opt_u64(z, "score", zw));
+      r.free = u64_or_dash(opt_u64(z, "free_pages", zw));
+      r.unusable = "-";
+      if (const json* ui = opt_member(z, "unusable_index", json::value_t::array, zw)) {
+        if (ui->size() > 9) {
+          const json& v = (*ui)[9];
+          if (!v.is_number()) malformed(zw + ": unusable_index[9] is not a number");
+          r.unusable = strf("%.2f", v.get<double>());
+        }
+      }
+      const json* fb = opt_member(z, "free_blocks", json::value_t::array, zw);
+      for (int o = 0; o < FRAGD_NR_ORDERS; ++o) {
+        std::string v = "-";
+        if (fb && static_cast<size_t>(o) < fb->size()) {
+          const json& c = (*fb)[static_cast<size_t>(o)];
+          if (!is_u64(c)) malformed(zw + strf(": free_blocks[%d] is not a non-negative integer", o));
+          v = std::to_string(to_u64(c));
+        }
+        width[o] = std::max(width[o], v.size());
+        r.blocks.push_back(std::move(v));
+      }
+      if (const json* pb = opt_member(z, "pageblocks", json::value_t::object, zw))
+        r.pageblocks = format_pageblocks(*pb, zw);
+      rows.push_back(std::move(r));
+    }
+  }
+  if (!rows.empty()) {
+    std::string head = strf("  %-8s %5s %10s %10s", "zone", "score", "free_pages", "unusable@9");
+    std::string cols;
+    for (int o = 0; o < FRAGD_NR_ORDERS; ++o) cols += strf(" %*d", static_cast<int>(width[o]), o);
+    out += std::string(head.size() + 1, ' ') + "free blocks of order\n";
+    out += head + cols + "\n";
+    for (const Row& r : rows) {
+      out += strf("  %-8s %5s %10s %10s", r.name.c_str(), r.score.c_str(), r.free.c_str(), r.unusable.c_str());
+      for (int o = 0; o < FRAGD_NR_ORDERS; ++o)
+        out += strf(" %*s", static_cast<int>(width[o]), r.blocks[static_cast<size_t>(o)].c_str());
+      out += "\n";
+      if (!r.pageblocks.empty()) out += "  " + std::string(9, ' ') + "pageblocks: " + r.pageblocks + "\n";
+    }
+  }
+
+  if (const json* hp = opt_member(node, "hugepages", json::value_t::array, where)) {
+    std::string line;
+    for (const auto& p : *hp) {
+      if (!p.is_object()) malformed(where + ": an entry of \"hugepages\" is not an object");
+      auto size = opt_u64(p, "size_kib", where + ": hugepages");
+      if (!line.empty()) line += ",  ";
+      line += (size ? size_kib_text(*size) : std::string("?")) + ": " +
+              u64_or_dash(opt_u64(p, "free", where + ": hugepages")) + " free of " +
+              u64_or_dash(opt_u64(p, "total", where + ": hugepages"));
+    }
+    if (!line.empty()) out += "  hugepages " + line + "\n";
+  }
+}
+
+std::string format_status_body(const json& a, uint64_t page_kib) {
+  std::string out = "fragd " + printable(opt_str(a, "version", "status")) + ", pid " +
+                    u64_or_dash(opt_u64(a, "pid", "status"));
+  if (auto tick = opt_u64(a, "tick_ns", "status")) out += ", sampling every " + format_ns(static_cast<double>(*tick));
+  out += "\n";
+
+  auto nodes = a.find("nodes");
+  if (nodes == a.end() || !nodes->is_array()) malformed("no \"nodes\" array");
+  for (const auto& n : *nodes) {
+    out += "\n";
+    format_node(n, page_kib, out);
+  }
+
+  if (const json* progs = opt_member(a, "programs", json::value_t::array, "status")) {
+    out += "\nprograms attached:\n";
+    for (const auto& p : *progs) {
+      if (!p.is_object()) malformed("an entry of \"programs\" is not an object");
+      std::string name = printable(opt_str(p, "name", "programs", "?"));
+      auto at = p.find("attached");
+      std::string yes = "-";
+      if (at != p.end()) {
+        if (!at->is_boolean()) malformed("programs: \"attached\" of " + name + " is not a boolean");
+        yes = at->get<bool>() ? "yes" : "no";
+      }
+      out += strf("  %-32s %s\n", name.c_str(), yes.c_str());
+    }
+  }
+
+  out += "\nevents dropped: " + u64_or_dash(opt_u64(a, "events_dropped", "status")) + "\n";
+
+  if (const json* comp = opt_member(a, "compaction", json::value_t::array, "status")) {
+    out += "\ncompaction runs by trigger:\n";
+    out += strf("  %-10s %10s %15s %13s\n", "trigger", "runs", "pages_migrated", "pages_failed");
+    for (const auto& c : *comp) {
+      if (!c.is_object()) malformed("an entry of \"compaction\" is not an object");
+      out += strf("  %-10s %10s %15s %13s\n", printable(opt_str(c, "trigger", "compaction", "?")).c_str(),
+                  u64_or_dash(opt_u64(c, "runs", "compaction")).c_str(),
+                  u64_or_dash(opt_u64(c, "pages_migrated", "compaction")).c_str(),
+                  u64_or_dash(opt_u64(c, "pages_failed", "compaction")).c_str());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> format_status(const json& answer, uint64_t page_kib) {
+  if (auto ok = check_answer(answer, "status"); !ok) return ok.error();
+  try {
+    return format_status_body(answer, page_kib);
+  } catch (const Malformed& m) {
+    return make_error("malformed answer to 'status' from fragd: " + m.what);
+  } catch (const json::exception& e) {
+    return make_error(std::string("malformed answer to 'status' from fragd: ") + e.what());
+  }
+}
+
+std::string trace_header() { return strf("%-8s %-16s %-7s %-5s %-11s %s", "TIME", "COMM", "PID", "ORDER", "RESULT", "MS"); }
+
+Result<std::string> format_trace_line(const json& ev, const std::tm& local) {
+  try {
+    if (!ev.is_object()) malformed("not a JSON object");
+    auto it = ev.find("comm");
+    if (it == ev.end() || !it->is_string()) malformed("no string \"comm\"");
+    std::string comm = printable(it->get<std::string>());
+    uint64_t pid = req_u64(ev, "pid", "event");
+    uint64_t order = req_u64(ev, "order", "event");
+    uint64_t dur = req_u64(ev, "duration_ns", "event");
+    it = ev.find("result");
+    if (it == ev.end() || !it->is_string()) malformed("no string \"result\"");
+    std::string result = printable(it->get<std::string>());
+    char tbuf[16];
+    std::strftime(tbuf, sizeof tbuf, "%H:%M:%S", &local);
+    return strf("%-8s %-16s %-7llu %-5llu %-11s %.3f", tbuf, comm.c_str(), static_cast<unsigned long long>(pid),
+                static_cast<unsigned long long>(order), result.c_str(), static_cast<double>(dur) / 1e6);
+  } catch (const Malformed& m) {
+    return make_error("malformed trace event from fragd: " + m.what);
+  } catch (const json::exception& e) {
+    return make_error(std::string("malformed trace event from fragd: ") + e.what());
+  }
+}
+
+}  // namespace fragd

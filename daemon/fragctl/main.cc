@@ -1,0 +1,324 @@
+// fragctl: command-line client of fragd's control socket.
+//
+//   fragctl [--socket PATH] hist [--order N] [--interval SEC [--count N]] [--json]
+//   fragctl [--socket PATH] status [--json]
+//   fragctl [--socket PATH] trace [--json]
+//
+// Exit status: 0 on success (and when Ctrl-C/SIGTERM ends `trace` or `hist
+// --interval`), 1 on any error (fragd not running, refused request,
+// malformed answer, fragd went away during `trace`), 2 on a usage error,
+// 130 when a signal interrupts a one-shot request.
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/ctl_format.h"
+#include "fragctl/client.h"
+#include "version.h"
+
+namespace {
+
+using nlohmann::json;
+using fragd::ctl::Client;
+
+constexpr int kRequestTimeoutMs = 5000;
+constexpr int kExitInterrupted = 130;
+
+// Readable once SIGINT or SIGTERM arrived (both blocked, read through here).
+int g_signal_fd = -1;
+
+void setup_signals() {
+  ::signal(SIGPIPE, SIG_IGN);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  if (sigprocmask(SIG_BLOCK, &set, nullptr) == 0) g_signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (g_signal_fd < 0) {
+    // Without a signalfd, keep the default handlers: a signal just ends fragctl.
+    sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  }
+}
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "fragctl: %s\n", message.c_str());
+  return 1;
+}
+
+int fail(const fragd::Error& e) {
+  if (e.err == fragd::ctl::kInterrupted) return kExitInterrupted;
+  return fail(e.message);
+}
+
+uint64_t page_kib() {
+  long ps = sysconf(_SC_PAGESIZE);
+  return ps > 0 ? static_cast<uint64_t>(ps) / 1024 : 4;
+}
+
+std::string clock_hms() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  return buf;
+}
+
+std::string clock_iso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  return buf;
+}
+
+fragd::Result<Client> open_client(const std::string& socket_path) {
+  auto c = Client::connect(socket_path);
+  if (c) c->set_interrupt_fd(g_signal_fd);
+  return c;
+}
+
+// Parses one line from fragd as JSON, or says what is wrong with it; `what`
+// names the line in the message ("answer to 'hist'", "trace event").
+fragd::Result<json> parse_line(const std::string& line, const std::string& what) {
+  try {
+    return json::parse(line);
+  } catch (const json::exception& e) {
+    std::string head = line.size() > 80 ? line.substr(0, 80) + "..." : line;
+    return fragd::make_error("malformed " + what + " from fragd (not JSON: " + e.what() + "): " + head);
+  }
+}
+
+// One request/response exchange on a fresh connection, with a read timeout.
+fragd::Result<json> request(const std::string& socket_path, const std::string& cmd) {
+  auto c = open_client(socket_path);
+  if (!c) return c.error();
+  if (auto s = c->send_line(json{{"cmd", cmd}}.dump()); !s) return s.error();
+  auto line = c->read_line(kRequestTimeoutMs);
+  if (!line) return line.error();
+  if (!*line) return fragd::make_error("fragd closed the connection on " + socket_path + " without answering '" + cmd + "'");
+  auto j = parse_line(**line, "answer to '" + cmd + "'");
+  if (!j) return j.error();
+  if (auto ok = fragd::check_answer(*j, cmd); !ok) return ok.error();
+  return j;
+}
+
+// Waits until CLOCK_MONOTONIC reaches `deadline_ms`; false if a signal came first.
+bool sleep_until(int64_t deadline_ms) {
+  for (;;) {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+    if (now >= deadline_ms) return true;
+    if (g_signal_fd < 0) {
+      int64_t left = deadline_ms - now;
+      timespec d{static_cast<time_t>(left / 1000), static_cast<long>(left % 1000) * 1000000};
+      nanosleep(&d, nullptr);
+      continue;
+    }
+    pollfd p{g_signal_fd, POLLIN, 0};
+    int rc = poll(&p, 1, static_cast<int>(deadline_ms - now));
+    if (rc > 0) return false;
+  }
+}
+
+int64_t mono_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+fragd::Result<fragd::HistSnapshot> query_hist(const std::string& socket_path) {
+  auto j = request(socket_path, "hist");
+  if (!j) return j.error();
+  return fragd::parse_hist_answer(*j);
+}
+
+struct HistArgs {
+  std::optional<unsigned> order;
+  double interval_s = 0;  // 0: cumulative, one answer
+  uint64_t count = 0;     // intervals; 0: until Ctrl-C
+  bool json = false;
+};
+
+int cmd_hist(const std::string& socket_path, const HistArgs& a) {
+  fragd::HistViewOptions view;
+  view.order = a.order;
+  view.page_kib = page_kib();
+
+  auto first = query_hist(socket_path);
+  if (!first) return fail(first.error());
+
+  if (a.interval_s <= 0) {
+    if (a.json) {
+      json out = fragd::hist_report_json(*first, view);
+      out["time"] = clock_iso8601();
+      out["cumulative"] = true;
+      out["interval_s"] = nullptr;
+      out["interval_ns"] = nullptr;
+      std::printf("%s\n", out.dump().c_str());
+    } else {
+      std::printf("Cumulative since fragd attached %s ago (use --interval SEC for per-interval figures).\n\n%s",
+                  fragd::format_age(first->uptime_ns).c_str(), fragd::format_hist_text(*first, view).c_str());
+    }
+    return 0;
+  }
+
+  if (!a.json)
+    std::printf("Tracing high-order allocation stalls every %g s... Hit Ctrl-C to end.\n", a.interval_s);
+  std::fflush(stdout);
+  fragd::HistSnapshot older = std::move(*first);
+  const int64_t start = mono_ms();
+  const int64_t step = std::llround(a.interval_s * 1000.0);
+  for (uint64_t i = 1; a.count == 0 || i <= a.count; ++i) {
+    if (!sleep_until(start + static_cast<int64_t>(i) * step)) return 0;  // Ctrl-C
+    auto newer = query_hist(socket_path);
+    if (!newer) {
+      if (newer.error().err == fragd::ctl::kInterrupted) return 0;
+      return fail(newer.error());
+    }
+    fragd::HistSnapshot d = fragd::hist_interval(*newer, older);
+    if (a.json) {
+      json out = fragd::hist_report_json(d, view);
+      out["time"] = clock_iso8601();
+      out["cumulative"] = false;
+      out["interval_s"] = a.interval_s;
+      out["interval_ns"] = d.uptime_ns;  // as measured by fragd
+      out["uptime_ns"] = newer->uptime_ns;
+      std::printf("%s\n", out.dump().c_str());
+    } else {
+      std::printf("\n%s\n%s", clock_hms().c_str(), fragd::format_hist_text(d, view).c_str());
+    }
+    std::fflush(stdout);
+    older = std::move(*newer);
+  }
+  return 0;
+}
+
+int cmd_status(const std::string& socket_path, bool as_json) {
+  auto j = request(socket_path, "status");
+  if (!j) return fail(j.error());
+  if (as_json) {
+    std::printf("%s\n", j->dump(2).c_str());
+    return 0;
+  }
+  auto text = fragd::format_status(*j, page_kib());
+  if (!text) return fail(text.error());
+  std::fputs(text->c_str(), stdout);
+  return 0;
+}
+
+int cmd_trace(const std::string& socket_path, bool as_json) {
+  auto c = open_client(socket_path);
+  if (!c) return fail(c.error());
+  if (auto s = c->send_line(json{{"cmd", "trace"}}.dump()); !s) return fail(s.error());
+  auto ack_line = c->read_line(kRequestTimeoutMs);
+  if (!ack_line) return ack_line.error().err == fragd::ctl::kInterrupted ? 0 : fail(ack_line.error());
+  if (!*ack_line) return fail("fragd closed the connection on " + socket_path + " without answering 'trace'");
+  auto ack = parse_line(**ack_line, "answer to 'trace'");
+  if (!ack) return fail(ack.error());
+  if (auto ok = fragd::check_answer(*ack, "trace"); !ok) return fail(ok.error());
+
+  if (!as_json) std::printf("%s\n", fragd::trace_header().c_str());
+  std::fflush(stdout);
+  for (;;) {
+    auto line = c->read_line(-1);
+    if (!line) return line.error().err == fragd::ctl::kInterrupted ? 0 : fail(line.error());
+    if (!*line) return fail("fragd closed the trace stream (did it exit?)");
+    const std::string& l = **line;
+    if (l.empty()) continue;
+    if (as_json) {
+      std::printf("%s\n", l.c_str());
+      std::fflush(stdout);
+      continue;
+    }
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    auto ev = parse_line(l, "trace event");
+    if (!ev) {
+      std::fprintf(stderr, "fragctl: %s (skipped)\n", ev.error().message.c_str());
+      continue;
+    }
+    if (ev->is_object() && ev->contains("ok")) {  // an error in the middle of the stream
+      if (auto ok = fragd::check_answer(*ev, "trace"); !ok) return fail(ok.error());
+      continue;
+    }
+    auto text = fragd::format_trace_line(*ev, tm);
+    if (!text) {
+      std::fprintf(stderr, "fragctl: %s (skipped)\n", text.error().message.c_str());
+      continue;
+    }
+    std::printf("%s\n", text->c_str());
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fragctl: query fragd, the memory fragmentation and allocation-stall observer"};
+  app.set_version_flag("--version", std::string("fragctl ") + FRAGD_VERSION);
+  app.require_subcommand(1);
+
+  std::string socket_path = "/run/fragd/fragd.sock";
+  app.add_option("--socket", socket_path, "fragd's control socket")
+      ->envname("FRAGD_SOCKET")
+      ->type_name("PATH")
+      ->capture_default_str();
+
+  HistArgs hist_args;
+  unsigned order = 0;
+  auto* hist = app.add_subcommand("hist", "High-order allocations and their stall latency histograms");
+  auto* order_opt = hist->add_option("--order", order, "Only this order")
+                        ->type_name("N")
+                        ->check(CLI::Range(0, FRAGD_NR_ORDERS - 1));
+  auto* interval_opt = hist->add_option("--interval", hist_args.interval_s,
+                                        "Print the figures of each interval of SEC seconds instead of cumulative ones")
+                           ->type_name("SEC")
+                           ->check(CLI::Range(0.1, 86400.0));
+  hist->add_option("--count", hist_args.count, "Number of intervals (default: until Ctrl-C)")
+      ->type_name("N")
+      ->needs(interval_opt)
+      ->check(CLI::PositiveNumber);
+  hist->add_flag("--json", hist_args.json, "One JSON object per interval");
+
+  bool status_json = false;
+  auto* status = app.add_subcommand("status", "Fragmentation scores, free blocks, hugepages, programs");
+  status->add_flag("--json", status_json, "fragd's answer as JSON");
+
+  bool trace_json = false;
+  auto* trace = app.add_subcommand("trace", "Stream slow allocation stalls as they happen");
+  trace->add_flag("--json", trace_json, "fragd's events as JSON lines");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; a usage error exits 2.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  setup_signals();
+
+  if (hist->parsed()) {
+    if (order_opt->count() > 0) hist_args.order = order;
+    return cmd_hist(socket_path, hist_args);
+  }
+  if (status->parsed()) return cmd_status(socket_path, status_json);
+  if (trace->parsed()) return cmd_trace(socket_path, trace_json);
+  return 1;
+}

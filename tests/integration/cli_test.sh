@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# fragd and fragctl end to end on a live daemon, and the bad-input paths a
+# user meets first: no daemon, a taken port, a taken or bogus socket path, no
+# privileges, a broken config file. Every refusal must be one clear line that
+# names the thing and the fix, with a non-zero exit.
+source "$(dirname "$0")/lib.sh"
+require_root
+
+expect_fail() {  # expect_fail 'substring' cmd...: cmd must exit non-zero and say substring
+  local want=$1; shift
+  local out rc=0
+  out=$("$@" 2>&1) || rc=$?
+  [ "$rc" -ne 0 ] || fail "'$*' exited 0, want an error containing: $want"
+  grep -qF -- "$want" <<<"$out" || fail "'$*' said: $out -- want: $want"
+}
+
+# --- without a daemon
+expect_fail "fragd is not running" "$BUILD/fragctl" --socket "$WORK/none.sock" status
+expect_fail "fragd is not running" "$BUILD/fragctl" --socket "$WORK/none.sock" hist
+
+# --- config checking needs no privileges
+setpriv --reuid=65534 --regid=65534 --clear-groups "$BUILD/fragd" --check-config "$SRC/configs/fragd.yaml" >/dev/null ||
+  fail "--check-config of the shipped config failed without privileges"
+printf 'mode: observe\nbpf:\n  min_order: eleven\n' >"$WORK/bad.yaml"
+expect_fail "$WORK/bad.yaml:3:14: key 'bpf.min_order': expected an integer" "$BUILD/fragd" --check-config "$WORK/bad.yaml"
+expect_fail "cannot read config file $WORK/missing.yaml" "$BUILD/fragd" --config "$WORK/missing.yaml"
+
+# --- no privileges: the error names the capabilities
+expect_fail "CAP_BPF" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+  "$BUILD/fragd" --listen "127.0.0.1:$(free_port)" --socket "$WORK/nopriv/fragd.sock"
+
+# --- a live daemon
+start_fragd
+hist=$("$BUILD/fragctl" --socket "$SOCK" hist)
+grep -q "^order 9" <<<"$hist" || fail "fragctl hist shows no order 9 line: $hist"
+"$BUILD/fragctl" --socket "$SOCK" hist --json | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.readline())
+orders = {o["order"]: o for o in d["orders"]}
+assert set(orders) == set(range(1, 11)), orders.keys()
+' || fail "fragctl hist --json is not the expected JSON"
+"$BUILD/fragctl" --socket "$SOCK" hist --interval 1 --count 2 >"$WORK/interval.txt" || fail "fragctl hist --interval failed"
+[ "$(grep -c '^order 9' "$WORK/interval.txt")" -eq 2 ] || fail "fragctl hist --interval 1 --count 2 did not print 2 intervals"
+
+# status: the node score fragctl shows is the kernel formula on the same data fragd exports
+"$BUILD/fragctl" --socket "$SOCK" status >"$WORK/status.txt" || fail "fragctl status failed"
+grep -q "node 0" "$WORK/status.txt" || fail "fragctl status shows no node 0: $(cat "$WORK/status.txt")"
+"$BUILD/fragctl" --socket "$SOCK" status --json >"$WORK/status.json"
+python3 - "$WORK/status.json" <<'PY' || fail "fragctl status --json disagrees with /proc/buddyinfo"
+import json, sys
+s = json.load(open(sys.argv[1]))
+progs = {p["name"]: p["attached"] for p in s["programs"]}
+assert progs and all(progs.values()), progs
+zones = {z["zone"]: z for z in s["nodes"][0]["zones"]}
+for line in open("/proc/buddyinfo"):
+    f = line.split()
+    if f[1] != "0,": continue
+    name, blocks = f[3], [int(x) for x in f[4:]]
+    # free counts move between two reads; the shape (orders per zone) must not
+    assert len(zones[name]["free_blocks"]) == len(blocks), (name, zones[name]["free_blocks"], blocks)
+for z in zones.values():
+    free = sum(b << o for o, b in enumerate(z["free_blocks"]))
+    suit = sum(b << o for o, b in enumerate(z["free_blocks"]) if o >= 9)
+    want = 0 if free == 0 else (free - suit) * 100 // free
+    assert z["score"] == want, (z["zone"], z["score"], want)
+PY
+
+# --- bad input while one daemon runs
+expect_fail "cannot serve metrics on 127.0.0.1:$PORT" "$BUILD/fragd" --listen "127.0.0.1:$PORT" --socket "$WORK/other.sock"
+expect_fail "another fragd is already serving $SOCK" "$BUILD/fragd" --listen "127.0.0.1:$(free_port)" --socket "$SOCK"
+touch "$WORK/plainfile"
+expect_fail "exists and is not a socket" "$BUILD/fragd" --listen "127.0.0.1:$(free_port)" --socket "$WORK/plainfile"
+
+# --- SIGTERM: exit 0, every program detached, socket removed
+stop_fragd
+[ ! -e "$SOCK" ] || fail "fragd left its socket $SOCK behind"
+if command -v bpftool >/dev/null; then
+  ! bpftool prog show 2>/dev/null | grep -qE 'page_alloc_btf|try_to_compact|compaction_begin' ||
+    fail "BPF programs still loaded after fragd exited"
+fi
+expect_fail "fragd is not running" "$BUILD/fragctl" --socket "$SOCK" status
+log "PASS"
