@@ -27,20 +27,26 @@ expect_fail "cannot read config file $WORK/missing.yaml" "$BUILD/fragd" --config
 
 # --- no privileges: the error names the capabilities
 expect_fail "CAP_BPF" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-  "$BUILD/fragd" --listen "127.0.0.1:$(free_port)" --socket "$WORK/nopriv/fragd.sock"
+  "$BUILD/fragd" --listen "127.0.0.1:$(free_port)" --socket "/tmp/fragd-nopriv-$$.sock"
 
 # --- a live daemon
+save_sysctl /proc/sys/vm/nr_hugepages
 start_fragd
+# one order-9 allocation of our own, so `hist` has something to show
+echo 1 > /proc/sys/vm/nr_hugepages; echo 0 > /proc/sys/vm/nr_hugepages
 hist=$("$BUILD/fragctl" --socket "$SOCK" hist)
 grep -q "^order 9" <<<"$hist" || fail "fragctl hist shows no order 9 line: $hist"
 "$BUILD/fragctl" --socket "$SOCK" hist --json | python3 -c '
 import json, sys
 d = json.loads(sys.stdin.readline())
 orders = {o["order"]: o for o in d["orders"]}
-assert set(orders) == set(range(1, 11)), orders.keys()
+assert set(orders) <= set(range(1, 11)), orders.keys()
+o9 = orders[9]
+assert o9["fast"] + o9["stalled"] >= 1, o9
 ' || fail "fragctl hist --json is not the expected JSON"
 "$BUILD/fragctl" --socket "$SOCK" hist --interval 1 --count 2 >"$WORK/interval.txt" || fail "fragctl hist --interval failed"
-[ "$(grep -c '^order 9' "$WORK/interval.txt")" -eq 2 ] || fail "fragctl hist --interval 1 --count 2 did not print 2 intervals"
+[ "$(grep -cE '^[0-9]{2}:[0-9]{2}:[0-9]{2}$' "$WORK/interval.txt")" -eq 2 ] ||
+  fail "fragctl hist --interval 1 --count 2 did not print 2 timestamped intervals: $(cat "$WORK/interval.txt")"
 
 # status: the node score fragctl shows is the kernel formula on the same data fragd exports
 "$BUILD/fragctl" --socket "$SOCK" status >"$WORK/status.txt" || fail "fragctl status failed"
