@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
 
 #ifdef FRAGD_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
@@ -64,7 +65,12 @@ class Daemon {
   std::optional<MemSnapshot> last_mem_;
   SelfStats self_;
   uint64_t start_ns_ = 0;
-  std::string last_proc_error_;
+  std::set<std::string> warned_;
+
+  // A problem that persists is logged once, not every tick (it stays counted in metrics).
+  void warn_once(const std::string& w) {
+    if (warned_.size() < 1000 && warned_.insert(w).second) log_warn(w);
+  }
 };
 
 int Daemon::on_ring_event(void* ctx, void* data, size_t size) {
@@ -88,13 +94,11 @@ void Daemon::tick() {
     log_warn(s.error().message);
   }
   if (auto m = read_snapshot()) {
-    for (const auto& w : m->warnings)
-      if (w != last_proc_error_) log_warn(w), last_proc_error_ = w;  // say each new problem once
+    for (const auto& w : m->warnings) warn_once(w);
     last_mem_ = std::move(*m);
   } else {
     self_.collect_errors_procfs++;
-    if (m.error().message != last_proc_error_) log_warn(m.error().message);
-    last_proc_error_ = m.error().message;
+    warn_once(m.error().message);
     last_mem_.reset();
   }
   self_.last_tick_seconds = (now_ns() - t0) / 1e9;
