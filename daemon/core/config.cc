@@ -80,8 +80,9 @@ Result<uint64_t> parse_duration_ns(const std::string& text) {
   else if (unit == "us") mult = 1e3;
   else if (unit == "ns") mult = 1;
   else if (unit == "m") mult = 60e9;
+  else if (unit == "h") mult = 3600e9;
   else
-    return make_error("unknown duration unit '" + unit + "' in '" + text + "' (use ns, us, ms, s or m)",
+    return make_error("unknown duration unit '" + unit + "' in '" + text + "' (use ns, us, ms, s, m or h)",
                       EINVAL);
   const double ns = v * mult;
   if (ns > 1e18) return make_error("duration '" + text + "' is too large", EINVAL);
@@ -117,7 +118,7 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
                       EINVAL);
 
   try {
-    if (auto r = check_keys(path, root, "", {"mode", "listen", "socket", "tick_interval", "bpf"}); !r)
+    if (auto r = check_keys(path, root, "", {"mode", "listen", "socket", "tick_interval", "pagetypeinfo_interval", "bpf"}); !r)
       return r.error();
     if (auto n = root["mode"]) {
       auto s = scalar(path, n, "mode");
@@ -143,6 +144,11 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
       auto d = duration(path, n, "tick_interval", 100'000'000ULL, 3600'000'000'000ULL);
       if (!d) return d.error();
       c.tick_ns = *d;
+    }
+    if (auto n = root["pagetypeinfo_interval"]) {
+      auto d = duration(path, n, "pagetypeinfo_interval", 1'000'000'000ULL, 86400'000'000'000ULL);
+      if (!d) return d.error();
+      c.pagetypeinfo_ns = *d;
     }
     if (auto b = root["bpf"]) {
       if (!b.IsMap()) return bad(path, b, "bpf", "expected a map (min_order, slow_stall_threshold)");

@@ -809,7 +809,8 @@ std::vector<HugePool> read_hugepages(const std::string& sys_root,
   return out;
 }
 
-Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::string& sys_root) {
+Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::string& sys_root,
+                                  const MemSnapshot* pageblocks_from) {
   MemSnapshot snap;
   auto required = [&](std::string_view name) -> Result<std::string> {
     const std::string path = join(proc_root, name);
@@ -844,7 +845,15 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::strin
                               " present pages); its free blocks are unknown and its score reads 0");
 
   const std::string pti_path = join(proc_root, "pagetypeinfo");
-  if (auto text = read_text_file(pti_path); !text) {
+  if (pageblocks_from) {
+    snap.pageblock_order = pageblocks_from->pageblock_order;
+    for (ZoneFree& z : snap.zones)
+      for (const ZoneFree& old : pageblocks_from->zones)
+        if (old.node == z.node && old.zone == z.zone) {
+          z.pageblocks = old.pageblocks;
+          z.free_by_type = old.free_by_type;
+        }
+  } else if (auto text = read_text_file(pti_path); !text) {
     const int err = text.error().err;
     snap.warnings.push_back(
         text.error().message +

@@ -109,8 +109,14 @@ std::vector<HugePool> read_hugepages(const std::string& sys_root,
 // unparsable -> Error naming the path and the fix. pagetypeinfo (root-only,
 // mode 0400), vmstat and meminfo problems -> warnings, with the affected
 // fields left empty/zero. Hugepages missing -> empty.
+//
+// /proc/pagetypeinfo is costly: the kernel walks every free list under the
+// zone lock with interrupts off (milliseconds on a fragmented host). With
+// `pageblocks_from` set it is not read; its pageblock counts are copied from
+// that earlier snapshot, zone by zone.
 Result<MemSnapshot> read_snapshot(const std::string& proc_root = "/proc",
-                                  const std::string& sys_root = "/sys");
+                                  const std::string& sys_root = "/sys",
+                                  const MemSnapshot* pageblocks_from = nullptr);
 
 // Reads a whole file (procfs files report size 0, so this reads until EOF).
 // Error: sys_error naming the path.

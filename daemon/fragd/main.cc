@@ -65,6 +65,7 @@ class Daemon {
   std::optional<MemSnapshot> last_mem_;
   SelfStats self_;
   uint64_t start_ns_ = 0;
+  uint64_t last_pti_ns_ = 0;
   std::set<std::string> warned_;
 
   // A problem that persists is logged once, not every tick (it stays counted in metrics).
@@ -93,7 +94,10 @@ void Daemon::tick() {
     self_.collect_errors_bpf++;
     log_warn(s.error().message);
   }
-  if (auto m = read_snapshot()) {
+  // pagetypeinfo only every pagetypeinfo_interval; in between, its counts are carried over.
+  const bool pti_due = !last_mem_ || t0 - last_pti_ns_ >= cfg_.pagetypeinfo_ns;
+  if (auto m = read_snapshot("/proc", "/sys", pti_due ? nullptr : &*last_mem_)) {
+    if (pti_due) last_pti_ns_ = t0;
     for (const auto& w : m->warnings) warn_once(w);
     last_mem_ = std::move(*m);
   } else {

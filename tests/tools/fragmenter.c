@@ -98,8 +98,10 @@ int main(int argc, char **argv)
 		madvise(mem + off, page, MADV_DONTNEED);
 	}
 
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	/* No SA_RESTART: the blocking read() below must return on a signal. */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	printf("ready %ld\n", kept * (page / 1024));
 	fflush(stdout);
 

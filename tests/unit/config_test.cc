@@ -24,12 +24,14 @@ TEST(Config, ShippedDefaultParses) {
 TEST(Config, AllKeys) {
   auto c = parse_config(
       "mode: observe\nlisten: 127.0.0.1:9999\nsocket: /tmp/x.sock\ntick_interval: 500ms\n"
+      "pagetypeinfo_interval: 5m\n"
       "bpf:\n  min_order: 3\n  slow_stall_threshold: 2ms\n",
       "f.yaml");
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->listen, "127.0.0.1:9999");
   EXPECT_EQ(c->socket, "/tmp/x.sock");
   EXPECT_EQ(c->tick_ns, 500'000'000u);
+  EXPECT_EQ(c->pagetypeinfo_ns, 300'000'000'000u);
   EXPECT_EQ(c->min_order, 3u);
   EXPECT_EQ(c->slow_stall_ns, 2'000'000u);
 }
@@ -72,6 +74,7 @@ TEST(Duration, Units) {
   EXPECT_EQ(*parse_duration_ns("250us"), 250'000u);
   EXPECT_EQ(*parse_duration_ns("2m"), 120'000'000'000u);
   EXPECT_EQ(*parse_duration_ns("7ns"), 7u);
+  EXPECT_EQ(*parse_duration_ns("1h"), 3600'000'000'000u);
   EXPECT_FALSE(parse_duration_ns("").ok());
   EXPECT_FALSE(parse_duration_ns("-1s").ok());
   EXPECT_FALSE(parse_duration_ns("s").ok());

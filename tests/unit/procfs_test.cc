@@ -638,3 +638,25 @@ TEST(Robustness, TruncatedAndMutatedInputsNeverCrash) {
 
 }  // namespace
 }  // namespace fragd
+
+// pagetypeinfo is not re-read when an earlier snapshot is passed: its
+// pageblock counts are carried over zone by zone.
+TEST(ReadSnapshot, CarriesPageblocksOver) {
+  const std::string root = std::string(FRAGD_FIXTURES_DIR) + "/one_node";
+  auto first = fragd::read_snapshot(root, "/nonexistent");
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  fragd::MemSnapshot earlier = *first;
+  for (auto& z : earlier.zones)
+    if (!z.pageblocks.empty()) z.pageblocks["Movable"] = 4242;
+  auto second = fragd::read_snapshot("/nonexistent-proc-root-for-pagetypeinfo-only", "/nonexistent", &earlier);
+  EXPECT_FALSE(second.ok());  // buddyinfo is still required
+  auto third = fragd::read_snapshot(root, "/nonexistent", &earlier);
+  ASSERT_TRUE(third.ok());
+  bool saw = false;
+  for (const auto& z : third->zones)
+    if (z.zone == "Normal") {
+      EXPECT_EQ(z.pageblocks.at("Movable"), 4242u);
+      saw = true;
+    }
+  EXPECT_TRUE(saw);
+}

@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Turns the raw results of bench/run.sh into the markdown section of BENCHMARKS.md.
+
+Writes the section between <!-- overhead:begin --> and <!-- overhead:end --> of
+--output (created if missing; everything outside the markers is kept) and
+prints the section on stdout.
+"""
+import argparse
+import os
+import statistics
+import sys
+
+BEGIN = "<!-- overhead:begin -->"
+END = "<!-- overhead:end -->"
+GOAL_RATIO = 0.99
+GOAL_RSS_MIB = 30
+GOAL_CPU_PCT = 0.5
+GOAL_SCRAPE_MS = 20
+
+
+def read_meta(path):
+    meta = {}
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if "=" in line:
+                k, v = line.split("=", 1)
+                meta[k] = v
+    return meta
+
+
+def read_results(path):
+    """-> {bench: {round: {arm: (value, flagged, info, pos)}}}"""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            bench, rnd, pos, arm, value, flag, info = line.rstrip("\n").split("\t", 6)
+            out.setdefault(bench, {}).setdefault(int(rnd), {})[arm] = (
+                float(value), flag == "1", info, int(pos))
+    return out
+
+
+def quantile(xs, q):
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    if len(xs) == 1:
+        return xs[0]
+    pos = q * (len(xs) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def fmt_rate(x):
+    if x >= 1e6:
+        return f"{x / 1e6:.3f} M"
+    if x >= 1e3:
+        return f"{x / 1e3:.1f} k"
+    return f"{x:.0f}"
+
+
+def pair_ratios(rounds, traced, base):
+    """Per-round ratios traced/base; -> list of (round, ratio, flagged)."""
+    out = []
+    for r in sorted(rounds):
+        arms = rounds[r]
+        if traced in arms and base in arms:
+            t, b = arms[traced], arms[base]
+            out.append((r, t[0] / b[0], t[1] or b[1]))
+    return out
+
+
+def overhead_section(title, unit, rounds, goal_text, what):
+    lines = []
+    untraced = [a[k][0] for a in rounds.values() for k in ("U1", "U2", "U3") if k in a]
+    noise = pair_ratios(rounds, "U2", "U1")
+    fr = pair_ratios(rounds, "F", "U1")
+    br = pair_ratios(rounds, "B", "U2")
+    tr = pair_ratios(rounds, "T", "U3")
+    lines.append(f"| arm | pairs | median {unit} | median ratio vs untraced | min ratio | max ratio |")
+    lines.append("|---|---:|---:|---:|---:|---:|")
+
+    def row(name, arm_values, ratios):
+        rs = [x[1] for x in ratios]
+        lines.append(f"| {name} | {len(rs)} | {fmt_rate(statistics.median(arm_values))} | "
+                     f"{statistics.median(rs):.4f} | {min(rs):.4f} | {max(rs):.4f} |")
+
+    row("untraced (U2/U1 = noise floor)", untraced, noise)
+    row("fragd attached", [a["F"][0] for a in rounds.values() if "F" in a], fr)
+    row("bpftrace (fragd-equivalent.bt)", [a["B"][0] for a in rounds.values() if "B" in a], br)
+    if tr:
+        row("fragd, BPF only (collector asleep: tick 60m)", [a["T"][0] for a in rounds.values() if "T" in a], tr)
+    lines.append("")
+    nr = [x[1] for x in noise]
+    spread = statistics.median([abs(x - 1) for x in nr]) if nr else float("nan")
+    lines.append(f"Noise floor (untraced vs untraced, same pairing): median ratio {statistics.median(nr):.4f}, "
+                 f"IQR {quantile(nr, 0.25):.4f}..{quantile(nr, 0.75):.4f}, "
+                 f"median |ratio - 1| = {spread * 100:.2f}%.")
+    fmed = statistics.median([x[1] for x in fr])
+    bmed = statistics.median([x[1] for x in br])
+    met = "**met**" if fmed >= GOAL_RATIO else "**not met**"
+    tmed = statistics.median([x[1] for x in tr]) if tr else None
+    lines.append(f"Goal (fragd median ratio >= {GOAL_RATIO}, {goal_text}): {met}, fragd {fmed:.4f} "
+                 f"({(fmed - 1) * 100:+.2f}%), bpftrace {bmed:.4f} ({(bmed - 1) * 100:+.2f}%)"
+                 + (f", fragd with its collector asleep {tmed:.4f} ({(tmed - 1) * 100:+.2f}%)." if tr else "."))
+    flagged_rounds = sorted({x[0] for x in fr + br + tr + noise if x[2]})
+    if flagged_rounds:
+        parts = []
+        for name, rs in (("fragd", fr), ("bpftrace", br), ("fragd BPF only", tr), ("noise", noise)):
+            bad = [x for x in rs if x[2]]
+            clean = [x[1] for x in rs if not x[2]]
+            if bad:
+                parts.append(f"{name}: {len(bad)} flagged pair(s), median of the {len(clean)} others "
+                             + (f"{statistics.median(clean):.4f}" if clean else "-"))
+        lines.append(f"Caution: in round(s) {', '.join(map(str, flagged_rounds))} another process (not this "
+                     f"benchmark) had BPF programs on these tracepoints during some runs (marked * below); "
+                     f"its cost is in both arms of a pair when it stayed for the pair. " + "; ".join(parts) + ".")
+    lines.append("")
+    lines.append(f"<details><summary>raw per-pair numbers ({what})</summary>")
+    lines.append("")
+    lines.append("```")
+    cols = ("U1", "U2", "U3", "F", "B", "T")
+    lines.append("round order  " + " ".join(f"{c:<8}" for c in cols) + " F/U1   B/U2   T/U3   U2/U1")
+    for r in sorted(rounds):
+        a = rounds[r]
+        order = "".join(k[1] if k.startswith("U") else k for k in sorted(a, key=lambda k: a[k][3]))
+        vals = " ".join(f"{a[k][0]:<8.0f}" if k in a else f"{'-':<8}" for k in cols)
+        rat = lambda t, b: f"{a[t][0] / a[b][0]:.4f}" if t in a and b in a else "-"
+        star = "*" if any(v[1] for v in a.values()) else " "
+        lines.append(f"{r:>4}{star} {order:<7} {vals} {rat('F', 'U1'):<6} {rat('B', 'U2'):<6} "
+                     f"{rat('T', 'U3'):<6} {rat('U2', 'U1')}")
+    lines.append("```")
+    lines.append("order: F = fragd, T = fragd with its collector asleep, B = bpftrace, 1/2/3 = untraced "
+                 "U1/U2/U3, in the order they ran.")
+    lines.append("</details>")
+    return lines
+
+
+def splice(path, section):
+    """Puts section (markers included) between the markers of path, keeping the rest."""
+    if os.path.exists(path):
+        with open(path) as f:
+            doc = f.read()
+    else:
+        doc = "# Benchmarks\n"
+    b = doc.find(BEGIN)
+    e = doc.find(END)
+    if b != -1 and e != -1 and e > b:
+        rest = doc[e + len(END):].lstrip("\n")
+        doc = doc[:b] + section + ("\n" + rest if rest else "")
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + section if doc.strip() else section
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(doc)
+    os.replace(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--meta", required=True)
+    ap.add_argument("--seen", required=True)
+    ap.add_argument("--scrapes", required=True)
+    ap.add_argument("--fragd-notes", required=True)
+    ap.add_argument("--output", required=True)
+    args = ap.parse_args()
+
+    m = read_meta(args.meta)
+    res = read_results(args.results)
+    seen = {}
+    with open(args.seen) as f:
+        for line in f:
+            arm, rnd, n = line.split()
+            seen.setdefault(arm, []).append(int(n))
+    with open(args.fragd_notes) as f:
+        notes = [l.rstrip("\n") for l in f if l.strip()]
+
+    cpu = m["cpu"]
+    pf_cmd = (f"taskset -c {cpu} ./pagefault -m {m['pf_mib']} -t {m['pf_seconds']} -w 2")
+    hp_cmd = f"taskset -c {cpu} python3 bench/hugepage_burst.py {m['hp_pages']} {m['hp_cycles']}"
+    quick = m.get("quick") == "1"
+    env = "BENCH_QUICK=1 " if quick else ""
+    env += f"BENCH_PAIRS={m['pairs']} " if (quick and m["pairs"] != "2") or (not quick and m["pairs"] != "10") else ""
+
+    L = [BEGIN, "## Tracing overhead and footprint", ""]
+    if quick:
+        L += ["**Smoke run (BENCH_QUICK=1): too short to quote.**", ""]
+    L += [
+        f"Measured {m['date']} on Linux {m['kernel']}, {m['cpu_model']}, {m['ncpu']} vCPUs, "
+        f"{int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} (binary sha256 {m['fragd_sha']}), "
+        f"{m['bpftrace_version']}. Reproduce everything: `{env}make bench` (= `{env}bash bench/run.sh`, as root, "
+        f"after the build; this run took {int(m['runtime_s']) / 60:.1f} min).",
+        "",
+        f"Method: {m['pairs']} rounds; each round runs six slots: F (fragd attached: "
+        f"`build/fragd --config configs/fragd.yaml --listen 127.0.0.1:PORT --socket PATH`, started before the slot, "
+        f"SIGTERM after), U1, U2, U3 (nothing attached), B (`bpftrace bench/fragd-equivalent.bt`, measured only "
+        f"once `bpftool perf list` shows all its {m['bt_tracepoints']} tracepoints attached) and T (fragd again "
+        f"with `tick_interval: 60m`: BPF programs attached, collector asleep; a diagnostic, to split the cost "
+        f"of the BPF programs from that of the 1 s /proc reads), in the order F U1 U2 B U3 T on even rounds "
+        f"and T U3 B U2 U1 F on odd ones. A slot is one page-fault run, then one hugepage burst. Pairs are "
+        f"adjacent and alternate their order: fragd = F/U1, bpftrace = B/U2, fragd BPF only = T/U3, "
+        f"noise floor = U2/U1. Ratio = traced / untraced throughput (1 = free, < 1 = slower); "
+        f"the medians are over the per-pair ratios. The workloads are pinned to CPU {cpu}; the tracers are not.",
+        "",
+        f"Conditions: load average {m['loadavg_start']} at start, {m['loadavg_end']} at the end; "
+        f"vm.compaction_proactiveness={m['proactiveness']}; THP {m['thp_enabled']}; "
+        f"spectre_v2: {m.get('spectre_v2', '?')}. "
+        f"Other processes on the benchmarked tracepoints at start: {m['foreign_start'] or 'none'}; at the end: "
+        f"{m['foreign_end'] or 'none'}"
+        + ("" if m.get("have_bpftool") == "1" else " (bpftool missing: not checked)")
+        + f". Processes over 1 GiB RSS at the end: {m['other_heavy'] or 'none'}.",
+        "",
+    ]
+
+    # Page faults
+    L += ["### Page faults (order-0 allocation path)", "",
+          f"`bench/pagefault.c` (`gcc -O2`), per run: `{pf_cmd}`: one {m['pf_mib']} MiB anonymous region "
+          f"(MADV_NOHUGEPAGE), 2 warm-up rounds, then for {m['pf_seconds']} s: write one byte per 4 KiB page, "
+          f"MADV_DONTNEED, repeat. One region, one CPU: freed pages go back to that CPU's per-CPU lists and "
+          f"are reused, so the guest does not fault on memory the host took back. Throughput = page faults/s "
+          f"(getrusage minflt checked equal to pages touched). Every fault allocates one order-0 page: "
+          f"kmem:mm_page_alloc fires once per fault; fragd's tp_btf program returns at once (order < 1), "
+          f"bpftrace's classic tracepoint builds the trace record first and then filters.", ""]
+    L += overhead_section("pf", "faults/s", res["pf"], "order-0 page faults", "page faults/s")
+    L += [""]
+
+    # Hugepages
+    hp = res["hp"]
+    short = {}
+    for a in hp.values():
+        for arm, v in a.items():
+            for tok in v[2].split():
+                if tok.startswith("short_cycles="):
+                    short[arm[0]] = short.get(arm[0], 0) + int(tok.split("=")[1])
+    total_cycles = int(m["hp_cycles"]) * len(hp)
+    L += ["### Hugepage burst (order-9 allocations)", "",
+          f"Per run: `{hp_cmd}`: {m['hp_cycles']} times, write {m['hp_pages']} to /proc/sys/vm/nr_hugepages "
+          f"(only that write(2) is timed), read the pool size back, write 0 (untimed). "
+          f"Throughput of a run = {m['hp_pages']} / median time of one growing write (robust to a cycle "
+          f"in which the writer was preempted; hugepage_burst.py prints the summed-time figure too). "
+          f"Every page is one order-9 kmem:mm_page_alloc, normally on the fast path (unfragmented memory: "
+          f"no compaction, no stall).", ""]
+    L += overhead_section("hp", "pages/s", hp, "2 MiB hugetlb pool growth", "2 MiB pages/s")
+    short_txt = ", ".join(f"{k}: {v}" for k, v in sorted(short.items()) if v) or "none"
+    exp = int(m["hp_pages"]) * int(m["hp_cycles"])  # per traced slot
+    seen_txt = []
+    for arm, name in (("F", "fragd"), ("B", "bpftrace")):
+        if arm in seen:
+            seen_txt.append(f"{name} {min(seen[arm])}..{max(seen[arm])}")
+    L += ["", f"Pool reached {m['hp_pages']} in every cycle except: {short_txt} (short cycles per arm, of "
+              f"{total_cycles} per arm). Order-9 allocations the tracer itself counted per traced slot "
+              f"(expected >= {exp}): {', '.join(seen_txt)}.", ""]
+
+    # Footprint
+    rss = int(m["rss_kib"]) / 1024
+    ticks = int(m["cpu_ticks"])
+    window = float(m["cpu_window_s"])
+    clk = int(m["clk_tck"])
+    cpu_pct = ticks / clk / window * 100
+    times = []
+    sizes = []
+    fails = 0
+    with open(args.scrapes) as f:
+        for line in f:
+            t, s = line.split()
+            if t == "fail":
+                fails += 1
+                continue
+            times.append(float(t) * 1000)
+            sizes.append(int(s))
+    med = statistics.median(times) if times else float("nan")
+    p99 = quantile(times, 0.99)
+    ok = lambda b: "met" if b else "**not met**"
+    L += ["### fragd footprint (observe mode, default config, tick 1 s)", "",
+          "| measure | value | goal | |",
+          "|---|---:|---:|---|",
+          f"| RSS after {m['rss_wait']} s of ticking (VmRSS) | {rss:.1f} MiB | <= {GOAL_RSS_MIB} MiB | {ok(rss <= GOAL_RSS_MIB)} |",
+          f"| CPU while idle, utime+stime over {window:.0f} s | {cpu_pct:.3f}% of one core ({ticks} ticks of 1/{clk} s) "
+          f"| <= {GOAL_CPU_PCT}% | {ok(cpu_pct <= GOAL_CPU_PCT)} |",
+          f"| /metrics scrape time, median of {len(times)} | {med:.2f} ms | <= {GOAL_SCRAPE_MS} ms | {ok(med <= GOAL_SCRAPE_MS)} |",
+          f"| /metrics scrape time, p99 | {p99:.2f} ms | <= {GOAL_SCRAPE_MS} ms | {ok(p99 <= GOAL_SCRAPE_MS)} |",
+          f"| /metrics size of one scrape | {statistics.median(sizes) if sizes else 0:.0f} bytes | | |",
+          "",
+          f"Commands: fragd started alone (`build/fragd --config configs/fragd.yaml --listen 127.0.0.1:PORT "
+          f"--socket PATH`); after {m.get('rss_wait', '30')} s `grep VmRSS /proc/PID/status`; utime+stime "
+          f"(fields 14+15 of /proc/PID/stat) read {window:.0f} s apart with nothing scraping; then "
+          f"`curl -s -o /dev/null -w '%{{time_total}} %{{size_download}}' http://127.0.0.1:PORT/metrics` "
+          f"{len(times) + fails} times in a row (loopback, curl's own connect included"
+          + (f"; {fails} failed" if fails else "") + "). "
+          f"fragd's own fragd_collector_tick_seconds (last tick) read after the CPU window: "
+          f"{float(m.get('tick_seconds') or 'nan') * 1e3:.2f} ms. "
+          f"Reading /proc/pagetypeinfo (which fragd does every tick) took {m['pagetypeinfo_ms']} ms here "
+          f"at the time (median of 5 reads). "
+          f"RSS later: {int(m['rss_kib_after_cpu']) / 1024:.1f} MiB after the CPU window, "
+          f"{int(m['rss_kib_after_scrapes']) / 1024:.1f} MiB after the scrapes (VmHWM "
+          f"{int(m['hwm_kib_after_scrapes']) / 1024:.1f} MiB); {m['threads']} threads.",
+          ""]
+
+    # fragd behaviour
+    L += [f"fragd was started {m['fragd_starts']} times ({m['fragd_programs']} BPF programs attached each time); "
+          f"exits with a status other than 0: {m['fragd_bad_exits']}. "
+          + (f"Non-info lines in its log: {len(notes)}, first: `{notes[0][:200]}`." if notes
+             else "Its log has info lines only.")]
+    if m.get("bpftrace_rlimit_msg"):
+        L += ["", "bpftrace prints `couldn't set RLIMIT_MEMLOCK` at start on this machine (the limit cannot be "
+                  "raised here); harmless: the kernel charges BPF memory to the cgroup, and all its probes attach."]
+    L += [END]
+    section = "\n".join(L) + "\n"
+
+    splice(args.output, section)
+    sys.stdout.write(section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,426 @@
+#!/usr/bin/env bash
+# fragd benchmarks: tracing overhead (page faults, hugepage burst) and footprint.
+# Entry point of `make bench`; run from anywhere as root after the build:
+#
+#   bash bench/run.sh                  # full run (~8 min), writes BENCHMARKS.md
+#   BENCH_PAIRS=20 bash bench/run.sh   # more pairs
+#   BENCH_QUICK=1 bash bench/run.sh    # smoke run (~1 min); prints its section and writes
+#                                      # it to /tmp/fragd-bench-quick.md, BENCHMARKS.md untouched
+#
+# Knobs (environment): BENCH_PAIRS (default 10, quick 2), BENCH_QUICK, BENCH_CPU (CPU the
+# workloads are pinned to, default the last one), BENCH_PF_MIB (256), BENCH_PF_SECONDS (3),
+# BENCH_HUGEPAGES (1000), BENCH_HP_CYCLES (30), BENCH_OUTPUT (file to update),
+# BENCH_WAIT_QUIET (seconds to wait for other tracers on the same tracepoints to go, 30),
+# BENCH_KEEP=1 keeps the work directory (logs, raw results).
+#
+# Design: each round runs six slots, each slot = one page-fault run then one hugepage
+# burst run: F (fragd attached), U1, U2, U3 (no tracer), B (bpftrace attached), T (fragd
+# with tick_interval 60m: its BPF programs without its 1 s /proc reads), in the order
+# F U1 U2 B U3 T on even rounds and T U3 B U2 U1 F on odd rounds. Pairs are adjacent and
+# alternate their order: fragd = F/U1, bpftrace = B/U2, fragd BPF only = T/U3, noise
+# floor = U2/U1.
+# Changes one global setting: vm.nr_hugepages (grown, then put back to 0 after each
+# burst, and restored on exit whatever happens). Every process started here is tracked
+# by pid and stopped on exit.
+set -euo pipefail
+
+die() { echo "bench: $*" >&2; exit 1; }
+log() { echo "bench: $*" >&2; }
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+[[ $(id -u) -eq 0 ]] || die "must run as root"
+[[ -x build/fragd ]] || die "build/fragd missing: run make first"
+[[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
+for tool in gcc bpftrace taskset python3 curl; do
+	command -v "$tool" >/dev/null || die "$tool not found in PATH"
+done
+HAVE_BPFTOOL=0
+command -v bpftool >/dev/null && HAVE_BPFTOOL=1
+
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+
+QUICK=${BENCH_QUICK:-0}
+if [[ $QUICK == 1 ]]; then
+	D_PAIRS=2 D_PF_SECONDS=1 D_HP_CYCLES=5 D_RSS_WAIT=5 D_CPU_WINDOW=10 D_SCRAPES=20
+else
+	D_PAIRS=10 D_PF_SECONDS=3 D_HP_CYCLES=30 D_RSS_WAIT=30 D_CPU_WINDOW=60 D_SCRAPES=200
+fi
+PAIRS=${BENCH_PAIRS:-$D_PAIRS}
+PF_MIB=${BENCH_PF_MIB:-256}
+PF_SECONDS=${BENCH_PF_SECONDS:-$D_PF_SECONDS}
+HP_PAGES=${BENCH_HUGEPAGES:-1000}
+HP_CYCLES=${BENCH_HP_CYCLES:-$D_HP_CYCLES}
+RSS_WAIT=$D_RSS_WAIT
+CPU_WINDOW=$D_CPU_WINDOW
+SCRAPES=$D_SCRAPES
+WAIT_QUIET=${BENCH_WAIT_QUIET:-30}
+NCPU=$(nproc)
+CPU=${BENCH_CPU:-$((NCPU - 1))}
+for v in PAIRS PF_MIB PF_SECONDS HP_PAGES HP_CYCLES WAIT_QUIET CPU; do
+	is_uint "${!v}" || die "BENCH_${v} must be a non-negative integer, got '${!v}'"
+done
+((PAIRS >= 1)) || die "BENCH_PAIRS must be >= 1"
+((CPU < NCPU)) || die "BENCH_CPU=$CPU but this machine has $NCPU CPUs"
+
+HP_SYSCTL=/proc/sys/vm/nr_hugepages
+HP_ORIG=$(<"$HP_SYSCTL")
+[[ $HP_ORIG == 0 ]] || die "vm.nr_hugepages is $HP_ORIG, not 0: a hugetlb pool is in use, not touching it"
+PROACTIVE_ORIG=$(</proc/sys/vm/compaction_proactiveness)
+
+WORK=$(mktemp -d /tmp/fragd-bench.XXXXXX)
+T_START=$(date +%s)
+PIDS=()          # every background process started here
+FAILED=1
+
+untrack() {
+	local p keep=()
+	for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+	PIDS=("${keep[@]}")
+}
+
+# Sends SIGTERM, waits up to $2 seconds, then SIGKILL. Returns the exit status.
+stop_pid() {
+	local pid=$1 grace=${2:-10} rc=0 i
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for ((i = 0; i < grace * 10; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			log "pid $pid did not exit ${grace}s after SIGTERM: SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
+	wait "$pid" 2>/dev/null || rc=$?
+	untrack "$pid"
+	return "$rc"
+}
+
+cleanup() {
+	local rc=$? p
+	set +e
+	trap - EXIT INT TERM
+	for p in "${PIDS[@]}"; do stop_pid "$p" 10; done
+	if [[ $(<"$HP_SYSCTL") != "$HP_ORIG" ]]; then
+		echo "$HP_ORIG" >"$HP_SYSCTL" && log "restored vm.nr_hugepages=$HP_ORIG"
+	fi
+	if [[ $(</proc/sys/vm/compaction_proactiveness) != "$PROACTIVE_ORIG" ]]; then
+		log "warning: vm.compaction_proactiveness changed during the run (not by bench) to" \
+			"$(</proc/sys/vm/compaction_proactiveness); left as is"
+	fi
+	if [[ ${BENCH_KEEP:-0} == 1 || $FAILED == 1 ]]; then
+		log "work directory kept: $WORK"
+	else
+		rm -rf "$WORK"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- preparation -----------------------------------------------------------
+gcc -O2 -Wall -Wextra -o "$WORK/pagefault" bench/pagefault.c || die "cannot compile bench/pagefault.c"
+# Private copies: other people may rebuild build/fragd while this runs.
+cp build/fragd "$WORK/fragd"
+cp configs/fragd.yaml "$WORK/fragd.yaml"
+# The same with the collector asleep: only the BPF programs work (the first tick is at start).
+sed -E 's/^(tick_interval:).*/\1 60m/' configs/fragd.yaml >"$WORK/fragd-notick.yaml"
+grep -q '^tick_interval: 60m$' "$WORK/fragd-notick.yaml" || echo 'tick_interval: 60m' >>"$WORK/fragd-notick.yaml"
+FRAGD_SHA=$(sha256sum "$WORK/fragd" | cut -c1-12)
+FRAGD_VERSION=$("$WORK/fragd" --version 2>&1 | head -1 || true)
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+URL="http://127.0.0.1:$PORT/metrics"
+SOCK="$WORK/fragd.sock"
+BT_SCRIPT="$ROOT/bench/fragd-equivalent.bt"
+BT_TRACEPOINTS=$(grep -c '^tracepoint:' "$BT_SCRIPT")
+TRACEPOINTS='mm_page_alloc|mm_compaction_try_to_compact_pages|mm_vmscan_direct_reclaim_begin|mm_vmscan_direct_reclaim_end|mm_compaction_begin|mm_compaction_end|mm_compaction_migratepages|mm_page_alloc_extfrag'
+RESULTS="$WORK/results.tsv"
+META="$WORK/meta.env"
+: >"$RESULTS"
+: >"$META"
+meta() { printf '%s=%s\n' "$1" "$2" >>"$META"; }
+
+# Processes other than ours with a BPF program on one of the tracepoints benchmarked here
+# (another fragd, a bpftrace...): they add their own cost to every arm.
+foreign_tracers() {
+	((HAVE_BPFTOOL)) || return 0
+	local mine=" ${PIDS[*]} "
+	bpftool perf list 2>/dev/null | awk -v mine="$mine" -v tps="^($TRACEPOINTS)\$" '
+		$1 == "pid" && $NF ~ tps && index(mine, " " $2 " ") == 0 { print $2 }' | sort -u |
+		while read -r p; do printf '%s(%s) ' "$p" "$(cat /proc/"$p"/comm 2>/dev/null || echo '?')"; done
+}
+
+wait_quiet() {
+	local f i
+	for ((i = 0; i < WAIT_QUIET; i++)); do
+		f=$(foreign_tracers)
+		[[ -z $f ]] && return 0
+		((i == 0)) && log "other tracers on the same tracepoints: $f- waiting up to ${WAIT_QUIET}s"
+		sleep 1
+	done
+	log "still there after ${WAIT_QUIET}s: $f- measuring anyway (runs flagged)"
+}
+
+attached_count() { # number of tracepoint attachments of pid $1
+	bpftool perf list 2>/dev/null | awk -v p="$1" '$1 == "pid" && $2 == p { n++ } END { print n + 0 }'
+}
+
+FRAGD_PID=
+FRAGD_STARTS=0
+FRAGD_BAD_EXITS=0
+start_fragd() { # [config]
+	local cfg=${1:-$WORK/fragd.yaml} i m total ones
+	echo "=== start $((++FRAGD_STARTS)) $(date -u +%T) $(basename "$cfg")" >>"$WORK/fragd.log"
+	"$WORK/fragd" --config "$cfg" --listen "127.0.0.1:$PORT" --socket "$SOCK" \
+		2>>"$WORK/fragd.log" &
+	FRAGD_PID=$!
+	PIDS+=("$FRAGD_PID")
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$FRAGD_PID" 2>/dev/null || die "fragd exited at start; log: $(tail -5 "$WORK/fragd.log")"
+		if m=$(curl -sf --max-time 2 "$URL" 2>/dev/null); then
+			total=$(grep -c '^fragd_bpf_program_attached{' <<<"$m" || true)
+			ones=$(grep -c '^fragd_bpf_program_attached{.*} 1$' <<<"$m" || true)
+			if ((total > 0 && ones == total)); then
+				FRAGD_PROGRAMS=$total
+				return 0
+			fi
+			((total > 0 && i >= 100)) && die "fragd attached only $ones of $total BPF programs after 10s: $(grep '^fragd_bpf_program_attached{.*} 0$' <<<"$m" | tr '\n' ' ')"
+		fi
+		sleep 0.1
+	done
+	die "fragd not ready after 30s; log: $(tail -5 "$WORK/fragd.log")"
+}
+
+fragd_count() { # fragd's count of order-$1 allocations (fast + stalled + failed), -1 if no answer
+	local m
+	m=$(curl -sf --max-time 5 "$URL") || { echo -1; return 0; }
+	awk -v o="order=\"$1\"" '/^fragd_alloc_total\{/ && index($0, o) { s += $NF } END { printf "%d", s }' <<<"$m"
+}
+
+# Stops fragd; sets SEEN to its count of order-$1 allocations, read once it reaches $2
+# (its counters are exported once per tick) or after 5 s.
+SEEN=
+stop_fragd() {
+	local order=$1 want=$2 rc=0 i
+	for ((i = 0; i < 25; i++)); do
+		SEEN=$(fragd_count "$order")
+		((SEEN >= want)) && break
+		sleep 0.2
+	done
+	stop_pid "$FRAGD_PID" 15 || rc=$?
+	if ((rc != 0)); then
+		FRAGD_BAD_EXITS=$((FRAGD_BAD_EXITS + 1))
+		echo "=== exit status $rc" >>"$WORK/fragd.log"
+	fi
+	FRAGD_PID=
+}
+
+BT_PID=
+BT_RUN=0
+start_bpftrace() {
+	local i out
+	BT_RUN=$((BT_RUN + 1))
+	out="$WORK/bpftrace.$BT_RUN"
+	bpftrace "$BT_SCRIPT" >"$out.out" 2>"$out.err" &
+	BT_PID=$!
+	PIDS+=("$BT_PID")
+	# "Attaching N probes..." is printed before the probes are attached: wait until the
+	# kernel lists all of them (bpftool), or give it a few seconds more without bpftool.
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$BT_PID" 2>/dev/null || die "bpftrace exited at start: $(grep -v RLIMIT "$out.err" | head -5)"
+		if ((HAVE_BPFTOOL)); then
+			(($(attached_count "$BT_PID") >= BT_TRACEPOINTS)) && return 0
+		elif grep -q '^Attaching' "$out.out" 2>/dev/null; then
+			sleep 3
+			return 0
+		fi
+		sleep 0.1
+	done
+	die "bpftrace did not attach its $BT_TRACEPOINTS tracepoints in 60s"
+}
+
+# Stops bpftrace; sets SEEN to its count of order-$1 allocations (from the maps it prints).
+stop_bpftrace() {
+	local order=$1 out="$WORK/bpftrace.$BT_RUN" rc=0
+	stop_pid "$BT_PID" 15 || rc=$?
+	((rc == 0)) || log "bpftrace exited with status $rc (see $out.err)"
+	BT_PID=
+	SEEN=$(awk -v o="@allocs[$order, " 'index($0, o) == 1 { s += $NF } END { printf "%d", s }' "$out.out")
+}
+
+# One slot: one page-fault run, then one hugepage burst, each appended to results.tsv.
+# Args: round, position, arm.
+run_slot() {
+	local round=$1 pos=$2 arm=$3 f0 f1 flag line v info
+	f0=$(foreign_tracers)
+	line=$(taskset -c "$CPU" "$WORK/pagefault" -m "$PF_MIB" -t "$PF_SECONDS" -w 2) ||
+		die "pagefault run failed"
+	v=$(sed -n 's/.*faults_per_s=\([0-9]*\).*/\1/p' <<<"$line")
+	[[ -n $v ]] || die "pagefault printed no figure: $line"
+	# Every touched page must have faulted (no THP, no pages kept across MADV_DONTNEED).
+	python3 -c '
+import sys
+kv = dict(t.split("=") for t in sys.argv[1].split())
+touched, minflt = int(kv["touched"]), int(kv["minflt"])
+sys.exit(0 if touched <= minflt <= touched * 1.01 + 100 else 1)' "$line" ||
+		die "pagefault: minor faults do not match pages touched: $line"
+	info=$(sed 's/faults_per_s=[0-9]* //' <<<"$line")
+	f1=$(foreign_tracers)
+	flag=0
+	[[ -n $f0$f1 ]] && flag=1
+	printf 'pf\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$pos" "$arm" "$v" "$flag" "$info ${f0:+others:$f0}" >>"$RESULTS"
+
+	line=$(taskset -c "$CPU" python3 bench/hugepage_burst.py "$HP_PAGES" "$HP_CYCLES") ||
+		die "hugepage burst failed"
+	v=$(sed -n 's/.*pages_per_s=\([0-9]*\).*/\1/p' <<<"$line")
+	[[ -n $v ]] || die "hugepage_burst printed no figure: $line"
+	info=$(sed 's/pages_per_s=[0-9]* //' <<<"$line")
+	f0=$(foreign_tracers)
+	flag=0
+	[[ -n $f1$f0 ]] && flag=1
+	printf 'hp\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$pos" "$arm" "$v" "$flag" "$info ${f0:+others:$f0}" >>"$RESULTS"
+}
+
+SEEN_LOG="$WORK/seen.tsv" # tracer's own count of order-9 allocations, per traced slot
+: >"$SEEN_LOG"
+run_arm() {
+	local round=$1 pos=$2 arm=$3
+	case $arm in
+	F)
+		start_fragd
+		run_slot "$round" "$pos" F
+		stop_fragd 9 $((HP_PAGES * HP_CYCLES))
+		printf 'F\t%s\t%s\n' "$round" "$SEEN" >>"$SEEN_LOG"
+		;;
+	T)
+		start_fragd "$WORK/fragd-notick.yaml"
+		run_slot "$round" "$pos" T
+		stop_fragd 9 0
+		;;
+	B)
+		start_bpftrace
+		run_slot "$round" "$pos" B
+		stop_bpftrace 9
+		printf 'B\t%s\t%s\n' "$round" "$SEEN" >>"$SEEN_LOG"
+		;;
+	*) run_slot "$round" "$pos" "$arm" ;;
+	esac
+}
+
+# --- overhead ------------------------------------------------------------------
+log "work directory $WORK; $PAIRS pairs; workloads on CPU $CPU; fragd $FRAGD_VERSION ($FRAGD_SHA)"
+meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
+meta kernel "$(uname -r)"
+meta cpu_model "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+meta ncpu "$NCPU"
+meta mem_total_kib "$(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
+meta mem_available_kib_start "$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
+meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+meta fragd_version "$FRAGD_VERSION"
+meta fragd_sha "$FRAGD_SHA"
+meta bpftrace_version "$(bpftrace --version 2>&1 | head -1)"
+meta quick "$QUICK"
+meta pairs "$PAIRS"
+meta cpu "$CPU"
+meta pf_mib "$PF_MIB"
+meta pf_seconds "$PF_SECONDS"
+meta hp_pages "$HP_PAGES"
+meta hp_cycles "$HP_CYCLES"
+meta rss_wait "$RSS_WAIT"
+meta proactiveness "$PROACTIVE_ORIG"
+meta spectre_v2 "$(cat /sys/devices/system/cpu/vulnerabilities/spectre_v2 2>/dev/null | cut -d';' -f1)"
+meta thp_enabled "$(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+meta have_bpftool "$HAVE_BPFTOOL"
+meta bt_tracepoints "$BT_TRACEPOINTS"
+meta foreign_start "$(foreign_tracers)"
+
+wait_quiet
+log "warm-up run (discarded)"
+taskset -c "$CPU" "$WORK/pagefault" -m "$PF_MIB" -t "$PF_SECONDS" -w 2 >/dev/null
+taskset -c "$CPU" python3 bench/hugepage_burst.py "$HP_PAGES" "$HP_CYCLES" >/dev/null
+
+for ((r = 0; r < PAIRS; r++)); do
+	if ((r % 2 == 0)); then order=(F U1 U2 B U3 T); else order=(T U3 B U2 U1 F); fi
+	wait_quiet
+	log "round $((r + 1))/$PAIRS: ${order[*]}"
+	for ((p = 0; p < ${#order[@]}; p++)); do run_arm "$r" "$p" "${order[p]}"; done
+done
+meta fragd_programs "${FRAGD_PROGRAMS:-?}"
+meta fragd_starts "$FRAGD_STARTS"
+meta fragd_bad_exits "$FRAGD_BAD_EXITS"
+meta bpftrace_rlimit_msg "$(cat "$WORK"/bpftrace.*.err 2>/dev/null | grep -m1 RLIMIT_MEMLOCK || true)"
+meta bpftrace_attach_line "$(grep -h -m1 '^Attaching' "$WORK/bpftrace.1.out" 2>/dev/null || true)"
+
+# --- footprint -----------------------------------------------------------------
+log "footprint: fragd idle ${RSS_WAIT}s, then CPU over ${CPU_WINDOW}s, then $SCRAPES scrapes"
+proc_cpu_ticks() { # utime + stime of the whole process, in clock ticks
+	local stat rest
+	stat=$(<"/proc/$1/stat")
+	rest=${stat##*) }
+	# shellcheck disable=SC2086
+	set -- $rest
+	echo $((${12} + ${13}))
+}
+status_kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+
+wait_quiet
+start_fragd
+sleep "$RSS_WAIT"
+meta rss_kib "$(status_kib "$FRAGD_PID" VmRSS)"
+meta hwm_kib_idle "$(status_kib "$FRAGD_PID" VmHWM)"
+meta threads "$(status_kib "$FRAGD_PID" Threads)"
+t0=$(date +%s.%N)
+c0=$(proc_cpu_ticks "$FRAGD_PID")
+sleep "$CPU_WINDOW"
+c1=$(proc_cpu_ticks "$FRAGD_PID")
+t1=$(date +%s.%N)
+meta cpu_ticks "$((c1 - c0))"
+meta cpu_window_s "$(python3 -c "print(f'{$t1 - $t0:.3f}')")"
+meta clk_tck "$(getconf CLK_TCK)"
+meta pagetypeinfo_ms "$(python3 -c '
+import statistics, time
+ts = []
+for _ in range(5):
+    t = time.perf_counter()
+    open("/proc/pagetypeinfo").read()
+    ts.append((time.perf_counter() - t) * 1e3)
+print(f"{statistics.median(ts):.2f}")')"
+meta tick_seconds "$(curl -sf --max-time 5 "$URL" | awk '/^fragd_collector_tick_seconds / { print $2 }' || true)"
+meta rss_kib_after_cpu "$(status_kib "$FRAGD_PID" VmRSS)"
+SCRAPE_LOG="$WORK/scrapes.txt"
+: >"$SCRAPE_LOG"
+for ((i = 0; i < SCRAPES; i++)); do
+	curl -sf -o /dev/null -w '%{time_total} %{size_download}\n' "$URL" >>"$SCRAPE_LOG" ||
+		echo "fail 0" >>"$SCRAPE_LOG"
+done
+meta rss_kib_after_scrapes "$(status_kib "$FRAGD_PID" VmRSS)"
+meta hwm_kib_after_scrapes "$(status_kib "$FRAGD_PID" VmHWM)"
+meta foreign_footprint "$(foreign_tracers)"
+stop_fragd 9 0
+
+meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+meta foreign_end "$(foreign_tracers)"
+meta other_heavy "$(ps -eo pid=,rss=,pcpu=,comm= --sort=-rss | awk '$2 > 1048576 { printf "%s(%s, %d MiB) ", $4, $1, $2 / 1024 }')"
+# fragd's log: anything that is not an info line is worth reading.
+grep -v -e '^<6>' -e '^=== start' "$WORK/fragd.log" >"$WORK/fragd.notes" || true
+
+meta runtime_s "$(($(date +%s) - T_START))"
+
+# --- report --------------------------------------------------------------------
+if [[ -n ${BENCH_OUTPUT:-} ]]; then
+	OUT=$BENCH_OUTPUT
+elif [[ $QUICK == 1 ]]; then
+	OUT=/tmp/fragd-bench-quick.md
+else
+	OUT="$ROOT/BENCHMARKS.md"
+fi
+python3 bench/report.py --results "$RESULTS" --meta "$META" --seen "$SEEN_LOG" \
+	--scrapes "$SCRAPE_LOG" --fragd-notes "$WORK/fragd.notes" --output "$OUT" >"$WORK/section.md"
+cat "$WORK/section.md"
+log "section written to $OUT"
+if [[ $QUICK == 1 && -z ${BENCH_OUTPUT:-} ]]; then log "(quick run: BENCHMARKS.md not touched)"; fi
+FAILED=0
