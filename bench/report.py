@@ -291,7 +291,7 @@ def main():
           + (f"; {fails} failed" if fails else "") + "). "
           f"fragd's own fragd_collector_tick_seconds (last tick) read after the CPU window: "
           f"{float(m.get('tick_seconds') or 'nan') * 1e3:.2f} ms. "
-          f"Reading /proc/pagetypeinfo (which fragd does every tick) took {m['pagetypeinfo_ms']} ms here "
+          f"Reading /proc/pagetypeinfo (which fragd does once per pagetypeinfo_interval, 60 s by default) took {m['pagetypeinfo_ms']} ms here "
           f"at the time (median of 5 reads). "
           f"RSS later: {int(m['rss_kib_after_cpu']) / 1024:.1f} MiB after the CPU window, "
           f"{int(m['rss_kib_after_scrapes']) / 1024:.1f} MiB after the scrapes (VmHWM "
