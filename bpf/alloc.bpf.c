@@ -5,7 +5,7 @@
  * There is no tracepoint at allocation entry. Per task, the first stall event
  * (mm_compaction_try_to_compact_pages or mm_vmscan_direct_reclaim_begin) of
  * order >= min_order opens a stall; kmem:mm_page_alloc of that order in that
- * task closes it (granted if page != NULL). mm_page_alloc with no open stall is
+ * task closes it (granted if page != NULL). Per-task state lives in task storage. mm_page_alloc with no open stall is
  * a fast-path allocation. The stall time is therefore a lower bound of the
  * allocation's latency: the fast-path attempt before the first stall event is
  * not seen.
@@ -31,11 +31,15 @@ struct open_stall {
 	__u32 phase;      /* enum stall_phase */
 };
 
-/* Open stalls, keyed by thread id. LRU so that a task that dies mid-stall cannot fill it. */
+/*
+ * Open stalls in task-local storage: a pointer walk from the current task
+ * instead of a hash lookup on every high-order allocation, and freed with
+ * the task if it dies mid-stall. start_ns == 0 means no stall is open.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct open_stall);
 } open_stalls SEC(".maps");
 
@@ -78,23 +82,22 @@ static __always_inline void close_phase(struct open_stall *s, __u64 now)
 /* A stall event of `order` in the current task: open the stall or enter a new phase. */
 static __always_inline void stall_event(__u32 order, __u64 gfp, __u32 phase)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 now = bpf_ktime_get_ns();
 	struct alloc_stats *st = fragd_stats(&alloc_stats);
-	struct open_stall *s, init = {};
+	struct open_stall *s;
 
 	if (st)
 		st->direct_entries[clamp_order(order)][phase == PHASE_RECLAIM ? FRAGD_PHASE_RECLAIM
 									    : FRAGD_PHASE_COMPACTION]++;
-	s = bpf_map_lookup_elem(&open_stalls, &tid);
-	if (!s || s->order != order) {
-		init.start_ns = now;
-		init.order = order;
-		init.gfp = gfp;
-		bpf_map_update_elem(&open_stalls, &tid, &init, BPF_ANY);
-		s = bpf_map_lookup_elem(&open_stalls, &tid);
-		if (!s)
-			return;
+	s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s)
+		return;
+	if (!s->start_ns || s->order != order) {
+		__builtin_memset(s, 0, sizeof(*s));
+		s->start_ns = now;
+		s->order = order;
+		s->gfp = gfp;
 	}
 	close_phase(s, now);
 	s->phase = phase;
@@ -128,15 +131,14 @@ static __always_inline void emit_slow(const struct open_stall *s, __u64 now, __u
 /* End of an allocation attempt of order >= min_order. */
 static __always_inline int on_alloc(__u32 order, bool granted)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct alloc_stats *st = fragd_stats(&alloc_stats);
 	struct open_stall *s;
 	__u64 o = clamp_order(order);
 
 	if (!st)
 		return 0;
-	s = bpf_map_lookup_elem(&open_stalls, &tid);
-	if (!s || s->order != order) {
+	s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0, 0);
+	if (!s || !s->start_ns || s->order != order) {
 		/* No stall of this order in this task: the fast path (or a failure that never stalled). */
 		st->allocs[o][granted ? FRAGD_OUTCOME_FAST : FRAGD_OUTCOME_FAILED]++;
 		return 0;
@@ -153,7 +155,7 @@ static __always_inline int on_alloc(__u32 order, bool granted)
 	fragd_hist_add(&stall_hist, FRAGD_STALL_HIST_KEY(o, result), dur);
 	if (dur >= slow_stall_ns)
 		emit_slow(s, now, dur, result, st);
-	bpf_map_delete_elem(&open_stalls, &tid);
+	s->start_ns = 0;  /* closed; the storage stays with the task for its next stall */
 	return 0;
 }
 
@@ -216,10 +218,9 @@ int reclaim_begin(struct trace_event_raw_mm_vmscan_direct_reclaim_begin_template
 SEC("tracepoint/vmscan/mm_vmscan_direct_reclaim_end")
 int reclaim_end(void *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct open_stall *s = bpf_map_lookup_elem(&open_stalls, &tid);
+	struct open_stall *s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0, 0);
 
-	if (s && s->phase == PHASE_RECLAIM)
+	if (s && s->start_ns && s->phase == PHASE_RECLAIM)
 		close_phase(s, bpf_ktime_get_ns());
 	return 0;
 }

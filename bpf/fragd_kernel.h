@@ -19,6 +19,7 @@
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
 struct page;
+struct task_struct;
 
 /* mm/internal.h; tp_btf mm_compaction_begin/end pass it as their first argument. */
 struct compact_control {
