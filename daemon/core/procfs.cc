@@ -98,6 +98,25 @@ void warn(std::vector<std::string>* warnings, std::string_view path, size_t line
 
 bool is_blank(std::string_view s) { return tokenize(s).empty(); }
 
+// Bad lines of one file: each is warned about, and the first is kept for the
+// error returned when nothing in the file parses.
+struct BadLines {
+  BadLines(std::vector<std::string>* w, std::string_view p) : warnings(w), path(p) {}
+
+  std::vector<std::string>* warnings;
+  std::string_view path;
+  size_t first_line = 0;
+  std::string first_why;
+
+  void skip(size_t line, const std::string& why, std::string_view consequence = "line skipped") {
+    if (first_line == 0) {
+      first_line = line;
+      first_why = why;
+    }
+    warn(warnings, path, line, why + "; " + std::string(consequence));
+  }
+};
+
 // Do `toks` begin with exactly these words?
 bool starts_with_words(const std::vector<std::string_view>& toks,
                        std::initializer_list<std::string_view> words) {
@@ -238,15 +257,7 @@ Result<std::vector<ZoneFree>> parse_buddyinfo(std::string_view text, std::string
     std::vector<uint64_t> counts;
   };
   std::vector<Parsed> parsed;
-  size_t first_bad_line = 0;
-  std::string first_bad_why;
-  auto bad = [&](size_t line, const std::string& why) {
-    if (first_bad_line == 0) {
-      first_bad_line = line;
-      first_bad_why = why;
-    }
-    warn(warnings, path, line, why + "; line skipped");
-  };
+  BadLines bad{warnings, path};
 
   bool any_content = false;
   for (const Line& l : lines) {
@@ -256,20 +267,20 @@ Result<std::vector<ZoneFree>> parse_buddyinfo(std::string_view text, std::string
     std::string why;
     auto h = parse_zone_header(toks, why);
     if (!h) {
-      bad(l.no, why);
+      bad.skip(l.no, why);
       continue;
     }
     Parsed p{l.no, h->node, h->zone, {}};
     if (!parse_counts(toks, 4, false, p.counts, why)) {
-      bad(l.no, zone_label(h->node, h->zone) + ": free block count " + why);
+      bad.skip(l.no, zone_label(h->node, h->zone) + ": free block count " + why);
       continue;
     }
     if (p.counts.empty()) {
-      bad(l.no, zone_label(h->node, h->zone) + ": no free block counts after the zone name");
+      bad.skip(l.no, zone_label(h->node, h->zone) + ": no free block counts after the zone name");
       continue;
     }
     if (p.counts.size() > kMaxOrders) {
-      bad(l.no, zone_label(h->node, h->zone) + ": " + std::to_string(p.counts.size()) +
+      bad.skip(l.no, zone_label(h->node, h->zone) + ": " + std::to_string(p.counts.size()) +
                     " orders, more than the " + std::to_string(kMaxOrders) + " fragd accepts");
       continue;
     }
@@ -277,7 +288,7 @@ Result<std::vector<ZoneFree>> parse_buddyinfo(std::string_view text, std::string
   }
 
   if (!any_content) return empty_file(path, kExpected);
-  if (parsed.empty()) return unparsable(path, first_bad_line, kExpected, first_bad_why);
+  if (parsed.empty()) return unparsable(path, bad.first_line, kExpected, bad.first_why);
 
   // The kernel prints NR_PAGE_ORDERS columns on every line. Take the count
   // most lines agree on (the larger on a tie); a line with another count was
@@ -342,8 +353,7 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
   std::vector<Seen> seen;  // zones in zoneinfo order
   std::vector<ZoneFree> work = zones;
   long cur = -1;  // index into `seen`; -1 = not inside a usable zone block
-  size_t first_bad_line = 0;
-  std::string first_bad_why;
+  BadLines bad{warnings, path};
   bool any_content = false;
 
   for (const Line& l : lines) {
@@ -355,11 +365,7 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
       std::string why;
       auto h = parse_zone_header(toks, why);
       if (!h) {
-        if (first_bad_line == 0) {
-          first_bad_line = l.no;
-          first_bad_why = why;
-        }
-        warn(warnings, path, l.no, why + "; this zone's counters are skipped");
+        bad.skip(l.no, why, "this zone's counters are skipped");
         cur = -1;
         continue;
       }
@@ -421,8 +427,8 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
 
   if (!any_content) return empty_file(path, kExpected);
   if (seen.empty())
-    return unparsable(path, first_bad_line ? first_bad_line : first_content_line(lines), kExpected,
-                      first_bad_line ? first_bad_why : "no 'Node <n>, zone <name>' line");
+    return unparsable(path, bad.first_line ? bad.first_line : first_content_line(lines), kExpected,
+                      bad.first_line ? bad.first_why : "no 'Node <n>, zone <name>' line");
 
   for (const Seen& s : seen) {
     find_or_add(work, s.node, s.zone);  // zones with no counters at all still exist
@@ -481,15 +487,7 @@ Result<void> parse_pagetypeinfo(std::string_view text, std::string_view path,
   size_t rows = 0;  // table rows stored
   std::optional<unsigned> pb_order;
   bool any_content = false;
-  size_t first_bad_line = 0;
-  std::string first_bad_why;
-  auto bad = [&](size_t line, const std::string& why) {
-    if (first_bad_line == 0) {
-      first_bad_line = line;
-      first_bad_why = why;
-    }
-    warn(warnings, path, line, why + "; line skipped");
-  };
+  BadLines bad{warnings, path};
 
   for (const Line& l : lines) {
     const auto toks = tokenize(l.text);
@@ -499,7 +497,7 @@ Result<void> parse_pagetypeinfo(std::string_view text, std::string_view path,
     if (starts_with_words(toks, {"Page", "block", "order:"})) {
       uint64_t v = 0;
       if (toks.size() != 4 || !parse_u64(toks[3], v) || v >= kMaxOrders) {
-        bad(l.no, "expected 'Page block order: <n>'");
+        bad.skip(l.no, "expected 'Page block order: <n>'");
       } else {
         pb_order = static_cast<unsigned>(v);
       }
@@ -516,7 +514,7 @@ Result<void> parse_pagetypeinfo(std::string_view text, std::string_view path,
         ok = parse_u64(toks[i], v) && v == i - 8;
       }
       if (!ok) {
-        bad(l.no,
+        bad.skip(l.no,
             "expected the order columns '0 1 2 ...' after 'at order'; free-list table skipped");
         section = Section::Other;
       }
@@ -526,7 +524,7 @@ Result<void> parse_pagetypeinfo(std::string_view text, std::string_view path,
       section = Section::Blocks;
       block_types.assign(toks.begin() + 4, toks.end());
       if (block_types.empty()) {
-        bad(l.no,
+        bad.skip(l.no,
             "expected migrate type names after 'Number of blocks type'; pageblock table skipped");
         section = Section::Other;
       }
@@ -537,34 +535,34 @@ Result<void> parse_pagetypeinfo(std::string_view text, std::string_view path,
       continue;
     }
     if (toks[0] != "Node") {
-      bad(l.no, "unrecognised line " + quote(l.text));
+      bad.skip(l.no, "unrecognised line " + quote(l.text));
       continue;
     }
     if (section == Section::Other) continue;
     if (section == Section::None) {
-      bad(l.no, "zone line before any table header");
+      bad.skip(l.no, "zone line before any table header");
       continue;
     }
 
     std::string why;
     auto h = parse_zone_header(toks, why);
     if (!h) {
-      bad(l.no, why);
+      bad.skip(l.no, why);
       continue;
     }
     std::vector<uint64_t> counts;
     if (section == Section::Free) {
       if (toks.size() < 6 || toks[4] != "type" || !is_zone_name(toks[5])) {
-        bad(l.no,
+        bad.skip(l.no,
             zone_label(h->node, h->zone) + ": expected 'type <migratetype>' after the zone name");
         continue;
       }
       if (!parse_counts(toks, 6, true, counts, why)) {
-        bad(l.no, zone_label(h->node, h->zone) + " type " + std::string(toks[5]) + ": " + why);
+        bad.skip(l.no, zone_label(h->node, h->zone) + " type " + std::string(toks[5]) + ": " + why);
         continue;
       }
       if (counts.size() != free_orders) {
-        bad(l.no, zone_label(h->node, h->zone) + " type " + std::string(toks[5]) + ": " +
+        bad.skip(l.no, zone_label(h->node, h->zone) + " type " + std::string(toks[5]) + ": " +
                       std::to_string(counts.size()) + " order columns where the header has " +
                       std::to_string(free_orders));
         continue;
@@ -574,11 +572,11 @@ Result<void> parse_pagetypeinfo(std::string_view text, std::string_view path,
       ++rows;
     } else {  // Section::Blocks
       if (!parse_counts(toks, 4, false, counts, why)) {
-        bad(l.no, zone_label(h->node, h->zone) + ": pageblock count " + why);
+        bad.skip(l.no, zone_label(h->node, h->zone) + ": pageblock count " + why);
         continue;
       }
       if (counts.size() != block_types.size()) {
-        bad(l.no, zone_label(h->node, h->zone) + ": " + std::to_string(counts.size()) +
+        bad.skip(l.no, zone_label(h->node, h->zone) + ": " + std::to_string(counts.size()) +
                       " pageblock columns where the header names " +
                       std::to_string(block_types.size()) + " migrate types");
         continue;
@@ -591,8 +589,8 @@ Result<void> parse_pagetypeinfo(std::string_view text, std::string_view path,
 
   if (!any_content) return empty_file(path, kExpected);
   if (rows == 0)
-    return unparsable(path, first_bad_line ? first_bad_line : first_content_line(lines), kExpected,
-                      first_bad_line ? first_bad_why : "no table rows");
+    return unparsable(path, bad.first_line ? bad.first_line : first_content_line(lines), kExpected,
+                      bad.first_line ? bad.first_why : "no table rows");
   zones = std::move(work);
   if (pageblock_order && pb_order) *pageblock_order = *pb_order;
   return {};
@@ -607,8 +605,7 @@ Result<std::map<std::string, uint64_t>> parse_vmstat(std::string_view text, std:
   const std::vector<Line> lines = split_lines(text);
   std::map<std::string, uint64_t> out;
   bool any_content = false;
-  size_t first_bad_line = 0;
-  std::string first_bad_why;
+  BadLines bad{warnings, path};
 
   for (const Line& l : lines) {
     const auto toks = tokenize(l.text);
@@ -629,14 +626,10 @@ Result<std::map<std::string, uint64_t>> parse_vmstat(std::string_view text, std:
     } else {
       continue;
     }
-    if (first_bad_line == 0) {
-      first_bad_line = l.no;
-      first_bad_why = why;
-    }
-    warn(warnings, path, l.no, why + "; line skipped");
+    bad.skip(l.no, why);
   }
   if (!any_content) return empty_file(path, kExpected);
-  if (out.empty()) return unparsable(path, first_bad_line, kExpected, first_bad_why);
+  if (out.empty()) return unparsable(path, bad.first_line, kExpected, bad.first_why);
   return out;
 }
 
@@ -648,9 +641,8 @@ Result<void> parse_meminfo(std::string_view text, std::string_view path, MemSnap
       "'MemFree: <n> kB' and 'MemAvailable: <n> kB' lines";
   const std::vector<Line> lines = split_lines(text);
   bool any_content = false, have_free = false, have_avail = false;
-  size_t first_bad_line = 0;
-  std::string first_bad_why;
   std::vector<std::string> warnings;
+  BadLines bad{&warnings, path};
 
   for (const Line& l : lines) {
     const auto toks = tokenize(l.text);
@@ -677,17 +669,13 @@ Result<void> parse_meminfo(std::string_view text, std::string_view path, MemSnap
       (name == "MemFree" ? out.mem_free_kib : out.mem_available_kib) = v;
       continue;
     }
-    if (first_bad_line == 0) {
-      first_bad_line = l.no;
-      first_bad_why = why;
-    }
-    warnings.push_back(where(path, l.no) + ": " + why + "; line skipped");
+    bad.skip(l.no, why);
   }
 
   if (!any_content) return empty_file(path, kExpected);
   if (!have_free && !have_avail)
-    return unparsable(path, first_bad_line ? first_bad_line : first_content_line(lines), kExpected,
-                      first_bad_line ? first_bad_why : "neither MemFree nor MemAvailable found");
+    return unparsable(path, bad.first_line ? bad.first_line : first_content_line(lines), kExpected,
+                      bad.first_line ? bad.first_why : "neither MemFree nor MemAvailable found");
   if (!have_free) warnings.push_back(std::string(path) + ": no MemFree line; reported as 0");
   if (!have_avail)
     warnings.push_back(std::string(path) +

@@ -67,21 +67,13 @@ uint64_t page_kib() {
   return ps > 0 ? static_cast<uint64_t>(ps) / 1024 : 4;
 }
 
-std::string clock_hms() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
-  return buf;
-}
-
-std::string clock_iso8601() {
+// The local wall-clock time, strftime-formatted.
+std::string local_time(const char* format) {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
   localtime_r(&t, &tm);
   char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  std::strftime(buf, sizeof buf, format, &tm);
   return buf;
 }
 
@@ -165,7 +157,7 @@ int cmd_hist(const std::string& socket_path, const HistArgs& a) {
   if (a.interval_s <= 0) {
     if (a.json) {
       json out = fragd::hist_report_json(*first, view);
-      out["time"] = clock_iso8601();
+      out["time"] = local_time("%Y-%m-%dT%H:%M:%S%z");
       out["cumulative"] = true;
       out["interval_s"] = nullptr;
       out["interval_ns"] = nullptr;
@@ -193,14 +185,14 @@ int cmd_hist(const std::string& socket_path, const HistArgs& a) {
     fragd::HistSnapshot d = fragd::hist_interval(*newer, older);
     if (a.json) {
       json out = fragd::hist_report_json(d, view);
-      out["time"] = clock_iso8601();
+      out["time"] = local_time("%Y-%m-%dT%H:%M:%S%z");
       out["cumulative"] = false;
       out["interval_s"] = a.interval_s;
       out["interval_ns"] = d.uptime_ns;  // as measured by fragd
       out["uptime_ns"] = newer->uptime_ns;
       std::printf("%s\n", out.dump().c_str());
     } else {
-      std::printf("\n%s\n%s", clock_hms().c_str(), fragd::format_hist_text(d, view).c_str());
+      std::printf("\n%s\n%s", local_time("%H:%M:%S").c_str(), fragd::format_hist_text(d, view).c_str());
     }
     std::fflush(stdout);
     older = std::move(*newer);

@@ -126,7 +126,7 @@ bool ControlServer::send_line(Client& c, const std::string& line, bool may_block
   return true;
 }
 
-void ControlServer::serve(Client& c) {
+bool ControlServer::serve(Client& c) {
   size_t nl;
   while ((nl = c.in.find('\n')) != std::string::npos) {
     const std::string line = c.in.substr(0, nl);
@@ -143,13 +143,9 @@ void ControlServer::serve(Client& c) {
       answer = {{"ok", false}, {"error", std::string("bad request: ") + e.what()}};
     }
     if (cmd == "trace" && answer.value("ok", false)) c.trace = true;
-    if (!send_line(c, answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), true)) {
-      c.in.clear();
-      c.trace = false;
-      c.fd = -c.fd - 1;  // mark for closing
-      return;
-    }
+    if (!send_line(c, answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), true)) return false;
   }
+  return true;
 }
 
 void ControlServer::on_readable(int fd) {
@@ -171,11 +167,7 @@ void ControlServer::on_readable(int fd) {
       close_client(i);
       return;
     }
-    serve(clients_[i]);
-    if (clients_[i].fd < 0) {
-      clients_[i].fd = -clients_[i].fd - 1;
-      close_client(i);
-    }
+    if (!serve(clients_[i])) close_client(i);
     return;
   }
 }

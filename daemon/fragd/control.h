@@ -39,7 +39,8 @@ class ControlServer {
   };
   ControlServer() = default;
   void accept_client();
-  void serve(Client& c);
+  // Answers every complete request line; false when the client must be closed.
+  bool serve(Client& c);
   void close_client(size_t i);
   bool send_line(Client& c, const std::string& line, bool may_block);
 

@@ -51,6 +51,12 @@ class FamilyBuilder {
   MetricFamily f_;
 };
 
+// Appends finished families to `out`, in order.
+template <class... Builders>
+void emit(std::vector<MetricFamily>& out, Builders&... b) {
+  (out.push_back(b.take()), ...);
+}
+
 std::string node_label(int node) { return std::to_string(node); }
 
 }  // namespace
@@ -62,14 +68,14 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
   {
     FamilyBuilder f("fragd_build_info", "fragd's version; always 1.", MetricType::Gauge);
     f.gauge({{"version", FRAGD_VERSION}}, 1);
-    out.push_back(f.take());
+    emit(out, f);
   }
   {
     FamilyBuilder f("fragd_bpf_program_attached",
                     "1 when the BPF program is attached to its tracepoint, 0 when it is not (its feature is off).",
                     MetricType::Gauge);
     for (const auto& p : programs) f.gauge({{"program", p.name}, {"tracepoint", p.tracepoint}}, p.attached);
-    out.push_back(f.take());
+    emit(out, f);
   }
 
   if (bpf) {
@@ -100,10 +106,7 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
         entries.counter({{"order", ol}, {"phase", phase_name(p)}}, a.direct_entries[o][p]);
       }
     }
-    out.push_back(total.take());
-    out.push_back(stall.take());
-    out.push_back(phase.take());
-    out.push_back(entries.take());
+    emit(out, total, stall, phase, entries);
 
     const auto& c = bpf->compaction;
     FamilyBuilder runs("fragd_compaction_runs_total",
@@ -122,10 +125,7 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
       mig.counter({{"trigger", trigger_name(t)}}, c.pages_migrated[t]);
       fail.counter({{"trigger", trigger_name(t)}}, c.pages_failed[t]);
     }
-    out.push_back(runs.take());
-    out.push_back(dur.take());
-    out.push_back(mig.take());
-    out.push_back(fail.take());
+    emit(out, runs, dur, mig, fail);
 
     FamilyBuilder fb("fragd_fallback_total",
                      "Allocations that took pages from another migratetype's free list (mm_page_alloc_extfrag); "
@@ -144,18 +144,18 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
                       {"claimed", cl ? "true" : "false"}},
                      v);
         }
-    out.push_back(fb.take());
+    emit(out, fb);
 
     FamilyBuilder dropped("fragd_events_dropped_total",
                           "Slow-stall events lost because the BPF ring buffer was full.", MetricType::Counter);
     dropped.counter({}, a.events_dropped);
-    out.push_back(dropped.take());
+    emit(out, dropped);
     FamilyBuilder unmatched("fragd_compaction_events_unmatched_total",
                             "Compaction end or migration events with no run start seen (runs already under way "
                             "when fragd attached).",
                             MetricType::Counter);
     unmatched.counter({}, c.runs_unmatched);
-    out.push_back(unmatched.take());
+    emit(out, unmatched);
   }
 
   if (mem) {
@@ -174,29 +174,23 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
       if (z.present_pages == 0) continue;  // empty zones (Movable, Device) carry nothing
       const std::string n = node_label(z.node);
       zs.gauge({{"node", n}, {"zone", z.zone}}, zone_score(z));
-      uint64_t free_pages = 0;
       const auto ui = unusable_index(z);
       for (size_t o = 0; o < z.free_blocks.size(); o++) {
         fbk.gauge({{"node", n}, {"zone", z.zone}, {"order", std::to_string(o)}}, z.free_blocks[o]);
-        free_pages += z.free_blocks[o] << o;
         if (o < ui.size()) ufi.gauge({{"node", n}, {"zone", z.zone}, {"order", std::to_string(o)}}, ui[o]);
       }
-      fp.gauge({{"node", n}, {"zone", z.zone}}, free_pages);
+      fp.gauge({{"node", n}, {"zone", z.zone}}, buddy_free_pages(z));
       for (const auto& [mt, count] : z.pageblocks)
         pb.gauge({{"node", n}, {"zone", z.zone}, {"migratetype", mt}}, count);
     }
-    out.push_back(zs.take());
-    out.push_back(fbk.take());
-    out.push_back(ufi.take());
-    out.push_back(pb.take());
-    out.push_back(fp.take());
+    emit(out, zs, fbk, ufi, pb, fp);
 
     FamilyBuilder ns("fragd_node_fragmentation_score",
                      "The kernel's node fragmentation score (what proactive compaction compares with its "
                      "thresholds): zone scores weighted by present pages.",
                      MetricType::Gauge);
     for (const auto& s : node_scores(mem->zones)) ns.gauge({{"node", node_label(s.node)}}, s.score);
-    out.push_back(ns.take());
+    emit(out, ns);
 
     FamilyBuilder hp("fragd_hugepages", "Hugetlb pool pages per node and size (sysfs).", MetricType::Gauge);
     for (const auto& p : mem->hugepages) {
@@ -204,7 +198,7 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
       hp.gauge({{"node", node_label(p.node)}, {"size", size}, {"state", "total"}}, p.total);
       hp.gauge({{"node", node_label(p.node)}, {"size", size}, {"state", "free"}}, p.free);
     }
-    out.push_back(hp.take());
+    emit(out, hp);
   }
 
   {
@@ -212,20 +206,20 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
                     MetricType::Counter);
     e.counter({{"source", "bpf"}}, self.collect_errors_bpf);
     e.counter({{"source", "procfs"}}, self.collect_errors_procfs);
-    out.push_back(e.take());
+    emit(out, e);
     FamilyBuilder t("fragd_slow_stall_events_total",
                     "Slow-stall events read from the ring buffer (stalls above bpf.slow_stall_threshold).",
                     MetricType::Counter);
     t.counter({}, self.trace_events);
-    out.push_back(t.take());
+    emit(out, t);
     FamilyBuilder u("fragd_trace_events_unsent_total",
                     "Slow-stall events not delivered to a `fragctl trace` client that did not keep up.",
                     MetricType::Counter);
     u.counter({}, self.trace_events_unsent);
-    out.push_back(u.take());
+    emit(out, u);
     FamilyBuilder d("fragd_collector_tick_seconds", "Duration of the last collector tick.", MetricType::Gauge);
     d.gauge({}, self.last_tick_seconds);
-    out.push_back(d.take());
+    emit(out, d);
   }
   return out;
 }
