@@ -3,75 +3,151 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <cmath>
 #include <fstream>
-#include <set>
+#include <map>
 #include <sstream>
 
 namespace fragd {
-namespace {
+namespace config_detail {
 
-std::string where(const std::string& path, const YAML::Node& n) {
+SourceMark mark_of(const YAML::Node& n) {
   const YAML::Mark m = n.Mark();
-  if (m.line < 0) return path;
-  return path + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+  if (m.line < 0) return {};
+  return SourceMark{m.line + 1, m.column + 1};
 }
 
-Error bad(const std::string& path, const YAML::Node& n, const std::string& key, const std::string& what) {
-  return make_error(where(path, n) + ": key '" + key + "': " + what, EINVAL);
+std::string where(const std::string& file, const YAML::Node& n) {
+  const SourceMark m = mark_of(n);
+  if (m.line == 0) return file;
+  return file + ":" + std::to_string(m.line) + ":" + std::to_string(m.column);
 }
 
-Result<void> check_keys(const std::string& path, const YAML::Node& map, const std::string& prefix,
-                        const std::set<std::string>& known) {
+Error bad(const std::string& file, const YAML::Node& n, const std::string& key, const std::string& what) {
+  return make_error(where(file, n) + ": key '" + key + "': " + what, EINVAL);
+}
+
+Result<void> check_keys(const std::string& file, const YAML::Node& map, const std::string& prefix,
+                        const std::set<std::string>& known, const std::set<std::string>& may_be_empty) {
+  std::map<std::string, SourceMark> seen;
   for (const auto& kv : map) {
-    const std::string k = kv.first.as<std::string>();
-    if (known.count(k)) continue;
-    std::string list;
-    for (const auto& s : known) list += (list.empty() ? "" : ", ") + s;
-    return bad(path, kv.first, prefix + k, "unknown key (known keys here: " + list + ")");
+    if (!kv.first.IsScalar()) return bad(file, kv.first, prefix + "?", "a key must be a plain name");
+    const std::string k = kv.first.Scalar();
+    if (!known.count(k)) {
+      std::string list;
+      for (const auto& s : known) list += (list.empty() ? "" : ", ") + s;
+      return bad(file, kv.first, prefix + k, "unknown key (known keys here: " + list + ")");
+    }
+    const SourceMark m = mark_of(kv.first);
+    if (auto [it, fresh] = seen.emplace(k, m); !fresh)
+      return bad(file, kv.first, prefix + k,
+                 "given twice (first at line " + std::to_string(it->second.line) + "); keep one");
+    // An empty value (`key:` with nothing after it) reads as null; its mark
+    // points past the key, so the message uses the key's position.
+    if (kv.second.IsNull() && !may_be_empty.count(k))
+      return bad(file, kv.first, prefix + k, "has no value; write a value or remove the key for its default");
   }
   return {};
 }
 
-Result<std::string> scalar(const std::string& path, const YAML::Node& n, const std::string& key) {
-  if (!n.IsScalar()) return bad(path, n, key, "expected a single value, not a list or map");
+Result<void> expect_section(const std::string& file, const YAML::Node& n, const std::string& key,
+                            const std::string& what) {
+  if (n.IsNull() || n.IsMap()) return {};
+  return bad(file, n, key, "expected a map (" + what + ")");
+}
+
+Result<std::string> scalar(const std::string& file, const YAML::Node& n, const std::string& key) {
+  if (n.IsNull()) return bad(file, n, key, "has no value; write a value or remove the key for its default");
+  if (!n.IsScalar()) return bad(file, n, key, "expected a single value, not a list or map");
   return n.Scalar();
 }
 
-Result<uint64_t> integer(const std::string& path, const YAML::Node& n, const std::string& key,
-                         uint64_t lo, uint64_t hi) {
-  auto s = scalar(path, n, key);
+namespace {
+
+// A quoted scalar ('40', "true") is a string in YAML, not a number or a boolean.
+bool quoted(const YAML::Node& n) { return n.Tag() == "!"; }
+
+}  // namespace
+
+Result<uint64_t> integer(const std::string& file, const YAML::Node& n, const std::string& key, uint64_t lo,
+                         uint64_t hi) {
+  auto s = scalar(file, n, key);
   if (!s) return s.error();
-  uint64_t v = 0;
   const std::string& t = *s;
+  const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+  if (quoted(n)) return bad(file, n, key, "expected an integer, got the string '" + t + "'; remove the quotes");
+  uint64_t v = 0;
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || p != t.data() + t.size())
-    return bad(path, n, key, "expected an integer, got '" + t + "'");
-  if (v < lo || v > hi)
-    return bad(path, n, key, "value " + t + " is out of range " + std::to_string(lo) + ".." +
-                                 std::to_string(hi));
+  if (ec == std::errc::result_out_of_range)
+    return bad(file, n, key, "value " + t + " is out of range " + range);
+  if (ec != std::errc() || p != t.data() + t.size()) {
+    int64_t neg = 0;
+    auto [q, ec2] = std::from_chars(t.data(), t.data() + t.size(), neg);
+    if (ec2 == std::errc() && q == t.data() + t.size() && neg < 0)
+      return bad(file, n, key, "value " + t + " is out of range " + range);
+    return bad(file, n, key, "expected an integer, got '" + t + "'");
+  }
+  if (v < lo || v > hi) return bad(file, n, key, "value " + t + " is out of range " + range);
   return v;
 }
 
-Result<uint64_t> duration(const std::string& path, const YAML::Node& n, const std::string& key,
+Result<double> number(const std::string& file, const YAML::Node& n, const std::string& key, double lo,
+                      double hi) {
+  auto s = scalar(file, n, key);
+  if (!s) return s.error();
+  const std::string& t = *s;
+  if (quoted(n)) return bad(file, n, key, "expected a number, got the string '" + t + "'; remove the quotes");
+  double v = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || p != t.data() + t.size() || !std::isfinite(v))
+    return bad(file, n, key, "expected a number, got '" + t + "'");
+  if (v < lo || v > hi) {
+    std::ostringstream r;
+    r << "value " << t << " is out of range " << lo << ".." << hi;
+    return bad(file, n, key, r.str());
+  }
+  return v;
+}
+
+Result<bool> boolean(const std::string& file, const YAML::Node& n, const std::string& key) {
+  auto s = scalar(file, n, key);
+  if (!s) return s.error();
+  const std::string& t = *s;
+  if (quoted(n))
+    return bad(file, n, key, "expected true or false, got the string '" + t + "'; remove the quotes");
+  if (t == "true" || t == "True" || t == "TRUE") return true;
+  if (t == "false" || t == "False" || t == "FALSE") return false;
+  std::string lower;
+  for (char c : t) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* word : {"yes", "no", "on", "off", "y", "n"})
+    if (lower == word)
+      return bad(file, n, key,
+                 "'" + t + "' is ambiguous (a boolean in YAML 1.1, a string in YAML 1.2); write true or false");
+  return bad(file, n, key, "expected true or false, got '" + t + "'");
+}
+
+Result<uint64_t> duration(const std::string& file, const YAML::Node& n, const std::string& key,
                           uint64_t lo_ns, uint64_t hi_ns) {
-  auto s = scalar(path, n, key);
+  auto s = scalar(file, n, key);
   if (!s) return s.error();
   auto d = parse_duration_ns(*s);
-  if (!d) return bad(path, n, key, d.error().message);
+  if (!d) return bad(file, n, key, d.error().message);
   if (*d < lo_ns || *d > hi_ns)
-    return bad(path, n, key, "duration '" + *s + "' is out of range (" + std::to_string(lo_ns / 1e6) +
-                                 " ms .. " + std::to_string(hi_ns / 1e9) + " s)");
+    return bad(file, n, key,
+               "duration '" + *s + "' is out of range " + format_duration(lo_ns) + ".." + format_duration(hi_ns));
   return *d;
 }
 
-}  // namespace
+}  // namespace config_detail
+
+using namespace config_detail;
 
 Result<uint64_t> parse_duration_ns(const std::string& text) {
   double v = 0;
   const char* b = text.data();
   const char* e = text.data() + text.size();
   auto [p, ec] = std::from_chars(b, e, v);
-  if (ec != std::errc() || p == b || v < 0)
+  if (ec != std::errc() || p == b || v < 0 || !std::isfinite(v))
     return make_error("expected a duration like 1s, 500ms, 250us, got '" + text + "'", EINVAL);
   const std::string unit(p, e);
   double mult = 0;
@@ -86,7 +162,21 @@ Result<uint64_t> parse_duration_ns(const std::string& text) {
                       EINVAL);
   const double ns = v * mult;
   if (ns > 1e18) return make_error("duration '" + text + "' is too large", EINVAL);
-  return static_cast<uint64_t>(ns);
+  return static_cast<uint64_t>(std::llround(ns));
+}
+
+std::string format_duration(uint64_t ns) {
+  struct Unit {
+    uint64_t ns;
+    const char* name;
+  };
+  static constexpr Unit units[] = {{3600'000'000'000ULL, "h"}, {60'000'000'000ULL, "m"},
+                                   {1'000'000'000ULL, "s"},    {1'000'000ULL, "ms"},
+                                   {1'000ULL, "us"},           {1ULL, "ns"}};
+  if (ns == 0) return "0s";
+  for (const Unit& u : units)
+    if (ns % u.ns == 0) return std::to_string(ns / u.ns) + u.name;
+  return std::to_string(ns);  // not reached: every ns is a multiple of 1 ns
 }
 
 Result<void> check_listen_address(const std::string& text) {
@@ -100,6 +190,94 @@ Result<void> check_listen_address(const std::string& text) {
     return make_error("listen address '" + text + "' has no valid port 1..65535", EINVAL);
   return {};
 }
+
+namespace {
+
+Result<void> parse_top(const std::string& path, const YAML::Node& root, Config& c) {
+  if (auto r = check_keys(path, root, "",
+                          {"mode", "dry_run", "listen", "socket", "tick_interval", "pagetypeinfo_interval", "bpf",
+                           "compaction", "hugepages"},
+                          {"bpf", "compaction", "hugepages"});
+      !r)
+    return r.error();
+  if (auto n = root["mode"]) {
+    auto s = scalar(path, n, "mode");
+    if (!s) return s.error();
+    if (*s != "observe" && *s != "act")
+      return bad(path, n, "mode",
+                 "'" + *s + "' is not a mode; use 'observe' (watch only) or 'act' (apply the policy)");
+    c.mode = *s;
+    c.policy.act = *s == "act";
+  }
+  if (auto n = root["dry_run"]) {
+    auto b = boolean(path, n, "dry_run");
+    if (!b) return b.error();
+    c.policy.dry_run = *b;
+  }
+  if (auto n = root["listen"]) {
+    auto s = scalar(path, n, "listen");
+    if (!s) return s.error();
+    if (auto r = check_listen_address(*s); !r) return bad(path, n, "listen", r.error().message);
+    c.listen = *s;
+  }
+  if (auto n = root["socket"]) {
+    auto s = scalar(path, n, "socket");
+    if (!s) return s.error();
+    if (s->empty() || (*s)[0] != '/') return bad(path, n, "socket", "expected an absolute path");
+    if (s->size() >= 108) return bad(path, n, "socket", "path is longer than a Unix socket allows (107)");
+    c.socket = *s;
+  }
+  if (auto n = root["tick_interval"]) {
+    auto d = duration(path, n, "tick_interval", 100'000'000ULL, 3600'000'000'000ULL);
+    if (!d) return d.error();
+    c.tick_ns = *d;
+  }
+  if (auto n = root["pagetypeinfo_interval"]) {
+    auto d = duration(path, n, "pagetypeinfo_interval", 1'000'000'000ULL, 86400'000'000'000ULL);
+    if (!d) return d.error();
+    c.pagetypeinfo_ns = *d;
+  }
+  if (auto b = root["bpf"]) {
+    if (auto r = expect_section(path, b, "bpf", "min_order, slow_stall_threshold"); !r) return r;
+    if (b.IsMap()) {
+      if (auto r = check_keys(path, b, "bpf.", {"min_order", "slow_stall_threshold"}); !r) return r.error();
+      if (auto n = b["min_order"]) {
+        auto v = integer(path, n, "bpf.min_order", 1, 10);
+        if (!v) return v.error();
+        c.min_order = static_cast<uint32_t>(*v);
+      }
+      if (auto n = b["slow_stall_threshold"]) {
+        auto d = duration(path, n, "bpf.slow_stall_threshold", 1'000ULL, 60'000'000'000ULL);
+        if (!d) return d.error();
+        c.slow_stall_ns = *d;
+      }
+    }
+  }
+  if (auto n = root["compaction"]) {
+    if (auto r = parse_compaction(path, n, c.policy.compaction); !r) return r;
+  }
+  if (auto n = root["hugepages"]) {
+    if (auto r = parse_hugepages(path, n, c.policy.hugepages); !r) return r;
+  }
+  // The demand trigger counts stalls the BPF side traced: orders below
+  // bpf.min_order never reach it.
+  const DemandTrigger& d = c.policy.compaction.demand;
+  if (d.enabled && d.min_order < c.min_order) {
+    const YAML::Node comp = root["compaction"];
+    const bool at_demand = comp && comp.IsMap() && comp["demand"] && comp["demand"].IsMap() &&
+                           comp["demand"]["min_order"];
+    return bad(path, at_demand ? comp["demand"]["min_order"] : root["bpf"]["min_order"],
+               at_demand ? "compaction.demand.min_order" : "bpf.min_order",
+               "compaction.demand.min_order " + std::to_string(d.min_order) + " is below bpf.min_order " + std::to_string(c.min_order) +
+                   ", so stalls of orders " + std::to_string(d.min_order) + ".." +
+                   std::to_string(c.min_order - 1) +
+                   " are never traced; raise compaction.demand.min_order to at least bpf.min_order or lower "
+                   "bpf.min_order");
+  }
+  return {};
+}
+
+}  // namespace
 
 Result<Config> parse_config(const std::string& text, const std::string& path) {
   YAML::Node root;
@@ -116,54 +294,8 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
   if (!root.IsMap())
     return make_error(where(path, root) + ": the top level must be a map of keys (mode, listen, ...)",
                       EINVAL);
-
   try {
-    if (auto r = check_keys(path, root, "", {"mode", "listen", "socket", "tick_interval", "pagetypeinfo_interval", "bpf"}); !r)
-      return r.error();
-    if (auto n = root["mode"]) {
-      auto s = scalar(path, n, "mode");
-      if (!s) return s.error();
-      if (*s != "observe")
-        return bad(path, n, "mode", "'" + *s + "' is not supported by this version: use 'observe'");
-      c.mode = *s;
-    }
-    if (auto n = root["listen"]) {
-      auto s = scalar(path, n, "listen");
-      if (!s) return s.error();
-      if (auto r = check_listen_address(*s); !r) return bad(path, n, "listen", r.error().message);
-      c.listen = *s;
-    }
-    if (auto n = root["socket"]) {
-      auto s = scalar(path, n, "socket");
-      if (!s) return s.error();
-      if (s->empty() || (*s)[0] != '/') return bad(path, n, "socket", "expected an absolute path");
-      if (s->size() >= 108) return bad(path, n, "socket", "path is longer than a Unix socket allows (107)");
-      c.socket = *s;
-    }
-    if (auto n = root["tick_interval"]) {
-      auto d = duration(path, n, "tick_interval", 100'000'000ULL, 3600'000'000'000ULL);
-      if (!d) return d.error();
-      c.tick_ns = *d;
-    }
-    if (auto n = root["pagetypeinfo_interval"]) {
-      auto d = duration(path, n, "pagetypeinfo_interval", 1'000'000'000ULL, 86400'000'000'000ULL);
-      if (!d) return d.error();
-      c.pagetypeinfo_ns = *d;
-    }
-    if (auto b = root["bpf"]) {
-      if (!b.IsMap()) return bad(path, b, "bpf", "expected a map (min_order, slow_stall_threshold)");
-      if (auto r = check_keys(path, b, "bpf.", {"min_order", "slow_stall_threshold"}); !r) return r.error();
-      if (auto n = b["min_order"]) {
-        auto v = integer(path, n, "bpf.min_order", 1, 10);
-        if (!v) return v.error();
-        c.min_order = static_cast<uint32_t>(*v);
-      }
-      if (auto n = b["slow_stall_threshold"]) {
-        auto d = duration(path, n, "bpf.slow_stall_threshold", 1'000ULL, 60'000'000'000ULL);
-        if (!d) return d.error();
-        c.slow_stall_ns = *d;
-      }
-    }
+    if (auto r = parse_top(path, root, c); !r) return r.error();
   } catch (const YAML::Exception& e) {
     return make_error(path + ": " + e.what(), EINVAL);
   }
@@ -176,6 +308,18 @@ Result<Config> load_config(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_config(ss.str(), path);
+}
+
+Result<Config> load_and_check_config(const std::string& path, const std::string& proc_root,
+                                     const std::string& sys_root) {
+  auto c = load_config(path);
+  if (!c) return c.error();
+  auto facts = read_machine_facts(proc_root, sys_root);
+  if (!facts)
+    return make_error(path + ": cannot check the policy against this machine: " + facts.error().message,
+                      facts.error().err);
+  if (auto r = check_policy_on(c->policy, *facts, c->source); !r) return r.error();
+  return c;
 }
 
 }  // namespace fragd

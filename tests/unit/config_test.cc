@@ -19,6 +19,32 @@ TEST(Config, ShippedDefaultParses) {
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->mode, "observe");
   EXPECT_EQ(c->listen, "127.0.0.1:9717");
+  EXPECT_FALSE(c->policy.act);
+  EXPECT_FALSE(c->policy.dry_run);
+}
+
+TEST(Config, ModeActAndDryRun) {
+  auto c = parse_config("mode: act\ndry_run: true\n", "f.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->mode, "act");
+  EXPECT_TRUE(c->policy.act);
+  EXPECT_TRUE(c->policy.dry_run);
+  auto o = parse_config("mode: observe\ndry_run: false\n", "f.yaml");
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->mode, "observe");
+  EXPECT_FALSE(o->policy.act);
+  EXPECT_FALSE(o->policy.dry_run);
+  // YAML 1.2 spellings of the booleans.
+  EXPECT_TRUE(parse_config("dry_run: True\n", "f.yaml")->policy.dry_run);
+  EXPECT_FALSE(parse_config("dry_run: FALSE\n", "f.yaml")->policy.dry_run);
+}
+
+TEST(Config, EmptySectionsMeanDefaults) {
+  auto c = parse_config("bpf:\ncompaction:\nhugepages:\n", "f.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->min_order, 1u);
+  EXPECT_EQ(c->policy.compaction.score.high, 40u);
+  EXPECT_EQ(c->policy.hugepages.guard_kib, 1024u * 1024u);
 }
 
 TEST(Config, AllKeys) {
@@ -64,7 +90,13 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"listen: localhost\n", "is not ADDR:PORT"},
                       BadCase{"listen: 127.0.0.1:70000\n", "no valid port"},
                       BadCase{"socket: relative.sock\n", "expected an absolute path"},
-                      BadCase{"mode: act\n", "not supported by this version"},
+                      BadCase{"mode: fast\n", "f.yaml:1:7: key 'mode': 'fast' is not a mode; use 'observe'"},
+                      BadCase{"dry_run: yes\n", "f.yaml:1:10: key 'dry_run': 'yes' is ambiguous"},
+                      BadCase{"dry_run: 1\n", "f.yaml:1:10: key 'dry_run': expected true or false, got '1'"},
+                      BadCase{"mode:\n", "f.yaml:1:1: key 'mode': has no value"},
+                      BadCase{"mode: observe\nmode: act\n", "f.yaml:2:1: key 'mode': given twice (first at line 1)"},
+                      BadCase{"bpf:\n  min_order: '3'\n", "key 'bpf.min_order': expected an integer, got the string '3'"},
+                      BadCase{"bpf:\n  min_order: -1\n", "key 'bpf.min_order': value -1 is out of range 1..10"},
                       BadCase{"- a\n- b\n", "the top level must be a map"},
                       BadCase{"mode: [observe\n", "not valid YAML"}));
 
@@ -75,7 +107,19 @@ TEST(Duration, Units) {
   EXPECT_EQ(*parse_duration_ns("2m"), 120'000'000'000u);
   EXPECT_EQ(*parse_duration_ns("7ns"), 7u);
   EXPECT_EQ(*parse_duration_ns("1h"), 3600'000'000'000u);
+  EXPECT_EQ(*parse_duration_ns("0"), 0u);
+  EXPECT_FALSE(parse_duration_ns("inf").ok());
   EXPECT_FALSE(parse_duration_ns("").ok());
   EXPECT_FALSE(parse_duration_ns("-1s").ok());
   EXPECT_FALSE(parse_duration_ns("s").ok());
+}
+
+TEST(Duration, Format) {
+  EXPECT_EQ(fragd::format_duration(0), "0s");
+  EXPECT_EQ(fragd::format_duration(250), "250ns");
+  EXPECT_EQ(fragd::format_duration(500'000'000), "500ms");
+  EXPECT_EQ(fragd::format_duration(1'500'000'000), "1500ms");
+  EXPECT_EQ(fragd::format_duration(10'000'000'000), "10s");
+  EXPECT_EQ(fragd::format_duration(600'000'000'000), "10m");
+  EXPECT_EQ(fragd::format_duration(86400'000'000'000), "24h");
 }

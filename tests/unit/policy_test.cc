@@ -1,0 +1,614 @@
+// The policy sections of the config file, their validation, and the checks
+// against a machine (fake /proc + /sys trees in tests/fixtures/machine).
+#include <gtest/gtest.h>
+
+#include "core/config.h"
+#include "core/policy.h"
+#include "core/procfs.h"
+
+using fragd::CompactMethod;
+using fragd::MachineFacts;
+using fragd::parse_config;
+using fragd::Policy;
+
+namespace {
+
+const std::string kMachines = std::string(FRAGD_FIXTURES_DIR) + "/machine/";
+const std::string kShipped = std::string(FRAGD_FIXTURES_DIR) + "/../../configs/fragd.yaml";
+
+MachineFacts facts(const std::string& name) {
+  auto f = fragd::read_machine_facts(kMachines + name + "/proc", kMachines + name + "/sys");
+  EXPECT_TRUE(f.ok()) << name << ": " << f.error().message;
+  return f.ok() ? *f : MachineFacts{};
+}
+
+// Parses `text`, which must be valid, and checks it against fixture `machine`;
+// returns the error message ("" when it passes).
+std::string check_on(const std::string& text, const std::string& machine) {
+  auto c = parse_config(text, "f.yaml");
+  EXPECT_TRUE(c.ok()) << c.error().message;
+  if (!c) return "parse failed";
+  auto r = fragd::check_policy_on(c->policy, facts(machine), c->source);
+  return r ? "" : r.error().message;
+}
+
+}  // namespace
+
+TEST(Policy, DefaultsAreThoseOfPolicyH) {
+  auto c = parse_config("", "f.yaml");
+  ASSERT_TRUE(c.ok());
+  const Policy& p = c->policy;
+  EXPECT_FALSE(p.act);
+  EXPECT_FALSE(p.dry_run);
+  EXPECT_TRUE(p.compaction.nodes.all);
+  EXPECT_EQ(p.compaction.method, CompactMethod::Node);
+  EXPECT_TRUE(p.compaction.score.enabled);
+  EXPECT_EQ(p.compaction.score.high, 40u);
+  EXPECT_EQ(p.compaction.score.low, 20u);
+  EXPECT_TRUE(p.compaction.demand.enabled);
+  EXPECT_EQ(p.compaction.demand.min_order, 4u);
+  EXPECT_EQ(p.compaction.demand.stalls_per_second, 10.0);
+  EXPECT_EQ(p.compaction.demand.stall_p99_ns, 5'000'000u);
+  EXPECT_EQ(p.compaction.demand.window_ns, 10'000'000'000u);
+  EXPECT_EQ(p.compaction.reserve.order, 9u);
+  EXPECT_EQ(p.compaction.reserve.blocks, 0u);
+  EXPECT_EQ(p.compaction.proactiveness.value, 90u);
+  EXPECT_EQ(p.compaction.proactiveness.hold_ns, 60'000'000'000u);
+  EXPECT_EQ(p.compaction.min_interval_ns, 10'000'000'000u);
+  EXPECT_EQ(p.compaction.cpu_budget_ns, 6'000'000'000u);
+  EXPECT_EQ(p.compaction.backoff.min_gain, 8u);
+  EXPECT_EQ(p.compaction.backoff.max_ns, 600'000'000'000u);
+  EXPECT_EQ(p.hugepages.guard_kib, 1024u * 1024u);
+  EXPECT_FALSE(p.hugepages.drop_caches);
+  EXPECT_TRUE(p.hugepages.pools.empty());
+}
+
+// The shipped file writes every policy key out with its default.
+TEST(Policy, ShippedFileSpellsOutTheDefaults) {
+  auto shipped = fragd::load_config(kShipped);
+  ASSERT_TRUE(shipped.ok()) << shipped.error().message;
+  auto empty = parse_config("", "f.yaml");
+  ASSERT_TRUE(empty.ok());
+  const Policy& a = shipped->policy;
+  const Policy& b = empty->policy;
+  EXPECT_EQ(a.act, b.act);
+  EXPECT_EQ(a.dry_run, b.dry_run);
+  EXPECT_EQ(a.compaction.nodes.all, b.compaction.nodes.all);
+  EXPECT_EQ(a.compaction.method, b.compaction.method);
+  EXPECT_EQ(a.compaction.score.enabled, b.compaction.score.enabled);
+  EXPECT_EQ(a.compaction.score.high, b.compaction.score.high);
+  EXPECT_EQ(a.compaction.score.low, b.compaction.score.low);
+  EXPECT_EQ(a.compaction.demand.enabled, b.compaction.demand.enabled);
+  EXPECT_EQ(a.compaction.demand.min_order, b.compaction.demand.min_order);
+  EXPECT_EQ(a.compaction.demand.stalls_per_second, b.compaction.demand.stalls_per_second);
+  EXPECT_EQ(a.compaction.demand.stall_p99_ns, b.compaction.demand.stall_p99_ns);
+  EXPECT_EQ(a.compaction.demand.window_ns, b.compaction.demand.window_ns);
+  EXPECT_EQ(a.compaction.reserve.order, b.compaction.reserve.order);
+  EXPECT_EQ(a.compaction.reserve.blocks, b.compaction.reserve.blocks);
+  EXPECT_EQ(a.compaction.proactiveness.value, b.compaction.proactiveness.value);
+  EXPECT_EQ(a.compaction.proactiveness.hold_ns, b.compaction.proactiveness.hold_ns);
+  EXPECT_EQ(a.compaction.min_interval_ns, b.compaction.min_interval_ns);
+  EXPECT_EQ(a.compaction.cpu_budget_ns, b.compaction.cpu_budget_ns);
+  EXPECT_EQ(a.compaction.backoff.min_gain, b.compaction.backoff.min_gain);
+  EXPECT_EQ(a.compaction.backoff.max_ns, b.compaction.backoff.max_ns);
+  EXPECT_EQ(a.hugepages.guard_kib, b.hugepages.guard_kib);
+  EXPECT_EQ(a.hugepages.drop_caches, b.hugepages.drop_caches);
+  EXPECT_EQ(a.hugepages.pools.size(), b.hugepages.pools.size());
+  EXPECT_EQ(shipped->min_order, empty->min_order);
+  EXPECT_EQ(shipped->tick_ns, empty->tick_ns);
+}
+
+// What `fragd --check-config configs/fragd.yaml` runs, on this machine and on fixtures.
+TEST(Policy, ShippedFilePassesTheMachineCheck) {
+  auto here = fragd::load_and_check_config(kShipped);
+  EXPECT_TRUE(here.ok()) << here.error().message;
+  for (const char* m : {"one_node", "two_nodes", "no_node_dir", "memoryless_node", "no_online_file"}) {
+    auto c = fragd::load_and_check_config(kShipped, kMachines + m + "/proc", kMachines + m + "/sys");
+    EXPECT_TRUE(c.ok()) << m << ": " << c.error().message;
+  }
+}
+
+// The benchmark runs the shipped file with only the mode changed.
+TEST(Policy, ShippedFileInActMode) {
+  auto text = fragd::read_text_file(kShipped);
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  const std::string from = "\nmode: observe\n";
+  const auto at = text->find(from);
+  ASSERT_NE(at, std::string::npos) << "configs/fragd.yaml no longer ships 'mode: observe'";
+  std::string act = *text;
+  act.replace(at, from.size(), "\nmode: act\n");
+  auto c = parse_config(act, "fragd.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->policy.act);
+  EXPECT_FALSE(c->policy.dry_run);
+}
+
+TEST(Policy, EveryKeyParsed) {
+  auto c = parse_config(R"(mode: act
+dry_run: true
+bpf:
+  min_order: 2
+compaction:
+  nodes: [1, 0]
+  method: proactiveness
+  score:
+    enabled: false
+    high: 70
+    low: 35
+  demand:
+    enabled: true
+    min_order: 3
+    stalls_per_second: 2.5
+    stall_p99: 750us
+    window: 30s
+  reserve:
+    order: 10
+    blocks: 16
+  proactiveness:
+    value: 60
+    hold: 2m
+  min_interval: 30s
+  cpu_budget: 3s
+  backoff:
+    min_gain: 12
+    max: 1h
+hugepages:
+  guard: 2GiB
+  drop_caches: true
+  pools:
+    - {size: 2MB, node: all, count: 512}
+    - size: 1GB
+      node: 0
+      count: 2
+)",
+                        "f.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const Policy& p = c->policy;
+  EXPECT_TRUE(p.act);
+  EXPECT_TRUE(p.dry_run);
+  EXPECT_FALSE(p.compaction.nodes.all);
+  EXPECT_EQ(p.compaction.nodes.nodes, (std::vector<int>{0, 1}));
+  ASSERT_EQ(p.compaction.nodes.marks.size(), 2u);
+  EXPECT_EQ(p.compaction.nodes.marks[0].line, 6);    // node 0, written second
+  EXPECT_EQ(p.compaction.nodes.marks[0].column, 14);
+  EXPECT_EQ(p.compaction.nodes.marks[1].column, 11);
+  EXPECT_TRUE(p.compaction.nodes.contains(1));
+  EXPECT_FALSE(p.compaction.nodes.contains(2));
+  EXPECT_EQ(p.compaction.method, CompactMethod::Proactiveness);
+  EXPECT_FALSE(p.compaction.score.enabled);
+  EXPECT_EQ(p.compaction.score.high, 70u);
+  EXPECT_EQ(p.compaction.score.low, 35u);
+  EXPECT_TRUE(p.compaction.demand.enabled);
+  EXPECT_EQ(p.compaction.demand.min_order, 3u);
+  EXPECT_DOUBLE_EQ(p.compaction.demand.stalls_per_second, 2.5);
+  EXPECT_EQ(p.compaction.demand.stall_p99_ns, 750'000u);
+  EXPECT_EQ(p.compaction.demand.window_ns, 30'000'000'000u);
+  EXPECT_EQ(p.compaction.reserve.order, 10u);
+  EXPECT_EQ(p.compaction.reserve.blocks, 16u);
+  EXPECT_EQ(p.compaction.reserve.mark.line, 20);
+  EXPECT_EQ(p.compaction.proactiveness.value, 60u);
+  EXPECT_EQ(p.compaction.proactiveness.hold_ns, 120'000'000'000u);
+  EXPECT_EQ(p.compaction.min_interval_ns, 30'000'000'000u);
+  EXPECT_EQ(p.compaction.cpu_budget_ns, 3'000'000'000u);
+  EXPECT_EQ(p.compaction.backoff.min_gain, 12u);
+  EXPECT_EQ(p.compaction.backoff.max_ns, 3600'000'000'000u);
+  EXPECT_EQ(p.hugepages.guard_kib, 2u * 1024 * 1024);
+  EXPECT_EQ(p.hugepages.guard_mark.line, 30);
+  EXPECT_TRUE(p.hugepages.drop_caches);
+  ASSERT_EQ(p.hugepages.pools.size(), 2u);
+  EXPECT_EQ(p.hugepages.pools[0].size_kib, 2048u);
+  EXPECT_TRUE(p.hugepages.pools[0].node.all);
+  EXPECT_EQ(p.hugepages.pools[0].count, 512u);
+  EXPECT_EQ(p.hugepages.pools[0].mark.line, 33);
+  EXPECT_EQ(p.hugepages.pools[1].size_kib, 1024u * 1024u);
+  EXPECT_FALSE(p.hugepages.pools[1].node.all);
+  EXPECT_EQ(p.hugepages.pools[1].node.nodes, (std::vector<int>{0}));
+  EXPECT_EQ(p.hugepages.pools[1].node.mark.line, 35);
+  EXPECT_EQ(p.hugepages.pools[1].count, 2u);
+  EXPECT_EQ(p.hugepages.pools[1].count_mark.line, 36);
+  EXPECT_EQ(p.hugepages.pools[1].count_mark.column, 14);
+  // ... and it fits the two-node fixture.
+  auto r = fragd::check_policy_on(p, facts("two_nodes"), "f.yaml");
+  EXPECT_TRUE(r.ok()) << r.error().message;
+}
+
+TEST(Policy, PoolNodeDefaultsToAllAndPoolsMayBeEmpty) {
+  auto c = parse_config("hugepages:\n  pools:\n    - {size: 2048kB, count: 0}\n", "f.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->policy.hugepages.pools.size(), 1u);
+  EXPECT_TRUE(c->policy.hugepages.pools[0].node.all);
+  EXPECT_EQ(c->policy.hugepages.pools[0].count, 0u);
+  auto e = parse_config("hugepages:\n  pools:\n", "f.yaml");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_TRUE(e->policy.hugepages.pools.empty());
+  // The same size on different nodes is fine; so are different sizes on one node.
+  auto d = parse_config(
+      "hugepages:\n  pools:\n    - {size: 2MB, node: 0, count: 1}\n    - {size: 2MB, node: 1, count: 1}\n"
+      "    - {size: 1GB, node: 0, count: 1}\n",
+      "f.yaml");
+  EXPECT_TRUE(d.ok()) << d.error().message;
+}
+
+struct BadPolicy {
+  const char* text;
+  const char* where_key;  // the message must start with this: "f.yaml:L:C: key 'path':"
+  const char* what;       // and contain this
+};
+
+class PolicyErrors : public ::testing::TestWithParam<BadPolicy> {};
+
+TEST_P(PolicyErrors, NamesFileLineColumnKeyAndReason) {
+  auto c = parse_config(GetParam().text, "f.yaml");
+  ASSERT_FALSE(c.ok()) << GetParam().text;
+  const std::string& m = c.error().message;
+  EXPECT_EQ(m.rfind(GetParam().where_key, 0), 0u) << m;
+  EXPECT_NE(m.find(GetParam().what), std::string::npos) << m;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    UnknownKeys, PolicyErrors,
+    ::testing::Values(
+        BadPolicy{"compactoin:\n", "f.yaml:1:1: key 'compactoin':", "unknown key (known keys here: bpf, compaction"},
+        BadPolicy{"compaction:\n  nodez: all\n", "f.yaml:2:3: key 'compaction.nodez':",
+                  "known keys here: backoff, cpu_budget, demand, method, min_interval, nodes, proactiveness, reserve, "
+                  "score)"},
+        BadPolicy{"compaction:\n  score:\n    hi: 3\n", "f.yaml:3:5: key 'compaction.score.hi':",
+                  "known keys here: enabled, high, low)"},
+        BadPolicy{"compaction:\n  demand:\n    p99: 1ms\n", "f.yaml:3:5: key 'compaction.demand.p99':",
+                  "known keys here: enabled, min_order, stall_p99, stalls_per_second, window)"},
+        BadPolicy{"compaction:\n  reserve:\n    size: 2MB\n", "f.yaml:3:5: key 'compaction.reserve.size':",
+                  "known keys here: blocks, order)"},
+        BadPolicy{"compaction:\n  proactiveness:\n    for: 1m\n", "f.yaml:3:5: key 'compaction.proactiveness.for':",
+                  "known keys here: hold, value)"},
+        BadPolicy{"compaction:\n  backoff:\n    cycles: 10\n", "f.yaml:3:5: key 'compaction.backoff.cycles':",
+                  "known keys here: max, min_gain)"},
+        BadPolicy{"hugepages:\n  reserve: 1GiB\n", "f.yaml:2:3: key 'hugepages.reserve':",
+                  "known keys here: drop_caches, guard, pools)"},
+        BadPolicy{"hugepages:\n  pools:\n    - {size: 2MB, count: 1}\n    - {size: 1GB, count: 1, nodes: 0}\n",
+                  "f.yaml:4:29: key 'hugepages.pools[1].nodes':", "known keys here: count, node, size)"},
+        BadPolicy{"compaction:\n  method: node\n  method: proactiveness\n", "f.yaml:3:3: key 'compaction.method':",
+                  "given twice (first at line 2)"},
+        BadPolicy{"compaction:\n  method:\n", "f.yaml:2:3: key 'compaction.method':", "has no value"}));
+
+INSTANTIATE_TEST_SUITE_P(
+    WrongTypes, PolicyErrors,
+    ::testing::Values(
+        BadPolicy{"compaction: 3\n", "f.yaml:1:13: key 'compaction':", "expected a map"},
+        BadPolicy{"compaction:\n  score: [1]\n", "f.yaml:2:10: key 'compaction.score':", "expected a map"},
+        BadPolicy{"compaction:\n  score:\n    high: x\n", "f.yaml:3:11: key 'compaction.score.high':",
+                  "expected an integer, got 'x'"},
+        BadPolicy{"compaction:\n  score:\n    high: 40.5\n", "f.yaml:3:11: key 'compaction.score.high':",
+                  "expected an integer, got '40.5'"},
+        BadPolicy{"compaction:\n  score:\n    high: '40'\n", "f.yaml:3:11: key 'compaction.score.high':",
+                  "expected an integer, got the string '40'; remove the quotes"},
+        BadPolicy{"compaction:\n  score:\n    enabled: yes\n", "f.yaml:3:14: key 'compaction.score.enabled':",
+                  "'yes' is ambiguous (a boolean in YAML 1.1, a string in YAML 1.2); write true or false"},
+        BadPolicy{"compaction:\n  demand:\n    enabled: off\n", "f.yaml:3:14: key 'compaction.demand.enabled':",
+                  "'off' is ambiguous"},
+        BadPolicy{"compaction:\n  demand:\n    enabled: 1\n", "f.yaml:3:14: key 'compaction.demand.enabled':",
+                  "expected true or false, got '1'"},
+        BadPolicy{"compaction:\n  demand:\n    enabled: \"true\"\n", "f.yaml:3:14: key 'compaction.demand.enabled':",
+                  "expected true or false, got the string 'true'"},
+        BadPolicy{"compaction:\n  demand:\n    stalls_per_second: lots\n",
+                  "f.yaml:3:24: key 'compaction.demand.stalls_per_second':", "expected a number, got 'lots'"},
+        BadPolicy{"compaction:\n  demand:\n    stalls_per_second: .inf\n",
+                  "f.yaml:3:24: key 'compaction.demand.stalls_per_second':", "expected a number"},
+        BadPolicy{"compaction:\n  demand:\n    window: 5parsecs\n", "f.yaml:3:13: key 'compaction.demand.window':",
+                  "unknown duration unit 'parsecs'"},
+        BadPolicy{"compaction:\n  nodes: 0\n", "f.yaml:2:10: key 'compaction.nodes':",
+                  "expected all or a list of node numbers like [0, 1]"},
+        BadPolicy{"compaction:\n  nodes: [0, one]\n", "f.yaml:2:14: key 'compaction.nodes[1]':",
+                  "expected an integer, got 'one'"},
+        BadPolicy{"compaction:\n  method: fast\n", "f.yaml:2:11: key 'compaction.method':",
+                  "'fast' is not a method; use node"},
+        BadPolicy{"compaction:\n  min_interval: [1s]\n", "f.yaml:2:17: key 'compaction.min_interval':",
+                  "expected a single value"},
+        BadPolicy{"hugepages:\n  guard: 1024\n", "f.yaml:2:10: key 'hugepages.guard':",
+                  "has no unit; write e.g. 1GiB"},
+        BadPolicy{"hugepages:\n  guard: 1GiBs\n", "f.yaml:2:10: key 'hugepages.guard':", "unknown size unit 'GiBs'"},
+        BadPolicy{"hugepages:\n  drop_caches: on\n", "f.yaml:2:16: key 'hugepages.drop_caches':", "ambiguous"},
+        BadPolicy{"hugepages:\n  pools: {size: 2MB}\n", "f.yaml:2:10: key 'hugepages.pools':", "expected a list"},
+        BadPolicy{"hugepages:\n  pools:\n    - 2MB\n", "f.yaml:3:7: key 'hugepages.pools[0]':", "expected a map"},
+        BadPolicy{"hugepages:\n  pools:\n    - {size: 3MB, count: 1}\n", "f.yaml:3:14: key 'hugepages.pools[0].size':",
+                  "'3MB' is not a page size"},
+        BadPolicy{"hugepages:\n  pools:\n    - {size: 2MB, count: many}\n",
+                  "f.yaml:3:26: key 'hugepages.pools[0].count':", "expected an integer, got 'many'"},
+        BadPolicy{"hugepages:\n  pools:\n    - {size: 2MB, node: first, count: 1}\n",
+                  "f.yaml:3:25: key 'hugepages.pools[0].node':", "expected all or a node number"},
+        BadPolicy{"hugepages:\n  pools:\n    - {size: 2MB}\n", "f.yaml:3:7: key 'hugepages.pools[0].count':",
+                  "missing; a pool needs size and count"}));
+
+INSTANTIATE_TEST_SUITE_P(
+    OutOfRange, PolicyErrors,
+    ::testing::Values(
+        BadPolicy{"compaction:\n  score:\n    high: 101\n", "f.yaml:3:11: key 'compaction.score.high':",
+                  "value 101 is out of range 0..100"},
+        BadPolicy{"compaction:\n  score:\n    low: -5\n", "f.yaml:3:10: key 'compaction.score.low':",
+                  "value -5 is out of range 0..100"},
+        BadPolicy{"compaction:\n  demand:\n    min_order: 11\n", "f.yaml:3:16: key 'compaction.demand.min_order':",
+                  "out of range 1..10"},
+        BadPolicy{"compaction:\n  demand:\n    stalls_per_second: -1\n",
+                  "f.yaml:3:24: key 'compaction.demand.stalls_per_second':", "out of range 0.."},
+        BadPolicy{"compaction:\n  demand:\n    window: 500ms\n", "f.yaml:3:13: key 'compaction.demand.window':",
+                  "duration '500ms' is out of range 1s..1h"},
+        BadPolicy{"compaction:\n  demand:\n    window: 2h\n", "f.yaml:3:13: key 'compaction.demand.window':",
+                  "out of range 1s..1h"},
+        BadPolicy{"compaction:\n  demand:\n    stall_p99: 2m\n", "f.yaml:3:16: key 'compaction.demand.stall_p99':",
+                  "out of range 0s..1m"},
+        BadPolicy{"compaction:\n  reserve:\n    order: 0\n", "f.yaml:3:12: key 'compaction.reserve.order':",
+                  "out of range 1..10"},
+        BadPolicy{"compaction:\n  reserve:\n    blocks: -1\n", "f.yaml:3:13: key 'compaction.reserve.blocks':",
+                  "out of range 0.."},
+        BadPolicy{"compaction:\n  proactiveness:\n    value: 0\n", "f.yaml:3:12: key 'compaction.proactiveness.value':",
+                  "out of range 1..100"},
+        BadPolicy{"compaction:\n  proactiveness:\n    hold: 25h\n", "f.yaml:3:11: key 'compaction.proactiveness.hold':",
+                  "out of range 1s..24h"},
+        BadPolicy{"compaction:\n  min_interval: 25h\n", "f.yaml:2:17: key 'compaction.min_interval':",
+                  "out of range 1s..24h"},
+        BadPolicy{"compaction:\n  backoff:\n    min_gain: 0\n", "f.yaml:3:15: key 'compaction.backoff.min_gain':",
+                  "out of range 1..100"},
+        BadPolicy{"compaction:\n  backoff:\n    max: 2d\n", "f.yaml:3:10: key 'compaction.backoff.max':",
+                  "unknown duration unit 'd'"},
+        BadPolicy{"compaction:\n  nodes: [1024]\n", "f.yaml:2:11: key 'compaction.nodes[0]':", "out of range 0..1023"},
+        BadPolicy{"hugepages:\n  pools:\n    - {size: 2MB, count: -3}\n",
+                  "f.yaml:3:26: key 'hugepages.pools[0].count':", "out of range 0.."}));
+
+// Contradictions and values that would make fragd act dangerously: refused with the reason.
+INSTANTIATE_TEST_SUITE_P(
+    Refused, PolicyErrors,
+    ::testing::Values(
+        BadPolicy{"compaction:\n  score:\n    high: 30\n    low: 30\n", "f.yaml:4:10: key 'compaction.score.low':",
+                  "contradictory thresholds: low 30 is not below high 30"},
+        BadPolicy{"compaction:\n  score:\n    low: 50\n", "f.yaml:3:10: key 'compaction.score.low':",
+                  "low 50 is not below high 40"},
+        BadPolicy{"compaction:\n  score:\n    high: 10\n", "f.yaml:3:11: key 'compaction.score.high':",
+                  "low 20 is not below high 10"},
+        BadPolicy{"compaction:\n  demand:\n    stalls_per_second: 0\n    stall_p99: 0\n",
+                  "f.yaml:3:24: key 'compaction.demand.stalls_per_second':",
+                  "both of its checks are off (stalls_per_second 0 and stall_p99 0); set enabled: false instead"},
+        BadPolicy{"compaction:\n  min_interval: 0s\n", "f.yaml:2:17: key 'compaction.min_interval':",
+                  "0s is refused: acting that often would keep compaction running continuously; set at least 1s"},
+        BadPolicy{"compaction:\n  min_interval: 500ms\n", "f.yaml:2:17: key 'compaction.min_interval':",
+                  "500ms is refused: acting that often"},
+        BadPolicy{"compaction:\n  cpu_budget: 0\n", "f.yaml:2:15: key 'compaction.cpu_budget':",
+                  "0 is refused: no compaction could ever run"},
+        BadPolicy{"compaction:\n  cpu_budget: 31s\n", "f.yaml:2:15: key 'compaction.cpu_budget':",
+                  "31s of compaction per minute is refused: more than half a CPU; set at most 30s"},
+        BadPolicy{"compaction:\n  min_interval: 1m\n  backoff:\n    max: 30s\n",
+                  "f.yaml:4:10: key 'compaction.backoff.max':", "30s is shorter than compaction.min_interval 1m"},
+        BadPolicy{"compaction:\n  min_interval: 1h\n", "f.yaml:2:17: key 'compaction.min_interval':",
+                  "1h is longer than compaction.backoff.max 10m (its default"},
+        BadPolicy{"compaction:\n  nodes: []\n", "f.yaml:2:10: key 'compaction.nodes':", "the list is empty"},
+        BadPolicy{"compaction:\n  nodes: [0, 1, 0]\n", "f.yaml:2:17: key 'compaction.nodes[2]':",
+                  "node 0 is listed twice (first at line 2:11)"},
+        BadPolicy{"hugepages:\n  guard: 0\n", "f.yaml:2:10: key 'hugepages.guard':",
+                  "'0' is refused: hugepage allocation could take MemAvailable to zero"},
+        BadPolicy{"hugepages:\n  guard: 32MiB\n", "f.yaml:2:10: key 'hugepages.guard':",
+                  "below 32MiB and set off the OOM killer; set at least 64MiB"},
+        BadPolicy{"hugepages:\n  pools:\n    - {size: 2MB, count: 1}\n    - {size: 2MB, node: all, count: 2}\n",
+                  "f.yaml:4:7: key 'hugepages.pools[1]':",
+                  "a second pool of 2MiB pages for all nodes; hugepages.pools[0] at line 3 already sets it"},
+        BadPolicy{"hugepages:\n  pools:\n    - {size: 1GB, node: 1, count: 1}\n    - {size: 1G, node: 1, count: 2}\n",
+                  "f.yaml:4:7: key 'hugepages.pools[1]':", "a second pool of 1GiB pages on node 1"},
+        BadPolicy{"hugepages:\n  pools:\n    - {size: 2MB, node: 0, count: 1}\n    - {size: 2MB, count: 2}\n",
+                  "f.yaml:4:7: key 'hugepages.pools[1]':",
+                  "pools of 2MiB pages for all nodes and for node 0 (with hugepages.pools[0] at line 3) would fight"},
+        BadPolicy{"bpf:\n  min_order: 6\ncompaction:\n  demand:\n    min_order: 5\n",
+                  "f.yaml:5:16: key 'compaction.demand.min_order':",
+                  "compaction.demand.min_order 5 is below bpf.min_order 6, so stalls of orders 5..5 are never traced"},
+        BadPolicy{"bpf:\n  min_order: 6\n", "f.yaml:2:14: key 'bpf.min_order':",
+                  "compaction.demand.min_order 4 is below bpf.min_order 6"}));
+
+TEST(Policy, DemandBelowBpfMinOrderIsFineWhenDemandIsOff) {
+  auto c = parse_config("bpf:\n  min_order: 6\ncompaction:\n  demand:\n    enabled: false\n", "f.yaml");
+  EXPECT_TRUE(c.ok()) << c.error().message;
+}
+
+TEST(Policy, DemandWithOneCheckOffIsFine) {
+  auto c = parse_config("compaction:\n  demand:\n    stalls_per_second: 0\n", "f.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->policy.compaction.demand.stalls_per_second, 0.0);
+  EXPECT_EQ(c->policy.compaction.demand.stall_p99_ns, 5'000'000u);
+}
+
+// ---------------------------------------------------------------- the machine
+
+TEST(MachineFacts, OneNode) {
+  MachineFacts f = facts("one_node");
+  EXPECT_EQ(f.nodes, (std::vector<int>{0}));
+  EXPECT_EQ(f.mem_total_kib, 24684084u);
+  EXPECT_EQ(f.node_total_kib, (std::vector<uint64_t>{24684084}));
+  EXPECT_EQ(f.hugepage_kib, (std::vector<uint64_t>{2048, 1048576}));
+  EXPECT_GE(f.page_kib, 4u);
+}
+
+TEST(MachineFacts, TwoNodes) {
+  MachineFacts f = facts("two_nodes");
+  EXPECT_EQ(f.nodes, (std::vector<int>{0, 1}));
+  EXPECT_EQ(f.mem_total_kib, 24576000u);
+  EXPECT_EQ(f.node_total_kib, (std::vector<uint64_t>{16384000, 8192000}));
+  EXPECT_EQ(f.hugepage_kib, (std::vector<uint64_t>{2048, 1048576}));
+}
+
+TEST(MachineFacts, NoNodeDirectoryIsNodeZeroWithAllMemory) {
+  MachineFacts f = facts("no_node_dir");
+  EXPECT_EQ(f.nodes, (std::vector<int>{0}));
+  EXPECT_EQ(f.mem_total_kib, 4096000u);
+  EXPECT_EQ(f.node_total_kib, (std::vector<uint64_t>{4096000}));
+  EXPECT_EQ(f.hugepage_kib, (std::vector<uint64_t>{2048}));
+}
+
+TEST(MachineFacts, MemorylessNodeLeftOut) {
+  MachineFacts f = facts("memoryless_node");
+  EXPECT_EQ(f.nodes, (std::vector<int>{0, 2}));
+  EXPECT_EQ(f.node_total_kib, (std::vector<uint64_t>{4096000, 4096000}));
+}
+
+TEST(MachineFacts, NoOnlineFileUsesNodeDirectoriesWithMeminfo) {
+  MachineFacts f = facts("no_online_file");
+  EXPECT_EQ(f.nodes, (std::vector<int>{0, 3}));
+  EXPECT_EQ(f.node_total_kib, (std::vector<uint64_t>{4096000, 4096000}));
+  EXPECT_TRUE(f.hugepage_kib.empty());
+}
+
+TEST(MachineFacts, MissingMeminfoIsAnErrorNamingThePath) {
+  auto f = fragd::read_machine_facts(kMachines + "nowhere/proc", kMachines + "one_node/sys");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message.find("nowhere/proc/meminfo"), std::string::npos) << f.error().message;
+}
+
+TEST(MachineFacts, ThisMachine) {
+  auto f = fragd::read_machine_facts();
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_FALSE(f->nodes.empty());
+  EXPECT_EQ(f->nodes.size(), f->node_total_kib.size());
+  EXPECT_GT(f->mem_total_kib, 0u);
+  for (uint64_t n : f->node_total_kib) EXPECT_LE(n, f->mem_total_kib);
+}
+
+struct BadOnMachine {
+  const char* text;
+  const char* machine;
+  const char* where_key;
+  const char* what;
+};
+
+class MachineErrors : public ::testing::TestWithParam<BadOnMachine> {};
+
+TEST_P(MachineErrors, NamesFileLineColumnKeyAndReason) {
+  const std::string m = check_on(GetParam().text, GetParam().machine);
+  ASSERT_FALSE(m.empty()) << GetParam().text;
+  EXPECT_EQ(m.rfind(GetParam().where_key, 0), 0u) << m;
+  EXPECT_NE(m.find(GetParam().what), std::string::npos) << m;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, MachineErrors,
+    ::testing::Values(
+        BadOnMachine{"compaction:\n  nodes: [0, 2]\n", "two_nodes", "f.yaml:2:14: key 'compaction.nodes[1]':",
+                     "node 2 does not exist (online nodes with memory: 0, 1)"},
+        BadOnMachine{"compaction:\n  nodes: [1]\n", "memoryless_node", "f.yaml:2:11: key 'compaction.nodes[0]':",
+                     "node 1 does not exist (online nodes with memory: 0, 2)"},
+        BadOnMachine{"hugepages:\n  pools:\n    - {size: 2MB, node: 3, count: 1}\n", "one_node",
+                     "f.yaml:3:25: key 'hugepages.pools[0].node':",
+                     "node 3 does not exist (online nodes with memory: 0); use one of those or all"},
+        BadOnMachine{"hugepages:\n  pools:\n    - {size: 1GB, count: 1}\n", "no_node_dir",
+                     "f.yaml:3:14: key 'hugepages.pools[0].size':",
+                     "the kernel does not offer 1GiB pages (sizes offered: 2MiB)"},
+        BadOnMachine{"hugepages:\n  pools:\n    - {size: 16MB, count: 1}\n", "one_node",
+                     "f.yaml:3:14: key 'hugepages.pools[0].size':",
+                     "does not offer 16MiB pages (sizes offered: 2MiB, 1GiB)"},
+        BadOnMachine{"hugepages:\n  pools:\n    - {size: 2MB, count: 1}\n", "no_online_file",
+                     "f.yaml:3:14: key 'hugepages.pools[0].size':", "this kernel offers no hugepage sizes"},
+        // 24684084 KiB - 1 GiB guard = 23.54 GiB - 1 GiB: at most 11540 x 2 MiB.
+        BadOnMachine{"hugepages:\n  pools:\n    - {size: 2MB, count: 11541}\n", "one_node",
+                     "f.yaml:3:26: key 'hugepages.pools[0].count':",
+                     "more hugepages than memory: 11541 x 2MiB = 22.54GiB, but this machine (MemTotal) has "
+                     "23.54GiB and hugepages.guard keeps 1GiB free; set count at most 11540"},
+        // Node 1 has 8000 MiB: with a 2 GiB guard at most 2976 x 2 MiB.
+        BadOnMachine{"hugepages:\n  guard: 2GiB\n  pools:\n    - {size: 2MB, node: 1, count: 2977}\n", "two_nodes",
+                     "f.yaml:4:35: key 'hugepages.pools[0].count':",
+                     "more hugepages than memory: 2977 x 2MiB = 5.81GiB, but node 1 has 7.81GiB and "
+                     "hugepages.guard keeps 2GiB free; set count at most 2976"},
+        // Each fits node 0 (15.62 GiB - 1 GiB) alone, not together.
+        BadOnMachine{"hugepages:\n  pools:\n    - {size: 1GB, node: 0, count: 10}\n"
+                     "    - {size: 2MB, node: 0, count: 4000}\n",
+                     "two_nodes", "f.yaml:4:35: key 'hugepages.pools[1].count':",
+                     "the pools of node 0 add up to 17.81GiB, but it has 15.62GiB"},
+        // Each node's pool fits its node; with the global one they exceed MemTotal.
+        BadOnMachine{"hugepages:\n  pools:\n    - {size: 1GB, node: 0, count: 14}\n"
+                     "    - {size: 1GB, node: 1, count: 6}\n    - {size: 2MB, count: 2000}\n",
+                     "two_nodes", "f.yaml:5:26: key 'hugepages.pools[2].count':",
+                     "the pools add up to 23.91GiB, but this machine has 23.44GiB (MemTotal)"},
+        BadOnMachine{"hugepages:\n  guard: 30GiB\n  pools:\n    - {size: 2MB, count: 1}\n", "one_node",
+                     "f.yaml:4:26: key 'hugepages.pools[0].count':", "set count at most 0"},
+        // 2 MiB blocks: node 1 (8000 MiB) holds 4000 at most.
+        BadOnMachine{"compaction:\n  reserve:\n    blocks: 4001\n", "two_nodes",
+                     "f.yaml:3:13: key 'compaction.reserve.blocks':",
+                     "4001 blocks of order 9 (2MiB each, 7.81GiB) are more than node 1's memory (7.81GiB); set at "
+                     "most 4000"}));
+
+TEST(MachineCheck, ReserveOnlyCountsNodesInScope) {
+  // Node 1 is out of scope: 6000 x 2 MiB fits node 0 (16000 MiB).
+  EXPECT_EQ(check_on("compaction:\n  nodes: [0]\n  reserve:\n    blocks: 6000\n", "two_nodes"), "");
+  EXPECT_NE(check_on("compaction:\n  reserve:\n    blocks: 6000\n", "two_nodes"), "");
+}
+
+TEST(MachineCheck, PoolsThatFitPass) {
+  EXPECT_EQ(check_on("hugepages:\n  pools:\n    - {size: 2MB, count: 11540}\n", "one_node"), "");
+  EXPECT_EQ(check_on("compaction:\n  nodes: [0, 1]\nhugepages:\n  pools:\n    - {size: 1GB, node: 0, count: 14}\n"
+                     "    - {size: 2MB, node: 1, count: 3000}\n",
+                     "two_nodes"),
+            "");
+}
+
+TEST(MachineCheck, DefaultMarksFallBackToTheFileName) {
+  Policy p;
+  p.compaction.nodes.all = false;
+  p.compaction.nodes.nodes = {7};
+  auto r = fragd::check_policy_on(p, facts("one_node"), "built-in");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.rfind("built-in: key 'compaction.nodes[0]': node 7 does not exist", 0), 0u)
+      << r.error().message;
+}
+
+TEST(MachineCheck, LoadAndCheckReportsTheFile) {
+  auto bad = fragd::load_and_check_config(std::string(FRAGD_FIXTURES_DIR) + "/no/such.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("no/such.yaml"), std::string::npos);
+  auto nosys = fragd::load_and_check_config(kShipped, kMachines + "nowhere/proc", kMachines + "nowhere/sys");
+  ASSERT_FALSE(nosys.ok());
+  EXPECT_NE(nosys.error().message.find("cannot check the policy against this machine"), std::string::npos)
+      << nosys.error().message;
+}
+
+// ---------------------------------------------------------------- helpers
+
+TEST(Sizes, PageSize) {
+  EXPECT_EQ(*fragd::parse_page_size_kib("2MB"), 2048u);
+  EXPECT_EQ(*fragd::parse_page_size_kib("2M"), 2048u);
+  EXPECT_EQ(*fragd::parse_page_size_kib("2MiB"), 2048u);
+  EXPECT_EQ(*fragd::parse_page_size_kib("2048kB"), 2048u);
+  EXPECT_EQ(*fragd::parse_page_size_kib("1GB"), 1048576u);
+  EXPECT_EQ(*fragd::parse_page_size_kib("1G"), 1048576u);
+  EXPECT_EQ(*fragd::parse_page_size_kib("1GiB"), 1048576u);
+  EXPECT_FALSE(fragd::parse_page_size_kib("3MB").ok());
+  EXPECT_FALSE(fragd::parse_page_size_kib("0").ok());
+  EXPECT_FALSE(fragd::parse_page_size_kib("2048").ok());
+  EXPECT_FALSE(fragd::parse_page_size_kib("2 MB").ok());
+  EXPECT_FALSE(fragd::parse_page_size_kib("MB").ok());
+  EXPECT_FALSE(fragd::parse_page_size_kib("-2MB").ok());
+}
+
+TEST(Sizes, Size) {
+  EXPECT_EQ(*fragd::parse_size_kib("1GiB"), 1048576u);
+  EXPECT_EQ(*fragd::parse_size_kib("512MiB"), 524288u);
+  EXPECT_EQ(*fragd::parse_size_kib("512M"), 524288u);
+  EXPECT_EQ(*fragd::parse_size_kib("1G"), 1048576u);
+  EXPECT_EQ(*fragd::parse_size_kib("65536KiB"), 65536u);
+  EXPECT_EQ(*fragd::parse_size_kib("65536kB"), 65536u);
+  EXPECT_EQ(*fragd::parse_size_kib("2TiB"), 2147483648u);
+  EXPECT_EQ(*fragd::parse_size_kib("0"), 0u);
+  EXPECT_FALSE(fragd::parse_size_kib("1024").ok());
+  EXPECT_FALSE(fragd::parse_size_kib("1.5GiB").ok());
+  EXPECT_FALSE(fragd::parse_size_kib("1PiB").ok());
+  EXPECT_FALSE(fragd::parse_size_kib("99999999999TiB").ok());
+  EXPECT_EQ(fragd::format_size_kib(2048), "2MiB");
+  EXPECT_EQ(fragd::format_size_kib(1048576), "1GiB");
+  EXPECT_EQ(fragd::format_size_kib(24684084), "23.54GiB");
+  EXPECT_EQ(fragd::format_size_kib(1536), "1.50MiB");
+  EXPECT_EQ(fragd::format_size_kib(4), "4KiB");
+}
+
+TEST(NodeSet, Contains) {
+  fragd::NodeSet all;
+  EXPECT_TRUE(all.contains(0));
+  EXPECT_TRUE(all.contains(5));
+  fragd::NodeSet some;
+  some.all = false;
+  some.nodes = {0, 2};
+  EXPECT_TRUE(some.contains(2));
+  EXPECT_FALSE(some.contains(1));
+  EXPECT_STREQ(fragd::method_name(CompactMethod::Node), "node");
+  EXPECT_STREQ(fragd::method_name(CompactMethod::Proactiveness), "proactiveness");
+}
