@@ -1,0 +1,299 @@
+// The hugetlb pool strategy (core/pool.h) against the simulated kernel of
+// fake_actuator.h: grow with compaction when blocks are short, stop after two
+// writes in a row without progress, the MemAvailable guard, shrink, errors.
+#include "core/pool.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <string>
+
+#include "fake_actuator.h"
+
+namespace fragd {
+namespace {
+
+using test::FakeActuator;
+
+constexpr uint64_t k2M = 2048;
+constexpr uint64_t k1G = 1024 * 1024;
+constexpr uint64_t kFree = 1024000;  // pages: 2000 order-9 blocks when unfragmented
+
+PoolRequest grow_request(int node, uint64_t target) {
+  PoolRequest r;
+  r.node = node;
+  r.size_kib = k2M;
+  r.target = target;
+  r.compact_nodes = {node < 0 ? 0 : node};
+  r.guard_kib = k1G;
+  return r;
+}
+
+// Every pool write asked for at most `target` pages.
+void expect_never_beyond(const FakeActuator& f, uint64_t target) {
+  for (const auto& c : f.calls) {
+    if (c.rfind("write_pool", 0) != 0) continue;
+    const uint64_t count = std::stoull(c.substr(c.rfind(' ') + 1));
+    EXPECT_LE(count, target) << c;
+  }
+}
+
+TEST(PoolOrder, PageOrderOfSizes) {
+  EXPECT_EQ(page_order(2048), 9u);
+  EXPECT_EQ(page_order(1024 * 1024), 18u);
+  EXPECT_EQ(page_order(4), 0u);
+  EXPECT_EQ(page_order(64), 4u);
+  EXPECT_EQ(page_order(0), 0u);
+}
+
+TEST(PoolGrow, AlreadyAtTargetWritesNothing) {
+  FakeActuator f;
+  f.set_node(0, kFree, 50, 5);
+  f.nodes[0].pool[k2M] = 40;
+  const PoolOutcome o = resize_pool(f, grow_request(0, 40));
+  EXPECT_EQ(o.result, "ok");
+  EXPECT_EQ(o.before, 40u);
+  EXPECT_EQ(o.after, 40u);
+  EXPECT_EQ(o.attempts, 0u);
+  EXPECT_EQ(f.count_calls("write_pool"), 0u);
+  EXPECT_EQ(f.count_calls("compact"), 0u);
+}
+
+TEST(PoolGrow, EnoughFreeBlocksNeedsNoCompaction) {
+  FakeActuator f;
+  f.set_node(0, kFree, 50, 5);  // 1000 free blocks
+  const PoolOutcome o = resize_pool(f, grow_request(0, 300));
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  EXPECT_EQ(o.after, 300u);
+  EXPECT_EQ(o.attempts, 1u);
+  EXPECT_EQ(o.compactions, 0u);
+  EXPECT_EQ(f.pool_total(0, k2M), 300u);
+  EXPECT_EQ(f.count_calls("compact"), 0u);
+}
+
+TEST(PoolGrow, CompactsFirstWhenBlocksAreShort) {
+  FakeActuator f;
+  f.set_node(0, kFree, 95, 5);  // 100 free blocks, 1900 after compaction
+  const PoolOutcome o = resize_pool(f, grow_request(0, 1000));
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  EXPECT_EQ(o.before, 0u);
+  EXPECT_EQ(o.after, 1000u);
+  EXPECT_EQ(o.compactions, 1u);
+  EXPECT_EQ(o.attempts, 1u);
+  // The compaction came before the write.
+  size_t compact_at = 0, write_at = 0;
+  for (size_t i = 0; i < f.calls.size(); ++i) {
+    if (f.calls[i] == "compact 0") compact_at = i;
+    if (f.calls[i].rfind("write_pool", 0) == 0) write_at = i;
+  }
+  EXPECT_LT(compact_at, write_at);
+  EXPECT_EQ(f.calls[write_at], "write_pool 0 2048 1000");
+  expect_never_beyond(f, 1000);
+}
+
+TEST(PoolGrow, TwoWritesWithoutProgressIsShort) {
+  FakeActuator f;
+  f.set_node(0, kFree, 99, 99);  // 20 free blocks; compaction cannot add any
+  const PoolOutcome o = resize_pool(f, grow_request(0, 500));
+  EXPECT_EQ(o.result, "short");
+  EXPECT_EQ(o.after, 20u);
+  // 1: 0 -> 20 (progress), 2: no progress (miss 1), 3: no progress (miss 2).
+  EXPECT_EQ(o.attempts, 3u);
+  EXPECT_FALSE(o.dropped_caches);
+  EXPECT_EQ(f.count_calls("drop_caches"), 0u);
+  EXPECT_NE(o.detail.find("reached 20 of target 500"), std::string::npos) << o.detail;
+  expect_never_beyond(f, 500);
+}
+
+TEST(PoolGrow, PartialProgressKeepsGoing) {
+  FakeActuator f;
+  f.set_node(0, kFree, 100, 100);   // no free block, none to compact
+  f.direct_yield = 30;              // the kernel's own direct compaction finds 30 per write
+  f.nodes[0].max_blocks9 = 1000;    // room for it to find them
+  f.nodes[0].step_blocks = 0;       // and fragd's compaction adds nothing
+  const PoolOutcome o = resize_pool(f, grow_request(0, 100));
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  EXPECT_EQ(o.after, 100u);
+  EXPECT_EQ(o.attempts, 4u);  // 30, 60, 90, 100
+  expect_never_beyond(f, 100);
+}
+
+TEST(PoolGrow, DropsCachesAfterTheFirstMissWhenEnabled) {
+  FakeActuator f;
+  f.set_node(0, kFree, 99, 99);       // 20 free blocks, compaction adds nothing
+  f.nodes[0].cache_blocks = 600;      // page cache that becomes compactable when dropped
+  PoolRequest r = grow_request(0, 500);
+  r.drop_caches = true;
+  const PoolOutcome o = resize_pool(f, r);
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  EXPECT_TRUE(o.dropped_caches);
+  EXPECT_EQ(o.after, 500u);
+  EXPECT_EQ(f.count_calls("drop_caches"), 1u);
+  // Dropped only after a write that added nothing: writes 1 (0->20) and 2 (miss) came first.
+  unsigned writes_before_drop = 0;
+  for (const auto& c : f.calls) {
+    if (c == "drop_caches") break;
+    if (c.rfind("write_pool", 0) == 0) ++writes_before_drop;
+  }
+  EXPECT_EQ(writes_before_drop, 2u);
+
+  FakeActuator g;  // the same without the option: short, cache untouched
+  g.set_node(0, kFree, 99, 99);
+  g.nodes[0].cache_blocks = 600;
+  EXPECT_EQ(resize_pool(g, grow_request(0, 500)).result, "short");
+  EXPECT_EQ(g.count_calls("drop_caches"), 0u);
+}
+
+TEST(PoolGrow, StopsAtTheMemAvailableGuard) {
+  FakeActuator f;
+  f.set_node(0, kFree, 50, 5);
+  f.mem_available = k1G + 30 * k2M + 1000;  // room for 30 pages above the guard
+  const PoolOutcome o = resize_pool(f, grow_request(0, 100));
+  EXPECT_EQ(o.result, "guard");
+  EXPECT_EQ(o.after, 30u);
+  EXPECT_EQ(f.pool_total(0, k2M), 30u);
+  EXPECT_GE(f.mem_available, k1G);
+  EXPECT_NE(o.detail.find("guard of 1048576 kB"), std::string::npos) << o.detail;
+
+  FakeActuator g;  // already below the guard: nothing written at all
+  g.set_node(0, kFree, 50, 5);
+  g.mem_available = k1G - 1;
+  const PoolOutcome p = resize_pool(g, grow_request(0, 100));
+  EXPECT_EQ(p.result, "guard");
+  EXPECT_EQ(g.count_calls("write_pool"), 0u);
+  EXPECT_EQ(g.count_calls("compact"), 0u);
+}
+
+TEST(PoolGrow, AtMostSixteenWrites) {
+  FakeActuator f;
+  f.set_node(0, kFree, 100, 100);
+  f.nodes[0].max_blocks9 = 1000;
+  f.direct_yield = 1;  // one page per write: progress every time, slowly
+  PoolRequest r = grow_request(0, 100);
+  r.compact_nodes.clear();
+  const PoolOutcome o = resize_pool(f, r);
+  EXPECT_EQ(o.result, "short");
+  EXPECT_EQ(o.attempts, 16u);
+  EXPECT_EQ(o.after, 16u);
+  EXPECT_EQ(f.count_calls("write_pool"), 16u);
+  EXPECT_EQ(f.count_calls("compact"), 0u);  // no compact_nodes: never compacts
+}
+
+TEST(PoolGrow, GlobalPoolCompactsEveryNodeAndSpreads) {
+  FakeActuator f;
+  f.set_node(0, kFree, 98, 10);  // 40 blocks, 1800 after compaction
+  f.set_node(1, kFree, 98, 10);
+  PoolRequest r = grow_request(-1, 1000);
+  r.compact_nodes = {0, 1};
+  const PoolOutcome o = resize_pool(f, r);
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  EXPECT_EQ(o.compactions, 2u);
+  EXPECT_EQ(f.count_calls("compact 0"), 1u);
+  EXPECT_EQ(f.count_calls("compact 1"), 1u);
+  EXPECT_EQ(f.pool_total(-1, k2M), 1000u);
+  EXPECT_EQ(f.pool_total(0, k2M), 500u);
+}
+
+TEST(PoolShrink, WritesTheTarget) {
+  FakeActuator f;
+  f.set_node(0, kFree, 50, 5);
+  f.nodes[0].pool[k2M] = 100;
+  const PoolOutcome o = resize_pool(f, grow_request(0, 40));
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  EXPECT_EQ(o.before, 100u);
+  EXPECT_EQ(o.after, 40u);
+  EXPECT_EQ(o.attempts, 1u);
+  EXPECT_EQ(f.count_calls("compact"), 0u);
+  EXPECT_EQ(f.count_calls("mem_available"), 0u);  // a shrink needs no guard
+}
+
+TEST(PoolShrink, PagesInUseLeaveItShort) {
+  FakeActuator f;
+  f.set_node(0, kFree, 50, 5);
+  f.nodes[0].pool[k2M] = 100;
+  f.nodes[0].in_use[k2M] = 60;
+  const PoolOutcome o = resize_pool(f, grow_request(0, 40));
+  EXPECT_EQ(o.result, "short");
+  EXPECT_EQ(o.after, 60u);
+  EXPECT_NE(o.detail.find("in use"), std::string::npos) << o.detail;
+}
+
+TEST(PoolErrors, AWriteErrorEndsWithItsMessage) {
+  FakeActuator f;
+  f.set_node(0, kFree, 50, 5);
+  f.fail("write_pool", EPERM);
+  const PoolOutcome o = resize_pool(f, grow_request(0, 100));
+  EXPECT_EQ(o.result, "error");
+  EXPECT_NE(o.detail.find("Operation not permitted"), std::string::npos) << o.detail;
+  EXPECT_NE(o.detail.find("node0/hugepages/hugepages-2048kB/nr_hugepages"), std::string::npos) << o.detail;
+  EXPECT_EQ(o.attempts, 1u);
+}
+
+TEST(PoolErrors, EachStepCanFail) {
+  struct Case {
+    const char* op;
+    int err;
+    const char* text;
+  };
+  for (const Case& c : {Case{"read_pool", ENOENT, "No such file or directory"},
+                        Case{"mem_available", EIO, "Input/output error"},
+                        Case{"free_blocks", EIO, "Input/output error"},
+                        Case{"compact", EBUSY, "Device or resource busy"}}) {
+    FakeActuator f;
+    f.set_node(0, kFree, 98, 5);  // short of blocks: the compaction step runs
+    f.fail(c.op, c.err);
+    const PoolOutcome o = resize_pool(f, grow_request(0, 500));
+    EXPECT_EQ(o.result, "error") << c.op;
+    EXPECT_NE(o.detail.find(c.text), std::string::npos) << c.op << ": " << o.detail;
+    EXPECT_EQ(f.count_calls("write_pool"), 0u) << c.op;
+  }
+  FakeActuator f;  // the read-back after a write
+  f.set_node(0, kFree, 50, 5);
+  f.nodes[0].pool[k2M] = 0;
+  f.fail("read_pool", EIO, -1, 1);
+  const PoolOutcome back = resize_pool(f, grow_request(0, 10));
+  EXPECT_EQ(back.result, "error");
+  EXPECT_EQ(back.attempts, 1u);
+  EXPECT_EQ(f.count_calls("write_pool"), 1u);
+
+  FakeActuator g;  // drop_caches failing after a miss
+  g.set_node(0, kFree, 99, 99);
+  g.fail("drop_caches", EACCES);
+  PoolRequest r = grow_request(0, 500);
+  r.drop_caches = true;
+  const PoolOutcome o = resize_pool(g, r);
+  EXPECT_EQ(o.result, "error");
+  EXPECT_NE(o.detail.find("drop_caches"), std::string::npos) << o.detail;
+}
+
+TEST(PoolErrors, AMissingNodeIsAnErrorNotACrash) {
+  FakeActuator f;
+  f.set_node(0, kFree, 50, 5);
+  const PoolOutcome o = resize_pool(f, grow_request(3, 10));
+  EXPECT_EQ(o.result, "error");
+  EXPECT_NE(o.detail.find("node3"), std::string::npos) << o.detail;
+}
+
+TEST(PoolStop, StopRequestedAbandons) {
+  FakeActuator f;
+  f.set_node(0, kFree, 99, 99);
+  f.stop_after = 0;
+  EXPECT_EQ(resize_pool(f, grow_request(0, 100)).result, "abandoned");
+  EXPECT_EQ(f.count_calls("write_pool"), 0u);
+
+  FakeActuator g;  // stop between two writes
+  g.set_node(0, kFree, 100, 100);
+  g.nodes[0].max_blocks9 = 1000;
+  g.nodes[0].step_blocks = 0;  // compaction finds nothing; the kernel one page per write
+  g.direct_yield = 1;
+  g.stop_after = 3;  // start, attempt 1 (+ compaction check), then stop
+  PoolRequest r = grow_request(0, 100);
+  const PoolOutcome o = resize_pool(g, r);
+  EXPECT_EQ(o.result, "abandoned");
+  EXPECT_LT(o.attempts, 16u);
+  EXPECT_GE(o.attempts, 1u);
+  EXPECT_NE(o.detail.find("exiting"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fragd
