@@ -1,9 +1,12 @@
 #include "core/ctl_format.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdarg>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -74,6 +77,23 @@ const json* opt_member(const json& obj, const char* key, json::value_t kind, con
 std::string opt_str(const json& obj, const char* key, const std::string& where, std::string dflt = "-") {
   const json* s = opt_member(obj, key, json::value_t::string, where);
   return s ? s->get<std::string>() : dflt;
+}
+
+// Optional integer member that may be negative (node -1, score -1).
+std::optional<int64_t> opt_i64(const json& obj, const char* key, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number_integer() || (it->is_number_unsigned() && it->get<uint64_t>() > INT64_MAX))
+    malformed(where + ": \"" + key + "\" is not an integer");
+  return it->get<int64_t>();
+}
+
+// Optional boolean member: "yes", "no", or "-" when absent.
+std::string opt_yes_no(const json& obj, const char* key, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return "-";
+  if (!it->is_boolean()) malformed(where + ": \"" + key + "\" is not a boolean");
+  return it->get<bool>() ? "yes" : "no";
 }
 
 std::string u64_or_dash(std::optional<uint64_t> v) {
@@ -405,7 +425,9 @@ void format_node(const json& node, uint64_t page_kib, std::string& out) {
   }
 }
 
-std::string format_status_body(const json& a, uint64_t page_kib) {
+void format_policy(const json& a, bool utc_times, std::string& out);
+
+std::string format_status_body(const json& a, uint64_t page_kib, bool utc_times) {
   std::string out = "fragd " + printable(opt_str(a, "version", "status")) + ", pid " +
                     u64_or_dash(opt_u64(a, "pid", "status"));
   if (auto tick = opt_u64(a, "tick_ns", "status")) out += ", sampling every " + format_ns(static_cast<double>(*tick));
@@ -446,15 +468,16 @@ std::string format_status_body(const json& a, uint64_t page_kib) {
                   u64_or_dash(opt_u64(c, "pages_failed", "compaction")).c_str());
     }
   }
+  format_policy(a, utc_times, out);
   return out;
 }
 
 }  // namespace
 
-Result<std::string> format_status(const json& answer, uint64_t page_kib) {
+Result<std::string> format_status(const json& answer, uint64_t page_kib, bool utc_times) {
   if (auto ok = check_answer(answer, "status"); !ok) return ok.error();
   try {
-    return format_status_body(answer, page_kib);
+    return format_status_body(answer, page_kib, utc_times);
   } catch (const Malformed& m) {
     return make_error("malformed answer to 'status' from fragd: " + m.what);
   } catch (const json::exception& e) {
@@ -486,5 +509,362 @@ Result<std::string> format_trace_line(const json& ev, const std::tm& local) {
     return make_error(std::string("malformed trace event from fragd: ") + e.what());
   }
 }
+
+// --- Acting -----------------------------------------------------------------
+
+json compact_request(std::optional<int> node) {
+  json r{{"cmd", "compact"}};
+  if (node) r["node"] = *node;
+  return r;
+}
+
+json pool_request(uint64_t size_kib, uint64_t count, std::optional<int> node) {
+  json r{{"cmd", "pool"}, {"size_kib", size_kib}, {"count", count}};
+  if (node) r["node"] = *node;
+  return r;
+}
+
+json action_request(uint64_t id) { return json{{"cmd", "action"}, {"id", id}}; }
+
+Result<std::vector<uint64_t>> parse_ids_answer(const json& answer, std::string_view cmd) {
+  if (auto ok = check_answer(answer, cmd); !ok) return ok.error();
+  const std::string c(cmd);
+  const std::string where = "malformed answer to '" + c + "' from fragd";
+  auto it = answer.find("ids");
+  if (it == answer.end() || !it->is_array()) return make_error(where + ": no \"ids\" array");
+  std::vector<uint64_t> ids;
+  for (const auto& v : *it) {
+    if (!is_u64(v)) return make_error(where + ": an entry of \"ids\" is not a non-negative integer");
+    ids.push_back(to_u64(v));
+  }
+  if (ids.empty())
+    return make_error("fragd accepted '" + c + "' but queued no action: nothing was done (see 'fragctl status')");
+  return ids;
+}
+
+Result<std::string> parse_reload_answer(const json& answer) {
+  if (auto ok = check_answer(answer, "reload"); !ok) return ok.error();
+  auto msg = answer.find("message");
+  if (msg == answer.end() || msg->is_null()) return std::string("policy reloaded");
+  if (!msg->is_string()) return make_error("malformed answer to 'reload' from fragd: \"message\" is not a string");
+  return printable(msg->get<std::string>());
+}
+
+namespace {
+
+std::string req_str(const json& obj, const char* key, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end()) malformed(where + ": missing \"" + key + "\"");
+  if (!it->is_string()) malformed(where + ": \"" + key + "\" is not a string");
+  return it->get<std::string>();
+}
+
+OutcomeView parse_outcome_or_throw(const json& j) {
+  if (!j.is_object()) malformed("an action outcome is not an object");
+  OutcomeView o;
+  o.id = req_u64(j, "id", "action outcome");
+  const std::string w = strf("outcome of action %llu", static_cast<unsigned long long>(o.id));
+  o.action = req_str(j, "action", w);
+  auto node = opt_i64(j, "node", w);
+  if (!node) malformed(w + ": missing \"node\"");
+  o.node = *node;
+  o.result = req_str(j, "result", w);
+  o.trigger = opt_str(j, "trigger", w, "");
+  o.reason = opt_str(j, "reason", w, "");
+  o.detail = opt_str(j, "detail", w, "");
+  o.start_unix_ns = opt_u64(j, "start_unix_ns", w);
+  o.duration_ns = opt_u64(j, "duration_ns", w);
+  o.score_before = opt_i64(j, "score_before", w);
+  o.score_after = opt_i64(j, "score_after", w);
+  o.blocks_before = opt_u64(j, "blocks_before", w);
+  o.blocks_after = opt_u64(j, "blocks_after", w);
+  o.pages_migrated = opt_u64(j, "pages_migrated", w);
+  o.size_kib = opt_u64(j, "size_kib", w);
+  o.target = opt_u64(j, "target", w);
+  o.pool_before = opt_u64(j, "pool_before", w);
+  o.pool_after = opt_u64(j, "pool_after", w);
+  o.attempts = opt_u64(j, "attempts", w);
+  o.compactions = opt_u64(j, "compactions", w);
+  return o;
+}
+
+std::string node_text(int64_t node) { return node < 0 ? std::string("all") : std::to_string(node); }
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string score_text(std::optional<int64_t> v) { return v && *v >= 0 ? std::to_string(*v) : std::string("-"); }
+
+std::string seconds_text(uint64_t ns) { return strf("%.2f s", static_cast<double>(ns) / 1e9); }
+
+// Why a result is not a success, when fragd gave no detail.
+std::string default_failure_reason(const OutcomeView& o) {
+  const std::string target = o.target ? " of " + std::to_string(*o.target) : std::string();
+  if (o.result == "no_gain")
+    return "the score fell too little (" + score_text(o.score_before) + " -> " + score_text(o.score_after) + ")";
+  if (o.result == "short") return "the pool stopped short of its target (" + u64_or_dash(o.pool_after) + target + ")";
+  if (o.result == "guard")
+    return "stopped by the MemAvailable guard (" + u64_or_dash(o.pool_after) + target + " pages)";
+  if (o.result == "abandoned") return "fragd was exiting";
+  if (o.result == "refused") return "fragd refused it";
+  return "fragd gave no detail";
+}
+
+}  // namespace
+
+Result<OutcomeView> parse_outcome(const json& outcome) {
+  try {
+    return parse_outcome_or_throw(outcome);
+  } catch (const Malformed& m) {
+    return make_error(m.what);
+  } catch (const json::exception& e) {
+    return make_error(std::string("action outcome: ") + e.what());
+  }
+}
+
+std::string outcome_subject(const OutcomeView& o) {
+  if (o.action == "compact") return o.node < 0 ? std::string("compact every node") : "compact node " + node_text(o.node);
+  if (o.action == "pool")
+    return "pool " + (o.size_kib ? size_kib_text(*o.size_kib) : std::string("?")) + " node " + node_text(o.node);
+  std::string s = printable(o.action);
+  if (o.node >= 0) s += " node " + std::to_string(o.node);
+  return s;
+}
+
+std::string format_outcome(const OutcomeView& o) {
+  std::string out = outcome_subject(o) + ": " + printable(o.result);
+  auto part = [&out](const std::string& p) { out += ", " + p; };
+  if (o.action == "pool") {
+    if (o.pool_before || o.pool_after || o.target) {
+      std::string p = u64_or_dash(o.pool_before) + " -> " + u64_or_dash(o.pool_after);
+      if (o.target) p += " (target " + std::to_string(*o.target) + ")";
+      part(p);
+    }
+    if (o.attempts) part(plural(*o.attempts, "write", "writes"));
+    if (o.compactions) part(plural(*o.compactions, "compaction", "compactions"));
+  } else {
+    const bool measured = (o.score_before && *o.score_before >= 0) || (o.score_after && *o.score_after >= 0);
+    if (measured) part("score " + score_text(o.score_before) + " -> " + score_text(o.score_after));
+    // A dry run measures nothing after (it did nothing): its "after" fields are placeholders.
+    const bool after_measured = o.result != "dry_run";
+    if (o.trigger == "reserve" && (o.blocks_before || o.blocks_after))
+      part("free blocks " + u64_or_dash(o.blocks_before) + " -> " +
+           (after_measured ? u64_or_dash(o.blocks_after) : std::string("-")));
+    if (o.pages_migrated && (o.action == "compact" || *o.pages_migrated > 0))
+      part(plural(*o.pages_migrated, "page migrated", "pages migrated"));
+  }
+  if (o.duration_ns) part(seconds_text(*o.duration_ns));
+  if (!o.trigger.empty() || !o.reason.empty()) {
+    out += " (" + printable(o.trigger);
+    if (!o.trigger.empty() && !o.reason.empty()) out += ": ";
+    out += printable(o.reason) + ")";
+  }
+  if (!o.detail.empty()) out += "; " + printable(o.detail);
+  return out;
+}
+
+std::string outcome_failure(const OutcomeView& o) {
+  return outcome_subject(o) + ": " + printable(o.result) + ": " +
+         (o.detail.empty() ? default_failure_reason(o) : printable(o.detail));
+}
+
+Result<ActionAnswer> parse_action_answer(const json& answer, uint64_t id) {
+  const std::string which = strf("action %llu", static_cast<unsigned long long>(id));
+  if (auto ok = check_answer(answer, "action"); !ok) return make_error("cannot follow " + which + ": " + ok.error().message);
+  const std::string where = "malformed answer to 'action' (" + which + ") from fragd";
+  auto st = answer.find("state");
+  if (st == answer.end() || !st->is_string()) return make_error(where + ": no string \"state\"");
+  const std::string state = st->get<std::string>();
+  ActionAnswer a;
+  if (state == "queued") {
+    a.state = ActionState::Queued;
+    return a;
+  }
+  if (state == "running") {
+    a.state = ActionState::Running;
+    return a;
+  }
+  if (state != "done")
+    return make_error(where + ": unknown state '" + printable(state) + "' (expected queued, running or done)");
+  a.state = ActionState::Done;
+  auto out = answer.find("outcome");
+  if (out == answer.end() || !out->is_object()) return make_error(where + ": state done without an \"outcome\" object");
+  auto view = parse_outcome(*out);
+  if (!view) return make_error(where + ": " + view.error().message);
+  if (view->id != id)
+    return make_error(where + strf(": the outcome is that of action %llu", static_cast<unsigned long long>(view->id)));
+  a.raw_outcome = *out;
+  a.outcome = std::move(*view);
+  return a;
+}
+
+Result<std::vector<FinishedAction>> wait_for_actions(const std::vector<uint64_t>& ids, const ActionWaiter& w) {
+  std::vector<std::optional<FinishedAction>> done(ids.size());
+  std::vector<ActionState> state(ids.size(), ActionState::Queued);
+  const int64_t deadline = w.now_ms() + w.timeout_ms;
+  // "action 8 (running), action 9 (queued)" for the ones not done.
+  auto pending_text = [&]() {
+    std::string t;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (done[i]) continue;
+      if (!t.empty()) t += ", ";
+      t += strf("action %llu (%s)", static_cast<unsigned long long>(ids[i]),
+                state[i] == ActionState::Running ? "running" : "queued");
+    }
+    return t;
+  };
+  for (;;) {
+    size_t pending = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (done[i]) continue;
+      auto answer = w.ask(action_request(ids[i]));
+      if (!answer) {
+        if (answer.error().err == EINTR)
+          return make_error("interrupted; fragd carries on with " + pending_text() + ": see 'fragctl status' for the outcome", EINTR);
+        return answer.error();
+      }
+      auto a = parse_action_answer(*answer, ids[i]);
+      if (!a) return a.error();
+      state[i] = a->state;
+      if (a->state != ActionState::Done) {
+        ++pending;
+        continue;
+      }
+      done[i] = FinishedAction{std::move(a->raw_outcome), std::move(a->outcome)};
+      if (w.on_done) w.on_done(*done[i]);
+    }
+    if (pending == 0) break;
+    const int64_t now = w.now_ms();
+    if (now >= deadline)
+      return make_error(strf("gave up after %g s waiting for ", static_cast<double>(w.timeout_ms) / 1e3) +
+                            pending_text() +
+                            "; fragd carries on regardless: see 'fragctl status' for the outcome, or pass a longer "
+                            "--timeout",
+                        ETIMEDOUT);
+    if (!w.sleep_until(std::min(now + w.interval_ms, deadline)))
+      return make_error("interrupted; fragd carries on with " + pending_text() + ": see 'fragctl status' for the outcome", EINTR);
+  }
+  std::vector<FinishedAction> out;
+  out.reserve(ids.size());
+  for (auto& d : done) out.push_back(std::move(*d));
+  return out;
+}
+
+// --- status: the policy block -------------------------------------------------
+
+namespace {
+
+std::string clock_text(std::optional<uint64_t> unix_ns, bool utc) {
+  if (!unix_ns) return "-";
+  std::time_t t = static_cast<std::time_t>(*unix_ns / 1000000000ULL);
+  std::tm tm{};
+  if (utc)
+    gmtime_r(&t, &tm);
+  else
+    localtime_r(&t, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  return buf;
+}
+
+std::string seconds_or_dash(std::optional<uint64_t> ns) { return ns ? seconds_text(*ns) : std::string("-"); }
+
+void format_policy(const json& a, bool utc_times, std::string& out) {
+  if (const json* p = opt_member(a, "policy", json::value_t::object, "status")) {
+    const std::string w = "policy";
+    std::string source = printable(opt_str(*p, "source", w));
+    if (source.empty()) source = "-";
+    out += "\npolicy: mode " + printable(opt_str(*p, "mode", w)) + ", dry_run " + opt_yes_no(*p, "dry_run", w) +
+           ", method " + printable(opt_str(*p, "method", w)) + ", from " + source + "\n";
+    out += "  reloads " + u64_or_dash(opt_u64(*p, "reloads", w)) + " (" +
+           u64_or_dash(opt_u64(*p, "reload_errors", w)) + " failed), compaction budget used " +
+           seconds_or_dash(opt_u64(*p, "budget_used_ns", w)) + " of " + seconds_or_dash(opt_u64(*p, "budget_ns", w)) +
+           " per minute, proactiveness raised " + opt_yes_no(*p, "proactiveness_raised", w) + "\n";
+  }
+
+  if (const json* nodes = opt_member(a, "policy_nodes", json::value_t::array, "status")) {
+    out += strf("  %-4s %5s %-3s %5s %6s  %-12s %s\n", "node", "score", "hot", "floor", "misses", "waiting",
+                "next action in");
+    for (const auto& n : *nodes) {
+      if (!n.is_object()) malformed("an entry of \"policy_nodes\" is not an object");
+      auto id = opt_i64(n, "node", "policy_nodes");
+      const std::string w = "policy_nodes: node " + (id ? std::to_string(*id) : std::string("-"));
+      std::string waiting = printable(opt_str(n, "waiting", w));
+      if (waiting.empty()) waiting = "-";
+      auto next = opt_u64(n, "next_allowed_in_ns", w);
+      out += strf("  %-4s %5s %-3s %5s %6s  %-12s %s\n", id ? std::to_string(*id).c_str() : "-",
+                  u64_or_dash(opt_u64(n, "score", w)).c_str(), opt_yes_no(n, "hot", w).c_str(),
+                  u64_or_dash(opt_u64(n, "floor", w)).c_str(), u64_or_dash(opt_u64(n, "misses", w)).c_str(),
+                  waiting.c_str(), next && *next > 0 ? seconds_text(*next).c_str() : "-");
+    }
+  }
+
+  if (const json* pools = opt_member(a, "pools", json::value_t::array, "status")) {
+    if (pools->empty()) {
+      out += "  hugepage pool targets: none\n";
+    } else {
+      out += "  hugepage pool targets:\n";
+      out += strf("    %-7s %-5s %8s %8s  %-8s %s\n", "size", "node", "target", "reached", "set by", "last result");
+      for (const auto& p : *pools) {
+        if (!p.is_object()) malformed("an entry of \"pools\" is not an object");
+        const std::string w = "pools";
+        auto size = opt_u64(p, "size_kib", w);
+        auto node = opt_i64(p, "node", w);
+        std::string manual = opt_yes_no(p, "manual", w);
+        std::string last = printable(opt_str(p, "last_result", w));
+        if (last.empty()) last = "-";
+        out += strf("    %-7s %-5s %8s %8s  %-8s %s\n", size ? size_kib_text(*size).c_str() : "?",
+                    node ? node_text(*node).c_str() : "-", u64_or_dash(opt_u64(p, "target", w)).c_str(),
+                    u64_or_dash(opt_u64(p, "reached", w)).c_str(),
+                    manual == "yes" ? "fragctl" : manual == "no" ? "policy" : "-", last.c_str());
+      }
+    }
+  }
+
+  if (auto it = a.find("action_running"); it != a.end()) {
+    if (it->is_null()) {
+      out += "  running: none\n";
+    } else {
+      if (!it->is_object()) malformed("\"action_running\" is neither an object nor null");
+      const std::string w = "action_running";
+      OutcomeView r;
+      r.action = opt_str(*it, "action", w, "?");
+      r.node = opt_i64(*it, "node", w).value_or(-1);
+      r.size_kib = opt_u64(*it, "size_kib", w);
+      r.trigger = opt_str(*it, "trigger", w, "");
+      r.reason = opt_str(*it, "reason", w, "");
+      out += "  running: #" + u64_or_dash(opt_u64(*it, "id", w)) + " " + outcome_subject(r);
+      if (!r.trigger.empty() || !r.reason.empty()) {
+        out += " (" + printable(r.trigger);
+        if (!r.trigger.empty() && !r.reason.empty()) out += ": ";
+        out += printable(r.reason) + ")";
+      }
+      out += "\n";
+    }
+  }
+
+  if (const json* actions = opt_member(a, "actions", json::value_t::array, "status")) {
+    const size_t n = actions->size();
+    if (n == 0) {
+      out += "  last actions: none\n";
+    } else {
+      const size_t first = n > kStatusActionsShown ? n - kStatusActionsShown : 0;
+      if (first > 0)
+        out += strf("  last %zu of %zu actions (newest last):\n", n - first, n);
+      else
+        out += "  last actions (newest last):\n";
+      for (size_t i = first; i < n; ++i) {
+        auto o = parse_outcome((*actions)[i]);
+        if (!o) malformed("actions: " + o.error().message);
+        out += strf("    %-8s #%llu ", clock_text(o->start_unix_ns, utc_times).c_str(),
+                    static_cast<unsigned long long>(o->id)) +
+               format_outcome(*o) + "\n";
+      }
+    }
+  }
+}
+
+}  // namespace
 
 }  // namespace fragd

@@ -6,12 +6,13 @@
 
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "core/histview.h"
 #include "core/result.h"
@@ -92,7 +93,13 @@ nlohmann::json latency_report_json(const LatencyHist& h);
 // order 9, free blocks of orders 0..10 in columns and a line of pageblocks by
 // migratetype; hugepage pools; programs attached; events dropped; compaction
 // runs by trigger. "nodes" must be an array; other missing fields show as "-".
-Result<std::string> format_status(const nlohmann::json& answer, uint64_t page_kib = 4);
+// In act mode's answers (keys "policy", "policy_nodes", "pools",
+// "action_running", "actions", each shown when present) a policy block
+// follows: mode, method, source, reloads, CPU budget; per node its policy
+// state; pools target vs reached; the action running; the last
+// kStatusActionsShown actions, newest last, times local (utc_times: UTC).
+inline constexpr size_t kStatusActionsShown = 10;
+Result<std::string> format_status(const nlohmann::json& answer, uint64_t page_kib = 4, bool utc_times = false);
 
 // Header and lines of `fragctl trace`, bcc style:
 // "TIME     COMM             PID     ORDER RESULT      MS" (newline-free).
@@ -101,5 +108,93 @@ std::string trace_header();
 // MS is duration_ns in ms with 3 decimals. Control characters of comm are
 // replaced by '?'.
 Result<std::string> format_trace_line(const nlohmann::json& event, const std::tm& local);
+
+// --- Acting: compact, pool, action, reload (docs/control-protocol.md) ------
+
+// Requests. node: nullopt = every node in the policy's scope (compact) or the
+// global pool (pool).
+nlohmann::json compact_request(std::optional<int> node);
+nlohmann::json pool_request(uint64_t size_kib, uint64_t count, std::optional<int> node);
+nlohmann::json action_request(uint64_t id);
+
+// The ids of {"ok":true,"ids":[7,8]}, the answer to compact and pool. An empty
+// list is an error (fragd queued nothing).
+Result<std::vector<uint64_t>> parse_ids_answer(const nlohmann::json& answer, std::string_view cmd);
+
+// The "message" of the answer to reload ("policy reloaded" if none). A
+// refusal is "fragd refused 'reload': <error>" (fragd's error says that the
+// running policy is kept, and why).
+Result<std::string> parse_reload_answer(const nlohmann::json& answer);
+
+// One finished action: the "outcome" of an action answer or an entry of
+// status' "actions". id, action, node and result are required; the figures
+// are optional (absent: not shown), with the protocol's "does not apply"
+// values (0, or -1 for scores) kept as sent.
+struct OutcomeView {
+  uint64_t id = 0;
+  std::string action;   // compact, proactiveness_raise, proactiveness_restore, pool
+  std::string trigger;  // score, demand, reserve, manual, pool, hold, policy; "" if absent
+  int64_t node = -1;    // -1: global
+  std::string reason;
+  std::string result;   // ok, no_gain, short, guard, error, dry_run, abandoned, refused
+  std::string detail;
+  std::optional<uint64_t> start_unix_ns, duration_ns;
+  std::optional<int64_t> score_before, score_after;  // -1: not measured
+  std::optional<uint64_t> blocks_before, blocks_after, pages_migrated;
+  std::optional<uint64_t> size_kib, target, pool_before, pool_after;
+  std::optional<uint64_t> attempts, compactions;  // pool: pool writes, node compactions
+  // ok, dry_run and no_gain are successes; every other result is not.
+  // no_gain: the compaction ran as asked; the node had nothing more to give.
+  bool succeeded() const { return result == "ok" || result == "dry_run" || result == "no_gain"; }
+};
+Result<OutcomeView> parse_outcome(const nlohmann::json& outcome);
+
+// What the action is about: "compact node 0", "compact every node",
+// "pool 2 MiB node 1", "pool 2 MiB node all", "proactiveness_raise".
+std::string outcome_subject(const OutcomeView& o);
+// One line, no newline, e.g.
+//   compact node 0: ok, score 93 -> 4, 392114 pages migrated, 1.52 s (manual: fragctl compact)
+//   pool 2 MiB node all: ok, 0 -> 3000 (target 3000), 2 writes, 1 compaction, 1.61 s (manual: fragctl pool set)
+// A detail follows after "; ". Control characters of strings become '?'.
+std::string format_outcome(const OutcomeView& o);
+// Why an unsuccessful action failed, for stderr: "<subject>: <result>: <detail>".
+std::string outcome_failure(const OutcomeView& o);
+
+enum class ActionState { Queued, Running, Done };
+
+struct ActionAnswer {
+  ActionState state = ActionState::Queued;
+  nlohmann::json raw_outcome;  // Done: the outcome as sent (for --json)
+  OutcomeView outcome;         // Done: parsed
+};
+// Parses the answer to {"cmd":"action","id":id}. A done answer must carry an
+// outcome of that id. Refusals ("unknown action id 7") are errors.
+Result<ActionAnswer> parse_action_answer(const nlohmann::json& answer, uint64_t id);
+
+struct FinishedAction {
+  nlohmann::json raw;
+  OutcomeView view;
+};
+
+// How wait_for_actions() talks to fragd and to the clock; the unit tests
+// replace all of them.
+struct ActionWaiter {
+  // One exchange with fragd: the answer to `request`, whatever its "ok".
+  std::function<Result<nlohmann::json>(const nlohmann::json& request)> ask;
+  // CLOCK_MONOTONIC in ms.
+  std::function<int64_t()> now_ms;
+  // Sleeps until now_ms() >= deadline_ms; false when a signal cut it short.
+  std::function<bool(int64_t deadline_ms)> sleep_until;
+  // Called once per action as soon as it is seen done (may be empty).
+  std::function<void(const FinishedAction&)> on_done;
+  int64_t interval_ms = 200;
+  int64_t timeout_ms = 300000;
+};
+
+// Polls each id with {"cmd":"action","id":..} every interval_ms until all are
+// done; returns their outcomes in the order of `ids`. Errors: a refused or
+// malformed answer (says which action), timeout (err ETIMEDOUT: which actions
+// are still queued or running; they go on in fragd), a signal (err EINTR).
+Result<std::vector<FinishedAction>> wait_for_actions(const std::vector<uint64_t>& ids, const ActionWaiter& w);
 
 }  // namespace fragd

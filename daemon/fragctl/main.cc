@@ -3,11 +3,16 @@
 //   fragctl [--socket PATH] hist [--order N] [--interval SEC [--count N]] [--json]
 //   fragctl [--socket PATH] status [--json]
 //   fragctl [--socket PATH] trace [--json]
+//   fragctl [--socket PATH] compact [--node N] [--timeout SEC] [--json]
+//   fragctl [--socket PATH] pool set SIZE COUNT [--node N] [--timeout SEC] [--json]
+//   fragctl [--socket PATH] reload
+//   fragctl policy check FILE
 //
 // Exit status: 0 on success (and when Ctrl-C/SIGTERM ends `trace` or `hist
 // --interval`), 1 on any error (fragd not running, refused request,
-// malformed answer, fragd went away during `trace`), 2 on a usage error,
-// 130 when a signal interrupts a one-shot request.
+// malformed answer, fragd went away during `trace`, an action whose result is
+// neither ok nor dry_run, a wait that timed out, an invalid policy file), 2 on
+// a usage error, 130 when a signal interrupts a one-shot request or a wait.
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <poll.h>
@@ -15,16 +20,20 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/config.h"
 #include "core/ctl_format.h"
+#include "core/policy.h"
 #include "fragctl/client.h"
 #include "version.h"
 
@@ -94,15 +103,22 @@ fragd::Result<json> parse_line(const std::string& line, const std::string& what)
   }
 }
 
+// Sends `req` on `c` and reads the answer, with a read timeout. The answer
+// is returned whatever its "ok"; the caller checks the envelope.
+fragd::Result<json> ask_fragd(Client& c, const json& req) {
+  const std::string cmd = req.value("cmd", std::string("?"));
+  if (auto s = c.send_line(req.dump()); !s) return s.error();
+  auto line = c.read_line(kRequestTimeoutMs);
+  if (!line) return line.error();
+  if (!*line) return fragd::make_error("fragd closed the connection on " + c.path() + " without answering '" + cmd + "'");
+  return parse_line(**line, "answer to '" + cmd + "'");
+}
+
 // One request/response exchange on a fresh connection, with a read timeout.
 fragd::Result<json> request(const std::string& socket_path, const std::string& cmd) {
   auto c = open_client(socket_path);
   if (!c) return c.error();
-  if (auto s = c->send_line(json{{"cmd", cmd}}.dump()); !s) return s.error();
-  auto line = c->read_line(kRequestTimeoutMs);
-  if (!line) return line.error();
-  if (!*line) return fragd::make_error("fragd closed the connection on " + socket_path + " without answering '" + cmd + "'");
-  auto j = parse_line(**line, "answer to '" + cmd + "'");
+  auto j = ask_fragd(*c, json{{"cmd", cmd}});
   if (!j) return j.error();
   if (auto ok = fragd::check_answer(*j, cmd); !ok) return ok.error();
   return j;
@@ -259,10 +275,114 @@ int cmd_trace(const std::string& socket_path, bool as_json) {
   }
 }
 
+struct ActArgs {
+  std::optional<int> node;
+  double timeout_s = 300;
+  bool json = false;
+};
+
+// Sends an acting request (compact, pool), then follows every action it
+// queued until done: one line per outcome as it finishes, or with --json the
+// outcomes as one JSON array at the end. 0 only if every result is ok or
+// dry_run.
+int run_actions(const std::string& socket_path, const json& req, const ActArgs& a) {
+  const std::string cmd = req.at("cmd").get<std::string>();
+  auto c = open_client(socket_path);
+  if (!c) return fail(c.error());
+  auto answer = ask_fragd(*c, req);
+  if (!answer) return fail(answer.error());
+  auto ids = fragd::parse_ids_answer(*answer, cmd);
+  if (!ids) return fail(ids.error());
+
+  fragd::ActionWaiter w;
+  w.ask = [&c](const json& r) { return ask_fragd(*c, r); };
+  w.now_ms = mono_ms;
+  w.sleep_until = sleep_until;
+  w.interval_ms = 200;
+  w.timeout_ms = std::llround(a.timeout_s * 1000.0);
+  std::vector<fragd::FinishedAction> finished;
+  w.on_done = [&](const fragd::FinishedAction& f) {
+    finished.push_back(f);
+    if (!a.json) std::printf("%s\n", fragd::format_outcome(f.view).c_str());
+  };
+  auto waited = fragd::wait_for_actions(*ids, w);
+
+  if (a.json) {
+    json arr = json::array();
+    for (const auto& f : finished) arr.push_back(f.raw);
+    std::printf("%s\n", arr.dump(2).c_str());
+  }
+  if (!waited) {
+    if (waited.error().err == fragd::ctl::kInterrupted) {
+      std::fprintf(stderr, "fragctl: %s\n", waited.error().message.c_str());
+      return kExitInterrupted;
+    }
+    return fail(waited.error());
+  }
+  int rc = 0;
+  for (const auto& f : *waited) {
+    if (f.view.succeeded()) continue;
+    fail(fragd::outcome_failure(f.view));
+    rc = 1;
+  }
+  return rc;
+}
+
+// COUNT of `pool set`: a decimal number of pages, nothing else.
+fragd::Result<uint64_t> parse_count(const std::string& text) {
+  uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || ptr != end)
+    return fragd::make_error("COUNT '" + text + "' is not a number of hugepages (a decimal integer >= 0)");
+  return v;
+}
+
+int cmd_pool_set(const std::string& socket_path, const std::string& size_text, const std::string& count_text,
+                 const ActArgs& a) {
+  auto size = fragd::parse_page_size_kib(size_text);
+  if (!size) return fail(size.error());
+  auto count = parse_count(count_text);
+  if (!count) return fail(count.error());
+  return run_actions(socket_path, fragd::pool_request(*size, *count, a.node), a);
+}
+
+int cmd_reload(const std::string& socket_path) {
+  auto c = open_client(socket_path);
+  if (!c) return fail(c.error());
+  auto answer = ask_fragd(*c, json{{"cmd", "reload"}});
+  if (!answer) return fail(answer.error());
+  auto msg = fragd::parse_reload_answer(*answer);
+  if (!msg) return fail(msg.error());
+  std::printf("%s\n", msg->c_str());
+  return 0;
+}
+
+// Validates a policy file here, without fragd and without privileges.
+int cmd_policy_check(const std::string& path) {
+  auto cfg = fragd::load_and_check_config(path);
+  if (!cfg) return fail(cfg.error());
+  const fragd::Policy& p = cfg->policy;
+  std::printf("%s: OK (mode %s%s, method %s, %zu pool target%s)\n", path.c_str(), p.act ? "act" : "observe",
+              p.dry_run ? " with dry_run" : "", fragd::method_name(p.compaction.method), p.hugepages.pools.size(),
+              p.hugepages.pools.size() == 1 ? "" : "s");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"fragctl: query fragd, the memory fragmentation and allocation-stall observer"};
+  CLI::App app{"fragctl: query and drive fragd, the memory fragmentation and allocation-stall daemon"};
+  app.footer(
+      "Synopsis:\n"
+      "  fragctl [--socket PATH] hist [--order N] [--interval SEC [--count N]] [--json]\n"
+      "  fragctl [--socket PATH] status [--json]\n"
+      "  fragctl [--socket PATH] trace [--json]\n"
+      "  fragctl [--socket PATH] compact [--node N] [--timeout SEC] [--json]\n"
+      "  fragctl [--socket PATH] pool set SIZE COUNT [--node N] [--timeout SEC] [--json]\n"
+      "  fragctl [--socket PATH] reload\n"
+      "  fragctl policy check FILE\n"
+      "'fragctl COMMAND --help' tells more. Exit status: 0 success, 1 error, 2 usage error, 130 interrupted.");
   app.set_version_flag("--version", std::string("fragctl ") + FRAGD_VERSION);
   app.require_subcommand(1);
 
@@ -287,14 +407,75 @@ int main(int argc, char** argv) {
       ->needs(interval_opt)
       ->check(CLI::PositiveNumber);
   hist->add_flag("--json", hist_args.json, "One JSON object per interval");
+  hist->footer("");
 
   bool status_json = false;
   auto* status = app.add_subcommand("status", "Fragmentation scores, free blocks, hugepages, programs");
   status->add_flag("--json", status_json, "fragd's answer as JSON");
+  status->footer("In act mode also the policy: its state per node, pool targets, the action running and the last "
+                 "actions.");
 
   bool trace_json = false;
   auto* trace = app.add_subcommand("trace", "Stream slow allocation stalls as they happen");
   trace->add_flag("--json", trace_json, "fragd's events as JSON lines");
+  trace->footer("");
+
+  // compact and pool set: ask fragd to act, then wait for the outcome.
+  const char* const act_footer =
+      "fragd must run with 'mode: act' in its policy (with 'dry_run: true' it decides and logs, writes nothing),\n"
+      "and answers only root. Exit status: 0 if every action ended ok or dry_run; 1 otherwise (the reason on\n"
+      "stderr), also when --timeout passed first (the action goes on in fragd: see 'fragctl status').";
+  ActArgs compact_args;
+  int compact_node = 0;
+  auto* compact = app.add_subcommand(
+      "compact", "Compact memory now: one synchronous compaction per node, and wait for the outcome");
+  compact->footer(act_footer);
+  auto* compact_node_opt = compact->add_option("--node", compact_node,
+                                               "Only this NUMA node (default: every node of the policy's scope)")
+                               ->type_name("N")
+                               ->check(CLI::NonNegativeNumber);
+  compact->add_option("--timeout", compact_args.timeout_s, "Wait at most SEC seconds for the outcome")
+      ->type_name("SEC")
+      ->check(CLI::Range(0.1, 604800.0))
+      ->capture_default_str();
+  compact->add_flag("--json", compact_args.json, "The outcomes as a JSON array");
+
+  auto* pool = app.add_subcommand("pool", "Hugetlb pools managed by fragd");
+  pool->require_subcommand(1);
+  pool->footer("Synopsis:\n  fragctl [--socket PATH] pool set SIZE COUNT [--node N] [--timeout SEC] [--json]");
+  ActArgs pool_args;
+  int pool_node = 0;
+  std::string pool_size, pool_count;
+  auto* pool_set = pool->add_subcommand(
+      "set", "Set a pool's target (until the next reload) and wait until fragd has reached it or given up");
+  pool_set->footer(std::string("fragd compacts when free blocks are short, allocates, reads back, retries while it\n"
+                               "makes progress, never goes beyond COUNT nor below its MemAvailable guard, and\n"
+                               "shrinks the pool when COUNT is lower.\n") +
+                   act_footer);
+  pool_set->add_option("SIZE", pool_size, "Page size: 2MB, 2M, 2MiB, 2048kB, 1GB, 1G, 1GiB")->required();
+  pool_set->add_option("COUNT", pool_count, "Hugepages wanted in the pool")->required();
+  auto* pool_node_opt = pool_set->add_option("--node", pool_node, "The pool of this NUMA node (default: the global pool)")
+                            ->type_name("N")
+                            ->check(CLI::NonNegativeNumber);
+  pool_set->add_option("--timeout", pool_args.timeout_s, "Wait at most SEC seconds for the outcome")
+      ->type_name("SEC")
+      ->check(CLI::Range(0.1, 604800.0))
+      ->capture_default_str();
+  pool_set->add_flag("--json", pool_args.json, "The outcomes as a JSON array");
+
+  auto* reload = app.add_subcommand(
+      "reload", "Make fragd re-read its config file (like SIGHUP); a bad file leaves the running policy in place");
+  reload->footer("Root only. Exit status: 0 when fragd took the new policy; 1 otherwise (the reason on stderr).");
+
+  auto* policy = app.add_subcommand("policy", "Policy files");
+  policy->require_subcommand(1);
+  policy->footer("Synopsis:\n  fragctl policy check FILE");
+  std::string policy_file;
+  auto* policy_check = policy->add_subcommand(
+      "check", "Validate a config file against this machine, without fragd and without privileges");
+  policy_check->footer(
+      "Exit status: 0 when the file is valid; 1 otherwise, with file:line:column and the key on stderr.");
+  policy_check->add_option("FILE", policy_file, "fragd's YAML config file")->required();
 
   try {
     app.parse(argc, argv);
@@ -312,5 +493,15 @@ int main(int argc, char** argv) {
   }
   if (status->parsed()) return cmd_status(socket_path, status_json);
   if (trace->parsed()) return cmd_trace(socket_path, trace_json);
+  if (compact->parsed()) {
+    if (compact_node_opt->count() > 0) compact_args.node = compact_node;
+    return run_actions(socket_path, fragd::compact_request(compact_args.node), compact_args);
+  }
+  if (pool_set->parsed()) {
+    if (pool_node_opt->count() > 0) pool_args.node = pool_node;
+    return cmd_pool_set(socket_path, pool_size, pool_count, pool_args);
+  }
+  if (reload->parsed()) return cmd_reload(socket_path);
+  if (policy_check->parsed()) return cmd_policy_check(policy_file);
   return 1;
 }

@@ -98,7 +98,11 @@ void ControlServer::accept_client() {
     close(fd);
     return;
   }
-  clients_.push_back(Client{fd, {}, false});
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  long uid = -1;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) uid = static_cast<long>(cred.uid);
+  clients_.push_back(Client{fd, {}, false, uid});
 }
 
 void ControlServer::close_client(size_t i) {
@@ -138,7 +142,7 @@ bool ControlServer::serve(Client& c) {
       if (!req.is_object() || !req.contains("cmd") || !req["cmd"].is_string())
         throw std::invalid_argument("a request is a JSON object with a string \"cmd\"");
       cmd = req["cmd"].get<std::string>();
-      answer = handler_(cmd, req);
+      answer = handler_(cmd, req, c.uid);
     } catch (const std::exception& e) {
       answer = {{"ok", false}, {"error", std::string("bad request: ") + e.what()}};
     }

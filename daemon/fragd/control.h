@@ -15,8 +15,10 @@ namespace fragd {
 
 class ControlServer {
  public:
-  // Answers one request; `cmd` is the request's "cmd". Returns the answer object.
-  using Handler = std::function<nlohmann::json(const std::string& cmd, const nlohmann::json& request)>;
+  // Answers one request; `cmd` is the request's "cmd", `uid` the client's
+  // user id from SO_PEERCRED (-1 when unknown). Returns the answer object.
+  using Handler =
+      std::function<nlohmann::json(const std::string& cmd, const nlohmann::json& request, long uid)>;
 
   ~ControlServer();
   // Creates the socket at `path` (and its directory). An existing live socket
@@ -36,6 +38,7 @@ class ControlServer {
     int fd = -1;
     std::string in;
     bool trace = false;
+    long uid = -1;
   };
   ControlServer() = default;
   void accept_client();

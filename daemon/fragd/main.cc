@@ -5,11 +5,13 @@
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <set>
@@ -19,12 +21,16 @@
 #endif
 
 #include "core/config.h"
+#include "core/engine.h"
 #include "core/log.h"
 #include "core/procfs.h"
+#include "core/score.h"
 #include "fragd/bpf_loader.h"
 #include "fragd/bpf_reader.h"
 #include "fragd/control.h"
 #include "fragd/metrics.h"
+#include "fragd/runner.h"
+#include "fragd/sysfs_actuator.h"
 #include "fragd/views.h"
 #include "version.h"
 
@@ -52,8 +58,18 @@ class Daemon {
 
  private:
   void tick();
-  nlohmann::json handle(const std::string& cmd);
+  nlohmann::json handle(const std::string& cmd, const nlohmann::json& req, long uid);
   static int on_ring_event(void* ctx, void* data, size_t size);
+
+  // Act mode.
+  Observation observe(uint64_t now) const;
+  void act(uint64_t now);
+  void on_finished();
+  void record(const ActionOutcome& o);
+  nlohmann::json reload(const std::string& why);
+  nlohmann::json action_state(uint64_t id) const;
+  nlohmann::json policy_status() const;
+  std::string state_file() const;
 
   Config cfg_;
   std::unique_ptr<BpfPrograms> bpf_;
@@ -67,6 +83,15 @@ class Daemon {
   uint64_t start_ns_ = 0;
   uint64_t last_pti_ns_ = 0;
   std::set<std::string> warned_;
+
+  MachineFacts facts_;
+  std::unique_ptr<Engine> engine_;
+  SysfsActuator actuator_;
+  std::unique_ptr<ActionRunner> runner_;
+  std::deque<ActionOutcome> recent_;   // last kRecentActions outcomes, oldest first
+  std::set<uint64_t> queued_ids_;      // manual requests not yet finished
+  ActStats act_;
+  static constexpr size_t kRecentActions = 64;
 
   // A problem that persists is logged once, not every tick (it stays counted in metrics).
   void warn_once(const std::string& w) {
@@ -105,22 +130,232 @@ void Daemon::tick() {
     warn_once(m.error().message);
     last_mem_.reset();
   }
+  act(now_ns());
   self_.last_tick_seconds = (now_ns() - t0) / 1e9;
+  act_.nodes = engine_->nodes();
+  act_.pools = engine_->pools();
+  act_.proactiveness_raised = engine_->proactiveness_raised();
+  act_.budget_used_ns = engine_->budget_used_ns();
+  act_.budget_ns = cfg_.policy.compaction.cpu_budget_ns;
+  act_.mode = cfg_.policy.act ? "act" : "observe";
+  act_.dry_run = cfg_.policy.dry_run;
+  act_.method = method_name(cfg_.policy.compaction.method);
   metrics_->publish(build_families(cfg_.min_order, last_bpf_ ? &*last_bpf_ : nullptr,
-                                   last_mem_ ? &*last_mem_ : nullptr, bpf_->programs(), self_));
+                                   last_mem_ ? &*last_mem_ : nullptr, bpf_->programs(), self_, &act_));
 }
 
-nlohmann::json Daemon::handle(const std::string& cmd) {
+Observation Daemon::observe(uint64_t now) const {
+  Observation o;
+  o.now_ns = now;
+  if (last_mem_) {
+    for (const auto& s : node_scores(last_mem_->zones)) {
+      NodeObservation n;
+      n.node = s.node;
+      n.score = s.score;
+      for (const auto& z : last_mem_->zones) {
+        if (z.node != s.node) continue;
+        n.free_pages += buddy_free_pages(z);
+        if (n.free_blocks.size() < z.free_blocks.size()) n.free_blocks.resize(z.free_blocks.size(), 0);
+        for (size_t i = 0; i < z.free_blocks.size(); i++) n.free_blocks[i] += z.free_blocks[i];
+      }
+      o.nodes.push_back(std::move(n));
+    }
+    o.mem_available_kib = last_mem_->mem_available_kib;
+    std::map<uint64_t, uint64_t> global;
+    for (const auto& p : last_mem_->hugepages) {
+      o.pools.push_back({p.node, p.size_kib, p.total});
+      global[p.size_kib] += p.total;
+    }
+    for (const auto& [size, total] : global) o.pools.push_back({-1, size, total});
+  }
+  if (last_bpf_) {
+    const unsigned from = std::max(cfg_.policy.compaction.demand.min_order, cfg_.min_order);
+    for (unsigned ord = from; ord < FRAGD_NR_ORDERS; ord++)
+      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) {
+        o.stall_hist += last_bpf_->stall[ord][r];
+        o.stalls_total += last_bpf_->stall[ord][r].count;
+      }
+    o.fragd_compaction_ns = last_bpf_->compaction_hist[FRAGD_TRIGGER_FRAGD].sum_ns;
+    o.proactive_compaction_ns = last_bpf_->compaction_hist[FRAGD_TRIGGER_PROACTIVE].sum_ns;
+  }
+  return o;
+}
+
+void Daemon::act(uint64_t now) {
+  if (!engine_ || !runner_ || !last_mem_) return;
+  auto r = engine_->decide(observe(now));
+  if (!r) return;
+  log_debug("starting action " + std::to_string(r->id) + " " + action_name(r->kind) + ": " + r->reason);
+  runner_->submit(*r, cfg_.policy);
+}
+
+void Daemon::record(const ActionOutcome& o) {
+  engine_->finished(o);
+  queued_ids_.erase(o.req.id);
+  const std::string line = outcome_line(o);
+  if (o.result == "error" || o.result == "short" || o.result == "guard") log_warn(line);
+  else log_info(line);
+  const std::string a = action_name(o.req.kind);
+  act_.actions[{a, o.req.node, o.result}]++;
+  if (o.result != "dry_run" && o.result != "abandoned") {
+    act_.durations[a].add(o.end_ns > o.start_ns ? o.end_ns - o.start_ns : 0);
+    act_.pages_migrated[a] += o.pages_migrated;
+  }
+  if (o.req.kind == ActionKind::Compact && o.result != "dry_run")
+    act_.last_score[o.req.node] = {o.score_before, o.score_after};
+  recent_.push_back(o);
+  while (recent_.size() > kRecentActions) recent_.pop_front();
+}
+
+void Daemon::on_finished() {
+  auto done = runner_->take_finished();
+  for (const auto& o : done) record(o);
+  // Fresh numbers before the next decision: the action changed them.
+  if (!done.empty()) tick();
+}
+
+std::string Daemon::state_file() const {
+  const auto slash = cfg_.socket.rfind('/');
+  const std::string dir = slash == std::string::npos || slash == 0 ? "/run" : cfg_.socket.substr(0, slash);
+  return dir + "/saved-compaction_proactiveness";
+}
+
+nlohmann::json Daemon::reload(const std::string& why) {
+  if (cfg_.source.empty())
+    return {{"ok", false}, {"error", "fragd was started without --config: there is no policy file to reload"}};
+  auto c = load_and_check_config(cfg_.source);
+  if (!c) {
+    act_.reloads_failed++;
+    log_error("reload (" + why + ") failed, keeping the running policy: " + c.error().message);
+    return {{"ok", false}, {"error", c.error().message + " (the running policy is kept)"}};
+  }
+  std::vector<std::string> restart;
+  if (c->listen != cfg_.listen) restart.push_back("listen");
+  if (c->socket != cfg_.socket) restart.push_back("socket");
+  if (c->tick_ns != cfg_.tick_ns) restart.push_back("tick_interval");
+  if (c->pagetypeinfo_ns != cfg_.pagetypeinfo_ns) restart.push_back("pagetypeinfo_interval");
+  if (c->min_order != cfg_.min_order) restart.push_back("bpf.min_order");
+  if (c->slow_stall_ns != cfg_.slow_stall_ns) restart.push_back("bpf.slow_stall_threshold");
+  cfg_.mode = c->mode;
+  cfg_.policy = c->policy;
+  engine_->set_policy(cfg_.policy);
+  for (const auto& o : engine_->take_dropped()) record(o);
+  if (auto f = read_machine_facts()) facts_ = *f;
+  act_.reloads_ok++;
+  std::string msg = "policy reloaded from " + cfg_.source + " (" + why + "): mode " + cfg_.mode +
+                    (cfg_.policy.dry_run ? ", dry_run" : "") + ", method " +
+                    method_name(cfg_.policy.compaction.method);
+  if (!restart.empty()) {
+    msg += "; changed but needing a restart:";
+    for (const auto& k : restart) msg += " " + k;
+  }
+  log_info(msg);
+  return {{"ok", true}, {"message", msg}};
+}
+
+nlohmann::json Daemon::action_state(uint64_t id) const {
+  for (const auto& o : recent_)
+    if (o.req.id == id)
+      return {{"ok", true}, {"state", "done"}, {"outcome", outcome_json(o, now_ns(), now_ns(CLOCK_REALTIME))}};
+  if (auto r = runner_ ? runner_->running() : std::nullopt; r && r->id == id)
+    return {{"ok", true}, {"state", "running"}};
+  if (queued_ids_.count(id)) return {{"ok", true}, {"state", "queued"}};
+  return {{"ok", false}, {"error", "unknown action id " + std::to_string(id)}};
+}
+
+nlohmann::json Daemon::policy_status() const {
+  const uint64_t mono = now_ns(), real = now_ns(CLOCK_REALTIME);
+  nlohmann::json j;
+  j["policy"] = {{"mode", cfg_.policy.act ? "act" : "observe"},
+                 {"dry_run", cfg_.policy.dry_run},
+                 {"method", method_name(cfg_.policy.compaction.method)},
+                 {"source", cfg_.source},
+                 {"reloads", act_.reloads_ok},
+                 {"reload_errors", act_.reloads_failed},
+                 {"proactiveness_raised", engine_->proactiveness_raised()},
+                 {"budget_used_ns", engine_->budget_used_ns()},
+                 {"budget_ns", cfg_.policy.compaction.cpu_budget_ns}};
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& n : engine_->nodes())
+    nodes.push_back({{"node", n.node},
+                     {"score", n.score},
+                     {"hot", n.hot},
+                     {"floor", n.floor ? nlohmann::json(*n.floor) : nlohmann::json(nullptr)},
+                     {"misses", n.misses},
+                     {"waiting", n.waiting},
+                     {"next_allowed_in_ns", n.next_allowed_ns > mono ? n.next_allowed_ns - mono : 0}});
+  j["policy_nodes"] = nodes;
+  nlohmann::json pools = nlohmann::json::array();
+  for (const auto& p : engine_->pools())
+    pools.push_back({{"node", p.node},
+                     {"size_kib", p.size_kib},
+                     {"target", p.target},
+                     {"reached", p.reached},
+                     {"manual", p.manual},
+                     {"last_result", p.last_result}});
+  j["pools"] = pools;
+  nlohmann::json actions = nlohmann::json::array();
+  const size_t first = recent_.size() > 20 ? recent_.size() - 20 : 0;
+  for (size_t i = first; i < recent_.size(); i++) actions.push_back(outcome_json(recent_[i], mono, real));
+  j["actions"] = actions;
+  auto r = runner_ ? runner_->running() : std::nullopt;
+  j["action_running"] = r ? request_json(*r) : nlohmann::json(nullptr);
+  return j;
+}
+
+nlohmann::json Daemon::handle(const std::string& cmd, const nlohmann::json& req, long uid) {
+  const bool acting = cmd == "compact" || cmd == "pool" || cmd == "reload";
+  if (acting && uid != 0)
+    return {{"ok", false},
+            {"error", "'" + cmd + "' changes the host or the daemon and needs root (caller uid " +
+                          std::to_string(uid) + "): run it with sudo"}};
+  auto int_field = [&](const char* key, int64_t lo, int64_t hi) -> std::optional<int64_t> {
+    if (!req.contains(key)) return std::nullopt;
+    const auto& v = req[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+      throw std::invalid_argument(std::string("\"") + key + "\" must be an integer " + std::to_string(lo) +
+                                  ".." + std::to_string(hi));
+    return v.get<int64_t>();
+  };
+  if (cmd == "compact") {
+    const int node = static_cast<int>(int_field("node", 0, 4095).value_or(-1));
+    auto ids = engine_->request_compact(node, facts_);
+    if (!ids) return {{"ok", false}, {"error", ids.error().message}};
+    for (auto id : *ids) queued_ids_.insert(id);
+    act(now_ns());
+    return {{"ok", true}, {"ids", *ids}};
+  }
+  if (cmd == "pool") {
+    const auto size = int_field("size_kib", 4, int64_t{1} << 40);
+    const auto count = int_field("count", 0, int64_t{1} << 40);
+    if (!size || !count) return {{"ok", false}, {"error", "\"pool\" needs \"size_kib\" and \"count\""}};
+    const int node = static_cast<int>(int_field("node", 0, 4095).value_or(-1));
+    auto id = engine_->request_pool(static_cast<uint64_t>(*size), node, static_cast<uint64_t>(*count), facts_);
+    if (!id) return {{"ok", false}, {"error", id.error().message}};
+    queued_ids_.insert(*id);
+    act(now_ns());
+    return {{"ok", true}, {"ids", {*id}}};
+  }
+  if (cmd == "action") {
+    const auto id = int_field("id", 0, INT64_MAX);
+    if (!id) return {{"ok", false}, {"error", "\"action\" needs \"id\""}};
+    return action_state(static_cast<uint64_t>(*id));
+  }
+  if (cmd == "reload") return reload("fragctl reload");
   if (cmd == "hist") {
     auto s = reader_->read();  // fresh, so `fragctl hist --interval` sees exact intervals
     if (!s) return {{"ok", false}, {"error", s.error().message}};
     return hist_answer(*s, cfg_.min_order, now_ns() - start_ns_);
   }
-  if (cmd == "status")
-    return status_answer(last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr, bpf_->programs(),
-                         cfg_.tick_ns);
+  if (cmd == "status") {
+    auto j = status_answer(last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,
+                           bpf_->programs(), cfg_.tick_ns);
+    j.update(policy_status());
+    return j;
+  }
   if (cmd == "trace") return {{"ok", true}, {"stream", "trace"}};
-  return {{"ok", false}, {"error", "unknown command '" + cmd + "' (known: hist, status, trace)"}};
+  return {{"ok", false},
+          {"error", "unknown command '" + cmd + "' (known: hist, status, trace, compact, pool, action, reload)"}};
 }
 
 int Daemon::run() {
@@ -140,11 +375,17 @@ int Daemon::run() {
   auto m = MetricsServer::start(cfg_.listen);
   if (!m) return log_error(m.error().message), 1;
   metrics_ = std::move(*m);
-  auto c = ControlServer::start(cfg_.socket, [this](const std::string& cmd, const nlohmann::json&) {
-    return handle(cmd);
+  auto c = ControlServer::start(cfg_.socket, [this](const std::string& cmd, const nlohmann::json& req, long uid) {
+    return handle(cmd, req, uid);
   });
   if (!c) return log_error(c.error().message), 1;
   control_ = std::move(*c);
+
+  // A fragd that died holding vm.compaction_proactiveness raised left the old value behind.
+  if (auto msg = ActionRunner::recover_saved_proactiveness(actuator_, state_file())) log_warn(*msg);
+  if (auto f = read_machine_facts()) facts_ = *f;
+  else log_warn(f.error().message);
+  engine_ = std::make_unique<Engine>(cfg_.policy);
 
   if (auto r = check_kernel_btf(); !r) return log_error(r.error().message), 1;
   if (auto r = check_bpf_privileges(); !r) return log_error(r.error().message), 1;
@@ -159,6 +400,14 @@ int Daemon::run() {
   ring_ = ring_buffer__new(bpf_->slow_stalls_fd(), on_ring_event, this, nullptr);
   if (!ring_) log_warn("cannot open the slow-stall ring buffer: `fragctl trace` will show nothing");
   start_ns_ = now_ns();
+  runner_ = std::make_unique<ActionRunner>(
+      actuator_,
+      [this]() -> uint64_t {
+        auto s = reader_->read();
+        return s ? s->compaction.pages_migrated[FRAGD_TRIGGER_FRAGD] : 0;
+      },
+      state_file());
+  if (auto r = runner_->start(); !r) return log_error(r.error().message), 1;
 
   for (const auto& p : bpf_->programs())
     if (!p.attached) log_warn("program " + p.name + " (" + p.tracepoint + ") is not attached: " + p.error);
@@ -177,6 +426,8 @@ int Daemon::run() {
   int exit_code = 0;
   for (bool running = true; running;) {
     std::vector<pollfd> fds{{sfd, POLLIN, 0}, {tfd, POLLIN, 0}};
+    fds.push_back({runner_->event_fd(), POLLIN, 0});
+    const size_t ring_idx = fds.size();
     if (ring_) fds.push_back({ring_buffer__epoll_fd(ring_), POLLIN, 0});
     const size_t ctl_first = fds.size();
     for (int fd : control_->poll_fds()) fds.push_back({fd, POLLIN, 0});
@@ -190,7 +441,7 @@ int Daemon::run() {
       signalfd_siginfo si;
       while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
         if (si.ssi_signo == SIGHUP) {
-          log_info("SIGHUP: configuration reload takes effect on restart in this version (" + cfg_.source + ")");
+          reload("SIGHUP");
           continue;
         }
         log_info(std::string("received ") + strsignal(static_cast<int>(si.ssi_signo)) + ", detaching and exiting");
@@ -202,11 +453,17 @@ int Daemon::run() {
       uint64_t expirations;
       if (read(tfd, &expirations, sizeof(expirations)) > 0) tick();
     }
-    if (ring_ && (fds[2].revents & POLLIN)) ring_buffer__consume(ring_);
+    if (fds[2].revents & POLLIN) on_finished();
+    if (ring_ && (fds[ring_idx].revents & POLLIN)) ring_buffer__consume(ring_);
     for (size_t i = ctl_first; i < fds.size(); i++)
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) control_->on_readable(fds[i].fd);
   }
   notify("STOPPING=1");
+  // A running action ends first (a compaction finishes, a pool resize stops
+  // at its next step); then vm.compaction_proactiveness goes back.
+  runner_->stop();
+  for (const auto& o : runner_->take_finished()) record(o);
+  runner_.reset();
   if (ring_) ring_buffer__free(ring_);
   control_.reset();
   bpf_.reset();  // detaches every program
@@ -242,18 +499,20 @@ int main(int argc, char** argv) {
                 : log_level == "error" ? LogLevel::Error
                                        : LogLevel::Info);
   if (!check_path.empty()) {
-    auto c = load_config(check_path);
+    auto c = load_and_check_config(check_path);
     if (!c) {
       std::fprintf(stderr, "%s\n", c.error().message.c_str());
       return 1;
     }
-    std::printf("%s: OK (mode %s)\n", check_path.c_str(), c->mode.c_str());
+    std::printf("%s: OK (mode %s%s, method %s, %zu pool targets)\n", check_path.c_str(), c->mode.c_str(),
+                c->policy.dry_run ? ", dry_run" : "", method_name(c->policy.compaction.method),
+                c->policy.hugepages.pools.size());
     return 0;
   }
 
   Config cfg;
   if (!config_path.empty()) {
-    auto c = load_config(config_path);
+    auto c = load_and_check_config(config_path);
     if (!c) {
       log_error(c.error().message);
       return 1;

@@ -6,11 +6,15 @@
 #include <prometheus/exposer.h>
 #include <prometheus/metric_family.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <string>
 #include <vector>
 
+#include "core/engine.h"
+#include "core/histview.h"
 #include "core/procfs.h"
 #include "core/result.h"
 #include "fragd/bpf_loader.h"
@@ -26,11 +30,27 @@ struct SelfStats {
   double last_tick_seconds = 0;          // duration of the last collector tick
 };
 
+// What act mode did and where its policy stands, for the metrics.
+struct ActStats {
+  std::string mode = "observe";  // observe | act
+  bool dry_run = false;
+  std::string method = "node";
+  std::map<std::tuple<std::string, int, std::string>, uint64_t> actions;  // (action, node, result) -> count
+  std::map<std::string, LatencyHist> durations;                           // action -> durations
+  std::map<std::string, uint64_t> pages_migrated;                         // action -> pages
+  std::map<int, std::pair<int, int>> last_score;                          // node -> (before, after) of its last compaction
+  std::vector<NodeState> nodes;
+  std::vector<PoolState> pools;
+  uint64_t reloads_ok = 0, reloads_failed = 0;
+  bool proactiveness_raised = false;
+  uint64_t budget_used_ns = 0, budget_ns = 0;
+};
+
 // Builds every family fragd exports. Pure: no I/O.
 std::vector<prometheus::MetricFamily> build_families(unsigned min_order, const BpfSnapshot* bpf,
                                                      const MemSnapshot* mem,
                                                      const std::vector<ProgramState>& programs,
-                                                     const SelfStats& self);
+                                                     const SelfStats& self, const ActStats* act = nullptr);
 
 class SnapshotCollectable : public prometheus::Collectable {
  public:

@@ -106,3 +106,61 @@ json trace_event_json(const stall_event& e) {
 }
 
 }  // namespace fragd
+
+namespace fragd {
+
+json request_json(const ActionRequest& r) {
+  return {{"id", r.id},
+          {"action", action_name(r.kind)},
+          {"trigger", trigger_label(r.trigger)},
+          {"node", r.node},
+          {"reason", r.reason},
+          {"size_kib", r.size_kib},
+          {"target", r.target}};
+}
+
+json outcome_json(const ActionOutcome& o, uint64_t mono_now, uint64_t real_now) {
+  json j = request_json(o.req);
+  const uint64_t age = mono_now > o.start_ns ? mono_now - o.start_ns : 0;
+  j["result"] = o.result;
+  j["detail"] = o.detail;
+  j["start_unix_ns"] = real_now > age ? real_now - age : 0;
+  j["duration_ns"] = o.end_ns > o.start_ns ? o.end_ns - o.start_ns : 0;
+  j["score_before"] = o.score_before;
+  j["score_after"] = o.score_after;
+  j["blocks_before"] = o.blocks_before;
+  j["blocks_after"] = o.blocks_after;
+  j["pages_migrated"] = o.pages_migrated;
+  j["pool_before"] = o.pool_before;
+  j["pool_after"] = o.pool_after;
+  if (o.req.kind == ActionKind::Pool) {
+    j["attempts"] = o.attempts;
+    j["compactions"] = o.compactions;
+  }
+  return j;
+}
+
+std::string outcome_line(const ActionOutcome& o) {
+  const ActionRequest& r = o.req;
+  char dur[32];
+  std::snprintf(dur, sizeof(dur), "%.2f s", (o.end_ns > o.start_ns ? o.end_ns - o.start_ns : 0) / 1e9);
+  std::string s = "action " + std::to_string(r.id) + " " + action_name(r.kind);
+  if (r.kind == ActionKind::Pool) s += " " + std::to_string(r.size_kib) + "kB";
+  s += r.node < 0 ? std::string(" (global)") : " node " + std::to_string(r.node);
+  s += " [" + std::string(trigger_label(r.trigger)) + ": " + r.reason + "]: " + o.result;
+  if (r.kind == ActionKind::Compact && o.score_before >= 0) {
+    s += ", score " + std::to_string(o.score_before);
+    if (o.score_after >= 0) s += " -> " + std::to_string(o.score_after);
+    s += ", " + std::to_string(o.pages_migrated) + " pages migrated";
+  }
+  if (r.kind == ActionKind::Pool)
+    s += ", pool " + std::to_string(o.pool_before) + " -> " + std::to_string(o.pool_after) + " (target " +
+         std::to_string(r.target) + "), " + std::to_string(o.attempts) + " writes, " +
+         std::to_string(o.compactions) + " compactions";
+  if (r.kind == ActionKind::RaiseProactiveness) s += ", vm.compaction_proactiveness=" + std::to_string(r.proactiveness);
+  s += ", " + std::string(dur);
+  if (!o.detail.empty()) s += ": " + o.detail;
+  return s;
+}
+
+}  // namespace fragd

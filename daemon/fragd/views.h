@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "alloc.h"
+#include "core/engine.h"
 #include "core/procfs.h"
 #include "fragd/bpf_loader.h"
 #include "fragd/bpf_reader.h"
@@ -17,5 +18,12 @@ nlohmann::json hist_answer(const BpfSnapshot& s, unsigned min_order, uint64_t up
 nlohmann::json status_answer(const MemSnapshot* mem, const BpfSnapshot* bpf,
                              const std::vector<ProgramState>& programs, uint64_t tick_ns);
 nlohmann::json trace_event_json(const stall_event& e);
+
+// Act mode (docs/control-protocol.md "Acting"). Times in outcomes are
+// CLOCK_MONOTONIC; `mono_now`/`real_now` convert them to Unix time.
+nlohmann::json request_json(const ActionRequest& r);
+nlohmann::json outcome_json(const ActionOutcome& o, uint64_t mono_now, uint64_t real_now);
+// The log line of one finished action.
+std::string outcome_line(const ActionOutcome& o);
 
 }  // namespace fragd

@@ -35,6 +35,8 @@ cleanup() {
   exit $rc
 }
 trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 # save_sysctl FILE: restore FILE's current value on exit.
 save_sysctl() {
@@ -102,3 +104,38 @@ m = max(abs(a), abs(b))
 sys.exit(0 if m == 0 or abs(a - b) <= pct / 100 * m else 1)
 PY
 }
+
+# heavy_lock: one memory-heavy test or benchmark at a time on this machine
+# (fragmenting 95% of memory twice at once measures nothing).
+heavy_lock() {
+  exec 8>/tmp/fragd-heavy.lock
+  flock 8
+}
+
+# wait_for SECONDS CMD...: polls CMD every 0.2 s until it succeeds; 1 on timeout.
+wait_for() {
+  local secs=$1; shift
+  local end=$((SECONDS + secs))
+  until "$@"; do
+    [ "$SECONDS" -lt "$end" ] || return 1
+    sleep 0.2
+  done
+}
+
+# fragment PERCENT: starts the fragmenter holding PERCENT% of available memory
+# (1 page of every 4 kept); returns when it is ready. It ends with the test.
+fragment() {
+  # Another fragmenter still giving its memory back would halve the share this one gets.
+  wait_for 120 bash -c '! pgrep -x fragmenter >/dev/null' || fail "another fragmenter is still running"
+  mkfifo "$WORK/hold"
+  "$BUILD/fragmenter" --percent "$1" <"$WORK/hold" >"$WORK/frag.out" &
+  PIDS+=("$!")
+  exec 9>"$WORK/hold"
+  wait_for 180 grep -q '^ready' "$WORK/frag.out" || fail "fragmenter did not get ready in 180 s"
+  log "fragmented: $(cat "$WORK/frag.out")"
+}
+
+node_score() { awk '$1 ~ /^fragd_node_fragmentation_score\{node="0"\}/ { print $2 }' <(scrape); }
+# wait_scored: until fragd has published its first node score (BPF loaded, first tick done).
+has_score() { [ -n "$(node_score)" ]; }
+wait_scored() { wait_for 30 has_score; }

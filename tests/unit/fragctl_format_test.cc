@@ -39,6 +39,33 @@ const char* const kStatusAnswer = R"({"ok":true, "version":"0.1.0", "pid":1234, 
  "events_dropped":0,
  "compaction":[{"trigger":"direct","runs":12,"pages_migrated":3400,"pages_failed":2}]})";
 
+// An act-mode answer: kStatusAnswer plus the keys of "status, act mode
+// additions" in docs/control-protocol.md.
+json act_status(size_t n_actions) {
+  json a = json::parse(kStatusAnswer);
+  a["policy"] = json::parse(R"({"mode":"act","dry_run":false,"method":"node","source":"/etc/fragd/fragd.yaml",
+      "reloads":2,"reload_errors":1,"proactiveness_raised":false,
+      "budget_used_ns":1520000000,"budget_ns":6000000000})");
+  a["policy_nodes"] = json::parse(R"([{"node":0,"score":4,"hot":false,"floor":null,"misses":0,
+      "waiting":"","next_allowed_in_ns":0},
+      {"node":1,"score":45,"hot":true,"floor":41,"misses":2,"waiting":"backoff","next_allowed_in_ns":35500000000}])");
+  a["pools"] = json::parse(R"([{"node":-1,"size_kib":2048,"target":3000,"reached":3000,"manual":true,
+      "last_result":"ok"},{"node":1,"size_kib":1048576,"target":2,"reached":1,"manual":false,
+      "last_result":"short"}])");
+  a["action_running"] = json::parse(R"({"id":40,"action":"compact","trigger":"score","node":1,
+      "reason":"score 45 > high 40"})");
+  a["actions"] = json::array();
+  for (size_t i = 0; i < n_actions; ++i) {
+    a["actions"].push_back(json{{"id", 20 + i}, {"action", "compact"}, {"trigger", "score"}, {"node", 0},
+                                {"reason", "score 93 > high 40"}, {"result", "ok"}, {"detail", ""},
+                                {"start_unix_ns", 1763700000000000000ULL + i * 60000000000ULL},
+                                {"duration_ns", 1520000000}, {"score_before", 93}, {"score_after", 4},
+                                {"blocks_before", 12}, {"blocks_after", 8804}, {"pages_migrated", 392114},
+                                {"size_kib", 0}, {"target", 0}, {"pool_before", 0}, {"pool_after", 0}});
+  }
+  return a;
+}
+
 const char* const kTraceEvent = R"({"ts_ns":123,"pid":42,"tid":42,"comm":"bash","cgroup_id":1,"order":9,"gfp":3264,
  "duration_ns":12000000,"compact_ns":11000000,"reclaim_ns":0,"result":"success"})";
 
@@ -304,4 +331,88 @@ TEST(CtlFormat, TraceLines) {
     EXPECT_FALSE(fragd::format_trace_line(e, noon()).ok()) << key;
   }
   EXPECT_FALSE(fragd::format_trace_line(json::array(), noon()).ok());
+}
+
+TEST(CtlFormat, StatusActMode) {
+  auto plain = fragd::format_status(json::parse(kStatusAnswer), 4, true);
+  ASSERT_TRUE(plain.ok());
+  auto r = fragd::format_status(act_status(2), 4, true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // What an observe-only fragd printed stays first, unchanged.
+  ASSERT_EQ(r->rfind(*plain, 0), 0u) << *r;
+  EXPECT_EQ(r->substr(plain->size()),
+            "\n"
+            "policy: mode act, dry_run no, method node, from /etc/fragd/fragd.yaml\n"
+            "  reloads 2 (1 failed), compaction budget used 1.52 s of 6.00 s per minute, proactiveness raised no\n"
+            "  node score hot floor misses  waiting      next action in\n"
+            "  0        4 no      -      0  -            -\n"
+            "  1       45 yes    41      2  backoff      35.50 s\n"
+            "  hugepage pool targets:\n"
+            "    size    node    target  reached  set by   last result\n"
+            "    2 MiB   all       3000     3000  fragctl  ok\n"
+            "    1 GiB   1            2        1  policy   short\n"
+            "  running: #40 compact node 1 (score: score 45 > high 40)\n"
+            "  last actions (newest last):\n"
+            "    04:40:00 #20 compact node 0: ok, score 93 -> 4, 392114 pages migrated, 1.52 s (score: score 93 > "
+            "high 40)\n"
+            "    04:41:00 #21 compact node 0: ok, score 93 -> 4, 392114 pages migrated, 1.52 s (score: score 93 > "
+            "high 40)\n");
+}
+
+TEST(CtlFormat, StatusShowsTheLastTenActions) {
+  auto r = fragd::format_status(act_status(14), 4, true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(r->find("  last 10 of 14 actions (newest last):\n    04:44:00 #24 compact"), std::string::npos) << *r;
+  EXPECT_EQ(r->find("#23 "), std::string::npos) << *r;
+  EXPECT_NE(r->find("    04:53:00 #33 compact node 0"), std::string::npos) << *r;
+  // The newest is last.
+  const size_t last_line = r->rfind('\n', r->size() - 2) + 1;
+  EXPECT_EQ(r->substr(last_line, 17), "    04:53:00 #33 ") << *r;
+
+  json idle = act_status(0);
+  idle["action_running"] = nullptr;
+  idle["pools"] = json::array();
+  auto i = fragd::format_status(idle, 4, true);
+  ASSERT_TRUE(i.ok()) << i.error().message;
+  EXPECT_NE(i->find("  hugepage pool targets: none\n  running: none\n  last actions: none\n"), std::string::npos)
+      << *i;
+}
+
+TEST(CtlFormat, StatusActModePartialAndMalformed) {
+  // Only some act-mode keys, and a policy with missing fields: "-".
+  json a = json::parse(kStatusAnswer);
+  a["policy"] = json::parse(R"({"mode":"observe","source":""})");
+  auto r = fragd::format_status(a, 4, true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(r->find("\npolicy: mode observe, dry_run -, method -, from -\n"
+                    "  reloads - (- failed), compaction budget used - of - per minute, proactiveness raised -\n"),
+            std::string::npos)
+      << *r;
+  EXPECT_EQ(r->find("running:"), std::string::npos) << *r;
+
+  const char* bad[] = {
+      R"({"policy":5})",
+      R"({"policy":{"mode":3}})",
+      R"({"policy":{"dry_run":"no"}})",
+      R"({"policy":{"budget_ns":-1}})",
+      R"({"policy_nodes":{}})",
+      R"({"policy_nodes":[1]})",
+      R"({"policy_nodes":[{"node":0,"hot":1}]})",
+      R"({"policy_nodes":[{"node":0,"floor":"x"}]})",
+      R"({"pools":[{"size_kib":"2M"}]})",
+      R"({"pools":[{"node":"all"}]})",
+      R"({"action_running":"compact"})",
+      R"({"action_running":{"id":1,"node":"x"}})",
+      R"({"actions":{}})",
+      R"({"actions":[{"id":1,"action":"compact","node":0}]})",
+      R"({"actions":[{"id":1,"action":"compact","node":0,"result":"ok","score_after":"4"}]})",
+  };
+  for (const char* extra : bad) {
+    json s = json::parse(kStatusAnswer);
+    s.update(json::parse(extra));
+    fragd::Result<std::string> out = std::string();
+    EXPECT_NO_THROW(out = fragd::format_status(s, 4, true)) << extra;
+    ASSERT_FALSE(out.ok()) << extra;
+    EXPECT_EQ(out.error().message.rfind("malformed answer to 'status' from fragd: ", 0), 0u) << out.error().message;
+  }
 }

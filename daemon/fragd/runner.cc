@@ -1,0 +1,239 @@
+#include "fragd/runner.h"
+
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <fstream>
+
+#include "core/log.h"
+#include "core/pool.h"
+#include "core/procfs.h"
+
+namespace fragd {
+namespace {
+
+uint64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+ActionRunner::ActionRunner(SysfsActuator& actuator, std::function<uint64_t()> pages_migrated,
+                           std::string state_file)
+    : act_(actuator), pages_migrated_(std::move(pages_migrated)), state_file_(std::move(state_file)) {}
+
+ActionRunner::~ActionRunner() {
+  stop();
+  if (efd_ >= 0) close(efd_);
+}
+
+Result<void> ActionRunner::start() {
+  efd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (efd_ < 0) return sys_error("create the action runner's eventfd");
+  worker_ = std::thread([this] { loop(); });
+  return {};
+}
+
+void ActionRunner::submit(const ActionRequest& req, const Policy& policy) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(Job{req, policy});
+  }
+  cv_.notify_one();
+}
+
+std::vector<ActionOutcome> ActionRunner::take_finished() {
+  uint64_t n;
+  if (efd_ >= 0) (void)!read(efd_, &n, sizeof(n));
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ActionOutcome> out;
+  out.swap(done_);
+  return out;
+}
+
+std::optional<ActionRequest> ActionRunner::running() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return running_;
+}
+
+void ActionRunner::loop() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      running_ = job.req;
+    }
+    ActionOutcome o;
+    if (act_.stop_requested()) {
+      o.req = job.req;
+      o.result = "abandoned";
+      o.detail = "fragd is exiting";
+      o.start_ns = o.end_ns = mono_ns();
+    } else {
+      o = execute(job);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_.reset();
+      done_.push_back(std::move(o));
+    }
+    const uint64_t one = 1;
+    (void)!write(efd_, &one, sizeof(one));
+  }
+}
+
+ActionOutcome ActionRunner::execute(const Job& job) {
+  const ActionRequest& r = job.req;
+  const Policy& p = job.policy;
+  ActionOutcome o;
+  o.req = r;
+  o.start_ns = mono_ns();
+  const bool dry = p.dry_run;
+  switch (r.kind) {
+    case ActionKind::Compact: {
+      const unsigned order = p.compaction.reserve.order;
+      if (auto s = act_.node_score(r.node)) o.score_before = static_cast<int>(*s);
+      if (auto b = act_.free_blocks(r.node, order)) o.blocks_before = *b;
+      if (dry) {
+        o.result = "dry_run";
+        break;
+      }
+      const uint64_t m0 = pages_migrated_();
+      auto w = act_.compact_node(r.node);
+      o.pages_migrated = pages_migrated_() - m0;
+      if (auto s = act_.node_score(r.node)) o.score_after = static_cast<int>(*s);
+      if (auto b = act_.free_blocks(r.node, order)) o.blocks_after = *b;
+      if (!w) {
+        o.result = "error";
+        o.detail = w.error().message;
+        break;
+      }
+      o.result = compaction_helped(o, p.compaction) ? "ok" : "no_gain";
+      break;
+    }
+    case ActionKind::RaiseProactiveness: {
+      if (dry) {
+        o.result = "dry_run";
+        break;
+      }
+      auto w = raise(r.proactiveness);
+      o.result = w ? "ok" : "error";
+      if (!w) o.detail = w.error().message;
+      break;
+    }
+    case ActionKind::RestoreProactiveness: {
+      if (dry && !saved_proactiveness_) {
+        o.result = "dry_run";
+        break;
+      }
+      auto w = restore();
+      o.result = w ? "ok" : "error";
+      if (!w) o.detail = w.error().message;
+      break;
+    }
+    case ActionKind::Pool: {
+      if (auto b = act_.read_pool(r.node, r.size_kib)) o.pool_before = o.pool_after = *b;
+      if (dry) {
+        o.result = "dry_run";
+        break;
+      }
+      PoolRequest pr;
+      pr.node = r.node;
+      pr.size_kib = r.size_kib;
+      pr.target = r.target;
+      pr.compact_nodes = r.compact_nodes;
+      pr.guard_kib = p.hugepages.guard_kib;
+      pr.drop_caches = p.hugepages.drop_caches;
+      const uint64_t m0 = pages_migrated_();
+      PoolOutcome po = resize_pool(act_, pr);
+      o.pages_migrated = pages_migrated_() - m0;
+      o.result = po.result;
+      o.pool_before = po.before;
+      o.pool_after = po.after;
+      o.detail = po.detail;
+      o.attempts = po.attempts;
+      o.compactions = po.compactions;
+      if (po.dropped_caches) o.detail += std::string(o.detail.empty() ? "" : "; ") + "clean page cache dropped";
+      break;
+    }
+  }
+  o.end_ns = mono_ns();
+  return o;
+}
+
+Result<void> ActionRunner::raise(unsigned value) {
+  if (!saved_proactiveness_) {
+    auto cur = act_.read_proactiveness();
+    if (!cur) return cur.error();
+    // Written before the change, so that a fragd killed while holding the
+    // raised value can put the old one back on its next start.
+    std::ofstream f(state_file_, std::ios::trunc);
+    if (!(f << *cur << "\n") || !(f.flush()))
+      return make_error("cannot write " + state_file_ + " (the value to restore): not raising proactiveness",
+                        EIO);
+    saved_proactiveness_ = *cur;
+  }
+  return act_.write_proactiveness(value);
+}
+
+Result<void> ActionRunner::restore() {
+  if (!saved_proactiveness_) return {};
+  auto w = act_.write_proactiveness(*saved_proactiveness_);
+  if (!w) return w;
+  log_info("vm.compaction_proactiveness restored to " + std::to_string(*saved_proactiveness_));
+  saved_proactiveness_.reset();
+  unlink(state_file_.c_str());
+  return {};
+}
+
+void ActionRunner::stop() {
+  act_.request_stop();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && !worker_.joinable()) return;
+    stopping_ = true;
+    for (auto& j : queue_) {
+      ActionOutcome o;
+      o.req = j.req;
+      o.result = "abandoned";
+      o.detail = "fragd is exiting";
+      done_.push_back(o);
+    }
+    queue_.clear();
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  if (saved_proactiveness_) {
+    if (auto r = restore(); !r)
+      log_error("could not restore vm.compaction_proactiveness to " + std::to_string(*saved_proactiveness_) +
+                ": " + r.error().message + " (the value is kept in " + state_file_ + ")");
+  }
+}
+
+std::optional<std::string> ActionRunner::recover_saved_proactiveness(SysfsActuator& a, const std::string& state_file) {
+  auto t = read_text_file(state_file);
+  if (!t) return std::nullopt;
+  unsigned v = 0;
+  std::string s = *t;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v > 100) {
+    unlink(state_file.c_str());
+    return "ignored " + state_file + ": '" + s + "' is not a proactiveness value 0..100";
+  }
+  if (auto r = a.write_proactiveness(v); !r)
+    return "could not restore vm.compaction_proactiveness from " + state_file + ": " + r.error().message;
+  unlink(state_file.c_str());
+  return "restored vm.compaction_proactiveness to " + std::to_string(v) +
+         ", left raised by a fragd that did not exit cleanly (" + state_file + ")";
+}
+
+}  // namespace fragd

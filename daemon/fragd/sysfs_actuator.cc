@@ -1,0 +1,127 @@
+#include "fragd/sysfs_actuator.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <charconv>
+
+#include "core/procfs.h"
+#include "core/score.h"
+
+namespace fragd {
+namespace {
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+Result<void> SysfsActuator::write_value(const std::string& path, const std::string& value) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return sys_error("open " + path + " for writing");
+  const ssize_t n = write(fd, value.data(), value.size());
+  const int err = errno;
+  close(fd);
+  if (n < 0) return sys_error("write " + value + " to " + path, err);
+  if (static_cast<size_t>(n) != value.size())
+    return make_error("short write of " + value + " to " + path, EIO);
+  return {};
+}
+
+Result<uint64_t> SysfsActuator::read_value(const std::string& path) {
+  auto t = read_text_file(path);
+  if (!t) return t.error();
+  std::string s = *t;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size())
+    return make_error(path + ": expected a number, read '" + s + "'", EINVAL);
+  return v;
+}
+
+Result<void> SysfsActuator::compact_node(int node) {
+  if (node < 0) return make_error("compact: no node given", EINVAL);
+  const std::string nodes = sys_ + "/devices/system/node";
+  if (!exists(nodes)) {
+    if (node != 0) return make_error("compact: node " + std::to_string(node) + " does not exist", ENOENT);
+    return write_value(proc_ + "/sys/vm/compact_memory", "1");
+  }
+  return write_value(nodes + "/node" + std::to_string(node) + "/compact", "1");
+}
+
+Result<unsigned> SysfsActuator::read_proactiveness() {
+  auto v = read_value(proc_ + "/sys/vm/compaction_proactiveness");
+  if (!v) return v.error();
+  if (*v > 100) return make_error("vm.compaction_proactiveness reads " + std::to_string(*v) + " (> 100)", EINVAL);
+  return static_cast<unsigned>(*v);
+}
+
+Result<void> SysfsActuator::write_proactiveness(unsigned value) {
+  if (value > 100) return make_error("vm.compaction_proactiveness must be 0..100", EINVAL);
+  return write_value(proc_ + "/sys/vm/compaction_proactiveness", std::to_string(value));
+}
+
+std::string SysfsActuator::pool_path(int node, uint64_t size_kib) const {
+  const std::string leaf = "/hugepages/hugepages-" + std::to_string(size_kib) + "kB/nr_hugepages";
+  if (node < 0) return sys_ + "/kernel/mm" + leaf;
+  return sys_ + "/devices/system/node/node" + std::to_string(node) + leaf;
+}
+
+Result<uint64_t> SysfsActuator::read_pool(int node, uint64_t size_kib) {
+  return read_value(pool_path(node, size_kib));
+}
+
+Result<void> SysfsActuator::write_pool(int node, uint64_t size_kib, uint64_t count) {
+  return write_value(pool_path(node, size_kib), std::to_string(count));
+}
+
+Result<uint64_t> SysfsActuator::mem_available_kib() {
+  auto t = read_text_file(proc_ + "/meminfo");
+  if (!t) return t.error();
+  MemSnapshot m;
+  if (auto r = parse_meminfo(*t, proc_ + "/meminfo", m); !r) return r.error();
+  return m.mem_available_kib;
+}
+
+Result<uint64_t> SysfsActuator::free_blocks(int node, unsigned order) {
+  auto t = read_text_file(proc_ + "/buddyinfo");
+  if (!t) return t.error();
+  auto zones = parse_buddyinfo(*t, proc_ + "/buddyinfo");
+  if (!zones) return zones.error();
+  uint64_t blocks = 0;
+  for (const auto& z : *zones) {
+    if (node >= 0 && z.node != node) continue;
+    const unsigned top = z.free_blocks.empty() ? 0 : static_cast<unsigned>(z.free_blocks.size() - 1);
+    for (unsigned o = 0; o <= top && !z.free_blocks.empty(); o++) {
+      if (order <= top) {
+        if (o >= order) blocks += z.free_blocks[o] << (o - order);
+      } else if (o == top) {
+        blocks += z.free_blocks[o] >> (order - top);  // gigantic pages: whole runs of top-order blocks at best
+      }
+    }
+  }
+  return blocks;
+}
+
+Result<unsigned> SysfsActuator::node_score(int node) {
+  auto b = read_text_file(proc_ + "/buddyinfo");
+  if (!b) return b.error();
+  auto zones = parse_buddyinfo(*b, proc_ + "/buddyinfo");
+  if (!zones) return zones.error();
+  auto zi = read_text_file(proc_ + "/zoneinfo");
+  if (!zi) return zi.error();
+  if (auto r = parse_zoneinfo(*zi, proc_ + "/zoneinfo", *zones); !r) return r.error();
+  for (const auto& s : node_scores(*zones))
+    if (s.node == node) return s.score;
+  return make_error("node " + std::to_string(node) + " is not in " + proc_ + "/buddyinfo", ENOENT);
+}
+
+Result<void> SysfsActuator::drop_caches() {
+  return write_value(proc_ + "/sys/vm/drop_caches", "1");
+}
+
+}  // namespace fragd

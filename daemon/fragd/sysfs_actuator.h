@@ -1,0 +1,46 @@
+// The Actuator (core/actuator.h) over the kernel's files. Every path it
+// writes is built here from a node number and a page size that were
+// validated against the machine, never from a string of the policy:
+//   /sys/devices/system/node/node<N>/compact
+//   /proc/sys/vm/compact_memory                    (a machine without node dirs)
+//   /proc/sys/vm/compaction_proactiveness
+//   /proc/sys/vm/drop_caches
+//   /sys/kernel/mm/hugepages/hugepages-<S>kB/nr_hugepages
+//   /sys/devices/system/node/node<N>/hugepages/hugepages-<S>kB/nr_hugepages
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "core/actuator.h"
+
+namespace fragd {
+
+class SysfsActuator : public Actuator {
+ public:
+  explicit SysfsActuator(std::string proc_root = "/proc", std::string sys_root = "/sys")
+      : proc_(std::move(proc_root)), sys_(std::move(sys_root)) {}
+
+  Result<void> compact_node(int node) override;
+  Result<unsigned> read_proactiveness() override;
+  Result<void> write_proactiveness(unsigned value) override;
+  Result<uint64_t> read_pool(int node, uint64_t size_kib) override;
+  Result<void> write_pool(int node, uint64_t size_kib, uint64_t count) override;
+  Result<uint64_t> mem_available_kib() override;
+  Result<uint64_t> free_blocks(int node, unsigned order) override;
+  Result<unsigned> node_score(int node) override;
+  Result<void> drop_caches() override;
+  bool stop_requested() override { return stop_.load(); }
+
+  void request_stop() { stop_ = true; }
+
+ private:
+  std::string pool_path(int node, uint64_t size_kib) const;
+  Result<void> write_value(const std::string& path, const std::string& value);
+  Result<uint64_t> read_value(const std::string& path);
+
+  std::string proc_, sys_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace fragd

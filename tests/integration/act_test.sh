@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Act mode against a fragmented machine:
+#  1. observe and dry_run write nothing to the kernel: fragd runs under strace
+#     and opens no /proc/sys or /sys file for writing, while its policy wants
+#     a compaction and a pool;
+#  2. method proactiveness raises vm.compaction_proactiveness, and SIGTERM puts
+#     the old value back (exit 0); a value left by a killed fragd is restored
+#     at the next start;
+#  3. method node: fragd compacts, the node score falls below the policy's low
+#     threshold, the pool target is reached, and the action is visible in the
+#     metrics, the log and `fragctl status`;
+#  4. fragctl compact / pool set (grow and shrink) / reload (bad file kept,
+#     counted; SIGHUP with a good one applied).
+source "$(dirname "$0")/lib.sh"
+require_root
+command -v strace >/dev/null || skip_or_fail "strace missing (Debian package strace)"
+heavy_lock
+
+HP=/proc/sys/vm/nr_hugepages
+PRO=/proc/sys/vm/compaction_proactiveness
+save_sysctl $PRO
+save_sysctl $HP
+RESTORE+=("echo 0 > $HP")
+echo 0 > $PRO
+echo 0 > $HP
+FRAGCTL() { "$BUILD/fragctl" --socket "$SOCK" "$@"; }
+
+policy() {  # policy MODE DRY_RUN METHOD POOL_COUNT
+  cat <<YAML
+mode: $1
+dry_run: $2
+compaction:
+  method: $3
+  score: {high: 40, low: 20}
+  min_interval: 2s
+  proactiveness: {value: 90, hold: 60s}
+hugepages:
+  guard: 1GiB
+  pools:
+    - {size: 2MB, node: all, count: $4}
+YAML
+}
+
+fragment 95
+
+# 1. observe and dry_run: no write to the kernel.
+for variant in "observe false" "act true"; do
+  set -- $variant
+  policy "$1" "$2" node 200 >"$WORK/quiet.yaml"
+  PORT=$(free_port); SOCK="$WORK/fragd.sock"; FRAGD_LOG="$WORK/quiet-$1.log"
+  strace -f -qq -e trace=openat,open,creat,truncate -o "$WORK/strace-$1.txt" \
+    "$BUILD/fragd" --config "$WORK/quiet.yaml" --listen "127.0.0.1:$PORT" --socket "$SOCK" \
+    >"$FRAGD_LOG" 2>&1 &
+  STRACE_PID=$!
+  PIDS+=("$STRACE_PID")
+  wait_for 10 pgrep -P "$STRACE_PID" >/dev/null || fail "fragd did not start under strace"
+  FRAGD_PID=$(pgrep -P "$STRACE_PID")
+  wait_scored || { cat "$FRAGD_LOG" >&2; fail "fragd ($1) did not publish a node score in 30 s"; }
+  score=$(node_score)
+  [ "$score" -gt 40 ] || fail "node score $score is not above the policy's high threshold 40: memory not fragmented enough to test"
+  if [ "$1" = act ]; then
+    # dry_run decides: both the compaction and the pool are logged as dry_run.
+    wait_for 20 grep -q 'compact node 0 .*: dry_run' "$FRAGD_LOG" || { cat "$FRAGD_LOG" >&2; fail "dry_run did not decide a compaction"; }
+    wait_for 20 grep -q 'pool 2048kB (global) .*: dry_run' "$FRAGD_LOG" || { cat "$FRAGD_LOG" >&2; fail "dry_run did not decide the pool"; }
+  else
+    sleep 5
+    ! grep -q '^.*action ' "$FRAGD_LOG" || fail "observe mode ran an action: $(grep 'action ' "$FRAGD_LOG")"
+  fi
+  scrape >"$WORK/quiet.prom"
+  kill -TERM "$FRAGD_PID"
+  rc=0; wait "$STRACE_PID" || rc=$?   # strace exits with fragd's status
+  [ "$rc" -eq 0 ] || { cat "$FRAGD_LOG" >&2; fail "fragd ($1) exited $rc after SIGTERM"; }
+  writes=$(grep -E 'open(at)?\(.*"/(proc/sys|sys)/[^"]*".*O_(WRONLY|RDWR)|creat\(|truncate\(' "$WORK/strace-$1.txt" | grep -v 'tracing' || true)
+  [ -z "$writes" ] || fail "mode $1 (dry_run $2) opened kernel files for writing:\n$writes"
+  [ "$(cat $HP)" -eq 0 ] || fail "mode $1 changed nr_hugepages to $(cat $HP)"
+  [ "$(cat $PRO)" -eq 0 ] || fail "mode $1 changed compaction_proactiveness to $(cat $PRO)"
+  runs=$(metric "$WORK/quiet.prom" fragd_compaction_runs_total 'trigger="fragd"')
+  [ "$runs" -eq 0 ] || fail "mode $1: $runs compaction runs by fragd"
+  log "mode $1 dry_run $2: no kernel file opened for writing, pool and proactiveness untouched"
+done
+
+# 2a. A value left by a fragd killed while holding proactiveness raised is put back.
+echo 0 >"$WORK/saved-compaction_proactiveness"
+echo 37 > $PRO
+policy observe false node 0 >"$WORK/observe.yaml"
+FRAGD_CONFIG="$WORK/observe.yaml" start_fragd
+[ "$(cat $PRO)" -eq 0 ] || fail "the saved proactiveness 0 was not restored at start (reads $(cat $PRO))"
+grep -q 'left raised by a fragd that did not exit cleanly' "$FRAGD_LOG" || fail "no warning about the restored value"
+[ ! -e "$WORK/saved-compaction_proactiveness" ] || fail "the state file was not removed after restoring"
+stop_fragd
+
+# 2b. method proactiveness: raised while the node is hot; SIGTERM restores it.
+policy act false proactiveness 0 >"$WORK/pro.yaml"
+FRAGD_CONFIG="$WORK/pro.yaml" start_fragd
+pro_is() { [ "$(cat $PRO)" -eq "$1" ]; }
+wait_for 20 pro_is 90 || { cat "$FRAGD_LOG" >&2; fail "proactiveness was not raised to 90"; }
+grep -q '^0$' "$WORK/saved-compaction_proactiveness" || fail "the value to restore was not saved before raising"
+stop_fragd
+[ "$(cat $PRO)" -eq 0 ] || fail "SIGTERM left compaction_proactiveness at $(cat $PRO), want 0"
+[ ! -e "$WORK/saved-compaction_proactiveness" ] || fail "state file left after a clean exit"
+log "method proactiveness: raised to 90, restored to 0 on SIGTERM"
+
+# 3. method node: compaction below the low threshold, pool target reached.
+WANT=1000
+policy act false node $WANT >"$WORK/act.yaml"
+FRAGD_CONFIG="$WORK/act.yaml" start_fragd
+score0=$(node_score)
+log "act mode started; node 0 score $score0"
+wait_for 120 grep -q "pool 2048kB (global) .*: ok" "$FRAGD_LOG" || { cat "$FRAGD_LOG" >&2; fail "pool target $WANT not reached in 120 s"; }
+wait_for 120 grep -q "compact node 0 .*: ok" "$FRAGD_LOG" || { cat "$FRAGD_LOG" >&2; fail "no compaction of node 0 helped in 120 s"; }
+grep 'action ' "$FRAGD_LOG" | sed 's/^/    /'
+[ "$(cat $HP)" -eq $WANT ] || fail "nr_hugepages is $(cat $HP), want the target $WANT"
+sleep 2
+scrape >"$WORK/act.prom"
+score1=$(node_score)
+[ "$score1" -lt 20 ] || fail "node score $score1 after fragd's compaction is not below the low threshold 20 (was $score0)"
+ok=$(metric "$WORK/act.prom" fragd_actions_total 'action="compact",node="0",result="ok"')
+[ "$ok" -ge 1 ] || fail "fragd_actions_total has no ok compaction of node 0"
+after=$(metric "$WORK/act.prom" fragd_action_score 'node="0",when="after"')
+[ "$after" -lt 20 ] || fail "fragd_action_score after = $after, want < 20"
+migrated=$(metric "$WORK/act.prom" fragd_action_pages_migrated_total 'action="compact"')
+bpf_migrated=$(metric "$WORK/act.prom" fragd_compaction_pages_migrated_total 'trigger="fragd"')
+[ "$migrated" -gt 0 ] || fail "the compaction migrated no page"
+[ "$migrated" -le "$bpf_migrated" ] || fail "actions claim $migrated pages, BPF saw $bpf_migrated by trigger fragd"
+target=$(metric "$WORK/act.prom" fragd_hugepages 'node="all",size="2048kB",state="target"')
+[ "$target" -eq $WANT ] || fail "fragd_hugepages{state=target} = $target, want $WANT"
+FRAGCTL status >"$WORK/status.txt"
+grep -q 'compact' "$WORK/status.txt" || { cat "$WORK/status.txt"; fail "fragctl status shows no action"; }
+log "compacted: score $score0 -> $score1, $migrated pages migrated; pool $WANT/$WANT"
+
+# 4. On demand.
+FRAGCTL compact --node 0 >"$WORK/compact.txt" || { cat "$WORK/compact.txt"; fail "fragctl compact failed"; }
+log "fragctl compact: $(cat "$WORK/compact.txt")"
+FRAGCTL pool set 2MB 300 >"$WORK/pool.txt" || { cat "$WORK/pool.txt"; fail "fragctl pool set (shrink) failed"; }
+[ "$(cat $HP)" -eq 300 ] || fail "fragctl pool set 2MB 300 left nr_hugepages at $(cat $HP)"
+log "fragctl pool set 2MB 300: $(cat "$WORK/pool.txt")"
+sudo_out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$BUILD/fragctl" --socket "$SOCK" compact 2>&1) &&
+  fail "a non-root fragctl compact was accepted: $sudo_out"
+echo "$sudo_out" | grep -qiE 'needs root|permission denied' || fail "non-root refusal does not say why: $sudo_out"
+
+# A bad reload keeps the running policy and is counted; a good SIGHUP applies.
+cp "$WORK/act.yaml" "$WORK/act.good"
+printf 'compaction:\n  score: {high: 10, low: 30}\n' >"$WORK/act.yaml"
+FRAGCTL reload 2>"$WORK/reload.err" && fail "fragctl reload accepted low >= high"
+grep -q 'compaction.score' "$WORK/reload.err" || fail "reload error does not name the key: $(cat "$WORK/reload.err")"
+scraped_is() { [ "$(metric <(scrape) "$1" "$2")" -eq "$3" ]; }
+wait_for 5 scraped_is fragd_policy_reloads_total 'result="error"' 1 || fail "failed reload not counted"
+[ "$(metric <(scrape) fragd_policy_info 'mode="act"')" -eq 1 ] || fail "the running policy was not kept after a bad reload"
+sed 's/^mode: act/mode: observe/' "$WORK/act.good" >"$WORK/act.yaml"
+kill -HUP "$FRAGD_PID"
+wait_for 5 scraped_is fragd_policy_info 'mode="observe"' 1 || fail "SIGHUP did not apply the new policy"
+FRAGCTL compact 2>"$WORK/observe.err" && fail "observe mode accepted fragctl compact"
+grep -q 'mode: act' "$WORK/observe.err" || fail "observe refusal does not name the fix: $(cat "$WORK/observe.err")"
+stop_fragd
+log "PASS"
