@@ -10,6 +10,8 @@ packages=(
   libgtest-dev
   prometheus   # promtool checks the /metrics output in the tests
   bpftrace     # the reference the overhead benchmark compares with
+  libhugetlbfs-bin  # hugeadm: the prior art the act benchmark compares with
+  strace       # proves in the act test that observe and dry_run write nothing to the kernel
 )
 
 missing=()
