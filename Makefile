@@ -31,9 +31,12 @@ unit: build
 integration: build
 	ctest --test-dir $(BUILD) --output-on-failure -L integration
 
+# Tracing overhead (bench/run.sh), then acting on fragmentation (bench/act.sh);
+# BENCH_QUICK=1 makes both a smoke run that writes /tmp/fragd-bench-quick.md.
 bench: deps
 	$(MAKE) build
 	bash bench/run.sh
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/act.sh
 
 clean:
 	rm -rf $(BUILD)

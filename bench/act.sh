@@ -1,0 +1,498 @@
+#!/usr/bin/env bash
+# fragd act-mode benchmark: how each way of compacting memory serves a burst of
+# 2 MiB allocations on a fragmented machine (DESIGN.md's table, issue 3).
+# Second half of `make bench`; run as root after the build:
+#
+#   bash bench/act.sh                  # full run (~45 min), writes BENCHMARKS.md (act section)
+#   BENCH_QUICK=1 bash bench/act.sh    # smoke run (~2 min): scenario "fixed", modes ondemand and
+#                                      # fragd, 500 pages, --percent 50; writes /tmp/fragd-bench-quick.md
+#
+# Every run: fragd starts (observe mode, or act mode for the fragd rows), then
+# `fragmenter --percent P` splinters memory and prints "ready"; then the mode's
+# preparation; then, WAIT seconds after "ready" (none for the pool scenario),
+# the burst. Afterwards everything is stopped and the pool emptied. Modes:
+#   ondemand  vm.compaction_proactiveness=0
+#   kernel20  vm.compaction_proactiveness=20, set at "ready"
+#   kernel90  vm.compaction_proactiveness=90, set at "ready"
+#   manual    proactiveness 0; one write of 1 to /proc/sys/vm/compact_memory at "ready", timed
+#   hugeadm   proactiveness 0; the burst is `hugeadm --pool-pages-min 2MB:N --hard`
+#   fragd     proactiveness 0; fragd runs configs/fragd.yaml with only `mode: act` changed
+# Scenarios (bursts):
+#   fixed  one write of PAGES to /proc/sys/vm/nr_hugepages
+#   free   one write of MemFree / 2 MiB (read at burst time) to /proc/sys/vm/nr_hugepages
+#   thp    bench/thpfault.c: PAGES MADV_HUGEPAGE 2 MiB regions faulted one at a time (no hugeadm row)
+#   pool   right after "ready": hugeadm --pool-pages-min 2MB:PAGES --hard vs
+#          `fragctl pool set 2MB PAGES` (only modes hugeadm and fragd)
+# Each run holds /tmp/fragd-heavy.lock for itself only, so other heavy jobs can
+# run between two runs.
+#
+# Knobs (environment): FRAGD_BUILD_DIR (fragd and fragctl, default build), BENCH_QUICK,
+# BENCH_ACT_MODES, BENCH_ACT_SCENARIOS (comma- or space-separated subsets, in that order),
+# BENCH_ACT_PAGES (3000; quick 500), BENCH_ACT_PERCENT (95; quick 50), BENCH_ACT_WAIT (20),
+# BENCH_ACT_WARMUP (1: touch ~all of MemAvailable once before the first run),
+# BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work directory.
+# Changes global settings, all restored on exit whatever happens: vm.compaction_proactiveness,
+# vm.nr_hugepages (must be 0 at start), THP enabled/defrag (only if they would not let
+# MADV_HUGEPAGE faults compact).
+set -euo pipefail
+
+die() { echo "act: $*" >&2; exit 1; }
+log() { echo "act: $(date +%T) $*" >&2; }
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+[[ $(id -u) -eq 0 ]] || die "must run as root (it writes sysctls and loads BPF)"
+BUILD_DIR=${FRAGD_BUILD_DIR:-build}
+[[ $BUILD_DIR == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
+for b in fragd fragctl; do
+	[[ -x $BUILD_DIR/$b ]] || die "$BUILD_DIR/$b missing: run make first (or set FRAGD_BUILD_DIR)"
+done
+[[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
+for tool in gcc bpftrace bpftool python3 curl hugeadm flock; do
+	command -v "$tool" >/dev/null || die "$tool not found in PATH (bash scripts/install-deps.sh installs it)"
+done
+
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+QUICK=${BENCH_QUICK:-0}
+if [[ $QUICK == 1 ]]; then
+	D_MODES="ondemand fragd" D_SCENARIOS="fixed" D_PAGES=500 D_PERCENT=50
+else
+	D_MODES="ondemand kernel20 kernel90 manual hugeadm fragd" D_SCENARIOS="fixed free thp pool"
+	D_PAGES=3000 D_PERCENT=95
+fi
+read -r -a MODES <<<"${BENCH_ACT_MODES:-$D_MODES}"
+read -r -a SCENARIOS <<<"${BENCH_ACT_SCENARIOS:-$D_SCENARIOS}"
+IFS=', ' read -r -a MODES <<<"${MODES[*]}"
+IFS=', ' read -r -a SCENARIOS <<<"${SCENARIOS[*]}"
+PAGES=${BENCH_ACT_PAGES:-$D_PAGES}
+PERCENT=${BENCH_ACT_PERCENT:-$D_PERCENT}
+WAIT=${BENCH_ACT_WAIT:-20}
+WARMUP=${BENCH_ACT_WARMUP:-1}
+for v in PAGES PERCENT WAIT WARMUP; do
+	is_uint "${!v}" || die "BENCH_ACT_${v} must be a non-negative integer, got '${!v}'"
+done
+((PAGES >= 1)) || die "BENCH_ACT_PAGES must be >= 1"
+((PERCENT >= 1 && PERCENT <= 98)) || die "BENCH_ACT_PERCENT must be in 1..98, got $PERCENT"
+((WAIT >= 2)) || die "BENCH_ACT_WAIT must be >= 2 (seconds)"
+for m in "${MODES[@]}"; do
+	[[ $m =~ ^(ondemand|kernel20|kernel90|manual|hugeadm|fragd)$ ]] ||
+		die "unknown mode '$m' in BENCH_ACT_MODES (known: ondemand kernel20 kernel90 manual hugeadm fragd)"
+done
+for s in "${SCENARIOS[@]}"; do
+	[[ $s =~ ^(fixed|free|thp|pool)$ ]] || die "unknown scenario '$s' in BENCH_ACT_SCENARIOS (known: fixed free thp pool)"
+done
+((${#MODES[@]} > 0 && ${#SCENARIOS[@]} > 0)) || die "no mode or no scenario selected"
+
+HP=/proc/sys/vm/nr_hugepages
+PRO=/proc/sys/vm/compaction_proactiveness
+THP_EN=/sys/kernel/mm/transparent_hugepage/enabled
+THP_DF=/sys/kernel/mm/transparent_hugepage/defrag
+[[ $(<"$HP") == 0 ]] || die "vm.nr_hugepages is $(<"$HP"), not 0: a hugetlb pool is in use, not touching it"
+PRO_ORIG=$(<"$PRO")
+thp_current() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
+THP_EN_ORIG=$(thp_current "$THP_EN" 2>/dev/null || true)
+THP_DF_ORIG=$(thp_current "$THP_DF" 2>/dev/null || true)
+
+WORK=$(mktemp -d /tmp/fragd-bench-act.XXXXXX)
+T_START=$(date +%s)
+PIDS=()
+FAILED=1
+LOCKED=0
+exec {LOCK_FD}>>/tmp/fragd-heavy.lock
+
+untrack() {
+	local p keep=()
+	for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+	PIDS=("${keep[@]}")
+}
+
+# stop_pid PID [GRACE] [SIGNAL]: signal (TERM), wait up to GRACE s, then KILL. Returns the exit status.
+stop_pid() {
+	local pid=$1 grace=${2:-10} sig=${3:-TERM} rc=0 i
+	if kill -0 "$pid" 2>/dev/null; then
+		kill "-$sig" "$pid" 2>/dev/null || true
+		for ((i = 0; i < grace * 10; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			log "pid $pid did not exit ${grace}s after SIG$sig: SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
+	wait "$pid" 2>/dev/null || rc=$?
+	untrack "$pid"
+	return "$rc"
+}
+
+restore_settings() {
+	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
+	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
+	if [[ -n $THP_EN_ORIG && $(thp_current "$THP_EN") != "$THP_EN_ORIG" ]]; then
+		echo "$THP_EN_ORIG" >"$THP_EN" || log "cannot restore THP enabled=$THP_EN_ORIG"
+	fi
+	if [[ -n $THP_DF_ORIG && $(thp_current "$THP_DF") != "$THP_DF_ORIG" ]]; then
+		echo "$THP_DF_ORIG" >"$THP_DF" || log "cannot restore THP defrag=$THP_DF_ORIG"
+	fi
+}
+
+cleanup() {
+	local rc=$? p
+	set +e
+	trap - EXIT INT TERM
+	for p in "${PIDS[@]}"; do stop_pid "$p" 15; done
+	restore_settings
+	((LOCKED)) && flock -u "$LOCK_FD"
+	if [[ ${BENCH_KEEP:-0} == 1 || $FAILED == 1 ]]; then
+		log "work directory kept: $WORK"
+	else
+		rm -rf "$WORK"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+lock() {
+	local t0=$SECONDS
+	flock "$LOCK_FD"
+	LOCKED=1
+	LOCK_WAIT=$((SECONDS - t0))
+	((LOCK_WAIT < 2)) || log "waited ${LOCK_WAIT}s for /tmp/fragd-heavy.lock"
+}
+unlock() {
+	flock -u "$LOCK_FD"
+	LOCKED=0
+}
+
+now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
+sleep_until_us() {
+	local d=$(($1 - $(now_us)))
+	((d > 0)) && sleep "$(printf '%d.%06d' $((d / 1000000)) $((d % 1000000)))"
+	return 0
+}
+
+# --- preparation -----------------------------------------------------------
+need_fragd_act=0
+for m in "${MODES[@]}"; do [[ $m == fragd ]] && need_fragd_act=1; done
+# Private copies: others may rebuild the build directory while this runs.
+cp "$BUILD_DIR/fragd" "$WORK/fragd"
+cp "$BUILD_DIR/fragctl" "$WORK/fragctl"
+FRAGD="$WORK/fragd"
+FRAGCTL="$WORK/fragctl"
+cp configs/fragd.yaml "$WORK/fragd-observe.yaml"
+# The shipped policy with only its mode changed.
+sed 's/^mode: observe$/mode: act/' configs/fragd.yaml >"$WORK/fragd-act.yaml"
+changed=$(diff configs/fragd.yaml "$WORK/fragd-act.yaml" | grep -c '^>' || true)
+[[ $changed == 1 ]] && grep -q '^mode: act$' "$WORK/fragd-act.yaml" ||
+	die "configs/fragd.yaml has no line 'mode: observe' to turn into 'mode: act' ($changed lines changed)"
+if ((need_fragd_act)); then
+	"$FRAGD" --check-config "$WORK/fragd-act.yaml" >"$WORK/check-act.txt" 2>&1 ||
+		die "fragd --check-config rejects the shipped policy in act mode: $(tail -3 "$WORK/check-act.txt")"
+	"$FRAGCTL" --help 2>&1 | grep -Eq '^ +pool( |$)' && "$FRAGCTL" pool --help 2>&1 | grep -q 'set' ||
+		die "$BUILD_DIR/fragctl has no 'pool' command: act mode is not built (set BENCH_ACT_MODES without fragd)"
+fi
+gcc -O2 -Wall -Wextra -o "$WORK/fragmenter" tests/tools/fragmenter.c || die "cannot compile tests/tools/fragmenter.c"
+gcc -O2 -Wall -Wextra -o "$WORK/thpfault" bench/thpfault.c || die "cannot compile bench/thpfault.c"
+FRAGD_SHA=$(sha256sum "$FRAGD" | cut -c1-12)
+FRAGD_VERSION=$("$FRAGD" --version 2>&1 | head -1 || true)
+
+for s in "${SCENARIOS[@]}"; do
+	[[ $s == thp ]] || continue
+	# MADV_HUGEPAGE faults must be allowed to compact: enabled always|madvise, defrag
+	# always|defer+madvise|madvise.
+	[[ -n $THP_EN_ORIG && -n $THP_DF_ORIG ]] || die "THP is not available ($THP_EN): drop scenario thp"
+	[[ $THP_EN_ORIG =~ ^(always|madvise)$ ]] || { echo madvise >"$THP_EN"; log "THP enabled: $THP_EN_ORIG -> madvise (restored on exit)"; }
+	[[ $THP_DF_ORIG =~ ^(always|defer\+madvise|madvise)$ ]] || { echo madvise >"$THP_DF"; log "THP defrag: $THP_DF_ORIG -> madvise (restored on exit)"; }
+done
+
+META="$WORK/meta.env"
+: >"$META"
+meta() { printf '%s=%s\n' "$1" "$2" >>"$META"; }
+meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
+meta kernel "$(uname -r)"
+meta cpu_model "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+meta ncpu "$(nproc)"
+meta mem_total_kib "$(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
+meta fragd_version "$FRAGD_VERSION"
+meta fragd_sha "$FRAGD_SHA"
+meta bpftrace_version "$(bpftrace --version 2>&1 | head -1)"
+meta hugeadm_version "$(dpkg-query -W -f='${Version}' libhugetlbfs-bin 2>/dev/null || echo '?')"
+meta thp_enabled "$(thp_current "$THP_EN" 2>/dev/null || true)"
+meta thp_defrag "$(thp_current "$THP_DF" 2>/dev/null || true)"
+meta proactiveness_orig "$PRO_ORIG"
+meta quick "$QUICK"
+meta pages "$PAGES"
+meta percent "$PERCENT"
+meta wait "$WAIT"
+meta modes "${MODES[*]}"
+meta scenarios "${SCENARIOS[*]}"
+meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+RUNS="$WORK/runs.tsv"
+: >"$RUNS"
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# --- one run ---------------------------------------------------------------------
+R=
+FRAGD_PID=
+URL=
+SOCK=
+start_fragd() { # config
+	local cfg=$1 i m total ones port
+	port=$(free_port)
+	URL="http://127.0.0.1:$port/metrics"
+	SOCK="$R/fragd.sock"
+	"$FRAGD" --config "$cfg" --listen "127.0.0.1:$port" --socket "$SOCK" --log-level debug \
+		>"$R/fragd.log" 2>&1 {LOCK_FD}>&- &
+	FRAGD_PID=$!
+	PIDS+=("$FRAGD_PID")
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$FRAGD_PID" 2>/dev/null || die "fragd exited at start; log $R/fragd.log: $(tail -5 "$R/fragd.log")"
+		if m=$(curl -sf --max-time 2 "$URL" 2>/dev/null); then
+			total=$(grep -c '^fragd_bpf_program_attached{' <<<"$m" || true)
+			ones=$(grep -c '^fragd_bpf_program_attached{.*} 1$' <<<"$m" || true)
+			((total > 0 && ones == total)) && return 0
+			((total > 0 && i >= 100)) && die "fragd attached only $ones of $total BPF programs after 10s"
+		fi
+		sleep 0.1
+	done
+	die "fragd not ready after 30s; log: $(tail -5 "$R/fragd.log")"
+}
+
+BT_PID=
+start_bpftrace() { # comm
+	local i n
+	BPFTRACE_MAP_KEYS_MAX=65536 bpftrace bench/act_alloc.bt "$1" >"$R/bt.out" 2>"$R/bt.err" {LOCK_FD}>&- &
+	BT_PID=$!
+	PIDS+=("$BT_PID")
+	# Its two tracepoints must be attached before anything is measured.
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$BT_PID" 2>/dev/null || die "bpftrace exited at start: $(grep -v RLIMIT "$R/bt.err" | head -5)"
+		n=$(bpftool perf list 2>/dev/null | awk -v p="$BT_PID" '$1 == "pid" && $2 == p { n++ } END { print n + 0 }')
+		((n >= 2)) && return 0
+		sleep 0.1
+	done
+	die "bpftrace did not attach bench/act_alloc.bt in 60s"
+}
+
+tick_mark() { curl -sf --max-time 2 "$URL" | awk '/^fragd_collector_tick_seconds / { print $2 }' || true; }
+
+# snap NAME [sync]: fragd's /metrics and /proc/vmstat now. With sync, first waits
+# (up to 2.5 s) for fragd's next collector tick, so that its counters are fresh.
+snap() {
+	local name=$1 sync=${2:-} prev v i
+	if [[ $sync == sync ]]; then
+		prev=$(tick_mark)
+		for ((i = 0; i < 50; i++)); do
+			sleep 0.05
+			v=$(tick_mark)
+			[[ -n $v && $v != "$prev" ]] && break
+		done
+	fi
+	curl -sf --max-time 5 "$URL" >"$R/$name.prom" || log "cannot scrape fragd for snapshot $name"
+	cat /proc/vmstat >"$R/$name.vmstat"
+	echo "$name $(now_us)" >>"$R/times"
+}
+
+mem_available_kib() { awk '/^MemAvailable/ { print $2 }' /proc/meminfo; }
+
+# Starts the fragmenter (FRAG_PID) and waits for "ready". Other processes on the
+# machine come and go: when they hold memory as the fragmenter sizes itself, and
+# free it later, that memory stays unfragmented and the run would not be the same
+# fragmentation as the others. So: wait (up to 3 min) until MemAvailable is back to
+# 90% of what it was at the start of the benchmark, and redo a fragmentation that
+# kept less than 90% of what PERCENT of that would keep (at most 2 redos, then go on
+# with a warning). The s0 snapshot is taken just before the attempt that is kept.
+FRAG_PID=
+fragment() {
+	local attempt i avail want_kib kept
+	for ((attempt = 1; ; attempt++)); do
+		for ((i = 0; i < 180; i++)); do
+			avail=$(mem_available_kib)
+			((avail * 10 >= MEMAVAIL_REF * 9)) && break
+			((i == 0)) && log "[${R##*/}] MemAvailable $((avail / 1024)) MiB < 90% of $((MEMAVAIL_REF / 1024)) MiB: waiting"
+			sleep 1
+		done
+		snap s0 sync
+		# stdin: a FIFO the fragmenter holds open at both ends, so it never sees EOF; it stops on SIGTERM.
+		rm -f "$R/frag.in"
+		mkfifo "$R/frag.in"
+		"$WORK/fragmenter" --percent "$PERCENT" >"$R/frag.out" 2>"$R/frag.err" 0<>"$R/frag.in" {LOCK_FD}>&- &
+		FRAG_PID=$!
+		PIDS+=("$FRAG_PID")
+		for ((i = 0; i < 9000; i++)); do
+			grep -q '^ready' "$R/frag.out" 2>/dev/null && break
+			kill -0 "$FRAG_PID" 2>/dev/null || die "fragmenter exited before 'ready': $(cat "$R/frag.err")"
+			sleep 0.1
+		done
+		grep -q '^ready' "$R/frag.out" || die "fragmenter not ready after 900 s"
+		kept=$(awk '/^ready/ { print $2 }' "$R/frag.out")
+		want_kib=$((MEMAVAIL_REF / 100 * PERCENT / 4))
+		rmeta "attempt${attempt}_kept_kib" "$kept"
+		if ((kept * 10 >= want_kib * 9)); then
+			break
+		fi
+		if ((attempt == 3)); then
+			log "[${R##*/}] fragmenter kept $((kept / 1024)) MiB, < 90% of the expected $((want_kib / 1024)) MiB, 3 times: going on"
+			rmeta weak_fragmentation 1
+			break
+		fi
+		log "[${R##*/}] fragmenter kept $((kept / 1024)) MiB, < 90% of the expected $((want_kib / 1024)) MiB (memory held by others): fragmenting again"
+		stop_pid "$FRAG_PID" 60 || true
+		sleep 5
+	done
+	rmeta ready_kib "$kept"
+	rmeta fragment_attempts "$attempt"
+}
+
+run_one() {
+	local sc=$1 mode=$2 cfg=$WORK/fragd-observe.yaml comm=act_burst ready_us want burst_cmd prep_cmd
+	local rc pro_after
+	R="$WORK/$sc-$mode"
+	mkdir -p "$R"
+	: >"$R/times"
+	: >"$R/run.env"
+	rmeta() { printf '%s=%s\n' "$1" "$2" >>"$R/run.env"; }
+	log "[$sc/$mode] waiting for the heavy lock"
+	lock
+	log "[$sc/$mode] start"
+	rmeta lock_wait_s "$LOCK_WAIT"
+	rmeta loadavg "$(cut -d' ' -f1-3 /proc/loadavg)"
+	[[ $(<"$HP") == 0 ]] || die "vm.nr_hugepages is $(<"$HP") before a run: someone else uses a pool"
+	echo 0 >"$PRO"
+	[[ $mode == fragd ]] && cfg=$WORK/fragd-act.yaml
+	start_fragd "$cfg"
+	rmeta fragd_config "$(basename "$cfg")"
+	if [[ $sc == fixed || $sc == free ]]; then
+		[[ $mode == hugeadm ]] && comm=hugeadm
+		start_bpftrace "$comm"
+	fi
+	fragment
+	ready_us=$(now_us)
+	echo "ready $ready_us" >>"$R/times"
+	snap s1
+
+	prep_cmd="sysctl vm.compaction_proactiveness=0"
+	case $mode in
+	kernel20 | kernel90)
+		echo "${mode#kernel}" >"$PRO"
+		prep_cmd="sysctl vm.compaction_proactiveness=${mode#kernel} (at ready)"
+		;;
+	manual)
+		python3 bench/act_burst.py write /proc/sys/vm/compact_memory 1 >"$R/compact.json" {LOCK_FD}>&- ||
+			die "manual compaction failed"
+		prep_cmd="$prep_cmd; echo 1 > /proc/sys/vm/compact_memory (at ready, timed)"
+		;;
+	fragd) prep_cmd="$prep_cmd; fragd in act mode since before fragmenting" ;;
+	esac
+	rmeta prep_cmd "$prep_cmd"
+
+	if [[ $sc == pool ]]; then
+		snap s2
+	else
+		sleep_until_us $((ready_us + (WAIT - 2) * 1000000))
+		snap s2 sync
+		sleep_until_us $((ready_us + WAIT * 1000000))
+	fi
+	echo "burst $(now_us)" >>"$R/times"
+	rmeta mem_free_kib_burst "$(awk '/^MemFree/ { print $2 }' /proc/meminfo)"
+	rmeta mem_available_kib_burst "$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
+	case $sc in
+	fixed | free)
+		if [[ $mode == hugeadm ]]; then
+			want=$PAGES
+			[[ $sc == free ]] && want=$(($(awk '/^MemFree/ { print $2 }' /proc/meminfo) / 2048))
+			burst_cmd="hugeadm --pool-pages-min 2MB:$want --hard"
+			python3 bench/act_burst.py exec --settle 0 "$want" -- hugeadm --pool-pages-min "2MB:$want" --hard \
+				>"$R/burst.json" {LOCK_FD}>&- || die "hugeadm burst failed"
+			echo 0 >"$HP"
+		else
+			want=$PAGES
+			[[ $sc == free ]] && want=free
+			burst_cmd="echo $PAGES > /proc/sys/vm/nr_hugepages"
+			[[ $sc == free ]] && burst_cmd="echo \$((MemFree / 2 MiB)) > /proc/sys/vm/nr_hugepages"
+			python3 bench/act_burst.py hugetlb "$want" >"$R/burst.json" {LOCK_FD}>&- || die "hugetlb burst failed"
+		fi
+		;;
+	thp)
+		burst_cmd="thpfault $PAGES (MADV_HUGEPAGE, one first touch per 2 MiB)"
+		"$WORK/thpfault" "$PAGES" "$R/thp.lat" >"$R/thp.out" {LOCK_FD}>&- || die "thpfault failed"
+		;;
+	pool)
+		if [[ $mode == hugeadm ]]; then
+			burst_cmd="hugeadm --pool-pages-min 2MB:$PAGES --hard"
+			python3 bench/act_burst.py exec --settle 0 "$PAGES" -- hugeadm --pool-pages-min "2MB:$PAGES" --hard \
+				>"$R/burst.json" {LOCK_FD}>&- || die "hugeadm pool run failed"
+		else
+			burst_cmd="fragctl pool set 2MB $PAGES"
+			python3 bench/act_burst.py exec "$PAGES" -- "$FRAGCTL" --socket "$SOCK" pool set 2MB "$PAGES" \
+				>"$R/burst.json" {LOCK_FD}>&- || die "fragctl pool set run failed"
+		fi
+		;;
+	esac
+	echo "burst_end $(now_us)" >>"$R/times"
+	rmeta burst_cmd "$burst_cmd"
+	snap s3 sync
+
+	if [[ -n $BT_PID ]]; then
+		stop_pid "$BT_PID" 20 INT || log "bpftrace exited with status $? (see $R/bt.err)"
+		BT_PID=
+	fi
+	rc=0
+	kill -0 "$FRAGD_PID" 2>/dev/null || log "[$sc/$mode] fragd died during the run: $(tail -3 "$R/fragd.log")"
+	stop_pid "$FRAGD_PID" 20 || rc=$?
+	rmeta fragd_exit "$rc"
+	FRAGD_PID=
+	pro_after=$(<"$PRO")
+	rmeta proactiveness_after_fragd "$pro_after"
+	rmeta pool_after_fragd "$(<"$HP")"
+	stop_pid "$FRAG_PID" 60 || true
+	echo 0 >"$HP"
+	[[ $(<"$HP") == 0 ]] || log "[$sc/$mode] the pool did not empty: $(<"$HP") pages left"
+	echo 0 >"$PRO"
+	printf '%s\t%s\t%s\n' "$sc" "$mode" "$R" >>"$RUNS"
+	unlock
+	log "[$sc/$mode] done: $(cat "$R/burst.json" "$R/thp.out" 2>/dev/null | cut -c1-200)"
+}
+
+# --- warm-up -------------------------------------------------------------------
+if ((WARMUP)); then
+	lock
+	log "warm-up: touching ${PERCENT}% of MemAvailable once (guest memory is initialised at first use)"
+	"$WORK/fragmenter" --percent "$PERCENT" --keep 1 >"$WORK/warmup.out" 2>&1 </dev/null {LOCK_FD}>&- ||
+		die "warm-up failed: $(cat "$WORK/warmup.out")"
+	unlock
+fi
+
+# --- runs ------------------------------------------------------------------------
+MEMAVAIL_REF=$(mem_available_kib)
+meta mem_available_kib_ref "$MEMAVAIL_REF"
+for sc in "${SCENARIOS[@]}"; do
+	for mode in "${MODES[@]}"; do
+		[[ $sc == thp && $mode == hugeadm ]] && continue
+		[[ $sc == pool && $mode != hugeadm && $mode != fragd ]] && continue
+		run_one "$sc" "$mode"
+	done
+done
+restore_settings
+
+meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+meta runtime_s "$(($(date +%s) - T_START))"
+
+# --- report ----------------------------------------------------------------------
+if [[ -n ${BENCH_OUTPUT:-} ]]; then
+	OUT=$BENCH_OUTPUT
+elif [[ $QUICK == 1 ]]; then
+	OUT=/tmp/fragd-bench-quick.md
+else
+	OUT="$ROOT/BENCHMARKS.md"
+fi
+python3 bench/act_report.py --work "$WORK" --output "$OUT" >"$WORK/section.md"
+cat "$WORK/section.md"
+log "section written to $OUT"
+FAILED=0

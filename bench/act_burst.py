@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Timed kernel writes for bench/act.sh. Prints one JSON object on stdout.
+
+    act_burst.py write PATH VALUE
+        One write(2) of VALUE to PATH, timed (e.g. 1 to /proc/sys/vm/compact_memory).
+    act_burst.py hugetlb COUNT|free
+        One write(2) of COUNT to /proc/sys/vm/nr_hugepages, timed; "free" asks for
+        MemFree / 2 MiB read just before the write. The pool is read back (a write
+        returns success with a short pool), then put back to its starting value
+        (untimed). Refuses to run if the pool is not empty at start.
+    act_burst.py exec TARGET -- CMD [ARG...]
+        Runs CMD (e.g. hugeadm, fragctl pool set) and polls the global 2 MiB pool
+        every 5 ms while it runs. If the pool reaches TARGET, wall_ns ends at the
+        poll that saw it reach TARGET (not when CMD noticed and exited); otherwise
+        at CMD's exit, or at the pool's last change if that came later (a daemon
+        that fills the pool in the background). After the exit the pool is watched
+        until it reaches TARGET or has not changed for --settle seconds (default
+        15). cmd_wall_ns is CMD's own run time. The pool is left as it is.
+
+The task names itself "act_burst" (prctl PR_SET_NAME) before any timed write, so
+that a tracer can pick out its allocations by comm.
+"""
+import argparse
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
+COMM = b"act_burst"
+PR_SET_NAME = 15
+
+
+def set_comm():
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_NAME, ctypes.c_char_p(COMM), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NAME)")
+
+
+def read_int(path):
+    with open(path) as f:
+        return int(f.read())
+
+
+def mem_free_kib():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemFree:"):
+                return int(line.split()[1])
+    raise RuntimeError("MemFree not found in /proc/meminfo")
+
+
+def timed_write(path, value):
+    """-> (start_ns, duration_ns) of one write(2) of value to path (CLOCK_MONOTONIC)."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        data = f"{value}\n".encode()
+        t0 = time.monotonic_ns()
+        os.write(fd, data)
+        t1 = time.monotonic_ns()
+    finally:
+        os.close(fd)
+    return t0, t1 - t0
+
+
+def cmd_write(args):
+    set_comm()
+    t0, dt = timed_write(args.path, args.value)
+    return {"path": args.path, "value": args.value, "start_ns": t0, "wall_ns": dt}
+
+
+def cmd_hugetlb(args):
+    start = read_int(NR_HUGEPAGES)
+    if start != 0:
+        raise RuntimeError(f"vm.nr_hugepages is {start}, not 0: a pool is in use; free it first")
+    free_kib = mem_free_kib()
+    if args.count == "free":
+        want = free_kib // 2048
+    else:
+        want = int(args.count)
+        if want <= 0:
+            raise ValueError(f"COUNT must be > 0 or 'free', got {args.count}")
+    set_comm()
+    try:
+        t0, dt = timed_write(NR_HUGEPAGES, want)
+        granted = read_int(NR_HUGEPAGES)
+    finally:
+        r0 = time.monotonic_ns()
+        with open(NR_HUGEPAGES, "w") as f:
+            f.write(f"{start}\n")
+        reset_ns = time.monotonic_ns() - r0
+    return {"requested": want, "granted": granted, "mem_free_kib": free_kib, "start_ns": t0,
+            "wall_ns": dt, "reset_ns": reset_ns}
+
+
+def cmd_exec(args):
+    cmd = args.cmd[1:] if args.cmd and args.cmd[0] == "--" else args.cmd
+    if not cmd:
+        raise ValueError("exec needs a command after --")
+    target = args.target
+    start_pool = read_int(NR_HUGEPAGES)
+    state = {"pool": start_pool, "changed_ns": None, "max": start_pool}
+    done = threading.Event()
+
+    def poll():
+        while not done.is_set():
+            v = read_int(NR_HUGEPAGES)
+            if v != state["pool"]:
+                state["pool"] = v
+                state["changed_ns"] = time.monotonic_ns()
+                state["max"] = max(state["max"], v)
+            time.sleep(0.005)
+
+    th = threading.Thread(target=poll, daemon=True)
+    t0 = time.monotonic_ns()
+    th.start()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    exit_ns = time.monotonic_ns()
+    # A daemon may still be filling the pool: watch until the target or a quiet spell.
+    while state["pool"] < target:
+        last = state["changed_ns"] or exit_ns
+        if time.monotonic_ns() - max(last, exit_ns) > args.settle * 1e9:
+            break
+        time.sleep(0.05)
+    done.set()
+    th.join()
+    final = read_int(NR_HUGEPAGES)
+    changed = state["changed_ns"]
+    if final >= target and changed is not None:
+        end_ns = changed  # the moment the target was reached, not when CMD noticed it
+    else:
+        end_ns = max(exit_ns, changed or exit_ns)
+    return {"cmd": cmd, "exit_status": proc.returncode, "stdout": proc.stdout[-2000:],
+            "stderr": proc.stderr[-2000:], "requested": target, "start_pool": start_pool,
+            "granted": final, "max_pool": state["max"], "start_ns": t0, "wall_ns": end_ns - t0,
+            "cmd_wall_ns": exit_ns - t0}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="op", required=True)
+    w = sub.add_parser("write")
+    w.add_argument("path")
+    w.add_argument("value")
+    h = sub.add_parser("hugetlb")
+    h.add_argument("count")
+    e = sub.add_parser("exec")
+    e.add_argument("target", type=int)
+    e.add_argument("--settle", type=float, default=15.0)
+    e.add_argument("cmd", nargs=argparse.REMAINDER)
+    args = ap.parse_args()
+    try:
+        out = {"write": cmd_write, "hugetlb": cmd_hugetlb, "exec": cmd_exec}[args.op](args)
+    except (OSError, ValueError, RuntimeError) as ex:
+        print(f"act_burst: {args.op}: {ex}", file=sys.stderr)
+        return 1
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
