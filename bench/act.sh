@@ -36,11 +36,12 @@
 # MADV_HUGEPAGE faults compact).
 set -euo pipefail
 
-die() { echo "act: $*" >&2; exit 1; }
-log() { echo "act: $(date +%T) $*" >&2; }
-
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+LOG_TAG=act
+LOG_TIME=1
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 [[ $(id -u) -eq 0 ]] || die "must run as root (it writes sysctls and loads BPF)"
 BUILD_DIR=${FRAGD_BUILD_DIR:-build}
@@ -49,11 +50,8 @@ for b in fragd fragctl; do
 	[[ -x $BUILD_DIR/$b ]] || die "$BUILD_DIR/$b missing: run make first (or set FRAGD_BUILD_DIR)"
 done
 [[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
-for tool in gcc bpftrace bpftool python3 curl hugeadm flock; do
-	command -v "$tool" >/dev/null || die "$tool not found in PATH (bash scripts/install-deps.sh installs it)"
-done
+require_tools " (bash scripts/install-deps.sh installs it)" gcc bpftrace bpftool python3 curl hugeadm flock
 
-is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then
 	D_MODES="ondemand fragd" D_SCENARIOS="fixed" D_PAGES=500 D_PERCENT=50
@@ -88,7 +86,7 @@ HP=/proc/sys/vm/nr_hugepages
 PRO=/proc/sys/vm/compaction_proactiveness
 THP_EN=/sys/kernel/mm/transparent_hugepage/enabled
 THP_DF=/sys/kernel/mm/transparent_hugepage/defrag
-[[ $(<"$HP") == 0 ]] || die "vm.nr_hugepages is $(<"$HP"), not 0: a hugetlb pool is in use, not touching it"
+require_empty_pool
 PRO_ORIG=$(<"$PRO")
 thp_current() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
 THP_EN_ORIG=$(thp_current "$THP_EN" 2>/dev/null || true)
@@ -101,31 +99,6 @@ FAILED=1
 LOCKED=0
 exec {LOCK_FD}>>/tmp/fragd-heavy.lock
 
-untrack() {
-	local p keep=()
-	for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-	PIDS=("${keep[@]}")
-}
-
-# stop_pid PID [GRACE] [SIGNAL]: signal (TERM), wait up to GRACE s, then KILL. Returns the exit status.
-stop_pid() {
-	local pid=$1 grace=${2:-10} sig=${3:-TERM} rc=0 i
-	if kill -0 "$pid" 2>/dev/null; then
-		kill "-$sig" "$pid" 2>/dev/null || true
-		for ((i = 0; i < grace * 10; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			log "pid $pid did not exit ${grace}s after SIG$sig: SIGKILL"
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
-	fi
-	wait "$pid" 2>/dev/null || rc=$?
-	untrack "$pid"
-	return "$rc"
-}
-
 restore_settings() {
 	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
 	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
@@ -137,23 +110,11 @@ restore_settings() {
 	fi
 }
 
-cleanup() {
-	local rc=$? p
-	set +e
-	trap - EXIT INT TERM
-	for p in "${PIDS[@]}"; do stop_pid "$p" 15; done
+restore_on_exit() { # run by cleanup (lib.sh)
 	restore_settings
 	((LOCKED)) && flock -u "$LOCK_FD"
-	if [[ ${BENCH_KEEP:-0} == 1 || $FAILED == 1 ]]; then
-		log "work directory kept: $WORK"
-	else
-		rm -rf "$WORK"
-	fi
-	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+install_cleanup 15
 
 lock() {
 	local t0=$SECONDS
@@ -196,8 +157,7 @@ if ((need_fragd_act)); then
 fi
 gcc -O2 -Wall -Wextra -o "$WORK/fragmenter" tests/tools/fragmenter.c || die "cannot compile tests/tools/fragmenter.c"
 gcc -O2 -Wall -Wextra -o "$WORK/thpfault" bench/thpfault.c || die "cannot compile bench/thpfault.c"
-FRAGD_SHA=$(sha256sum "$FRAGD" | cut -c1-12)
-FRAGD_VERSION=$("$FRAGD" --version 2>&1 | head -1 || true)
+fragd_identity "$FRAGD"
 
 for s in "${SCENARIOS[@]}"; do
 	[[ $s == thp ]] || continue
@@ -210,15 +170,8 @@ done
 
 META="$WORK/meta.env"
 : >"$META"
-meta() { printf '%s=%s\n' "$1" "$2" >>"$META"; }
-meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
-meta kernel "$(uname -r)"
-meta cpu_model "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-meta ncpu "$(nproc)"
-meta mem_total_kib "$(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
-meta fragd_version "$FRAGD_VERSION"
-meta fragd_sha "$FRAGD_SHA"
-meta bpftrace_version "$(bpftrace --version 2>&1 | head -1)"
+meta_machine
+meta_versions
 meta hugeadm_version "$(dpkg-query -W -f='${Version}' libhugetlbfs-bin 2>/dev/null || echo '?')"
 meta thp_enabled "$(thp_current "$THP_EN" 2>/dev/null || true)"
 meta thp_defrag "$(thp_current "$THP_DF" 2>/dev/null || true)"
@@ -233,17 +186,13 @@ meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 RUNS="$WORK/runs.tsv"
 : >"$RUNS"
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-
 # --- one run ---------------------------------------------------------------------
 R=
 FRAGD_PID=
 URL=
 SOCK=
 start_fragd() { # config
-	local cfg=$1 i m total ones port
+	local cfg=$1 port
 	port=$(free_port)
 	URL="http://127.0.0.1:$port/metrics"
 	SOCK="$R/fragd.sock"
@@ -251,46 +200,33 @@ start_fragd() { # config
 		>"$R/fragd.log" 2>&1 {LOCK_FD}>&- &
 	FRAGD_PID=$!
 	PIDS+=("$FRAGD_PID")
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$FRAGD_PID" 2>/dev/null || die "fragd exited at start; log $R/fragd.log: $(tail -5 "$R/fragd.log")"
-		if m=$(curl -sf --max-time 2 "$URL" 2>/dev/null); then
-			total=$(grep -c '^fragd_bpf_program_attached{' <<<"$m" || true)
-			ones=$(grep -c '^fragd_bpf_program_attached{.*} 1$' <<<"$m" || true)
-			((total > 0 && ones == total)) && return 0
-			((total > 0 && i >= 100)) && die "fragd attached only $ones of $total BPF programs after 10s"
-		fi
-		sleep 0.1
-	done
-	die "fragd not ready after 30s; log: $(tail -5 "$R/fragd.log")"
+	wait_fragd_ready "$FRAGD_PID" "$R/fragd.log"
 }
 
 BT_PID=
 start_bpftrace() { # comm
-	local i n
+	local i
 	BPFTRACE_MAP_KEYS_MAX=65536 bpftrace bench/act_alloc.bt "$1" >"$R/bt.out" 2>"$R/bt.err" {LOCK_FD}>&- &
 	BT_PID=$!
 	PIDS+=("$BT_PID")
 	# Its two tracepoints must be attached before anything is measured.
 	for ((i = 0; i < 600; i++)); do
 		kill -0 "$BT_PID" 2>/dev/null || die "bpftrace exited at start: $(grep -v RLIMIT "$R/bt.err" | head -5)"
-		n=$(bpftool perf list 2>/dev/null | awk -v p="$BT_PID" '$1 == "pid" && $2 == p { n++ } END { print n + 0 }')
-		((n >= 2)) && return 0
+		(($(attached_count "$BT_PID") >= 2)) && return 0
 		sleep 0.1
 	done
 	die "bpftrace did not attach bench/act_alloc.bt in 60s"
 }
-
-tick_mark() { curl -sf --max-time 2 "$URL" | awk '/^fragd_collector_tick_seconds / { print $2 }' || true; }
 
 # snap NAME [sync]: fragd's /metrics and /proc/vmstat now. With sync, first waits
 # (up to 2.5 s) for fragd's next collector tick, so that its counters are fresh.
 snap() {
 	local name=$1 sync=${2:-} prev v i
 	if [[ $sync == sync ]]; then
-		prev=$(tick_mark)
+		prev=$(tick_seconds 2)
 		for ((i = 0; i < 50; i++)); do
 			sleep 0.05
-			v=$(tick_mark)
+			v=$(tick_seconds 2)
 			[[ -n $v && $v != "$prev" ]] && break
 		done
 	fi
@@ -485,13 +421,7 @@ meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta runtime_s "$(($(date +%s) - T_START))"
 
 # --- report ----------------------------------------------------------------------
-if [[ -n ${BENCH_OUTPUT:-} ]]; then
-	OUT=$BENCH_OUTPUT
-elif [[ $QUICK == 1 ]]; then
-	OUT=/tmp/fragd-bench-quick.md
-else
-	OUT="$ROOT/BENCHMARKS.md"
-fi
+OUT=$(report_output "$QUICK" "$ROOT")
 python3 bench/act_report.py --work "$WORK" --output "$OUT" >"$WORK/section.md"
 cat "$WORK/section.md"
 log "section written to $OUT"

@@ -23,11 +23,12 @@ that a tracer can pick out its allocations by comm.
 import argparse
 import ctypes
 import json
-import os
 import subprocess
 import sys
 import threading
 import time
+
+from benchlib import read_int, timed_write
 
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 COMM = b"act_burst"
@@ -40,30 +41,12 @@ def set_comm():
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NAME)")
 
 
-def read_int(path):
-    with open(path) as f:
-        return int(f.read())
-
-
 def mem_free_kib():
     with open("/proc/meminfo") as f:
         for line in f:
             if line.startswith("MemFree:"):
                 return int(line.split()[1])
     raise RuntimeError("MemFree not found in /proc/meminfo")
-
-
-def timed_write(path, value):
-    """-> (start_ns, duration_ns) of one write(2) of value to path (CLOCK_MONOTONIC)."""
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        data = f"{value}\n".encode()
-        t0 = time.monotonic_ns()
-        os.write(fd, data)
-        t1 = time.monotonic_ns()
-    finally:
-        os.close(fd)
-    return t0, t1 - t0
 
 
 def cmd_write(args):

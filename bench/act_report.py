@@ -16,8 +16,7 @@ import os
 import re
 import sys
 
-BEGIN = "<!-- act:begin -->"
-END = "<!-- act:end -->"
+from benchlib import measured_on, publish, quick_env, quantile, read_env, section_head
 
 MODES = ["ondemand", "kernel20", "kernel90", "manual", "hugeadm", "fragd"]
 MODE_NAMES = {
@@ -36,18 +35,6 @@ GOAL_P90_VS_MANUAL = 2.0    # p90 <= 2x the manual-compaction ideal
 GOAL_MIGRATED_VS_MANUAL = 1.2
 GOAL_POOL_VS_HUGEADM = 1 / 3
 SAME_STALL_TOLERANCE = 0.01  # "the same stall fraction": within one percentage point
-
-
-def read_env(path):
-    out = {}
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                line = line.rstrip("\n")
-                if "=" in line:
-                    k, v = line.split("=", 1)
-                    out[k] = v
-    return out
 
 
 def read_prom(path):
@@ -90,18 +77,6 @@ def read_vmstat(path):
     return out
 
 
-def quantile(xs, q):
-    xs = sorted(xs)
-    if not xs:
-        return None
-    if len(xs) == 1:
-        return xs[0]
-    pos = q * (len(xs) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
 def fmt_lat(ns):
     if ns is None:
         return "-"
@@ -128,7 +103,7 @@ def fmt_pct(x):
 class Run:
     def __init__(self, scenario, mode, d):
         self.scenario, self.mode, self.dir = scenario, mode, d
-        self.env = read_env(os.path.join(d, "run.env"))
+        self.env = read_env(os.path.join(d, "run.env"), missing_ok=True)
         self.snap = {s: read_prom(os.path.join(d, f"{s}.prom")) for s in ("s0", "s1", "s2", "s3")}
         self.vm = {s: read_vmstat(os.path.join(d, f"{s}.vmstat")) for s in ("s0", "s1", "s2", "s3")}
         self.times = {}
@@ -184,6 +159,17 @@ class Run:
     def d_prom(self, a, b, name, **want):
         return prom_sum(self.snap[b], name, **want) - prom_sum(self.snap[a], name, **want)
 
+    def d_prom_by(self, a, b, name, *keys):
+        """-> {(label values of keys): change of name from snapshot a to b}, the non-zero ones."""
+        out = {}
+        for n, l, v in self.snap[b]:
+            if n == name:
+                key = tuple(l.get(k, "?") for k in keys)
+                before = sum(v0 for n0, l0, v0 in self.snap[a] if n0 == n and l0 == l)
+                if v - before:
+                    out[key] = out.get(key, 0) + v - before
+        return out
+
     def d_vm(self, a, b, key):
         return self.vm[b].get(key, 0) - self.vm[a].get(key, 0)
 
@@ -213,20 +199,8 @@ class Run:
         self.comp_by_trigger = {t: self.d_prom("s0", "s3", dur, trigger=t) for t in triggers}
         self.migr_by_trigger = {t: self.d_prom("s0", "s3", "fragd_compaction_pages_migrated_total", trigger=t)
                                 for t in triggers}
-        self.runs_by_status = {}
-        for n, l, v in self.snap["s3"]:
-            if n == "fragd_compaction_runs_total":
-                key = (l.get("trigger", "?"), l.get("status", "?"))
-                before = sum(v0 for n0, l0, v0 in self.snap["s0"] if n0 == n and l0 == l)
-                if v - before:
-                    self.runs_by_status[key] = v - before
-        self.actions = {}
-        for n, l, v in self.snap["s3"]:
-            if n == "fragd_actions_total":
-                key = (l.get("action", "?"), l.get("result", "?"))
-                before = sum(v0 for n0, l0, v0 in self.snap["s0"] if n0 == n and l0 == l)
-                if v - before:
-                    self.actions[key] = self.actions.get(key, 0) + v - before
+        self.runs_by_status = self.d_prom_by("s0", "s3", "fragd_compaction_runs_total", "trigger", "status")
+        self.actions = self.d_prom_by("s0", "s3", "fragd_actions_total", "action", "result")
         self.have_metrics = all(self.snap[s] for s in ("s0", "s2", "s3"))
         # Free memory in 2 MiB units that needs no compaction, when the burst starts (as of s2).
         self.free2m_burst = sum(v * 2 ** (int(l["order"]) - 9) for n, l, v in self.snap["s2"]
@@ -422,43 +396,18 @@ def details(runs, m):
     return L
 
 
-def splice(path, section):
-    """Puts section (markers included) between the markers of path, keeping the rest."""
-    if os.path.exists(path):
-        with open(path) as f:
-            doc = f.read()
-    else:
-        doc = "# Benchmarks\n"
-    b = doc.find(BEGIN)
-    e = doc.find(END)
-    if b != -1 and e != -1 and e > b:
-        rest = doc[e + len(END):].lstrip("\n")
-        doc = doc[:b] + section + ("\n" + rest if rest else "")
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + section if doc.strip() else section
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(doc)
-    os.replace(tmp, path)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
     ap.add_argument("--output", required=True)
     args = ap.parse_args()
-    m = read_env(os.path.join(args.work, "meta.env"))
+    m = read_env(os.path.join(args.work, "meta.env"), missing_ok=True)
     runs = load(args.work)
-    quick = m.get("quick") == "1"
-    env = "BENCH_QUICK=1 " if quick else ""
+    env = quick_env(m)
 
-    L = [BEGIN, "## Acting on fragmentation: fragd vs the kernel, a manual compaction and hugeadm", ""]
-    if quick:
-        L += ["**Smoke run (BENCH_QUICK=1): too short to quote.**", ""]
+    L = section_head("Acting on fragmentation: fragd vs the kernel, a manual compaction and hugeadm", m)
     L += [
-        f"Measured {m['date']} on Linux {m['kernel']}, {m['cpu_model']}, {m['ncpu']} vCPUs, "
-        f"{int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} (binary sha256 {m['fragd_sha']}), "
-        f"{m['bpftrace_version']}, hugeadm (libhugetlbfs-bin {m['hugeadm_version']}); THP enabled "
+        measured_on(m) + f", hugeadm (libhugetlbfs-bin {m['hugeadm_version']}); THP enabled "
         f"{m['thp_enabled']}, defrag {m['thp_defrag']}. Reproduce: `{env}make bench` (runs bench/run.sh, then "
         f"bench/act.sh), or only this part: `{env}bash bench/act.sh` as root after the build "
         f"(this run took {int(m['runtime_s']) / 60:.1f} min, load average {m['loadavg_start']} at start, "
@@ -525,10 +474,7 @@ def main():
           f"the comparison value. Scenario (b) asks for MemFree / 2 MiB, more than free memory can give once the "
           f"kernel's watermarks are kept: its \"100% granted\" row shows the best share any mode got, for scale.", ""]
     L += details(runs, m)
-    L += [END]
-    section = "\n".join(L) + "\n"
-    splice(args.output, section)
-    sys.stdout.write(section)
+    publish(args.output, "act", L)
     return 0
 
 

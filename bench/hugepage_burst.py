@@ -11,29 +11,20 @@ keeps a cycle in which the writer was preempted or interrupted from weighing
 on the run); pages_per_s_total = pages granted / summed write time. The pool
 is always put back to where it was, even on error.
 """
-import os
 import sys
-import time
+
+from benchlib import read_int, timed_write
 
 SYSCTL = "/proc/sys/vm/nr_hugepages"
 
 
 def read_pool() -> int:
-    with open(SYSCTL) as f:
-        return int(f.read())
+    return read_int(SYSCTL)
 
 
 def write_pool(value: int) -> int:
     """Writes value, returns the nanoseconds spent in write(2)."""
-    fd = os.open(SYSCTL, os.O_WRONLY)
-    try:
-        data = f"{value}\n".encode()
-        t0 = time.perf_counter_ns()
-        os.write(fd, data)
-        t1 = time.perf_counter_ns()
-    finally:
-        os.close(fd)
-    return t1 - t0
+    return timed_write(SYSCTL, value)[1]
 
 
 def main() -> int:

@@ -6,27 +6,16 @@ Writes the section between <!-- overhead:begin --> and <!-- overhead:end --> of
 prints the section on stdout.
 """
 import argparse
-import os
 import statistics
 import sys
 
-BEGIN = "<!-- overhead:begin -->"
-END = "<!-- overhead:end -->"
+from benchlib import measured_on, publish, quick_env, quantile, read_env, section_head
+
 GOAL_RATIO = 0.99
 GOAL_RSS_MIB = 30
 GOAL_CPU_PCT = 0.5
 GOAL_SCRAPE_MS = 20
-
-
-def read_meta(path):
-    meta = {}
-    with open(path) as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if "=" in line:
-                k, v = line.split("=", 1)
-                meta[k] = v
-    return meta
+NAN = float("nan")
 
 
 def read_results(path):
@@ -38,18 +27,6 @@ def read_results(path):
             out.setdefault(bench, {}).setdefault(int(rnd), {})[arm] = (
                 float(value), flag == "1", info, int(pos))
     return out
-
-
-def quantile(xs, q):
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    if len(xs) == 1:
-        return xs[0]
-    pos = q * (len(xs) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
 def fmt_rate(x):
@@ -93,9 +70,9 @@ def overhead_section(title, unit, rounds, goal_text, what):
         row("fragd, BPF only (collector asleep: tick 60m)", [a["T"][0] for a in rounds.values() if "T" in a], tr)
     lines.append("")
     nr = [x[1] for x in noise]
-    spread = statistics.median([abs(x - 1) for x in nr]) if nr else float("nan")
+    spread = statistics.median([abs(x - 1) for x in nr]) if nr else NAN
     lines.append(f"Noise floor (untraced vs untraced, same pairing): median ratio {statistics.median(nr):.4f}, "
-                 f"IQR {quantile(nr, 0.25):.4f}..{quantile(nr, 0.75):.4f}, "
+                 f"IQR {quantile(nr, 0.25, NAN):.4f}..{quantile(nr, 0.75, NAN):.4f}, "
                  f"median |ratio - 1| = {spread * 100:.2f}%.")
     fmed = statistics.median([x[1] for x in fr])
     bmed = statistics.median([x[1] for x in br])
@@ -137,26 +114,6 @@ def overhead_section(title, unit, rounds, goal_text, what):
     return lines
 
 
-def splice(path, section):
-    """Puts section (markers included) between the markers of path, keeping the rest."""
-    if os.path.exists(path):
-        with open(path) as f:
-            doc = f.read()
-    else:
-        doc = "# Benchmarks\n"
-    b = doc.find(BEGIN)
-    e = doc.find(END)
-    if b != -1 and e != -1 and e > b:
-        rest = doc[e + len(END):].lstrip("\n")
-        doc = doc[:b] + section + ("\n" + rest if rest else "")
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + section if doc.strip() else section
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(doc)
-    os.replace(tmp, path)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--results", required=True)
@@ -167,7 +124,7 @@ def main():
     ap.add_argument("--output", required=True)
     args = ap.parse_args()
 
-    m = read_meta(args.meta)
+    m = read_env(args.meta)
     res = read_results(args.results)
     seen = {}
     with open(args.seen) as f:
@@ -181,16 +138,12 @@ def main():
     pf_cmd = (f"taskset -c {cpu} ./pagefault -m {m['pf_mib']} -t {m['pf_seconds']} -w 2")
     hp_cmd = f"taskset -c {cpu} python3 bench/hugepage_burst.py {m['hp_pages']} {m['hp_cycles']}"
     quick = m.get("quick") == "1"
-    env = "BENCH_QUICK=1 " if quick else ""
+    env = quick_env(m)
     env += f"BENCH_PAIRS={m['pairs']} " if (quick and m["pairs"] != "2") or (not quick and m["pairs"] != "10") else ""
 
-    L = [BEGIN, "## Tracing overhead and footprint", ""]
-    if quick:
-        L += ["**Smoke run (BENCH_QUICK=1): too short to quote.**", ""]
+    L = section_head("Tracing overhead and footprint", m)
     L += [
-        f"Measured {m['date']} on Linux {m['kernel']}, {m['cpu_model']}, {m['ncpu']} vCPUs, "
-        f"{int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} (binary sha256 {m['fragd_sha']}), "
-        f"{m['bpftrace_version']}. Reproduce everything: `{env}make bench` (= `{env}bash bench/run.sh`, as root, "
+        measured_on(m) + f". Reproduce everything: `{env}make bench` (= `{env}bash bench/run.sh`, as root, "
         f"after the build; this run took {int(m['runtime_s']) / 60:.1f} min).",
         "",
         f"Method: {m['pairs']} rounds; each round runs six slots: F (fragd attached: "
@@ -270,8 +223,8 @@ def main():
                 continue
             times.append(float(t) * 1000)
             sizes.append(int(s))
-    med = statistics.median(times) if times else float("nan")
-    p99 = quantile(times, 0.99)
+    med = statistics.median(times) if times else NAN
+    p99 = quantile(times, 0.99, NAN)
     ok = lambda b: "met" if b else "**not met**"
     L += ["### fragd footprint (observe mode, default config, tick 1 s)", "",
           "| measure | value | goal | |",
@@ -306,11 +259,7 @@ def main():
     if m.get("bpftrace_rlimit_msg"):
         L += ["", "bpftrace prints `couldn't set RLIMIT_MEMLOCK` at start on this machine (the limit cannot be "
                   "raised here); harmless: the kernel charges BPF memory to the cgroup, and all its probes attach."]
-    L += [END]
-    section = "\n".join(L) + "\n"
-
-    splice(args.output, section)
-    sys.stdout.write(section)
+    publish(args.output, "overhead", L)
     return 0
 
 

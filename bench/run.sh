@@ -24,22 +24,18 @@
 # by pid and stopped on exit.
 set -euo pipefail
 
-die() { echo "bench: $*" >&2; exit 1; }
-log() { echo "bench: $*" >&2; }
-
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+LOG_TAG=bench
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 [[ $(id -u) -eq 0 ]] || die "must run as root"
 [[ -x build/fragd ]] || die "build/fragd missing: run make first"
 [[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
-for tool in gcc bpftrace taskset python3 curl; do
-	command -v "$tool" >/dev/null || die "$tool not found in PATH"
-done
+require_tools "" gcc bpftrace taskset python3 curl
 HAVE_BPFTOOL=0
 command -v bpftool >/dev/null && HAVE_BPFTOOL=1
-
-is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 
 QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then
@@ -65,8 +61,8 @@ done
 ((CPU < NCPU)) || die "BENCH_CPU=$CPU but this machine has $NCPU CPUs"
 
 HP_SYSCTL=/proc/sys/vm/nr_hugepages
-HP_ORIG=$(<"$HP_SYSCTL")
-[[ $HP_ORIG == 0 ]] || die "vm.nr_hugepages is $HP_ORIG, not 0: a hugetlb pool is in use, not touching it"
+require_empty_pool
+HP_ORIG=0
 PROACTIVE_ORIG=$(</proc/sys/vm/compaction_proactiveness)
 
 WORK=$(mktemp -d /tmp/fragd-bench.XXXXXX)
@@ -74,36 +70,7 @@ T_START=$(date +%s)
 PIDS=()          # every background process started here
 FAILED=1
 
-untrack() {
-	local p keep=()
-	for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-	PIDS=("${keep[@]}")
-}
-
-# Sends SIGTERM, waits up to $2 seconds, then SIGKILL. Returns the exit status.
-stop_pid() {
-	local pid=$1 grace=${2:-10} rc=0 i
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for ((i = 0; i < grace * 10; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			log "pid $pid did not exit ${grace}s after SIGTERM: SIGKILL"
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
-	fi
-	wait "$pid" 2>/dev/null || rc=$?
-	untrack "$pid"
-	return "$rc"
-}
-
-cleanup() {
-	local rc=$? p
-	set +e
-	trap - EXIT INT TERM
-	for p in "${PIDS[@]}"; do stop_pid "$p" 10; done
+restore_on_exit() { # run by cleanup (lib.sh)
 	if [[ $(<"$HP_SYSCTL") != "$HP_ORIG" ]]; then
 		echo "$HP_ORIG" >"$HP_SYSCTL" && log "restored vm.nr_hugepages=$HP_ORIG"
 	fi
@@ -111,16 +78,8 @@ cleanup() {
 		log "warning: vm.compaction_proactiveness changed during the run (not by bench) to" \
 			"$(</proc/sys/vm/compaction_proactiveness); left as is"
 	fi
-	if [[ ${BENCH_KEEP:-0} == 1 || $FAILED == 1 ]]; then
-		log "work directory kept: $WORK"
-	else
-		rm -rf "$WORK"
-	fi
-	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+install_cleanup 10
 
 # --- preparation -----------------------------------------------------------
 gcc -O2 -Wall -Wextra -o "$WORK/pagefault" bench/pagefault.c || die "cannot compile bench/pagefault.c"
@@ -130,9 +89,8 @@ cp configs/fragd.yaml "$WORK/fragd.yaml"
 # The same with the collector asleep: only the BPF programs work (the first tick is at start).
 sed -E 's/^(tick_interval:).*/\1 60m/' configs/fragd.yaml >"$WORK/fragd-notick.yaml"
 grep -q '^tick_interval: 60m$' "$WORK/fragd-notick.yaml" || echo 'tick_interval: 60m' >>"$WORK/fragd-notick.yaml"
-FRAGD_SHA=$(sha256sum "$WORK/fragd" | cut -c1-12)
-FRAGD_VERSION=$("$WORK/fragd" --version 2>&1 | head -1 || true)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+fragd_identity "$WORK/fragd"
+PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
 SOCK="$WORK/fragd.sock"
 BT_SCRIPT="$ROOT/bench/fragd-equivalent.bt"
@@ -142,7 +100,6 @@ RESULTS="$WORK/results.tsv"
 META="$WORK/meta.env"
 : >"$RESULTS"
 : >"$META"
-meta() { printf '%s=%s\n' "$1" "$2" >>"$META"; }
 
 # Processes other than ours with a BPF program on one of the tracepoints benchmarked here
 # (another fragd, a bpftrace...): they add their own cost to every arm.
@@ -165,34 +122,17 @@ wait_quiet() {
 	log "still there after ${WAIT_QUIET}s: $f- measuring anyway (runs flagged)"
 }
 
-attached_count() { # number of tracepoint attachments of pid $1
-	bpftool perf list 2>/dev/null | awk -v p="$1" '$1 == "pid" && $2 == p { n++ } END { print n + 0 }'
-}
-
 FRAGD_PID=
 FRAGD_STARTS=0
 FRAGD_BAD_EXITS=0
 start_fragd() { # [config]
-	local cfg=${1:-$WORK/fragd.yaml} i m total ones
+	local cfg=${1:-$WORK/fragd.yaml}
 	echo "=== start $((++FRAGD_STARTS)) $(date -u +%T) $(basename "$cfg")" >>"$WORK/fragd.log"
 	"$WORK/fragd" --config "$cfg" --listen "127.0.0.1:$PORT" --socket "$SOCK" \
 		2>>"$WORK/fragd.log" &
 	FRAGD_PID=$!
 	PIDS+=("$FRAGD_PID")
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$FRAGD_PID" 2>/dev/null || die "fragd exited at start; log: $(tail -5 "$WORK/fragd.log")"
-		if m=$(curl -sf --max-time 2 "$URL" 2>/dev/null); then
-			total=$(grep -c '^fragd_bpf_program_attached{' <<<"$m" || true)
-			ones=$(grep -c '^fragd_bpf_program_attached{.*} 1$' <<<"$m" || true)
-			if ((total > 0 && ones == total)); then
-				FRAGD_PROGRAMS=$total
-				return 0
-			fi
-			((total > 0 && i >= 100)) && die "fragd attached only $ones of $total BPF programs after 10s: $(grep '^fragd_bpf_program_attached{.*} 0$' <<<"$m" | tr '\n' ' ')"
-		fi
-		sleep 0.1
-	done
-	die "fragd not ready after 30s; log: $(tail -5 "$WORK/fragd.log")"
+	wait_fragd_ready "$FRAGD_PID" "$WORK/fragd.log"
 }
 
 fragd_count() { # fragd's count of order-$1 allocations (fast + stalled + failed), -1 if no answer
@@ -313,16 +253,10 @@ run_arm() {
 
 # --- overhead ------------------------------------------------------------------
 log "work directory $WORK; $PAIRS pairs; workloads on CPU $CPU; fragd $FRAGD_VERSION ($FRAGD_SHA)"
-meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
-meta kernel "$(uname -r)"
-meta cpu_model "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-meta ncpu "$NCPU"
-meta mem_total_kib "$(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
+meta_machine
 meta mem_available_kib_start "$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
 meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
-meta fragd_version "$FRAGD_VERSION"
-meta fragd_sha "$FRAGD_SHA"
-meta bpftrace_version "$(bpftrace --version 2>&1 | head -1)"
+meta_versions
 meta quick "$QUICK"
 meta pairs "$PAIRS"
 meta cpu "$CPU"
@@ -389,7 +323,7 @@ for _ in range(5):
     open("/proc/pagetypeinfo").read()
     ts.append((time.perf_counter() - t) * 1e3)
 print(f"{statistics.median(ts):.2f}")')"
-meta tick_seconds "$(curl -sf --max-time 5 "$URL" | awk '/^fragd_collector_tick_seconds / { print $2 }' || true)"
+meta tick_seconds "$(tick_seconds 5)"
 meta rss_kib_after_cpu "$(status_kib "$FRAGD_PID" VmRSS)"
 SCRAPE_LOG="$WORK/scrapes.txt"
 : >"$SCRAPE_LOG"
@@ -411,13 +345,7 @@ grep -v -e '^<6>' -e '^=== start' "$WORK/fragd.log" >"$WORK/fragd.notes" || true
 meta runtime_s "$(($(date +%s) - T_START))"
 
 # --- report --------------------------------------------------------------------
-if [[ -n ${BENCH_OUTPUT:-} ]]; then
-	OUT=$BENCH_OUTPUT
-elif [[ $QUICK == 1 ]]; then
-	OUT=/tmp/fragd-bench-quick.md
-else
-	OUT="$ROOT/BENCHMARKS.md"
-fi
+OUT=$(report_output "$QUICK" "$ROOT")
 python3 bench/report.py --results "$RESULTS" --meta "$META" --seen "$SEEN_LOG" \
 	--scrapes "$SCRAPE_LOG" --fragd-notes "$WORK/fragd.notes" --output "$OUT" >"$WORK/section.md"
 cat "$WORK/section.md"

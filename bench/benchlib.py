@@ -1,0 +1,100 @@
+"""What fragd's benchmark scripts share: the key=value files bench/run.sh and
+bench/act.sh write, timed writes to kernel files, summary statistics, and the
+sections of BENCHMARKS.md between <!-- NAME:begin --> and <!-- NAME:end -->.
+"""
+import os
+import sys
+import time
+
+
+def read_env(path, missing_ok=False):
+    """-> {key: value} of a file of key=value lines; {} for a missing file when missing_ok."""
+    out = {}
+    if missing_ok and not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if "=" in line:
+                k, v = line.split("=", 1)
+                out[k] = v
+    return out
+
+
+def read_int(path):
+    with open(path) as f:
+        return int(f.read())
+
+
+def timed_write(path, value):
+    """-> (start_ns, duration_ns) of one write(2) of value to path (CLOCK_MONOTONIC)."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        data = f"{value}\n".encode()
+        t0 = time.monotonic_ns()
+        os.write(fd, data)
+        t1 = time.monotonic_ns()
+    finally:
+        os.close(fd)
+    return t0, t1 - t0
+
+
+def quantile(xs, q, empty=None):
+    """Linear-interpolation quantile q (0..1) of xs; empty if xs has none."""
+    xs = sorted(xs)
+    if not xs:
+        return empty
+    if len(xs) == 1:
+        return xs[0]
+    pos = q * (len(xs) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def quick_env(m):
+    """The environment prefix that reproduces the run described by meta m."""
+    return "BENCH_QUICK=1 " if m.get("quick") == "1" else ""
+
+
+def section_head(title, m):
+    """The first lines of a section: its title, and a warning on a smoke run."""
+    lines = [f"## {title}", ""]
+    if m.get("quick") == "1":
+        lines += ["**Smoke run (BENCH_QUICK=1): too short to quote.**", ""]
+    return lines
+
+
+def measured_on(m):
+    """'Measured DATE on MACHINE; FRAGD (sha), BPFTRACE' from the meta both scripts write."""
+    return (f"Measured {m['date']} on Linux {m['kernel']}, {m['cpu_model']}, {m['ncpu']} vCPUs, "
+            f"{int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} (binary sha256 {m['fragd_sha']}), "
+            f"{m['bpftrace_version']}")
+
+
+def splice(path, name, section):
+    """Puts section (markers included) between the NAME markers of path, keeping the rest."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if os.path.exists(path):
+        with open(path) as f:
+            doc = f.read()
+    else:
+        doc = "# Benchmarks\n"
+    b = doc.find(begin)
+    e = doc.find(end)
+    if b != -1 and e != -1 and e > b:
+        rest = doc[e + len(end):].lstrip("\n")
+        doc = doc[:b] + section + ("\n" + rest if rest else "")
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + section if doc.strip() else section
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(doc)
+    os.replace(tmp, path)
+
+
+def publish(path, name, lines):
+    """Wraps lines in the NAME markers, writes them into path (splice) and prints them."""
+    section = "\n".join([f"<!-- {name}:begin -->"] + lines + [f"<!-- {name}:end -->"]) + "\n"
+    splice(path, name, section)
+    sys.stdout.write(section)

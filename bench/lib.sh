@@ -1,0 +1,157 @@
+# Shell helpers of fragd's benchmarks, sourced by bench/run.sh and bench/act.sh.
+#
+# The sourcing script sets, before calling them:
+#   LOG_TAG    its name at the head of every message (die, log)
+#   LOG_TIME   1: log stamps each message with the time of day
+#   WORK       its work directory; FAILED=1 until it has written its report
+#   PIDS       array of the background processes it started (track with PIDS+=)
+#   URL        fragd's /metrics (start_fragd's wait_fragd_ready)
+#   META       the key=value file meta appends to
+# and defines restore_on_exit, which cleanup runs once every process is stopped.
+# shellcheck shell=bash
+
+die() { echo "$LOG_TAG: $*" >&2; exit 1; }
+log() {
+	if ((${LOG_TIME:-0})); then
+		echo "$LOG_TAG: $(date +%T) $*" >&2
+	else
+		echo "$LOG_TAG: $*" >&2
+	fi
+}
+
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+
+# require_tools HINT TOOL...: dies naming the first TOOL not in PATH, followed by HINT.
+require_tools() {
+	local hint=$1 tool
+	shift
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null || die "$tool not found in PATH$hint"
+	done
+}
+
+# Dies unless the hugetlb pool is empty: one in use belongs to someone else.
+require_empty_pool() {
+	local n
+	n=$(</proc/sys/vm/nr_hugepages)
+	[[ $n == 0 ]] || die "vm.nr_hugepages is $n, not 0: a hugetlb pool is in use, not touching it"
+}
+
+untrack() {
+	local p keep=()
+	for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+	PIDS=("${keep[@]}")
+}
+
+# stop_pid PID [GRACE] [SIGNAL]: signal (TERM), wait up to GRACE s, then KILL. Returns the exit status.
+stop_pid() {
+	local pid=$1 grace=${2:-10} sig=${3:-TERM} rc=0 i
+	if kill -0 "$pid" 2>/dev/null; then
+		kill "-$sig" "$pid" 2>/dev/null || true
+		for ((i = 0; i < grace * 10; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			log "pid $pid did not exit ${grace}s after SIG$sig: SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
+	wait "$pid" 2>/dev/null || rc=$?
+	untrack "$pid"
+	return "$rc"
+}
+
+# On exit, whatever happens: stops every tracked process (SIGTERM, then SIGKILL after
+# CLEANUP_GRACE seconds), runs restore_on_exit, and removes the work directory unless
+# the run failed or BENCH_KEEP=1.
+cleanup() {
+	local rc=$? p
+	set +e
+	trap - EXIT INT TERM
+	for p in "${PIDS[@]}"; do stop_pid "$p" "$CLEANUP_GRACE"; done
+	restore_on_exit
+	if [[ ${BENCH_KEEP:-0} == 1 || $FAILED == 1 ]]; then
+		log "work directory kept: $WORK"
+	else
+		rm -rf "$WORK"
+	fi
+	exit "$rc"
+}
+
+# install_cleanup GRACE: makes cleanup run on exit, SIGINT and SIGTERM.
+install_cleanup() {
+	CLEANUP_GRACE=$1
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+# A free TCP port on 127.0.0.1 for fragd's /metrics.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# fragd_identity BINARY: sets FRAGD_SHA (first 12 hex digits of its sha256) and FRAGD_VERSION.
+fragd_identity() {
+	FRAGD_SHA=$(sha256sum "$1" | cut -c1-12)
+	FRAGD_VERSION=$("$1" --version 2>&1 | head -1 || true)
+}
+
+# wait_fragd_ready PID LOG: waits until fragd PID answers on URL with all its BPF programs
+# attached, and sets FRAGD_PROGRAMS to their number; dies with the end of LOG if it exits
+# or is not ready after 30 s.
+wait_fragd_ready() {
+	local pid=$1 flog=$2 i m total ones
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$pid" 2>/dev/null || die "fragd exited at start; log $flog: $(tail -5 "$flog")"
+		if m=$(curl -sf --max-time 2 "$URL" 2>/dev/null); then
+			total=$(grep -c '^fragd_bpf_program_attached{' <<<"$m" || true)
+			ones=$(grep -c '^fragd_bpf_program_attached{.*} 1$' <<<"$m" || true)
+			if ((total > 0 && ones == total)); then
+				FRAGD_PROGRAMS=$total
+				return 0
+			fi
+			((total > 0 && i >= 100)) && die "fragd attached only $ones of $total BPF programs after 10s: $(grep '^fragd_bpf_program_attached{.*} 0$' <<<"$m" | tr '\n' ' ')"
+		fi
+		sleep 0.1
+	done
+	die "fragd not ready after 30s; log $flog: $(tail -5 "$flog")"
+}
+
+attached_count() { # number of tracepoint attachments of pid $1
+	bpftool perf list 2>/dev/null | awk -v p="$1" '$1 == "pid" && $2 == p { n++ } END { print n + 0 }'
+}
+
+# fragd's collector_tick_seconds (duration of its last tick), empty if it does not answer.
+tick_seconds() { curl -sf --max-time "$1" "$URL" | awk '/^fragd_collector_tick_seconds / { print $2 }' || true; }
+
+meta() { printf '%s=%s\n' "$1" "$2" >>"$META"; }
+
+# The machine, for the report's first line.
+meta_machine() {
+	meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
+	meta kernel "$(uname -r)"
+	meta cpu_model "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+	meta ncpu "$(nproc)"
+	meta mem_total_kib "$(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
+}
+
+# What was measured with: fragd (after fragd_identity) and bpftrace.
+meta_versions() {
+	meta fragd_version "$FRAGD_VERSION"
+	meta fragd_sha "$FRAGD_SHA"
+	meta bpftrace_version "$(bpftrace --version 2>&1 | head -1)"
+}
+
+# report_output QUICK ROOT: the file the report goes to: BENCH_OUTPUT if set, else
+# /tmp/fragd-bench-quick.md for a smoke run, else BENCHMARKS.md.
+report_output() {
+	if [[ -n ${BENCH_OUTPUT:-} ]]; then
+		echo "$BENCH_OUTPUT"
+	elif [[ $1 == 1 ]]; then
+		echo /tmp/fragd-bench-quick.md
+	else
+		echo "$2/BENCHMARKS.md"
+	fi
+}
