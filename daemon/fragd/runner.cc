@@ -8,7 +8,6 @@
 #include <fstream>
 
 #include "core/log.h"
-#include "core/pool.h"
 #include "core/procfs.h"
 
 namespace fragd {
@@ -24,7 +23,11 @@ uint64_t mono_ns() {
 
 ActionRunner::ActionRunner(SysfsActuator& actuator, std::function<uint64_t()> pages_migrated,
                            std::string state_file)
-    : act_(actuator), pages_migrated_(std::move(pages_migrated)), state_file_(std::move(state_file)) {}
+    : act_(actuator),
+      state_file_(std::move(state_file)),
+      exec_(actuator, ActionExecutor::Hooks{std::move(pages_migrated),
+                                            [this](unsigned v) { return remember(v); },
+                                            [this] { unlink(state_file_.c_str()); }}) {}
 
 ActionRunner::~ActionRunner() {
   stop();
@@ -91,106 +94,21 @@ void ActionRunner::loop() {
 }
 
 ActionOutcome ActionRunner::execute(const Job& job) {
-  const ActionRequest& r = job.req;
-  const Policy& p = job.policy;
-  ActionOutcome o;
-  o.req = r;
-  o.start_ns = mono_ns();
-  const bool dry = p.dry_run;
-  switch (r.kind) {
-    case ActionKind::Compact: {
-      const unsigned order = p.compaction.reserve.order;
-      if (auto s = act_.node_score(r.node)) o.score_before = static_cast<int>(*s);
-      if (auto b = act_.free_blocks(r.node, order)) o.blocks_before = *b;
-      if (dry) {
-        o.result = "dry_run";
-        break;
-      }
-      const uint64_t m0 = pages_migrated_();
-      auto w = act_.compact_node(r.node);
-      o.pages_migrated = pages_migrated_() - m0;
-      if (auto s = act_.node_score(r.node)) o.score_after = static_cast<int>(*s);
-      if (auto b = act_.free_blocks(r.node, order)) o.blocks_after = *b;
-      if (!w) {
-        o.result = "error";
-        o.detail = w.error().message;
-        break;
-      }
-      o.result = compaction_helped(o, p.compaction) ? "ok" : "no_gain";
-      break;
-    }
-    case ActionKind::RaiseProactiveness: {
-      if (dry) {
-        o.result = "dry_run";
-        break;
-      }
-      auto w = raise(r.proactiveness);
-      o.result = w ? "ok" : "error";
-      if (!w) o.detail = w.error().message;
-      break;
-    }
-    case ActionKind::RestoreProactiveness: {
-      if (dry && !saved_proactiveness_) {
-        o.result = "dry_run";
-        break;
-      }
-      auto w = restore();
-      o.result = w ? "ok" : "error";
-      if (!w) o.detail = w.error().message;
-      break;
-    }
-    case ActionKind::Pool: {
-      if (auto b = act_.read_pool(r.node, r.size_kib)) o.pool_before = o.pool_after = *b;
-      if (dry) {
-        o.result = "dry_run";
-        break;
-      }
-      PoolRequest pr;
-      pr.node = r.node;
-      pr.size_kib = r.size_kib;
-      pr.target = r.target;
-      pr.compact_nodes = r.compact_nodes;
-      pr.guard_kib = p.hugepages.guard_kib;
-      pr.drop_caches = p.hugepages.drop_caches;
-      const uint64_t m0 = pages_migrated_();
-      PoolOutcome po = resize_pool(act_, pr);
-      o.pages_migrated = pages_migrated_() - m0;
-      o.result = po.result;
-      o.pool_before = po.before;
-      o.pool_after = po.after;
-      o.detail = po.detail;
-      o.attempts = po.attempts;
-      o.compactions = po.compactions;
-      if (po.dropped_caches) o.detail += std::string(o.detail.empty() ? "" : "; ") + "clean page cache dropped";
-      break;
-    }
-  }
+  const uint64_t t0 = mono_ns();
+  ActionOutcome o = exec_.run(job.req, job.policy);
+  o.start_ns = t0;
   o.end_ns = mono_ns();
+  if (job.req.kind == ActionKind::RestoreProactiveness && o.result == "ok")
+    log_info("vm.compaction_proactiveness restored");
   return o;
 }
 
-Result<void> ActionRunner::raise(unsigned value) {
-  if (!saved_proactiveness_) {
-    auto cur = act_.read_proactiveness();
-    if (!cur) return cur.error();
-    // Written before the change, so that a fragd killed while holding the
-    // raised value can put the old one back on its next start.
-    std::ofstream f(state_file_, std::ios::trunc);
-    if (!(f << *cur << "\n") || !(f.flush()))
-      return make_error("cannot write " + state_file_ + " (the value to restore): not raising proactiveness",
-                        EIO);
-    saved_proactiveness_ = *cur;
-  }
-  return act_.write_proactiveness(value);
-}
-
-Result<void> ActionRunner::restore() {
-  if (!saved_proactiveness_) return {};
-  auto w = act_.write_proactiveness(*saved_proactiveness_);
-  if (!w) return w;
-  log_info("vm.compaction_proactiveness restored to " + std::to_string(*saved_proactiveness_));
-  saved_proactiveness_.reset();
-  unlink(state_file_.c_str());
+Result<void> ActionRunner::remember(unsigned value) {
+  // Written before the change, so that a fragd killed while holding the
+  // raised value can put the old one back on its next start.
+  std::ofstream f(state_file_, std::ios::trunc);
+  if (!(f << value << "\n") || !f.flush())
+    return make_error("cannot write " + state_file_ + " (the value to restore): not raising proactiveness", EIO);
   return {};
 }
 
@@ -211,10 +129,12 @@ void ActionRunner::stop() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
-  if (saved_proactiveness_) {
-    if (auto r = restore(); !r)
-      log_error("could not restore vm.compaction_proactiveness to " + std::to_string(*saved_proactiveness_) +
-                ": " + r.error().message + " (the value is kept in " + state_file_ + ")");
+  if (auto saved = exec_.saved_proactiveness()) {
+    if (auto r = exec_.restore(); !r)
+      log_error("could not restore vm.compaction_proactiveness to " + std::to_string(*saved) + ": " +
+                r.error().message + " (the value is kept in " + state_file_ + ")");
+    else
+      log_info("vm.compaction_proactiveness restored to " + std::to_string(*saved));
   }
 }
 

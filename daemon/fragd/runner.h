@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "core/engine.h"
+#include "core/executor.h"
 #include "core/policy.h"
 #include "fragd/sysfs_actuator.h"
 
@@ -55,12 +56,11 @@ class ActionRunner {
   };
   void loop();
   ActionOutcome execute(const Job& job);
-  Result<void> raise(unsigned value);
-  Result<void> restore();
+  Result<void> remember(unsigned value);  // the state file
 
   SysfsActuator& act_;
-  std::function<uint64_t()> pages_migrated_;
   std::string state_file_;
+  ActionExecutor exec_;  // worker thread only (and stop() after join)
   int efd_ = -1;
   std::thread worker_;
   mutable std::mutex mu_;
@@ -69,7 +69,6 @@ class ActionRunner {
   std::vector<ActionOutcome> done_;
   std::optional<ActionRequest> running_;
   bool stopping_ = false;
-  std::optional<unsigned> saved_proactiveness_;  // worker thread only (and stop() after join)
 };
 
 }  // namespace fragd

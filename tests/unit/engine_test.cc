@@ -3,6 +3,7 @@
 // README) replayed through decide() and finished() against the simulated
 // kernel of fake_actuator.h, and hand-built observations for each rule.
 #include "core/engine.h"
+#include "core/executor.h"
 
 #include <gtest/gtest.h>
 
@@ -260,7 +261,7 @@ class Replay {
   uint64_t now_ = 0, next_tick_ = 0;
   bool started_ = false;
   std::optional<std::pair<size_t, ActionOutcome>> running_;  // index in done, outcome to report
-  std::optional<unsigned> saved_proactiveness_;
+  ActionExecutor exec_{fake, {}};
   uint64_t stalls_total_ = 0;
   LatencyHist stall_hist_;
   std::map<int, uint64_t> last_end_;  // per node, for the min_interval invariant
@@ -386,89 +387,14 @@ class Replay {
     return m;
   }
 
-  // What fragd's runner does with a request, on the fake.
+  // What fragd's runner does with a request, on the fake (the same executor).
   void execute(const ActionRequest& r) {
     const Policy& p = engine.policy();
-    const bool dry = p.dry_run;
-    ActionOutcome o;
-    o.req = r;
+    ActionOutcome o = exec_.run(r, p);
     o.start_ns = now_;
     uint64_t took = kMs;
-    switch (r.kind) {
-      case ActionKind::Compact: {
-        const unsigned order = p.compaction.reserve.order;
-        if (auto s = fake.node_score(r.node)) o.score_before = static_cast<int>(*s);
-        if (auto b = fake.free_blocks(r.node, order)) o.blocks_before = *b;
-        if (dry) {
-          o.result = "dry_run";
-          break;
-        }
-        auto w = fake.compact_node(r.node);
-        if (auto s = fake.node_score(r.node)) o.score_after = static_cast<int>(*s);
-        if (auto b = fake.free_blocks(r.node, order)) o.blocks_after = *b;
-        if (!w) {
-          o.result = "error";
-          o.detail = w.error().message;
-          break;
-        }
-        took = fx_.h.compact_ns;
-        o.result = compaction_helped(o, p.compaction) ? "ok" : "no_gain";
-        break;
-      }
-      case ActionKind::RaiseProactiveness: {
-        if (dry) {
-          o.result = "dry_run";
-          break;
-        }
-        if (!saved_proactiveness_) {
-          auto cur = fake.read_proactiveness();
-          if (!cur) {
-            o.result = "error";
-            o.detail = cur.error().message;
-            break;
-          }
-          saved_proactiveness_ = *cur;
-        }
-        auto w = fake.write_proactiveness(r.proactiveness);
-        o.result = w ? "ok" : "error";
-        if (!w) o.detail = w.error().message;
-        break;
-      }
-      case ActionKind::RestoreProactiveness: {
-        if (dry && !saved_proactiveness_) {
-          o.result = "dry_run";
-          break;
-        }
-        o.result = "ok";
-        if (saved_proactiveness_) {
-          auto w = fake.write_proactiveness(*saved_proactiveness_);
-          if (w) saved_proactiveness_.reset();
-          else o.result = "error", o.detail = w.error().message;
-        }
-        break;
-      }
-      case ActionKind::Pool: {
-        if (auto b = fake.read_pool(r.node, r.size_kib)) o.pool_before = o.pool_after = *b;
-        if (dry) {
-          o.result = "dry_run";
-          break;
-        }
-        PoolRequest pr;
-        pr.node = r.node;
-        pr.size_kib = r.size_kib;
-        pr.target = r.target;
-        pr.compact_nodes = r.compact_nodes;
-        pr.guard_kib = p.hugepages.guard_kib;
-        pr.drop_caches = p.hugepages.drop_caches;
-        const PoolOutcome po = resize_pool(fake, pr);
-        o.result = po.result;
-        o.detail = po.detail;
-        o.pool_before = po.before;
-        o.pool_after = po.after;
-        took = 10 * kMs + po.compactions * fx_.h.compact_ns;
-        break;
-      }
-    }
+    if (r.kind == ActionKind::Compact && (o.result == "ok" || o.result == "no_gain")) took = fx_.h.compact_ns;
+    if (r.kind == ActionKind::Pool && o.result != "dry_run") took = 10 * kMs + o.compactions * fx_.h.compact_ns;
     o.end_ns = now_ + took;
     done.push_back(Done{now_, r, ActionOutcome{}});
     running_ = std::make_pair(done.size() - 1, o);
