@@ -1,5 +1,7 @@
 #include "core/engine.h"
 
+#include "core/score.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
@@ -56,18 +58,6 @@ uint64_t sat_shl(uint64_t v, unsigned s) {
 
 // Free blocks able to hold one block of `order`, larger ones counted as
 // several (the Actuator's free_blocks() over an observation).
-uint64_t blocks_at(const std::vector<uint64_t>& free_blocks, unsigned order) {
-  if (free_blocks.empty()) return 0;
-  if (order >= free_blocks.size()) {
-    const unsigned diff = order - static_cast<unsigned>(free_blocks.size() - 1);
-    return diff >= 64 ? 0 : free_blocks.back() >> diff;
-  }
-  uint64_t n = 0;
-  for (size_t o = order; o < free_blocks.size(); ++o)
-    n = sat_add(n, sat_shl(free_blocks[o], static_cast<unsigned>(o - order)));
-  return n;
-}
-
 std::string pool_name(int node, uint64_t size_kib) {
   return fmt("pool %llukB %s", static_cast<unsigned long long>(size_kib),
              node < 0 ? "global" : fmt("node %d", node).c_str());
@@ -280,7 +270,7 @@ uint64_t Engine::wait_ns(unsigned misses) const {
 }
 
 uint64_t Engine::reserve_blocks(const NodeTrack& n) const {
-  return blocks_at(n.free_blocks, policy_.compaction.reserve.order);
+  return blocks_of_order(n.free_blocks, policy_.compaction.reserve.order);
 }
 
 std::vector<int> Engine::scope_nodes() const {

@@ -110,4 +110,19 @@ std::vector<double> unusable_index(const ZoneFree& z) {
   return out;
 }
 
+uint64_t blocks_of_order(const std::vector<uint64_t>& free_blocks, unsigned order) {
+  if (free_blocks.empty()) return 0;
+  const unsigned top = static_cast<unsigned>(free_blocks.size() - 1);
+  if (order > top) return order - top >= 64 ? 0 : free_blocks.back() >> (order - top);
+  constexpr uint64_t kMax = ~uint64_t{0};
+  uint64_t n = 0;
+  for (unsigned o = order; o <= top; ++o) {
+    const unsigned shift = o - order;
+    const uint64_t b = free_blocks[o];
+    const uint64_t v = shift >= 64 || (b != 0 && b > (kMax >> shift)) ? kMax : b << shift;
+    n = n > kMax - v ? kMax : n + v;
+  }
+  return n;
+}
+
 }  // namespace fragd

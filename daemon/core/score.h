@@ -23,6 +23,12 @@ uint64_t buddy_free_pages(const ZoneFree& z);
 // free_blocks_suitable << order).
 uint64_t buddy_suitable_pages(const ZoneFree& z, unsigned order);
 
+// Free blocks able to hold one block of `order`: sum over o >= order of
+// free_blocks[o] << (o - order), saturating. For an order above the largest
+// one listed, the largest blocks >> the difference (gigantic pages: whole runs
+// of them at best). 0 for an empty list.
+uint64_t blocks_of_order(const std::vector<uint64_t>& free_blocks, unsigned order);
+
 // extfrag_for_order() in mm/vmstat.c, which fragmentation_score_zone() in
 // mm/compaction.c calls with COMPACTION_HPAGE_ORDER:
 //   (free_pages - suitable_pages) * 100 / free_pages, truncated; 0 when the

@@ -93,17 +93,8 @@ Result<uint64_t> SysfsActuator::free_blocks(int node, unsigned order) {
   auto zones = parse_buddyinfo(*t, proc_ + "/buddyinfo");
   if (!zones) return zones.error();
   uint64_t blocks = 0;
-  for (const auto& z : *zones) {
-    if (node >= 0 && z.node != node) continue;
-    const unsigned top = z.free_blocks.empty() ? 0 : static_cast<unsigned>(z.free_blocks.size() - 1);
-    for (unsigned o = 0; o <= top && !z.free_blocks.empty(); o++) {
-      if (order <= top) {
-        if (o >= order) blocks += z.free_blocks[o] << (o - order);
-      } else if (o == top) {
-        blocks += z.free_blocks[o] >> (order - top);  // gigantic pages: whole runs of top-order blocks at best
-      }
-    }
-  }
+  for (const auto& z : *zones)
+    if (node < 0 || z.node == node) blocks += blocks_of_order(z.free_blocks, order);
   return blocks;
 }
 
