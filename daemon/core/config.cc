@@ -196,8 +196,8 @@ namespace {
 Result<void> parse_top(const std::string& path, const YAML::Node& root, Config& c) {
   if (auto r = check_keys(path, root, "",
                           {"mode", "dry_run", "listen", "socket", "tick_interval", "pagetypeinfo_interval", "bpf",
-                           "compaction", "hugepages"},
-                          {"bpf", "compaction", "hugepages"});
+                           "pageblocks", "compaction", "hugepages"},
+                          {"bpf", "pageblocks", "compaction", "hugepages"});
       !r)
     return r.error();
   if (auto n = root["mode"]) {
@@ -250,6 +250,27 @@ Result<void> parse_top(const std::string& path, const YAML::Node& root, Config& 
         auto d = duration(path, n, "bpf.slow_stall_threshold", 1'000ULL, 60'000'000'000ULL);
         if (!d) return d.error();
         c.slow_stall_ns = *d;
+      }
+    }
+  }
+  if (auto b = root["pageblocks"]) {
+    if (auto r = expect_section(path, b, "pageblocks", "scan, interval, threads"); !r) return r;
+    if (b.IsMap()) {
+      if (auto r = check_keys(path, b, "pageblocks.", {"scan", "interval", "threads"}); !r) return r.error();
+      if (auto n = b["scan"]) {
+        auto v = boolean(path, n, "pageblocks.scan");
+        if (!v) return v.error();
+        c.scan_pageblocks = *v;
+      }
+      if (auto n = b["interval"]) {
+        auto d = duration(path, n, "pageblocks.interval", 1'000'000'000ULL, 86400'000'000'000ULL);
+        if (!d) return d.error();
+        c.scan_ns = *d;
+      }
+      if (auto n = b["threads"]) {
+        auto v = integer(path, n, "pageblocks.threads", 1, 64);
+        if (!v) return v.error();
+        c.scan_threads = static_cast<unsigned>(*v);
       }
     }
   }

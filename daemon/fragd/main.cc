@@ -30,6 +30,7 @@
 #include "fragd/control.h"
 #include "fragd/metrics.h"
 #include "fragd/runner.h"
+#include "fragd/scanner.h"
 #include "fragd/sysfs_actuator.h"
 #include "fragd/views.h"
 #include "version.h"
@@ -69,6 +70,7 @@ class Daemon {
   nlohmann::json reload(const std::string& why);
   nlohmann::json action_state(uint64_t id) const;
   nlohmann::json policy_status() const;
+  nlohmann::json map_answer(int64_t max_age_ns);
   std::string state_file() const;
 
   Config cfg_;
@@ -88,6 +90,8 @@ class Daemon {
   std::unique_ptr<Engine> engine_;
   SysfsActuator actuator_;
   std::unique_ptr<ActionRunner> runner_;
+  std::unique_ptr<PageblockScanner> scanner_;  // null when the scan is off
+  std::string scan_off_;                         // why it is off
   std::deque<ActionOutcome> recent_;   // last kRecentActions outcomes, oldest first
   std::set<uint64_t> queued_ids_;      // manual requests not yet finished
   ActStats act_;
@@ -131,6 +135,13 @@ void Daemon::tick() {
     last_mem_.reset();
   }
   act(now_ns());
+  ScanStats scan;
+  if (scanner_) {
+    for (const auto& m : scanner_->take_messages()) warn_once(m);
+    scan.scan = scanner_->latest();
+    scan.ok = scanner_->scans_ok();
+    scan.failed = scanner_->scans_failed();
+  }
   self_.last_tick_seconds = (now_ns() - t0) / 1e9;
   act_.nodes = engine_->nodes();
   act_.pools = engine_->pools();
@@ -141,7 +152,8 @@ void Daemon::tick() {
   act_.dry_run = cfg_.policy.dry_run;
   act_.method = method_name(cfg_.policy.compaction.method);
   metrics_->publish(build_families(cfg_.min_order, last_bpf_ ? &*last_bpf_ : nullptr,
-                                   last_mem_ ? &*last_mem_ : nullptr, bpf_->programs(), self_, &act_));
+                                   last_mem_ ? &*last_mem_ : nullptr, bpf_->programs(), self_, &act_,
+                                   scanner_ ? &scan : nullptr));
 }
 
 Observation Daemon::observe(uint64_t now) const {
@@ -303,6 +315,18 @@ nlohmann::json Daemon::policy_status() const {
   return j;
 }
 
+nlohmann::json Daemon::map_answer(int64_t max_age_ns) {
+  nlohmann::json j = {{"ok", true}, {"scan", nullptr}, {"pollution", nullptr}};
+  if (!scanner_) {
+    j["scan_error"] = scan_off_;
+  } else if (auto r = scanner_->fresh(static_cast<uint64_t>(max_age_ns))) {
+    j["scan"] = scan_json(**r, now_ns(CLOCK_REALTIME));
+  } else {
+    j["scan_error"] = r.error().message;
+  }
+  return j;
+}
+
 nlohmann::json Daemon::handle(const std::string& cmd, const nlohmann::json& req, long uid) {
   const bool acting = cmd == "compact" || cmd == "pool" || cmd == "reload";
   if (acting && uid != 0)
@@ -354,8 +378,13 @@ nlohmann::json Daemon::handle(const std::string& cmd, const nlohmann::json& req,
     return j;
   }
   if (cmd == "trace") return {{"ok", true}, {"stream", "trace"}};
+  if (cmd == "map") {
+    // A scan costs ~0.1 us of kernel time per page: only root may ask for one more often than every 5 s.
+    const int64_t age = int_field("max_age_ns", 0, INT64_MAX).value_or(5'000'000'000);
+    return map_answer(uid == 0 ? age : std::max<int64_t>(age, 5'000'000'000));
+  }
   return {{"ok", false},
-          {"error", "unknown command '" + cmd + "' (known: hist, status, trace, compact, pool, action, reload)"}};
+          {"error", "unknown command '" + cmd + "' (known: hist, status, trace, map, compact, pool, action, reload)"}};
 }
 
 int Daemon::run() {
@@ -416,6 +445,17 @@ int Daemon::run() {
            "/metrics, control socket " + cfg_.socket + ", mode " + cfg_.mode);
 
   tick();
+  if (cfg_.scan_pageblocks) {
+    const unsigned order = last_mem_ && last_mem_->pageblock_order ? last_mem_->pageblock_order : 9;
+    if (auto s = PageblockScanner::start(cfg_.scan_ns, cfg_.scan_threads, order)) {
+      scanner_ = std::move(*s);
+    } else {
+      scan_off_ = s.error().message;
+      log_warn(scan_off_);
+    }
+  } else {
+    scan_off_ = "the pageblock scan is off (pageblocks.scan: false in " + cfg_.source + ")";
+  }
   itimerspec its{};
   its.it_interval.tv_sec = static_cast<time_t>(cfg_.tick_ns / 1'000'000'000ULL);
   its.it_interval.tv_nsec = static_cast<long>(cfg_.tick_ns % 1'000'000'000ULL);
@@ -464,6 +504,7 @@ int Daemon::run() {
   runner_->stop();
   for (const auto& o : runner_->take_finished()) record(o);
   runner_.reset();
+  scanner_.reset();
   if (ring_) ring_buffer__free(ring_);
   control_.reset();
   bpf_.reset();  // detaches every program

@@ -15,6 +15,7 @@
 
 #include "core/engine.h"
 #include "core/histview.h"
+#include "core/pageblock.h"
 #include "core/procfs.h"
 #include "core/result.h"
 #include "fragd/bpf_loader.h"
@@ -46,11 +47,19 @@ struct ActStats {
   uint64_t budget_used_ns = 0, budget_ns = 0;
 };
 
+// The pageblock scan (core/pageblock.h) for the metrics; absent when the
+// scan is off (kpageflags unreadable, or pageblocks.scan: false).
+struct ScanStats {
+  std::shared_ptr<const ScanResult> scan;  // latest; null before the first scan ends
+  uint64_t ok = 0, failed = 0;
+};
+
 // Builds every family fragd exports. Pure: no I/O.
 std::vector<prometheus::MetricFamily> build_families(unsigned min_order, const BpfSnapshot* bpf,
                                                      const MemSnapshot* mem,
                                                      const std::vector<ProgramState>& programs,
-                                                     const SelfStats& self, const ActStats* act = nullptr);
+                                                     const SelfStats& self, const ActStats* act = nullptr,
+                                                     const ScanStats* scan = nullptr);
 
 class SnapshotCollectable : public prometheus::Collectable {
  public:

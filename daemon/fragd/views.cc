@@ -163,4 +163,38 @@ std::string outcome_line(const ActionOutcome& o) {
   return s;
 }
 
+nlohmann::json scan_json(const ScanResult& r, uint64_t real_now) {
+  nlohmann::json zones = nlohmann::json::array();
+  for (const auto& z : r.zones) {
+    std::string classes(z.blocks.size(), ' ');
+    std::vector<uint16_t> used(z.blocks.size());
+    for (size_t i = 0; i < z.blocks.size(); i++) {
+      classes[i] = block_class_char(z.blocks[i].cls);
+      used[i] = z.blocks[i].used;
+    }
+    nlohmann::json counts;
+    for (size_t c = 0; c < kBlockClasses; c++) counts[block_class_name(static_cast<BlockClass>(c))] = z.counts[c];
+    zones.push_back({{"node", z.node},
+                     {"zone", z.zone},
+                     {"start_pfn", z.start_pfn},
+                     {"end_pfn", z.end_pfn},
+                     {"first_block", z.first_block},
+                     {"classes", std::move(classes)},
+                     {"used", std::move(used)},
+                     {"counts", std::move(counts)},
+                     {"free_pages", z.free_pages},
+                     {"hugepages",
+                      {{"free", z.hugepages_free},
+                       {"compaction", z.hugepages_compaction},
+                       {"polluted", z.hugepages_polluted}}},
+                     {"compaction_cost_pages", z.compaction_cost_pages}});
+  }
+  return {{"time_ns", r.wall_time_ns},
+          {"age_ns", real_now > r.wall_time_ns ? real_now - r.wall_time_ns : 0},
+          {"duration_ns", r.duration_ns},
+          {"pageblock_order", r.pageblock_order},
+          {"pages_read", r.pages_read},
+          {"zones", std::move(zones)}};
+}
+
 }  // namespace fragd

@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "core/engine.h"
+#include "core/pageblock.h"
 #include "core/procfs.h"
 #include "fragd/bpf_loader.h"
 #include "fragd/bpf_reader.h"
@@ -23,6 +24,9 @@ nlohmann::json trace_event_json(const stall_event& e);
 // CLOCK_MONOTONIC; `mono_now`/`real_now` convert them to Unix time.
 nlohmann::json request_json(const ActionRequest& r);
 nlohmann::json outcome_json(const ActionOutcome& o, uint64_t mono_now, uint64_t real_now);
+// The "scan" object of the map answer (docs/control-protocol.md).
+nlohmann::json scan_json(const ScanResult& r, uint64_t real_now);
+
 // The log line of one finished action.
 std::string outcome_line(const ActionOutcome& o);
 

@@ -51,7 +51,8 @@ TEST(Config, AllKeys) {
   auto c = parse_config(
       "mode: observe\nlisten: 127.0.0.1:9999\nsocket: /tmp/x.sock\ntick_interval: 500ms\n"
       "pagetypeinfo_interval: 5m\n"
-      "bpf:\n  min_order: 3\n  slow_stall_threshold: 2ms\n",
+      "bpf:\n  min_order: 3\n  slow_stall_threshold: 2ms\n"
+      "pageblocks:\n  scan: false\n  interval: 10m\n  threads: 2\n",
       "f.yaml");
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->listen, "127.0.0.1:9999");
@@ -60,6 +61,14 @@ TEST(Config, AllKeys) {
   EXPECT_EQ(c->pagetypeinfo_ns, 300'000'000'000u);
   EXPECT_EQ(c->min_order, 3u);
   EXPECT_EQ(c->slow_stall_ns, 2'000'000u);
+  EXPECT_FALSE(c->scan_pageblocks);
+  EXPECT_EQ(c->scan_ns, 600'000'000'000u);
+  EXPECT_EQ(c->scan_threads, 2u);
+  auto d = parse_config("pageblocks:\n", "f.yaml");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_TRUE(d->scan_pageblocks);
+  EXPECT_EQ(d->scan_ns, 60'000'000'000u);
+  EXPECT_EQ(d->scan_threads, 1u);
 }
 
 struct BadCase {
@@ -98,7 +107,10 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"bpf:\n  min_order: '3'\n", "key 'bpf.min_order': expected an integer, got the string '3'"},
                       BadCase{"bpf:\n  min_order: -1\n", "key 'bpf.min_order': value -1 is out of range 1..10"},
                       BadCase{"- a\n- b\n", "the top level must be a map"},
-                      BadCase{"mode: [observe\n", "not valid YAML"}));
+                      BadCase{"mode: [observe\n", "not valid YAML"},
+                      BadCase{"pageblocks:\n  interval: 100ms\n", "key 'pageblocks.interval'"},
+                      BadCase{"pageblocks:\n  threads: 0\n", "key 'pageblocks.threads': value 0 is out of range 1..64"},
+                      BadCase{"pageblocks:\n  scna: true\n", "f.yaml:2:3: key 'pageblocks.scna': unknown key"}));
 
 TEST(Duration, Units) {
   EXPECT_EQ(*parse_duration_ns("1s"), 1'000'000'000u);
