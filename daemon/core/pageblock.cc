@@ -235,7 +235,14 @@ void estimate_zone(ZoneScan& z, unsigned pageblock_order) {
   std::sort(z.movable_sorted.begin(), z.movable_sorted.end());
   z.hugepages_free = z.counts[static_cast<size_t>(BlockClass::Free)];
   z.hugepages_polluted = z.counts[static_cast<size_t>(BlockClass::Hybrid)];
-  const uint64_t capacity = z.free_pages > z.reserve_pages ? (z.free_pages - z.reserve_pages) / bp : 0;
+  // Free pages in unmovable blocks can neither join a huge page nor take a
+  // migrated page (compaction's free scanner skips unmovable pageblocks).
+  uint64_t usable = 0;
+  for (const auto& b : z.blocks)
+    if (b.cls == BlockClass::Free || b.cls == BlockClass::Movable || b.cls == BlockClass::Hybrid)
+      usable += bp - std::min<uint64_t>(b.used, bp);
+  usable = std::min(usable, z.free_pages);
+  const uint64_t capacity = usable > z.reserve_pages ? (usable - z.reserve_pages) / bp : 0;
   const uint64_t room = capacity > z.hugepages_free ? capacity - z.hugepages_free : 0;
   z.hugepages_compaction = std::min<uint64_t>(z.movable_sorted.size(), room);
   z.compaction_cost_pages = z.cost_for(z.hugepages_compaction);

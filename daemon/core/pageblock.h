@@ -136,7 +136,9 @@ using FlagReader = std::function<Result<size_t>(uint64_t pfn, uint64_t* out, siz
 // a movable block into a huge page by migrating its movable pages into free
 // pages elsewhere; every huge page it makes consumes a block's worth of free
 // pages, so it makes at most min(movable blocks,
-// (free_pages - reserve_pages) / block_pages - hugepages_free).
+// (usable free pages - reserve_pages) / block_pages - hugepages_free), where
+// usable free pages are those of free, movable and hybrid blocks (compaction
+// takes no migration target from an unmovable block).
 void estimate_zone(ZoneScan& z, unsigned pageblock_order);
 
 // Classifies one block from the flag words of its `n` pages (n < block_pages

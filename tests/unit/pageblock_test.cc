@@ -211,13 +211,15 @@ TEST(ScanPageblocks, EstimateIsBoundedByFreePagesAndMovableBlocks) {
   m.flags = fill(kFree, 10 * kBp);
   for (size_t blk = 2; blk < 6; blk++)
     for (size_t p = 0; p < blk - 1; p++) m.flags[blk * kBp + p] = kAnonPage;
-  for (size_t p = 6 * kBp; p < 10 * kBp; p++) m.flags[p] = kSlabPage;
-  // free pages: 16 + (7+6+5+4) = 38 -> with no reserve, 38/8 = 4 huge pages
-  // in all, 2 free now and 2 more by compaction, migrating 1 + 2 pages.
+  for (size_t p = 6 * kBp; p < 9 * kBp + 1; p++) m.flags[p] = kSlabPage;
+  // Usable free pages: 16 + (7+6+5+4) = 38 (block 9's 7 free pages sit in an
+  // unmovable block) -> with no reserve, 38/8 = 4 huge pages in all, 2 free
+  // now and 2 more by compaction, migrating 1 + 2 pages.
   auto r = scan_pageblocks({{0, "Normal", 0, 80, 0}}, {}, kOrder, m.reader());
   ASSERT_TRUE(r) << r.error().message;
   const ZoneScan& z = r->zones[0];
-  EXPECT_EQ(z.free_pages, 38u);
+  EXPECT_EQ(z.free_pages, 45u);
+  EXPECT_EQ(z.blocks[9].cls, BlockClass::Unmovable);
   EXPECT_EQ(z.hugepages_free, 2u);
   EXPECT_EQ(z.hugepages_compaction, 2u);
   EXPECT_EQ(z.compaction_cost_pages, 3u);
@@ -229,13 +231,23 @@ TEST(ScanPageblocks, EstimateIsBoundedByFreePagesAndMovableBlocks) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->zones[0].hugepages_compaction, 0u);
 
-  // Plenty of free pages: bounded by the 4 movable blocks.
-  ZoneScan big = r->zones[0];
-  big.free_pages = 1000;
-  big.reserve_pages = 0;
-  estimate_zone(big, kOrder);
-  EXPECT_EQ(big.hugepages_compaction, 4u);
-  EXPECT_EQ(big.compaction_cost_pages, 10u);
+  // Free pages of hybrid blocks take migrated pages too, so the movable
+  // blocks can be the bound: 1 movable block (1 page used) and 2 hybrid ones
+  // (2 anon + 1 slab) leave 7 + 5 + 5 usable free pages, room for 2, but only
+  // the movable block can become a huge page.
+  Memory h;
+  h.flags = fill(kFree, 3 * kBp);
+  h.flags[0] = kAnonPage;
+  for (size_t blk = 1; blk < 3; blk++) {
+    h.flags[blk * kBp] = kAnonPage;
+    h.flags[blk * kBp + 1] = kAnonPage;
+    h.flags[blk * kBp + 2] = kSlabPage;
+  }
+  r = scan_pageblocks({{0, "Normal", 0, 24, 0}}, {}, kOrder, h.reader());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->zones[0].hugepages_polluted, 2u);
+  EXPECT_EQ(r->zones[0].hugepages_compaction, 1u);
+  EXPECT_EQ(r->zones[0].compaction_cost_pages, 1u);
 }
 
 TEST(ScanPageblocks, ShortReadLeavesTheRestOfflineWithAWarning) {
