@@ -7,6 +7,7 @@ packages=(
   build-essential cmake pkg-config curl
   clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
   prometheus-cpp-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
+  libcairo2-dev  # fragctl map --png
   libgtest-dev
   prometheus   # promtool checks the /metrics output in the tests
   bpftrace     # the reference the overhead benchmark compares with
