@@ -238,9 +238,15 @@ Result<void> parse_top(const std::string& path, const YAML::Node& root, Config& 
     c.pagetypeinfo_ns = *d;
   }
   if (auto b = root["bpf"]) {
-    if (auto r = expect_section(path, b, "bpf", "min_order, slow_stall_threshold"); !r) return r;
+    if (auto r = expect_section(path, b, "bpf", "min_order, slow_stall_threshold, track_pollution"); !r) return r;
     if (b.IsMap()) {
-      if (auto r = check_keys(path, b, "bpf.", {"min_order", "slow_stall_threshold"}); !r) return r.error();
+      if (auto r = check_keys(path, b, "bpf.", {"min_order", "slow_stall_threshold", "track_pollution"}); !r)
+        return r.error();
+      if (auto n = b["track_pollution"]) {
+        auto v = boolean(path, n, "bpf.track_pollution");
+        if (!v) return v.error();
+        c.track_pollution = *v;
+      }
       if (auto n = b["min_order"]) {
         auto v = integer(path, n, "bpf.min_order", 1, 10);
         if (!v) return v.error();

@@ -24,6 +24,7 @@ struct Config {
   uint64_t pagetypeinfo_ns = 60'000'000'000; // /proc/pagetypeinfo is read this often (it stalls the allocator)
   uint32_t min_order = 1;                    // allocations below this order are not traced
   uint64_t slow_stall_ns = 10'000'000;       // stalls at least this long go to `fragctl trace`
+  bool track_pollution = true;               // BPF records of polluted pageblocks (two hot tracepoints)
   bool scan_pageblocks = true;               // classify pageblocks from /proc/kpageflags
   uint64_t scan_ns = 60'000'000'000;         // ... this often
   unsigned scan_threads = 1;                 // ... reading with this many threads

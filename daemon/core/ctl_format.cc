@@ -1,5 +1,7 @@
 #include "core/ctl_format.h"
 
+#include "core/map_view.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdarg>
@@ -427,6 +429,49 @@ void format_node(const json& node, uint64_t page_kib, std::string& out) {
 
 void format_policy(const json& a, bool utc_times, std::string& out);
 
+// The last pageblock scan and the pollution fragd tracks (both may be null).
+void format_mobility(const json& a, uint64_t page_kib, std::string& out) {
+  if (const json* scan = opt_member(a, "scan", json::value_t::object, "status")) {
+    const auto age = opt_u64(*scan, "age_ns", "scan");
+    const auto took = opt_u64(*scan, "duration_ns", "scan");
+    out += "\npageblocks (scan " + (age ? format_age(*age) : std::string("-")) + " ago, took " +
+           (took ? format_ns(static_cast<double>(*took)) : std::string("-")) + "; fragctl map shows them):\n";
+    out += strf("  %-4s %-8s %7s %7s %7s %9s %5s %7s  %s\n", "node", "zone", "free", "movable", "hybrid",
+                "unmovable", "huge", "offline", "huge pages: free / +compaction (pages to migrate) / polluted");
+    if (const json* zones = opt_member(*scan, "zones", json::value_t::array, "scan"))
+      for (const auto& z : *zones) {
+        if (!z.is_object()) malformed("an entry of \"scan.zones\" is not an object");
+        const json* c = opt_member(z, "counts", json::value_t::object, "scan.zones");
+        const json* h = opt_member(z, "hugepages", json::value_t::object, "scan.zones");
+        auto cnt = [&](const char* k) { return c ? u64_or_dash(opt_u64(*c, k, "counts")) : std::string("-"); };
+        auto hp = [&](const char* k) { return h ? u64_or_dash(opt_u64(*h, k, "hugepages")) : std::string("-"); };
+        const auto cost = opt_u64(z, "compaction_cost_pages", "scan.zones");
+        out += strf("  %-4s %-8s %7s %7s %7s %9s %5s %7s  %s / +%s (%s, %s) / %s\n",
+                    u64_or_dash(opt_u64(z, "node", "scan.zones")).c_str(),
+                    printable(opt_str(z, "zone", "scan.zones", "?")).c_str(), cnt("free").c_str(),
+                    cnt("movable").c_str(), cnt("hybrid").c_str(), cnt("unmovable").c_str(), cnt("huge").c_str(),
+                    cnt("offline").c_str(), hp("free").c_str(), hp("compaction").c_str(), u64_or_dash(cost).c_str(),
+                    cost ? format_kib(*cost * page_kib).c_str() : "-", hp("polluted").c_str());
+      }
+  }
+  if (const json* p = opt_member(a, "pollution", json::value_t::object, "status")) {
+    out += "\npollution: " + u64_or_dash(opt_u64(*p, "tracked_blocks", "pollution")) + " movable pageblocks hold " +
+           u64_or_dash(opt_u64(*p, "tracked_pages", "pollution")) + " unmovable pages (" +
+           u64_or_dash(opt_u64(*p, "events", "pollution")) + " polluting fallbacks seen, " +
+           u64_or_dash(opt_u64(*p, "untracked_events", "pollution")) + " not recorded)\n";
+    if (const json* top = opt_member(*p, "top", json::value_t::array, "pollution"); top && !top->empty()) {
+      out += strf("  %-16s %12s %8s %8s\n", "top polluters", "cgroup_id", "blocks", "pages");
+      for (const auto& t : *top) {
+        if (!t.is_object()) malformed("an entry of \"pollution.top\" is not an object");
+        out += strf("  %-16s %12s %8s %8s\n", printable(opt_str(t, "comm", "pollution.top", "?")).c_str(),
+                    u64_or_dash(opt_u64(t, "cgroup_id", "pollution.top")).c_str(),
+                    u64_or_dash(opt_u64(t, "blocks", "pollution.top")).c_str(),
+                    u64_or_dash(opt_u64(t, "pages", "pollution.top")).c_str());
+      }
+    }
+  }
+}
+
 std::string format_status_body(const json& a, uint64_t page_kib, bool utc_times) {
   std::string out = "fragd " + printable(opt_str(a, "version", "status")) + ", pid " +
                     u64_or_dash(opt_u64(a, "pid", "status"));
@@ -468,6 +513,7 @@ std::string format_status_body(const json& a, uint64_t page_kib, bool utc_times)
                   u64_or_dash(opt_u64(c, "pages_failed", "compaction")).c_str());
     }
   }
+  format_mobility(a, page_kib, out);
   format_policy(a, utc_times, out);
   return out;
 }

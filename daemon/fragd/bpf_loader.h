@@ -29,6 +29,18 @@ struct BpfOptions {
   uint32_t min_order = 1;
   uint64_t slow_stall_ns = 10'000'000;
   uint32_t self_tgid = 0;
+  // Pollution tracking (bpf/fallback.bpf.c): off leaves mm_page_free and
+  // mm_page_pcpu_drain untouched, so page frees cost nothing.
+  bool track_pollution = true;
+  // The kernel's pageblock order; 0: read from /proc/pagetypeinfo, else
+  // /sys/kernel/mm/transparent_hugepage/hpage_pmd_size, else 9.
+  unsigned pageblock_order = 0;
+  // Highest end_pfn of any zone, sizing the per-block counts; 0: read from
+  // /proc/zoneinfo, else FRAGD_POLLUTION_MAX_BLOCKS blocks.
+  uint64_t max_pfn = 0;
+  // Polluting allocations recorded at once (80 bytes of kernel memory each);
+  // fallbacks beyond are counted as untracked. 0: FRAGD_POLLUTION_PAGE_ENTRIES.
+  uint32_t pollution_max_allocs = 0;
 };
 
 class BpfPrograms {
@@ -52,16 +64,40 @@ class BpfPrograms {
   int compaction_hist_fd() const;
   int fallback_stats_fd() const;
 
+  // Pollution tracking. pollution_enabled(): the extfrag program and both
+  // release programs (mm_page_free, mm_page_pcpu_drain) are attached and the
+  // per-block counts are mapped; recording starts only then.
+  bool pollution_enabled() const { return pollution_on_; }
+  unsigned pageblock_order() const { return pageblock_order_; }
+  int pollution_stats_fd() const;
+  int pollution_pages_fd() const;   // HASH pfn -> order
+  int polluted_blocks_fd() const;   // HASH block -> struct pollution_block
+  int block_pollution_fd() const;   // ARRAY block -> outstanding pages
+  // block_pollution, mapped read-only: block_counts()[b] is block b's
+  // outstanding recorded pages, b < block_count_entries(); nullptr when not mapped.
+  const volatile uint64_t* block_counts() const { return block_counts_; }
+  uint32_t block_count_entries() const { return block_count_entries_; }
+  // The programs whose skipped runs (bpf_prog_info.recursion_misses) lose
+  // pollution events: extfrag, page_free, page_pcpu_drain (those loaded).
+  std::vector<int> pollution_prog_fds() const;
+
  private:
   BpfPrograms() = default;
   Result<void> attach_all();
-  void attach_one(bpf_program* prog, const std::string& tracepoint);
+  bool attach_one(bpf_program* prog, const std::string& tracepoint);
+  Result<void> map_block_counts();
 
   alloc_bpf* alloc_ = nullptr;
   compaction_bpf* compaction_ = nullptr;
   fallback_bpf* fallback_ = nullptr;
   std::vector<::bpf_link*> links_;
   std::vector<ProgramState> programs_;
+  unsigned pageblock_order_ = 9;
+  bool track_pollution_ = false;
+  bool pollution_on_ = false;
+  const volatile uint64_t* block_counts_ = nullptr;
+  uint32_t block_count_entries_ = 0;
+  size_t block_counts_len_ = 0;
 };
 
 // Checks for CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN); the message names what is missing.

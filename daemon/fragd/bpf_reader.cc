@@ -2,7 +2,9 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <time.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -34,6 +36,66 @@ LatencyHist to_hist(const fragd_hist& h) {
   return l;
 }
 
+uint64_t clock_ns(clockid_t c) {
+  timespec ts{};
+  clock_gettime(c, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Reads every entry of hash map `fd` (at most `max` of them) into keys/values,
+// by batches when the kernel has them (5.6+), else key by key.
+template <class K, class V>
+Result<void> read_hash(int fd, uint32_t max, std::vector<K>& keys, std::vector<V>& values, const char* map) {
+  keys.assign(max, K{});
+  values.assign(max, V{});
+  uint32_t total = 0;
+  uint64_t in_batch = 0, out_batch = 0;  // the kernel's token for a hash map is a __u32 bucket index
+  bool first = true, batched = true;
+  LIBBPF_OPTS(bpf_map_batch_opts, opts);
+  while (total < max) {
+    uint32_t count = max - total;
+    const int err = bpf_map_lookup_batch(fd, first ? nullptr : &in_batch, &out_batch, keys.data() + total,
+                                         values.data() + total, &count, &opts);
+    if (err < 0 && (-err == EINVAL || -err == ENOTSUP || -err == EOPNOTSUPP) && first) {
+      batched = false;
+      break;
+    }
+    total += std::min(count, max - total);
+    if (err < 0) {
+      if (-err == ENOENT) break;  // the end of the map
+      if (-err == ENOSPC) break;  // the map grew while read and a bucket no longer fits: stop at max
+      return make_error(std::string("batch lookup of BPF map ") + map + ": " + strerror(-err), -err);
+    }
+    in_batch = out_batch;
+    first = false;
+  }
+  if (!batched) {
+    total = 0;
+    K key{}, next{};
+    bool have = false;
+    // A key deleted under us restarts the walk at the first key: bounded by max, deduplicated below.
+    for (uint32_t i = 0; i < max; i++) {
+      if (bpf_map_get_next_key(fd, have ? &key : nullptr, &next) != 0) break;
+      key = next;
+      have = true;
+      if (bpf_map_lookup_elem(fd, &key, &values[total]) != 0) continue;  // deleted since
+      keys[total++] = key;
+    }
+  }
+  keys.resize(total);
+  values.resize(total);
+  return {};
+}
+
+// max_entries of map `fd`.
+Result<uint32_t> map_max_entries(int fd, const char* map) {
+  bpf_map_info info{};
+  uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0)
+    return sys_error(std::string("read the info of BPF map ") + map);
+  return info.max_entries;
+}
+
 }  // namespace
 
 BpfReader::BpfReader(const BpfPrograms& progs) : progs_(progs), ncpus_(libbpf_num_possible_cpus()) {}
@@ -59,6 +121,66 @@ Result<BpfSnapshot> BpfReader::read() const {
     s.compaction_hist[t] = to_hist(h);
   }
   return s;
+}
+
+Result<PollutionSnapshot> BpfReader::read_pollution() const {
+  if (!progs_.pollution_enabled())
+    return make_error("pollution tracking is off (see fragd's start-up warnings for why)", ENOENT);
+  if (ncpus_ <= 0) return make_error("cannot count possible CPUs (/sys/devices/system/cpu/possible)");
+  PollutionSnapshot snap;
+  snap.pageblock_order = progs_.pageblock_order();
+
+  pollution_stats st{};
+  if (auto r = read_percpu(progs_.pollution_stats_fd(), 0, ncpus_, &st, "pollution_stats"); !r) return r.error();
+  auto& c = snap.counters;
+  c.events = st.events;
+  c.untracked_full = st.untracked_full;
+  c.untracked_range = st.untracked_range;
+  // Per-CPU sums of adds and releases (a page is often freed on another CPU than it was recorded on).
+  c.tracked_pages = st.pages_added - st.pages_released - st.pages_stale;
+  c.tracked_blocks = st.blocks_added - st.blocks_released;
+  c.released_pages = st.pages_released;
+  c.released_blocks = st.blocks_released;
+  c.stale_pages = st.pages_stale;
+  c.unrecorded_blocks = st.blocks_unrecorded;
+  for (int fd : progs_.pollution_prog_fds()) {
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) c.missed_runs += info.recursion_misses;
+  }
+
+  const int fd = progs_.polluted_blocks_fd();
+  auto max = map_max_entries(fd, "polluted_blocks");
+  if (!max) return max.error();
+  std::vector<uint32_t> keys;
+  std::vector<pollution_block> recs;
+  if (auto r = read_hash(fd, *max, keys, recs, "polluted_blocks"); !r) return r.error();
+
+  const volatile uint64_t* counts = progs_.block_counts();
+  const uint32_t nblocks = progs_.block_count_entries();
+  const uint64_t boot_to_real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
+  std::vector<bool> seen(nblocks, false);
+  snap.blocks.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); i++) {
+    const uint32_t b = keys[i];
+    if (!counts || b >= nblocks || seen[b]) continue;
+    seen[b] = true;
+    const uint64_t pages = counts[b];
+    if (pages == 0) continue;
+    const pollution_block& r = recs[i];
+    PollutedBlock pb;
+    pb.block = b;
+    pb.pages = pages;
+    pb.events = r.events;
+    pb.first_ns = r.first_ns + boot_to_real;
+    pb.last_ns = r.last_ns + boot_to_real;
+    pb.pid = r.pid;
+    pb.comm.assign(r.comm, strnlen(r.comm, sizeof(r.comm)));
+    pb.cgroup_id = r.cgroup_id;
+    pb.alloc_mt = r.alloc_mt;
+    snap.blocks.push_back(std::move(pb));
+  }
+  return snap;
 }
 
 const char* trigger_name(unsigned t) {

@@ -7,6 +7,7 @@
 #include "alloc.h"
 #include "compaction.h"
 #include "core/histview.h"
+#include "core/pollution.h"
 #include "core/result.h"
 #include "fallback.h"
 
@@ -26,6 +27,15 @@ class BpfReader {
  public:
   explicit BpfReader(const BpfPrograms& progs);
   Result<BpfSnapshot> read() const;
+
+  // The polluted pageblocks (bpf/fallback.bpf.c) and the pollution counters.
+  // Blocks come with their outstanding pages from the per-block counts; a
+  // record whose count is 0 (its last page going right now) is left out; at
+  // most the record map's max_entries blocks, read by batch lookup, or key by
+  // key on kernels without batch operations. first_ns/last_ns are converted to
+  // CLOCK_REALTIME. Error when pollution tracking is off
+  // (BpfPrograms::pollution_enabled() false) or a map cannot be read.
+  Result<PollutionSnapshot> read_pollution() const;
 
  private:
   const BpfPrograms& progs_;

@@ -24,6 +24,8 @@
 #include "core/engine.h"
 #include "core/log.h"
 #include "core/procfs.h"
+#include "core/pageblock.h"
+#include "core/pollution.h"
 #include "core/score.h"
 #include "fragd/bpf_loader.h"
 #include "fragd/bpf_reader.h"
@@ -92,6 +94,8 @@ class Daemon {
   std::unique_ptr<ActionRunner> runner_;
   std::unique_ptr<PageblockScanner> scanner_;  // null when the scan is off
   std::string scan_off_;                         // why it is off
+  std::vector<ZoneSpan> spans_;                  // zone spans, to place polluted blocks on nodes
+  std::optional<PollutionStats> pollution_;      // last read; empty when tracking is off
   std::deque<ActionOutcome> recent_;   // last kRecentActions outcomes, oldest first
   std::set<uint64_t> queued_ids_;      // manual requests not yet finished
   ActStats act_;
@@ -135,6 +139,17 @@ void Daemon::tick() {
     last_mem_.reset();
   }
   act(now_ns());
+  if (bpf_->pollution_enabled()) {
+    if (auto p = reader_->read_pollution()) {
+      PollutionStats ps;
+      ps.counters = p->counters;
+      ps.summary = summarize_pollution(p->blocks, spans_, p->pageblock_order);
+      pollution_ = std::move(ps);
+    } else {
+      self_.collect_errors_bpf++;
+      warn_once(p.error().message);
+    }
+  }
   ScanStats scan;
   if (scanner_) {
     for (const auto& m : scanner_->take_messages()) warn_once(m);
@@ -153,7 +168,7 @@ void Daemon::tick() {
   act_.method = method_name(cfg_.policy.compaction.method);
   metrics_->publish(build_families(cfg_.min_order, last_bpf_ ? &*last_bpf_ : nullptr,
                                    last_mem_ ? &*last_mem_ : nullptr, bpf_->programs(), self_, &act_,
-                                   scanner_ ? &scan : nullptr));
+                                   scanner_ ? &scan : nullptr, pollution_ ? &*pollution_ : nullptr));
 }
 
 Observation Daemon::observe(uint64_t now) const {
@@ -317,6 +332,7 @@ nlohmann::json Daemon::policy_status() const {
 
 nlohmann::json Daemon::map_answer(int64_t max_age_ns) {
   nlohmann::json j = {{"ok", true}, {"scan", nullptr}, {"pollution", nullptr}};
+  if (pollution_) j["pollution"] = pollution_json(pollution_->counters, pollution_->summary, true);
   if (!scanner_) {
     j["scan_error"] = scan_off_;
   } else if (auto r = scanner_->fresh(static_cast<uint64_t>(max_age_ns))) {
@@ -375,6 +391,9 @@ nlohmann::json Daemon::handle(const std::string& cmd, const nlohmann::json& req,
     auto j = status_answer(last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,
                            bpf_->programs(), cfg_.tick_ns);
     j.update(policy_status());
+    j["pollution"] = pollution_ ? pollution_json(pollution_->counters, pollution_->summary, false) : nullptr;
+    auto latest = scanner_ ? scanner_->latest() : nullptr;
+    j["scan"] = latest ? scan_summary_json(*latest, now_ns(CLOCK_REALTIME)) : nullptr;
     return j;
   }
   if (cmd == "trace") return {{"ok", true}, {"stream", "trace"}};
@@ -422,6 +441,13 @@ int Daemon::run() {
   opts.min_order = cfg_.min_order;
   opts.slow_stall_ns = cfg_.slow_stall_ns;
   opts.self_tgid = static_cast<uint32_t>(getpid());
+  opts.track_pollution = cfg_.track_pollution;
+  if (auto zi = read_text_file("/proc/zoneinfo")) {
+    if (auto sp = parse_zone_spans(*zi, "/proc/zoneinfo")) {
+      spans_ = std::move(*sp);
+      for (const auto& z : spans_) opts.max_pfn = std::max(opts.max_pfn, z.end_pfn);
+    }
+  }
   auto b = BpfPrograms::create(opts);
   if (!b) return log_error(b.error().message), 1;
   bpf_ = std::move(*b);

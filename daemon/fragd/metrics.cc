@@ -63,7 +63,8 @@ std::string node_label(int node) { return std::to_string(node); }
 
 std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* bpf, const MemSnapshot* mem,
                                          const std::vector<ProgramState>& programs, const SelfStats& self,
-                                         const ActStats* act, const ScanStats* scan) {
+                                         const ActStats* act, const ScanStats* scan,
+                                         const PollutionStats* pollution) {
   std::vector<MetricFamily> out;
 
   {
@@ -302,6 +303,35 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
     FamilyBuilder ts("fragd_scan_timestamp_seconds", "Unix time the last pageblock scan began.", MetricType::Gauge);
     ts.gauge({}, r.wall_time_ns / 1e9);
     emit(out, dur, ts);
+  }
+
+  if (pollution) {
+    FamilyBuilder blocks("fragd_polluted_pageblocks",
+                         "Movable pageblocks holding pages of unmovable or reclaimable allocations that fell back "
+                         "into them without claiming them, recorded by fragd's BPF programs and not freed yet.",
+                         MetricType::Gauge);
+    FamilyBuilder pages("fragd_polluted_pages", "The recorded polluting pages not freed yet.", MetricType::Gauge);
+    for (const auto& n : pollution->summary.nodes) {
+      blocks.gauge({{"node", node_label(n.node)}}, n.blocks);
+      pages.gauge({{"node", node_label(n.node)}}, n.pages);
+    }
+    emit(out, blocks, pages);
+    const PollutionCounters& c = pollution->counters;
+    FamilyBuilder ev("fragd_pollution_events_total",
+                     "Polluting fallbacks: an unmovable or reclaimable allocation served from a movable pageblock "
+                     "that kept its type.",
+                     MetricType::Counter);
+    ev.counter({}, c.events);
+    FamilyBuilder un("fragd_pollution_untracked_total",
+                     "Polluting fallbacks not recorded: reason=\"map_full\" (raise the page map size), "
+                     "reason=\"range\" (larger than a pageblock, or beyond the blocks sized at start).",
+                     MetricType::Counter);
+    un.counter({{"reason", "map_full"}}, c.untracked_full);
+    un.counter({{"reason", "range"}}, c.untracked_range);
+    FamilyBuilder rel("fragd_pollution_released_pages_total", "Recorded polluting pages freed since fragd started.",
+                      MetricType::Counter);
+    rel.counter({}, c.released_pages);
+    emit(out, ev, un, rel);
   }
 
   {

@@ -16,6 +16,7 @@
 #include "core/engine.h"
 #include "core/histview.h"
 #include "core/pageblock.h"
+#include "core/pollution.h"
 #include "core/procfs.h"
 #include "core/result.h"
 #include "fragd/bpf_loader.h"
@@ -54,12 +55,19 @@ struct ScanStats {
   uint64_t ok = 0, failed = 0;
 };
 
+// Pollution tracking (bpf/fallback.bpf.c, core/pollution.h); absent when off.
+struct PollutionStats {
+  PollutionCounters counters;
+  PollutionSummary summary;
+};
+
 // Builds every family fragd exports. Pure: no I/O.
 std::vector<prometheus::MetricFamily> build_families(unsigned min_order, const BpfSnapshot* bpf,
                                                      const MemSnapshot* mem,
                                                      const std::vector<ProgramState>& programs,
                                                      const SelfStats& self, const ActStats* act = nullptr,
-                                                     const ScanStats* scan = nullptr);
+                                                     const ScanStats* scan = nullptr,
+                                                     const PollutionStats* pollution = nullptr);
 
 class SnapshotCollectable : public prometheus::Collectable {
  public:

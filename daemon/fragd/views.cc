@@ -197,4 +197,50 @@ nlohmann::json scan_json(const ScanResult& r, uint64_t real_now) {
           {"zones", std::move(zones)}};
 }
 
+nlohmann::json pollution_json(const PollutionCounters& c, const PollutionSummary& s, bool with_blocks) {
+  nlohmann::json top = nlohmann::json::array();
+  for (const auto& t : s.top)
+    top.push_back({{"comm", t.comm}, {"cgroup_id", t.cgroup_id}, {"blocks", t.blocks}, {"pages", t.pages}});
+  nlohmann::json j = {{"tracked_blocks", s.blocks},
+                      {"tracked_pages", s.pages},
+                      {"events", c.events},
+                      {"untracked_events", c.untracked_events()},
+                      {"top", std::move(top)}};
+  if (with_blocks) {
+    nlohmann::json blocks = nlohmann::json::array();
+    for (const auto& b : s.worst)
+      blocks.push_back({{"block", b.block},
+                        {"node", b.node},
+                        {"pages", b.pages},
+                        {"events", b.events},
+                        {"first_ns", b.first_ns},
+                        {"last_ns", b.last_ns},
+                        {"pid", b.pid},
+                        {"comm", b.comm},
+                        {"cgroup_id", b.cgroup_id},
+                        {"alloc", migratetype_name(b.alloc_mt)}});
+    j["blocks"] = std::move(blocks);
+  }
+  return j;
+}
+
+nlohmann::json scan_summary_json(const ScanResult& r, uint64_t real_now) {
+  nlohmann::json zones = nlohmann::json::array();
+  for (const auto& z : r.zones) {
+    nlohmann::json counts;
+    for (size_t c = 0; c < kBlockClasses; c++) counts[block_class_name(static_cast<BlockClass>(c))] = z.counts[c];
+    zones.push_back({{"node", z.node},
+                     {"zone", z.zone},
+                     {"counts", std::move(counts)},
+                     {"hugepages",
+                      {{"free", z.hugepages_free},
+                       {"compaction", z.hugepages_compaction},
+                       {"polluted", z.hugepages_polluted}}},
+                     {"compaction_cost_pages", z.compaction_cost_pages}});
+  }
+  return {{"age_ns", real_now > r.wall_time_ns ? real_now - r.wall_time_ns : 0},
+          {"duration_ns", r.duration_ns},
+          {"zones", std::move(zones)}};
+}
+
 }  // namespace fragd

@@ -9,6 +9,7 @@
 #include "alloc.h"
 #include "core/engine.h"
 #include "core/pageblock.h"
+#include "core/pollution.h"
 #include "core/procfs.h"
 #include "fragd/bpf_loader.h"
 #include "fragd/bpf_reader.h"
@@ -26,6 +27,12 @@ nlohmann::json request_json(const ActionRequest& r);
 nlohmann::json outcome_json(const ActionOutcome& o, uint64_t mono_now, uint64_t real_now);
 // The "scan" object of the map answer (docs/control-protocol.md).
 nlohmann::json scan_json(const ScanResult& r, uint64_t real_now);
+
+// The "pollution" object of the map answer (with_blocks: the worst blocks
+// too) and of the status answer (totals and top polluters).
+nlohmann::json pollution_json(const PollutionCounters& c, const PollutionSummary& s, bool with_blocks);
+// The "scan" summary of the status answer: per zone classes and huge pages.
+nlohmann::json scan_summary_json(const ScanResult& r, uint64_t real_now);
 
 // The log line of one finished action.
 std::string outcome_line(const ActionOutcome& o);

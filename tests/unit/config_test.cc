@@ -51,7 +51,7 @@ TEST(Config, AllKeys) {
   auto c = parse_config(
       "mode: observe\nlisten: 127.0.0.1:9999\nsocket: /tmp/x.sock\ntick_interval: 500ms\n"
       "pagetypeinfo_interval: 5m\n"
-      "bpf:\n  min_order: 3\n  slow_stall_threshold: 2ms\n"
+      "bpf:\n  min_order: 3\n  slow_stall_threshold: 2ms\n  track_pollution: false\n"
       "pageblocks:\n  scan: false\n  interval: 10m\n  threads: 2\n",
       "f.yaml");
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -61,12 +61,14 @@ TEST(Config, AllKeys) {
   EXPECT_EQ(c->pagetypeinfo_ns, 300'000'000'000u);
   EXPECT_EQ(c->min_order, 3u);
   EXPECT_EQ(c->slow_stall_ns, 2'000'000u);
+  EXPECT_FALSE(c->track_pollution);
   EXPECT_FALSE(c->scan_pageblocks);
   EXPECT_EQ(c->scan_ns, 600'000'000'000u);
   EXPECT_EQ(c->scan_threads, 2u);
   auto d = parse_config("pageblocks:\n", "f.yaml");
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_TRUE(d->scan_pageblocks);
+  EXPECT_TRUE(d->track_pollution);
   EXPECT_EQ(d->scan_ns, 60'000'000'000u);
   EXPECT_EQ(d->scan_threads, 1u);
 }

@@ -1,0 +1,82 @@
+// Pageblock pollution, from fragd's BPF records (bpf/fallback.bpf.c): which
+// MOVABLE pageblocks hold pages of UNMOVABLE or RECLAIMABLE allocations that
+// fell back into them without claiming them, since when, and who did it.
+// Pure: the BPF side is read by fragd/bpf_reader; this file only places the
+// blocks on nodes and ranks them and their polluters.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/pageblock.h"
+
+namespace fragd {
+
+// One polluted pageblock.
+struct PollutedBlock {
+  uint64_t block = 0;      // pfn >> pageblock_order
+  uint64_t pages = 0;      // recorded polluting pages not freed yet
+  uint64_t events = 0;     // polluting fallbacks into the block since it was clean
+  uint64_t first_ns = 0;   // CLOCK_REALTIME ns of the first of them
+  uint64_t last_ns = 0;    // CLOCK_REALTIME ns of the latest
+  uint32_t pid = 0;        // the task of the first fallback: tgid, comm, cgroup v2 id
+  std::string comm;
+  uint64_t cgroup_id = 0;
+  unsigned alloc_mt = 0;   // enum fragd_migratetype: FRAGD_MT_UNMOVABLE or FRAGD_MT_RECLAIMABLE
+  int node = -1;           // filled by summarize_pollution; -1: in no zone span
+};
+
+// Totals kept by the BPF programs (summed over CPUs).
+struct PollutionCounters {
+  uint64_t events = 0;             // polluting fallbacks seen
+  uint64_t untracked_full = 0;     // not recorded: the per-page map was full
+  uint64_t untracked_range = 0;    // not recorded: beyond the per-block counts, or larger than a block
+  uint64_t tracked_blocks = 0;     // blocks with recorded pages now
+  uint64_t tracked_pages = 0;      // recorded pages not released yet
+  uint64_t released_pages = 0;     // recorded pages freed or drained, ever
+  uint64_t released_blocks = 0;    // blocks whose last recorded page went, ever
+  uint64_t stale_pages = 0;        // recorded pages found allocated again (their free was missed)
+  uint64_t unrecorded_blocks = 0;  // blocks that got pages without a who/when record, ever
+  uint64_t missed_runs = 0;        // runs of the pollution programs the kernel skipped (recursion)
+  uint64_t untracked_events() const { return untracked_full + untracked_range; }
+};
+
+struct PollutionSnapshot {
+  unsigned pageblock_order = 9;
+  PollutionCounters counters;
+  std::vector<PollutedBlock> blocks;  // every block with a record and pages > 0, unordered
+};
+
+struct NodePollution {
+  int node = 0;
+  uint64_t blocks = 0;  // polluted blocks in the node's zone spans
+  uint64_t pages = 0;   // their recorded polluting pages
+};
+
+// Blocks and pages by who polluted them (comm and cgroup of the first fallback into each block).
+struct Polluter {
+  std::string comm;
+  uint64_t cgroup_id = 0;
+  uint64_t blocks = 0;
+  uint64_t pages = 0;
+};
+
+struct PollutionSummary {
+  std::vector<NodePollution> nodes;   // every node of the spans, ascending, zeros included
+  uint64_t unplaced_blocks = 0;       // blocks in no zone span (node -1)
+  uint64_t blocks = 0, pages = 0;     // over all blocks given
+  std::vector<Polluter> top;          // most blocks first, then most pages; at most top_n
+  std::vector<PollutedBlock> worst;   // most pages first, then lowest block; node set; at most max_blocks
+};
+
+// The node whose zone span holds the block's first page; -1 when none does.
+int node_of_block(uint64_t block, const std::vector<ZoneSpan>& spans, unsigned pageblock_order);
+
+// Places `blocks` on nodes, ranks polluters and blocks. Ties break on comm,
+// then cgroup id (polluters) and on block number (blocks), so the output is
+// the same for the same input.
+PollutionSummary summarize_pollution(const std::vector<PollutedBlock>& blocks, const std::vector<ZoneSpan>& spans,
+                                     unsigned pageblock_order, size_t top_n = 10, size_t max_blocks = 256);
+
+}  // namespace fragd

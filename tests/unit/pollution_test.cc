@@ -1,0 +1,163 @@
+// Pollution summary: blocks placed on nodes by zone span, polluters and
+// blocks ranked with deterministic ties, bounds respected.
+#include "core/pollution.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fragd {
+namespace {
+
+ZoneSpan span(int node, const std::string& zone, uint64_t start, uint64_t end) {
+  ZoneSpan z;
+  z.node = node;
+  z.zone = zone;
+  z.start_pfn = start;
+  z.end_pfn = end;
+  return z;
+}
+
+PollutedBlock blk(uint64_t block, uint64_t pages, const std::string& comm, uint64_t cgroup) {
+  PollutedBlock b;
+  b.block = block;
+  b.pages = pages;
+  b.comm = comm;
+  b.cgroup_id = cgroup;
+  b.events = pages;
+  return b;
+}
+
+// Two nodes as a 2-node x86 host lays them out (order 9, 512 pages a block):
+//   node 0: DMA32 [4096, 1048576) = blocks 8..2047, Normal [1048576, 2097152) = blocks 2048..4095
+//   node 1: Normal [2097152, 4194304) = blocks 4096..8191
+std::vector<ZoneSpan> two_nodes() {
+  return {span(0, "DMA32", 4096, 1048576), span(0, "Normal", 1048576, 2097152),
+          span(1, "Normal", 2097152, 4194304)};
+}
+
+TEST(NodeOfBlock, ByFirstPageOfTheBlock) {
+  const auto spans = two_nodes();
+  EXPECT_EQ(node_of_block(8, spans, 9), 0);      // pfn 4096, first page of DMA32
+  EXPECT_EQ(node_of_block(2047, spans, 9), 0);   // last block of DMA32
+  EXPECT_EQ(node_of_block(2048, spans, 9), 0);   // first of node 0's Normal
+  EXPECT_EQ(node_of_block(4095, spans, 9), 0);
+  EXPECT_EQ(node_of_block(4096, spans, 9), 1);   // pfn 2097152: node 1 starts
+  EXPECT_EQ(node_of_block(8191, spans, 9), 1);
+  EXPECT_EQ(node_of_block(8192, spans, 9), -1);  // past the last zone
+  EXPECT_EQ(node_of_block(0, spans, 9), -1);     // below DMA32 (no DMA zone given)
+  EXPECT_EQ(node_of_block(7, spans, 9), -1);     // pfn 3584, still below 4096
+  // The order matters: block 4096 at order 10 is pfn 4194304, past node 1.
+  EXPECT_EQ(node_of_block(4096, spans, 10), -1);
+  EXPECT_EQ(node_of_block(2048, spans, 10), 1);  // pfn 2097152
+  // A block number that overflows when shifted lies in no zone.
+  EXPECT_EQ(node_of_block(UINT64_MAX, spans, 9), -1);
+}
+
+TEST(SummarizePollution, CountsPerNodeIncludingEmptyNodes) {
+  const auto spans = two_nodes();
+  const std::vector<PollutedBlock> blocks = {
+      blk(10, 3, "bash", 1), blk(3000, 5, "bash", 1), blk(9000, 7, "ghost", 2),  // 9000: no zone
+  };
+  const auto s = summarize_pollution(blocks, spans, 9);
+  ASSERT_EQ(s.nodes.size(), 2u);
+  EXPECT_EQ(s.nodes[0].node, 0);
+  EXPECT_EQ(s.nodes[0].blocks, 2u);
+  EXPECT_EQ(s.nodes[0].pages, 8u);
+  EXPECT_EQ(s.nodes[1].node, 1);  // listed with zeros: a gauge per node
+  EXPECT_EQ(s.nodes[1].blocks, 0u);
+  EXPECT_EQ(s.nodes[1].pages, 0u);
+  EXPECT_EQ(s.unplaced_blocks, 1u);
+  EXPECT_EQ(s.blocks, 3u);
+  EXPECT_EQ(s.pages, 15u);
+}
+
+TEST(SummarizePollution, TopPollutersByBlocksThenPagesThenName) {
+  const auto spans = two_nodes();
+  const std::vector<PollutedBlock> blocks = {
+      // kworker in cgroup 1: 3 blocks, 3 pages
+      blk(100, 1, "kworker/0:1", 1), blk(101, 1, "kworker/0:1", 1), blk(102, 1, "kworker/0:1", 1),
+      // java in cgroup 7: 2 blocks, 40 pages; java in cgroup 8 is another polluter
+      blk(200, 30, "java", 7), blk(201, 10, "java", 7), blk(4100, 2, "java", 8),
+      // two single-block polluters with equal pages: comm breaks the tie
+      blk(300, 4, "zsh", 1), blk(301, 4, "bash", 1),
+  };
+  const auto s = summarize_pollution(blocks, spans, 9, 10, 256);
+  ASSERT_EQ(s.top.size(), 5u);
+  EXPECT_EQ(s.top[0].comm, "kworker/0:1");
+  EXPECT_EQ(s.top[0].blocks, 3u);
+  EXPECT_EQ(s.top[0].pages, 3u);
+  EXPECT_EQ(s.top[1].comm, "java");
+  EXPECT_EQ(s.top[1].cgroup_id, 7u);
+  EXPECT_EQ(s.top[1].blocks, 2u);
+  EXPECT_EQ(s.top[1].pages, 40u);
+  // One block each: most pages first (bash and zsh 4), then comm (bash < zsh), then java/8 (2 pages).
+  EXPECT_EQ(s.top[2].comm, "bash");
+  EXPECT_EQ(s.top[3].comm, "zsh");
+  EXPECT_EQ(s.top[4].comm, "java");
+  EXPECT_EQ(s.top[4].cgroup_id, 8u);
+  EXPECT_EQ(s.top[4].pages, 2u);
+
+  // Bounded: the first two only.
+  const auto s2 = summarize_pollution(blocks, spans, 9, 2, 256);
+  ASSERT_EQ(s2.top.size(), 2u);
+  EXPECT_EQ(s2.top[0].comm, "kworker/0:1");
+  EXPECT_EQ(s2.top[1].comm, "java");
+}
+
+TEST(SummarizePollution, SameCommInTwoCgroupsIsTwoPolluters) {
+  const auto s = summarize_pollution({blk(10, 1, "nginx", 5), blk(11, 1, "nginx", 6), blk(12, 1, "nginx", 5)},
+                                     two_nodes(), 9);
+  ASSERT_EQ(s.top.size(), 2u);
+  EXPECT_EQ(s.top[0].cgroup_id, 5u);
+  EXPECT_EQ(s.top[0].blocks, 2u);
+  EXPECT_EQ(s.top[1].cgroup_id, 6u);
+  EXPECT_EQ(s.top[1].blocks, 1u);
+}
+
+TEST(SummarizePollution, WorstBlocksMostPagesFirstWithNodeAndBound) {
+  const auto spans = two_nodes();
+  const std::vector<PollutedBlock> blocks = {
+      blk(4200, 9, "a", 1), blk(50, 9, "b", 1), blk(60, 100, "c", 1), blk(70, 1, "d", 1), blk(9999, 50, "e", 1),
+  };
+  const auto s = summarize_pollution(blocks, spans, 9, 10, 3);
+  ASSERT_EQ(s.worst.size(), 3u);
+  EXPECT_EQ(s.worst[0].block, 60u);
+  EXPECT_EQ(s.worst[0].node, 0);
+  EXPECT_EQ(s.worst[1].block, 9999u);  // outside every span: kept, node -1
+  EXPECT_EQ(s.worst[1].node, -1);
+  EXPECT_EQ(s.worst[2].block, 50u);    // 9 pages like 4200: the lower block first
+  EXPECT_EQ(s.worst[2].comm, "b");
+  // Totals cover every block, not only the ones listed.
+  EXPECT_EQ(s.blocks, 5u);
+  EXPECT_EQ(s.pages, 169u);
+
+  const auto all = summarize_pollution(blocks, spans, 9, 10, 256);
+  ASSERT_EQ(all.worst.size(), 5u);
+  EXPECT_EQ(all.worst[3].block, 4200u);
+  EXPECT_EQ(all.worst[3].node, 1);
+  EXPECT_EQ(all.worst[4].block, 70u);
+}
+
+TEST(SummarizePollution, NothingPolluted) {
+  const auto s = summarize_pollution({}, two_nodes(), 9);
+  ASSERT_EQ(s.nodes.size(), 2u);
+  EXPECT_EQ(s.nodes[0].blocks + s.nodes[1].blocks, 0u);
+  EXPECT_TRUE(s.top.empty());
+  EXPECT_TRUE(s.worst.empty());
+  EXPECT_EQ(s.unplaced_blocks, 0u);
+
+  // No spans at all (zoneinfo unreadable): every block is unplaced, nothing is lost.
+  const auto u = summarize_pollution({blk(1, 2, "x", 1)}, {}, 9);
+  EXPECT_TRUE(u.nodes.empty());
+  EXPECT_EQ(u.unplaced_blocks, 1u);
+  ASSERT_EQ(u.worst.size(), 1u);
+  EXPECT_EQ(u.worst[0].node, -1);
+  ASSERT_EQ(u.top.size(), 1u);
+  EXPECT_EQ(u.top[0].pages, 2u);
+}
+
+}  // namespace
+}  // namespace fragd
