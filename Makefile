@@ -31,12 +31,13 @@ unit: build
 integration: build
 	ctest --test-dir $(BUILD) --output-on-failure -L integration
 
-# Tracing overhead (bench/run.sh), then acting on fragmentation (bench/act.sh);
-# BENCH_QUICK=1 makes both a smoke run that writes /tmp/fragd-bench-quick.md.
+# Tracing overhead (bench/run.sh), acting on fragmentation (bench/act.sh), the pageblock scan (bench/scan.sh);
+# BENCH_QUICK=1 makes each a smoke run that writes /tmp/fragd-bench-quick.md.
 bench: deps
 	$(MAKE) build
 	bash bench/run.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/act.sh
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/scan.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -3,12 +3,14 @@
  * integration test. Reads its own /proc/self/pagemap: needs root (without
  * CAP_SYS_ADMIN the kernel reports every PFN as 0).
  *
- * physmap frag --mib M [--keep K] --out FILE
+ * physmap frag --mib M [--keep K | --drop K] --out FILE
  *   Touches M MiB of 4 KiB pages (MADV_NOHUGEPAGE) and finds the pageblocks
  *   (pfn >> 9) of which it holds all 512 pages, its "owned blocks". In each it
  *   keeps the pages at block offsets that are multiples of K (default 4) and
  *   frees the rest: every owned block holds 512/K movable (LRU, anon) pages at
- *   known offsets, the rest free. Pages of blocks it does not own all stay, so
+ *   known offsets, the rest free. With --drop K it frees those pages instead
+ *   and keeps the rest: blocks mostly in use, whose few holes an unmovable
+ *   allocation can take without the kernel claiming the block for it. Pages of blocks it does not own all stay, so
  *   every hole it makes is in an owned block and allocations that follow (page
  *   tables, say) that outgrow the untouched memory fall into owned blocks.
  *   Checks that no kept page moved (run with vm.compaction_proactiveness=0).
@@ -43,7 +45,7 @@
 #define CHUNK (2UL << 20)
 #define PM_PRESENT (1ULL << 63)
 #define PM_PFN ((1ULL << 55) - 1)
-#define USAGE "usage: physmap frag --mib M [--keep K] --out FILE\n" \
+#define USAGE "usage: physmap frag --mib M [--keep K | --drop K] --out FILE\n" \
 	      "       physmap pgtables --count N --out FILE\n"
 
 static volatile sig_atomic_t stop;
@@ -133,10 +135,14 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* A page of an owned block at an offset that is a multiple of keep. */
+/* 1 (--drop K): the slots at multiples of keep are freed, the rest kept. */
+static int drop_mode;
+
+/* A page of an owned block that stays: at an offset that is a multiple of
+ * keep, or (drop_mode) at any other offset. */
 static int kept_slot(const uint16_t *held, uint64_t pfn, long keep)
 {
-	return pfn && held[pfn / BLOCK_PAGES] == BLOCK_PAGES && pfn % BLOCK_PAGES % keep == 0;
+	return pfn && held[pfn / BLOCK_PAGES] == BLOCK_PAGES && (pfn % BLOCK_PAGES % keep == 0) != drop_mode;
 }
 
 static int frag(int pm, long mib, long keep, FILE *out, char *ready, size_t rlen)
@@ -183,7 +189,8 @@ static int frag(int pm, long mib, long keep, FILE *out, char *ready, size_t rlen
 			kept_pages++;
 		}
 	}
-	fprintf(stderr, "physmap: freed 1 - 1/%ld of owned blocks in %.2f s\n", keep, now() - t);
+	fprintf(stderr, "physmap: freed %s1/%ld of owned blocks in %.2f s\n", drop_mode ? "" : "1 - ", keep,
+		now() - t);
 
 	/* Kept pages must still be where the block list says they are. */
 	if (read_pfns(pm, mem, n, PAGE, again))
@@ -253,8 +260,10 @@ int main(int argc, char **argv)
 		return fprintf(stderr, USAGE), 2;
 	for (int i = 2; i + 1 < argc; i += 2) {
 		long *dst = !strcmp(argv[i], "--mib") && is_frag ? &mib :
-			    !strcmp(argv[i], "--keep") && is_frag ? &keep :
+			    (!strcmp(argv[i], "--keep") || !strcmp(argv[i], "--drop")) && is_frag ? &keep :
 			    !strcmp(argv[i], "--count") && !is_frag ? &count : NULL;
+		if (!strcmp(argv[i], "--drop"))
+			drop_mode = 1;
 		if (!strcmp(argv[i], "--out"))
 			path = argv[i + 1];
 		else if (!dst || parse_long(argv[i + 1], dst) || keep > (long)BLOCK_PAGES)

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# fragd pageblock scan benchmark (issue 4): how long a full scan of
+# /proc/kpageflags takes and how much memory it adds to fragd, on an idle and
+# on a fragmented machine, with 1 and 2 reading threads; and the physical
+# memory map of a fragmented, polluted machine before and after one
+# compaction, drawn by `fragctl map --png` into docs/.
+# Third part of `make bench`; run as root after the build:
+#
+#   bash bench/scan.sh                 # writes BENCHMARKS.md (scan section) and docs/pageblocks-*.png
+#   BENCH_QUICK=1 bash bench/scan.sh   # 2 scans per row, no pictures; writes /tmp/fragd-bench-quick.md
+#
+# Every row: fragd starts with `pageblocks: {interval: 1h, threads: T}` (only
+# fragctl's requests scan), SCANS scans are asked with `fragctl map --max-age 0`,
+# each scan's own duration_ns is read from the answer, and fragd's VmHWM is
+# compared with a fragd whose scan is off (`pageblocks: {scan: false}`) after
+# the same requests.
+# Knobs: FRAGD_BUILD_DIR (default build), BENCH_SCAN_COUNT (10; quick 2),
+# BENCH_SCAN_PERCENT (90), BENCH_OUTPUT, BENCH_KEEP=1.
+# Changes vm.compaction_proactiveness (0 while fragmented), restored on exit.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+LOG_TAG=scan
+LOG_TIME=1
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+
+[[ $(id -u) -eq 0 ]] || die "must run as root (kpageflags, BPF and sysctls)"
+BUILD_DIR=${FRAGD_BUILD_DIR:-build}
+[[ $BUILD_DIR == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
+for b in fragd fragctl fragmenter physmap; do
+	[[ -x $BUILD_DIR/$b ]] || die "$BUILD_DIR/$b missing: run make first (or set FRAGD_BUILD_DIR)"
+done
+require_tools " (bash scripts/install-deps.sh installs it)" python3 curl flock bpftrace
+[[ -r /proc/kpageflags ]] || die "/proc/kpageflags is not readable"
+
+QUICK=${BENCH_QUICK:-0}
+SCANS=${BENCH_SCAN_COUNT:-$([[ $QUICK == 1 ]] && echo 2 || echo 10)}
+PERCENT=${BENCH_SCAN_PERCENT:-90}
+is_uint "$SCANS" && ((SCANS > 0)) || die "BENCH_SCAN_COUNT must be a positive integer"
+is_uint "$PERCENT" && ((PERCENT > 0 && PERCENT <= 95)) || die "BENCH_SCAN_PERCENT must be 1..95"
+OUT=$(report_output "$QUICK" "$ROOT")
+
+WORK=$(mktemp -d /tmp/fragd-bench-scan.XXXXXX)
+FAILED=1
+PIDS=()
+META="$WORK/meta"
+PRO=/proc/sys/vm/compaction_proactiveness
+SAVED_PRO=$(<$PRO)
+restore_on_exit() { echo "$SAVED_PRO" >$PRO; }
+install_cleanup 15
+T_START=$SECONDS
+
+meta_machine
+fragd_identity "$BUILD_DIR/fragd"
+meta_versions
+meta quick "$QUICK"
+meta scans "$SCANS"
+meta percent "$PERCENT"
+
+exec 8>/tmp/fragd-heavy.lock
+flock 8
+
+# start_fragd NAME YAML: fragd with that config; sets FPID, SOCK.
+start_fragd() {
+	local port
+	port=$(free_port)
+	URL="http://127.0.0.1:$port/metrics"
+	SOCK="$WORK/$1.sock"
+	printf '%s\n' "$2" >"$WORK/$1.yaml"
+	"$BUILD_DIR/fragd" --config "$WORK/$1.yaml" --listen "127.0.0.1:$port" --socket "$SOCK" >"$WORK/$1.log" 2>&1 &
+	FPID=$!
+	PIDS+=("$FPID")
+	wait_fragd_ready "$FPID" "$WORK/$1.log"
+}
+
+hwm_kib() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
+
+# row NAME THREADS: SCANS fresh scans; writes NAME.durations (ns, one per line) and
+# NAME.hwm (VmHWM KiB of fragd with the scan, and of fragd without it).
+row() {
+	local name=$1 threads=$2 i
+	start_fragd "$name" "pageblocks: {scan: true, interval: 1h, threads: $threads}"
+	: >"$WORK/$name.durations"
+	for ((i = 0; i < SCANS; i++)); do
+		"$BUILD_DIR/fragctl" --socket "$SOCK" map --max-age 0 --json >"$WORK/$name.json"
+		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["scan"]["duration_ns"])' "$WORK/$name.json" \
+			>>"$WORK/$name.durations"
+	done
+	local with
+	with=$(hwm_kib "$FPID")
+	stop_pid "$FPID" 15
+	start_fragd "$name-off" "pageblocks: {scan: false}"
+	for ((i = 0; i < SCANS; i++)); do
+		"$BUILD_DIR/fragctl" --socket "$SOCK" map --max-age 0 --json >/dev/null 2>&1 || true
+	done
+	echo "$with $(hwm_kib "$FPID")" >"$WORK/$name.hwm"
+	stop_pid "$FPID" 15
+	log "$name: $(tr '\n' ' ' <"$WORK/$name.durations") ns; VmHWM with/without $(cat "$WORK/$name.hwm") KiB"
+}
+
+# The machine as it is. First the kernel's own cost: one plain read of kpageflags.
+meta load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+t0=$(date +%s%N)
+dd if=/proc/kpageflags of=/dev/null bs=512K status=none
+meta dd_ms "$((($(date +%s%N) - t0) / 1000000))"
+row idle1 1
+row idle2 2
+
+# Fragmented by the fragmenter (1 page in 4 kept everywhere).
+echo 0 >$PRO
+mkfifo "$WORK/hold"
+"$BUILD_DIR/fragmenter" --percent "$PERCENT" <"$WORK/hold" >"$WORK/frag.out" &
+FRAG_PID=$!
+PIDS+=("$FRAG_PID")
+exec 9>"$WORK/hold"
+for ((i = 0; i < 1800; i++)); do
+	grep -q '^ready' "$WORK/frag.out" && break
+	kill -0 "$FRAG_PID" 2>/dev/null || die "fragmenter exited before ready"
+	sleep 0.2
+done
+grep -q '^ready' "$WORK/frag.out" || die "fragmenter not ready after 360 s"
+row frag1 1
+row frag2 2
+
+exec 9>&-
+stop_pid "$FRAG_PID" 60
+
+# The pictures: physmap frees 1 page in 8 of every block it owns whole, page
+# tables outgrow the rest of free memory and fall into those holes (pollution
+# the kernel does not claim blocks for); then one compaction.
+if [[ $QUICK != 1 ]]; then
+	for ((i = 0; i < 600; i++)); do pgrep -x fragmenter >/dev/null || break; sleep 0.2; done
+	start_fragd pictures "pageblocks: {scan: true, interval: 1h}"
+	mkfifo "$WORK/hold-pm" "$WORK/hold-pt"
+	avail_mib=$(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024))
+	"$BUILD_DIR/physmap" frag --mib $((avail_mib * 85 / 100)) --drop 8 --out "$WORK/owned.txt" \
+		<"$WORK/hold-pm" >"$WORK/pm.out" 2>"$WORK/pm.err" &
+	PM_PID=$!
+	PIDS+=("$PM_PID")
+	exec 6>"$WORK/hold-pm"
+	for ((i = 0; i < 1800; i++)); do grep -q '^ready' "$WORK/pm.out" && break; sleep 0.2; done
+	grep -q '^ready' "$WORK/pm.out" || die "physmap frag not ready after 360 s: $(tail -2 "$WORK/pm.err")"
+	meta physmap "$(cat "$WORK/pm.out") of $((avail_mib * 85 / 100)) MiB"
+	free_kib=$(awk '/^MemFree/ { print $2 }' /proc/meminfo)
+	"$BUILD_DIR/physmap" pgtables --count $((free_kib * 3 / 4 / 4)) --out "$WORK/pt.txt" <"$WORK/hold-pt" >"$WORK/pt.out" &
+	PT_PID=$!
+	PIDS+=("$PT_PID")
+	exec 7>"$WORK/hold-pt"
+	for ((i = 0; i < 600; i++)); do grep -q '^ready' "$WORK/pt.out" && break; sleep 0.2; done
+	grep -q '^ready' "$WORK/pt.out" || die "physmap pgtables not ready after 120 s"
+	meta pgtables "$(cat "$WORK/pt.out")"
+	sleep 2
+	"$BUILD_DIR/fragctl" --socket "$SOCK" map --max-age 0 --png docs/pageblocks-before.png >"$WORK/before.txt"
+	"$BUILD_DIR/fragctl" --socket "$SOCK" map --max-age 5 --json >"$WORK/before.json"
+	m0=$(awk '$1 == "pgmigrate_success" { print $2 }' /proc/vmstat)
+	t0=$(date +%s%N)
+	echo 1 >/proc/sys/vm/compact_memory
+	meta compact_ms "$((($(date +%s%N) - t0) / 1000000))"
+	meta compact_migrated "$(($(awk '$1 == "pgmigrate_success" { print $2 }' /proc/vmstat) - m0))"
+	sleep 2
+	"$BUILD_DIR/fragctl" --socket "$SOCK" map --max-age 0 --png docs/pageblocks-after.png >"$WORK/after.txt"
+	"$BUILD_DIR/fragctl" --socket "$SOCK" map --max-age 5 --json >"$WORK/after.json"
+	exec 7>&-
+	stop_pid "$PT_PID" 30
+	exec 6>&-
+	stop_pid "$PM_PID" 60
+	stop_pid "$FPID" 15
+	log "pictures: docs/pageblocks-before.png, docs/pageblocks-after.png"
+fi
+
+meta load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
+python3 bench/scan_report.py "$WORK" "$OUT"
+FAILED=0

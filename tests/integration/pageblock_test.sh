@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# The pageblock scanner and pollution tracking against pages whose physical
+# frames are known:
+#  1. physmap fragments memory, freeing 1 page in 8 of every pageblock it
+#     owned whole (it reads its own /proc/self/pagemap); the scanner must
+#     classify those blocks movable, with at least the kept pages in use;
+#  2. physmap makes page-table pages (unmovable) until they land in those
+#     blocks' holes: the scanner must see hybrid blocks there, the BPF
+#     pollution map must name physmap for them, and the two must agree;
+#     when the page tables are freed the pollution map lets them go;
+#  3. fragctl map draws the map as a PNG;
+#  4. with memory splintered by the fragmenter (its kept pages spread over
+#     every block), the estimate of huge pages obtainable (free now + by
+#     compaction) must be within 10% of what one compaction followed by a
+#     pool write gives. (With physmap's layout, one kept page every 4th frame
+#     of a block, the kernel's compaction ends early: scanners meet a few
+#     hundred blocks into the zone; the estimate is of what compaction could
+#     do, so that layout is not the one to compare with.)
+source "$(dirname "$0")/lib.sh"
+require_root
+[ -r /proc/kpageflags ] || skip_or_fail "/proc/kpageflags is not readable (kernel without CONFIG_PROC_PAGE_MONITOR?)"
+heavy_lock
+
+HP=/proc/sys/vm/nr_hugepages
+PRO=/proc/sys/vm/compaction_proactiveness
+save_sysctl $PRO
+save_sysctl $HP
+RESTORE+=("echo 0 > $HP")
+echo 0 > $PRO   # kcompactd must not move physmap's pages while the test looks at them
+echo 0 > $HP
+FRAGCTL() { "$BUILD/fragctl" --socket "$SOCK" "$@"; }
+
+# map_json FILE: a fresh scan, through fragctl.
+map_json() { FRAGCTL map --max-age 0 --json >"$1" || fail "fragctl map --json failed"; }
+
+# classes MAP OWNED: how the scan classified physmap's owned blocks.
+# Prints "<owned> <movable> <hybrid> <other> <used_ok>", used_ok = blocks with
+# at least their kept pages in use.
+classes() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["scan"]
+cls, used = {}, {}
+for z in m["zones"]:
+    for i, c in enumerate(z["classes"]):
+        cls[z["first_block"] + i] = c
+        used[z["first_block"] + i] = z["used"][i]
+owned = [l.split() for l in open(sys.argv[2]) if l.startswith("block ")]
+n = len(owned)
+mov = sum(1 for o in owned if cls.get(int(o[1])) == "m")
+hyb = sum(1 for o in owned if cls.get(int(o[1])) == "x")
+ok = sum(1 for o in owned if used.get(int(o[1]), 0) >= int(o[3]))
+print(n, mov, hyb, n - mov - hyb, ok)
+PY
+}
+
+start_fragd
+wait_scored || { cat "$FRAGD_LOG" >&2; fail "fragd did not publish a node score in 30 s"; }
+grep -q "pageblock scan is off" "$FRAGD_LOG" && { cat "$FRAGD_LOG" >&2; fail "the scanner is off"; }
+
+# Start from compacted memory: physmap then owns more whole blocks.
+echo 1 > /proc/sys/vm/compact_memory
+avail_mib=$(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024))
+frag_mib=$((avail_mib * 85 / 100))
+mkfifo "$WORK/hold-frag" "$WORK/hold-pt"
+"$BUILD/physmap" frag --mib "$frag_mib" --drop 8 --out "$WORK/owned.txt" <"$WORK/hold-frag" >"$WORK/frag.out" 2>"$WORK/frag.err" &
+PIDS+=("$!")
+exec 7>"$WORK/hold-frag"
+wait_for 300 grep -q '^ready' "$WORK/frag.out" || { cat "$WORK/frag.err" >&2; fail "physmap frag did not get ready in 300 s"; }
+owned=$(awk '/^ready/ { print $2 }' "$WORK/frag.out")
+log "physmap holds $frag_mib MiB, owns $owned whole pageblocks, freed 1 page in 8 of each"
+[ "$owned" -ge 200 ] || fail "physmap owned only $owned whole pageblocks (want >= 200): memory too busy to test"
+sleep 2  # freed pages leave the per-CPU lists
+
+# 1. Owned blocks are movable.
+map_json "$WORK/map1.json"
+read -r n mov hyb other used_ok < <(classes "$WORK/map1.json" "$WORK/owned.txt")
+log "scan 1: owned $n: movable $mov, hybrid $hyb, other $other; kept pages in use in $used_ok"
+[ $((mov * 100)) -ge $((n * 95)) ] || fail "only $mov of $n owned blocks classified movable (want >= 95%)"
+[ $((used_ok * 100)) -ge $((n * 99)) ] || fail "only $used_ok of $n owned blocks show their kept pages in use"
+
+# 2. Page tables pollute them.
+# Page tables for 3/4 of what is left free: more than the free memory outside
+# physmap's holes, so they must land in them. The holes are 64 pages a block:
+# too few for the kernel to claim the block for unmovable pages, so it steals
+# them and the block becomes hybrid.
+pt_count=$(($(awk '/^MemFree/ { print $2 }' /proc/meminfo) * 3 / 4 / 4))
+"$BUILD/physmap" pgtables --count "$pt_count" --out "$WORK/pt.txt" <"$WORK/hold-pt" >"$WORK/pt.out" 2>"$WORK/pt.err" &
+PT_PID=$!
+PIDS+=("$PT_PID")
+exec 6>"$WORK/hold-pt"
+wait_for 120 grep -q '^ready' "$WORK/pt.out" || { cat "$WORK/pt.err" >&2; fail "physmap pgtables did not get ready"; }
+log "page tables: $(cat "$WORK/pt.out")"
+sleep 2
+map_json "$WORK/map2.json"
+read -r n mov2 hyb2 other2 _ < <(classes "$WORK/map2.json" "$WORK/owned.txt")
+log "scan 2: owned $n: movable $mov2, hybrid $hyb2, other $other2"
+[ "$hyb2" -ge 20 ] || fail "only $hyb2 owned blocks became hybrid after $pt_count page-table pages (want >= 20)"
+# The BPF pollution map names physmap for blocks the scan sees polluted. The
+# owned blocks were clean at scan 1, so each that is hybrid now was polluted
+# while fragd watched: the BPF records must cover them (up to what its page
+# map could hold).
+read -r listed agree tracked untracked top < <(python3 - "$WORK/map2.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+p = j["pollution"]
+assert p is not None, "no pollution data: the pollution programs are not attached"
+cls = {}
+for z in j["scan"]["zones"]:
+    for i, c in enumerate(z["classes"]):
+        cls[z["first_block"] + i] = c
+mine = [b for b in p["blocks"] if b["comm"] == "physmap" and b["pages"] > 0]
+agree = sum(1 for b in mine if cls.get(b["block"]) in ("x", "U"))
+top = p["top"][0]["comm"] if p["top"] else "-"
+print(len(mine), agree, p["tracked_blocks"], p["untracked_events"], top)
+PY
+)
+log "pollution map: $tracked blocks tracked ($untracked fallbacks not recorded: page map full); of the $listed listed, all by physmap, $agree are hybrid or unmovable in the scan; top polluter $top"
+[ "$listed" -ge 20 ] || fail "the pollution map lists only $listed blocks polluted by physmap (want >= 20)"
+[ $((agree * 100)) -ge $((listed * 90)) ] ||
+  fail "only $agree of $listed blocks the pollution map lists are hybrid or unmovable in the scan (want >= 90%)"
+[ "$top" = physmap ] || fail "top polluter is '$top', not physmap"
+if [ "$untracked" -eq 0 ]; then
+  [ $((tracked * 100)) -ge $((hyb2 * 90)) ] ||
+    fail "BPF tracks $tracked polluted blocks, fewer than 90% of the $hyb2 owned blocks the scan sees hybrid"
+fi
+scrape >"$WORK/polluted.prom"
+polluted=$(metric "$WORK/polluted.prom" fragd_polluted_pageblocks 'node="0"')
+[ "$polluted" -ge "$listed" ] || fail "fragd_polluted_pageblocks{node=\"0\"} is $polluted, below the $listed blocks listed"
+
+# 3. The PNG.
+FRAGCTL map --max-age 0 --png "$WORK/polluted.png" >"$WORK/map-polluted.txt" || fail "fragctl map --png failed"
+python3 -c 'import sys; d=open(sys.argv[1],"rb").read(8); sys.exit(d!=b"\x89PNG\r\n\x1a\n")' "$WORK/polluted.png" ||
+  fail "fragctl map --png did not write a PNG"
+grep -q "polluted" "$WORK/map-polluted.txt" || fail "fragctl map --png printed no summary"
+
+# Freed page tables release their blocks from the pollution map.
+exec 6>&-
+wait "$PT_PID" || fail "physmap pgtables exited non-zero"
+released() {
+  FRAGCTL map --max-age 5 --json >"$WORK/map-rel.json" &&
+    python3 - "$WORK/map-rel.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["pollution"]
+left = [b for b in p["blocks"] if b["comm"] == "physmap"]
+sys.exit(1 if left else 0)
+PY
+}
+wait_for 30 released || fail "blocks polluted by physmap still listed 30 s after its page tables were freed"
+log "page tables freed: the pollution map no longer lists physmap"
+exec 7>&-
+
+# 4. Estimate vs one compaction and a pool write, on the fragmenter's layout.
+wait_for 60 bash -c '! pgrep -x physmap >/dev/null' || fail "physmap did not exit"
+fragment 90
+sleep 2
+map_json "$WORK/map3.json"
+est=$(python3 -c '
+import json, sys
+z = json.load(open(sys.argv[1]))["scan"]["zones"]
+print(sum(x["hugepages"]["free"] + x["hugepages"]["compaction"] for x in z))' "$WORK/map3.json")
+echo 1 > /proc/sys/vm/compact_memory
+echo $((est * 2)) > $HP
+got=$(cat $HP)
+echo 0 > $HP
+log "estimate free+compaction $est huge pages; one compaction, then a pool write of $((est * 2)) got $got"
+python3 -c 'import sys; e, g = map(int, sys.argv[1:]); sys.exit(abs(e - g) > 0.10 * g)' "$est" "$got" ||
+  fail "estimate $est is not within 10% of the $got huge pages obtained"
+
+stop_fragd
+log "PASS"
