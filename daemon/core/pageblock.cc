@@ -1,4 +1,5 @@
 #include "core/pageblock.h"
+#include "core/text.h"
 
 #include <fcntl.h>
 #include <time.h>
@@ -22,11 +23,6 @@ namespace {
 constexpr const char* kClassNames[kBlockClasses] = {"free", "movable", "hybrid", "unmovable", "huge", "offline"};
 constexpr char kClassChars[kBlockClasses] = {'.', 'm', 'x', 'U', 'H', '-'};
 
-uint64_t now_ns(clockid_t clk) {
-  timespec ts;
-  clock_gettime(clk, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 std::vector<std::string_view> split_ws(std::string_view line) {
   std::vector<std::string_view> out;

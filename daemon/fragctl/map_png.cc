@@ -1,4 +1,5 @@
 #include "fragctl/map_png.h"
+#include "core/text.h"
 
 #include <cairo.h>
 
@@ -22,19 +23,6 @@ namespace {
 
 using ull = unsigned long long;
 
-std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string strf(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  va_list ap2;
-  va_copy(ap2, ap);
-  int n = std::vsnprintf(nullptr, 0, fmt, ap);
-  va_end(ap);
-  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
-  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, fmt, ap2);
-  va_end(ap2);
-  return out;
-}
 
 // Geometry (px).
 constexpr int kGridX = 116;        // left margin: row addresses, y axis labels

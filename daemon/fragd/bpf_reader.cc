@@ -1,5 +1,7 @@
 #include "fragd/bpf_reader.h"
 
+#include "core/text.h"
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <time.h>
@@ -36,11 +38,6 @@ LatencyHist to_hist(const fragd_hist& h) {
   return l;
 }
 
-uint64_t clock_ns(clockid_t c) {
-  timespec ts{};
-  clock_gettime(c, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // Reads every entry of hash map `fd` (at most `max` of them) into keys/values,
 // by batches when the kernel has them (5.6+), else key by key.
@@ -158,7 +155,7 @@ Result<PollutionSnapshot> BpfReader::read_pollution() const {
 
   const volatile uint64_t* counts = progs_.block_counts();
   const uint32_t nblocks = progs_.block_count_entries();
-  const uint64_t boot_to_real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
+  const uint64_t boot_to_real = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_BOOTTIME);
   std::vector<bool> seen(nblocks, false);
   snap.blocks.reserve(keys.size());
   for (size_t i = 0; i < keys.size(); i++) {

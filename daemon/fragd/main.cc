@@ -25,6 +25,7 @@
 #include "core/log.h"
 #include "core/procfs.h"
 #include "core/pageblock.h"
+#include "core/text.h"
 #include "core/pollution.h"
 #include "core/score.h"
 #include "fragd/bpf_loader.h"
@@ -40,11 +41,6 @@
 namespace fragd {
 namespace {
 
-uint64_t now_ns(clockid_t clk = CLOCK_MONOTONIC) {
-  timespec ts;
-  clock_gettime(clk, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 void notify(const char* state) {
 #ifdef FRAGD_HAVE_SYSTEMD

@@ -1,5 +1,7 @@
 #include "fragd/runner.h"
 
+#include "core/text.h"
+
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,11 +15,7 @@
 namespace fragd {
 namespace {
 
-uint64_t mono_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
-}
+uint64_t mono_ns() { return now_ns(CLOCK_MONOTONIC); }
 
 }  // namespace
 
