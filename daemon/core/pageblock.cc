@@ -36,6 +36,15 @@ std::vector<std::string_view> split_ws(std::string_view line) {
   return out;
 }
 
+// The line of `text` starting at `pos` (without its '\n'); moves pos past it.
+std::string_view next_line(std::string_view text, size_t& pos) {
+  size_t nl = text.find('\n', pos);
+  if (nl == std::string_view::npos) nl = text.size();
+  const std::string_view line = text.substr(pos, nl - pos);
+  pos = nl + 1;
+  return line;
+}
+
 bool to_u64(std::string_view s, uint64_t& v, int base = 10) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
   return ec == std::errc() && p == s.data() + s.size();
@@ -87,12 +96,8 @@ Result<std::vector<ZoneSpan>> parse_zone_spans(std::string_view text, std::strin
     bool has_start = false, has_spanned = false;
   };
   std::vector<Partial> all;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    const std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
+  for (size_t pos = 0; pos < text.size();) {
+    const std::string_view line = next_line(text, pos);
     auto t = split_ws(line);
     if (t.empty()) continue;
     if (t[0] == "Node" && t.size() >= 4 && t[2] == "zone") {
@@ -145,12 +150,8 @@ Result<std::vector<ZoneSpan>> parse_zone_spans(std::string_view text, std::strin
 Result<std::vector<PfnRange>> parse_iomem_ram(std::string_view text, std::string_view path) {
   std::vector<PfnRange> out;
   bool zero_addresses = false;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    const std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
+  for (size_t pos = 0; pos < text.size();) {
+    const std::string_view line = next_line(text, pos);
     if (line.empty() || line[0] == ' ') continue;  // nested resources are indented
     const size_t colon = line.find(" : ");
     if (colon == std::string_view::npos || line.substr(colon + 3) != "System RAM") continue;
