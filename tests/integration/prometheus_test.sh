@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# The Grafana dashboard and the Prometheus rules against a real Prometheus:
+#  1. promtool check rules / test rules (unit tests of every alert) pass;
+#  2. with memory fragmented and huge pages asked for, a Prometheus server on
+#     loopback scrapes fragd every second and loads the rules; after the
+#     scrapes, every PromQL expression of the dashboard (panel targets,
+#     annotations, variables, with Grafana's variables substituted) and of
+#     every rule is evaluated through /api/v1/query: each must parse, each
+#     dashboard query must return a finite value, every rule must evaluate
+#     without error, and no expression may name a metric fragd does not export;
+#  3. bad input: a dashboard or a rule naming a metric fragd does not export
+#     fails the checker.
+# fragd runs in act mode with dry_run (it decides pool and compaction actions
+# and writes nothing), so the pool target and the action annotations have data.
+source "$(dirname "$0")/lib.sh"
+require_root
+command -v prometheus >/dev/null || skip_or_fail "prometheus missing (Debian package prometheus)"
+command -v promtool >/dev/null || skip_or_fail "promtool missing (Debian package prometheus)"
+
+RULES="$SRC/configs/prometheus/fragd-rules.yml"
+RULES_TEST="$SRC/configs/prometheus/fragd-rules.test.yml"
+DASH="$SRC/dashboards/fragd.json"
+CHECK="$SRC/tests/integration/promql_check.py"
+
+# 1. Static checks.
+promtool check rules "$RULES" || fail "promtool check rules $RULES"
+promtool test rules "$RULES_TEST" || fail "promtool test rules $RULES_TEST"
+log "promtool check rules and test rules pass"
+
+heavy_lock
+HP=/proc/sys/vm/nr_hugepages
+PRO=/proc/sys/vm/compaction_proactiveness
+save_sysctl $PRO
+save_sysctl $HP
+RESTORE+=("echo 0 > $HP")   # runs first on exit: free the pool before anything else
+echo 0 > $PRO   # stalls on demand only: kcompactd must not tidy up before the write
+echo 0 > $HP
+
+TARGET=10000   # 20 GiB, never allocated (dry_run): more than the test asks for, so fragd's pool decisions go on
+cat >"$WORK/fragd.yaml" <<YAML
+mode: act
+dry_run: true
+pageblocks: {scan: true, interval: 10s}
+compaction:
+  min_interval: 2s
+hugepages:
+  pools:
+    - {size: 2MB, node: all, count: $TARGET}
+YAML
+FRAGD_CONFIG="$WORK/fragd.yaml" start_fragd
+fragment 90
+
+# 2. Prometheus on loopback, scraping fragd every second.
+PROM_PORT=$(free_port)
+PROM="http://127.0.0.1:$PROM_PORT"
+cat >"$WORK/prometheus.yml" <<YAML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $RULES
+scrape_configs:
+  - job_name: fragd
+    static_configs:
+      - targets: ["127.0.0.1:$PORT"]
+YAML
+prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+  --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
+PROM_PID=$!
+PIDS+=("$PROM_PID")
+prom_ready() { curl -sf "$PROM/-/ready" >/dev/null; }
+wait_for 30 prom_ready || { cat "$WORK/prometheus.log" >&2; fail "Prometheus did not get ready on $PROM in 30 s"; }
+
+# instant VALUE of a query with a one-element answer (empty when none).
+instant() {
+  curl -sf --get "$PROM/api/v1/query" --data-urlencode "query=$1" |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'
+}
+scrapes_at_least() { local n; n=$(instant "count_over_time(up{job=\"fragd\"}[5m])"); [ -n "$n" ] && [ "$n" -ge "$1" ]; }
+wait_for 30 scrapes_at_least 2 || { cat "$WORK/prometheus.log" >&2; fail "Prometheus did not scrape fragd twice in 30 s"; }
+[ "$(instant 'up{job="fragd"}')" = 1 ] || fail "Prometheus scrapes fragd but up is not 1"
+log "Prometheus $PROM scraped fragd twice"
+
+# More huge pages than there are free 2 MiB blocks, so that some must be compacted (they stall).
+free2m=$(awk '{ s += $(NF - 1) + 2 * $NF } END { print s }' /proc/buddyinfo)
+WANT=$((free2m + 500))
+[ "$WANT" -lt "$TARGET" ] || fail "$free2m free 2 MiB blocks after fragmenting: memory is not fragmented enough to test"
+log "asking for $WANT x 2 MiB huge pages ($free2m free blocks; the policy's target of $TARGET stays short)"
+echo $WANT > $HP
+log "pool holds $(cat $HP)"
+before=$(instant 'count_over_time(up{job="fragd"}[5m])')
+wait_for 30 scrapes_at_least $((before + 2)) || fail "Prometheus did not scrape fragd twice after the pool write"
+stalls=$(instant 'sum(fragd_alloc_stall_seconds_count{order="9"})')
+[ -n "$stalls" ] && [ "${stalls%.*}" -gt 0 ] || fail "no order-9 stall recorded (fragd_alloc_stall_seconds_count = '$stalls'): the scene the dashboard shows did not happen"
+log "order-9 stalls seen by Prometheus: $stalls"
+
+# Every rule evaluated at least once, without error.
+curl -sf "$PROM/api/v1/rules" -o "$WORK/rules.json" || fail "GET /api/v1/rules"
+rules_evaluated() {
+  curl -sf "$PROM/api/v1/rules" -o "$WORK/rules.json" &&
+    python3 - "$WORK/rules.json" <<'PY'
+import json, sys
+rules = [r for g in json.load(open(sys.argv[1]))["data"]["groups"] for r in g["rules"]]
+sys.exit(0 if rules and all(not r.get("lastEvaluation", "").startswith("0001") for r in rules) else 1)
+PY
+}
+wait_for 30 rules_evaluated || fail "Prometheus did not evaluate every rule in 30 s"
+want_rules=$(grep -cE '^\s*- (alert|record):' "$RULES")
+python3 - "$WORK/rules.json" "$want_rules" <<'PY' || fail "rules loaded by Prometheus are not all healthy"
+import json, sys
+rules = [r for g in json.load(open(sys.argv[1]))["data"]["groups"] for r in g["rules"]]
+bad = [f'{r["name"]}: {r.get("lastError")}' for r in rules if r.get("health") != "ok"]
+for b in bad:
+    print("rule evaluation error:", b, file=sys.stderr)
+if len(rules) != int(sys.argv[2]):
+    print(f"Prometheus loaded {len(rules)} rules, the file has {sys.argv[2]}", file=sys.stderr)
+    sys.exit(1)
+sys.exit(1 if bad else 0)
+PY
+
+scrape >"$WORK/scrape.prom"
+INSTANCE_RE="127\\\\.0\\\\.0\\\\.1:$PORT"   # Grafana's regex escaping of a multi-value variable
+if ! python3 "$CHECK" --dashboard "$DASH" --rules-json "$WORK/rules.json" --scrape "$WORK/scrape.prom" \
+  --readme "$SRC/README.md" --prom "$PROM" --var "instance=$INSTANCE_RE" --var "order=.+" >"$WORK/check.out" 2>&1; then
+  sed 's/^/    /' "$WORK/check.out" >&2
+  fail "a dashboard or rule expression failed (above)"
+fi
+sed 's/^/    /' "$WORK/check.out"
+log "every dashboard and rule expression parses and names only exported metrics; every panel has data"
+
+# 3. Bad input: a metric fragd does not export fails the check, in a panel and in a rule.
+sed 's/fragd_node_fragmentation_score{/fragd_node_fragmentation_scores{/' "$DASH" >"$WORK/bad-dash.json"
+cmp -s "$DASH" "$WORK/bad-dash.json" && fail "could not make the bad dashboard (expression not found)"
+if python3 "$CHECK" --dashboard "$WORK/bad-dash.json" --rules-json "$WORK/rules.json" --scrape "$WORK/scrape.prom" \
+  --names-only --var "instance=x" --var "order=.+" >"$WORK/bad-dash.out" 2>&1; then
+  fail "the checker passed a dashboard naming fragd_node_fragmentation_scores"
+fi
+grep -q 'does not export: fragd_node_fragmentation_scores' "$WORK/bad-dash.out" ||
+  fail "the checker's failure does not name the metric: $(cat "$WORK/bad-dash.out")"
+sed 's/fragd_bpf_program_attached ==/fragd_bpf_programs_attached ==/' "$WORK/rules.json" >"$WORK/bad-rules.json"
+cmp -s "$WORK/rules.json" "$WORK/bad-rules.json" && fail "could not make the bad rules (expression not found)"
+if python3 "$CHECK" --dashboard "$DASH" --rules-json "$WORK/bad-rules.json" --scrape "$WORK/scrape.prom" \
+  --names-only --var "instance=x" --var "order=.+" >"$WORK/bad-rules.out" 2>&1; then
+  fail "the checker passed a rule naming fragd_bpf_programs_attached"
+fi
+grep -q 'does not export: fragd_bpf_programs_attached' "$WORK/bad-rules.out" ||
+  fail "the checker's failure does not name the metric: $(cat "$WORK/bad-rules.out")"
+log "a panel or rule naming an unexported metric fails the check"
+
+kill -TERM "$PROM_PID"
+rc=0; wait "$PROM_PID" || rc=$?
+[ "$rc" -eq 0 ] || { cat "$WORK/prometheus.log" >&2; fail "Prometheus exited $rc after SIGTERM"; }
+stop_fragd
+log "PASS"
