@@ -13,6 +13,7 @@ packages=(
   bpftrace     # the reference the overhead benchmark compares with
   libhugetlbfs-bin  # hugeadm: the prior art the act benchmark compares with
   strace       # proves in the act test that observe and dry_run write nothing to the kernel
+  systemd      # systemd-analyze: the package test verifies and scores the unit
   groff-base python3-yaml  # docs_test: man pages render without warnings, the DaemonSet parses
 )
 

@@ -367,7 +367,7 @@ Result<ScanResult> scan_live(const std::string& proc_root, unsigned pageblock_or
   if (fd < 0) {
     const int e = errno;
     std::string fix = e == EACCES || e == EPERM
-                          ? "fragd needs root (CAP_SYS_ADMIN) to read it"
+                          ? "it is root's alone (mode 0400): run fragd as root"
                           : e == ENOENT ? "the kernel lacks CONFIG_PROC_PAGE_MONITOR"
                                         : "check the kernel's procfs";
     return make_error("cannot open " + kpf_path + ": " + std::strerror(e) + "; " + fix +

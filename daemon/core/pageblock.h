@@ -158,7 +158,7 @@ Result<ScanResult> scan_pageblocks(const std::vector<ZoneSpan>& spans, const std
 
 // The live scan: /proc/zoneinfo, /proc/iomem, /proc/kpageflags under
 // proc_root. Error when kpageflags cannot be opened (names the path and the
-// fix: run as root / CAP_SYS_ADMIN, kernel with CONFIG_PROC_PAGE_MONITOR).
+// fix: run as root (the file is mode 0400), kernel with CONFIG_PROC_PAGE_MONITOR).
 Result<ScanResult> scan_live(const std::string& proc_root = "/proc", unsigned pageblock_order = 9,
                              unsigned threads = 1);
 

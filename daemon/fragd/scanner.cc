@@ -25,7 +25,7 @@ Result<std::unique_ptr<PageblockScanner>> PageblockScanner::start(uint64_t inter
     const int e = errno;
     return make_error(std::string("cannot open /proc/kpageflags: ") + std::strerror(e) + "; " +
                           (e == ENOENT ? "the kernel lacks CONFIG_PROC_PAGE_MONITOR"
-                                       : "fragd needs root (CAP_SYS_ADMIN) to read it") +
+                                       : "it is root's alone (mode 0400): run fragd as root") +
                           ". The pageblock scan is off (fragd_pageblock_class is not exported); everything "
                           "else works",
                       e);

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The Debian package: cpack builds it from the build dir; dpkg installs it; every
+# file is where the unit and a distribution expect it; the installed policy passes
+# --check-config (as nobody) and a broken one fails the unit's reload check; the
+# unit passes `systemd-analyze verify` and scores an exposure <= 4.0; the installed
+# fragd serves metrics and fragctl talks to it; `dpkg -r` keeps only the conffile
+# and `dpkg --purge` leaves nothing. There is no systemd as PID 1 here, so fragd is
+# started by hand, not through the unit.
+source "$(dirname "$0")/lib.sh"
+require_root
+
+for tool in cpack dpkg dpkg-deb dpkg-query systemd-analyze setpriv curl; do
+  command -v "$tool" >/dev/null || skip_or_fail "$tool is not installed"
+done
+[ -f "$BUILD/CPackConfig.cmake" ] && [ -f "$BUILD/fragd.service" ] ||
+  fail "$BUILD has no CPackConfig.cmake or fragd.service: configure it again (cmake -S $SRC -B $BUILD)"
+
+# Paths as the build wrote them into the unit.
+UNIT_SRC="$BUILD/fragd.service"
+FRAGD_BIN=$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$UNIT_SRC")
+CONF=$(sed -n 's/^ExecStart=.* --config \([^ ]*\).*/\1/p' "$UNIT_SRC")
+BIN_DIR=$(dirname "$FRAGD_BIN")
+PREFIX=$(dirname "$BIN_DIR")
+UNIT="$PREFIX/lib/systemd/system/fragd.service"
+SHARE="$PREFIX/share/fragd"
+[ -n "$FRAGD_BIN" ] && [ -n "$CONF" ] || fail "cannot read ExecStart and --config from $UNIT_SRC"
+WANTS=/etc/systemd/system/multi-user.target.wants/fragd.service
+DSH_STATE=/var/lib/systemd/deb-systemd-helper-enabled/fragd.service
+
+# The test must leave the machine as it found it: it never touches a fragd that
+# was there before.
+status=$(dpkg-query -W -f='${Status}' fragd 2>/dev/null || true)
+case "$status" in
+  *installed* | *config-files* | *unpacked* | *half*)
+    skip_or_fail "a fragd package is already on this machine ($status); remove it (dpkg --purge fragd) to run this test" ;;
+esac
+for f in "$FRAGD_BIN" "$BIN_DIR/fragctl" "$(dirname "$CONF")" "$UNIT" "$SHARE" "$WANTS"; do
+  [ -e "$f" ] || [ -L "$f" ] || continue
+  skip_or_fail "$f exists outside any package; the package would overwrite it and its removal delete it"
+done
+
+log "building the .deb from $BUILD"
+cpack -G DEB --config "$BUILD/CPackConfig.cmake" -B "$WORK/pkg" >"$WORK/cpack.log" 2>&1 ||
+  { cat "$WORK/cpack.log" >&2; fail "cpack -G DEB failed"; }
+DEB=$(ls "$WORK"/pkg/fragd_*.deb 2>/dev/null | head -1)
+[ -n "$DEB" ] || { cat "$WORK/cpack.log" >&2; fail "cpack wrote no fragd_*.deb into $WORK/pkg"; }
+log "built $(basename "$DEB") ($(stat -c %s "$DEB") bytes)"
+
+# Control data: name, dependencies found by dpkg-shlibdeps, the conffile, the scripts.
+[ "$(dpkg-deb -f "$DEB" Package)" = fragd ] || fail "package name is '$(dpkg-deb -f "$DEB" Package)', want fragd"
+deps=$(dpkg-deb -f "$DEB" Depends)
+log "Depends: $deps"
+for lib in libbpf1 libyaml-cpp0.7 libcairo2 libprometheus-cpp libstdc++6; do
+  grep -q "$lib" <<<"$deps" || fail "Depends lacks $lib: $deps"
+done
+if grep -q 'libsystemd' "$BUILD/CMakeCache.txt" && grep -q '^Type=notify' "$UNIT_SRC"; then
+  grep -q libsystemd0 <<<"$deps" || fail "the unit is Type=notify but Depends lacks libsystemd0: $deps"
+fi
+dpkg-deb -e "$DEB" "$WORK/control"
+grep -qx "$CONF" "$WORK/control/conffiles" || fail "$CONF is not a conffile: $(cat "$WORK/control/conffiles")"
+for s in postinst prerm postrm; do
+  [ -x "$WORK/control/$s" ] || fail "the package has no executable $s"
+  sh -n "$WORK/control/$s" || fail "$s is not valid sh"
+done
+dpkg-deb -c "$DEB" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' >"$WORK/files"
+[ -s "$WORK/files" ] || fail "the package holds no files"
+
+log "installing it"
+RESTORE+=("dpkg --purge fragd >/dev/null 2>&1")  # on any failure below
+dpkg -i "$DEB" >"$WORK/dpkg-i.log" 2>&1 || { cat "$WORK/dpkg-i.log" >&2; fail "dpkg -i $(basename "$DEB") failed"; }
+dpkg-query -W -f='${Status}' fragd | grep -q 'install ok installed' ||
+  fail "fragd is not 'install ok installed' after dpkg -i: $(dpkg-query -W -f='${Status}' fragd)"
+
+# Every file of the package is in place and owned by it.
+while read -r f; do
+  [ -e "$f" ] || fail "$f is in the package but not on disk"
+  dpkg -S "$f" 2>/dev/null | grep -q '^fragd:' || fail "$f is not owned by the fragd package"
+done <"$WORK/files"
+for f in "$FRAGD_BIN" "$BIN_DIR/fragctl"; do [ -x "$f" ] || fail "$f is not executable"; done
+[ -f "$CONF" ] || fail "the default policy is not at $CONF"
+cmp -s "$CONF" "$SRC/configs/fragd.yaml" || fail "$CONF differs from configs/fragd.yaml"
+[ -f "$UNIT" ] || fail "the unit is not at $UNIT"
+grep -q "^ExecStart=$FRAGD_BIN --config $CONF\$" "$UNIT" || fail "$UNIT does not start $FRAGD_BIN --config $CONF"
+dpkg-query -W -f='${Conffiles}\n' fragd | grep -q " $CONF " || fail "dpkg does not list $CONF as a conffile"
+for pair in "dashboards:*.json:dashboards" "configs/prometheus:*.yml:prometheus" "configs/kubernetes:*.yaml:kubernetes"; do
+  IFS=: read -r dir pat dest <<<"$pair"
+  for f in "$SRC"/$dir/$pat; do
+    [ -e "$f" ] || continue
+    cmp -s "$f" "$SHARE/$dest/$(basename "$f")" || fail "$dir/$(basename "$f") is not installed as $SHARE/$dest/$(basename "$f")"
+  done
+done
+[ -f "$PREFIX/share/doc/fragd/README.md" ] || fail "README.md is not in $PREFIX/share/doc/fragd"
+log "$(wc -l <"$WORK/files") files in place; policy at $CONF, unit at $UNIT"
+
+# Enabled for the next boot (deb-systemd-helper works without a running systemd).
+if [ -x /usr/bin/deb-systemd-helper ]; then
+  [ -L "$WANTS" ] || fail "postinst did not enable fragd.service ($WANTS is missing)"
+fi
+
+# The policy check: unprivileged, on the installed file; and the unit's reload
+# check refuses a broken policy, so `systemctl reload` reports it and fragd keeps its policy.
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$FRAGD_BIN" --check-config "$CONF" >"$WORK/check.out" 2>&1 ||
+  { cat "$WORK/check.out" >&2; fail "fragd --check-config $CONF failed (as nobody)"; }
+log "$(cat "$WORK/check.out")"
+reload_check=$(sed -n 's/^ExecReload=\(.* --check-config\) .*/\1/p' "$UNIT" | head -1)
+[ -n "$reload_check" ] || fail "$UNIT has no ExecReload=... --check-config line before the SIGHUP"
+sed 's/^mode: observe/mode: sometimes/' "$CONF" >"$WORK/broken.yaml"
+if $reload_check "$WORK/broken.yaml" >"$WORK/broken.out" 2>&1; then
+  fail "the unit's reload check accepted a broken policy (mode: sometimes)"
+fi
+grep -q 'mode' "$WORK/broken.out" || fail "the reload check's message does not name the bad key: $(cat "$WORK/broken.out")"
+log "broken policy refused: $(head -1 "$WORK/broken.out")"
+
+# The unit as systemd reads it, and its exposure score (offline: no systemd here).
+systemd-analyze verify "$UNIT" >"$WORK/verify.out" 2>&1 ||
+  { cat "$WORK/verify.out" >&2; fail "systemd-analyze verify $UNIT failed"; }
+[ ! -s "$WORK/verify.out" ] || { cat "$WORK/verify.out" >&2; fail "systemd-analyze verify $UNIT printed warnings"; }
+systemd-analyze security --offline=true "$UNIT" >"$WORK/security.out" 2>&1 || true
+exposure=$(sed -n 's/.*Overall exposure level for fragd.service: \([0-9.]*\).*/\1/p' "$WORK/security.out")
+[ -n "$exposure" ] || { cat "$WORK/security.out" >&2; fail "systemd-analyze security printed no exposure level"; }
+python3 -c "import sys; sys.exit(0 if float('$exposure') <= 4.0 else 1)" ||
+  { grep '✗' "$WORK/security.out" >&2; fail "exposure $exposure > 4.0"; }
+log "systemd-analyze verify: clean; security --offline=true: exposure $exposure"
+
+# The installed daemon, started by hand on a free port and a private socket.
+PORT=$(free_port)
+SOCK="$WORK/fragd.sock"
+"$FRAGD_BIN" --config "$CONF" --listen "127.0.0.1:$PORT" --socket "$SOCK" >"$WORK/fragd.log" 2>&1 &
+FRAGD_PID=$!
+PIDS+=("$FRAGD_PID")
+FRAGD_LOG="$WORK/fragd.log"
+has_programs() { scrape >"$WORK/m.prom" 2>/dev/null && grep -q '^fragd_bpf_program_attached' "$WORK/m.prom"; }
+wait_for 30 has_programs || { cat "$FRAGD_LOG" >&2; fail "the installed fragd did not serve metrics within 30 s"; }
+total=$(grep -c '^fragd_bpf_program_attached' "$WORK/m.prom")
+attached=$(metric "$WORK/m.prom" fragd_bpf_program_attached)
+[ "$attached" -eq "$total" ] || fail "the installed fragd attached $attached of $total programs"
+"$BIN_DIR/fragctl" --socket "$SOCK" status --json >"$WORK/status.json" ||
+  fail "the installed fragctl could not query the installed fragd"
+python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("nodes") else 1)' "$WORK/status.json" ||
+  fail "fragctl status --json has no nodes: $(head -c 300 "$WORK/status.json")"
+stop_fragd
+log "installed fragd: $attached/$total programs attached, $(grep -c '^fragd_' "$WORK/m.prom") samples scraped, stopped cleanly"
+
+# Removal keeps only the conffile; purge leaves nothing.
+dpkg -r fragd >"$WORK/dpkg-r.log" 2>&1 || { cat "$WORK/dpkg-r.log" >&2; fail "dpkg -r fragd failed"; }
+while read -r f; do
+  [ "$f" = "$CONF" ] && continue
+  [ ! -e "$f" ] || fail "$f is still there after dpkg -r"
+done <"$WORK/files"
+[ -f "$CONF" ] || fail "dpkg -r removed the conffile $CONF (only a purge should)"
+dpkg-query -W -f='${Status}' fragd | grep -q 'config-files' ||
+  fail "fragd is '$(dpkg-query -W -f='${Status}' fragd)' after dpkg -r, want config-files"
+dpkg --purge fragd >"$WORK/dpkg-purge.log" 2>&1 || { cat "$WORK/dpkg-purge.log" >&2; fail "dpkg --purge fragd failed"; }
+for f in "$CONF" "$(dirname "$CONF")" "$SHARE" "$PREFIX/share/doc/fragd" "$WANTS" "$DSH_STATE" /run/fragd; do
+  [ ! -e "$f" ] && [ ! -L "$f" ] || fail "$f is still there after dpkg --purge"
+done
+if dpkg-query -W -f='${Status}' fragd 2>/dev/null | grep -q 'installed\|config-files'; then
+  fail "dpkg still knows fragd after the purge: $(dpkg-query -W -f='${Status}' fragd)"
+fi
+log "dpkg -r kept only $CONF; dpkg --purge left nothing"
+log "PASS"
