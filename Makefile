@@ -31,13 +31,15 @@ unit: build
 integration: build
 	ctest --test-dir $(BUILD) --output-on-failure -L integration
 
-# Tracing overhead (bench/run.sh), acting on fragmentation (bench/act.sh), the pageblock scan (bench/scan.sh);
+# Tracing overhead (bench/run.sh), acting on fragmentation (bench/act.sh), the pageblock scan (bench/scan.sh),
+# the dashboard's data drawn from a real Prometheus (bench/dashboard.sh -> docs/dashboard.png);
 # BENCH_QUICK=1 makes each a smoke run that writes /tmp/fragd-bench-quick.md.
 bench: deps
 	$(MAKE) build
 	bash bench/run.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/act.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/scan.sh
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/dashboard.sh
 
 clean:
 	rm -rf $(BUILD)

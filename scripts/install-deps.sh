@@ -15,6 +15,7 @@ packages=(
   strace       # proves in the act test that observe and dry_run write nothing to the kernel
   systemd      # systemd-analyze: the package test verifies and scores the unit
   groff-base python3-yaml  # docs_test: man pages render without warnings, the DaemonSet parses
+  python3-matplotlib  # bench/dashboard_render.py draws docs/dashboard.png
 )
 
 missing=()

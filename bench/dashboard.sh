@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# Renders fragd's Grafana dashboard (dashboards/fragd.json) with the data of a
+# real scenario, as one PNG (docs/dashboard.png): there is no Grafana here, so
+# every panel's PromQL is evaluated by a real Prometheus and drawn by
+# bench/dashboard_render.py. Run as root after the build:
+#
+#   bash bench/dashboard.sh            # ~4 min, writes docs/dashboard.png
+#
+# Scenario (times are logged and drawn on every panel):
+#   baseline  fragd (act mode, dry_run, a 2 MB pool target it cannot reach) and
+#             Prometheus (scraping every second, with configs/prometheus/fragd-rules.yml) run
+#   fragment  fragmenter --percent P splinters memory (1 page of every 4 kept)
+#   burst N   BURSTS times: nr_hugepages = (free 2 MiB blocks now) + EXTRA, so that EXTRA
+#             pages must be compacted by the allocating task (stalls); held, then back to 0
+#   compact   one write of 1 to /proc/sys/vm/compact_memory
+#   burst     the last burst's size again, on compacted memory
+#   release   pool back to 0, fragmenter stopped; memory heals
+# vm.compaction_proactiveness is 0 throughout, so that the kernel does not
+# compact ahead of the bursts; it and vm.nr_hugepages are restored on exit.
+# fragd's dry_run decides pool and compaction actions and writes nothing.
+#
+# Knobs (environment): FRAGD_BUILD_DIR (fragd and fragmenter, default build),
+# DASHBOARD_PNG (output, default docs/dashboard.png), DASHBOARD_PERCENT (90),
+# DASHBOARD_BURSTS (3), DASHBOARD_EXTRA (500), DASHBOARD_STEP (2, seconds between
+# points), BENCH_KEEP=1 keeps the work directory (its data.json re-renders with
+# `dashboard_render.py --load`).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+LOG_TAG=dashboard
+LOG_TIME=1
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+
+[[ $(id -u) -eq 0 ]] || die "must run as root (it writes sysctls and loads BPF)"
+BUILD_DIR=${FRAGD_BUILD_DIR:-build}
+[[ $BUILD_DIR == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
+for b in fragd fragmenter; do
+	[[ -x $BUILD_DIR/$b ]] || die "$BUILD_DIR/$b missing: run make first (or set FRAGD_BUILD_DIR)"
+done
+require_tools " (bash scripts/install-deps.sh installs it)" prometheus curl flock python3
+# The Debian interpreter, where python3-matplotlib is installed, even when another python3 comes first in PATH.
+PY=python3
+python3 -c 'import matplotlib' 2>/dev/null || PY=/usr/bin/python3
+"$PY" -c 'import matplotlib' 2>/dev/null ||
+	die "matplotlib not importable by python3 nor /usr/bin/python3 (bash scripts/install-deps.sh installs python3-matplotlib)"
+
+OUT=${DASHBOARD_PNG:-docs/dashboard.png}
+PERCENT=${DASHBOARD_PERCENT:-90}
+BURSTS=${DASHBOARD_BURSTS:-3}
+EXTRA=${DASHBOARD_EXTRA:-500}
+STEP=${DASHBOARD_STEP:-2}
+for v in PERCENT BURSTS EXTRA STEP; do
+	is_uint "${!v}" || die "DASHBOARD_${v} must be a non-negative integer, got '${!v}'"
+done
+((PERCENT >= 10 && PERCENT <= 95)) || die "DASHBOARD_PERCENT must be in 10..95, got $PERCENT"
+((BURSTS >= 1 && STEP >= 1 && EXTRA >= 1)) || die "DASHBOARD_BURSTS, DASHBOARD_STEP and DASHBOARD_EXTRA must be >= 1"
+
+HP=/proc/sys/vm/nr_hugepages
+PRO=/proc/sys/vm/compaction_proactiveness
+CM=/proc/sys/vm/compact_memory
+require_empty_pool
+PRO_ORIG=
+
+WORK=$(mktemp -d /tmp/fragd-bench-dashboard.XXXXXX)
+PIDS=()
+FAILED=1
+LOCKED=0
+exec {LOCK_FD}>>/tmp/fragd-heavy.lock
+
+restore_settings() {
+	[[ -n $PRO_ORIG ]] || return 0 # nothing changed yet
+	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
+	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
+}
+restore_on_exit() { # run by cleanup (lib.sh), after every process is stopped
+	restore_settings
+	((LOCKED)) && flock -u "$LOCK_FD"
+	return 0
+}
+install_cleanup 15
+
+# Private copies: others may rebuild the build directory while this runs.
+cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragmenter" "$WORK/"
+
+phase() { # LABEL: the scenario's timeline, drawn on every panel
+	printf '%s\t%s\n' "$EPOCHREALTIME" "$1" >>"$WORK/phases.tsv"
+	log "$1"
+}
+free_2m_blocks() { awk '{ s += $(NF - 1) + 2 * $NF } END { print s }' /proc/buddyinfo; }
+
+log "waiting for /tmp/fragd-heavy.lock"
+flock "$LOCK_FD"
+LOCKED=1
+require_empty_pool
+# Read under the lock: another heavy job may have changed it for its own run.
+PRO_ORIG=$(<"$PRO")
+echo 0 >"$PRO"
+
+# fragd: act mode, dry_run, a pool target far above what the bursts ask for, so that its
+# pool decisions go on and the action annotations have data.
+TARGET=10000
+cat >"$WORK/fragd.yaml" <<YAML
+mode: act
+dry_run: true
+pageblocks: {scan: true, interval: 10s}
+compaction:
+  min_interval: 2s
+hugepages:
+  pools:
+    - {size: 2MB, node: all, count: $TARGET}
+YAML
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT/metrics"
+"$WORK/fragd" --config "$WORK/fragd.yaml" --listen "127.0.0.1:$PORT" --socket "$WORK/fragd.sock" \
+	>"$WORK/fragd.log" 2>&1 {LOCK_FD}>&- &
+FRAGD_PID=$!
+PIDS+=("$FRAGD_PID")
+wait_fragd_ready "$FRAGD_PID" "$WORK/fragd.log"
+log "fragd ready on $URL ($FRAGD_PROGRAMS programs attached)"
+
+PROM_PORT=$(free_port)
+PROM="http://127.0.0.1:$PROM_PORT"
+cat >"$WORK/prometheus.yml" <<YAML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $ROOT/configs/prometheus/fragd-rules.yml
+scrape_configs:
+  - job_name: fragd
+    static_configs:
+      - targets: ["127.0.0.1:$PORT"]
+YAML
+prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+	--web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1 {LOCK_FD}>&- &
+PROM_PID=$!
+PIDS+=("$PROM_PID")
+for ((i = 0; i < 300; i++)); do
+	curl -sf "$PROM/-/ready" >/dev/null 2>&1 && break
+	kill -0 "$PROM_PID" 2>/dev/null || die "prometheus exited at start: $(tail -5 "$WORK/prometheus.log")"
+	sleep 0.1
+done
+curl -sf "$PROM/-/ready" >/dev/null || die "Prometheus not ready on $PROM after 30 s: $(tail -5 "$WORK/prometheus.log")"
+log "Prometheus on $PROM scrapes fragd every second"
+
+T_START=$EPOCHREALTIME
+phase baseline
+sleep 15
+
+phase fragment
+mkfifo "$WORK/frag.in"
+# stdin: a FIFO the fragmenter holds open at both ends, so it never sees EOF; it stops on SIGTERM.
+"$WORK/fragmenter" --percent "$PERCENT" >"$WORK/frag.out" 2>"$WORK/frag.err" 0<>"$WORK/frag.in" {LOCK_FD}>&- &
+FRAG_PID=$!
+PIDS+=("$FRAG_PID")
+for ((i = 0; i < 3000; i++)); do
+	grep -q '^ready' "$WORK/frag.out" 2>/dev/null && break
+	kill -0 "$FRAG_PID" 2>/dev/null || die "fragmenter exited before 'ready': $(cat "$WORK/frag.err")"
+	sleep 0.1
+done
+grep -q '^ready' "$WORK/frag.out" || die "fragmenter not ready after 300 s"
+log "fragmenter: $(cat "$WORK/frag.out")"
+sleep 25
+
+want=0
+for ((b = 1; b <= BURSTS; b++)); do
+	free2m=$(free_2m_blocks)
+	want=$((free2m + EXTRA))
+	phase "burst $b"
+	echo "$want" >"$HP"
+	log "asked for $want x 2 MiB ($free2m free 2 MiB blocks): the pool holds $(<"$HP")"
+	sleep 8
+	echo 0 >"$HP"
+	sleep 12
+done
+
+phase compact
+t0=$EPOCHREALTIME
+echo 1 >"$CM"
+log "compaction took $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }') s; $(free_2m_blocks) free 2 MiB blocks"
+sleep 12
+
+phase "burst $((BURSTS + 1))"
+echo "$want" >"$HP"
+log "asked for $want x 2 MiB on compacted memory: the pool holds $(<"$HP")"
+sleep 8
+
+phase release
+echo 0 >"$HP"
+stop_pid "$FRAG_PID" 60 || true
+sleep 30
+T_END=$EPOCHREALTIME
+printf '%s\tend\n' "$T_END" >>"$WORK/phases.tsv"
+
+# Query every panel over the scenario, then stop everything and draw.
+"$PY" bench/dashboard_render.py --prom "$PROM" --dashboard dashboards/fragd.json \
+	--instance "127.0.0.1:$PORT" --start "$T_START" --end "$T_END" --step "$STEP" \
+	--phases "$WORK/phases.tsv" --save "$WORK/data.json" ||
+	die "querying Prometheus for the dashboard's panels failed"
+stop_pid "$PROM_PID" 20 || log "prometheus exited with status $? (log: $WORK/prometheus.log)"
+stop_pid "$FRAGD_PID" 20 || die "fragd exited with status $? after SIGTERM: $(tail -5 "$WORK/fragd.log")"
+restore_settings
+flock -u "$LOCK_FD"
+LOCKED=0
+
+NOTE="fragmenter --percent $PERCENT (kept $(awk '/^ready/ { printf "%.1f", $2 / 1048576 }' "$WORK/frag.out") GiB)"
+NOTE+=" · bursts: nr_hugepages = free 2 MiB blocks + $EXTRA, then 0 · compaction_proactiveness 0"
+NOTE+=" · fragd act mode, dry_run, pool target $TARGET · $(uname -r), $(nproc) CPUs, $(awk '/^MemTotal/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo) GiB"
+"$PY" bench/dashboard_render.py --load "$WORK/data.json" --note "$NOTE" --output "$OUT" || die "drawing $OUT failed"
+log "wrote $OUT ($(($(stat -c %s "$OUT") / 1024)) KiB)"
+FAILED=0
