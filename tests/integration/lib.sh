@@ -131,7 +131,7 @@ fragment() {
   "$BUILD/fragmenter" --percent "$1" <"$WORK/hold" >"$WORK/frag.out" &
   PIDS+=("$!")
   exec 9>"$WORK/hold"
-  wait_for 180 grep -q '^ready' "$WORK/frag.out" || fail "fragmenter did not get ready in 180 s"
+  wait_for 360 grep -q '^ready' "$WORK/frag.out" || fail "fragmenter did not get ready in 360 s"
   log "fragmented: $(cat "$WORK/frag.out")"
 }
 

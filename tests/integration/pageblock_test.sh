@@ -95,23 +95,31 @@ import json, sys
 z = json.load(open(sys.argv[1]))["scan"]["zones"]
 print(sum(x["hugepages"]["free"] + x["hugepages"]["compaction"] for x in z))' "$WORK/map3.json")
 # One compaction that ran to its end: the kernel aborts a run as "contended"
-# now and then (lock contention), after a fraction of its work; such a run is
-# repeated (fragd counts run endings by status).
+# now and then (its free scanner found no target for a page), after a fraction
+# of its work; such a run is repeated after a pause (fragd counts run endings
+# by status). If five in a row end so, the comparison says nothing about the
+# estimate and is not made (logged).
 contended() { scrape | awk '/^fragd_compaction_runs_total\{.*trigger="manual".*status="contended"/ { s += $2 } END { print s + 0 }'; }
-for try in 1 2 3; do
+completed=0
+for try in 1 2 3 4 5; do
   c0=$(contended)
   echo 1 > /proc/sys/vm/compact_memory
   sleep 2  # a collector tick
   c1=$(contended)
-  [ "$c1" -eq "$c0" ] && break
-  log "the compaction ended contended ($((c1 - c0)) zone runs); compacting again"
+  if [ "$c1" -eq "$c0" ]; then completed=1; break; fi
+  log "the compaction ended contended ($((c1 - c0)) zone runs); compacting again in 3 s"
+  sleep 3
 done
 echo $((est * 2)) > $HP
 got=$(cat $HP)
 echo 0 > $HP
 log "estimate free+compaction $est huge pages; one compaction, then a pool write of $((est * 2)) got $got"
-python3 -c 'import sys; e, g = map(int, sys.argv[1:]); sys.exit(abs(e - g) > 0.10 * g)' "$est" "$got" ||
-  fail "estimate $est is not within 10% of the $got huge pages obtained"
+if [ "$completed" -eq 1 ]; then
+  python3 -c 'import sys; e, g = map(int, sys.argv[1:]); sys.exit(abs(e - g) > 0.10 * g)' "$est" "$got" ||
+    fail "estimate $est is not within 10% of the $got huge pages obtained"
+else
+  log "NOT COMPARED: five compactions in a row ended contended; the kernel did not compact, so $got says nothing of the estimate"
+fi
 
 # The fragmenter gives its memory back.
 exec 9>&-
@@ -120,7 +128,7 @@ wait_for 120 bash -c '! pgrep -x fragmenter >/dev/null' || fail "the fragmenter 
 # Start from compacted memory: physmap then owns more whole blocks.
 echo 1 > /proc/sys/vm/compact_memory
 avail_mib=$(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024))
-frag_mib=$((avail_mib * 85 / 100))
+frag_mib=$((avail_mib * 90 / 100))
 mkfifo "$WORK/hold-frag" "$WORK/hold-pt"
 "$BUILD/physmap" frag --mib "$frag_mib" --drop 8 --out "$WORK/owned.txt" <"$WORK/hold-frag" >"$WORK/frag.out" 2>"$WORK/frag.err" &
 PIDS+=("$!")
@@ -139,11 +147,11 @@ log "scan 1: owned $n: movable $mov, hybrid $hyb, other $other; kept pages in us
 [ $((used_ok * 100)) -ge $((n * 99)) ] || fail "only $used_ok of $n owned blocks show their kept pages in use"
 
 # 2. Page tables pollute them.
-# Page tables for 3/4 of what is left free: more than the free memory outside
+# Page tables for 4/5 of what is left free: more than the free memory outside
 # physmap's holes, so they must land in them. The holes are 64 pages a block:
 # too few for the kernel to claim the block for unmovable pages, so it steals
 # them and the block becomes hybrid.
-pt_count=$(($(awk '/^MemFree/ { print $2 }' /proc/meminfo) * 3 / 4 / 4))
+pt_count=$(($(awk '/^MemFree/ { print $2 }' /proc/meminfo) * 4 / 5 / 4))
 "$BUILD/physmap" pgtables --count "$pt_count" --out "$WORK/pt.txt" <"$WORK/hold-pt" >"$WORK/pt.out" 2>"$WORK/pt.err" &
 PT_PID=$!
 PIDS+=("$PT_PID")
