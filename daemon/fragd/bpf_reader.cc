@@ -120,7 +120,7 @@ Result<BpfSnapshot> BpfReader::read() const {
   return s;
 }
 
-Result<PollutionSnapshot> BpfReader::read_pollution() const {
+Result<PollutionSnapshot> BpfReader::read_pollution(bool records) const {
   if (!progs_.pollution_enabled())
     return make_error("pollution tracking is off (see fragd's start-up warnings for why)", ENOENT);
   if (ncpus_ <= 0) return make_error("cannot count possible CPUs (/sys/devices/system/cpu/possible)");
@@ -146,6 +146,19 @@ Result<PollutionSnapshot> BpfReader::read_pollution() const {
     if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) c.missed_runs += info.recursion_misses;
   }
 
+  const volatile uint64_t* counts = progs_.block_counts();
+  const uint32_t nblocks = progs_.block_count_entries();
+  if (!records) {
+    for (uint32_t b = 0; counts && b < nblocks; b++)
+      if (const uint64_t pages = counts[b]) {
+        PollutedBlock pb;
+        pb.block = b;
+        pb.pages = pages;
+        snap.blocks.push_back(std::move(pb));
+      }
+    return snap;
+  }
+
   const int fd = progs_.polluted_blocks_fd();
   auto max = map_max_entries(fd, "polluted_blocks");
   if (!max) return max.error();
@@ -153,8 +166,6 @@ Result<PollutionSnapshot> BpfReader::read_pollution() const {
   std::vector<pollution_block> recs;
   if (auto r = read_hash(fd, *max, keys, recs, "polluted_blocks"); !r) return r.error();
 
-  const volatile uint64_t* counts = progs_.block_counts();
-  const uint32_t nblocks = progs_.block_count_entries();
   const uint64_t boot_to_real = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_BOOTTIME);
   std::vector<bool> seen(nblocks, false);
   snap.blocks.reserve(keys.size());

@@ -35,7 +35,10 @@ class BpfReader {
   // key on kernels without batch operations. first_ns/last_ns are converted to
   // CLOCK_REALTIME. Error when pollution tracking is off
   // (BpfPrograms::pollution_enabled() false) or a map cannot be read.
-  Result<PollutionSnapshot> read_pollution() const;
+  // Without `records`, blocks carry only their number and pages, from the
+  // mmapped per-block counts (what the metrics need each tick); the who/when
+  // records (a hash of up to 65536 entries) are read only with `records`.
+  Result<PollutionSnapshot> read_pollution(bool records) const;
 
  private:
   const BpfPrograms& progs_;

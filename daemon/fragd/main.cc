@@ -91,7 +91,9 @@ class Daemon {
   std::unique_ptr<PageblockScanner> scanner_;  // null when the scan is off
   std::string scan_off_;                         // why it is off
   std::vector<ZoneSpan> spans_;                  // zone spans, to place polluted blocks on nodes
-  std::optional<PollutionStats> pollution_;      // last read; empty when tracking is off
+  std::optional<PollutionStats> pollution_;      // last tick's (no who/when records); empty when off
+  // Counters and blocks now; with `records`, who polluted each block (for map and status).
+  std::optional<PollutionStats> read_pollution(bool records);
   std::deque<ActionOutcome> recent_;   // last kRecentActions outcomes, oldest first
   std::set<uint64_t> queued_ids_;      // manual requests not yet finished
   ActStats act_;
@@ -135,17 +137,7 @@ void Daemon::tick() {
     last_mem_.reset();
   }
   act(now_ns());
-  if (bpf_->pollution_enabled()) {
-    if (auto p = reader_->read_pollution()) {
-      PollutionStats ps;
-      ps.counters = p->counters;
-      ps.summary = summarize_pollution(p->blocks, spans_, p->pageblock_order);
-      pollution_ = std::move(ps);
-    } else {
-      self_.collect_errors_bpf++;
-      warn_once(p.error().message);
-    }
-  }
+  if (bpf_->pollution_enabled()) pollution_ = read_pollution(false);
   ScanStats scan;
   if (scanner_) {
     for (const auto& m : scanner_->take_messages()) warn_once(m);
@@ -326,9 +318,23 @@ nlohmann::json Daemon::policy_status() const {
   return j;
 }
 
+std::optional<PollutionStats> Daemon::read_pollution(bool records) {
+  auto p = reader_->read_pollution(records);
+  if (!p) {
+    self_.collect_errors_bpf++;
+    warn_once(p.error().message);
+    return std::nullopt;
+  }
+  PollutionStats ps;
+  ps.counters = p->counters;
+  ps.summary = summarize_pollution(p->blocks, spans_, p->pageblock_order);
+  return ps;
+}
+
 nlohmann::json Daemon::map_answer(int64_t max_age_ns) {
   nlohmann::json j = {{"ok", true}, {"scan", nullptr}, {"pollution", nullptr}};
-  if (pollution_) j["pollution"] = pollution_json(pollution_->counters, pollution_->summary, true);
+  if (pollution_)
+    if (auto p = read_pollution(true)) j["pollution"] = pollution_json(p->counters, p->summary, true);
   if (!scanner_) {
     j["scan_error"] = scan_off_;
   } else if (auto r = scanner_->fresh(static_cast<uint64_t>(max_age_ns))) {
@@ -387,7 +393,8 @@ nlohmann::json Daemon::handle(const std::string& cmd, const nlohmann::json& req,
     auto j = status_answer(last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,
                            bpf_->programs(), cfg_.tick_ns);
     j.update(policy_status());
-    j["pollution"] = pollution_ ? pollution_json(pollution_->counters, pollution_->summary, false) : nullptr;
+    auto p = pollution_ ? read_pollution(true) : std::nullopt;
+    j["pollution"] = p ? pollution_json(p->counters, p->summary, false) : nlohmann::json(nullptr);
     auto latest = scanner_ ? scanner_->latest() : nullptr;
     j["scan"] = latest ? scan_summary_json(*latest, now_ns(CLOCK_REALTIME)) : nullptr;
     return j;
