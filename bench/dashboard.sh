@@ -32,6 +32,8 @@ LOG_TAG=dashboard
 LOG_TIME=1
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
+# shellcheck source=tests/integration/prometheus_env.sh
+source tests/integration/prometheus_env.sh
 
 [[ $(id -u) -eq 0 ]] || die "must run as root (it writes sysctls and loads BPF)"
 BUILD_DIR=${FRAGD_BUILD_DIR:-build}
@@ -101,16 +103,7 @@ echo 0 >"$PRO"
 # fragd: act mode, dry_run, a pool target far above what the bursts ask for, so that its
 # pool decisions go on and the action annotations have data.
 TARGET=10000
-cat >"$WORK/fragd.yaml" <<YAML
-mode: act
-dry_run: true
-pageblocks: {scan: true, interval: 10s}
-compaction:
-  min_interval: 2s
-hugepages:
-  pools:
-    - {size: 2MB, node: all, count: $TARGET}
-YAML
+panel_policy "$WORK/fragd.yaml" "$TARGET"
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
 "$WORK/fragd" --config "$WORK/fragd.yaml" --listen "127.0.0.1:$PORT" --socket "$WORK/fragd.sock" \
@@ -122,18 +115,7 @@ log "fragd ready on $URL ($FRAGD_PROGRAMS programs attached)"
 
 PROM_PORT=$(free_port)
 PROM="http://127.0.0.1:$PROM_PORT"
-cat >"$WORK/prometheus.yml" <<YAML
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-rule_files:
-  - $ROOT/configs/prometheus/fragd-rules.yml
-scrape_configs:
-  - job_name: fragd
-    static_configs:
-      - targets: ["127.0.0.1:$PORT"]
-YAML
+prometheus_config "$WORK/prometheus.yml" "$PORT" "$ROOT/configs/prometheus/fragd-rules.yml"
 prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
 	--web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1 {LOCK_FD}>&- &
 PROM_PID=$!

@@ -13,6 +13,7 @@
 # fragd runs in act mode with dry_run (it decides pool and compaction actions
 # and writes nothing), so the pool target and the action annotations have data.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/prometheus_env.sh"
 require_root
 command -v prometheus >/dev/null || skip_or_fail "prometheus missing (Debian package prometheus)"
 command -v promtool >/dev/null || skip_or_fail "promtool missing (Debian package prometheus)"
@@ -37,34 +38,14 @@ echo 0 > $PRO   # stalls on demand only: kcompactd must not tidy up before the w
 echo 0 > $HP
 
 TARGET=10000   # 20 GiB, never allocated (dry_run): more than the test asks for, so fragd's pool decisions go on
-cat >"$WORK/fragd.yaml" <<YAML
-mode: act
-dry_run: true
-pageblocks: {scan: true, interval: 10s}
-compaction:
-  min_interval: 2s
-hugepages:
-  pools:
-    - {size: 2MB, node: all, count: $TARGET}
-YAML
+panel_policy "$WORK/fragd.yaml" "$TARGET"
 FRAGD_CONFIG="$WORK/fragd.yaml" start_fragd
 fragment 90
 
 # 2. Prometheus on loopback, scraping fragd every second.
 PROM_PORT=$(free_port)
 PROM="http://127.0.0.1:$PROM_PORT"
-cat >"$WORK/prometheus.yml" <<YAML
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-rule_files:
-  - $RULES
-scrape_configs:
-  - job_name: fragd
-    static_configs:
-      - targets: ["127.0.0.1:$PORT"]
-YAML
+prometheus_config "$WORK/prometheus.yml" "$PORT" "$RULES"
 prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
   --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
 PROM_PID=$!
