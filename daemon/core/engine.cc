@@ -255,10 +255,11 @@ uint64_t Engine::budget_used_ns() const {
 }
 
 uint64_t Engine::expected_duration_ns() const {
-  if (recent_durations_ns_.empty()) return 0;
-  uint64_t sum = 0;
-  for (uint64_t d : recent_durations_ns_) sum = sat_add(sum, d);
-  return sum / recent_durations_ns_.size();
+  // The longest of the recent runs, not their mean: a node compaction cannot be
+  // stopped once written, so the budget is kept by not starting one that might not fit.
+  uint64_t longest = 0;
+  for (uint64_t d : recent_durations_ns_) longest = std::max(longest, d);
+  return longest;
 }
 
 uint64_t Engine::wait_ns(unsigned misses) const {

@@ -762,9 +762,9 @@ TEST(EngineLimits, BudgetCountsProactiveTimeOnlyWhileRaised) {
   EXPECT_EQ(e.budget_used_ns(), 0u);
 }
 
-TEST(EngineLimits, BudgetUsesTheMeanOfRecentDurations) {
+TEST(EngineLimits, BudgetExpectsTheLongestRecentDuration) {
   Policy p = act_policy();
-  p.compaction.cpu_budget_ns = 10 * kS;
+  p.compaction.cpu_budget_ns = 12 * kS + kS / 2;  // 12.5 s
   p.compaction.min_interval_ns = kS;
   Engine e(p);
   Observation o = obs_at(0, {node_obs(0, 90), node_obs(1, 90)});
@@ -774,14 +774,14 @@ TEST(EngineLimits, BudgetUsesTheMeanOfRecentDurations) {
   o.now_ns = 3 * kS;
   o.fragd_compaction_ns = 3 * kS;
   o.nodes = {node_obs(0, 10), node_obs(1, 90)};
-  auto r2 = e.decide(o);  // 3 used + 3 expected <= 10
+  auto r2 = e.decide(o);  // 3 used + 3 expected <= 12.5
   ASSERT_TRUE(r2);
   EXPECT_EQ(r2->node, 1);
-  e.finished(outcome(*r2, "ok", 3 * kS, 8 * kS, 90, 60));  // 5 s: the mean is now 4 s
+  e.finished(outcome(*r2, "ok", 3 * kS, 8 * kS, 90, 60));  // 5 s: the mean is 4 s, the longest 5 s
   o.now_ns = 20 * kS;
   o.fragd_compaction_ns = 8 * kS;
   o.nodes = {node_obs(0, 10), node_obs(1, 60)};
-  EXPECT_FALSE(e.decide(o));  // 8 used + 4 expected > 10
+  EXPECT_FALSE(e.decide(o));  // 8 used + 5 expected > 12.5 (the mean, 4, would have fit)
   EXPECT_EQ(e.nodes()[1].waiting, "cpu_budget");
 }
 
