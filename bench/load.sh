@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# fragd under load: 50 concurrent /metrics scrapers and 20 fragctl clients for 60 s on
+# loopback, against a fragd that runs as in production (root, real BPF, the shipped
+# config) on fragmented memory, so that /metrics, status and map carry real data.
+# Run as root after the build, holding the heavy lock (it fragments memory):
+#
+#   flock /tmp/fragd-heavy.lock bash bench/load.sh     # ~5 min; writes RELIABILITY.md (load section)
+#   BENCH_QUICK=1 bash bench/load.sh                   # 2 x 10 s smoke run; writes /tmp/fragd-reliability-quick.md
+#
+# Without an outer flock it takes /tmp/fragd-heavy.lock itself (waiting for it).
+# Steps: fragmenter --percent LOAD_PERCENT splinters memory (1 page in 4 kept) and holds it
+# for both phases below. Each phase: a fresh fragd (configs/fragd.yaml, private port and
+# socket) takes its first pageblock scan; after LOAD_SETTLE seconds, the "before" scrape;
+# then for LOAD_SECONDS at once:
+#   - ab (apache2-utils): LOAD_SCRAPERS concurrent connections, one GET /metrics each,
+#     back to back (no keep-alive: every scrape is a new connection, as most scrapers
+#     do after an error), variable lengths accepted (-l), failures counted, not fatal (-r);
+#   - bench/load_clients.py: LOAD_CLIENTS loops of `fragctl status`, `fragctl hist`,
+#     `fragctl map --json` in turn, each call timed, its exit status and output checked;
+#   - bench/procmon.py every second: fragd's CPU time (per thread class), RSS, fds, and
+#     one more scrape checked as a Prometheus exposition (tick lateness over time);
+# then the "after" scrape. fragd_collector_tick_late_max_seconds (largest delay since
+# start) and fragd_collector_ticks_missed_total are compared before/after.
+# Phase "main" runs the clients' mix LOAD_FRAGCTL_MIX; when it has map, phase "control" runs
+# the same load with `status` and `hist` only, so that what a map request costs the main
+# loop (it may scan /proc/kpageflags there) is told apart from the rest (LOAD_CONTROL=0: no
+# control phase).
+# Goals (issue): no error; scrape p99 <= 100 ms; the collector tick never late by more
+# than one tick (late max <= tick_interval, no tick missed).
+#
+# Knobs (environment): FRAGD_BUILD_DIR (fragd and fragctl, default build), LOAD_SECONDS (60;
+# quick 10), LOAD_SCRAPERS (50), LOAD_CLIENTS (20), LOAD_PERCENT (90; quick 30),
+# LOAD_SETTLE (10), LOAD_FRAGCTL_MIX (status,hist,map: the fragctl commands the clients run in
+# turn; map = map --json), LOAD_CONTROL, BENCH_QUICK, BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work
+# directory. Changes vm.compaction_proactiveness to 0 for the run (so that kcompactd does
+# not undo the fragmentation meanwhile); restored on exit whatever happens. vm.nr_hugepages
+# must be 0 at start and is 0 at the end.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+LOG_TAG=load
+LOG_TIME=1
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+
+[[ $(id -u) -eq 0 ]] || die "must run as root (it loads BPF and writes sysctls)"
+BUILD_DIR=${FRAGD_BUILD_DIR:-build}
+[[ $BUILD_DIR == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
+for b in fragd fragctl; do
+	[[ -x $BUILD_DIR/$b ]] || die "$BUILD_DIR/$b missing: run make first (or set FRAGD_BUILD_DIR)"
+done
+[[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
+require_tools " (bash scripts/install-deps.sh installs it)" ab gcc python3 curl flock
+
+QUICK=${BENCH_QUICK:-0}
+if [[ $QUICK == 1 ]]; then D_SECONDS=10 D_PERCENT=30; else D_SECONDS=60 D_PERCENT=90; fi
+SECONDS_RUN=${LOAD_SECONDS:-$D_SECONDS}
+SCRAPERS=${LOAD_SCRAPERS:-50}
+CLIENTS=${LOAD_CLIENTS:-20}
+PERCENT=${LOAD_PERCENT:-$D_PERCENT}
+SETTLE=${LOAD_SETTLE:-10}
+MIX=${LOAD_FRAGCTL_MIX:-status,hist,map}
+[[ $MIX =~ ^(status|hist|map)(,(status|hist|map))*$ ]] || die "LOAD_FRAGCTL_MIX must be a comma-separated list of status, hist, map; got '$MIX'"
+D_CONTROL=0
+[[ ,$MIX, == *,map,* ]] && D_CONTROL=1
+CONTROL=${LOAD_CONTROL:-$D_CONTROL}
+[[ $CONTROL =~ ^[01]$ ]] || die "LOAD_CONTROL must be 0 or 1, got '$CONTROL'"
+for v in SECONDS_RUN SCRAPERS CLIENTS PERCENT SETTLE; do
+	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
+done
+((SECONDS_RUN >= 5)) || die "LOAD_SECONDS must be >= 5"
+((SCRAPERS >= 1 && CLIENTS >= 1)) || die "LOAD_SCRAPERS and LOAD_CLIENTS must be >= 1"
+((PERCENT >= 1 && PERCENT <= 95)) || die "LOAD_PERCENT must be in 1..95, got $PERCENT"
+
+HP=/proc/sys/vm/nr_hugepages
+PRO=/proc/sys/vm/compaction_proactiveness
+require_empty_pool
+PRO_ORIG=$(<"$PRO")
+((PRO_ORIG == 20)) || log "note: vm.compaction_proactiveness is $PRO_ORIG at start (the default is 20); restored to $PRO_ORIG on exit"
+
+WORK=$(mktemp -d /tmp/fragd-bench-load.XXXXXX)
+PIDS=()
+FAILED=1
+restore_on_exit() { # run by cleanup (lib.sh)
+	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
+	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
+}
+install_cleanup 15
+
+# The heavy lock: held already when an ancestor (flock(1) around this script) holds it;
+# otherwise taken here and kept until exit.
+LOCK=/tmp/fragd-heavy.lock
+lock_held_by_ancestor() {
+	local ino p pids=" "
+	[[ -e $LOCK ]] || return 1
+	ino=$(stat -c %i "$LOCK")
+	for ((p = $$; p > 1; )); do
+		pids+="$p "
+		p=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $2 }') || break
+		[[ -n $p ]] || break
+	done
+	awk -v ino="$ino" -v pids="$pids" '$2 == "FLOCK" && index(pids, " " $5 " ") {
+		n = split($6, a, ":"); if (a[n] == ino) found = 1 } END { exit !found }' /proc/locks
+}
+if lock_held_by_ancestor; then
+	log "heavy lock held by the caller"
+else
+	exec {LOCK_FD}>>"$LOCK"
+	t0=$SECONDS
+	flock "$LOCK_FD"
+	((SECONDS - t0 < 2)) || log "waited $((SECONDS - t0))s for $LOCK"
+fi
+
+# --- preparation -------------------------------------------------------------
+# Private copies: others may rebuild the build directory while this runs.
+cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$WORK/"
+cp configs/fragd.yaml "$WORK/fragd.yaml"
+gcc -O2 -Wall -Wextra -o "$WORK/fragmenter" tests/tools/fragmenter.c || die "cannot compile tests/tools/fragmenter.c"
+fragd_identity "$WORK/fragd"
+META="$WORK/meta.env"
+: >"$META"
+meta_machine
+meta fragd_version "$FRAGD_VERSION"
+meta fragd_sha "$FRAGD_SHA"
+meta ab_version "$(dpkg-query -W -f='${Version}' apache2-utils 2>/dev/null || ab -V | head -1)"
+meta quick "$QUICK"
+meta seconds "$SECONDS_RUN"
+meta scrapers "$SCRAPERS"
+meta clients "$CLIENTS"
+meta percent "$PERCENT"
+meta settle "$SETTLE"
+meta control "$CONTROL"
+meta scan_interval "$(awk '/^pageblocks:/ { p = 1; next } /^[^ #]/ { p = 0 } p && $1 == "interval:" { print $2 }' configs/fragd.yaml)"
+meta proactiveness_orig "$PRO_ORIG"
+meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+
+# --- fragment ------------------------------------------------------------------
+echo 0 >"$PRO"
+wait_no_fragmenter() {
+	local i
+	for ((i = 0; i < 120; i++)); do
+		pgrep -x fragmenter >/dev/null || return 0
+		sleep 1
+	done
+	die "another fragmenter is still running after 120 s: $(pgrep -a -x fragmenter | head -3)"
+}
+wait_no_fragmenter
+log "fragmenting ${PERCENT}% of MemAvailable ($(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024)) MiB)"
+mkfifo "$WORK/frag.in"
+# stdin: a FIFO it holds open at both ends, so it never sees EOF; it stops on SIGTERM.
+"$WORK/fragmenter" --percent "$PERCENT" >"$WORK/frag.out" 2>"$WORK/frag.err" 0<>"$WORK/frag.in" &
+FRAG_PID=$!
+PIDS+=("$FRAG_PID")
+for ((i = 0; i < 6000; i++)); do
+	grep -q '^ready' "$WORK/frag.out" 2>/dev/null && break
+	kill -0 "$FRAG_PID" 2>/dev/null || die "fragmenter exited before 'ready': $(cat "$WORK/frag.err")"
+	sleep 0.1
+done
+grep -q '^ready' "$WORK/frag.out" || die "fragmenter not ready after 600 s"
+meta fragmenter_kept_kib "$(awk '/^ready/ { print $2 }' "$WORK/frag.out")"
+log "fragmented: $(cat "$WORK/frag.out")"
+
+# --- the load ------------------------------------------------------------------
+# run_phase NAME MIX: a fresh fragd on the fragmented memory, its first scan, LOAD_SETTLE s,
+# then the load with the fragctl commands MIX; everything in $WORK/NAME, facts in its phase.env.
+run_phase() {
+	local name=$1 mix=$2 P=$WORK/$1 i rc
+	local META=$P/phase.env # meta() (lib.sh) appends to $META
+	mkdir -p "$P"
+	: >"$META"
+	meta fragctl_mix "$mix"
+	meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+	PORT=$(free_port)
+	URL="http://127.0.0.1:$PORT/metrics"
+	SOCK="$P/fragd.sock"
+	"$WORK/fragd" --config "$WORK/fragd.yaml" --listen "127.0.0.1:$PORT" --socket "$SOCK" >"$P/fragd.log" 2>&1 &
+	FRAGD_PID=$!
+	PIDS+=("$FRAGD_PID")
+	wait_fragd_ready "$FRAGD_PID" "$P/fragd.log"
+	meta fragd_programs "$FRAGD_PROGRAMS"
+	# The first pageblock scan (at start) must be done, so that status and map carry it.
+	for ((i = 0; i < 300; i++)); do
+		curl -sf --max-time 2 "$URL" | grep -Eq '^fragd_scans_total\{result="ok"\} [1-9]' && break
+		sleep 0.1
+	done
+	((i < 300)) || die "fragd's first pageblock scan did not end in 30 s: $(tail -3 "$P/fragd.log")"
+	# Sizes of one answer each (a map request may scan, on fragd's main loop: before the settling time).
+	meta map_bytes "$("$WORK/fragctl" --socket "$SOCK" map --json | wc -c)"
+	sleep "$SETTLE"
+	"$WORK/fragctl" --socket "$SOCK" status >"$P/status-before.txt" || die "fragctl status failed before the load"
+	meta tick_ns "$("$WORK/fragctl" --socket "$SOCK" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["tick_ns"])')"
+	meta node_score "$(awk '/^node 0: score/ { sub(",", "", $4); print $4; exit }' "$P/status-before.txt")"
+	curl -sf --max-time 10 "$URL" >"$P/before.prom" || die "cannot scrape fragd before the load"
+	meta scrape_bytes "$(wc -c <"$P/before.prom")"
+
+	log "[$name] $SCRAPERS scrapers (ab), $CLIENTS fragctl clients ($mix), ${SECONDS_RUN}s; fragd pid $FRAGD_PID, $(grep -m1 '^node 0' "$P/status-before.txt")"
+	python3 bench/procmon.py --pid "$FRAGD_PID" --interval 1 --url "$URL" --out "$P/monitor.jsonl" &
+	MON_PID=$!
+	PIDS+=("$MON_PID")
+	sleep 1
+	# ab sizes its result table on -n (given after -t, which would set it to 50000): room for
+	# 20000 scrapes a second; -n reached before the time limit would end the run early (reported).
+	MAXREQ=$((SECONDS_RUN * 20000))
+	meta ab_cmd "ab -l -r -q -s 10 -c $SCRAPERS -t $SECONDS_RUN -n $MAXREQ -e percentiles.csv http://127.0.0.1:PORT/metrics"
+	meta ab_max_requests "$MAXREQ"
+	meta load_start_unix "$(date +%s.%N)"
+	ab -l -r -q -s 10 -c "$SCRAPERS" -t "$SECONDS_RUN" -n "$MAXREQ" -e "$P/ab.csv" "$URL" >"$P/ab.out" 2>"$P/ab.err" &
+	AB_PID=$!
+	PIDS+=("$AB_PID")
+	python3 bench/load_clients.py --fragctl "$WORK/fragctl" --socket "$SOCK" --clients "$CLIENTS" \
+		--seconds "$SECONDS_RUN" --commands "$mix" --out "$P/clients.tsv" >"$P/clients.out" 2>&1 &
+	CL_PID=$!
+	PIDS+=("$CL_PID")
+	rc=0
+	wait "$AB_PID" || rc=$?
+	untrack "$AB_PID"
+	meta ab_exit "$rc"
+	rc=0
+	wait "$CL_PID" || rc=$?
+	untrack "$CL_PID"
+	meta clients_exit "$rc"
+	meta load_end_unix "$(date +%s.%N)"
+	sleep 1
+	stop_pid "$MON_PID" 5 || true
+	curl -sf --max-time 10 "$URL" >"$P/after.prom" || log "[$name] cannot scrape fragd after the load"
+	kill -0 "$FRAGD_PID" 2>/dev/null || die "fragd died during the load: $(tail -5 "$P/fragd.log")"
+	meta hwm_kib "$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$FRAGD_PID/status")"
+	rc=0
+	stop_pid "$FRAGD_PID" 15 || rc=$?
+	meta fragd_exit "$rc"
+	meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+	# fragd's log: anything that is not an info line is worth reading.
+	grep -v '^<6>' "$P/fragd.log" >"$P/fragd.notes" || true
+	log "[$name] ab: $(grep -E '^(Complete|Failed) requests' "$P/ab.out" | tr -s ' ' | tr '\n' ' '); clients: $(head -1 "$P/clients.out")"
+}
+
+run_phase main "$MIX"
+if ((CONTROL)); then
+	run_phase control status,hist
+fi
+stop_pid "$FRAG_PID" 60 || true
+restore_on_exit
+meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+
+# --- report ----------------------------------------------------------------------
+if [[ -n ${BENCH_OUTPUT:-} ]]; then
+	OUT=$BENCH_OUTPUT
+elif [[ $QUICK == 1 ]]; then
+	OUT=/tmp/fragd-reliability-quick.md
+else
+	OUT=$ROOT/RELIABILITY.md
+fi
+python3 bench/load_report.py --work "$WORK" --output "$OUT"
+log "section written to $OUT"
+FAILED=0

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# fragd soak: SOAK_SECONDS (600) of continuous fragmentation churn and hugepage bursts
+# with fragd in act mode, sampling fragd every 5 s. Run as root after the build,
+# holding the heavy lock (it fragments memory for the whole run):
+#
+#   flock /tmp/fragd-heavy.lock bash bench/soak.sh      # ~12 min; writes RELIABILITY.md (soak
+#                                                       # section) and docs/soak.png
+#   BENCH_QUICK=1 bash bench/soak.sh                    # 3 min smoke run; writes
+#                                                       # /tmp/fragd-reliability-quick.md, /tmp/fragd-soak-quick.png
+#
+# Without an outer flock it takes /tmp/fragd-heavy.lock itself (waiting for it).
+# fragd runs this policy (act mode, method node; thresholds the churn crosses):
+#   compaction: score {high: 40, low: 20}, min_interval SOAK_MIN_INTERVAL (10s),
+#               cpu_budget SOAK_CPU_BUDGET (4s per minute), backoff.max SOAK_BACKOFF_MAX (40s:
+#               a compaction that did not help is retried within 40 s, so that fragd keeps
+#               acting on memory compaction cannot fix); demand trigger at its defaults
+#   hugepages:  guard 2GiB, one global 2 MiB pool of SOAK_POOL (64) pages
+# and the shipped config's defaults for the rest (tick 1 s, pageblock scan every 60 s).
+# Workload (bench/soak_churn.py), from fragd's start: cycles of `fragmenter --percent
+# SOAK_PERCENT` (70) held SOAK_HOLD (20) s then freed; every SOAK_BURST_PERIOD (30) s,
+# vm.nr_hugepages raised by SOAK_BURST_PAGES (512) for SOAK_BURST_HOLD (5) s, then put back.
+# bench/procmon.py samples every 5 s: VmRSS, open fds, CPU time (process and threads:
+# main, scan, others), nr_hugepages, /metrics (actions, compaction time, budget), and
+# `status` (the actions fragd reports, each with its start and duration).
+# Report (bench/soak_report.py): RSS after the warm-up (first SOAK_WARMUP = 120 s) vs at
+# the end (goal growth <= 5%), fds at the start vs at the end (goal: no growth), fragd's
+# CPU (the core issue's idle budget is 0.5% of a core; the scan alone costs ~1.2%), and
+# every action against the policy's limits: no two compactions of a node closer than
+# min_interval, compaction time per minute within cpu_budget, the pool never grown past
+# its target; actions counted three ways (fragd_actions_total, the log, status).
+#
+# Knobs (environment): FRAGD_BUILD_DIR (default build), SOAK_SECONDS, SOAK_WARMUP, SOAK_PERCENT,
+# SOAK_HOLD, SOAK_BURST_PERIOD, SOAK_BURST_PAGES, SOAK_BURST_HOLD, SOAK_POOL, SOAK_MIN_INTERVAL,
+# SOAK_CPU_BUDGET, SOAK_BACKOFF_MAX, BENCH_QUICK (180 s, warm-up 60 s, 50%), BENCH_OUTPUT (file to update),
+# BENCH_PLOT (picture to write), BENCH_KEEP=1 keeps the work directory.
+# Changes vm.compaction_proactiveness (0 for the run, so that only fragd compacts ahead) and
+# vm.nr_hugepages (the bursts and fragd's pool; must be 0 at start); both restored on exit
+# whatever happens, every process started here stopped by pid.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+LOG_TAG=soak
+LOG_TIME=1
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+
+[[ $(id -u) -eq 0 ]] || die "must run as root (it loads BPF and writes sysctls)"
+BUILD_DIR=${FRAGD_BUILD_DIR:-build}
+[[ $BUILD_DIR == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
+for b in fragd fragctl; do
+	[[ -x $BUILD_DIR/$b ]] || die "$BUILD_DIR/$b missing: run make first (or set FRAGD_BUILD_DIR)"
+done
+[[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
+require_tools " (bash scripts/install-deps.sh installs it)" gcc python3 curl flock
+# The Debian interpreter, where python3-matplotlib is installed, even when another python3 comes first in PATH.
+PY=python3
+python3 -c 'import matplotlib' 2>/dev/null || PY=/usr/bin/python3
+"$PY" -c 'import matplotlib' 2>/dev/null ||
+	die "matplotlib not importable by python3 nor /usr/bin/python3 (bash scripts/install-deps.sh installs python3-matplotlib)"
+
+QUICK=${BENCH_QUICK:-0}
+if [[ $QUICK == 1 ]]; then D_SECONDS=180 D_WARMUP=60 D_PERCENT=50; else D_SECONDS=600 D_WARMUP=120 D_PERCENT=70; fi
+SOAK_SECONDS=${SOAK_SECONDS:-$D_SECONDS}
+WARMUP=${SOAK_WARMUP:-$D_WARMUP}
+PERCENT=${SOAK_PERCENT:-$D_PERCENT}
+HOLD=${SOAK_HOLD:-20}
+BURST_PERIOD=${SOAK_BURST_PERIOD:-30}
+BURST_PAGES=${SOAK_BURST_PAGES:-512}
+BURST_HOLD=${SOAK_BURST_HOLD:-5}
+POOL=${SOAK_POOL:-64}
+MIN_INTERVAL=${SOAK_MIN_INTERVAL:-10}
+CPU_BUDGET=${SOAK_CPU_BUDGET:-4}
+BACKOFF_MAX=${SOAK_BACKOFF_MAX:-40}
+SAMPLE=5
+for v in SOAK_SECONDS WARMUP PERCENT HOLD BURST_PERIOD BURST_PAGES BURST_HOLD POOL MIN_INTERVAL CPU_BUDGET BACKOFF_MAX; do
+	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
+done
+((WARMUP + 60 <= SOAK_SECONDS)) || die "SOAK_SECONDS ($SOAK_SECONDS) must leave at least 60 s after the warm-up ($WARMUP s)"
+((PERCENT >= 1 && PERCENT <= 90)) || die "SOAK_PERCENT must be in 1..90, got $PERCENT"
+((BURST_HOLD < BURST_PERIOD)) || die "SOAK_BURST_HOLD must be shorter than SOAK_BURST_PERIOD"
+((MIN_INTERVAL >= 1 && CPU_BUDGET >= 1 && CPU_BUDGET <= 30 && BACKOFF_MAX >= MIN_INTERVAL)) ||
+	die "SOAK_MIN_INTERVAL must be >= 1, SOAK_CPU_BUDGET in 1..30, SOAK_BACKOFF_MAX >= SOAK_MIN_INTERVAL"
+
+HP=/proc/sys/vm/nr_hugepages
+PRO=/proc/sys/vm/compaction_proactiveness
+require_empty_pool
+PRO_ORIG=$(<"$PRO")
+((PRO_ORIG == 20)) || log "note: vm.compaction_proactiveness is $PRO_ORIG at start (the default is 20); restored to $PRO_ORIG on exit"
+
+WORK=$(mktemp -d /tmp/fragd-bench-soak.XXXXXX)
+PIDS=()
+FAILED=1
+FRAGD_PID=
+restore_on_exit() { # run by cleanup (lib.sh), after every tracked process has stopped
+	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
+	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
+}
+install_cleanup 30
+
+# The heavy lock: held already when an ancestor (flock(1) around this script) holds it;
+# otherwise taken here and kept until exit.
+LOCK=/tmp/fragd-heavy.lock
+lock_held_by_ancestor() {
+	local ino p pids=" "
+	[[ -e $LOCK ]] || return 1
+	ino=$(stat -c %i "$LOCK")
+	for ((p = $$; p > 1; )); do
+		pids+="$p "
+		p=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $2 }') || break
+		[[ -n $p ]] || break
+	done
+	awk -v ino="$ino" -v pids="$pids" '$2 == "FLOCK" && index(pids, " " $5 " ") {
+		n = split($6, a, ":"); if (a[n] == ino) found = 1 } END { exit !found }' /proc/locks
+}
+if lock_held_by_ancestor; then
+	log "heavy lock held by the caller"
+else
+	exec {LOCK_FD}>>"$LOCK"
+	t0=$SECONDS
+	flock "$LOCK_FD"
+	((SECONDS - t0 < 2)) || log "waited $((SECONDS - t0))s for $LOCK"
+fi
+
+# --- preparation -------------------------------------------------------------
+cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$WORK/"
+gcc -O2 -Wall -Wextra -o "$WORK/fragmenter" tests/tools/fragmenter.c || die "cannot compile tests/tools/fragmenter.c"
+# The shipped config with act mode and this policy: everything above `compaction:` kept.
+awk '/^compaction:/ { exit } { print }' configs/fragd.yaml | sed 's/^mode: observe$/mode: act/' >"$WORK/fragd.yaml"
+grep -q '^mode: act$' "$WORK/fragd.yaml" || die "configs/fragd.yaml has no line 'mode: observe' before 'compaction:'"
+cat >>"$WORK/fragd.yaml" <<YAML
+compaction:
+  method: node
+  score: {high: 40, low: 20}
+  min_interval: ${MIN_INTERVAL}s
+  cpu_budget: ${CPU_BUDGET}s
+  backoff: {max: ${BACKOFF_MAX}s}
+hugepages:
+  guard: 2GiB
+  pools:
+    - {size: 2MB, node: all, count: $POOL}
+YAML
+"$WORK/fragd" --check-config "$WORK/fragd.yaml" >"$WORK/check.txt" 2>&1 ||
+	die "fragd --check-config rejects the soak policy: $(tail -3 "$WORK/check.txt")"
+fragd_identity "$WORK/fragd"
+META="$WORK/meta.env"
+: >"$META"
+meta_machine
+meta fragd_version "$FRAGD_VERSION"
+meta fragd_sha "$FRAGD_SHA"
+meta quick "$QUICK"
+for v in SOAK_SECONDS WARMUP PERCENT HOLD BURST_PERIOD BURST_PAGES BURST_HOLD POOL MIN_INTERVAL CPU_BUDGET BACKOFF_MAX SAMPLE; do
+	meta "${v,,}" "${!v}"
+done
+meta proactiveness_orig "$PRO_ORIG"
+meta scan_interval "$(awk '/^pageblocks:/ { p = 1; next } /^[^ #]/ { p = 0 } p && $1 == "interval:" { print $2 }' "$WORK/fragd.yaml")"
+meta tick "$(awk '$1 == "tick_interval:" { print $2 }' "$WORK/fragd.yaml")"
+meta clk_tck "$(getconf CLK_TCK)"
+meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+
+# --- run -------------------------------------------------------------------------
+echo 0 >"$PRO"
+for ((i = 0; i < 120; i++)); do
+	pgrep -x fragmenter >/dev/null || break
+	((i == 0)) && log "waiting for another fragmenter to end"
+	sleep 1
+done
+pgrep -x fragmenter >/dev/null && die "another fragmenter is still running after 120 s"
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT/metrics"
+SOCK="$WORK/fragd.sock"
+"$WORK/fragd" --config "$WORK/fragd.yaml" --listen "127.0.0.1:$PORT" --socket "$SOCK" >"$WORK/fragd.log" 2>&1 &
+FRAGD_PID=$!
+PIDS+=("$FRAGD_PID")
+wait_fragd_ready "$FRAGD_PID" "$WORK/fragd.log"
+meta fragd_programs "$FRAGD_PROGRAMS"
+meta start_unix "$(date +%s.%N)"
+log "fragd pid $FRAGD_PID in act mode; ${SOAK_SECONDS}s of churn (fragmenter ${PERCENT}%, held ${HOLD}s) and bursts (+$BURST_PAGES pages every ${BURST_PERIOD}s)"
+python3 bench/procmon.py --pid "$FRAGD_PID" --interval "$SAMPLE" --url "$URL" --socket "$SOCK" \
+	--out "$WORK/samples.jsonl" &
+MON_PID=$!
+PIDS+=("$MON_PID")
+python3 bench/soak_churn.py --fragmenter "$WORK/fragmenter" --percent "$PERCENT" --hold "$HOLD" \
+	--burst-period "$BURST_PERIOD" --burst-pages "$BURST_PAGES" --burst-hold "$BURST_HOLD" \
+	--seconds "$SOAK_SECONDS" --events "$WORK/events.jsonl" >"$WORK/churn.out" 2>&1 &
+CHURN_PID=$!
+PIDS+=("$CHURN_PID")
+# Until the churn ends; fragd must live throughout.
+next_log=$((SECONDS + 60))
+while kill -0 "$CHURN_PID" 2>/dev/null; do
+	kill -0 "$FRAGD_PID" 2>/dev/null || die "fragd died during the soak: $(tail -5 "$WORK/fragd.log")"
+	kill -0 "$MON_PID" 2>/dev/null || die "the sampler (procmon.py) ended early"
+	if ((SECONDS >= next_log)); then
+		log "$(grep -c '"ready"' "$WORK/events.jsonl" || true) fragment cycles, $(grep -c '"burst_up"' "$WORK/events.jsonl" || true) bursts, $(grep -c 'action [0-9]' "$WORK/fragd.log" || true) actions so far; fragd RSS $(awk '$1 == "VmRSS:" { print $2 }' "/proc/$FRAGD_PID/status") KiB"
+		next_log=$((SECONDS + 60))
+	fi
+	sleep 1
+done
+rc=0
+wait "$CHURN_PID" || rc=$?
+untrack "$CHURN_PID"
+((rc == 0)) || die "the churn failed (exit $rc): $(tail -3 "$WORK/churn.out") $(grep fragmenter_failed "$WORK/events.jsonl" | tail -1)"
+meta end_unix "$(date +%s.%N)"
+sleep "$SAMPLE" # one more sample after the churn
+stop_pid "$MON_PID" 10 || true
+curl -sf --max-time 10 "$URL" >"$WORK/end.prom" || log "cannot scrape fragd at the end"
+"$WORK/fragctl" --socket "$SOCK" status --json >"$WORK/end-status.json" || log "fragctl status failed at the end"
+rc=0
+stop_pid "$FRAGD_PID" 30 || rc=$?
+meta fragd_exit "$rc"
+meta pool_after_fragd "$(<"$HP")"
+meta proactiveness_after_fragd "$(<"$PRO")"
+restore_on_exit
+meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+
+# --- report ----------------------------------------------------------------------
+if [[ -n ${BENCH_OUTPUT:-} ]]; then
+	OUT=$BENCH_OUTPUT
+elif [[ $QUICK == 1 ]]; then
+	OUT=/tmp/fragd-reliability-quick.md
+else
+	OUT=$ROOT/RELIABILITY.md
+fi
+if [[ -n ${BENCH_PLOT:-} ]]; then
+	PLOT=$BENCH_PLOT
+elif [[ $QUICK == 1 ]]; then
+	PLOT=/tmp/fragd-soak-quick.png
+else
+	PLOT=$ROOT/docs/soak.png
+fi
+"$PY" bench/soak_report.py --work "$WORK" --output "$OUT" --plot "$PLOT"
+log "section written to $OUT, picture to $PLOT"
+FAILED=0
