@@ -78,11 +78,15 @@ touch "$WORK/plainfile"
 expect_fail "exists and is not a socket" "$BUILD/fragd" --listen "127.0.0.1:$(free_port)" --socket "$WORK/plainfile"
 
 # --- SIGTERM: exit 0, every program detached, socket removed
+# The programs this fragd holds (its BPF fds' fdinfo), not any fragd's: another may run.
+prog_ids=$(grep -h '^prog_id:' /proc/"$FRAGD_PID"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u)
+[ -n "$prog_ids" ] || fail "fragd $FRAGD_PID holds no BPF program fd"
 stop_fragd
 [ ! -e "$SOCK" ] || fail "fragd left its socket $SOCK behind"
 if command -v bpftool >/dev/null; then
-  ! bpftool prog show 2>/dev/null | grep -qE 'page_alloc_btf|try_to_compact|compaction_begin' ||
-    fail "BPF programs still loaded after fragd exited"
+  for id in $prog_ids; do
+    ! bpftool prog show id "$id" >/dev/null 2>&1 || fail "BPF program $id still loaded after fragd exited"
+  done
 fi
 expect_fail "fragd is not running" "$BUILD/fragctl" --socket "$SOCK" status
 log "PASS"

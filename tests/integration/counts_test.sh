@@ -8,6 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 command -v promtool >/dev/null || skip_or_fail "promtool missing (Debian package prometheus)"
+heavy_lock
 
 HP=/proc/sys/vm/nr_hugepages
 save_sysctl /proc/sys/vm/compaction_proactiveness

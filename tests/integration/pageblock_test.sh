@@ -203,20 +203,26 @@ python3 -c 'import sys; d=open(sys.argv[1],"rb").read(8); sys.exit(d!=b"\x89PNG\
   fail "fragctl map --png did not write a PNG"
 grep -q "polluted" "$WORK/map-polluted.txt" || fail "fragctl map --png printed no summary"
 
-# Freed page tables release their blocks from the pollution map.
+# Freed page tables release their blocks from the pollution map. A page that a
+# per-CPU refill recorded for physmap but another task then took stays counted
+# while that task holds it (a sanitized fragd, whose heap and page tables grow,
+# takes some): up to 2% of the blocks listed may stay, not what physmap held.
 exec 6>&-
 wait "$PT_PID" || fail "physmap pgtables exited non-zero"
+left_max=$((listed / 50))
 released() {
   FRAGCTL map --max-age 5 --json >"$WORK/map-rel.json" &&
-    python3 - "$WORK/map-rel.json" <<'PY'
+    python3 - "$WORK/map-rel.json" "$left_max" "$WORK/left.txt" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))["pollution"]
 left = [b for b in p["blocks"] if b["comm"] == "physmap"]
-sys.exit(1 if left else 0)
+open(sys.argv[3], "w").write("%d blocks, %d pages" % (len(left), sum(b["pages"] for b in left)))
+sys.exit(1 if len(left) > int(sys.argv[2]) else 0)
 PY
 }
-wait_for 30 released || fail "blocks polluted by physmap still listed 30 s after its page tables were freed"
-log "page tables freed: the pollution map no longer lists physmap"
+wait_for 30 released ||
+  fail "blocks polluted by physmap still listed 30 s after its page tables were freed: $(cat "$WORK/left.txt") (want <= $left_max blocks)"
+log "page tables freed: the pollution map lists $(cat "$WORK/left.txt") of physmap's (<= $left_max allowed, of $listed)"
 exec 7>&-
 
 stop_fragd

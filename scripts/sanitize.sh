@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs fragd's unit and integration tests (ctest) in a build configured with
+# -DFRAGD_SANITIZE=ON (cmake/Sanitize.cmake), and fails if any process reported
+# anything: ASan (memory errors), LeakSanitizer (leaks at exit) or UBSan.
+#
+#   bash scripts/sanitize.sh BUILD_DIR [ctest args...]      (make sanitize does the build first)
+#
+# Every report goes to a file in one scratch directory (log_path), not to stderr:
+# the integration tests start fragd, fragctl and the test tools themselves, often
+# with their output captured or an expected failure, so a report on stderr or a
+# non-zero exit alone could be lost. ctest passes this environment through to
+# every test and the tests to every process they start.
+set -euo pipefail
+
+BUILD=${1:?usage: scripts/sanitize.sh BUILD_DIR [ctest args...]}
+shift
+grep -q '^FRAGD_SANITIZE:BOOL=ON$' "$BUILD/CMakeCache.txt" 2>/dev/null || {
+  echo "sanitize: $BUILD is not a -DFRAGD_SANITIZE=ON build dir: configure it with" \
+    "cmake -S . -B $BUILD -DFRAGD_SANITIZE=ON (or run make sanitize)" >&2
+  exit 2
+}
+
+SCRATCH=$(mktemp -d /tmp/fragd-sanitize.XXXXXX)
+# Some tests run fragd and fragctl as nobody: they must be able to write a report too.
+chmod 1777 "$SCRATCH"
+
+# halt_on_error: the first error ends the process (non-zero exit) after its report.
+# detect_stack_use_after_return: locals are moved to a heap "fake stack" so a pointer
+# to a dead frame is caught. LeakSanitizer runs at every clean exit (detect_leaks).
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1:log_path=$SCRATCH/asan"
+# Leaks of system libraries' own caches, each explained in tests/lsan.supp.
+export LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")/.." && pwd)/tests/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$SCRATCH/ubsan"
+echo "sanitize: reports go to $SCRATCH"
+echo "sanitize: ASAN_OPTIONS=$ASAN_OPTIONS"
+echo "sanitize: LSAN_OPTIONS=$LSAN_OPTIONS"
+echo "sanitize: UBSAN_OPTIONS=$UBSAN_OPTIONS"
+
+start=$SECONDS
+rc=0
+ctest --test-dir "$BUILD" --output-on-failure "$@" || rc=$?
+echo "sanitize: ctest exited $rc after $((SECONDS - start)) s"
+
+shopt -s nullglob
+reports=("$SCRATCH"/asan.* "$SCRATCH"/ubsan.*)
+if [ ${#reports[@]} -gt 0 ]; then
+  for r in "${reports[@]}"; do
+    echo "===== sanitizer report $r ====="
+    cat "$r"
+  done
+  echo "sanitize: FAIL: ${#reports[@]} sanitizer report(s), kept in $SCRATCH" >&2
+  exit 1
+fi
+rmdir "$SCRATCH"
+[ "$rc" -eq 0 ] || { echo "sanitize: FAIL: ctest failed (no sanitizer report)" >&2; exit "$rc"; }
+echo "sanitize: PASS: ctest passed, no sanitizer report"
