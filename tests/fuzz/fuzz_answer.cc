@@ -1,0 +1,91 @@
+// fragctl's readers of fragd's answers (core/ctl_format.h, core/map_view.h):
+// the input is parsed as JSON (what is not JSON stops there, as in fragctl)
+// and handed to every parser and, when a parser accepts it, to the matching
+// formatters. Malformed answers must give an Error, never an exception.
+#include <ctime>
+
+#include <nlohmann/json.hpp>
+
+#include "core/ctl_format.h"
+#include "core/map_view.h"
+#include "fuzz_check.h"
+
+namespace {
+
+using nlohmann::json;
+
+void hist(const json& j) {
+  auto s = fragd::parse_hist_answer(j);
+  if (!s) return;
+  for (size_t i = 0; i < s->orders.size(); ++i) {
+    FUZZ_CHECK(s->orders[i].order < FRAGD_NR_ORDERS, "orders are below FRAGD_NR_ORDERS");
+    if (i > 0) FUZZ_CHECK(s->orders[i - 1].order < s->orders[i].order, "orders ascending and unique");
+  }
+  fragd::HistViewOptions all, nine;
+  nine.order = 9;
+  nine.page_kib = 64;
+  (void)fragd::format_hist_text(*s, all);
+  (void)fragd::format_hist_text(*s, nine);
+  (void)fragd::hist_report_json(*s, all).dump();
+  const fragd::HistSnapshot d = fragd::hist_interval(*s, *s);
+  for (const auto& o : d.orders) FUZZ_CHECK(o.allocations() == 0, "an answer minus itself has no allocation");
+  (void)fragd::format_hist_text(fragd::hist_interval(*s, fragd::HistSnapshot{}), all);
+}
+
+void map(const json& j) {
+  auto v = fragd::parse_map_answer(j);
+  if (!v) return;
+  for (const auto& z : v->zones) {
+    uint64_t sum = 0;
+    for (uint64_t c : z.counts) sum += c;
+    FUZZ_CHECK(sum == z.classes.size(), "class counts add up to the blocks");
+    FUZZ_CHECK(z.used.size() == z.classes.size(), "one used count per block");
+    FUZZ_CHECK(z.start_pfn < z.end_pfn, "a zone is not empty");
+  }
+  fragd::MapTextOptions opt;
+  (void)fragd::format_map_text(*v, opt);
+  opt.rows = false;
+  opt.utc_times = true;
+  opt.page_kib = 64;
+  (void)fragd::format_map_text(*v, opt);
+  (void)fragd::map_class_totals(*v);
+  fragd::MapFilter f;
+  f.node = 0;
+  f.zone = "normal";
+  fragd::MapView copy = *v;
+  (void)fragd::filter_map(copy, f);
+  json raw = j;
+  (void)fragd::filter_map_answer(raw, f);
+}
+
+void actions(const json& j) {
+  (void)fragd::parse_ids_answer(j, "compact");
+  (void)fragd::parse_reload_answer(j);
+  if (auto a = fragd::parse_action_answer(j, 7); a && a->state == fragd::ActionState::Done) {
+    (void)fragd::format_outcome(a->outcome);
+    (void)fragd::outcome_failure(a->outcome);
+    (void)a->raw_outcome.dump();
+  }
+  if (auto o = fragd::parse_outcome(j)) {
+    (void)fragd::format_outcome(*o);
+    (void)fragd::outcome_subject(*o);
+    (void)fragd::outcome_failure(*o);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const json j = json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return 0;
+  (void)fragd::check_answer(j, "status");
+  hist(j);
+  (void)fragd::format_status(j, 4, true);
+  (void)fragd::format_status(j, 64, false);
+  map(j);
+  actions(j);
+  std::tm tm{};
+  tm.tm_hour = 12;
+  (void)fragd::format_trace_line(j, tm);
+  return 0;
+}

@@ -1,0 +1,56 @@
+// /proc/pagetypeinfo: parse_pagetypeinfo() on any text, merging into no zones
+// and into the zones of a fixed buddyinfo. On error the zones are untouched.
+#include <set>
+#include <utility>
+
+#include "core/procfs.h"
+#include "fuzz_check.h"
+
+namespace {
+
+std::vector<fragd::ZoneFree> known_zones() {
+  static constexpr std::string_view kBuddy =
+      "Node 0, zone      DMA      0      0      0      0      0      0      0      0      1      1      3\n"
+      "Node 0, zone   Normal   1712   8264   5281   4109   2279   1554   1254    857    535    380   4464\n"
+      "Node 1, zone   Normal     12     64     81    109    279    554    254     57     35     80    464\n";
+  auto z = fragd::parse_buddyinfo(kBuddy, "buddyinfo");
+  FUZZ_CHECK(z.ok(), "the fixed buddyinfo parses");
+  return std::move(*z);
+}
+
+void run(std::string_view text, std::vector<fragd::ZoneFree> zones) {
+  const std::vector<fragd::ZoneFree> before = zones;
+  std::vector<std::string> warnings;
+  unsigned order = 12345;
+  auto r = fragd::parse_pagetypeinfo(text, "pagetypeinfo", zones, &warnings, &order);
+  if (!r) {
+    FUZZ_CHECK(zones.size() == before.size(), "a refused file leaves the zones alone");
+    FUZZ_CHECK(order == 12345, "a refused file leaves the pageblock order alone");
+    return;
+  }
+  FUZZ_CHECK(order == 12345 || order < fragd::kMaxOrders, "pageblock order below kMaxOrders");
+  FUZZ_CHECK(zones.size() >= before.size(), "zones are only added");
+  for (size_t i = 0; i < before.size(); ++i)
+    FUZZ_CHECK(zones[i].node == before[i].node && zones[i].zone == before[i].zone &&
+                   zones[i].free_blocks == before[i].free_blocks,
+               "known zones keep their place and buddyinfo counts");
+  std::set<std::pair<int, std::string>> seen;
+  size_t rows = 0;
+  for (const auto& z : zones) {
+    FUZZ_CHECK(seen.emplace(z.node, z.zone).second, "a zone appears once");
+    for (const auto& [type, counts] : z.free_by_type)
+      FUZZ_CHECK(!type.empty() && !counts.empty() && counts.size() <= fragd::kMaxOrders, "free-list rows are sane");
+    rows += z.free_by_type.size() + z.pageblocks.size();
+  }
+  FUZZ_CHECK(rows > 0, "an accepted file has a table row");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::vector<fragd::ZoneFree> zones = known_zones();
+  const std::string_view text = fragd_fuzz::as_text(data, size);
+  run(text, {});
+  run(text, zones);
+  return 0;
+}
