@@ -6,8 +6,10 @@
 
 #include <charconv>
 
+#include "core/log.h"
 #include "core/procfs.h"
 #include "core/score.h"
+#include "core/source_faults.h"
 
 namespace fragd {
 namespace {
@@ -17,18 +19,60 @@ bool exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
+// What to do about a refused write, by errno.
+std::string write_fix(int err) {
+  switch (err) {
+    case EROFS:
+      return "the file system is read-only for fragd (a container's /sys or /proc/sys, or systemd's "
+             "ProtectKernelTunables without ReadWritePaths): make the path writable, or run in mode observe";
+    case EACCES:
+    case EPERM:
+      return "fragd may not write it: run fragd as root";
+    case ENOENT:
+      return "the file is gone (the node went offline, or hugetlb is not available)";
+    default:
+      return "fragd tries again after its back-off";
+  }
+}
+
 }  // namespace
 
-Result<void> SysfsActuator::write_value(const std::string& path, const std::string& value) {
+Result<void> SysfsActuator::write_value(const std::string& path, const char* pattern, const std::string& value) {
+  Result<void> r;
   const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return sys_error("open " + path + " for writing");
-  const ssize_t n = write(fd, value.data(), value.size());
-  const int err = errno;
-  close(fd);
-  if (n < 0) return sys_error("write " + value + " to " + path, err);
-  if (static_cast<size_t>(n) != value.size())
-    return make_error("short write of " + value + " to " + path, EIO);
-  return {};
+  if (fd < 0) {
+    r = sys_error("open " + path + " for writing");
+  } else {
+    const ssize_t n = write(fd, value.data(), value.size());
+    const int err = errno;
+    close(fd);
+    if (n < 0) r = sys_error("write " + value + " to " + path, err);
+    else if (static_cast<size_t>(n) != value.size()) r = make_error("short write of " + value + " to " + path, EIO);
+  }
+
+  std::lock_guard<std::mutex> lock(mu_);
+  if (r) {
+    if (auto it = refused_.find(path); it != refused_.end()) {
+      log_info(path + " accepts writes again (refused with " + it->second + " before)");
+      refused_.erase(it);
+    }
+    return r;
+  }
+  const std::string name = errno_name(r.error().err);
+  write_errors_[{pattern, name}]++;
+  auto [it, fresh] = refused_.try_emplace(path, name);
+  if (fresh || it->second != name) {
+    it->second = name;
+    log_warn("the kernel refused a write: " + r.error().message + " (" + name + "): " + write_fix(r.error().err) +
+             ". The action fails and fragd backs off; counted in fragd_kernel_write_errors_total{file=\"" + pattern +
+             "\",error=\"" + name + "\"}, not logged again until a write to " + path + " succeeds");
+  }
+  return r;
+}
+
+SysfsActuator::WriteErrors SysfsActuator::write_errors() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return write_errors_;
 }
 
 Result<uint64_t> SysfsActuator::read_value(const std::string& path) {
@@ -48,9 +92,10 @@ Result<void> SysfsActuator::compact_node(int node) {
   const std::string nodes = sys_ + "/devices/system/node";
   if (!exists(nodes)) {
     if (node != 0) return make_error("compact: node " + std::to_string(node) + " does not exist", ENOENT);
-    return write_value(proc_ + "/sys/vm/compact_memory", "1");
+    return write_value(proc_ + "/sys/vm/compact_memory", "/proc/sys/vm/compact_memory", "1");
   }
-  return write_value(nodes + "/node" + std::to_string(node) + "/compact", "1");
+  return write_value(nodes + "/node" + std::to_string(node) + "/compact", "/sys/devices/system/node/node<N>/compact",
+                     "1");
 }
 
 Result<unsigned> SysfsActuator::read_proactiveness() {
@@ -62,7 +107,8 @@ Result<unsigned> SysfsActuator::read_proactiveness() {
 
 Result<void> SysfsActuator::write_proactiveness(unsigned value) {
   if (value > 100) return make_error("vm.compaction_proactiveness must be 0..100", EINVAL);
-  return write_value(proc_ + "/sys/vm/compaction_proactiveness", std::to_string(value));
+  return write_value(proc_ + "/sys/vm/compaction_proactiveness", "/proc/sys/vm/compaction_proactiveness",
+                     std::to_string(value));
 }
 
 std::string SysfsActuator::pool_path(int node, uint64_t size_kib) const {
@@ -76,7 +122,10 @@ Result<uint64_t> SysfsActuator::read_pool(int node, uint64_t size_kib) {
 }
 
 Result<void> SysfsActuator::write_pool(int node, uint64_t size_kib, uint64_t count) {
-  return write_value(pool_path(node, size_kib), std::to_string(count));
+  return write_value(pool_path(node, size_kib),
+                     node < 0 ? "/sys/kernel/mm/hugepages/hugepages-<S>kB/nr_hugepages"
+                              : "/sys/devices/system/node/node<N>/hugepages/hugepages-<S>kB/nr_hugepages",
+                     std::to_string(count));
 }
 
 Result<uint64_t> SysfsActuator::mem_available_kib() {
@@ -112,7 +161,7 @@ Result<unsigned> SysfsActuator::node_score(int node) {
 }
 
 Result<void> SysfsActuator::drop_caches() {
-  return write_value(proc_ + "/sys/vm/drop_caches", "1");
+  return write_value(proc_ + "/sys/vm/drop_caches", "/proc/sys/vm/drop_caches", "1");
 }
 
 }  // namespace fragd

@@ -7,10 +7,20 @@
 //   /proc/sys/vm/drop_caches
 //   /sys/kernel/mm/hugepages/hugepages-<S>kB/nr_hugepages
 //   /sys/devices/system/node/node<N>/hugepages/hugepages-<S>kB/nr_hugepages
+// The roots are fragd's --path.procfs and --path.sysfs.
+//
+// A write the kernel refuses is counted by file (the pattern above, so the
+// label values are bounded) and errno name, for fragd_kernel_write_errors_total,
+// and logged once per file and errno: again only after a write to that file
+// succeeded ("accepts writes again", logged once too). The action that made
+// the write fails with the error, and the engine backs off (core/engine.h).
 #pragma once
 
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "core/actuator.h"
 
@@ -20,6 +30,10 @@ class SysfsActuator : public Actuator {
  public:
   explicit SysfsActuator(std::string proc_root = "/proc", std::string sys_root = "/sys")
       : proc_(std::move(proc_root)), sys_(std::move(sys_root)) {}
+
+  // Refused writes so far: (file pattern, errno name) -> count. Any thread.
+  using WriteErrors = std::map<std::pair<std::string, std::string>, uint64_t>;
+  WriteErrors write_errors() const;
 
   Result<void> compact_node(int node) override;
   Result<unsigned> read_proactiveness() override;
@@ -36,11 +50,15 @@ class SysfsActuator : public Actuator {
 
  private:
   std::string pool_path(int node, uint64_t size_kib) const;
-  Result<void> write_value(const std::string& path, const std::string& value);
+  // `pattern` is the allow-listed file `path` is an instance of.
+  Result<void> write_value(const std::string& path, const char* pattern, const std::string& value);
   Result<uint64_t> read_value(const std::string& path);
 
   std::string proc_, sys_;
   std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;                        // the two maps below (worker and main thread)
+  WriteErrors write_errors_;
+  std::map<std::string, std::string> refused_;  // path -> errno name of its last refused write
 };
 
 }  // namespace fragd
