@@ -7,15 +7,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/log.h"
+#include "core/text.h"
 
 namespace fragd {
 namespace {
-
-constexpr size_t kMaxRequest = 64 * 1024;
-constexpr size_t kMaxClients = 64;
 
 Result<void> make_parent_dir(const std::string& path) {
   const auto slash = path.rfind('/');
@@ -28,17 +28,23 @@ Result<void> make_parent_dir(const std::string& path) {
   return {};
 }
 
+std::string error_line(const std::string& message) {
+  return nlohmann::json{{"ok", false}, {"error", message}}.dump(-1, ' ', false,
+                                                                   nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace
 
 ControlServer::~ControlServer() {
   for (auto& c : clients_) close(c.fd);
   if (listen_fd_ >= 0) {
     close(listen_fd_);
-    unlink(path_.c_str());
+    unlink(opt_.path.c_str());
   }
 }
 
-Result<std::unique_ptr<ControlServer>> ControlServer::start(const std::string& path, Handler handler) {
+Result<std::unique_ptr<ControlServer>> ControlServer::start(const ControlOptions& options, Handler handler) {
+  const std::string& path = options.path;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof(addr.sun_path))
@@ -66,20 +72,31 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(const std::string& p
   if (auto r = make_parent_dir(path); !r) return r.error();
 
   std::unique_ptr<ControlServer> s(new ControlServer());
+  s->opt_ = options;
   s->handler_ = std::move(handler);
   s->listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (s->listen_fd_ < 0) return sys_error("create the control socket");
-  if (bind(s->listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
-    return sys_error("bind the control socket " + path + " (pass --socket PATH)");
-  s->path_ = path;
-  chmod(path.c_str(), 0660);
-  if (listen(s->listen_fd_, 16) != 0) return sys_error("listen on the control socket " + path);
+  // Created 0600 (no window in which others could connect), then opened to the group if configured.
+  const mode_t old_mask = umask(0177);
+  const int b = bind(s->listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  const int bind_errno = errno;
+  umask(old_mask);
+  if (b != 0) return sys_error("bind the control socket " + path + " (pass --socket PATH)", bind_errno);
+  if (options.group) {
+    if (chown(path.c_str(), static_cast<uid_t>(-1), *options.group) != 0 || chmod(path.c_str(), 0660) != 0) {
+      const int e = errno;
+      unlink(path.c_str());
+      return sys_error("give the control socket " + path + " to group " + std::to_string(*options.group), e);
+    }
+  }
+  if (listen(s->listen_fd_, 64) != 0) return sys_error("listen on the control socket " + path);
   return s;
 }
 
 std::vector<int> ControlServer::poll_fds() const {
   std::vector<int> fds{listen_fd_};
-  for (const auto& c : clients_) fds.push_back(c.fd);
+  for (const auto& c : clients_)
+    if (!c.held && !c.waiting) fds.push_back(c.fd);
   return fds;
 }
 
@@ -89,20 +106,53 @@ size_t ControlServer::trace_subscribers() const {
   return n;
 }
 
-void ControlServer::accept_client() {
+void ControlServer::refill(Client& c, uint64_t now) const {
+  if (now > c.refill_ns) {
+    c.tokens = std::min(opt_.burst, c.tokens + (now - c.refill_ns) / 1e9 * opt_.rate_per_second);
+    c.refill_ns = now;
+  }
+}
+
+int ControlServer::timeout_ms() const {
+  const uint64_t now = now_ns();
+  uint64_t next = UINT64_MAX;
+  for (const auto& c : clients_) {
+    if (c.held) {
+      const double need = std::max(0.0, 1.0 - c.tokens);
+      next = std::min(next, c.refill_ns + static_cast<uint64_t>(std::ceil(need / opt_.rate_per_second * 1e9)));
+    }
+    if (c.line_start_ns) next = std::min(next, c.line_start_ns + opt_.line_deadline_ns);
+    if (!c.trace && !c.held && !c.waiting) next = std::min(next, c.last_active_ns + opt_.idle_ns);
+  }
+  if (next == UINT64_MAX) return -1;
+  if (next <= now) return 0;
+  return static_cast<int>(std::min<uint64_t>((next - now + 999'999) / 1'000'000, 60'000));
+}
+
+bool ControlServer::accept_client() {
   int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-  if (fd < 0) return;
-  if (clients_.size() >= kMaxClients) {
-    const char msg[] = "{\"ok\":false,\"error\":\"too many clients\"}\n";
-    (void)!write(fd, msg, sizeof(msg) - 1);
+  if (fd < 0) return false;
+  if (clients_.size() >= opt_.max_clients) {
+    const std::string msg =
+        error_line("too many clients (" + std::to_string(opt_.max_clients) + " connected): try again later") + "\n";
+    (void)!write(fd, msg.data(), msg.size());
     close(fd);
-    return;
+    return true;
   }
   ucred cred{};
   socklen_t len = sizeof(cred);
   long uid = -1;
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) uid = static_cast<long>(cred.uid);
-  clients_.push_back(Client{fd, {}, false, uid});
+  const uint64_t now = now_ns();
+  Client c;
+  c.fd = fd;
+  c.token = next_token_++;
+  c.uid = uid;
+  c.tokens = opt_.burst;
+  c.refill_ns = now;
+  c.last_active_ns = now;
+  clients_.push_back(std::move(c));
+  return true;
 }
 
 void ControlServer::close_client(size_t i) {
@@ -130,31 +180,65 @@ bool ControlServer::send_line(Client& c, const std::string& line, bool may_block
   return true;
 }
 
-bool ControlServer::serve(Client& c) {
+bool ControlServer::serve(Client& c, uint64_t now) {
+  c.held = false;
   size_t nl;
-  while ((nl = c.in.find('\n')) != std::string::npos) {
-    const std::string line = c.in.substr(0, nl);
-    c.in.erase(0, nl + 1);
-    nlohmann::json answer;
-    std::string cmd;
-    try {
-      const auto req = nlohmann::json::parse(line);
-      if (!req.is_object() || !req.contains("cmd") || !req["cmd"].is_string())
-        throw std::invalid_argument("a request is a JSON object with a string \"cmd\"");
-      cmd = req["cmd"].get<std::string>();
-      answer = handler_(cmd, req, c.uid);
-    } catch (const std::exception& e) {
-      answer = {{"ok", false}, {"error", std::string("bad request: ") + e.what()}};
+  while (!c.waiting && (nl = c.in.find('\n')) != std::string::npos) {
+    if (nl > kMaxRequestBytes) break;  // refused below
+    refill(c, now);
+    if (c.tokens < 1) {
+      c.held = true;  // read no more from it until a token comes back
+      c.line_start_ns = 0;
+      return true;
     }
-    if (cmd == "trace" && answer.value("ok", false)) c.trace = true;
-    if (!send_line(c, answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), true)) return false;
+    c.tokens -= 1;
+    c.last_active_ns = now;
+    std::string_view line(c.in.data(), nl);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    auto req = parse_request(line);
+    if (!req) {
+      // A client that sends what is not a request gets one answer saying why, then the door.
+      send_line(c, error_line("bad request: " + req.error().message), true);
+      return false;
+    }
+    c.in.erase(0, nl + 1);
+    std::optional<nlohmann::json> answer;
+    if (req->access == Access::Act && c.uid != 0) {
+      answer = {{"ok", false},
+                {"error", "'" + req->cmd + "' changes the host or the daemon and needs root (caller uid " +
+                              std::to_string(c.uid) + "): run it with sudo"}};
+    } else {
+      try {
+        answer = handler_(*req, c.uid, c.token);
+      } catch (const std::exception& e) {
+        answer = {{"ok", false}, {"error", std::string("fragd could not answer '") + req->cmd + "': " + e.what()}};
+      }
+    }
+    if (!answer) {
+      c.waiting = true;  // answered by reply(); nothing more is read from it until then
+      c.line_start_ns = 0;
+      return true;
+    }
+    if (req->cmd == "trace" && answer->value("ok", false)) c.trace = true;
+    if (!send_line(c, answer->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), true)) return false;
   }
+  if (c.waiting) return true;
+  const size_t pending = c.in.find('\n') == std::string::npos ? c.in.size() : c.in.find('\n');
+  if (pending > kMaxRequestBytes) {
+    send_line(c,
+              error_line("bad request: a request line is limited to " + std::to_string(kMaxRequestBytes) +
+                         " bytes"),
+              true);
+    return false;
+  }
+  c.line_start_ns = c.in.empty() ? 0 : (c.line_start_ns ? c.line_start_ns : now);
   return true;
 }
 
 void ControlServer::on_readable(int fd) {
   if (fd == listen_fd_) {
-    accept_client();
+    for (size_t n = 0; n < opt_.max_clients + 1 && accept_client(); n++) {
+    }
     return;
   }
   for (size_t i = 0; i < clients_.size(); i++) {
@@ -167,13 +251,46 @@ void ControlServer::on_readable(int fd) {
       return;
     }
     clients_[i].in.append(buf, static_cast<size_t>(n));
-    if (clients_[i].in.size() > kMaxRequest) {
-      close_client(i);
-      return;
-    }
-    if (!serve(clients_[i])) close_client(i);
+    if (!serve(clients_[i], now_ns())) close_client(i);
     return;
   }
+}
+
+void ControlServer::on_timer() {
+  const uint64_t now = now_ns();
+  for (size_t i = clients_.size(); i-- > 0;) {
+    Client& c = clients_[i];
+    if (c.held && !serve(c, now)) {
+      close_client(i);
+      continue;
+    }
+    if (c.line_start_ns && now - c.line_start_ns > opt_.line_deadline_ns) {
+      send_line(c,
+                error_line(strf("bad request: a request line must end with a newline within %.0f s",
+                                opt_.line_deadline_ns / 1e9)),
+                false);
+      close_client(i);
+      continue;
+    }
+    if (!c.trace && !c.held && !c.waiting && now - c.last_active_ns > opt_.idle_ns) close_client(i);
+  }
+}
+
+bool ControlServer::reply(uint64_t token, const nlohmann::json& answer) {
+  for (size_t i = 0; i < clients_.size(); i++) {
+    Client& c = clients_[i];
+    if (c.token != token || !c.waiting) continue;
+    c.waiting = false;
+    const uint64_t now = now_ns();
+    c.last_active_ns = now;
+    if (!send_line(c, answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), true) ||
+        !serve(c, now)) {
+      close_client(i);
+      return false;
+    }
+    return true;
+  }
+  return false;
 }
 
 size_t ControlServer::broadcast_trace(const std::string& line) {

@@ -1,0 +1,125 @@
+#include "fragd/http.h"
+
+#include <CivetServer.h>
+#include <prometheus/text_serializer.h>
+
+#include <cstring>
+
+#include "core/text.h"
+
+namespace fragd {
+namespace {
+
+void reply(mg_connection* conn, int status, const char* type, const std::string& body, bool head = false) {
+  const char* reason = status == 200 ? "OK" : status == 503 ? "Service Unavailable" : "Error";
+  mg_printf(conn,
+            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
+            "Connection: close\r\n\r\n",
+            status, reason, type, body.size());
+  if (!head) mg_write(conn, body.data(), body.size());
+}
+
+}  // namespace
+
+struct MetricsServer::Handlers {
+  struct Metrics : CivetHandler {
+    MetricsServer* s;
+    explicit Metrics(MetricsServer* server) : s(server) {}
+    bool handleGet(CivetServer*, mg_connection* conn) override {
+      const auto text = s->exposition();
+      reply(conn, 200, "text/plain; version=0.0.4; charset=utf-8", *text);
+      return true;
+    }
+    bool handleHead(CivetServer*, mg_connection* conn) override {
+      reply(conn, 200, "text/plain; version=0.0.4; charset=utf-8", *s->exposition(), true);
+      return true;
+    }
+  };
+  struct Health : CivetHandler {
+    MetricsServer* s;
+    explicit Health(MetricsServer* server) : s(server) {}
+    bool handleGet(CivetServer*, mg_connection* conn) override {
+      const auto [status, body] = s->health();
+      reply(conn, status, "text/plain; charset=utf-8", body);
+      return true;
+    }
+  };
+  // Every other path: 404, so that nothing but the two endpoints answers.
+  struct NotFound : CivetHandler {
+    bool handleAll(mg_connection* conn) {
+      static const std::string body = "not found: fragd serves /metrics and /healthz\n";
+      mg_printf(conn,
+                "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
+                "Connection: close\r\n\r\n%s",
+                body.size(), body.c_str());
+      return true;
+    }
+    bool handleGet(CivetServer*, mg_connection* c) override { return handleAll(c); }
+    bool handleHead(CivetServer*, mg_connection* c) override { return handleAll(c); }
+    bool handlePost(CivetServer*, mg_connection* c) override { return handleAll(c); }
+    bool handlePut(CivetServer*, mg_connection* c) override { return handleAll(c); }
+    bool handleDelete(CivetServer*, mg_connection* c) override { return handleAll(c); }
+    bool handleOptions(CivetServer*, mg_connection* c) override { return handleAll(c); }
+    bool handlePatch(CivetServer*, mg_connection* c) override { return handleAll(c); }
+  };
+  Metrics metrics;
+  Health health;
+  NotFound not_found;
+  explicit Handlers(MetricsServer* s) : metrics(s), health(s) {}
+};
+
+MetricsServer::~MetricsServer() {
+  server_.reset();  // stops the workers before the handlers go
+}
+
+Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& listen, uint64_t stale_after_ns,
+                                                            HttpLimits limits) {
+  std::unique_ptr<MetricsServer> s(new MetricsServer());
+  s->stale_after_ns_ = stale_after_ns;
+  s->published_ns_ = now_ns();
+  s->handlers_ = std::make_unique<Handlers>(s.get());
+  const std::vector<std::string> options = {
+      "listening_ports", listen,
+      "num_threads", std::to_string(limits.threads),
+      "request_timeout_ms", std::to_string(limits.request_timeout_ms),
+      "max_request_size", std::to_string(limits.max_request_bytes),
+      "enable_keep_alive", "no",
+      "listen_backlog", "128",
+      "connection_queue", "64",
+  };
+  try {
+    s->server_ = std::make_unique<CivetServer>(options);
+  } catch (const std::exception& e) {
+    return make_error("cannot serve metrics on " + listen + " (" + e.what() +
+                          "): the port is in use, below 1024 (fragd keeps no CAP_NET_BIND_SERVICE), or the "
+                          "address is not local; stop the other process or pass --listen ADDR:PORT",
+                      EADDRINUSE);
+  }
+  s->server_->addHandler("/metrics$", s->handlers_->metrics);
+  s->server_->addHandler("/healthz$", s->handlers_->health);
+  s->server_->addHandler("/", s->handlers_->not_found);
+  return s;
+}
+
+void MetricsServer::publish(std::vector<prometheus::MetricFamily> families) {
+  std::lock_guard<std::mutex> g(mu_);
+  families_ = std::move(families);
+  text_.reset();
+  published_ns_ = now_ns();
+}
+
+std::shared_ptr<const std::string> MetricsServer::exposition() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!text_) text_ = std::make_shared<const std::string>(prometheus::TextSerializer().Serialize(families_));
+  return text_;
+}
+
+std::pair<int, std::string> MetricsServer::health() const {
+  std::lock_guard<std::mutex> g(mu_);
+  const uint64_t age = now_ns() - published_ns_;
+  if (age > stale_after_ns_)
+    return {503, strf("stale: the collector last published %.1f s ago\n", age / 1e9)};
+  return {200, "ok\n"};
+}
+
+}  // namespace fragd

@@ -1,0 +1,54 @@
+// The HTTP endpoint: GET /metrics (Prometheus text format) and GET /healthz,
+// nothing else. civetweb serves it from a small pool of worker threads, each
+// request bounded in size and time, so a slow or oversized client costs one
+// worker for at most the request timeout and never the collector.
+#pragma once
+
+#include <prometheus/metric_family.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+class CivetServer;
+
+namespace fragd {
+
+struct HttpLimits {
+  unsigned threads = 8;              // concurrent requests served; more wait in the accept queue
+  unsigned request_timeout_ms = 2000;  // a client must send its request and take the answer in this time
+  unsigned max_request_bytes = 8192;   // request line and headers; longer ones are refused
+};
+
+class MetricsServer {
+ public:
+  ~MetricsServer();
+  // Binds ADDR:PORT; the error names the address and the fix when it is taken.
+  // `stale_after_ns`: /healthz answers 503 when no tick published for this long.
+  static Result<std::unique_ptr<MetricsServer>> start(const std::string& listen, uint64_t stale_after_ns,
+                                                      HttpLimits limits = {});
+  // A tick's families; serialized on the first scrape after, shared by every scrape until the next.
+  void publish(std::vector<prometheus::MetricFamily> families);
+
+  // For the handlers.
+  std::shared_ptr<const std::string> exposition();
+  // 200 and "ok" when the collector ticked recently; 503 and why otherwise.
+  std::pair<int, std::string> health() const;
+
+ private:
+  MetricsServer() = default;
+  mutable std::mutex mu_;
+  std::vector<prometheus::MetricFamily> families_;
+  std::shared_ptr<const std::string> text_;  // families_ serialized; null until a scrape asks
+  uint64_t published_ns_ = 0;                // CLOCK_MONOTONIC of the last publish
+  uint64_t stale_after_ns_ = 0;
+  struct Handlers;
+  std::unique_ptr<Handlers> handlers_;
+  std::unique_ptr<CivetServer> server_;
+};
+
+}  // namespace fragd
