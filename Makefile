@@ -4,7 +4,7 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CONFIG  ?= configs/fragd.yaml
 
-.PHONY: all build deps run test unit integration bench clean
+.PHONY: all build deps run test unit integration bench clean fuzz sanitize
 
 all: build
 
@@ -32,7 +32,8 @@ integration: build
 	ctest --test-dir $(BUILD) --output-on-failure -L integration
 
 # Tracing overhead (bench/run.sh), acting on fragmentation (bench/act.sh), the pageblock scan (bench/scan.sh),
-# the dashboard's data drawn from a real Prometheus (bench/dashboard.sh -> docs/dashboard.png);
+# the dashboard's data drawn from a real Prometheus (bench/dashboard.sh -> docs/dashboard.png),
+# 50 scrapers and 20 fragctl clients (bench/load.sh), 10 minutes of churn with fragd acting (bench/soak.sh);
 # BENCH_QUICK=1 makes each a smoke run that writes /tmp/fragd-bench-quick.md.
 bench: deps
 	$(MAKE) build
@@ -40,6 +41,22 @@ bench: deps
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/act.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/scan.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/dashboard.sh
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/load.sh
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/soak.sh
+
+# libFuzzer targets (tests/fuzz), built with clang in $(BUILD)-fuzz and run for
+# FUZZ_SECONDS each, FUZZ_JOBS at a time, on scratch copies of tests/fuzz/corpus.
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= 2
+fuzz:
+	FUZZ_BUILD=$(BUILD)-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) JOBS=$(JOBS) bash tests/fuzz/run.sh
+
+# ASan + LeakSanitizer + UBSan (cmake/Sanitize.cmake), built in $(BUILD)-asan: every unit and
+# integration test runs under them, and any sanitizer report from any process fails the run.
+sanitize:
+	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAGD_SANITIZE=ON
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	bash scripts/sanitize.sh $(BUILD)-asan
 
 clean:
 	rm -rf $(BUILD)

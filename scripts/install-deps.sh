@@ -6,8 +6,10 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config curl
   clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+  libclang-rt-dev  # libFuzzer and clang's sanitizer runtimes: make fuzz
   prometheus-cpp-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
   libcairo2-dev  # fragctl map --png
+  libcivetweb-dev libcap-dev  # the HTTP endpoint; dropping capabilities after attach
   libgtest-dev
   prometheus   # promtool checks the /metrics output in the tests
   bpftrace     # the reference the overhead benchmark compares with
@@ -16,6 +18,7 @@ packages=(
   systemd      # systemd-analyze: the package test verifies and scores the unit
   groff-base python3-yaml  # docs_test: man pages render without warnings, the DaemonSet parses
   python3-matplotlib  # bench/dashboard_render.py draws docs/dashboard.png
+  apache2-utils
 )
 
 missing=()

@@ -1,5 +1,7 @@
 #include "core/config.h"
 
+#include <grp.h>
+
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
@@ -195,7 +197,7 @@ namespace {
 
 Result<void> parse_top(const std::string& path, const YAML::Node& root, Config& c) {
   if (auto r = check_keys(path, root, "",
-                          {"mode", "dry_run", "listen", "socket", "tick_interval", "pagetypeinfo_interval", "bpf",
+                          {"mode", "dry_run", "listen", "socket", "socket_group", "tick_interval", "pagetypeinfo_interval", "bpf",
                            "pageblocks", "compaction", "hugepages"},
                           {"bpf", "pageblocks", "compaction", "hugepages"});
       !r)
@@ -226,6 +228,18 @@ Result<void> parse_top(const std::string& path, const YAML::Node& root, Config& 
     if (s->empty() || (*s)[0] != '/') return bad(path, n, "socket", "expected an absolute path");
     if (s->size() >= 108) return bad(path, n, "socket", "path is longer than a Unix socket allows (107)");
     c.socket = *s;
+  }
+  if (auto n = root["socket_group"]) {
+    auto s = scalar(path, n, "socket_group");
+    if (!s) return s.error();
+    // Resolved now, so that a typo fails --check-config and the reload check, not the start.
+    const group* g = getgrnam(s->c_str());
+    if (!g)
+      return bad(path, n, "socket_group",
+                 "'" + *s + "' is not a group on this host; create it (groupadd " + *s +
+                     ") or remove the key to keep the socket root's alone");
+    c.socket_group = *s;
+    c.socket_gid = g->gr_gid;
   }
   if (auto n = root["tick_interval"]) {
     auto d = duration(path, n, "tick_interval", 100'000'000ULL, 3600'000'000'000ULL);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -20,6 +21,8 @@ struct Config {
   std::string mode = "observe";              // observe: watch and export, change nothing; act: apply `policy`
   std::string listen = "127.0.0.1:9717";     // Prometheus /metrics
   std::string socket = "/run/fragd/fragd.sock";
+  std::string socket_group;                  // members may send read requests; empty: root only (0600)
+  std::optional<uint32_t> socket_gid;        // socket_group resolved on this host
   uint64_t tick_ns = 1'000'000'000;          // collector tick
   uint64_t pagetypeinfo_ns = 60'000'000'000; // /proc/pagetypeinfo is read this often (it stalls the allocator)
   uint32_t min_order = 1;                    // allocations below this order are not traced
@@ -30,6 +33,10 @@ struct Config {
   unsigned scan_threads = 1;                 // ... reading with this many threads
   Policy policy;                             // policy.act mirrors mode == "act"
   std::string source;                        // file it came from, for messages
+  // Not in the file: fragd's --path.procfs and --path.sysfs. Where fragd reads and writes
+  // what the kernel shows under /proc and /sys (tracefs and /sys/kernel/btf excepted).
+  std::string proc_root = "/proc";
+  std::string sys_root = "/sys";
 };
 
 // Parses and validates `path`. Every error names file:line:column and the key path.

@@ -136,6 +136,7 @@ Result<std::vector<ZoneSpan>> parse_zone_spans(std::string_view text, std::strin
   }
   for (auto& p : all) {
     if (!p.has_start || !p.has_spanned || p.spanned == 0) continue;
+    if (p.spanned > UINT64_MAX - p.z.start_pfn) continue;  // garbage: the span would wrap past 2^64
     p.z.end_pfn = p.z.start_pfn + p.spanned;
     out.push_back(std::move(p.z));
   }
@@ -361,7 +362,8 @@ Result<ScanResult> scan_pageblocks(const std::vector<ZoneSpan>& spans, const std
   return r;
 }
 
-Result<ScanResult> scan_live(const std::string& proc_root, unsigned pageblock_order, unsigned threads) {
+Result<ScanResult> scan_live(const std::string& proc_root, unsigned pageblock_order, unsigned threads,
+                             int iomem_fd) {
   const std::string kpf_path = proc_root + "/kpageflags";
   const int fd = ::open(kpf_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -384,7 +386,7 @@ Result<ScanResult> scan_live(const std::string& proc_root, unsigned pageblock_or
   if (!spans) return spans.error();
   std::vector<PfnRange> ram;
   std::vector<std::string> warnings;
-  if (auto io = read_text_file(proc_root + "/iomem")) {
+  if (auto io = iomem_fd >= 0 ? read_text_fd(iomem_fd, proc_root + "/iomem") : read_text_file(proc_root + "/iomem")) {
     if (auto r = parse_iomem_ram(*io, proc_root + "/iomem")) ram = std::move(*r);
     else warnings.push_back(r.error().message + "; holes inside zones are classified by their flags");
   } else {

@@ -159,7 +159,9 @@ Result<ScanResult> scan_pageblocks(const std::vector<ZoneSpan>& spans, const std
 // The live scan: /proc/zoneinfo, /proc/iomem, /proc/kpageflags under
 // proc_root. Error when kpageflags cannot be opened (names the path and the
 // fix: run as root (the file is mode 0400), kernel with CONFIG_PROC_PAGE_MONITOR).
+// `iomem_fd`, when >= 0, is /proc/iomem opened earlier (its addresses show only
+// to an opener with CAP_SYS_ADMIN, which fragd drops after start-up).
 Result<ScanResult> scan_live(const std::string& proc_root = "/proc", unsigned pageblock_order = 9,
-                             unsigned threads = 1);
+                             unsigned threads = 1, int iomem_fd = -1);
 
 }  // namespace fragd

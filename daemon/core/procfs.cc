@@ -1,5 +1,7 @@
 #include "core/procfs.h"
 
+#include "core/source_faults.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -688,31 +690,33 @@ Result<void> parse_meminfo(std::string_view text, std::string_view path, MemSnap
 // File access.
 
 Result<std::string> read_text_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return sys_error("cannot open " + path);
+  auto r = read_text_fd(fd, path);
+  ::close(fd);
+  return r;
+}
+
+Result<std::string> read_text_fd(int fd, const std::string& path) {
   // Kernel text files here are a few KB; refuse anything absurd rather than
   // eat memory if pointed at the wrong file.
   constexpr size_t kMaxBytes = 64u << 20;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return sys_error("cannot open " + path);
+  if (::lseek(fd, 0, SEEK_SET) < 0) return sys_error("cannot rewind " + path);
   std::string data;
   char buf[16384];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return sys_error("cannot read " + path, err);
+      return sys_error("cannot read " + path);
     }
     if (n == 0) break;
-    if (data.size() + static_cast<size_t>(n) > kMaxBytes) {
-      ::close(fd);
+    if (data.size() + static_cast<size_t>(n) > kMaxBytes)
       return make_error(path + ": larger than " + std::to_string(kMaxBytes >> 20) +
                             " MiB, not a kernel text file; check the path",
                         EFBIG);
-    }
     data.append(buf, static_cast<size_t>(n));
   }
-  ::close(fd);
   return data;
 }
 
@@ -726,19 +730,28 @@ std::string join(const std::string& root, std::string_view rel) {
   return root + "/" + std::string(rel);
 }
 
+// The first pool file that failed, and why (an errno name or "format").
+struct PoolFault {
+  std::string path, cause, message;
+};
+
 // A sysfs file holding one number.
 std::optional<uint64_t> read_number_file(const std::string& path,
-                                         std::vector<std::string>* warnings, bool required) {
+                                         std::vector<std::string>* warnings, bool required,
+                                         PoolFault* fault) {
   auto text = read_text_file(path);
   if (!text) {
     if (required && warnings) warnings->push_back(text.error().message);
+    if (required && fault && fault->cause.empty())
+      *fault = {path, errno_name(text.error().err), text.error().message};
     return std::nullopt;
   }
   const auto toks = tokenize(*text);
   uint64_t v = 0;
   if (toks.size() != 1 || !parse_u64(toks[0], v)) {
-    if (warnings)
-      warnings->push_back(path + ":1: expected one number, got " + quote(*text));
+    const std::string msg = path + ":1: expected one number, got " + quote(*text);
+    if (warnings) warnings->push_back(msg);
+    if (fault && fault->cause.empty()) *fault = {path, "format", msg};
     return std::nullopt;
   }
   return v;
@@ -768,38 +781,67 @@ std::vector<std::pair<uint64_t, std::string>> numbered_dirs(const std::string& d
 }
 
 void read_pools(const std::string& dir, int node, std::vector<HugePool>& out,
-                std::vector<std::string>* warnings) {
+                std::vector<std::string>* warnings, PoolFault* fault) {
   for (const auto& [size_kib, name] : numbered_dirs(dir, "hugepages-", "kB")) {
     const std::string pool = join(dir, name);
-    auto total = read_number_file(join(pool, "nr_hugepages"), warnings, true);
-    auto free = read_number_file(join(pool, "free_hugepages"), warnings, true);
+    auto total = read_number_file(join(pool, "nr_hugepages"), warnings, true, fault);
+    auto free = read_number_file(join(pool, "free_hugepages"), warnings, true, fault);
     if (!total || !free) continue;
-    auto surplus = read_number_file(join(pool, "surplus_hugepages"), warnings, false);
+    auto surplus = read_number_file(join(pool, "surplus_hugepages"), warnings, false, fault);
     out.push_back(HugePool{node, size_kib, *total, *free, surplus.value_or(0)});
   }
 }
 
-}  // namespace
-
-std::vector<HugePool> read_hugepages(const std::string& sys_root,
-                                     std::vector<std::string>* warnings) {
+std::vector<HugePool> read_hugepages_noting(const std::string& sys_root, std::vector<std::string>* warnings,
+                                            PoolFault* fault) {
   std::vector<HugePool> out;
   const std::string nodes = join(sys_root, "devices/system/node");
   std::error_code ec;
   if (fs::is_directory(nodes, ec)) {
     for (const auto& [n, name] : numbered_dirs(nodes, "node", "")) {
       if (n > static_cast<uint64_t>(std::numeric_limits<int>::max())) continue;
-      read_pools(join(join(nodes, name), "hugepages"), static_cast<int>(n), out, warnings);
+      read_pools(join(join(nodes, name), "hugepages"), static_cast<int>(n), out, warnings, fault);
     }
   } else {
-    read_pools(join(sys_root, "kernel/mm/hugepages"), 0, out, warnings);
+    read_pools(join(sys_root, "kernel/mm/hugepages"), 0, out, warnings, fault);
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<HugePool> read_hugepages(const std::string& sys_root,
+                                     std::vector<std::string>* warnings) {
+  return read_hugepages_noting(sys_root, warnings, nullptr);
+}
+
 Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::string& sys_root,
                                   const MemSnapshot* pageblocks_from) {
+  std::vector<SourceRead> report;
+  return read_snapshot(proc_root, sys_root, pageblocks_from, {}, report);
+}
+
+Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::string& sys_root,
+                                  const MemSnapshot* pageblocks_from, const std::set<std::string>& skip,
+                                  std::vector<SourceRead>& report) {
   MemSnapshot snap;
+  // Each source read is reported: its error (cause: the errno name, or
+  // "format" when it read but did not parse), or the first line it skipped.
+  size_t warned_before = 0;
+  auto begin = [&] { warned_before = snap.warnings.size(); };
+  auto done = [&](const char* source, const std::string& path) {
+    SourceRead r{source, path, "", ""};
+    if (snap.warnings.size() > warned_before) {
+      r.cause = "lines";
+      r.message = snap.warnings[warned_before];
+      if (const size_t more = snap.warnings.size() - warned_before - 1)
+        r.message += " (and " + std::to_string(more) + " more)";
+    }
+    report.push_back(std::move(r));
+  };
+  auto failed = [&](const char* source, const std::string& path, const Error& e, bool read_error) {
+    report.push_back(SourceRead{source, path, read_error ? errno_name(e.err) : "format", e.message});
+  };
   auto required = [&](std::string_view name) -> Result<std::string> {
     const std::string path = join(proc_root, name);
     auto text = read_text_file(path);
@@ -807,22 +849,36 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::strin
       return Error{text.error().err,
                    text.error().message + "; fragd needs " + path +
                        ": mount procfs there (mount -t proc proc " + proc_root +
-                       ") or point fragd at the right proc root"};
+                       ") or point fragd at the right proc root (--path.procfs)"};
     return text;
   };
 
   const std::string buddy_path = join(proc_root, "buddyinfo");
+  begin();
   auto buddy_text = required("buddyinfo");
-  if (!buddy_text) return buddy_text.error();
+  if (!buddy_text) {
+    failed("buddyinfo", buddy_path, buddy_text.error(), true);
+    return buddy_text.error();
+  }
   auto zones = parse_buddyinfo(*buddy_text, buddy_path, &snap.warnings);
-  if (!zones) return zones.error();
+  if (!zones) {
+    failed("buddyinfo", buddy_path, zones.error(), false);
+    return zones.error();
+  }
   snap.zones = std::move(*zones);
+  done("buddyinfo", buddy_path);
 
   const std::string zoneinfo_path = join(proc_root, "zoneinfo");
+  begin();
   auto zoneinfo_text = required("zoneinfo");
-  if (!zoneinfo_text) return zoneinfo_text.error();
-  if (auto r = parse_zoneinfo(*zoneinfo_text, zoneinfo_path, snap.zones, &snap.warnings); !r)
+  if (!zoneinfo_text) {
+    failed("zoneinfo", zoneinfo_path, zoneinfo_text.error(), true);
+    return zoneinfo_text.error();
+  }
+  if (auto r = parse_zoneinfo(*zoneinfo_text, zoneinfo_path, snap.zones, &snap.warnings); !r) {
+    failed("zoneinfo", zoneinfo_path, r.error(), false);
     return r.error();
+  }
 
   // buddyinfo lists every populated zone; one that zoneinfo says is
   // populated but that has no buddyinfo row lost its line.
@@ -831,6 +887,7 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::strin
       snap.warnings.push_back(buddy_path + ": no usable line for " + zone_label(z.node, z.zone) +
                               " (" + std::to_string(z.present_pages) +
                               " present pages); its free blocks are unknown and its score reads 0");
+  done("zoneinfo", zoneinfo_path);
 
   const std::string pti_path = join(proc_root, "pagetypeinfo");
   if (pageblocks_from) {
@@ -841,37 +898,78 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::strin
           z.pageblocks = old.pageblocks;
           z.free_by_type = old.free_by_type;
         }
-  } else if (auto text = read_text_file(pti_path); !text) {
-    const int err = text.error().err;
-    snap.warnings.push_back(
-        text.error().message +
-        (err == EACCES || err == EPERM
-             ? "; it is readable by root only (mode 0400): run fragd as root to get pageblock "
-               "counts per migrate type"
-             : "; pageblock counts per migrate type are not reported"));
-  } else if (auto r = parse_pagetypeinfo(*text, pti_path, snap.zones, &snap.warnings,
-                                         &snap.pageblock_order);
-             !r) {
-    snap.warnings.push_back(r.error().message + "; pageblock counts are not reported");
+  } else if (!skip.count("pagetypeinfo")) {
+    begin();
+    if (auto text = read_text_file(pti_path); !text) {
+      const int err = text.error().err;
+      const std::string msg =
+          text.error().message +
+          (err == EACCES || err == EPERM
+               ? "; it is readable by root only (mode 0400): run fragd as root to get pageblock "
+                 "counts per migrate type"
+               : "; pageblock counts per migrate type are not reported");
+      snap.warnings.push_back(msg);
+      failed("pagetypeinfo", pti_path, Error{err, msg}, true);
+    } else if (auto r = parse_pagetypeinfo(*text, pti_path, snap.zones, &snap.warnings,
+                                           &snap.pageblock_order);
+               !r) {
+      const std::string msg = r.error().message + "; pageblock counts are not reported";
+      snap.warnings.push_back(msg);
+      failed("pagetypeinfo", pti_path, Error{r.error().err, msg}, false);
+    } else {
+      done("pagetypeinfo", pti_path);
+    }
   }
 
   const std::string vmstat_path = join(proc_root, "vmstat");
-  if (auto text = read_text_file(vmstat_path); !text) {
-    snap.warnings.push_back(text.error().message + "; vmstat counters are not reported");
-  } else if (auto vm = parse_vmstat(*text, vmstat_path, &snap.warnings); !vm) {
-    snap.warnings.push_back(vm.error().message + "; vmstat counters are not reported");
-  } else {
-    snap.vmstat = std::move(*vm);
+  if (!skip.count("vmstat")) {
+    begin();
+    if (auto text = read_text_file(vmstat_path); !text) {
+      const std::string msg = text.error().message + "; vmstat counters are not reported";
+      snap.warnings.push_back(msg);
+      failed("vmstat", vmstat_path, Error{text.error().err, msg}, true);
+    } else if (auto vm = parse_vmstat(*text, vmstat_path, &snap.warnings); !vm) {
+      const std::string msg = vm.error().message + "; vmstat counters are not reported";
+      snap.warnings.push_back(msg);
+      failed("vmstat", vmstat_path, Error{vm.error().err, msg}, false);
+    } else {
+      snap.vmstat = std::move(*vm);
+      done("vmstat", vmstat_path);
+    }
   }
 
   const std::string meminfo_path = join(proc_root, "meminfo");
-  if (auto text = read_text_file(meminfo_path); !text) {
-    snap.warnings.push_back(text.error().message + "; MemFree/MemAvailable are not reported");
-  } else if (auto r = parse_meminfo(*text, meminfo_path, snap); !r) {
-    snap.warnings.push_back(r.error().message + "; MemFree/MemAvailable are not reported");
+  if (!skip.count("meminfo")) {
+    begin();
+    if (auto text = read_text_file(meminfo_path); !text) {
+      const std::string msg = text.error().message + "; MemFree/MemAvailable are not reported";
+      snap.warnings.push_back(msg);
+      failed("meminfo", meminfo_path, Error{text.error().err, msg}, true);
+    } else if (auto r = parse_meminfo(*text, meminfo_path, snap); !r) {
+      const std::string msg = r.error().message + "; MemFree/MemAvailable are not reported";
+      snap.warnings.push_back(msg);
+      failed("meminfo", meminfo_path, Error{r.error().err, msg}, false);
+    } else {
+      done("meminfo", meminfo_path);
+    }
   }
 
-  snap.hugepages = read_hugepages(sys_root, &snap.warnings);
+  if (!skip.count("hugepages")) {
+    begin();
+    PoolFault fault;
+    snap.hugepages = read_hugepages_noting(sys_root, &snap.warnings, &fault);
+    if (!fault.cause.empty()) {
+      // Like a source that failed outright (and one skipped while it backs off): no pool at all,
+      // rather than pools that come and go.
+      snap.hugepages.clear();
+      report.push_back(SourceRead{"hugepages", fault.path, fault.cause,
+                                  fault.message + "; no hugetlb pool is reported until every pool file reads"});
+    } else {
+      std::error_code ec;
+      const std::string nodes = join(sys_root, "devices/system/node");
+      done("hugepages", fs::is_directory(nodes, ec) ? nodes : join(sys_root, "kernel/mm/hugepages"));
+    }
+  }
   return snap;
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,8 +119,37 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root = "/proc",
                                   const std::string& sys_root = "/sys",
                                   const MemSnapshot* pageblocks_from = nullptr);
 
+// The sources of a snapshot, as named in SourceRead and in the skip set.
+inline constexpr const char* kSnapshotSources[] = {"buddyinfo", "zoneinfo", "pagetypeinfo",
+                                                   "vmstat",    "meminfo",  "hugepages"};
+
+// What became of one source in a read_snapshot() call.
+struct SourceRead {
+  std::string source;  // one of kSnapshotSources
+  std::string path;    // the file (for hugepages: the first pool file that failed, or the pools' directory)
+  // "" read and parsed cleanly; an errno name ("ENOENT", "EACCES", "EISDIR", ...)
+  // when it could not be read; "format" when nothing in it parsed; "lines"
+  // when some lines were skipped and the rest is used.
+  std::string cause;
+  std::string message;  // the error or the first skipped line, with the fix; "" when clean
+  bool failed() const { return !cause.empty() && cause != "lines"; }
+};
+
+// read_snapshot for a caller that backs off failing sources: the optional
+// sources named in `skip` (pagetypeinfo, vmstat, meminfo, hugepages) are not
+// read, their fields left empty as if they had failed; buddyinfo and zoneinfo
+// are always read. `report` receives one SourceRead per source read, also
+// when the result is an Error (then its last entry is the source that failed).
+// A pool file that fails makes the hugepages source fail: no pool is reported.
+Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::string& sys_root,
+                                  const MemSnapshot* pageblocks_from, const std::set<std::string>& skip,
+                                  std::vector<SourceRead>& report);
+
 // Reads a whole file (procfs files report size 0, so this reads until EOF).
 // Error: sys_error naming the path.
 Result<std::string> read_text_file(const std::string& path);
+// The same from an fd held open (read again from its start; `path` names it in errors).
+// /proc/iomem keeps showing addresses through an fd opened with CAP_SYS_ADMIN.
+Result<std::string> read_text_fd(int fd, const std::string& path);
 
 }  // namespace fragd

@@ -1,6 +1,7 @@
 // fragd: watches high-order allocation stalls, compaction and memory
 // fragmentation with BPF tracepoints and /proc, and exports them.
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -28,10 +29,13 @@
 #include "core/text.h"
 #include "core/pollution.h"
 #include "core/score.h"
+#include "core/source_faults.h"
 #include "fragd/bpf_loader.h"
 #include "fragd/bpf_reader.h"
 #include "fragd/control.h"
+#include "fragd/http.h"
 #include "fragd/metrics.h"
+#include "fragd/privileges.h"
 #include "fragd/runner.h"
 #include "fragd/scanner.h"
 #include "fragd/sysfs_actuator.h"
@@ -57,7 +61,7 @@ class Daemon {
 
  private:
   void tick();
-  nlohmann::json handle(const std::string& cmd, const nlohmann::json& req, long uid);
+  nlohmann::json handle(const ControlRequest& req, long uid);
   static int on_ring_event(void* ctx, void* data, size_t size);
 
   // Act mode.
@@ -68,7 +72,17 @@ class Daemon {
   nlohmann::json reload(const std::string& why);
   nlohmann::json action_state(uint64_t id) const;
   nlohmann::json policy_status() const;
-  nlohmann::json map_answer(int64_t max_age_ns);
+  // The map answer from `scan`, or with `scan_error` when there is none.
+  nlohmann::json map_answer(const ScanResult* scan, const std::string& scan_error);
+  // Answers `map` from the latest scan when it is recent enough, else defers it to the next scan.
+  std::optional<nlohmann::json> map_request(int64_t max_age_ns, uint64_t token);
+  void on_scan_done();
+  struct PendingMap {
+    uint64_t token;         // the control client owed the answer
+    uint64_t oldest_ok_ns;  // CLOCK_REALTIME: a scan begun at or after this will do
+    uint64_t scans_before;  // scans ended when it was asked
+  };
+  std::vector<PendingMap> pending_maps_;
   std::string state_file() const;
 
   Config cfg_;
@@ -76,17 +90,27 @@ class Daemon {
   std::unique_ptr<BpfReader> reader_;
   std::unique_ptr<MetricsServer> metrics_;
   std::unique_ptr<ControlServer> control_;
-  ring_buffer* ring_ = nullptr;
+  // After bpf_: freed before the maps it reads, and on every early return of run().
+  std::unique_ptr<ring_buffer, decltype(&ring_buffer__free)> ring_{nullptr, &ring_buffer__free};
   std::optional<BpfSnapshot> last_bpf_;
   std::optional<MemSnapshot> last_mem_;
   SelfStats self_;
   uint64_t start_ns_ = 0;
+  uint64_t next_tick_due_ns_ = 0;  // CLOCK_MONOTONIC time the next timer expiration is due
   uint64_t last_pti_ns_ = 0;
   std::set<std::string> warned_;
+  // /proc and sysfs sources that fail: retried from one tick up to every 60 s, each cause logged once.
+  SourceFaults faults_{cfg_.tick_ns, 60'000'000'000ULL};
+  std::set<int> nodes_online_;  // nodes with present pages in the last snapshot
+  bool facts_stale_ = false;    // the nodes changed: facts_ to be read again
+  uint64_t scans_ok_seen_ = 0;
+  void read_files(uint64_t now);
+  void note_source(const SourceRead& r, uint64_t now);
+  void check_nodes();
 
   MachineFacts facts_;
   std::unique_ptr<Engine> engine_;
-  SysfsActuator actuator_;
+  SysfsActuator actuator_{cfg_.proc_root, cfg_.sys_root};
   std::unique_ptr<ActionRunner> runner_;
   std::unique_ptr<PageblockScanner> scanner_;  // null when the scan is off
   std::string scan_off_;                         // why it is off
@@ -99,9 +123,14 @@ class Daemon {
   ActStats act_;
   static constexpr size_t kRecentActions = 64;
 
-  // A problem that persists is logged once, not every tick (it stays counted in metrics).
-  void warn_once(const std::string& w) {
-    if (warned_.size() < 1000 && warned_.insert(w).second) log_warn(w);
+  // A problem that persists is logged once, not every tick (it stays counted in metrics):
+  // once per key, its cause, until warn_cleared(key) logs that it went away.
+  void warn_once(const std::string& key, const std::string& message) {
+    if (warned_.size() < 1000 && warned_.insert(key).second) log_warn(message);
+  }
+  void warn_once(const std::string& w) { warn_once(w, w); }
+  void warn_cleared(const std::string& key, const std::string& message) {
+    if (warned_.erase(key)) log_info(message);
   }
 };
 
@@ -121,30 +150,26 @@ void Daemon::tick() {
   const uint64_t t0 = now_ns();
   if (auto s = reader_->read()) {
     last_bpf_ = std::move(*s);
+    warn_cleared("bpf", "BPF maps readable again");
   } else {
     self_.collect_errors_bpf++;
-    log_warn(s.error().message);
+    warn_once("bpf", s.error().message + " (counted in fragd_collect_errors_total{source=\"bpf\"}; not logged again "
+                                         "until the maps read well)");
   }
-  // pagetypeinfo only every pagetypeinfo_interval; in between, its counts are carried over.
-  const bool pti_due = !last_mem_ || t0 - last_pti_ns_ >= cfg_.pagetypeinfo_ns;
-  if (auto m = read_snapshot("/proc", "/sys", pti_due ? nullptr : &*last_mem_)) {
-    if (pti_due) last_pti_ns_ = t0;
-    for (const auto& w : m->warnings) warn_once(w);
-    last_mem_ = std::move(*m);
-  } else {
-    self_.collect_errors_procfs++;
-    warn_once(m.error().message);
-    last_mem_.reset();
-  }
+  read_files(t0);
   act(now_ns());
   if (bpf_->pollution_enabled()) pollution_ = read_pollution(false);
   ScanStats scan;
   if (scanner_) {
-    for (const auto& m : scanner_->take_messages()) warn_once(m);
+    for (const auto& m : scanner_->take_messages())
+      warn_once(m.rfind("pageblock scan failed", 0) == 0 ? std::string("scan failed") : m, m);
     scan.scan = scanner_->latest();
     scan.ok = scanner_->scans_ok();
     scan.failed = scanner_->scans_failed();
+    if (scan.ok > scans_ok_seen_) warn_cleared("scan failed", "pageblock scans work again");
+    scans_ok_seen_ = scan.ok;
   }
+  self_.kernel_write_errors = actuator_.write_errors();
   self_.last_tick_seconds = (now_ns() - t0) / 1e9;
   act_.nodes = engine_->nodes();
   act_.pools = engine_->pools();
@@ -157,6 +182,88 @@ void Daemon::tick() {
   metrics_->publish(build_families(cfg_.min_order, last_bpf_ ? &*last_bpf_ : nullptr,
                                    last_mem_ ? &*last_mem_ : nullptr, bpf_->programs(), self_, &act_,
                                    scanner_ ? &scan : nullptr, pollution_ ? &*pollution_ : nullptr));
+}
+
+// The /proc and sysfs sources. One that fails is counted, logged once per
+// cause (and once when it reads well again) and read again after one tick,
+// then at doubling intervals up to 60 s; its metrics are absent meanwhile.
+void Daemon::read_files(uint64_t now) {
+  // buddyinfo and zoneinfo make the snapshot: while either waits there is none
+  // (last_mem_ was reset when it failed).
+  if (!faults_.due("buddyinfo", now) || !faults_.due("zoneinfo", now)) return;
+  // pagetypeinfo only every pagetypeinfo_interval; in between, its counts are carried over.
+  const bool pti_due = !last_mem_ || now - last_pti_ns_ >= cfg_.pagetypeinfo_ns;
+  std::set<std::string> skip;
+  for (const char* s : kSnapshotSources)
+    if (!faults_.due(s, now)) skip.insert(s);
+  std::vector<SourceRead> report;
+  auto m = read_snapshot(cfg_.proc_root, cfg_.sys_root, pti_due ? nullptr : &*last_mem_, skip, report);
+  for (const auto& r : report) note_source(r, now);
+  if (!m) {
+    last_mem_.reset();
+    return;
+  }
+  if (pti_due) last_pti_ns_ = now;
+  last_mem_ = std::move(*m);
+  check_nodes();
+}
+
+void Daemon::note_source(const SourceRead& r, uint64_t now) {
+  if (r.failed()) {
+    self_.collect_errors_files[r.source]++;
+    if (faults_.failed(r.source, r.cause, now))
+      log_warn(r.message + " [" + r.cause + "]; counted in fragd_collect_errors_total{source=\"" + r.source +
+               "\"}, read again at doubling intervals up to 60 s, not logged again until the cause changes or "
+               "clears");
+    return;
+  }
+  if (auto rec = faults_.ok(r.source, now)) {
+    char took[32];
+    std::snprintf(took, sizeof took, "%.1f s", rec->failing_ns / 1e9);
+    log_info(r.source + " (" + r.path + ") readable again after " + std::to_string(rec->failures) +
+             " failed reads in " + took + " (last cause " + rec->cause + ")");
+  }
+  // A file that parses with some lines skipped is used; its first bad line is logged once.
+  const std::string lines = r.source + " lines";
+  if (r.cause == "lines") {
+    if (faults_.failed(lines, r.cause, now))
+      log_warn(r.message + "; further skipped lines of " + r.path + " are not logged until it parses cleanly");
+  } else if (faults_.ok(lines, now)) {
+    log_info(r.path + " parses cleanly again");
+  }
+}
+
+// Nodes come and go with the zones of the snapshot (a node taken offline,
+// memory hot-removed): each change is logged once, and the machine facts (the
+// nodes `fragctl compact --node` and `pool set --node` may name) are read
+// again. The engine forgets a node missing from its observation, so fragd
+// does not act on it, and its metrics go with its zones.
+void Daemon::check_nodes() {
+  std::set<int> online;
+  for (const auto& z : last_mem_->zones)
+    if (z.present_pages > 0) online.insert(z.node);
+  if (online != nodes_online_) {
+    if (!nodes_online_.empty()) {
+      for (int n : nodes_online_)
+        if (!online.count(n))
+          log_warn("node " + std::to_string(n) + " went offline (no populated zone in " + cfg_.proc_root +
+                   "/zoneinfo): its metrics are gone and fragd does not act on it");
+      for (int n : online)
+        if (!nodes_online_.count(n)) log_info("node " + std::to_string(n) + " is online");
+      facts_stale_ = true;
+    }
+    nodes_online_ = std::move(online);
+  }
+  if (!facts_stale_ || !faults_.due("nodes", now_ns())) return;
+  if (auto f = read_machine_facts(cfg_.proc_root, cfg_.sys_root)) {
+    facts_ = *f;
+    facts_stale_ = false;
+    if (faults_.ok("nodes", now_ns())) log_info("the node list under " + cfg_.sys_root + " reads again");
+  } else {
+    self_.collect_errors_files["nodes"]++;
+    if (faults_.failed("nodes", errno_name(f.error().err), now_ns()))
+      log_warn(f.error().message + " (fragctl requests naming a node are checked against the last good read)");
+  }
 }
 
 Observation Daemon::observe(uint64_t now) const {
@@ -238,7 +345,7 @@ std::string Daemon::state_file() const {
 nlohmann::json Daemon::reload(const std::string& why) {
   if (cfg_.source.empty())
     return {{"ok", false}, {"error", "fragd was started without --config: there is no policy file to reload"}};
-  auto c = load_and_check_config(cfg_.source);
+  auto c = load_and_check_config(cfg_.source, cfg_.proc_root, cfg_.sys_root);
   if (!c) {
     act_.reloads_failed++;
     log_error("reload (" + why + ") failed, keeping the running policy: " + c.error().message);
@@ -247,6 +354,7 @@ nlohmann::json Daemon::reload(const std::string& why) {
   std::vector<std::string> restart;
   if (c->listen != cfg_.listen) restart.push_back("listen");
   if (c->socket != cfg_.socket) restart.push_back("socket");
+  if (c->socket_group != cfg_.socket_group) restart.push_back("socket_group");
   if (c->tick_ns != cfg_.tick_ns) restart.push_back("tick_interval");
   if (c->pagetypeinfo_ns != cfg_.pagetypeinfo_ns) restart.push_back("pagetypeinfo_interval");
   if (c->min_order != cfg_.min_order) restart.push_back("bpf.min_order");
@@ -255,7 +363,7 @@ nlohmann::json Daemon::reload(const std::string& why) {
   cfg_.policy = c->policy;
   engine_->set_policy(cfg_.policy);
   for (const auto& o : engine_->take_dropped()) record(o);
-  if (auto f = read_machine_facts()) facts_ = *f;
+  if (auto f = read_machine_facts(cfg_.proc_root, cfg_.sys_root)) facts_ = *f;
   act_.reloads_ok++;
   std::string msg = "policy reloaded from " + cfg_.source + " (" + why + "): mode " + cfg_.mode +
                     (cfg_.policy.dry_run ? ", dry_run" : "") + ", method " +
@@ -331,57 +439,67 @@ std::optional<PollutionStats> Daemon::read_pollution(bool records) {
   return ps;
 }
 
-nlohmann::json Daemon::map_answer(int64_t max_age_ns) {
+nlohmann::json Daemon::map_answer(const ScanResult* scan, const std::string& scan_error) {
   nlohmann::json j = {{"ok", true}, {"scan", nullptr}, {"pollution", nullptr}};
   if (pollution_)
     if (auto p = read_pollution(true)) j["pollution"] = pollution_json(p->counters, p->summary, true);
-  if (!scanner_) {
-    j["scan_error"] = scan_off_;
-  } else if (auto r = scanner_->fresh(static_cast<uint64_t>(max_age_ns))) {
-    j["scan"] = scan_json(**r, now_ns(CLOCK_REALTIME));
-  } else {
-    j["scan_error"] = r.error().message;
-  }
+  if (scan) j["scan"] = scan_json(*scan, now_ns(CLOCK_REALTIME));
+  else j["scan_error"] = scan_error;
   return j;
 }
 
-nlohmann::json Daemon::handle(const std::string& cmd, const nlohmann::json& req, long uid) {
-  const bool acting = cmd == "compact" || cmd == "pool" || cmd == "reload";
-  if (acting && uid != 0)
-    return {{"ok", false},
-            {"error", "'" + cmd + "' changes the host or the daemon and needs root (caller uid " +
-                          std::to_string(uid) + "): run it with sudo"}};
-  auto int_field = [&](const char* key, int64_t lo, int64_t hi) -> std::optional<int64_t> {
-    if (!req.contains(key)) return std::nullopt;
-    const auto& v = req[key];
-    if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
-      throw std::invalid_argument(std::string("\"") + key + "\" must be an integer " + std::to_string(lo) +
-                                  ".." + std::to_string(hi));
-    return v.get<int64_t>();
-  };
+std::optional<nlohmann::json> Daemon::map_request(int64_t max_age_ns, uint64_t token) {
+  if (!scanner_) return map_answer(nullptr, scan_off_);
+  const uint64_t now = now_ns(CLOCK_REALTIME);
+  auto latest = scanner_->latest();
+  if (latest && latest->wall_time_ns + static_cast<uint64_t>(max_age_ns) >= now) return map_answer(latest.get(), "");
+  // A scan takes most of a second: the scanner thread runs it and the answer follows
+  // (on_scan_done), so that ticks and other clients never wait for it.
+  pending_maps_.push_back({token, now - std::min<uint64_t>(now, static_cast<uint64_t>(max_age_ns)),
+                           scanner_->scans_done()});
+  scanner_->request();
+  return std::nullopt;
+}
+
+void Daemon::on_scan_done() {
+  const uint64_t done = scanner_->take_event();
+  auto latest = scanner_->latest();
+  const std::string error = scanner_->last_error();
+  for (size_t i = 0; i < pending_maps_.size();) {
+    const PendingMap& p = pending_maps_[i];
+    if (latest && latest->wall_time_ns >= p.oldest_ok_ns) {
+      control_->reply(p.token, map_answer(latest.get(), ""));
+    } else if (!error.empty() && done > p.scans_before) {
+      control_->reply(p.token, map_answer(nullptr, error));
+    } else {
+      i++;  // the scan that ended began before the request: the next one answers it
+      scanner_->request();
+      continue;
+    }
+    pending_maps_.erase(pending_maps_.begin() + static_cast<long>(i));
+  }
+}
+
+nlohmann::json Daemon::handle(const ControlRequest& req, long uid) {
+  // parse_request checked every field's type and range; ControlServer answered
+  // act requests from anyone but root already.
+  const std::string& cmd = req.cmd;
   if (cmd == "compact") {
-    const int node = static_cast<int>(int_field("node", 0, 4095).value_or(-1));
-    auto ids = engine_->request_compact(node, facts_);
+    auto ids = engine_->request_compact(req.node.value_or(-1), facts_);
     if (!ids) return {{"ok", false}, {"error", ids.error().message}};
     for (auto id : *ids) queued_ids_.insert(id);
     act(now_ns());
     return {{"ok", true}, {"ids", *ids}};
   }
   if (cmd == "pool") {
-    const auto size = int_field("size_kib", 4, int64_t{1} << 40);
-    const auto count = int_field("count", 0, int64_t{1} << 40);
-    if (!size || !count) return {{"ok", false}, {"error", "\"pool\" needs \"size_kib\" and \"count\""}};
-    const int node = static_cast<int>(int_field("node", 0, 4095).value_or(-1));
-    auto id = engine_->request_pool(static_cast<uint64_t>(*size), node, static_cast<uint64_t>(*count), facts_);
+    auto id = engine_->request_pool(*req.size_kib, req.node.value_or(-1), *req.count, facts_);
     if (!id) return {{"ok", false}, {"error", id.error().message}};
     queued_ids_.insert(*id);
     act(now_ns());
     return {{"ok", true}, {"ids", {*id}}};
   }
   if (cmd == "action") {
-    const auto id = int_field("id", 0, INT64_MAX);
-    if (!id) return {{"ok", false}, {"error", "\"action\" needs \"id\""}};
-    return action_state(static_cast<uint64_t>(*id));
+    return action_state(*req.id);
   }
   if (cmd == "reload") return reload("fragctl reload");
   if (cmd == "hist") {
@@ -400,11 +518,6 @@ nlohmann::json Daemon::handle(const std::string& cmd, const nlohmann::json& req,
     return j;
   }
   if (cmd == "trace") return {{"ok", true}, {"stream", "trace"}};
-  if (cmd == "map") {
-    // A scan costs ~0.1 us of kernel time per page: only root may ask for one more often than every 5 s.
-    const int64_t age = int_field("max_age_ns", 0, INT64_MAX).value_or(5'000'000'000);
-    return map_answer(uid == 0 ? age : std::max<int64_t>(age, 5'000'000'000));
-  }
   return {{"ok", false},
           {"error", "unknown command '" + cmd + "' (known: hist, status, trace, map, compact, pool, action, reload)"}};
 }
@@ -422,19 +535,25 @@ int Daemon::run() {
     return 1;
   }
 
-  // Things that fail for reasons outside BPF come first: a taken port or socket.
-  auto m = MetricsServer::start(cfg_.listen);
-  if (!m) return log_error(m.error().message), 1;
-  metrics_ = std::move(*m);
-  auto c = ControlServer::start(cfg_.socket, [this](const std::string& cmd, const nlohmann::json& req, long uid) {
-    return handle(cmd, req, uid);
+  // Things that fail for reasons outside BPF come first: a taken socket.
+  ControlOptions copt;
+  copt.path = cfg_.socket;
+  copt.group = cfg_.socket_gid;
+  auto c = ControlServer::start(copt, [this](const ControlRequest& req, long uid,
+                                             uint64_t token) -> std::optional<nlohmann::json> {
+    if (req.cmd == "map") {
+      // A scan costs ~0.1 us of kernel time per page: only root may ask for one more often than every 5 s.
+      const int64_t age = req.max_age_ns.value_or(5'000'000'000);
+      return map_request(uid == 0 ? age : std::max<int64_t>(age, 5'000'000'000), token);
+    }
+    return handle(req, uid);
   });
   if (!c) return log_error(c.error().message), 1;
   control_ = std::move(*c);
 
   // A fragd that died holding vm.compaction_proactiveness raised left the old value behind.
   if (auto msg = ActionRunner::recover_saved_proactiveness(actuator_, state_file())) log_warn(*msg);
-  if (auto f = read_machine_facts()) facts_ = *f;
+  if (auto f = read_machine_facts(cfg_.proc_root, cfg_.sys_root)) facts_ = *f;
   else log_warn(f.error().message);
   engine_ = std::make_unique<Engine>(cfg_.policy);
 
@@ -445,8 +564,8 @@ int Daemon::run() {
   opts.slow_stall_ns = cfg_.slow_stall_ns;
   opts.self_tgid = static_cast<uint32_t>(getpid());
   opts.track_pollution = cfg_.track_pollution;
-  if (auto zi = read_text_file("/proc/zoneinfo")) {
-    if (auto sp = parse_zone_spans(*zi, "/proc/zoneinfo")) {
+  if (auto zi = read_text_file(cfg_.proc_root + "/zoneinfo")) {
+    if (auto sp = parse_zone_spans(*zi, cfg_.proc_root + "/zoneinfo")) {
       spans_ = std::move(*sp);
       for (const auto& z : spans_) opts.max_pfn = std::max(opts.max_pfn, z.end_pfn);
     }
@@ -455,9 +574,20 @@ int Daemon::run() {
   if (!b) return log_error(b.error().message), 1;
   bpf_ = std::move(*b);
   reader_ = std::make_unique<BpfReader>(*bpf_);
-  ring_ = ring_buffer__new(bpf_->slow_stalls_fd(), on_ring_event, this, nullptr);
+  ring_.reset(ring_buffer__new(bpf_->slow_stalls_fd(), on_ring_event, this, nullptr));
   if (!ring_) log_warn("cannot open the slow-stall ring buffer: `fragctl trace` will show nothing");
   start_ns_ = now_ns();
+
+  // Every capability was for loading and attaching: drop them while fragd has one
+  // thread (capabilities are per thread), before the HTTP workers, the action
+  // runner and the scanner start.
+  // /proc/iomem shows addresses only through an fd opened with CAP_SYS_ADMIN: open it now for the scanner.
+  const int iomem_fd = cfg_.scan_pageblocks ? ::open((cfg_.proc_root + "/iomem").c_str(), O_RDONLY | O_CLOEXEC) : -1;
+  if (auto d = drop_capabilities()) log_info(*d);
+  else return log_error(d.error().message), 1;
+  auto m = MetricsServer::start(cfg_.listen, 3 * cfg_.tick_ns + 5'000'000'000ULL);
+  if (!m) return log_error(m.error().message), 1;
+  metrics_ = std::move(*m);
   runner_ = std::make_unique<ActionRunner>(
       actuator_,
       [this]() -> uint64_t {
@@ -476,7 +606,7 @@ int Daemon::run() {
   tick();
   if (cfg_.scan_pageblocks) {
     const unsigned order = last_mem_ && last_mem_->pageblock_order ? last_mem_->pageblock_order : 9;
-    if (auto s = PageblockScanner::start(cfg_.scan_ns, cfg_.scan_threads, order)) {
+    if (auto s = PageblockScanner::start(cfg_.scan_ns, cfg_.scan_threads, order, iomem_fd, cfg_.proc_root)) {
       scanner_ = std::move(*s);
     } else {
       scan_off_ = s.error().message;
@@ -490,6 +620,7 @@ int Daemon::run() {
   its.it_interval.tv_nsec = static_cast<long>(cfg_.tick_ns % 1'000'000'000ULL);
   its.it_value = its.it_interval;
   timerfd_settime(tfd, 0, &its, nullptr);
+  next_tick_due_ns_ = now_ns() + cfg_.tick_ns;
   notify("READY=1");
 
   int exit_code = 0;
@@ -497,10 +628,12 @@ int Daemon::run() {
     std::vector<pollfd> fds{{sfd, POLLIN, 0}, {tfd, POLLIN, 0}};
     fds.push_back({runner_->event_fd(), POLLIN, 0});
     const size_t ring_idx = fds.size();
-    if (ring_) fds.push_back({ring_buffer__epoll_fd(ring_), POLLIN, 0});
+    if (ring_) fds.push_back({ring_buffer__epoll_fd(ring_.get()), POLLIN, 0});
+    const size_t scan_idx = fds.size();
+    if (scanner_) fds.push_back({scanner_->event_fd(), POLLIN, 0});
     const size_t ctl_first = fds.size();
     for (int fd : control_->poll_fds()) fds.push_back({fd, POLLIN, 0});
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    if (poll(fds.data(), fds.size(), control_->timeout_ms()) < 0) {
       if (errno == EINTR) continue;
       log_error("poll: " + std::string(strerror(errno)));
       exit_code = 1;
@@ -520,12 +653,23 @@ int Daemon::run() {
     }
     if (fds[1].revents & POLLIN) {
       uint64_t expirations;
-      if (read(tfd, &expirations, sizeof(expirations)) > 0) tick();
+      if (read(tfd, &expirations, sizeof(expirations)) > 0) {
+        // The timer's due times are fixed; a loop busy past one of them shows as lateness,
+        // and past a whole tick as expirations that were never ticked.
+        const uint64_t now = now_ns();
+        if (now > next_tick_due_ns_)
+          self_.tick_late_max_seconds = std::max(self_.tick_late_max_seconds, (now - next_tick_due_ns_) / 1e9);
+        if (expirations > 1) self_.ticks_missed += expirations - 1;
+        next_tick_due_ns_ += expirations * cfg_.tick_ns;
+        tick();
+      }
     }
     if (fds[2].revents & POLLIN) on_finished();
-    if (ring_ && (fds[ring_idx].revents & POLLIN)) ring_buffer__consume(ring_);
+    if (scanner_ && (fds[scan_idx].revents & POLLIN)) on_scan_done();
+    if (ring_ && (fds[ring_idx].revents & POLLIN)) ring_buffer__consume(ring_.get());
     for (size_t i = ctl_first; i < fds.size(); i++)
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) control_->on_readable(fds[i].fd);
+    control_->on_timer();
   }
   notify("STOPPING=1");
   // A running action ends first (a compaction finishes, a pool resize stops
@@ -534,7 +678,7 @@ int Daemon::run() {
   for (const auto& o : runner_->take_finished()) record(o);
   runner_.reset();
   scanner_.reset();
-  if (ring_) ring_buffer__free(ring_);
+  ring_.reset();
   control_.reset();
   bpf_.reset();  // detaches every program
   close(sfd);
@@ -555,6 +699,12 @@ int main(int argc, char** argv) {
   app.add_option("--check-config", check_path, "validate FILE and exit (needs no privileges)");
   app.add_option("--listen", listen, "serve /metrics on ADDR:PORT (default 127.0.0.1:9717)");
   app.add_option("--socket", socket_path, "control socket for fragctl (default /run/fragd/fragd.sock)");
+  std::string procfs = "/proc", sysfs = "/sys";
+  app.add_option("--path.procfs", procfs,
+                 "where procfs is mounted: fragd reads /proc files and writes /proc/sys/vm there (default /proc)");
+  app.add_option("--path.sysfs", sysfs,
+                 "where sysfs is mounted: fragd reads and writes node and hugepage files there (default /sys; "
+                 "tracefs and /sys/kernel/btf are always the real ones)");
   app.add_option("--log-level", log_level, "debug, info, warn or error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
   app.add_flag("-V,--version", version, "print the version and exit");
@@ -568,8 +718,18 @@ int main(int argc, char** argv) {
                 : log_level == "warn" ? LogLevel::Warn
                 : log_level == "error" ? LogLevel::Error
                                        : LogLevel::Info);
+  for (auto [flag, dir] : {std::pair<const char*, std::string*>{"--path.procfs", &procfs}, {"--path.sysfs", &sysfs}}) {
+    while (dir->size() > 1 && dir->back() == '/') dir->pop_back();
+    struct stat st;
+    const bool found = stat(dir->c_str(), &st) == 0;
+    if (!found || !S_ISDIR(st.st_mode)) {
+      log_error(std::string(flag) + " " + *dir + ": " + (found ? "not a directory" : std::strerror(errno)) +
+                "; give the directory where " + (dir == &procfs ? "procfs" : "sysfs") + " is mounted");
+      return 1;
+    }
+  }
   if (!check_path.empty()) {
-    auto c = load_and_check_config(check_path);
+    auto c = load_and_check_config(check_path, procfs, sysfs);
     if (!c) {
       std::fprintf(stderr, "%s\n", c.error().message.c_str());
       return 1;
@@ -582,13 +742,15 @@ int main(int argc, char** argv) {
 
   Config cfg;
   if (!config_path.empty()) {
-    auto c = load_and_check_config(config_path);
+    auto c = load_and_check_config(config_path, procfs, sysfs);
     if (!c) {
       log_error(c.error().message);
       return 1;
     }
     cfg = *c;
   }
+  cfg.proc_root = procfs;
+  cfg.sys_root = sysfs;
   if (!listen.empty()) {
     if (auto r = check_listen_address(listen); !r) {
       log_error("--listen: " + r.error().message);

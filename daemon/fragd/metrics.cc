@@ -1,6 +1,8 @@
 #include "fragd/metrics.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <iterator>
 
 #include "core/score.h"
 #include "version.h"
@@ -335,11 +337,27 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
   }
 
   {
-    FamilyBuilder e("fragd_collect_errors_total", "Collector ticks that failed to read a source.",
+    FamilyBuilder e("fragd_collect_errors_total",
+                    "Failed reads of a source: the BPF maps, or one /proc or sysfs source (buddyinfo, zoneinfo, "
+                    "pagetypeinfo, vmstat, meminfo, hugepages, nodes). A failing source is read again at a "
+                    "doubling interval up to 60 s.",
                     MetricType::Counter);
     e.counter({{"source", "bpf"}}, self.collect_errors_bpf);
-    e.counter({{"source", "procfs"}}, self.collect_errors_procfs);
+    for (const char* s : kSnapshotSources) {
+      auto it = self.collect_errors_files.find(s);
+      e.counter({{"source", s}}, it == self.collect_errors_files.end() ? 0 : it->second);
+    }
+    for (const auto& [source, n] : self.collect_errors_files)
+      if (std::find(std::begin(kSnapshotSources), std::end(kSnapshotSources), source) == std::end(kSnapshotSources))
+        e.counter({{"source", source}}, n);
     emit(out, e);
+    FamilyBuilder we("fragd_kernel_write_errors_total",
+                     "Writes to a kernel file the kernel refused, by file (the allow-listed path, <N> a node, <S> "
+                     "a page size in kB) and errno name. The action fails and fragd backs off.",
+                     MetricType::Counter);
+    for (const auto& [key, n] : self.kernel_write_errors)
+      we.counter({{"file", key.first}, {"error", key.second}}, n);
+    emit(out, we);
     FamilyBuilder t("fragd_slow_stall_events_total",
                     "Slow-stall events read from the ring buffer (stalls above bpf.slow_stall_threshold).",
                     MetricType::Counter);
@@ -353,33 +371,18 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
     FamilyBuilder d("fragd_collector_tick_seconds", "Duration of the last collector tick.", MetricType::Gauge);
     d.gauge({}, self.last_tick_seconds);
     emit(out, d);
+    FamilyBuilder late("fragd_collector_tick_late_max_seconds",
+                       "Largest delay between a collector tick's due time and its start since fragd started.",
+                       MetricType::Gauge);
+    late.gauge({}, self.tick_late_max_seconds);
+    emit(out, late);
+    FamilyBuilder missed("fragd_collector_ticks_missed_total",
+                         "Collector ticks skipped because the main loop was busy for a whole tick or longer.",
+                         MetricType::Counter);
+    missed.counter({}, static_cast<double>(self.ticks_missed));
+    emit(out, missed);
   }
   return out;
-}
-
-std::vector<MetricFamily> SnapshotCollectable::Collect() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return families_;
-}
-
-void SnapshotCollectable::set(std::vector<MetricFamily> families) {
-  std::lock_guard<std::mutex> lock(mu_);
-  families_ = std::move(families);
-}
-
-Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& listen) {
-  auto s = std::make_unique<MetricsServer>();
-  try {
-    s->exposer_ = std::make_unique<prometheus::Exposer>(listen, 2);
-  } catch (const std::exception& e) {
-    return make_error("cannot serve metrics on " + listen + " (" + e.what() +
-                          "): the port is in use or the address is not local; stop the other process or "
-                          "pass --listen ADDR:PORT",
-                      EADDRINUSE);
-  }
-  s->collectable_ = std::make_shared<SnapshotCollectable>();
-  s->exposer_->RegisterCollectable(s->collectable_);
-  return s;
 }
 
 }  // namespace fragd

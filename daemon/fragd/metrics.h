@@ -2,8 +2,6 @@
 // from the latest snapshots; scrapes copy the last built set (no work per scrape).
 #pragma once
 
-#include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
 #include <prometheus/metric_family.h>
 
 #include <map>
@@ -26,10 +24,16 @@ namespace fragd {
 
 struct SelfStats {
   uint64_t collect_errors_bpf = 0;
-  uint64_t collect_errors_procfs = 0;
+  // Failed reads of a /proc or sysfs source, by source: kSnapshotSources (core/procfs.h) and
+  // "nodes" (the node list and sizes of read_machine_facts).
+  std::map<std::string, uint64_t> collect_errors_files;
+  // Writes the kernel refused, by (allow-listed file pattern, errno name) (fragd/sysfs_actuator.h).
+  std::map<std::pair<std::string, std::string>, uint64_t> kernel_write_errors;
   uint64_t trace_events = 0;             // slow-stall events read from the ring buffer
   uint64_t trace_events_unsent = 0;      // not delivered to a `fragctl trace` client that lagged
   double last_tick_seconds = 0;          // duration of the last collector tick
+  double tick_late_max_seconds = 0;      // largest delay of a tick after its due time
+  uint64_t ticks_missed = 0;             // ticks that never ran because the loop was a whole tick late
 };
 
 // What act mode did and where its policy stands, for the metrics.
@@ -68,26 +72,5 @@ std::vector<prometheus::MetricFamily> build_families(unsigned min_order, const B
                                                      const SelfStats& self, const ActStats* act = nullptr,
                                                      const ScanStats* scan = nullptr,
                                                      const PollutionStats* pollution = nullptr);
-
-class SnapshotCollectable : public prometheus::Collectable {
- public:
-  std::vector<prometheus::MetricFamily> Collect() const override;
-  void set(std::vector<prometheus::MetricFamily> families);
-
- private:
-  mutable std::mutex mu_;
-  std::vector<prometheus::MetricFamily> families_;
-};
-
-class MetricsServer {
- public:
-  // Binds ADDR:PORT; the error names the address and the fix when it is taken.
-  static Result<std::unique_ptr<MetricsServer>> start(const std::string& listen);
-  void publish(std::vector<prometheus::MetricFamily> families) { collectable_->set(std::move(families)); }
-
- private:
-  std::unique_ptr<prometheus::Exposer> exposer_;
-  std::shared_ptr<SnapshotCollectable> collectable_;
-};
 
 }  // namespace fragd

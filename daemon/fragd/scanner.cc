@@ -3,6 +3,7 @@
 #include "core/text.h"
 
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,11 +20,14 @@ uint64_t mono_ns() { return now_ns(CLOCK_MONOTONIC); }
 }  // namespace
 
 Result<std::unique_ptr<PageblockScanner>> PageblockScanner::start(uint64_t interval_ns, unsigned threads,
-                                                                   unsigned pageblock_order) {
-  const int fd = ::open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+                                                                   unsigned pageblock_order, int iomem_fd,
+                                                                   std::string proc_root) {
+  const std::string kpf = proc_root + "/kpageflags";
+  const int fd = ::open(kpf.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int e = errno;
-    return make_error(std::string("cannot open /proc/kpageflags: ") + std::strerror(e) + "; " +
+    if (iomem_fd >= 0) ::close(iomem_fd);
+    return make_error("cannot open " + kpf + ": " + std::strerror(e) + "; " +
                           (e == ENOENT ? "the kernel lacks CONFIG_PROC_PAGE_MONITOR"
                                        : "it is root's alone (mode 0400): run fragd as root") +
                           ". The pageblock scan is off (fragd_pageblock_class is not exported); everything "
@@ -31,7 +35,10 @@ Result<std::unique_ptr<PageblockScanner>> PageblockScanner::start(uint64_t inter
                       e);
   }
   ::close(fd);
-  std::unique_ptr<PageblockScanner> s(new PageblockScanner(interval_ns, threads, pageblock_order));
+  std::unique_ptr<PageblockScanner> s(new PageblockScanner(interval_ns, threads, pageblock_order, std::move(proc_root)));
+  s->iomem_fd_ = iomem_fd;
+  s->event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->event_fd_ < 0) return sys_error("create the pageblock scanner's eventfd");
   s->thread_ = std::thread([p = s.get()] { p->loop(); });
   return s;
 }
@@ -43,16 +50,22 @@ PageblockScanner::~PageblockScanner() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (iomem_fd_ >= 0) ::close(iomem_fd_);
+  if (event_fd_ >= 0) ::close(event_fd_);
 }
 
 Result<std::shared_ptr<const ScanResult>> PageblockScanner::scan_locked() {
-  auto r = scan_live("/proc", order_, threads_);
+  auto r = scan_live(proc_root_, order_, threads_, iomem_fd_);
   std::lock_guard<std::mutex> g(mu_);
+  const uint64_t one = 1;
+  if (event_fd_ >= 0) (void)!::write(event_fd_, &one, sizeof(one));
   if (!r) {
     failed_++;
+    last_error_ = r.error().message;
     messages_.push_back("pageblock scan failed: " + r.error().message);
     return r.error();
   }
+  last_error_.clear();
   for (auto& w : r->warnings) messages_.push_back("pageblock scan: " + w);
   ok_++;
   latest_ = std::make_shared<const ScanResult>(std::move(*r));
@@ -68,12 +81,14 @@ void PageblockScanner::loop() {
       std::lock_guard<std::mutex> g(scan_mu_);
       const bool due = [&] {
         std::lock_guard<std::mutex> g2(mu_);
-        return !latest_ || mono_ns() - latest_mono_ns_ >= interval_ns_ / 2;  // fresh() may have just scanned
+        const bool asked = std::exchange(requested_, false);
+        return asked || !latest_ || mono_ns() - latest_mono_ns_ >= interval_ns_ / 2;  // a requested scan may have just run
       }();
       if (due) (void)scan_locked();
     }
     std::unique_lock<std::mutex> lk(mu_);
-    if (cv_.wait_for(lk, std::chrono::nanoseconds(interval_ns_), [&] { return stop_; })) return;
+    cv_.wait_for(lk, std::chrono::nanoseconds(interval_ns_), [&] { return stop_ || requested_; });
+    if (stop_) return;
   }
 }
 
@@ -82,13 +97,28 @@ std::shared_ptr<const ScanResult> PageblockScanner::latest() const {
   return latest_;
 }
 
-Result<std::shared_ptr<const ScanResult>> PageblockScanner::fresh(uint64_t max_age_ns) {
-  std::lock_guard<std::mutex> g(scan_mu_);
+void PageblockScanner::request() {
   {
-    std::lock_guard<std::mutex> g2(mu_);
-    if (latest_ && mono_ns() - latest_mono_ns_ <= max_age_ns) return latest_;
+    std::lock_guard<std::mutex> g(mu_);
+    requested_ = true;
   }
-  return scan_locked();
+  cv_.notify_all();
+}
+
+uint64_t PageblockScanner::take_event() {
+  uint64_t n = 0;
+  (void)!::read(event_fd_, &n, sizeof(n));
+  return scans_done();
+}
+
+uint64_t PageblockScanner::scans_done() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return ok_ + failed_;
+}
+
+std::string PageblockScanner::last_error() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return last_error_;
 }
 
 uint64_t PageblockScanner::scans_ok() const {

@@ -20,17 +20,27 @@ class PageblockScanner {
   // Checks /proc/kpageflags can be read (Error naming the path and the fix
   // when not: the feature then stays off), then starts the thread, whose
   // first scan begins at once.
+  // `iomem_fd`: /proc/iomem opened while fragd had CAP_SYS_ADMIN (-1: open it
+  // at each scan); the scanner owns and closes it. `proc_root`: where
+  // kpageflags, zoneinfo and iomem are (fragd's --path.procfs).
   static Result<std::unique_ptr<PageblockScanner>> start(uint64_t interval_ns, unsigned threads,
-                                                         unsigned pageblock_order);
+                                                         unsigned pageblock_order, int iomem_fd = -1,
+                                                         std::string proc_root = "/proc");
   ~PageblockScanner();
   PageblockScanner(const PageblockScanner&) = delete;
   PageblockScanner& operator=(const PageblockScanner&) = delete;
 
   // The latest successful scan (null before the first one ends).
   std::shared_ptr<const ScanResult> latest() const;
-  // A scan no older than max_age_ns: the latest, or a new one run on the
-  // caller's thread (it waits for a scan under way to end first).
-  Result<std::shared_ptr<const ScanResult>> fresh(uint64_t max_age_ns);
+
+  // Asks the scanner thread for a scan now; event_fd() becomes readable when
+  // it ends (ok or not). The main loop never waits for a scan.
+  void request();
+  int event_fd() const { return event_fd_; }
+  // Clears event_fd(); then the scans ended so far and the last failure (empty when the last scan was ok).
+  uint64_t take_event();
+  uint64_t scans_done() const;
+  std::string last_error() const;
 
   uint64_t scans_ok() const;
   uint64_t scans_failed() const;
@@ -38,13 +48,18 @@ class PageblockScanner {
   std::vector<std::string> take_messages();
 
  private:
-  PageblockScanner(uint64_t interval_ns, unsigned threads, unsigned order)
-      : interval_ns_(interval_ns), threads_(threads), order_(order) {}
+  PageblockScanner(uint64_t interval_ns, unsigned threads, unsigned order, std::string proc_root)
+      : interval_ns_(interval_ns), threads_(threads), order_(order), proc_root_(std::move(proc_root)) {}
   void loop();
   Result<std::shared_ptr<const ScanResult>> scan_locked();
 
   const uint64_t interval_ns_;
   const unsigned threads_, order_;
+  const std::string proc_root_;
+  int iomem_fd_ = -1;
+  int event_fd_ = -1;
+  bool requested_ = false;
+  std::string last_error_;
   std::mutex scan_mu_;  // one scan at a time
   mutable std::mutex mu_;
   std::condition_variable cv_;
