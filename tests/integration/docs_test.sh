@@ -57,7 +57,7 @@ def run(argv, **kw):
     return subprocess.run(argv, capture_output=True, text=True, env=env, **kw)
 
 # ---- what the programs say ------------------------------------------------------------------
-OPT_RE = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
+OPT_RE = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*(?:\.[\w-]+)*)")  # node_exporter-style --path.procfs too
 
 def parse_help(text):
     """{'options': {name: takes_value}, 'subcommands': [...], 'positionals': [...], 'text': text}"""
