@@ -130,8 +130,10 @@ rm "$POOL"; mkdir "$POOL"
 sleep 14  # reads fail at about 0, 1, 3 and 7 s; the next retry (15 s) finds them repaired
 alive "after 14 s of vanished, unreadable and reformatted files"
 scrape >"$WORK/a.prom" || die "no /metrics while files fail"
+counts=""
 for src in vmstat meminfo pagetypeinfo hugepages; do
   n=$(metric "$WORK/a.prom" fragd_collect_errors_total "source=\"$src\"")
+  counts+=" $src=$n"
   # One tick a second for 14 s: 14 failed reads without a back-off; retries after 1, 2, 4 s make 4.
   [ "$n" -ge 3 ] && [ "$n" -le 6 ] || die "$src: $n failed reads in 14 s (want 3..6: counted, and backed off)"
 done
@@ -183,7 +185,7 @@ wait_for 40 back hugepages "$NODES" || die "no 'hugepages readable again' line"
 wait_for 30 grep -qF "$NODES/node0/compact accepts writes again" "$FRAGD_LOG" || die "no 'accepts writes again' line"
 wait_for 5 has_series fragd_pageblocks 'node="1"' || die "fragd_pageblocks did not come back"
 wait_for 5 has_series fragd_hugepages 'node="0"' || die "fragd_hugepages did not come back"
-log "A: files failed for 14 s: each counted 3..6 times and logged once, refused writes backed off; all back"
+log "A: files failed for 14 s: failed reads$counts, each logged once; refused writes backed off; all back"
 
 # --- B: buddyinfo garbage: no snapshot -----------------------------------------
 printf 'this is not\nthe kernel buddyinfo\n' | put "$P/buddyinfo"
