@@ -26,7 +26,9 @@ STARTED=$SECONDS  # after the wait for the lock
 
 HP=/proc/sys/vm/nr_hugepages
 PRO=/proc/sys/vm/compaction_proactiveness
-RESTORE+=("echo 0 > $HP" "echo 20 > $PRO")  # the values this machine keeps between tests
+save_sysctl $HP
+save_sysctl $PRO
+RESTORE+=("echo 0 > $HP")  # the pool is emptied before its old size comes back
 echo 0 >$HP
 echo 20 >$PRO
 STATE="$WORK/saved-compaction_proactiveness"   # beside the socket start_fragd uses
