@@ -61,7 +61,7 @@ class Daemon {
 
  private:
   void tick();
-  nlohmann::json handle(const ControlRequest& req, long uid);
+  nlohmann::json handle(const ControlRequest& req);
   static int on_ring_event(void* ctx, void* data, size_t size);
 
   // Act mode.
@@ -480,7 +480,7 @@ void Daemon::on_scan_done() {
   }
 }
 
-nlohmann::json Daemon::handle(const ControlRequest& req, long uid) {
+nlohmann::json Daemon::handle(const ControlRequest& req) {
   // parse_request checked every field's type and range; ControlServer answered
   // act requests from anyone but root already.
   const std::string& cmd = req.cmd;
@@ -546,7 +546,7 @@ int Daemon::run() {
       const int64_t age = req.max_age_ns.value_or(5'000'000'000);
       return map_request(uid == 0 ? age : std::max<int64_t>(age, 5'000'000'000), token);
     }
-    return handle(req, uid);
+    return handle(req);
   });
   if (!c) return log_error(c.error().message), 1;
   control_ = std::move(*c);
