@@ -44,11 +44,7 @@ LOG_TIME=1
 source bench/lib.sh
 
 [[ $(id -u) -eq 0 ]] || die "must run as root (it writes sysctls and loads BPF)"
-BUILD_DIR=${FRAGD_BUILD_DIR:-build}
-[[ $BUILD_DIR == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
-for b in fragd fragctl; do
-	[[ -x $BUILD_DIR/$b ]] || die "$BUILD_DIR/$b missing: run make first (or set FRAGD_BUILD_DIR)"
-done
+use_build_dir fragd fragctl
 [[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
 require_tools " (bash scripts/install-deps.sh installs it)" gcc bpftrace bpftool python3 curl hugeadm flock
 

@@ -36,11 +36,7 @@ source bench/lib.sh
 source tests/integration/prometheus_env.sh
 
 [[ $(id -u) -eq 0 ]] || die "must run as root (it writes sysctls and loads BPF)"
-BUILD_DIR=${FRAGD_BUILD_DIR:-build}
-[[ $BUILD_DIR == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
-for b in fragd fragmenter; do
-	[[ -x $BUILD_DIR/$b ]] || die "$BUILD_DIR/$b missing: run make first (or set FRAGD_BUILD_DIR)"
-done
+use_build_dir fragd fragmenter
 require_tools " (bash scripts/install-deps.sh installs it)" prometheus curl flock python3
 # The Debian interpreter, where python3-matplotlib is installed, even when another python3 comes first in PATH.
 PY=python3

@@ -155,3 +155,38 @@ report_output() {
 		echo "$2/BENCHMARKS.md"
 	fi
 }
+
+# use_build_dir BIN...: BUILD_DIR from FRAGD_BUILD_DIR (default build, relative to ROOT);
+# dies naming the first BIN missing from it.
+use_build_dir() {
+	BUILD_DIR=${FRAGD_BUILD_DIR:-build}
+	[[ $BUILD_DIR == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
+	local b
+	for b in "$@"; do
+		[[ -x $BUILD_DIR/$b ]] || die "$BUILD_DIR/$b missing: run make first (or set FRAGD_BUILD_DIR)"
+	done
+}
+
+# take_heavy_lock: one memory-heavy job at a time on this machine. Held already when an
+# ancestor (flock(1) around the script) holds /tmp/fragd-heavy.lock; otherwise taken here
+# and kept until exit.
+take_heavy_lock() {
+	local lock=/tmp/fragd-heavy.lock ino p pids=" " t0
+	if [[ -e $lock ]]; then
+		ino=$(stat -c %i "$lock")
+		for ((p = $$; p > 1; )); do
+			pids+="$p "
+			p=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $2 }') || break
+			[[ -n $p ]] || break
+		done
+		if awk -v ino="$ino" -v pids="$pids" '$2 == "FLOCK" && index(pids, " " $5 " ") {
+			n = split($6, a, ":"); if (a[n] == ino) found = 1 } END { exit !found }' /proc/locks; then
+			log "heavy lock held by the caller"
+			return 0
+		fi
+	fi
+	exec {HEAVY_LOCK_FD}>>"$lock"
+	t0=$SECONDS
+	flock "$HEAVY_LOCK_FD"
+	((SECONDS - t0 < 2)) || log "waited $((SECONDS - t0))s for $lock"
+}

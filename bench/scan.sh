@@ -27,11 +27,7 @@ LOG_TIME=1
 source bench/lib.sh
 
 [[ $(id -u) -eq 0 ]] || die "must run as root (kpageflags, BPF and sysctls)"
-BUILD_DIR=${FRAGD_BUILD_DIR:-build}
-[[ $BUILD_DIR == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
-for b in fragd fragctl fragmenter physmap; do
-	[[ -x $BUILD_DIR/$b ]] || die "$BUILD_DIR/$b missing: run make first (or set FRAGD_BUILD_DIR)"
-done
+use_build_dir fragd fragctl fragmenter physmap
 require_tools " (bash scripts/install-deps.sh installs it)" python3 curl flock bpftrace
 [[ -r /proc/kpageflags ]] || die "/proc/kpageflags is not readable"
 

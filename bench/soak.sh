@@ -46,11 +46,7 @@ LOG_TIME=1
 source bench/lib.sh
 
 [[ $(id -u) -eq 0 ]] || die "must run as root (it loads BPF and writes sysctls)"
-BUILD_DIR=${FRAGD_BUILD_DIR:-build}
-[[ $BUILD_DIR == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
-for b in fragd fragctl; do
-	[[ -x $BUILD_DIR/$b ]] || die "$BUILD_DIR/$b missing: run make first (or set FRAGD_BUILD_DIR)"
-done
+use_build_dir fragd fragctl
 [[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
 require_tools " (bash scripts/install-deps.sh installs it)" gcc python3 curl flock
 # The Debian interpreter, where python3-matplotlib is installed, even when another python3 comes first in PATH.
@@ -98,29 +94,7 @@ restore_on_exit() { # run by cleanup (lib.sh), after every tracked process has s
 }
 install_cleanup 30
 
-# The heavy lock: held already when an ancestor (flock(1) around this script) holds it;
-# otherwise taken here and kept until exit.
-LOCK=/tmp/fragd-heavy.lock
-lock_held_by_ancestor() {
-	local ino p pids=" "
-	[[ -e $LOCK ]] || return 1
-	ino=$(stat -c %i "$LOCK")
-	for ((p = $$; p > 1; )); do
-		pids+="$p "
-		p=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $2 }') || break
-		[[ -n $p ]] || break
-	done
-	awk -v ino="$ino" -v pids="$pids" '$2 == "FLOCK" && index(pids, " " $5 " ") {
-		n = split($6, a, ":"); if (a[n] == ino) found = 1 } END { exit !found }' /proc/locks
-}
-if lock_held_by_ancestor; then
-	log "heavy lock held by the caller"
-else
-	exec {LOCK_FD}>>"$LOCK"
-	t0=$SECONDS
-	flock "$LOCK_FD"
-	((SECONDS - t0 < 2)) || log "waited $((SECONDS - t0))s for $LOCK"
-fi
+take_heavy_lock
 
 # --- preparation -------------------------------------------------------------
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$WORK/"
