@@ -54,7 +54,7 @@ PageblockScanner::~PageblockScanner() {
   if (event_fd_ >= 0) ::close(event_fd_);
 }
 
-Result<std::shared_ptr<const ScanResult>> PageblockScanner::scan_locked() {
+Result<std::shared_ptr<const ScanResult>> PageblockScanner::scan_once() {
   auto r = scan_live(proc_root_, order_, threads_, iomem_fd_);
   std::lock_guard<std::mutex> g(mu_);
   const uint64_t one = 1;
@@ -78,13 +78,12 @@ void PageblockScanner::loop() {
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
   for (;;) {
     {
-      std::lock_guard<std::mutex> g(scan_mu_);
       const bool due = [&] {
         std::lock_guard<std::mutex> g2(mu_);
         const bool asked = std::exchange(requested_, false);
-        return asked || !latest_ || mono_ns() - latest_mono_ns_ >= interval_ns_ / 2;  // a requested scan may have just run
+        return asked || !latest_ || mono_ns() - latest_mono_ns_ >= interval_ns_ / 2;  // woken early: not again so soon
       }();
-      if (due) (void)scan_locked();
+      if (due) (void)scan_once();
     }
     std::unique_lock<std::mutex> lk(mu_);
     cv_.wait_for(lk, std::chrono::nanoseconds(interval_ns_), [&] { return stop_ || requested_; });

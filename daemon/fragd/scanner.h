@@ -51,7 +51,7 @@ class PageblockScanner {
   PageblockScanner(uint64_t interval_ns, unsigned threads, unsigned order, std::string proc_root)
       : interval_ns_(interval_ns), threads_(threads), order_(order), proc_root_(std::move(proc_root)) {}
   void loop();
-  Result<std::shared_ptr<const ScanResult>> scan_locked();
+  Result<std::shared_ptr<const ScanResult>> scan_once();
 
   const uint64_t interval_ns_;
   const unsigned threads_, order_;
@@ -60,7 +60,6 @@ class PageblockScanner {
   int event_fd_ = -1;
   bool requested_ = false;
   std::string last_error_;
-  std::mutex scan_mu_;  // one scan at a time
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
