@@ -11,14 +11,18 @@
 # workloads are pinned to, default the last one), BENCH_PF_MIB (256), BENCH_PF_SECONDS (3),
 # BENCH_HUGEPAGES (1000), BENCH_HP_CYCLES (30), BENCH_OUTPUT (file to update),
 # BENCH_WAIT_QUIET (seconds to wait for other tracers on the same tracepoints to go, 30),
+# BENCH_BUILD_PAIRS (clean builds per arm, default 5, quick 1),
 # BENCH_KEEP=1 keeps the work directory (logs, raw results).
 #
-# Design: each round runs six slots, each slot = one page-fault run then one hugepage
-# burst run: F (fragd attached), U1, U2, U3 (no tracer), B (bpftrace attached), T (fragd
-# with tick_interval 60m: its BPF programs without its 1 s /proc reads), in the order
-# F U1 U2 B U3 T on even rounds and T U3 B U2 U1 F on odd rounds. Pairs are adjacent and
-# alternate their order: fragd = F/U1, bpftrace = B/U2, fragd BPF only = T/U3, noise
-# floor = U2/U1.
+# Design: each round runs ten slots, each slot = one page-fault run then one hugepage
+# burst run: D (fragd, shipped config: bpf.allocations adaptive), E (fragd, allocations
+# exact), O (fragd, allocations off), L (the floor: an empty tp_btf program on
+# kmem:mm_page_alloc, bench/floor.c), B (bpftrace attached), U1..U5 (no tracer), in the
+# order D U1 E U2 L U3 B U4 O U5 on even rounds and reversed on odd rounds. Pairs are
+# adjacent and alternate their order: D/U1, E/U2, L/U3, B/U4, O/U5; noise floor U2/U1.
+# Then a realistic workload: BENCH_BUILD_PAIRS interleaved pairs of a clean build of
+# fragd's own core library (cmake, make -j NCPU, wall time), untraced and with fragd
+# (shipped config).
 # Changes one global setting: vm.nr_hugepages (grown, then put back to 0 after each
 # burst, and restored on exit whatever happens). Every process started here is tracked
 # by pid and stopped on exit.
@@ -33,16 +37,17 @@ source bench/lib.sh
 [[ $(id -u) -eq 0 ]] || die "must run as root"
 [[ -x build/fragd ]] || die "build/fragd missing: run make first"
 [[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
-require_tools "" gcc bpftrace taskset python3 curl
+require_tools "" gcc clang cmake bpftrace taskset python3 curl
 HAVE_BPFTOOL=0
 command -v bpftool >/dev/null && HAVE_BPFTOOL=1
 
 QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then
-	D_PAIRS=2 D_PF_SECONDS=1 D_HP_CYCLES=5 D_RSS_WAIT=5 D_CPU_WINDOW=10 D_SCRAPES=20
+	D_PAIRS=2 D_PF_SECONDS=1 D_HP_CYCLES=5 D_RSS_WAIT=5 D_CPU_WINDOW=10 D_SCRAPES=20 D_BUILD_PAIRS=1
 else
-	D_PAIRS=10 D_PF_SECONDS=3 D_HP_CYCLES=30 D_RSS_WAIT=30 D_CPU_WINDOW=60 D_SCRAPES=200
+	D_PAIRS=10 D_PF_SECONDS=3 D_HP_CYCLES=30 D_RSS_WAIT=30 D_CPU_WINDOW=600 D_SCRAPES=200 D_BUILD_PAIRS=5
 fi
+BUILD_PAIRS=${BENCH_BUILD_PAIRS:-$D_BUILD_PAIRS}
 PAIRS=${BENCH_PAIRS:-$D_PAIRS}
 PF_MIB=${BENCH_PF_MIB:-256}
 PF_SECONDS=${BENCH_PF_SECONDS:-$D_PF_SECONDS}
@@ -83,12 +88,16 @@ install_cleanup 10
 
 # --- preparation -----------------------------------------------------------
 gcc -O2 -Wall -Wextra -o "$WORK/pagefault" bench/pagefault.c || die "cannot compile bench/pagefault.c"
+clang -g -O2 -target bpf -Wall -Werror -I"/usr/include/$(gcc -print-multiarch)" -c bench/floor.bpf.c \
+	-o "$WORK/floor.bpf.o" || die "cannot compile bench/floor.bpf.c"
+gcc -O2 -Wall -Wextra -o "$WORK/floor" bench/floor.c -lbpf || die "cannot compile bench/floor.c"
 # Private copies: other people may rebuild build/fragd while this runs.
 cp build/fragd "$WORK/fragd"
 cp configs/fragd.yaml "$WORK/fragd.yaml"
-# The same with the collector asleep: only the BPF programs work (the first tick is at start).
-sed -E 's/^(tick_interval:).*/\1 60m/' configs/fragd.yaml >"$WORK/fragd-notick.yaml"
-grep -q '^tick_interval: 60m$' "$WORK/fragd-notick.yaml" || echo 'tick_interval: 60m' >>"$WORK/fragd-notick.yaml"
+grep -q '^  allocations: adaptive$' "$WORK/fragd.yaml" || die "configs/fragd.yaml does not ship bpf.allocations: adaptive"
+for mode in exact off; do
+	sed -E "s/^(  allocations:).*/\1 $mode/" configs/fragd.yaml >"$WORK/fragd-$mode.yaml"
+done
 fragd_identity "$WORK/fragd"
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
@@ -140,10 +149,15 @@ fragd_count() { # fragd's count of order-$1 allocations (fast + stalled + failed
 	m=$(curl -sf --max-time 5 "$URL") || { echo -1; return 0; }
 	awk -v o="order=\"$1\"" '/^fragd_alloc_total\{/ && index($0, o) { s += $NF } END { printf "%d", s }' <<<"$m"
 }
+fragd_switches_on() { # times fragd switched allocation counting on
+	curl -sf --max-time 5 "$URL" | awk '/^fragd_alloc_counting_switches_total\{to="on"\}/ { printf "%d", $NF }'
+}
 
 # Stops fragd; sets SEEN to its count of order-$1 allocations, read once it reaches $2
-# (its counters are exported once per tick) or after 5 s.
+# (its counters are exported once per tick) or after 5 s, and SWITCHED to the times it
+# switched allocation counting on.
 SEEN=
+SWITCHED=
 stop_fragd() {
 	local order=$1 want=$2 rc=0 i
 	for ((i = 0; i < 25; i++)); do
@@ -151,12 +165,26 @@ stop_fragd() {
 		((SEEN >= want)) && break
 		sleep 0.2
 	done
+	SWITCHED=$(fragd_switches_on)
 	stop_pid "$FRAGD_PID" 15 || rc=$?
 	if ((rc != 0)); then
 		FRAGD_BAD_EXITS=$((FRAGD_BAD_EXITS + 1))
 		echo "=== exit status $rc" >>"$WORK/fragd.log"
 	fi
 	FRAGD_PID=
+}
+
+FLOOR_PID=
+start_floor() {
+	"$WORK/floor" "$WORK/floor.bpf.o" >"$WORK/floor.out" 2>"$WORK/floor.err" &
+	FLOOR_PID=$!
+	PIDS+=("$FLOOR_PID")
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^attached' "$WORK/floor.out" 2>/dev/null && return 0
+		kill -0 "$FLOOR_PID" 2>/dev/null || die "floor exited at start: $(cat "$WORK/floor.err")"
+		sleep 0.1
+	done
+	die "floor did not attach in 10 s"
 }
 
 BT_PID=
@@ -230,22 +258,34 @@ SEEN_LOG="$WORK/seen.tsv" # tracer's own count of order-9 allocations, per trace
 run_arm() {
 	local round=$1 pos=$2 arm=$3
 	case $arm in
-	F)
+	D)
 		start_fragd
-		run_slot "$round" "$pos" F
-		stop_fragd 9 $((HP_PAGES * HP_CYCLES))
-		printf 'F\t%s\t%s\n' "$round" "$SEEN" >>"$SEEN_LOG"
-		;;
-	T)
-		start_fragd "$WORK/fragd-notick.yaml"
-		run_slot "$round" "$pos" T
+		run_slot "$round" "$pos" D
 		stop_fragd 9 0
+		printf 'D\t%s\t%s\t%s\n' "$round" "$SEEN" "$SWITCHED" >>"$SEEN_LOG"
+		;;
+	E)
+		start_fragd "$WORK/fragd-exact.yaml"
+		run_slot "$round" "$pos" E
+		stop_fragd 9 $((HP_PAGES * HP_CYCLES))
+		printf 'E\t%s\t%s\t%s\n' "$round" "$SEEN" "$SWITCHED" >>"$SEEN_LOG"
+		;;
+	O)
+		start_fragd "$WORK/fragd-off.yaml"
+		run_slot "$round" "$pos" O
+		stop_fragd 9 0
+		;;
+	L)
+		start_floor
+		run_slot "$round" "$pos" L
+		stop_pid "$FLOOR_PID" 15 || die "floor exited non-zero"
+		FLOOR_PID=
 		;;
 	B)
 		start_bpftrace
 		run_slot "$round" "$pos" B
 		stop_bpftrace 9
-		printf 'B\t%s\t%s\n' "$round" "$SEEN" >>"$SEEN_LOG"
+		printf 'B\t%s\t%s\t0\n' "$round" "$SEEN" >>"$SEEN_LOG"
 		;;
 	*) run_slot "$round" "$pos" "$arm" ;;
 	esac
@@ -278,7 +318,7 @@ taskset -c "$CPU" "$WORK/pagefault" -m "$PF_MIB" -t "$PF_SECONDS" -w 2 >/dev/nul
 taskset -c "$CPU" python3 bench/hugepage_burst.py "$HP_PAGES" "$HP_CYCLES" >/dev/null
 
 for ((r = 0; r < PAIRS; r++)); do
-	if ((r % 2 == 0)); then order=(F U1 U2 B U3 T); else order=(T U3 B U2 U1 F); fi
+	if ((r % 2 == 0)); then order=(D U1 E U2 L U3 B U4 O U5); else order=(U5 O U4 B U3 L U2 E U1 D); fi
 	wait_quiet
 	log "round $((r + 1))/$PAIRS: ${order[*]}"
 	for ((p = 0; p < ${#order[@]}; p++)); do run_arm "$r" "$p" "${order[p]}"; done
@@ -288,6 +328,38 @@ meta fragd_starts "$FRAGD_STARTS"
 meta fragd_bad_exits "$FRAGD_BAD_EXITS"
 meta bpftrace_rlimit_msg "$(cat "$WORK"/bpftrace.*.err 2>/dev/null | grep -m1 RLIMIT_MEMLOCK || true)"
 meta bpftrace_attach_line "$(grep -h -m1 '^Attaching' "$WORK/bpftrace.1.out" 2>/dev/null || true)"
+
+# --- a realistic workload: clean builds --------------------------------------------
+# fragd's own core library (C++: many processes, page faults, file I/O), cmake + make -j.
+BUILD_LOG="$WORK/builds.tsv"
+: >"$BUILD_LOG"
+build_once() { # arm round: one clean build, wall seconds appended to builds.tsv
+	local d="$WORK/build-src" t0 t1
+	rm -rf "$d"
+	cmake -S "$ROOT" -B "$d" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null 2>"$WORK/build.err" ||
+		die "cmake failed: $(tail -3 "$WORK/build.err")"
+	t0=$(date +%s.%N)
+	cmake --build "$d" --target fragd_core -j "$NCPU" >/dev/null 2>>"$WORK/build.err" || die "build failed"
+	t1=$(date +%s.%N)
+	printf '%s\t%s\t%s\n' "$1" "$2" "$(python3 -c "print(f'{$t1 - $t0:.3f}')")" >>"$BUILD_LOG"
+	rm -rf "$d"
+}
+log "realistic workload: $BUILD_PAIRS pairs of clean builds of fragd_core, untraced and with fragd"
+build_once warmup -1
+for ((r = 0; r < BUILD_PAIRS; r++)); do
+	wait_quiet
+	if ((r % 2 == 0)); then arms=(U D); else arms=(D U); fi
+	for a in "${arms[@]}"; do
+		if [[ $a == D ]]; then
+			start_fragd
+			build_once D "$r"
+			stop_fragd 9 0
+		else
+			build_once U "$r"
+		fi
+	done
+done
+meta build_pairs "$BUILD_PAIRS"
 
 # --- footprint -----------------------------------------------------------------
 log "footprint: fragd idle ${RSS_WAIT}s, then CPU over ${CPU_WINDOW}s, then $SCRAPES scrapes"
@@ -307,11 +379,17 @@ sleep "$RSS_WAIT"
 meta rss_kib "$(status_kib "$FRAGD_PID" VmRSS)"
 meta hwm_kib_idle "$(status_kib "$FRAGD_PID" VmHWM)"
 meta threads "$(status_kib "$FRAGD_PID" Threads)"
+# The window is as long as pageblocks.max_age (10 min): it holds the one rescan an
+# idle host gets per max_age, not only the quiet ticks between.
+scans() { curl -sf --max-time 5 "$URL" | awk '/^fragd_scans_total\{result="'"$1"'"\}/ { printf "%d", $NF }'; }
+s0=$(scans ok); k0=$(scans unchanged)
 t0=$(date +%s.%N)
 c0=$(proc_cpu_ticks "$FRAGD_PID")
 sleep "$CPU_WINDOW"
 c1=$(proc_cpu_ticks "$FRAGD_PID")
 t1=$(date +%s.%N)
+meta idle_scans "$(($(scans ok) - s0))"
+meta idle_scans_skipped "$(($(scans unchanged) - k0))"
 meta cpu_ticks "$((c1 - c0))"
 meta cpu_window_s "$(python3 -c "print(f'{$t1 - $t0:.3f}')")"
 meta clk_tck "$(getconf CLK_TCK)"
@@ -346,7 +424,7 @@ meta runtime_s "$(($(date +%s) - T_START))"
 
 # --- report --------------------------------------------------------------------
 OUT=$(report_output "$QUICK" "$ROOT")
-python3 bench/report.py --results "$RESULTS" --meta "$META" --seen "$SEEN_LOG" \
+python3 bench/report.py --results "$RESULTS" --meta "$META" --seen "$SEEN_LOG" --builds "$BUILD_LOG" \
 	--scrapes "$SCRAPE_LOG" --fragd-notes "$WORK/fragd.notes" --output "$OUT" >"$WORK/section.md"
 cat "$WORK/section.md"
 log "section written to $OUT"
