@@ -7,6 +7,7 @@
 //   fragctl [--socket PATH] compact [--node N] [--timeout SEC] [--json]
 //   fragctl [--socket PATH] pool set SIZE COUNT [--node N] [--timeout SEC] [--json]
 //   fragctl [--socket PATH] reload
+//   fragctl [--socket PATH] cost [--seconds N] [--json]   (root)
 //   fragctl policy check FILE
 //
 // Exit status: 0 on success (and when Ctrl-C/SIGTERM ends `trace` or `hist
@@ -39,6 +40,7 @@
 #include "core/map_view.h"
 #include "core/policy.h"
 #include "fragctl/client.h"
+#include "fragctl/cost.h"
 #include "fragctl/map_png.h"
 #include "version.h"
 
@@ -232,6 +234,21 @@ int cmd_status(const std::string& socket_path, bool as_json) {
     return 0;
   }
   auto text = fragd::format_status(*j, page_kib());
+  if (!text) return fail(text.error());
+  std::fputs(text->c_str(), stdout);
+  return 0;
+}
+
+int cmd_cost(const std::string& socket_path, double seconds, bool as_json) {
+  auto st = request(socket_path, "status");
+  if (!st) return fail(st.error());
+  auto c = fragd::ctl::measure_cost(*st, seconds, g_signal_fd);
+  if (!c) return fail(c.error());
+  if (as_json) {
+    std::printf("%s\n", c->dump(2).c_str());
+    return 0;
+  }
+  auto text = fragd::format_cost(*c);
   if (!text) return fail(text.error());
   std::fputs(text->c_str(), stdout);
   return 0;
@@ -547,6 +564,17 @@ int main(int argc, char** argv) {
       "reload", "Make fragd re-read its config file (like SIGHUP); a bad file leaves the running policy in place");
   reload->footer("Root only. Exit status: 0 when fragd took the new policy; 1 otherwise (the reason on stderr).");
 
+  double cost_seconds = 10;
+  bool cost_json = false;
+  auto* cost = app.add_subcommand("cost", "What fragd's BPF programs cost: runs and ns per event and per page fault");
+  cost->add_option("--seconds", cost_seconds, "Measure over this many seconds")
+      ->type_name("N")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  cost->add_flag("--json", cost_json, "The measurement as JSON");
+  cost->footer("Root only: turns the kernel's BPF run-time statistics on for the window (BPF_ENABLE_STATS, "
+               "CAP_SYS_ADMIN) and off again.");
+
   auto* policy = app.add_subcommand("policy", "Policy files");
   policy->require_subcommand(1);
   policy->footer("Synopsis:\n  fragctl policy check FILE");
@@ -587,6 +615,7 @@ int main(int argc, char** argv) {
     return cmd_pool_set(socket_path, pool_size, pool_count, pool_args);
   }
   if (reload->parsed()) return cmd_reload(socket_path);
+  if (cost->parsed()) return cmd_cost(socket_path, cost_seconds, cost_json);
   if (policy_check->parsed()) return cmd_policy_check(policy_file);
   return 1;
 }
