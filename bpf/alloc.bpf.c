@@ -9,6 +9,13 @@
  * a fast-path allocation. The stall time is therefore a lower bound of the
  * allocation's latency: the fast-path attempt before the first stall event is
  * not seen.
+ *
+ * mm_page_alloc fires for every page, so fragd attaches page_alloc_btf only
+ * while allocation counting is on (bpf.allocations). Everything else here is
+ * on the slow path and stays attached: entries into direct compaction and
+ * reclaim, and the time spent in each (reclaim: begin to end; compaction:
+ * try_to_compact_pages to the end of its last zone run), are exact whether
+ * mm_page_alloc is watched or not.
  */
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
@@ -20,6 +27,13 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 min_order = 1;
 const volatile __u64 slow_stall_ns = 10 * 1000 * 1000ULL;
 
+/* Allocation counting state, written by fragd (include/alloc.h). */
+__u32 count_gen = 0;
+__u32 wake_armed = 0;
+
+/* PF_MEMALLOC (include/linux/sched.h): set around direct compaction and reclaim. */
+#define FRAGD_PF_MEMALLOC 0x00000800
+
 enum stall_phase { PHASE_NONE, PHASE_COMPACTION, PHASE_RECLAIM };
 
 struct open_stall {
@@ -29,6 +43,8 @@ struct open_stall {
 	__u64 gfp;
 	__u32 order;
 	__u32 phase;      /* enum stall_phase */
+	__u32 gen;        /* count_gen when the stall opened */
+	__u32 pad;
 };
 
 /*
@@ -57,6 +73,12 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } slow_stalls SEC(".maps");
 
+/* One record (the stall's order) when a stall opens while fragd asked for a wake-up. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} alloc_wakeups SEC(".maps");
+
 /* Orders above the table are counted in its last row. 64-bit so the verifier keeps the bound. */
 static __always_inline __u64 clamp_order(__u32 order)
 {
@@ -70,13 +92,27 @@ static __always_inline __u64 clamp_order(__u32 order)
 	return o;
 }
 
-static __always_inline void close_phase(struct open_stall *s, __u64 now)
+/*
+ * Adds the time since the phase's last mark to the stall and the counters.
+ * Compaction time is marked at each zone run's end (compaction_run_end), so a
+ * direct compaction whose task goes on to other work never runs on; reclaim
+ * is marked at its end.
+ */
+static __always_inline void mark_phase(struct open_stall *s, __u64 now, struct alloc_stats *st)
 {
+	__u64 d = now - s->phase_start_ns;
+	__u32 p;
+
 	if (s->phase == PHASE_COMPACTION)
-		s->phase_ns[FRAGD_PHASE_COMPACTION] += now - s->phase_start_ns;
+		p = FRAGD_PHASE_COMPACTION;
 	else if (s->phase == PHASE_RECLAIM)
-		s->phase_ns[FRAGD_PHASE_RECLAIM] += now - s->phase_start_ns;
-	s->phase = PHASE_NONE;
+		p = FRAGD_PHASE_RECLAIM;
+	else
+		return;
+	s->phase_ns[p] += d;
+	if (st)
+		st->phase_ns[clamp_order(s->order)][p] += d;
+	s->phase_start_ns = now;
 }
 
 /* A stall event of `order` in the current task: open the stall or enter a new phase. */
@@ -93,13 +129,20 @@ static __always_inline void stall_event(__u32 order, __u64 gfp, __u32 phase)
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s)
 		return;
-	if (!s->start_ns || s->order != order) {
+	if (!s->start_ns || s->order != order || s->gen != count_gen) {
 		__builtin_memset(s, 0, sizeof(*s));
 		s->start_ns = now;
 		s->order = order;
 		s->gfp = gfp;
+		s->gen = count_gen;
+		if (wake_armed) {
+			__u32 o = order;
+
+			wake_armed = 0;
+			bpf_ringbuf_output(&alloc_wakeups, &o, sizeof(o), BPF_RB_FORCE_WAKEUP);
+		}
 	}
-	close_phase(s, now);
+	/* The previous phase ended at its last mark (a compaction run's end, a reclaim end). */
 	s->phase = phase;
 	s->phase_start_ns = now;
 }
@@ -143,15 +186,19 @@ static __always_inline int on_alloc(__u32 order, bool granted)
 		st->allocs[o][granted ? FRAGD_OUTCOME_FAST : FRAGD_OUTCOME_FAILED]++;
 		return 0;
 	}
+	if (s->gen != count_gen) {
+		/* Opened before this counting period: this allocation's, or one that ended unwatched. */
+		st->allocs_at_switch[o]++;
+		s->start_ns = 0;
+		return 0;
+	}
 
 	__u64 now = bpf_ktime_get_ns();
 	__u64 dur = now - s->start_ns;
 	__u32 result = granted ? FRAGD_RESULT_SUCCESS : FRAGD_RESULT_FAILURE;
 
-	close_phase(s, now);
+	s->phase = PHASE_NONE;
 	st->allocs[o][granted ? FRAGD_OUTCOME_STALLED : FRAGD_OUTCOME_FAILED]++;
-	st->phase_ns[o][FRAGD_PHASE_COMPACTION] += s->phase_ns[FRAGD_PHASE_COMPACTION];
-	st->phase_ns[o][FRAGD_PHASE_RECLAIM] += s->phase_ns[FRAGD_PHASE_RECLAIM];
 	fragd_hist_add(&stall_hist, FRAGD_STALL_HIST_KEY(o, result), dur);
 	if (dur >= slow_stall_ns)
 		emit_slow(s, now, dur, result, st);
@@ -220,7 +267,29 @@ int reclaim_end(void *ctx)
 {
 	struct open_stall *s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0, 0);
 
-	if (s && s->start_ns && s->phase == PHASE_RECLAIM)
-		close_phase(s, bpf_ktime_get_ns());
+	if (s && s->start_ns && s->phase == PHASE_RECLAIM) {
+		mark_phase(s, bpf_ktime_get_ns(), fragd_stats(&alloc_stats));
+		s->phase = PHASE_NONE;
+	}
+	return 0;
+}
+
+/*
+ * The end of one zone's compaction run. In the task of an open compaction
+ * phase with PF_MEMALLOC set (inside __alloc_pages_direct_compact), it is a
+ * run of that direct compaction: time up to here counts. A task that writes
+ * compact_memory runs compaction without PF_MEMALLOC and is left alone.
+ */
+SEC("tracepoint/compaction/mm_compaction_end")
+int compaction_run_end(void *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct open_stall *s;
+
+	if (!(task->flags & FRAGD_PF_MEMALLOC))
+		return 0;
+	s = bpf_task_storage_get(&open_stalls, task, 0, 0);
+	if (s && s->start_ns && s->phase == PHASE_COMPACTION)
+		mark_phase(s, bpf_ktime_get_ns(), fragd_stats(&alloc_stats));
 	return 0;
 }

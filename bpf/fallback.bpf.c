@@ -6,18 +6,18 @@
  * claiming it leaves a hybrid pageblock that compaction can no longer free.
  * change_ownership (claimed) exists only in the classic record.
  *
- * Pollution tracking (see include/fallback.h for the maps). The extfrag
+ * Pollution ledger (see include/fallback.h for the map). The extfrag
  * record's pfn is the first page handed out: mm/page_alloc.c traces it after
  * taking the block off the free list and splitting off the remainder
  * (__rmqueue_claim / __rmqueue_steal since 6.15, __rmqueue_fallback before),
  * and alloc_order is the order handed out. Order-0..3 allocations are refilled
  * into a per-CPU list in batches (rmqueue_bulk), one event per page: the task
- * recorded is the one whose allocation caused the refill, and a page that
- * leaves the per-CPU list unused is released by mm_page_pcpu_drain.
+ * recorded is the one whose allocation caused the refill.
  *
- * A high-order polluting allocation later split into order-0 pages
- * (split_page, alloc_pages_exact) is released when its first page is freed.
- * An allocation larger than a pageblock is not recorded (untracked_range).
+ * Nothing here watches page frees (that would put a program on every free):
+ * fragd releases a block from the ledger when its pageblock scan finds no
+ * unmovable page left in it. An allocation larger than a pageblock is not
+ * recorded (untracked_range).
  */
 #include "maps.bpf.h"
 #include "fallback.h"
@@ -32,29 +32,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* The kernel's pageblock_order (/proc/pagetypeinfo), set by fragd before load. */
 const volatile __u32 pageblock_order = 9;
 
-/*
- * Set by fragd once the release programs are attached too: a page recorded
- * with nothing to release it would stay counted for good.
- */
+/* Set by fragd once the ledger is sized and read back: recording starts then. */
 __u32 pollution_on = 0;
 
 FRAGD_STATS_MAP(fallback_stats, struct fallback_stats);
 FRAGD_STATS_MAP(pollution_stats, struct pollution_stats);
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, FRAGD_POLLUTION_PAGE_ENTRIES);
-	__type(key, __u64);   /* pfn */
-	__type(value, __u32); /* order */
-} pollution_pages SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, FRAGD_POLLUTION_MAX_BLOCKS); /* resized by fragd before load */
-	__type(key, __u32);   /* block */
-	__type(value, __u64); /* outstanding recorded pages */
-} block_pollution SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -63,124 +45,52 @@ struct {
 	__type(value, struct pollution_block);
 } polluted_blocks SEC(".maps");
 
-/* Outstanding pages of `pfn`'s block, NULL when the block is beyond block_pollution. */
-static __always_inline __u64 *block_count(__u64 pfn, __u32 *block)
-{
-	__u64 b = pfn >> pageblock_order;
-
-	if (b > 0xffffffffULL)
-		return NULL;
-	*block = (__u32)b;
-	return bpf_map_lookup_elem(&block_pollution, block);
-}
-
-/*
- * Releases the recorded allocation starting at `pfn`, if any. The fast path
- * (a page of a block with nothing recorded, nearly every free) is one array
- * load. Only the CPU whose delete succeeds takes the pages off the count, so
- * concurrent releases of one pfn (a free racing a drain) count once.
- */
-static __always_inline void release(__u64 pfn, bool stale)
-{
-	struct pollution_stats *st;
-	__u64 *cnt, n, old;
-	__u32 block, *order;
-
-	cnt = block_count(pfn, &block);
-	if (!cnt || !*cnt)
-		return;
-	order = bpf_map_lookup_elem(&pollution_pages, &pfn);
-	if (!order)
-		return;
-	n = 1ULL << (*order & 31);
-	if (bpf_map_delete_elem(&pollution_pages, &pfn) != 0)
-		return;
-	old = __sync_fetch_and_add(cnt, -n);
-	st = fragd_stats(&pollution_stats);
-	if (st) {
-		if (stale)
-			st->pages_stale += n;
-		else
-			st->pages_released += n;
-	}
-	if (old != n)
-		return;
-	/* The block's last recorded page: its record goes too. */
-	bpf_map_delete_elem(&polluted_blocks, &block);
-	if (st) {
-		st->blocks_released++;
-		/* A fallback into this block came in between and its record went with the delete. */
-		if (*cnt && !bpf_map_lookup_elem(&polluted_blocks, &block))
-			st->blocks_unrecorded++;
-	}
-}
-
 /*
  * Records a polluting allocation of 2^order pages at `pfn`. Fallbacks run
  * under the zone lock, so two of them never race on one block (a block lies
- * in one zone); releases of other pages of the block run anywhere, at any
- * time. The count, not the record, decides: it only moves by atomic adds, and
- * only the release that takes it to 0 deletes the record. The record is
- * written before the count goes up; a fallback that lands between a release's
- * decrement to 0 and its delete loses its record (counted in
- * blocks_unrecorded), never its pages.
+ * in one zone); fragd deletes records from user space after a scan, only those
+ * whose last event is older than the scan.
  */
 static __always_inline void record(__u64 pfn, int order, __u32 alloc_mt, struct pollution_stats *st)
 {
 	struct pollution_block *b, nb = {};
-	__u64 *cnt, n, now, old;
-	__u32 block, ord;
+	__u64 blk, n, now;
+	__u32 block;
 	long err;
 
 	st->events++;
-	if (order < 0 || (__u32)order > pageblock_order) {
+	blk = pfn >> pageblock_order;
+	if (order < 0 || (__u32)order > pageblock_order || blk > 0xffffffffULL) {
 		st->untracked_range++;
 		return;
 	}
-	cnt = block_count(pfn, &block);
-	if (!cnt) {
-		st->untracked_range++;
+	block = (__u32)blk;
+	n = 1ULL << ((__u32)order & 31);
+	now = bpf_ktime_get_boot_ns();
+	b = bpf_map_lookup_elem(&polluted_blocks, &block);
+	if (b) {
+		b->last_ns = now;
+		b->events++;
+		__sync_fetch_and_add(&b->pages, n);
+		st->pages_added += n;
 		return;
 	}
-	ord = order;
-	n = 1ULL << ord;
-	err = bpf_map_update_elem(&pollution_pages, &pfn, &ord, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		/* Still recorded, so its free was missed (a nested tracepoint is skipped):
-		 * the page was free to be allocated now. Drop the old record, then retry. */
-		release(pfn, true);
-		err = bpf_map_update_elem(&pollution_pages, &pfn, &ord, BPF_NOEXIST);
-	}
+	nb.first_ns = now;
+	nb.last_ns = now;
+	nb.cgroup_id = bpf_get_current_cgroup_id();
+	nb.events = 1;
+	nb.pages = n;
+	nb.pid = bpf_get_current_pid_tgid() >> 32;
+	nb.alloc_mt = alloc_mt;
+	bpf_get_current_comm(nb.comm, sizeof(nb.comm));
+	err = bpf_map_update_elem(&polluted_blocks, &block, &nb, BPF_NOEXIST);
 	if (err) {
-		/* -E2BIG: pollution_pages is full (-EBUSY, -ENOMEM: a nested update, no memory). */
+		/* -E2BIG: the ledger is full (-EEXIST cannot happen under the zone lock). */
 		st->untracked_full++;
 		return;
 	}
-
-	now = bpf_ktime_get_boot_ns();
-	b = bpf_map_lookup_elem(&polluted_blocks, &block);
-	if (b && *cnt) {
-		b->last_ns = now;
-		b->events++;
-	} else {
-		/* A clean block (or the record of one whose last page is being released). */
-		struct pollution_block *dst = b ? b : &nb;
-
-		dst->first_ns = now;
-		dst->last_ns = now;
-		dst->cgroup_id = bpf_get_current_cgroup_id();
-		dst->events = 1;
-		dst->pid = bpf_get_current_pid_tgid() >> 32;
-		dst->alloc_mt = alloc_mt;
-		bpf_get_current_comm(dst->comm, sizeof(dst->comm));
-		if (!b && bpf_map_update_elem(&polluted_blocks, &block, &nb, BPF_NOEXIST) != 0)
-			st->blocks_unrecorded++;
-	}
-
-	old = __sync_fetch_and_add(cnt, n);
 	st->pages_added += n;
-	if (old == 0)
-		st->blocks_added++;
+	st->blocks_added++;
 }
 
 SEC("tracepoint/kmem/mm_page_alloc_extfrag")
@@ -206,25 +116,5 @@ int page_alloc_extfrag(struct trace_event_raw_mm_page_alloc_extfrag *ctx)
 	pst = fragd_stats(&pollution_stats);
 	if (pst)
 		record(BPF_CORE_READ(ctx, pfn), BPF_CORE_READ(ctx, alloc_order), alloc_mt, pst);
-	return 0;
-}
-
-/*
- * Every page freed in the system passes here: the record's fields are read
- * with plain (CO-RE relocated) context loads, not helper calls, and a page of
- * a block with nothing recorded returns after one array load.
- */
-SEC("tracepoint/kmem/mm_page_free")
-int page_free(struct trace_event_raw_mm_page_free *ctx)
-{
-	release(ctx->pfn, false);
-	return 0;
-}
-
-/* A page leaving a per-CPU free list for the buddy allocator (unused refills included). */
-SEC("tracepoint/kmem/mm_page_pcpu_drain")
-int page_pcpu_drain(struct trace_event_raw_mm_page *ctx)
-{
-	release(ctx->pfn, false);
 	return 0;
 }

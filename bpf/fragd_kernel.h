@@ -19,7 +19,11 @@
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
 struct page;
-struct task_struct;
+
+/* include/linux/sched.h: only the PF_* flags word is read. */
+struct task_struct {
+	unsigned int flags;
+};
 
 /* mm/internal.h; tp_btf mm_compaction_begin/end pass it as their first argument. */
 struct compact_control {

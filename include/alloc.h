@@ -7,14 +7,41 @@
 
 #define FRAGD_COMM_LEN 16
 
-/* Counters, one per CPU (map alloc_stats, a single-entry per-CPU array). */
+/*
+ * Counters, one per CPU (map alloc_stats, a single-entry per-CPU array).
+ *
+ * Two kinds. Slow-path counters come from the stall events alone and are exact
+ * whether or not the mm_page_alloc program is attached: direct_entries and
+ * phase_ns. Allocation counters (allocs, allocs_at_switch and the stall
+ * histogram) need the mm_page_alloc program, which fragd attaches only while
+ * allocation counting is on (bpf.allocations): they cover the allocations that
+ * ended while it was attached.
+ */
 struct alloc_stats {
 	__u64 allocs[FRAGD_NR_ORDERS][FRAGD_NR_OUTCOMES];
+	/*
+	 * Time in direct compaction (try_to_compact_pages to the end of its last
+	 * zone run) and direct reclaim (begin to end), added as each phase ends.
+	 */
 	__u64 phase_ns[FRAGD_NR_ORDERS][FRAGD_NR_PHASES];
 	/* Entries into direct compaction / direct reclaim (an allocation may enter several times). */
 	__u64 direct_entries[FRAGD_NR_ORDERS][FRAGD_NR_PHASES];
+	/*
+	 * Allocations that ended while counting was on, in a task whose stall of
+	 * that order opened before counting switched on: whether that stall was
+	 * this allocation's cannot be told, so it is counted here, not in allocs.
+	 */
+	__u64 allocs_at_switch[FRAGD_NR_ORDERS];
 	__u64 events_dropped;  /* slow-stall events the ring buffer had no room for */
 };
+
+/*
+ * Allocation counting state, in the object's .bss, written by fragd:
+ * count_gen goes up by one each time the mm_page_alloc program is attached or
+ * detached; wake_armed = 1 asks the next stall event to send
+ * one record over ring buffer alloc_wakeups, so fragd can switch counting on
+ * within the stall instead of at its next tick.
+ */
 
 /* Key of map stall_hist (per-CPU array of struct fragd_hist). */
 #define FRAGD_STALL_HIST_KEY(order, result) ((order) * FRAGD_NR_RESULTS + (result))

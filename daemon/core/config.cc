@@ -252,10 +252,36 @@ Result<void> parse_top(const std::string& path, const YAML::Node& root, Config& 
     c.pagetypeinfo_ns = *d;
   }
   if (auto b = root["bpf"]) {
-    if (auto r = expect_section(path, b, "bpf", "min_order, slow_stall_threshold, track_pollution"); !r) return r;
+    if (auto r = expect_section(path, b, "bpf",
+                                "allocations, adaptive_hold, adaptive_free_blocks, min_order, slow_stall_threshold, "
+                                "track_pollution");
+        !r)
+      return r;
     if (b.IsMap()) {
-      if (auto r = check_keys(path, b, "bpf.", {"min_order", "slow_stall_threshold", "track_pollution"}); !r)
+      if (auto r = check_keys(path, b, "bpf.",
+                              {"allocations", "adaptive_hold", "adaptive_free_blocks", "min_order",
+                               "slow_stall_threshold", "track_pollution"});
+          !r)
         return r.error();
+      if (auto n = b["allocations"]) {
+        auto v = scalar(path, n, "bpf.allocations");
+        if (!v) return v.error();
+        if (*v != "adaptive" && *v != "exact" && *v != "off")
+          return bad(path, n, "bpf.allocations",
+                     "'" + *v + "' is not a counting mode; use 'adaptive' (count while memory needs watching), "
+                     "'exact' (count every high-order allocation, always) or 'off'");
+        c.allocations = *v;
+      }
+      if (auto n = b["adaptive_hold"]) {
+        auto d = duration(path, n, "bpf.adaptive_hold", 1'000'000'000ULL, 86400'000'000'000ULL);
+        if (!d) return d.error();
+        c.adaptive_hold_ns = *d;
+      }
+      if (auto n = b["adaptive_free_blocks"]) {
+        auto v = integer(path, n, "bpf.adaptive_free_blocks", 0, 1'000'000'000);
+        if (!v) return v.error();
+        c.adaptive_free_blocks = static_cast<uint64_t>(*v);
+      }
       if (auto n = b["track_pollution"]) {
         auto v = boolean(path, n, "bpf.track_pollution");
         if (!v) return v.error();
@@ -274,9 +300,15 @@ Result<void> parse_top(const std::string& path, const YAML::Node& root, Config& 
     }
   }
   if (auto b = root["pageblocks"]) {
-    if (auto r = expect_section(path, b, "pageblocks", "scan, interval, threads"); !r) return r;
+    if (auto r = expect_section(path, b, "pageblocks", "scan, interval, max_age, threads"); !r) return r;
     if (b.IsMap()) {
-      if (auto r = check_keys(path, b, "pageblocks.", {"scan", "interval", "threads"}); !r) return r.error();
+      if (auto r = check_keys(path, b, "pageblocks.", {"scan", "interval", "max_age", "threads"}); !r)
+        return r.error();
+      if (auto n = b["max_age"]) {
+        auto d = duration(path, n, "pageblocks.max_age", 1'000'000'000ULL, 7 * 86400'000'000'000ULL);
+        if (!d) return d.error();
+        c.scan_max_age_ns = *d;
+      }
       if (auto n = b["scan"]) {
         auto v = boolean(path, n, "pageblocks.scan");
         if (!v) return v.error();
@@ -314,6 +346,23 @@ Result<void> parse_top(const std::string& path, const YAML::Node& root, Config& 
                    std::to_string(c.min_order - 1) +
                    " are never traced; raise compaction.demand.min_order to at least bpf.min_order or lower "
                    "bpf.min_order");
+  }
+  // The p99 check reads the stall histogram, which only allocation counting fills.
+  if (c.policy.act && d.enabled && d.stall_p99_ns > 0 && c.allocations == "off") {
+    const YAML::Node comp = root["compaction"];
+    const bool at_p99 = comp && comp.IsMap() && comp["demand"] && comp["demand"].IsMap() &&
+                        comp["demand"]["stall_p99"];
+    return bad(path, at_p99 ? comp["demand"]["stall_p99"] : root["bpf"]["allocations"],
+               at_p99 ? "compaction.demand.stall_p99" : "bpf.allocations",
+               "compaction.demand.stall_p99 needs the stall times of counted allocations, and bpf.allocations "
+               "is off, so it would never fire; set compaction.demand.stall_p99: 0 (the stall-rate check "
+               "still works) or bpf.allocations: adaptive");
+  }
+  if (c.scan_max_age_ns < c.scan_ns) {
+    const YAML::Node pb = root["pageblocks"];
+    return bad(path, pb && pb.IsMap() && pb["max_age"] ? pb["max_age"] : pb["interval"], "pageblocks.max_age",
+               "pageblocks.max_age " + format_duration(c.scan_max_age_ns) + " is below pageblocks.interval " +
+                   format_duration(c.scan_ns) + "; raise max_age to at least the interval");
   }
   return {};
 }

@@ -27,9 +27,16 @@ struct Config {
   uint64_t pagetypeinfo_ns = 60'000'000'000; // /proc/pagetypeinfo is read this often (it stalls the allocator)
   uint32_t min_order = 1;                    // allocations below this order are not traced
   uint64_t slow_stall_ns = 10'000'000;       // stalls at least this long go to `fragctl trace`
-  bool track_pollution = true;               // BPF records of polluted pageblocks (two hot tracepoints)
+  // bpf.allocations: when the per-page mm_page_alloc counting program is attached.
+  //   exact: always; adaptive: while memory needs watching (a stall in the last
+  //   adaptive_hold, or a node below adaptive_free_blocks); off: never.
+  std::string allocations = "adaptive";
+  uint64_t adaptive_hold_ns = 300'000'000'000;  // counting stays on this long after the last stall
+  uint64_t adaptive_free_blocks = 0;           // ... or while a node has fewer free pageblocks (0: not a reason)
+  bool track_pollution = true;               // the pollution ledger (mm_page_alloc_extfrag, fallbacks only)
   bool scan_pageblocks = true;               // classify pageblocks from /proc/kpageflags
-  uint64_t scan_ns = 60'000'000'000;         // ... this often
+  uint64_t scan_ns = 60'000'000'000;         // ... at most this often, when memory changed
+  uint64_t scan_max_age_ns = 600'000'000'000;  // ... and at least this often
   unsigned scan_threads = 1;                 // ... reading with this many threads
   Policy policy;                             // policy.act mirrors mode == "act"
   std::string source;                        // file it came from, for messages

@@ -53,6 +53,13 @@ std::optional<uint64_t> opt_u64(const json& obj, const char* key, const std::str
   return to_u64(*it);
 }
 
+std::optional<double> opt_double(const json& obj, const char* key, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) malformed(where + ": \"" + key + "\" is not a number");
+  return it->get<double>();
+}
+
 // Optional member of a given kind; wrong kind is Malformed.
 const json* opt_member(const json& obj, const char* key, json::value_t kind, const std::string& where) {
   auto it = obj.find(key);
@@ -471,6 +478,18 @@ std::string format_status_body(const json& a, uint64_t page_kib, bool utc_times)
   for (const auto& n : *nodes) {
     out += "\n";
     format_node(n, page_kib, out);
+  }
+
+  if (const json* al = opt_member(a, "allocations", json::value_t::object, "status")) {
+    const std::string mode = printable(opt_str(*al, "mode", "allocations", "?"));
+    auto c = al->find("counting");
+    if (c != al->end() && !c->is_boolean()) malformed("allocations: \"counting\" is not a boolean");
+    const bool on = c != al->end() && c->get<bool>();
+    out += "\nallocation counting (bpf.allocations " + mode + "): " + (on ? "on" : "off");
+    if (auto secs = opt_double(*al, "counting_seconds", "allocations")) out += strf(", on for %.0f s in all", *secs);
+    if (!on && mode == "adaptive") out += " (switches on at the next stall)";
+    if (!on) out += "; fast and failed allocations are not counted meanwhile";
+    out += "\n";
   }
 
   if (const json* progs = opt_member(a, "programs", json::value_t::array, "status")) {
@@ -900,5 +919,41 @@ void format_policy(const json& a, bool utc_times, std::string& out) {
 }
 
 }  // namespace
+
+Result<std::string> format_cost(const nlohmann::json& cost) {
+  if (!cost.is_object() || !cost.contains("seconds") || !cost["seconds"].is_number())
+    return make_error("cost answer: no number 'seconds'");
+  if (!cost.contains("programs") || !cost["programs"].is_array())
+    return make_error("cost answer: no array 'programs'");
+  const double secs = cost["seconds"].get<double>();
+  const bool have_faults = cost.contains("page_faults") && is_u64(cost["page_faults"]);
+  const uint64_t faults = have_faults ? to_u64(cost["page_faults"]) : 0;
+  std::string out = strf("BPF run time of fragd's programs over %.1f s", secs);
+  out += have_faults ? strf(", %llu page faults\n", static_cast<unsigned long long>(faults)) : std::string("\n");
+  out += strf("%-26s %-46s %12s %10s %9s %11s %7s\n", "PROGRAM", "TRACEPOINT", "RUNS", "RUNS/S", "NS/RUN",
+              "NS/FAULT", "MISSES");
+  uint64_t total_ns = 0, total_runs = 0;
+  for (const auto& p : cost["programs"]) {
+    for (const char* k : {"runs", "run_ns", "recursion_misses"})
+      if (!p.is_object() || !p.contains(k) || !is_u64(p[k]))
+        return make_error(std::string("cost answer: program without '") + k + "'");
+    const uint64_t runs = to_u64(p["runs"]), ns = to_u64(p["run_ns"]);
+    total_ns += ns;
+    total_runs += runs;
+    const std::string name = p.value("name", std::string("?")) + (p.value("attached", true) ? "" : " (detached)");
+    out += strf("%-26s %-46s %12llu %10.0f %9s %11s %7llu\n", name.c_str(), p.value("tracepoint", std::string("?")).c_str(),
+                static_cast<unsigned long long>(runs), secs > 0 ? runs / secs : 0.0,
+                runs ? strf("%.0f", static_cast<double>(ns) / runs).c_str() : "-",
+                faults ? strf("%.2f", static_cast<double>(ns) / faults).c_str() : "-",
+                static_cast<unsigned long long>(to_u64(p["recursion_misses"])));
+  }
+  out += strf("%-26s %-46s %12llu %10.0f %9s %11s\n", "total", "", static_cast<unsigned long long>(total_runs),
+              secs > 0 ? total_runs / secs : 0.0,
+              total_runs ? strf("%.0f", static_cast<double>(total_ns) / total_runs).c_str() : "-",
+              faults ? strf("%.2f", static_cast<double>(total_ns) / faults).c_str() : "-");
+  out += "Run time is what the programs' bodies took; each run also pays the kernel's dispatch to the program\n"
+         "(tens of ns with retpolines), which BPF statistics do not see: bench/run.sh measures both.\n";
+  return out;
+}
 
 }  // namespace fragd

@@ -101,6 +101,11 @@ nlohmann::json latency_report_json(const LatencyHist& h);
 inline constexpr size_t kStatusActionsShown = 10;
 Result<std::string> format_status(const nlohmann::json& answer, uint64_t page_kib = 4, bool utc_times = false);
 
+// `fragctl cost`: one line per program (runs, runs/s, ns per run, ns per page
+// fault over the window) and a total, from measure_cost's answer (fragctl/cost.h).
+// Error naming the field when the answer is malformed.
+Result<std::string> format_cost(const nlohmann::json& cost);
+
 // Header and lines of `fragctl trace`, bcc style:
 // "TIME     COMM             PID     ORDER RESULT      MS" (newline-free).
 std::string trace_header();

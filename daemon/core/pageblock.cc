@@ -260,6 +260,7 @@ Result<ScanResult> scan_pageblocks(const std::vector<ZoneSpan>& spans, const std
   ScanResult r;
   r.pageblock_order = pageblock_order;
   r.wall_time_ns = now_ns(CLOCK_REALTIME);
+  r.boot_time_ns = now_ns(CLOCK_BOOTTIME);
   const uint64_t t0 = now_ns(CLOCK_MONOTONIC);
 
   // Work items: runs of up to chunk_blocks blocks, cut at multiples of

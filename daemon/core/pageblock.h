@@ -120,6 +120,7 @@ struct ZoneScan {
 struct ScanResult {
   unsigned pageblock_order = 9;
   uint64_t wall_time_ns = 0;   // CLOCK_REALTIME when the scan began
+  uint64_t boot_time_ns = 0;   // CLOCK_BOOTTIME when the scan began (the BPF records' clock)
   uint64_t duration_ns = 0;
   uint64_t pages_read = 0;
   std::vector<ZoneScan> zones;

@@ -62,4 +62,22 @@ PollutionSummary summarize_pollution(const std::vector<PollutedBlock>& blocks, c
   return s;
 }
 
+std::vector<uint64_t> blocks_found_clean(const std::vector<PollutedBlock>& ledger, const ScanResult& scan) {
+  std::vector<uint64_t> out;
+  for (const auto& b : ledger) {
+    if (b.last_boot_ns >= scan.boot_time_ns) continue;
+    for (const auto& z : scan.zones) {
+      if (b.block < z.first_block || b.block - z.first_block >= z.blocks.size()) continue;
+      const BlockInfo& info = z.blocks[b.block - z.first_block];
+      if (info.unmovable == 0 && info.cls != BlockClass::Unmovable && info.cls != BlockClass::Hybrid &&
+          info.cls != BlockClass::Offline)
+        out.push_back(b.block);
+      break;
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace fragd

@@ -16,10 +16,11 @@ namespace fragd {
 // One polluted pageblock.
 struct PollutedBlock {
   uint64_t block = 0;      // pfn >> pageblock_order
-  uint64_t pages = 0;      // recorded polluting pages not freed yet
+  uint64_t pages = 0;      // pages handed out by recorded fallbacks since the block was clean
   uint64_t events = 0;     // polluting fallbacks into the block since it was clean
   uint64_t first_ns = 0;   // CLOCK_REALTIME ns of the first of them
   uint64_t last_ns = 0;    // CLOCK_REALTIME ns of the latest
+  uint64_t last_boot_ns = 0;  // the same, CLOCK_BOOTTIME (to compare with a scan's start)
   uint32_t pid = 0;        // the task of the first fallback: tgid, comm, cgroup v2 id
   std::string comm;
   uint64_t cgroup_id = 0;
@@ -27,18 +28,16 @@ struct PollutedBlock {
   int node = -1;           // filled by summarize_pollution; -1: in no zone span
 };
 
-// Totals kept by the BPF programs (summed over CPUs).
+// Totals kept by the BPF program (summed over CPUs) and by fragd's reconciliation.
 struct PollutionCounters {
   uint64_t events = 0;             // polluting fallbacks seen
-  uint64_t untracked_full = 0;     // not recorded: the per-page map was full
-  uint64_t untracked_range = 0;    // not recorded: beyond the per-block counts, or larger than a block
-  uint64_t tracked_blocks = 0;     // blocks with recorded pages now
-  uint64_t tracked_pages = 0;      // recorded pages not released yet
-  uint64_t released_pages = 0;     // recorded pages freed or drained, ever
-  uint64_t released_blocks = 0;    // blocks whose last recorded page went, ever
-  uint64_t stale_pages = 0;        // recorded pages found allocated again (their free was missed)
-  uint64_t unrecorded_blocks = 0;  // blocks that got pages without a who/when record, ever
-  uint64_t missed_runs = 0;        // runs of the pollution programs the kernel skipped (recursion)
+  uint64_t untracked_full = 0;     // not recorded: the ledger was full
+  uint64_t untracked_range = 0;    // not recorded: block number beyond 32 bits, or larger than a block
+  uint64_t added_pages = 0;        // pages recorded, ever
+  uint64_t added_blocks = 0;       // ledger entries made, ever
+  uint64_t released_pages = 0;     // pages of the records released after a scan found their block clean
+  uint64_t released_blocks = 0;    // records released so
+  uint64_t missed_runs = 0;        // runs of the extfrag program the kernel skipped (recursion)
   uint64_t untracked_events() const { return untracked_full + untracked_range; }
 };
 
@@ -78,5 +77,11 @@ int node_of_block(uint64_t block, const std::vector<ZoneSpan>& spans, unsigned p
 // the same for the same input.
 PollutionSummary summarize_pollution(const std::vector<PollutedBlock>& blocks, const std::vector<ZoneSpan>& spans,
                                      unsigned pageblock_order, size_t top_n = 10, size_t max_blocks = 256);
+
+// The ledger blocks `scan` found clean: the block lies in a scanned zone, holds
+// no unmovable page and is not classed unmovable or hybrid, and its last
+// recorded fallback came before the scan began (a fallback during the scan may
+// not have been seen by it). Ascending block numbers.
+std::vector<uint64_t> blocks_found_clean(const std::vector<PollutedBlock>& ledger, const ScanResult& scan);
 
 }  // namespace fragd

@@ -60,4 +60,12 @@ std::vector<unsigned> unusable_index_permille(const ZoneFree& z);
 // "0.123" and what the status answer carries.
 std::vector<double> unusable_index(const ZoneFree& z);
 
+// Whether memory changed enough since `then` for a new pageblock scan to see
+// something new: in any zone, the free pages in blocks of at least
+// `pageblock_order`, or all free pages, moved by `fraction` of the zone's
+// present pages or more, or a pageblock count per migratetype changed, or the
+// zones themselves differ. Small order-0 churn on an idle host is not a change.
+bool memory_changed(const MemSnapshot& then, const MemSnapshot& now, unsigned pageblock_order,
+                    double fraction = 0.01);
+
 }  // namespace fragd

@@ -1,9 +1,9 @@
 #include "fragd/bpf_loader.h"
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -128,7 +128,7 @@ Result<void> check_kernel_btf() {
 }
 
 BpfPrograms::~BpfPrograms() {
-  if (block_counts_) munmap(const_cast<uint64_t*>(block_counts_), block_counts_len_);
+  if (counting_link_) bpf_link__destroy(counting_link_);
   for (auto* l : links_) bpf_link__destroy(l);
   if (alloc_) alloc_bpf::destroy(alloc_);
   if (compaction_) compaction_bpf::destroy(compaction_);
@@ -155,8 +155,7 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
   p->alloc_->rodata->slow_stall_ns = opts.slow_stall_ns;
   p->compaction_->rodata->fragd_tgid = opts.self_tgid;
 
-  // --- pollution tracking: pageblock order and map sizes. The per-block
-  // counts cover every block up to the highest zone end (8 bytes per block).
+  // --- pollution ledger: pageblock order and map size (one record per block of RAM at most).
   auto* fb = p->fallback_;
   p->track_pollution_ = opts.track_pollution;
   p->pageblock_order_ = opts.pageblock_order ? opts.pageblock_order : kernel_pageblock_order();
@@ -164,35 +163,25 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
     return make_error("pageblock order " + std::to_string(p->pageblock_order_) + " is out of range 1..20",
                       EINVAL);
   fb->rodata->pageblock_order = p->pageblock_order_;
-  uint32_t count_entries = 1, record_entries = 1, page_entries = 1;
+  uint32_t record_entries = 1;
   if (p->track_pollution_) {
     const uint64_t max_pfn = opts.max_pfn ? opts.max_pfn : zoneinfo_max_pfn();
-    uint64_t blocks = FRAGD_POLLUTION_MAX_BLOCKS;
+    uint64_t blocks = FRAGD_POLLUTION_BLOCK_ENTRIES;
     if (max_pfn == 0)
-      log_warn("cannot read the zone spans from /proc/zoneinfo: sizing pollution tracking for " +
-               std::to_string(FRAGD_POLLUTION_MAX_BLOCKS) + " pageblocks (" +
-               std::to_string(FRAGD_POLLUTION_MAX_BLOCKS / 128) + " KiB of kernel memory)");
+      log_warn("cannot read the zone spans from /proc/zoneinfo: sizing the pollution ledger for " +
+               std::to_string(FRAGD_POLLUTION_BLOCK_ENTRIES) + " pageblocks");
     else
       blocks = ((max_pfn - 1) >> p->pageblock_order_) + 1;
-    if (blocks > FRAGD_POLLUTION_MAX_BLOCKS) {
-      log_warn("memory spans " + std::to_string(blocks) + " pageblocks; pollution is tracked in the first " +
-               std::to_string(FRAGD_POLLUTION_MAX_BLOCKS) +
-               " only (fallbacks beyond them count in fragd's untracked pollution events)");
-      blocks = FRAGD_POLLUTION_MAX_BLOCKS;
+    if (blocks > FRAGD_POLLUTION_BLOCK_ENTRIES) {
+      log_warn("memory spans " + std::to_string(blocks) + " pageblocks; the pollution ledger holds " +
+               std::to_string(FRAGD_POLLUTION_BLOCK_ENTRIES) +
+               " at most (fallbacks into more count in fragd's untracked pollution events)");
+      blocks = FRAGD_POLLUTION_BLOCK_ENTRIES;
     }
-    count_entries = static_cast<uint32_t>(blocks);
-    record_entries = std::min<uint32_t>(count_entries, FRAGD_POLLUTION_BLOCK_ENTRIES);
-    page_entries = opts.pollution_max_allocs ? opts.pollution_max_allocs : FRAGD_POLLUTION_PAGE_ENTRIES;
-  } else {
-    // Nothing records or releases: the release programs stay out of the free path.
-    bpf_program__set_autoload(fb->progs.page_free, false);
-    bpf_program__set_autoload(fb->progs.page_pcpu_drain, false);
+    record_entries = static_cast<uint32_t>(blocks);
   }
-  if (bpf_map__set_max_entries(fb->maps.block_pollution, count_entries) ||
-      bpf_map__set_max_entries(fb->maps.polluted_blocks, record_entries) ||
-      bpf_map__set_max_entries(fb->maps.pollution_pages, page_entries))
-    return sys_error("size the pollution maps of BPF object fallback");
-  p->block_count_entries_ = count_entries;
+  if (bpf_map__set_max_entries(fb->maps.polluted_blocks, record_entries))
+    return sys_error("size the pollution ledger of BPF object fallback");
 
   // --- choose attach types by probing the kernel's BTF, not its version
   const bool page_alloc_btf = has_btf_tracepoint(vmlinux, "mm_page_alloc");
@@ -220,21 +209,14 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
   if (int err = fallback_bpf::load(p->fallback_))
     return make_error("load BPF object fallback: " + std::string(strerror(-err)), -err);
 
-  if (auto r = p->attach_all(); !r) return r.error();
+  if (auto r = p->attach_all(opts.count_allocations); !r) return r.error();
 
-  // Recording starts once every program it needs is attached: a recorded page
-  // that nothing would release would stay counted for good.
   if (p->track_pollution_) {
-    bool ready = true;
+    bool ready = false;
     for (const auto& ps : p->programs_)
-      if ((ps.name == "page_alloc_extfrag" || ps.name == "page_free" || ps.name == "page_pcpu_drain") &&
-          !ps.attached)
-        ready = false;
+      if (ps.name == "page_alloc_extfrag") ready = ps.attached;
     if (!ready) {
-      log_warn("pollution tracking is off: a program it needs (page_alloc_extfrag, page_free, "
-               "page_pcpu_drain) did not attach, see above");
-    } else if (auto r = p->map_block_counts(); !r) {
-      log_warn(r.error().message + "; pollution tracking is off");
+      log_warn("the pollution ledger is off: page_alloc_extfrag did not attach, see above");
     } else {
       fb->bss->pollution_on = 1;
       p->pollution_on_ = true;
@@ -243,23 +225,74 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
   return p;
 }
 
-Result<void> BpfPrograms::map_block_counts() {
-  const long page = sysconf(_SC_PAGESIZE);
-  const size_t bytes = size_t{block_count_entries_} * sizeof(uint64_t);
-  const size_t len = (bytes + page - 1) / page * page;
-  void* m = mmap(nullptr, len, PROT_READ, MAP_SHARED, bpf_map__fd(fallback_->maps.block_pollution), 0);
-  if (m == MAP_FAILED)
-    return sys_error("mmap BPF map block_pollution (" + std::to_string(len) +
-                     " bytes; needs a kernel with mmapable array maps, 5.5+)");
-  block_counts_ = static_cast<const volatile uint64_t*>(m);
-  block_counts_len_ = len;
+bpf_program* BpfPrograms::page_alloc_prog() const {
+  return bpf_program__autoload(alloc_->progs.page_alloc_btf) ? alloc_->progs.page_alloc_btf
+                                                               : alloc_->progs.page_alloc_tp;
+}
+
+Result<void> BpfPrograms::set_counting(bool on) {
+  if (on == counting()) return {};
+  ProgramState* st = nullptr;
+  for (auto& ps : programs_)
+    if (ps.per_page) st = &ps;
+  if (!st) return make_error("no mm_page_alloc program is loaded", ENOENT);
+  if (on) {
+    // The generation moves first: a stall opened from here on belongs to this period.
+    __atomic_add_fetch(&alloc_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
+    ::bpf_link* link = bpf_program__attach(page_alloc_prog());
+    if (!link) {
+      const int err = errno;
+      __atomic_add_fetch(&alloc_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
+      st->error = strerror(err);
+      return make_error("attach " + st->name + " to " + st->tracepoint + ": " + st->error +
+                            (err == EPERM || err == EACCES
+                                 ? " (this kernel attaches it through perf_event_open, which needs CAP_PERFMON; "
+                                   "fragd dropped it after start-up: use bpf.allocations: exact)"
+                                 : ""),
+                        err);
+    }
+    counting_link_ = link;
+    st->attached = true;
+    st->error.clear();
+  } else {
+    bpf_link__destroy(counting_link_);
+    counting_link_ = nullptr;
+    __atomic_add_fetch(&alloc_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
+    st->attached = false;
+    st->error = "allocation counting is off";
+  }
   return {};
 }
 
-bool BpfPrograms::attach_one(bpf_program* prog, const std::string& tracepoint) {
+void BpfPrograms::arm_wakeup() { __atomic_store_n(&alloc_->bss->wake_armed, 1u, __ATOMIC_SEQ_CST); }
+int BpfPrograms::wakeups_fd() const { return bpf_map__fd(alloc_->maps.alloc_wakeups); }
+
+std::vector<ProgramRunStats> BpfPrograms::run_stats() const {
+  std::vector<ProgramRunStats> out;
+  for (const auto& ps : programs_) {
+    if (ps.fd < 0) continue;
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(ps.fd, &info, &len) != 0) continue;
+    out.push_back({ps.name, info.id, info.run_cnt, info.run_time_ns, info.recursion_misses});
+  }
+  return out;
+}
+
+bool BpfPrograms::attach_one(bpf_program* prog, const std::string& tracepoint, bool per_page, bool attach) {
   ProgramState st{bpf_program__name(prog), tracepoint, false, {}};
+  st.per_page = per_page;
   if (!bpf_program__autoload(prog)) {
     st.error = "not loaded on this kernel";
+    programs_.push_back(st);
+    return false;
+  }
+  st.fd = bpf_program__fd(prog);
+  bpf_prog_info info{};
+  uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(st.fd, &info, &len) == 0) st.id = info.id;
+  if (!attach) {
+    st.error = "allocation counting is off";
     programs_.push_back(st);
     return false;
   }
@@ -270,14 +303,14 @@ bool BpfPrograms::attach_one(bpf_program* prog, const std::string& tracepoint) {
              " (the feature it feeds is off; fragd_bpf_program_attached{program=\"" + st.name +
              "\"} is 0)");
   } else {
-    links_.push_back(link);
+    (per_page ? counting_link_ : links_.emplace_back()) = link;
     st.attached = true;
   }
   programs_.push_back(st);
   return st.attached;
 }
 
-Result<void> BpfPrograms::attach_all() {
+Result<void> BpfPrograms::attach_all(bool count_allocations) {
   ensure_tracefs();
   struct Item {
     bpf_program* prog;
@@ -285,26 +318,20 @@ Result<void> BpfPrograms::attach_all() {
     const char* event;
   };
   const Item items[] = {
-      {alloc_->progs.page_alloc_btf, "kmem", "mm_page_alloc"},
-      {alloc_->progs.page_alloc_tp, "kmem", "mm_page_alloc"},
+      {page_alloc_prog(), "kmem", "mm_page_alloc"},
       {alloc_->progs.try_to_compact, "compaction", "mm_compaction_try_to_compact_pages"},
       {alloc_->progs.reclaim_begin, "vmscan", "mm_vmscan_direct_reclaim_begin"},
       {alloc_->progs.reclaim_end, "vmscan", "mm_vmscan_direct_reclaim_end"},
+      {alloc_->progs.compaction_run_end, "compaction", "mm_compaction_end"},
       {compaction_->progs.compaction_begin, "compaction", "mm_compaction_begin"},
       {compaction_->progs.compaction_end, "compaction", "mm_compaction_end"},
       {compaction_->progs.compaction_migratepages, "compaction", "mm_compaction_migratepages"},
       {fallback_->progs.page_alloc_extfrag, "kmem", "mm_page_alloc_extfrag"},
-      {fallback_->progs.page_free, "kmem", "mm_page_free"},
-      {fallback_->progs.page_pcpu_drain, "kmem", "mm_page_pcpu_drain"},
   };
   for (const auto& it : items) {
-    // Of the two mm_page_alloc variants only the loaded one is listed, and the
-    // release programs only when pollution tracking is on.
-    if (!bpf_program__autoload(it.prog) &&
-        (it.prog == alloc_->progs.page_alloc_btf || it.prog == alloc_->progs.page_alloc_tp ||
-         it.prog == fallback_->progs.page_free || it.prog == fallback_->progs.page_pcpu_drain))
-      continue;
-    attach_one(it.prog, std::string(it.category) + ":" + it.event);
+    const bool per_page = it.prog == page_alloc_prog();
+    if (per_page && count_allocations) __atomic_add_fetch(&alloc_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
+    attach_one(it.prog, std::string(it.category) + ":" + it.event, per_page, !per_page || count_allocations);
   }
   if (attached_count() == 0)
     return make_error("no BPF program could attach to its tracepoint; see the warnings above", ENOENT);
@@ -324,16 +351,7 @@ int BpfPrograms::compaction_stats_fd() const { return bpf_map__fd(compaction_->m
 int BpfPrograms::compaction_hist_fd() const { return bpf_map__fd(compaction_->maps.compaction_hist); }
 int BpfPrograms::fallback_stats_fd() const { return bpf_map__fd(fallback_->maps.fallback_stats); }
 int BpfPrograms::pollution_stats_fd() const { return bpf_map__fd(fallback_->maps.pollution_stats); }
-int BpfPrograms::pollution_pages_fd() const { return bpf_map__fd(fallback_->maps.pollution_pages); }
 int BpfPrograms::polluted_blocks_fd() const { return bpf_map__fd(fallback_->maps.polluted_blocks); }
-int BpfPrograms::block_pollution_fd() const { return bpf_map__fd(fallback_->maps.block_pollution); }
-
-std::vector<int> BpfPrograms::pollution_prog_fds() const {
-  std::vector<int> fds;
-  for (bpf_program* prog : {fallback_->progs.page_alloc_extfrag, fallback_->progs.page_free,
-                            fallback_->progs.page_pcpu_drain})
-    if (bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0) fds.push_back(bpf_program__fd(prog));
-  return fds;
-}
+int BpfPrograms::pollution_prog_fd() const { return bpf_program__fd(fallback_->progs.page_alloc_extfrag); }
 
 }  // namespace fragd

@@ -120,9 +120,9 @@ Result<BpfSnapshot> BpfReader::read() const {
   return s;
 }
 
-Result<PollutionSnapshot> BpfReader::read_pollution(bool records) const {
+Result<PollutionSnapshot> BpfReader::read_pollution() const {
   if (!progs_.pollution_enabled())
-    return make_error("pollution tracking is off (see fragd's start-up warnings for why)", ENOENT);
+    return make_error("the pollution ledger is off (see fragd's start-up warnings for why)", ENOENT);
   if (ncpus_ <= 0) return make_error("cannot count possible CPUs (/sys/devices/system/cpu/possible)");
   PollutionSnapshot snap;
   snap.pageblock_order = progs_.pageblock_order();
@@ -133,31 +133,11 @@ Result<PollutionSnapshot> BpfReader::read_pollution(bool records) const {
   c.events = st.events;
   c.untracked_full = st.untracked_full;
   c.untracked_range = st.untracked_range;
-  // Per-CPU sums of adds and releases (a page is often freed on another CPU than it was recorded on).
-  c.tracked_pages = st.pages_added - st.pages_released - st.pages_stale;
-  c.tracked_blocks = st.blocks_added - st.blocks_released;
-  c.released_pages = st.pages_released;
-  c.released_blocks = st.blocks_released;
-  c.stale_pages = st.pages_stale;
-  c.unrecorded_blocks = st.blocks_unrecorded;
-  for (int fd : progs_.pollution_prog_fds()) {
-    bpf_prog_info info{};
-    uint32_t len = sizeof(info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) c.missed_runs += info.recursion_misses;
-  }
-
-  const volatile uint64_t* counts = progs_.block_counts();
-  const uint32_t nblocks = progs_.block_count_entries();
-  if (!records) {
-    for (uint32_t b = 0; counts && b < nblocks; b++)
-      if (const uint64_t pages = counts[b]) {
-        PollutedBlock pb;
-        pb.block = b;
-        pb.pages = pages;
-        snap.blocks.push_back(std::move(pb));
-      }
-    return snap;
-  }
+  c.added_pages = st.pages_added;
+  c.added_blocks = st.blocks_added;
+  bpf_prog_info info{};
+  uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(progs_.pollution_prog_fd(), &info, &len) == 0) c.missed_runs = info.recursion_misses;
 
   const int fd = progs_.polluted_blocks_fd();
   auto max = map_max_entries(fd, "polluted_blocks");
@@ -167,21 +147,16 @@ Result<PollutionSnapshot> BpfReader::read_pollution(bool records) const {
   if (auto r = read_hash(fd, *max, keys, recs, "polluted_blocks"); !r) return r.error();
 
   const uint64_t boot_to_real = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_BOOTTIME);
-  std::vector<bool> seen(nblocks, false);
   snap.blocks.reserve(keys.size());
   for (size_t i = 0; i < keys.size(); i++) {
-    const uint32_t b = keys[i];
-    if (!counts || b >= nblocks || seen[b]) continue;
-    seen[b] = true;
-    const uint64_t pages = counts[b];
-    if (pages == 0) continue;
     const pollution_block& r = recs[i];
     PollutedBlock pb;
-    pb.block = b;
-    pb.pages = pages;
+    pb.block = keys[i];
+    pb.pages = r.pages;
     pb.events = r.events;
     pb.first_ns = r.first_ns + boot_to_real;
     pb.last_ns = r.last_ns + boot_to_real;
+    pb.last_boot_ns = r.last_ns;
     pb.pid = r.pid;
     pb.comm.assign(r.comm, strnlen(r.comm, sizeof(r.comm)));
     pb.cgroup_id = r.cgroup_id;
@@ -189,6 +164,21 @@ Result<PollutionSnapshot> BpfReader::read_pollution(bool records) const {
     snap.blocks.push_back(std::move(pb));
   }
   return snap;
+}
+
+Result<void> BpfReader::release_polluted(uint64_t block) const {
+  const uint32_t key = static_cast<uint32_t>(block);
+  if (bpf_map_delete_elem(progs_.polluted_blocks_fd(), &key) != 0 && errno != ENOENT)
+    return sys_error("delete block " + std::to_string(block) + " from BPF map polluted_blocks");
+  return {};
+}
+
+Result<uint64_t> BpfReader::polluted_last_boot_ns(uint64_t block) const {
+  const uint32_t key = static_cast<uint32_t>(block);
+  pollution_block r{};
+  if (bpf_map_lookup_elem(progs_.polluted_blocks_fd(), &key, &r) != 0)
+    return sys_error("look up block " + std::to_string(block) + " in BPF map polluted_blocks");
+  return r.last_ns;
 }
 
 const char* trigger_name(unsigned t) {

@@ -28,17 +28,14 @@ class BpfReader {
   explicit BpfReader(const BpfPrograms& progs);
   Result<BpfSnapshot> read() const;
 
-  // The polluted pageblocks (bpf/fallback.bpf.c) and the pollution counters.
-  // Blocks come with their outstanding pages from the per-block counts; a
-  // record whose count is 0 (its last page going right now) is left out; at
-  // most the record map's max_entries blocks, read by batch lookup, or key by
-  // key on kernels without batch operations. first_ns/last_ns are converted to
-  // CLOCK_REALTIME. Error when pollution tracking is off
-  // (BpfPrograms::pollution_enabled() false) or a map cannot be read.
-  // Without `records`, blocks carry only their number and pages, from the
-  // mmapped per-block counts (what the metrics need each tick); the who/when
-  // records (a hash of up to 65536 entries) are read only with `records`.
-  Result<PollutionSnapshot> read_pollution(bool records) const;
+  // The pollution ledger (bpf/fallback.bpf.c): every recorded block with its
+  // who/when record (first_ns/last_ns converted to CLOCK_REALTIME) and the
+  // pollution counters. Error when the ledger is off or a map cannot be read.
+  Result<PollutionSnapshot> read_pollution() const;
+  // Deletes a block's record (the scan found it clean); a missing one is no error.
+  Result<void> release_polluted(uint64_t block) const;
+  // The block's latest recorded fallback, CLOCK_BOOTTIME ns (error when it has no record).
+  Result<uint64_t> polluted_last_boot_ns(uint64_t block) const;
 
  private:
   const BpfPrograms& progs_;

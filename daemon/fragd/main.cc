@@ -63,6 +63,24 @@ class Daemon {
   void tick();
   nlohmann::json handle(const ControlRequest& req);
   static int on_ring_event(void* ctx, void* data, size_t size);
+  static int on_wakeup(void* ctx, void* data, size_t size);
+
+  // Allocation counting (bpf.allocations): attaches or detaches the per-page
+  // mm_page_alloc program. adaptive: on from a stall (at once, through the
+  // wake-up ring buffer) until adaptive_hold has passed without one, and while
+  // a node has fewer than adaptive_free_blocks free pageblocks.
+  void steer_counting(uint64_t now);
+  void switch_counting(bool on, const std::string& why);
+  std::unique_ptr<ring_buffer, decltype(&ring_buffer__free)> wakeups_{nullptr, &ring_buffer__free};
+  uint64_t last_stall_ns_ = 0;      // CLOCK_MONOTONIC of the last stall seen; 0: none yet
+  uint64_t last_entries_ = 0;       // direct stall entries of order >= min_order at the last tick
+  uint64_t counted_until_ns_ = 0;   // counting time accounted up to here
+  // The pageblock scan: memory as of the last change reported to the scanner.
+  std::optional<MemSnapshot> scan_ref_;
+  // Pollution ledger records released after scans found their blocks clean.
+  uint64_t released_blocks_ = 0, released_pages_ = 0;
+  uint64_t reconciled_scan_ns_ = 0;  // boot_time_ns of the last scan the ledger was reconciled with
+  void reconcile_pollution(const ScanResult& scan);
 
   // Act mode.
   Observation observe(uint64_t now) const;
@@ -115,9 +133,9 @@ class Daemon {
   std::unique_ptr<PageblockScanner> scanner_;  // null when the scan is off
   std::string scan_off_;                         // why it is off
   std::vector<ZoneSpan> spans_;                  // zone spans, to place polluted blocks on nodes
-  std::optional<PollutionStats> pollution_;      // last tick's (no who/when records); empty when off
-  // Counters and blocks now; with `records`, who polluted each block (for map and status).
-  std::optional<PollutionStats> read_pollution(bool records);
+  std::optional<PollutionStats> pollution_;      // last tick's; empty when off
+  // The ledger's counters and blocks now, with who polluted each block.
+  std::optional<PollutionStats> read_pollution();
   std::deque<ActionOutcome> recent_;   // last kRecentActions outcomes, oldest first
   std::set<uint64_t> queued_ids_;      // manual requests not yet finished
   ActStats act_;
@@ -146,6 +164,65 @@ int Daemon::on_ring_event(void* ctx, void* data, size_t size) {
   return 0;
 }
 
+int Daemon::on_wakeup(void* ctx, void* data, size_t size) {
+  auto* d = static_cast<Daemon*>(ctx);
+  uint32_t order = 0;
+  if (size >= sizeof(order)) std::memcpy(&order, data, sizeof(order));
+  d->last_stall_ns_ = now_ns();
+  if (d->cfg_.allocations == "adaptive" && !d->bpf_->counting())
+    d->switch_counting(true, "an allocation of order " + std::to_string(order) + " stalled");
+  return 0;
+}
+
+void Daemon::switch_counting(bool on, const std::string& why) {
+  const uint64_t now = now_ns();
+  if (bpf_->counting()) self_.counting_seconds += (now - counted_until_ns_) / 1e9;
+  counted_until_ns_ = now;
+  if (auto r = bpf_->set_counting(on); !r) {
+    warn_once("counting", r.error().message);
+    return;
+  }
+  warn_cleared("counting", "allocation counting switches again");
+  self_.counting_switches[on ? "on" : "off"]++;
+  if (!on) bpf_->arm_wakeup();
+  log_info(std::string("allocation counting ") + (on ? "on: " : "off: ") + why);
+}
+
+void Daemon::steer_counting(uint64_t now) {
+  if (last_bpf_) {
+    uint64_t entries = 0;
+    for (unsigned o = cfg_.min_order; o < FRAGD_NR_ORDERS; o++)
+      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) entries += last_bpf_->alloc.direct_entries[o][p];
+    if (entries != last_entries_) last_stall_ns_ = now;
+    last_entries_ = entries;
+  }
+  if (bpf_->counting()) self_.counting_seconds += (now - counted_until_ns_) / 1e9;
+  counted_until_ns_ = now;
+  self_.counting = bpf_->counting();
+  if (cfg_.allocations != "adaptive") return;
+  std::string why;
+  if (last_stall_ns_ && now - last_stall_ns_ < cfg_.adaptive_hold_ns) why = "stalls in the last " + format_duration(cfg_.adaptive_hold_ns);
+  if (why.empty() && cfg_.adaptive_free_blocks > 0 && last_mem_) {
+    const unsigned pb = last_mem_->pageblock_order ? last_mem_->pageblock_order : 9;
+    std::map<int, uint64_t> free_blocks;
+    for (const auto& z : last_mem_->zones) {
+      if (z.present_pages == 0) continue;
+      uint64_t& n = free_blocks[z.node];
+      for (size_t o = pb; o < z.free_blocks.size() && o < 63; o++) n += z.free_blocks[o] << (o - pb);
+    }
+    for (const auto& [node, n] : free_blocks)
+      if (n < cfg_.adaptive_free_blocks) {
+        why = "node " + std::to_string(node) + " has " + std::to_string(n) + " free pageblocks (< bpf.adaptive_free_blocks " +
+              std::to_string(cfg_.adaptive_free_blocks) + ")";
+        break;
+      }
+  }
+  const bool want = !why.empty();
+  if (want != bpf_->counting())
+    switch_counting(want, want ? why : "no stall for " + format_duration(cfg_.adaptive_hold_ns) + ", memory healthy");
+  self_.counting = bpf_->counting();
+}
+
 void Daemon::tick() {
   const uint64_t t0 = now_ns();
   if (auto s = reader_->read()) {
@@ -157,15 +234,25 @@ void Daemon::tick() {
                                          "until the maps read well)");
   }
   read_files(t0);
+  steer_counting(now_ns());
+  self_.run_stats = bpf_->run_stats();
   act(now_ns());
-  if (bpf_->pollution_enabled()) pollution_ = read_pollution(false);
+  if (bpf_->pollution_enabled()) pollution_ = read_pollution();
   ScanStats scan;
+  if (scanner_ && last_mem_) {
+    const unsigned pb = last_mem_->pageblock_order ? last_mem_->pageblock_order : 9;
+    if (!scan_ref_ || memory_changed(*scan_ref_, *last_mem_, pb)) {
+      scanner_->mark_changed();
+      scan_ref_ = *last_mem_;
+    }
+  }
   if (scanner_) {
     for (const auto& m : scanner_->take_messages())
       warn_once(m.rfind("pageblock scan failed", 0) == 0 ? std::string("scan failed") : m, m);
     scan.scan = scanner_->latest();
     scan.ok = scanner_->scans_ok();
     scan.failed = scanner_->scans_failed();
+    scan.skipped = scanner_->scans_skipped();
     if (scan.ok > scans_ok_seen_) warn_cleared("scan failed", "pageblock scans work again");
     scans_ok_seen_ = scan.ok;
   }
@@ -292,11 +379,12 @@ Observation Daemon::observe(uint64_t now) const {
   }
   if (last_bpf_) {
     const unsigned from = std::max(cfg_.policy.compaction.demand.min_order, cfg_.min_order);
-    for (unsigned ord = from; ord < FRAGD_NR_ORDERS; ord++)
-      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) {
-        o.stall_hist += last_bpf_->stall[ord][r];
-        o.stalls_total += last_bpf_->stall[ord][r].count;
-      }
+    // The rate check counts entries into direct compaction and reclaim, exact in every
+    // bpf.allocations mode; the p99 check reads the stall times of counted allocations.
+    for (unsigned ord = from; ord < FRAGD_NR_ORDERS; ord++) {
+      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) o.stall_hist += last_bpf_->stall[ord][r];
+      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) o.stalls_total += last_bpf_->alloc.direct_entries[ord][p];
+    }
     o.fragd_compaction_ns = last_bpf_->compaction_hist[FRAGD_TRIGGER_FRAGD].sum_ns;
     o.proactive_compaction_ns = last_bpf_->compaction_hist[FRAGD_TRIGGER_PROACTIVE].sum_ns;
   }
@@ -359,6 +447,14 @@ nlohmann::json Daemon::reload(const std::string& why) {
   if (c->pagetypeinfo_ns != cfg_.pagetypeinfo_ns) restart.push_back("pagetypeinfo_interval");
   if (c->min_order != cfg_.min_order) restart.push_back("bpf.min_order");
   if (c->slow_stall_ns != cfg_.slow_stall_ns) restart.push_back("bpf.slow_stall_threshold");
+  if (c->allocations != cfg_.allocations) restart.push_back("bpf.allocations");
+  if (c->track_pollution != cfg_.track_pollution) restart.push_back("bpf.track_pollution");
+  if (c->scan_pageblocks != cfg_.scan_pageblocks || c->scan_ns != cfg_.scan_ns ||
+      c->scan_max_age_ns != cfg_.scan_max_age_ns || c->scan_threads != cfg_.scan_threads)
+    restart.push_back("pageblocks");
+  // Read each tick: effective at once.
+  cfg_.adaptive_hold_ns = c->adaptive_hold_ns;
+  cfg_.adaptive_free_blocks = c->adaptive_free_blocks;
   cfg_.mode = c->mode;
   cfg_.policy = c->policy;
   engine_->set_policy(cfg_.policy);
@@ -426,8 +522,8 @@ nlohmann::json Daemon::policy_status() const {
   return j;
 }
 
-std::optional<PollutionStats> Daemon::read_pollution(bool records) {
-  auto p = reader_->read_pollution(records);
+std::optional<PollutionStats> Daemon::read_pollution() {
+  auto p = reader_->read_pollution();
   if (!p) {
     self_.collect_errors_bpf++;
     warn_once(p.error().message);
@@ -435,6 +531,8 @@ std::optional<PollutionStats> Daemon::read_pollution(bool records) {
   }
   PollutionStats ps;
   ps.counters = p->counters;
+  ps.counters.released_blocks = released_blocks_;
+  ps.counters.released_pages = released_pages_;
   ps.summary = summarize_pollution(p->blocks, spans_, p->pageblock_order);
   return ps;
 }
@@ -442,7 +540,7 @@ std::optional<PollutionStats> Daemon::read_pollution(bool records) {
 nlohmann::json Daemon::map_answer(const ScanResult* scan, const std::string& scan_error) {
   nlohmann::json j = {{"ok", true}, {"scan", nullptr}, {"pollution", nullptr}};
   if (pollution_)
-    if (auto p = read_pollution(true)) j["pollution"] = pollution_json(p->counters, p->summary, true);
+    if (auto p = read_pollution()) j["pollution"] = pollution_json(p->counters, p->summary, true);
   if (scan) j["scan"] = scan_json(*scan, now_ns(CLOCK_REALTIME));
   else j["scan_error"] = scan_error;
   return j;
@@ -461,9 +559,33 @@ std::optional<nlohmann::json> Daemon::map_request(int64_t max_age_ns, uint64_t t
   return std::nullopt;
 }
 
+// A block stays in the ledger until a scan that began after its last recorded
+// fallback finds no unmovable page in it. The record is looked up once more
+// right before its delete, so a fallback that landed since keeps it.
+void Daemon::reconcile_pollution(const ScanResult& scan) {
+  auto p = reader_->read_pollution();
+  if (!p) return;
+  std::map<uint64_t, uint64_t> pages;
+  for (const auto& b : p->blocks) pages[b.block] = b.pages;
+  for (uint64_t block : blocks_found_clean(p->blocks, scan)) {
+    auto last = reader_->polluted_last_boot_ns(block);
+    if (!last || *last >= scan.boot_time_ns) continue;
+    if (auto r = reader_->release_polluted(block); !r) {
+      warn_once("release", r.error().message);
+      return;
+    }
+    released_blocks_++;
+    released_pages_ += pages[block];
+  }
+}
+
 void Daemon::on_scan_done() {
   const uint64_t done = scanner_->take_event();
   auto latest = scanner_->latest();
+  if (latest && bpf_->pollution_enabled() && latest->boot_time_ns > reconciled_scan_ns_) {
+    reconciled_scan_ns_ = latest->boot_time_ns;
+    reconcile_pollution(*latest);
+  }
   const std::string error = scanner_->last_error();
   for (size_t i = 0; i < pending_maps_.size();) {
     const PendingMap& p = pending_maps_[i];
@@ -511,7 +633,12 @@ nlohmann::json Daemon::handle(const ControlRequest& req) {
     auto j = status_answer(last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,
                            bpf_->programs(), cfg_.tick_ns);
     j.update(policy_status());
-    auto p = pollution_ ? read_pollution(true) : std::nullopt;
+    j["allocations"] = {{"mode", cfg_.allocations},
+                        {"counting", bpf_->counting()},
+                        {"counting_seconds", self_.counting_seconds},
+                        {"hold_ns", cfg_.adaptive_hold_ns},
+                        {"free_blocks_threshold", cfg_.adaptive_free_blocks}};
+    auto p = pollution_ ? read_pollution() : std::nullopt;
     j["pollution"] = p ? pollution_json(p->counters, p->summary, false) : nlohmann::json(nullptr);
     auto latest = scanner_ ? scanner_->latest() : nullptr;
     j["scan"] = latest ? scan_summary_json(*latest, now_ns(CLOCK_REALTIME)) : nullptr;
@@ -564,6 +691,7 @@ int Daemon::run() {
   opts.slow_stall_ns = cfg_.slow_stall_ns;
   opts.self_tgid = static_cast<uint32_t>(getpid());
   opts.track_pollution = cfg_.track_pollution;
+  opts.count_allocations = cfg_.allocations == "exact";
   if (auto zi = read_text_file(cfg_.proc_root + "/zoneinfo")) {
     if (auto sp = parse_zone_spans(*zi, cfg_.proc_root + "/zoneinfo")) {
       spans_ = std::move(*sp);
@@ -576,7 +704,17 @@ int Daemon::run() {
   reader_ = std::make_unique<BpfReader>(*bpf_);
   ring_.reset(ring_buffer__new(bpf_->slow_stalls_fd(), on_ring_event, this, nullptr));
   if (!ring_) log_warn("cannot open the slow-stall ring buffer: `fragctl trace` will show nothing");
+  if (cfg_.allocations == "adaptive") {
+    wakeups_.reset(ring_buffer__new(bpf_->wakeups_fd(), on_wakeup, this, nullptr));
+    if (!wakeups_)
+      log_warn("cannot open the stall wake-up ring buffer: adaptive allocation counting switches on at the next "
+               "tick after a stall, not during it");
+    bpf_->arm_wakeup();
+  }
   start_ns_ = now_ns();
+  counted_until_ns_ = start_ns_;
+  self_.allocations_mode = cfg_.allocations;
+  self_.counting = bpf_->counting();
 
   // Every capability was for loading and attaching: drop them while fragd has one
   // thread (capabilities are per thread), before the HTTP workers, the action
@@ -598,15 +736,18 @@ int Daemon::run() {
   if (auto r = runner_->start(); !r) return log_error(r.error().message), 1;
 
   for (const auto& p : bpf_->programs())
-    if (!p.attached) log_warn("program " + p.name + " (" + p.tracepoint + ") is not attached: " + p.error);
+    if (!p.attached && !(p.per_page && cfg_.allocations != "exact"))
+      log_warn("program " + p.name + " (" + p.tracepoint + ") is not attached: " + p.error);
   log_info("fragd " FRAGD_VERSION " attached " + std::to_string(bpf_->attached_count()) + "/" +
-           std::to_string(bpf_->programs().size()) + " BPF programs; metrics on http://" + cfg_.listen +
+           std::to_string(bpf_->programs().size()) + " BPF programs (allocation counting " +
+           cfg_.allocations + ": " + (bpf_->counting() ? "on" : "off") + "); metrics on http://" + cfg_.listen +
            "/metrics, control socket " + cfg_.socket + ", mode " + cfg_.mode);
 
   tick();
   if (cfg_.scan_pageblocks) {
     const unsigned order = last_mem_ && last_mem_->pageblock_order ? last_mem_->pageblock_order : 9;
-    if (auto s = PageblockScanner::start(cfg_.scan_ns, cfg_.scan_threads, order, iomem_fd, cfg_.proc_root)) {
+    if (auto s = PageblockScanner::start(cfg_.scan_ns, cfg_.scan_threads, order, iomem_fd, cfg_.proc_root,
+                                         cfg_.scan_max_age_ns)) {
       scanner_ = std::move(*s);
     } else {
       scan_off_ = s.error().message;
@@ -629,6 +770,8 @@ int Daemon::run() {
     fds.push_back({runner_->event_fd(), POLLIN, 0});
     const size_t ring_idx = fds.size();
     if (ring_) fds.push_back({ring_buffer__epoll_fd(ring_.get()), POLLIN, 0});
+    const size_t wake_idx = fds.size();
+    if (wakeups_) fds.push_back({ring_buffer__epoll_fd(wakeups_.get()), POLLIN, 0});
     const size_t scan_idx = fds.size();
     if (scanner_) fds.push_back({scanner_->event_fd(), POLLIN, 0});
     const size_t ctl_first = fds.size();
@@ -667,6 +810,7 @@ int Daemon::run() {
     if (fds[2].revents & POLLIN) on_finished();
     if (scanner_ && (fds[scan_idx].revents & POLLIN)) on_scan_done();
     if (ring_ && (fds[ring_idx].revents & POLLIN)) ring_buffer__consume(ring_.get());
+    if (wakeups_ && (fds[wake_idx].revents & POLLIN)) ring_buffer__consume(wakeups_.get());
     for (size_t i = ctl_first; i < fds.size(); i++)
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) control_->on_readable(fds[i].fd);
     control_->on_timer();
@@ -679,6 +823,7 @@ int Daemon::run() {
   runner_.reset();
   scanner_.reset();
   ring_.reset();
+  wakeups_.reset();
   control_.reset();
   bpf_.reset();  // detaches every program
   close(sfd);

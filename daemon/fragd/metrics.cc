@@ -81,36 +81,83 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
     for (const auto& p : programs) f.gauge({{"program", p.name}, {"tracepoint", p.tracepoint}}, p.attached);
     emit(out, f);
   }
+  {
+    // ebpf_exporter's convention: run counts and time accrue only while BPF run-time stats are on
+    // (kernel.bpf_stats_enabled=1, or a BPF_ENABLE_STATS fd held, as `fragctl cost` does).
+    FamilyBuilder runs("fragd_bpf_program_runs_total",
+                       "Runs of each BPF program counted while the kernel's BPF run-time statistics were on "
+                       "(kernel.bpf_stats_enabled, or `fragctl cost`); 0 otherwise.",
+                       MetricType::Counter);
+    FamilyBuilder secs("fragd_bpf_program_run_seconds_total",
+                       "Run time of each BPF program while the kernel's BPF run-time statistics were on.",
+                       MetricType::Counter);
+    FamilyBuilder miss("fragd_bpf_program_recursion_misses_total",
+                       "Runs of each BPF program the kernel skipped because another BPF program was running on "
+                       "that CPU (their events are lost).",
+                       MetricType::Counter);
+    for (const auto& r : self.run_stats) {
+      runs.counter({{"program", r.name}}, r.run_cnt);
+      secs.counter({{"program", r.name}}, r.run_time_ns / 1e9);
+      miss.counter({{"program", r.name}}, r.recursion_misses);
+    }
+    FamilyBuilder on("fragd_alloc_counting",
+                     "1 while fragd counts every high-order allocation (the mm_page_alloc program is attached: "
+                     "fragd_alloc_total and fragd_alloc_stall_seconds are exported), 0 while it does not "
+                     "(bpf.allocations adaptive and memory healthy, or off); by bpf.allocations mode.",
+                     MetricType::Gauge);
+    on.gauge({{"mode", self.allocations_mode}}, self.counting);
+    FamilyBuilder secs_on("fragd_alloc_counting_seconds_total",
+                          "Seconds the mm_page_alloc counting program was attached since fragd started.",
+                          MetricType::Counter);
+    secs_on.counter({}, self.counting_seconds);
+    FamilyBuilder sw("fragd_alloc_counting_switches_total",
+                     "Times allocation counting was switched on or off (bpf.allocations: adaptive).",
+                     MetricType::Counter);
+    for (const char* d : {"on", "off"}) {
+      auto it = self.counting_switches.find(d);
+      sw.counter({{"to", d}}, it == self.counting_switches.end() ? 0 : it->second);
+    }
+    emit(out, runs, secs, miss, on, secs_on, sw);
+  }
 
   if (bpf) {
     const auto& a = bpf->alloc;
     FamilyBuilder total("fragd_alloc_total",
-                        "High-order page allocations seen at kmem:mm_page_alloc, by order and outcome: fast "
-                        "(no direct compaction or reclaim), stalled (granted after a stall), failed (not granted).",
+                        "High-order page allocations seen at kmem:mm_page_alloc while allocation counting was on "
+                        "(absent while it is off: see fragd_alloc_counting), by order and outcome: fast "
+                        "(no direct compaction or reclaim), stalled (granted after a stall), failed (not granted), "
+                        "at_switch (ended just after counting switched on, in a task whose stall began before).",
                         MetricType::Counter);
     FamilyBuilder stall("fragd_alloc_stall_seconds",
                         "Time from an allocation's first direct compaction or reclaim event to its completion "
-                        "(a lower bound of its latency), by order and result.",
+                        "(a lower bound of its latency), by order and result; allocations that ended while "
+                        "allocation counting was on (absent while it is off).",
                         MetricType::Histogram);
     FamilyBuilder entries("fragd_direct_stall_entries_total",
                           "Entries of allocating tasks into direct compaction (mm_compaction_try_to_compact_pages; "
                           "the kernel's compact_stall, by order) and direct reclaim (mm_vmscan_direct_reclaim_begin).",
                           MetricType::Counter);
     FamilyBuilder phase("fragd_alloc_stall_phase_seconds_total",
-                        "Time stalled allocations spent in direct compaction and in direct reclaim.",
+                        "Time allocating tasks spent in direct compaction (mm_compaction_try_to_compact_pages to "
+                        "the end of its last zone run) and in direct reclaim (begin to end), by the allocation's "
+                        "order; exact in every bpf.allocations mode.",
                         MetricType::Counter);
     for (unsigned o = min_order; o < FRAGD_NR_ORDERS; o++) {
       const std::string ol = std::to_string(o);
-      for (unsigned k = 0; k < FRAGD_NR_OUTCOMES; k++)
-        total.counter({{"order", ol}, {"outcome", outcome_name(k)}}, a.allocs[o][k]);
-      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++)
-        stall.histogram({{"order", ol}, {"result", result_name(r)}}, bpf->stall[o][r]);
+      if (self.counting) {
+        for (unsigned k = 0; k < FRAGD_NR_OUTCOMES; k++)
+          total.counter({{"order", ol}, {"outcome", outcome_name(k)}}, a.allocs[o][k]);
+        total.counter({{"order", ol}, {"outcome", "at_switch"}}, a.allocs_at_switch[o]);
+        for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++)
+          stall.histogram({{"order", ol}, {"result", result_name(r)}}, bpf->stall[o][r]);
+      }
       for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) {
         phase.counter({{"order", ol}, {"phase", phase_name(p)}}, a.phase_ns[o][p] / 1e9);
         entries.counter({{"order", ol}, {"phase", phase_name(p)}}, a.direct_entries[o][p]);
       }
     }
-    emit(out, total, stall, phase, entries);
+    if (self.counting) emit(out, total, stall);
+    emit(out, phase, entries);
 
     const auto& c = bpf->compaction;
     FamilyBuilder runs("fragd_compaction_runs_total",
@@ -262,9 +309,14 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
   }
 
   if (scan) {
-    FamilyBuilder runs("fragd_scans_total", "Pageblock scans of /proc/kpageflags, by result.", MetricType::Counter);
+    FamilyBuilder runs("fragd_scans_total",
+                       "Pageblock scans of /proc/kpageflags, by result; result=\"unchanged\" counts the intervals "
+                       "that found free memory and pageblock types unchanged and did not scan "
+                       "(pageblocks.max_age bounds how old a scan gets).",
+                       MetricType::Counter);
     runs.counter({{"result", "ok"}}, scan->ok);
     runs.counter({{"result", "error"}}, scan->failed);
+    runs.counter({{"result", "unchanged"}}, scan->skipped);
     emit(out, runs);
   }
   if (scan && scan->scan) {
@@ -310,9 +362,14 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
   if (pollution) {
     FamilyBuilder blocks("fragd_polluted_pageblocks",
                          "Movable pageblocks holding pages of unmovable or reclaimable allocations that fell back "
-                         "into them without claiming them, recorded by fragd's BPF programs and not freed yet.",
+                         "into them without claiming them: fragd's ledger, recorded from kmem:mm_page_alloc_extfrag and "
+                         "released when the pageblock scan finds no unmovable page left in the block (never "
+                         "released while pageblocks.scan is false).",
                          MetricType::Gauge);
-    FamilyBuilder pages("fragd_polluted_pages", "The recorded polluting pages not freed yet.", MetricType::Gauge);
+    FamilyBuilder pages("fragd_polluted_pages",
+                        "Pages handed out by the recorded polluting fallbacks into the blocks of "
+                        "fragd_polluted_pageblocks since each was last found clean.",
+                        MetricType::Gauge);
     for (const auto& n : pollution->summary.nodes) {
       blocks.gauge({{"node", node_label(n.node)}}, n.blocks);
       pages.gauge({{"node", node_label(n.node)}}, n.pages);
@@ -325,15 +382,20 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
                      MetricType::Counter);
     ev.counter({}, c.events);
     FamilyBuilder un("fragd_pollution_untracked_total",
-                     "Polluting fallbacks not recorded: reason=\"map_full\" (raise the page map size), "
-                     "reason=\"range\" (larger than a pageblock, or beyond the blocks sized at start).",
+                     "Polluting fallbacks not recorded: reason=\"map_full\" (the ledger holds one record per "
+                     "pageblock of RAM, 262144 at most), reason=\"range\" (larger than a pageblock).",
                      MetricType::Counter);
     un.counter({{"reason", "map_full"}}, c.untracked_full);
     un.counter({{"reason", "range"}}, c.untracked_range);
-    FamilyBuilder rel("fragd_pollution_released_pages_total", "Recorded polluting pages freed since fragd started.",
+    FamilyBuilder rel("fragd_pollution_released_pages_total",
+                      "Pages of ledger records released because a pageblock scan found their block clean.",
                       MetricType::Counter);
     rel.counter({}, c.released_pages);
-    emit(out, ev, un, rel);
+    FamilyBuilder relb("fragd_pollution_released_pageblocks_total",
+                       "Ledger records released because a pageblock scan found no unmovable page in their block.",
+                       MetricType::Counter);
+    relb.counter({}, c.released_blocks);
+    emit(out, ev, un, rel, relb);
   }
 
   {

@@ -34,6 +34,12 @@ struct SelfStats {
   double last_tick_seconds = 0;          // duration of the last collector tick
   double tick_late_max_seconds = 0;      // largest delay of a tick after its due time
   uint64_t ticks_missed = 0;             // ticks that never ran because the loop was a whole tick late
+  // Allocation counting (bpf.allocations): the mm_page_alloc program attached now, for how long in all.
+  std::string allocations_mode = "exact";
+  bool counting = true;
+  double counting_seconds = 0;
+  std::map<std::string, uint64_t> counting_switches;  // "on" / "off" -> switches
+  std::vector<ProgramRunStats> run_stats;              // per program, from bpf_prog_info
 };
 
 // What act mode did and where its policy stands, for the metrics.
@@ -57,6 +63,7 @@ struct ActStats {
 struct ScanStats {
   std::shared_ptr<const ScanResult> scan;  // latest; null before the first scan ends
   uint64_t ok = 0, failed = 0;
+  uint64_t skipped = 0;  // interval checks that found memory unchanged and did not scan
 };
 
 // Pollution tracking (bpf/fallback.bpf.c, core/pollution.h); absent when off.

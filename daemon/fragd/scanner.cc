@@ -21,7 +21,7 @@ uint64_t mono_ns() { return now_ns(CLOCK_MONOTONIC); }
 
 Result<std::unique_ptr<PageblockScanner>> PageblockScanner::start(uint64_t interval_ns, unsigned threads,
                                                                    unsigned pageblock_order, int iomem_fd,
-                                                                   std::string proc_root) {
+                                                                   std::string proc_root, uint64_t max_age_ns) {
   const std::string kpf = proc_root + "/kpageflags";
   const int fd = ::open(kpf.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -35,7 +35,7 @@ Result<std::unique_ptr<PageblockScanner>> PageblockScanner::start(uint64_t inter
                       e);
   }
   ::close(fd);
-  std::unique_ptr<PageblockScanner> s(new PageblockScanner(interval_ns, threads, pageblock_order, std::move(proc_root)));
+  std::unique_ptr<PageblockScanner> s(new PageblockScanner(interval_ns, threads, pageblock_order, std::move(proc_root), max_age_ns));
   s->iomem_fd_ = iomem_fd;
   s->event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (s->event_fd_ < 0) return sys_error("create the pageblock scanner's eventfd");
@@ -81,7 +81,12 @@ void PageblockScanner::loop() {
       const bool due = [&] {
         std::lock_guard<std::mutex> g2(mu_);
         const bool asked = std::exchange(requested_, false);
-        return asked || !latest_ || mono_ns() - latest_mono_ns_ >= interval_ns_ / 2;  // woken early: not again so soon
+        const uint64_t age = mono_ns() - latest_mono_ns_;
+        // Woken early by a request: not again so soon on the interval's account.
+        const bool due = asked || !latest_ || age >= max_age_ns_ || (changed_ && age >= interval_ns_ / 2);
+        if (due) changed_ = false;  // changes from here on call for the next scan
+        else if (age >= interval_ns_ / 2) skipped_++;
+        return due;
       }();
       if (due) (void)scan_once();
     }
@@ -94,6 +99,16 @@ void PageblockScanner::loop() {
 std::shared_ptr<const ScanResult> PageblockScanner::latest() const {
   std::lock_guard<std::mutex> g(mu_);
   return latest_;
+}
+
+void PageblockScanner::mark_changed() {
+  std::lock_guard<std::mutex> g(mu_);
+  changed_ = true;
+}
+
+uint64_t PageblockScanner::scans_skipped() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return skipped_;
 }
 
 void PageblockScanner::request() {

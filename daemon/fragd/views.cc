@@ -63,7 +63,7 @@ json status_answer(const MemSnapshot* mem, const BpfSnapshot* bpf, const std::ve
   }
   json progs = json::array();
   for (const auto& p : programs) {
-    json j = {{"name", p.name}, {"tracepoint", p.tracepoint}, {"attached", p.attached}};
+    json j = {{"name", p.name}, {"tracepoint", p.tracepoint}, {"attached", p.attached}, {"id", p.id}};
     if (!p.attached) j["error"] = p.error;
     progs.push_back(std::move(j));
   }

@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
 # Fragments memory as DESIGN.md describes, asks for 2 MiB huge pages with
-# on-demand compaction only, and checks fragd's counts against the kernel's:
-#   order-9 allocations granted   vs  the hugetlb pool's growth
-#   direct compaction entries     vs  /proc/vmstat compact_stall
-#   pages migrated (all triggers) vs  /proc/vmstat pgmigrate_success
-# and that every stall reaches `fragctl trace` and the scrape passes `promtool check metrics`.
+# on-demand compaction only, and checks fragd's counts against the kernel's
+# in each bpf.allocations mode, one burst of pool growth after another on the
+# same fragmented memory (after the first, no free 2 MiB block is left, so
+# each burst stalls):
+#   exact:    order-9 allocations granted   vs  the hugetlb pool's growth
+#             direct compaction entries     vs  /proc/vmstat compact_stall
+#             pages migrated (all triggers) vs  /proc/vmstat pgmigrate_success
+#             every stall reaches `fragctl trace`; promtool accepts the scrape
+#   adaptive: a stall switches counting on at once; while on, order-9 counts
+#             equal the pool's growth; after adaptive_hold without a stall it
+#             goes off (the counts vanish from /metrics); the next burst
+#             switches it on again and counts neither twice nor drop more
+#             than the allocations that ended before the attach
+#   off:      the counts stay absent; stall entries and compaction time do not
+# In every mode the demand trigger (act mode, dry_run) fires on the stalls.
 source "$(dirname "$0")/lib.sh"
 require_root
 command -v promtool >/dev/null || skip_or_fail "promtool missing (Debian package prometheus)"
@@ -17,9 +27,29 @@ RESTORE+=("echo 0 > $HP")   # runs first on exit: free the pool before anything 
 echo 0 > /proc/sys/vm/compaction_proactiveness
 echo 0 > $HP
 
-# Every stall becomes a trace event, so the trace stream can be counted too.
-printf 'mode: observe\nbpf:\n  slow_stall_threshold: 1us\n' >"$WORK/fragd.yaml"
-FRAGD_CONFIG="$WORK/fragd.yaml" start_fragd
+# config MODE [extra bpf line]: act mode in dry_run with the demand trigger
+# alone (it decides and logs but writes nothing, so memory stays fragmented
+# for the next burst); every stall becomes a trace event.
+config() {
+  cat >"$WORK/fragd-$1.yaml" <<EOF
+mode: act
+dry_run: true
+bpf:
+  allocations: $1
+  slow_stall_threshold: 1us
+${2:-}
+compaction:
+  score: {enabled: false}
+  demand: {enabled: true, min_order: 9, stalls_per_second: 1, stall_p99: 0, window: 5s}
+EOF
+  echo "$WORK/fragd-$1.yaml"
+}
+demand_fired() {
+  wait_for 5 grep -q 'stalls/s of order>=9' "$FRAGD_LOG" ||
+    fail "$1: the demand trigger did not fire on the stalls (fragd's log has no decision)"
+  log "$1: the demand trigger fired: $(grep -m1 -o '[0-9.]* stalls/s of order>=9[^;]*' "$FRAGD_LOG")"
+}
+FRAGD_CONFIG=$(config exact) start_fragd
 
 log "fragmenting 95% of available memory (keeps 1 of every 4 pages)"
 mkfifo "$WORK/hold"
@@ -39,8 +69,8 @@ TRACE_PID=$!
 PIDS+=("$TRACE_PID")
 sleep 0.5
 
-WANT=3000
-log "asking for $WANT x 2 MiB huge pages in one write"
+WANT=1200
+log "exact: asking for $WANT x 2 MiB huge pages in one write"
 echo $WANT > $HP
 granted=$(cat $HP)
 sleep 1.5   # let a tick read the maps
@@ -87,5 +117,81 @@ log "trace: $traced order-9 events streamed, $dropped dropped; histogram holds $
 [ "$traced" -le $((hist_ok + hist_fail)) ] || fail "fragctl trace streamed $traced order-9 events, more than $((hist_ok + hist_fail)) stalls"
 
 promtool check metrics <"$WORK/after.prom" || fail "promtool check metrics rejected the scrape"
+demand_fired exact
+stop_fragd
+
+# Free 2 MiB blocks now (kcompactd, woken by kswapd, makes more between bursts).
+free_blocks9() { awk '$4 ~ /Normal|DMA32/ { n += $(5 + 9) + 2 * $(5 + 10) } END { print n + 0 }' /proc/buddyinfo; }
+# burst N: grows the pool by the free 2 MiB blocks plus N pages in one write, so
+# that N of them have to stall; sets FREE9 (free blocks before), GROWN and STALLS
+# (compact_stall delta).
+burst() {
+  local p0 s0
+  p0=$(cat $HP); s0=$(vmstat compact_stall); FREE9=$(free_blocks9)
+  echo $((p0 + FREE9 + $1)) > $HP
+  GROWN=$(( $(cat $HP) - p0 )); STALLS=$(( $(vmstat compact_stall) - s0 ))
+  sleep 1.5   # a tick reads the maps
+}
+present() { scrape | grep -q "^$1"; }
+counting() { scrape | awk '/^fragd_alloc_counting\{/ { print $2 }'; }
+counting_is() { [ "$(counting)" = "$1" ]; }
+check_entries() { # MODE BEFORE AFTER: stall entries equal compact_stall; compaction time recorded
+  local e t
+  e=$(( $(metric "$3" fragd_direct_stall_entries_total 'phase="compaction"') - $(metric "$2" fragd_direct_stall_entries_total 'phase="compaction"') ))
+  log "$1: direct compaction: fragd $e entries, kernel compact_stall +$STALLS; the pool grew $GROWN"
+  [ "$STALLS" -gt 0 ] || fail "$1: the burst did not stall: memory was not fragmented enough to test"
+  [ "$e" -eq "$STALLS" ] || fail "$1: fragd's $e direct compaction entries differ from compact_stall +$STALLS"
+  t=$(awk '/^fragd_alloc_stall_phase_seconds_total\{order="9",phase="compaction"\}/ { print $2 }' "$3")
+  t0=$(awk '/^fragd_alloc_stall_phase_seconds_total\{order="9",phase="compaction"\}/ { print $2 }' "$2")
+  python3 -c "import sys; sys.exit(0 if float('${t:-0}') > float('${t0:-0}') else 1)" ||
+    fail "$1: no time in direct compaction recorded ($t0 -> $t s)"
+}
+
+log "adaptive: counting off until a stall"
+FRAGD_CONFIG=$(config adaptive "  adaptive_hold: 4s") start_fragd
+counting_is 0 || fail "adaptive: counting is on before any stall"
+! present fragd_alloc_total || fail "adaptive: fragd_alloc_total is exported while counting is off"
+scrape >"$WORK/a0.prom"
+burst 100
+scrape >"$WORK/a1.prom"
+check_entries "adaptive, switching on" "$WORK/a0.prom" "$WORK/a1.prom"
+counting_is 1 || fail "adaptive: a stall did not switch counting on"
+grep -q "allocation counting on: an allocation of order 9 stalled" "$FRAGD_LOG" ||
+  fail "adaptive: counting did not switch on from the stall's wake-up"
+demand_fired adaptive
+burst 400
+scrape >"$WORK/a2.prom"
+check_entries "adaptive, on" "$WORK/a1.prom" "$WORK/a2.prom"
+c=$(( $(metric "$WORK/a2.prom" fragd_alloc_total 'order="9",outcome="(fast|stalled)"') - $(metric "$WORK/a1.prom" fragd_alloc_total 'order="9",outcome="(fast|stalled)"') ))
+log "adaptive, on: fragd counted $c granted order-9 allocations, the pool grew $GROWN"
+within "$c" "$GROWN" 2 || fail "adaptive: $c counted order-9 allocations differ from the pool's growth $GROWN by > 2%"
+log "adaptive: waiting for adaptive_hold (4 s) to pass without a stall"
+wait_for 12 counting_is 0 || fail "adaptive: counting still on 12 s after the last stall"
+! present fragd_alloc_total || fail "adaptive: fragd_alloc_total still exported after counting went off"
+scrape >"$WORK/a3.prom"
+burst 400
+free9=$FREE9   # granted on the fast path before the burst's first stall switched counting on
+scrape >"$WORK/a4.prom"
+check_entries "adaptive, switching on again" "$WORK/a3.prom" "$WORK/a4.prom"
+# The BPF counters live on across the detach: compare with the last values exported before it.
+c=$(( $(metric "$WORK/a4.prom" fragd_alloc_total 'order="9",outcome="(fast|stalled|at_switch)"') - $(metric "$WORK/a2.prom" fragd_alloc_total 'order="9",outcome="(fast|stalled|at_switch)"') ))
+sw=$(( $(metric "$WORK/a4.prom" fragd_alloc_total 'order="9",outcome="at_switch"') - $(metric "$WORK/a2.prom" fragd_alloc_total 'order="9",outcome="at_switch"') ))
+log "adaptive, again: fragd counted $c order-9 allocations ($sw at the switch); the pool grew $GROWN, $free9 blocks were free before"
+[ "$c" -le "$GROWN" ] || fail "adaptive: $c counted across the switch, more than the pool's growth $GROWN (counted twice)"
+[ $((GROWN - c)) -le $((free9 + GROWN / 20 + 5)) ] ||
+  fail "adaptive: $((GROWN - c)) of $GROWN allocations not counted across the switch (want <= the $free9 free blocks + 5% + 5: those that ended before the attach)"
+[ "$(metric "$WORK/a4.prom" fragd_alloc_counting_switches_total 'to="on"')" = 2 ] || fail "adaptive: want 2 switches on"
+stop_fragd
+
+log "off: counting never on"
+FRAGD_CONFIG=$(config off) start_fragd
+scrape >"$WORK/o0.prom"
+burst 300
+scrape >"$WORK/o1.prom"
+check_entries off "$WORK/o0.prom" "$WORK/o1.prom"
+counting_is 0 || fail "off: counting is on"
+! present fragd_alloc_total || fail "off: fragd_alloc_total is exported"
+[ "$(metric "$WORK/o1.prom" fragd_bpf_program_attached 'program="page_alloc_btf"')" = 0 ] || fail "off: page_alloc_btf is attached"
+demand_fired off
 stop_fragd
 log "PASS"

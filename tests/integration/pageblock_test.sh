@@ -15,8 +15,9 @@
 #     classify those blocks movable, with at least the kept pages in use;
 #  2. physmap makes page-table pages (unmovable) until they land in those
 #     blocks' holes: the scanner must see hybrid blocks there, the BPF
-#     pollution map must name physmap for them, and the two must agree;
-#     when the page tables are freed the pollution map lets them go;
+#     pollution ledger must name physmap for them, and the two must agree;
+#     when the page tables are freed, the next scan finds those blocks clean
+#     and fragd releases them from the ledger (no program watches page frees);
 #  3. fragctl map draws the map as a PNG.
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -165,8 +166,8 @@ log "scan 2: owned $n: movable $mov2, hybrid $hyb2, other $other2"
 [ "$hyb2" -ge 20 ] || fail "only $hyb2 owned blocks became hybrid after $pt_count page-table pages (want >= 20)"
 # The BPF pollution map names physmap for blocks the scan sees polluted. The
 # owned blocks were clean at scan 1, so each that is hybrid now was polluted
-# while fragd watched: the BPF records must cover them (up to what its page
-# map could hold).
+# while fragd watched: the BPF records must cover them (up to what the ledger
+# could hold).
 read -r listed agree tracked untracked top < <(python3 - "$WORK/map2.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -182,7 +183,7 @@ top = p["top"][0]["comm"] if p["top"] else "-"
 print(len(mine), agree, p["tracked_blocks"], p["untracked_events"], top)
 PY
 )
-log "pollution map: $tracked blocks tracked ($untracked fallbacks not recorded: page map full); of the $listed listed, all by physmap, $agree are hybrid or unmovable in the scan; top polluter $top"
+log "pollution ledger: $tracked blocks tracked ($untracked fallbacks not recorded: ledger full); of the $listed listed, all by physmap, $agree are hybrid or unmovable in the scan; top polluter $top"
 [ "$listed" -ge 20 ] || fail "the pollution map lists only $listed blocks polluted by physmap (want >= 20)"
 # Not all: a fallback that refills a per-CPU list records pages no task holds
 # yet; kpageflags shows them flagless, like free pages, until they are handed out.
@@ -203,10 +204,12 @@ python3 -c 'import sys; d=open(sys.argv[1],"rb").read(8); sys.exit(d!=b"\x89PNG\
   fail "fragctl map --png did not write a PNG"
 grep -q "polluted" "$WORK/map-polluted.txt" || fail "fragctl map --png printed no summary"
 
-# Freed page tables release their blocks from the pollution map. A page that a
-# per-CPU refill recorded for physmap but another task then took stays counted
-# while that task holds it (a sanitized fragd, whose heap and page tables grow,
-# takes some): up to 2% of the blocks listed may stay, not what physmap held.
+# Freed page tables leave their blocks without unmovable pages: the next scan
+# (fragctl map --max-age 5 asks for one) finds them clean and fragd releases
+# them from the ledger. A page that a per-CPU refill recorded for physmap but
+# another task then took keeps its block unmovable while that task holds it (a
+# sanitized fragd, whose heap and page tables grow, takes some): up to 2% of
+# the blocks listed may stay, not what physmap held.
 exec 6>&-
 wait "$PT_PID" || fail "physmap pgtables exited non-zero"
 left_max=$((listed / 50))
@@ -222,7 +225,12 @@ PY
 }
 wait_for 30 released ||
   fail "blocks polluted by physmap still listed 30 s after its page tables were freed: $(cat "$WORK/left.txt") (want <= $left_max blocks)"
-log "page tables freed: the pollution map lists $(cat "$WORK/left.txt") of physmap's (<= $left_max allowed, of $listed)"
+log "page tables freed: the ledger lists $(cat "$WORK/left.txt") of physmap's (<= $left_max allowed, of $listed)"
+scrape >"$WORK/released.prom"
+rel=$(metric "$WORK/released.prom" fragd_pollution_released_pageblocks_total '')
+[ "$rel" -ge $((listed - left_max)) ] ||
+  fail "fragd_pollution_released_pageblocks_total is $rel, below the $((listed - left_max)) blocks the scans released"
+log "released by scans: $rel blocks (fragd_pollution_released_pageblocks_total)"
 exec 7>&-
 
 stop_fragd

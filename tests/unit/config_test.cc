@@ -73,6 +73,28 @@ TEST(Config, AllKeys) {
   EXPECT_EQ(d->scan_threads, 1u);
 }
 
+TEST(Config, AllocationCounting) {
+  auto d = parse_config("", "f.yaml");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->allocations, "adaptive");  // no program on the per-page path while memory is healthy
+  EXPECT_EQ(d->adaptive_hold_ns, 300'000'000'000u);
+  EXPECT_EQ(d->adaptive_free_blocks, 0u);
+  EXPECT_EQ(d->scan_max_age_ns, 600'000'000'000u);
+  auto c = parse_config("bpf:\n  allocations: exact\n  adaptive_hold: 30s\n  adaptive_free_blocks: 64\n"
+                        "pageblocks:\n  interval: 2m\n  max_age: 1h\n",
+                        "f.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->allocations, "exact");
+  EXPECT_EQ(c->adaptive_hold_ns, 30'000'000'000u);
+  EXPECT_EQ(c->adaptive_free_blocks, 64u);
+  EXPECT_EQ(c->scan_max_age_ns, 3600'000'000'000u);
+  EXPECT_EQ(parse_config("bpf:\n  allocations: 'off'\n", "f.yaml")->allocations, "off");
+  // Off in observe mode, or with the p99 check off, is fine.
+  EXPECT_TRUE(parse_config("bpf:\n  allocations: 'off'\nmode: act\ncompaction:\n  demand:\n    stall_p99: 0\n",
+                           "f.yaml")
+                  .ok());
+}
+
 struct BadCase {
   const char* text;
   const char* expect;  // substring of the message
@@ -112,7 +134,15 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"mode: [observe\n", "not valid YAML"},
                       BadCase{"pageblocks:\n  interval: 100ms\n", "key 'pageblocks.interval'"},
                       BadCase{"pageblocks:\n  threads: 0\n", "key 'pageblocks.threads': value 0 is out of range 1..64"},
-                      BadCase{"pageblocks:\n  scna: true\n", "f.yaml:2:3: key 'pageblocks.scna': unknown key"}));
+                      BadCase{"pageblocks:\n  scna: true\n", "f.yaml:2:3: key 'pageblocks.scna': unknown key"},
+                      BadCase{"bpf:\n  allocations: sometimes\n",
+                              "f.yaml:2:16: key 'bpf.allocations': 'sometimes' is not a counting mode; use 'adaptive'"},
+                      BadCase{"bpf:\n  adaptive_hold: 0s\n", "key 'bpf.adaptive_hold'"},
+                      BadCase{"bpf:\n  adaptive_free_blocks: -3\n", "key 'bpf.adaptive_free_blocks'"},
+                      BadCase{"pageblocks:\n  interval: 10m\n  max_age: 5m\n",
+                              "f.yaml:3:12: key 'pageblocks.max_age': pageblocks.max_age 5m is below pageblocks.interval 10m"},
+                      BadCase{"mode: act\nbpf:\n  allocations: 'off'\n",
+                              "f.yaml:3:16: key 'bpf.allocations': compaction.demand.stall_p99 needs the stall times"}));
 
 TEST(Duration, Units) {
   EXPECT_EQ(*parse_duration_ns("1s"), 1'000'000'000u);

@@ -277,6 +277,47 @@ TEST(CtlFormat, StatusText) {
             "  direct             12            3400             2\n");
 }
 
+TEST(CtlFormat, StatusSaysWhetherAllocationsAreCounted) {
+  json a = json::parse(kStatusAnswer);
+  a["allocations"] = {{"mode", "adaptive"}, {"counting", false}, {"counting_seconds", 42.4}};
+  auto r = fragd::format_status(a, 4);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(r->find("allocation counting (bpf.allocations adaptive): off, on for 42 s in all (switches on at the "
+                    "next stall); fast and failed allocations are not counted meanwhile\n"),
+            std::string::npos)
+      << *r;
+  a["allocations"] = {{"mode", "exact"}, {"counting", true}};
+  r = fragd::format_status(a, 4);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(r->find("allocation counting (bpf.allocations exact): on\n"), std::string::npos) << *r;
+  a["allocations"]["counting"] = "yes";
+  EXPECT_FALSE(fragd::format_status(a, 4).ok());
+}
+
+TEST(CtlFormat, CostTable) {
+  json c = {{"seconds", 2.0},
+            {"page_faults", 1000},
+            {"programs",
+             {{{"name", "page_alloc_btf"}, {"tracepoint", "kmem:mm_page_alloc"}, {"attached", true},
+               {"runs", 1200}, {"run_ns", 24000}, {"recursion_misses", 0}},
+              {{"name", "try_to_compact"}, {"tracepoint", "compaction:mm_compaction_try_to_compact_pages"},
+               {"attached", true}, {"runs", 0}, {"run_ns", 0}, {"recursion_misses", 1}}}}};
+  auto r = fragd::format_cost(c);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // 24000 ns over 1200 runs = 20 ns a run; over 1000 faults = 24 ns a fault; 600 runs/s.
+  EXPECT_NE(r->find("page_alloc_btf             kmem:mm_page_alloc                                     1200        600"
+                    "        20       24.00       0\n"),
+            std::string::npos)
+      << *r;
+  EXPECT_NE(r->find("\ntotal "), std::string::npos) << *r;
+  EXPECT_NE(r->find("over 2.0 s, 1000 page faults"), std::string::npos) << *r;
+  c["programs"][0].erase("run_ns");
+  auto bad = fragd::format_cost(c);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("'run_ns'"), std::string::npos) << bad.error().message;
+  EXPECT_FALSE(fragd::format_cost(json{{"programs", json::array()}}).ok());
+}
+
 TEST(CtlFormat, StatusToleratesMissingFields) {
   auto r = fragd::format_status(json::parse(R"({"ok":true,"nodes":[{"node":1,"zones":[{"zone":"DMA32",
       "free_blocks":[1,2]}]}]})"));

@@ -159,5 +159,44 @@ TEST(SummarizePollution, NothingPolluted) {
   EXPECT_EQ(u.top[0].pages, 2u);
 }
 
+// The ledger is reconciled with a scan: a block with no unmovable page left is
+// released, unless a fallback into it came after the scan began.
+TEST(BlocksFoundClean, ReleasesBlocksTheScanSawWithoutUnmovablePages) {
+  ScanResult scan;
+  scan.boot_time_ns = 1000;
+  ZoneScan z;
+  z.first_block = 10;
+  auto info = [](BlockClass c, uint16_t unmovable) {
+    BlockInfo b;
+    b.cls = c;
+    b.unmovable = unmovable;
+    return b;
+  };
+  // blocks 10..15
+  z.blocks = {info(BlockClass::Movable, 0), info(BlockClass::Hybrid, 3),  info(BlockClass::Free, 0),
+              info(BlockClass::Unmovable, 512), info(BlockClass::Offline, 0), info(BlockClass::Huge, 0)};
+  scan.zones.push_back(z);
+  auto at = [](uint64_t block, uint64_t last) {
+    PollutedBlock b;
+    b.block = block;
+    b.last_boot_ns = last;
+    return b;
+  };
+  const std::vector<PollutedBlock> ledger = {
+      at(10, 500),   // movable now: clean
+      at(11, 500),   // still hybrid
+      at(12, 500),   // free: clean
+      at(13, 500),   // unmovable
+      at(14, 500),   // offline: nothing known
+      at(15, 500),   // a huge page now: clean
+      at(10, 500),   // listed twice: once out
+      at(16, 500),   // outside every scanned zone
+      at(2, 500),    // below the zone
+  };
+  EXPECT_EQ(blocks_found_clean(ledger, scan), (std::vector<uint64_t>{10, 12, 15}));
+  // A fallback at or after the scan's start: the scan may not have seen it.
+  EXPECT_TRUE(blocks_found_clean({at(10, 1000), at(12, 2000)}, scan).empty());
+}
+
 }  // namespace
 }  // namespace fragd

@@ -229,5 +229,45 @@ TEST(FixtureScores, GarbledStillScores) {
   EXPECT_EQ(nodes[1].score, 0u);
 }
 
+// The pageblock scan runs again only when memory changed enough to show something new.
+MemSnapshot snap_of(std::vector<ZoneFree> zones) {
+  MemSnapshot m;
+  m.zones = std::move(zones);
+  return m;
+}
+
+TEST(MemoryChanged, SameOrOrderZeroChurnIsNoChange) {
+  // 100000 present pages: 1% is 1000 pages.
+  auto a = snap_of({make_zone(0, "Normal", {500, 100, 0, 0, 0, 0, 0, 0, 0, 40, 10}, 100000)});
+  EXPECT_FALSE(memory_changed(a, a, 9));
+  auto b = a;
+  b.zones[0].free_blocks[0] += 300;  // 300 pages freed and allocated again: idle churn
+  EXPECT_FALSE(memory_changed(a, b, 9));
+}
+
+TEST(MemoryChanged, FreeBlocksOrFreePagesMoveByOnePercent) {
+  auto a = snap_of({make_zone(0, "Normal", {500, 100, 0, 0, 0, 0, 0, 0, 0, 40, 10}, 100000)});
+  auto b = a;
+  b.zones[0].free_blocks[9] -= 2;  // 1024 pages of free 2 MiB blocks gone
+  EXPECT_TRUE(memory_changed(a, b, 9));
+  auto c = a;
+  c.zones[0].free_blocks[0] += 1000;  // 1000 pages freed in small blocks
+  EXPECT_TRUE(memory_changed(a, c, 9));
+  auto d = a;
+  d.zones[0].free_blocks[9] -= 1;  // 512 pages: under 1%
+  EXPECT_FALSE(memory_changed(a, d, 9));
+}
+
+TEST(MemoryChanged, PageblockTypesOrZonesChange) {
+  auto a = snap_of({make_zone(0, "Normal", {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 100000)});
+  a.zones[0].pageblocks = {{"Movable", 100}, {"Unmovable", 3}};
+  auto b = a;
+  b.zones[0].pageblocks["Unmovable"] = 4;  // a movable block claimed by an unmovable allocation
+  EXPECT_TRUE(memory_changed(a, b, 9));
+  auto c = a;
+  c.zones.push_back(make_zone(1, "Normal", {}, 100000));  // a node came online
+  EXPECT_TRUE(memory_changed(a, c, 9));
+}
+
 }  // namespace
 }  // namespace fragd
