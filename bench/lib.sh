@@ -99,8 +99,9 @@ fragd_identity() {
 }
 
 # wait_fragd_ready PID LOG: waits until fragd PID answers on URL with all its BPF programs
-# attached, and sets FRAGD_PROGRAMS to their number; dies with the end of LOG if it exits
-# or is not ready after 30 s.
+# attached (the mm_page_alloc counting program only while fragd_alloc_counting says counting
+# is on), and sets FRAGD_PROGRAMS to the number attached; dies with the end of LOG if it
+# exits or is not ready after 30 s.
 wait_fragd_ready() {
 	local pid=$1 flog=$2 i m total ones
 	for ((i = 0; i < 300; i++)); do
@@ -108,6 +109,7 @@ wait_fragd_ready() {
 		if m=$(curl -sf --max-time 2 "$URL" 2>/dev/null); then
 			total=$(grep -c '^fragd_bpf_program_attached{' <<<"$m" || true)
 			ones=$(grep -c '^fragd_bpf_program_attached{.*} 1$' <<<"$m" || true)
+			grep -q '^fragd_alloc_counting{.*} 0$' <<<"$m" && total=$((total - 1))
 			if ((total > 0 && ones == total)); then
 				FRAGD_PROGRAMS=$total
 				return 0

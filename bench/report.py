@@ -174,7 +174,8 @@ def main():
         "",
         f"Method: {m['pairs']} rounds; each round runs ten slots: D (fragd with the shipped "
         f"configs/fragd.yaml, bpf.allocations: adaptive: `build/fragd --config configs/fragd.yaml --listen "
-        f"127.0.0.1:PORT --socket PATH`, started before the slot, SIGTERM after), E (the same with "
+        f"127.0.0.1:PORT --socket PATH`, started before the slot once its start-up pageblock scan has ended, "
+        f"SIGTERM after), E (the same with "
         f"`allocations: exact`), O (`allocations: off`), L (the floor of any per-page hook: `bench/floor.c` "
         f"holding an empty tp_btf program on kmem:mm_page_alloc), B (`bpftrace bench/fragd-equivalent.bt`, "
         f"measured only once `bpftool perf list` shows all its {m['bt_tracepoints']} tracepoints attached) and "

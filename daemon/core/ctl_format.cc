@@ -16,6 +16,9 @@
 
 namespace fragd {
 
+std::string format_hist_body(const HistSnapshot& s, const HistViewOptions& opt);
+nlohmann::json hist_report_body_json(const HistSnapshot& s, const HistViewOptions& opt);
+
 namespace {
 
 using json = nlohmann::json;
@@ -189,6 +192,12 @@ Result<HistSnapshot> parse_hist_answer(const json& answer) {
     HistSnapshot s;
     s.min_order = static_cast<unsigned>(std::min<uint64_t>(opt_u64(answer, "min_order", where).value_or(0), 64));
     s.uptime_ns = opt_u64(answer, "uptime_ns", where).value_or(0);
+    if (const json* al = opt_member(answer, "allocations", json::value_t::object, where)) {
+      s.counting_mode = printable(opt_str(*al, "mode", where + ".allocations", "?"));
+      auto c = al->find("counting");
+      if (c == al->end() || !c->is_boolean()) malformed(where + ".allocations: \"counting\" is not a boolean");
+      s.counting = c->get<bool>();
+    }
     if (const json* scheme = opt_member(answer, "hist_scheme", json::value_t::object, where)) {
       const std::string w = where + ": hist_scheme";
       uint64_t sub = req_u64(*scheme, "sub_bits", w), lo = req_u64(*scheme, "min_shift", w),
@@ -242,6 +251,8 @@ HistSnapshot hist_interval(const HistSnapshot& newer, const HistSnapshot& older)
   HistSnapshot d;
   d.min_order = newer.min_order;
   d.uptime_ns = newer.uptime_ns - older.uptime_ns;
+  d.counting_mode = newer.counting_mode;
+  d.counting = newer.counting;
   for (const auto& n : newer.orders) {
     const OrderStats* o = older.find(n.order);
     d.orders.push_back(o ? order_interval(n, *o) : n);
@@ -268,6 +279,16 @@ std::string format_order_header(const OrderStats& o, uint64_t page_kib) {
 }
 
 std::string format_hist_text(const HistSnapshot& s, const HistViewOptions& opt) {
+  std::string note;
+  if (s.counting && !*s.counting)
+    note = "allocation counting is off now (bpf.allocations: " + s.counting_mode +
+           (s.counting_mode == "adaptive" ? ", on from the next stall" : "") +
+           "): fast, stalled and failed counts and stall times cover only the periods it was on; "
+           "compaction and reclaim times are complete\n";
+  return note + format_hist_body(s, opt);
+}
+
+std::string format_hist_body(const HistSnapshot& s, const HistViewOptions& opt) {
   auto shown = shown_orders(s, opt);
   if (shown.empty()) {
     if (opt.order)
@@ -307,6 +328,12 @@ json latency_report_json(const LatencyHist& h) {
 }
 
 json hist_report_json(const HistSnapshot& s, const HistViewOptions& opt) {
+  json out = hist_report_body_json(s, opt);
+  if (s.counting) out["allocations"] = {{"mode", s.counting_mode}, {"counting", *s.counting}};
+  return out;
+}
+
+json hist_report_body_json(const HistSnapshot& s, const HistViewOptions& opt) {
   json orders = json::array();
   for (const OrderStats* o : shown_orders(s, opt)) {
     orders.push_back(json{{"order", o->order},

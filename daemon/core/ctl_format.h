@@ -46,6 +46,9 @@ struct OrderStats {
 struct HistSnapshot {
   unsigned min_order = 0;
   uint64_t uptime_ns = 0;
+  // Allocation counting (bpf.allocations) when fragd answered; empty from a fragd that does not say.
+  std::string counting_mode;
+  std::optional<bool> counting;
   std::vector<OrderStats> orders;  // ascending order
   const OrderStats* find(unsigned order) const;
 };

@@ -627,7 +627,9 @@ nlohmann::json Daemon::handle(const ControlRequest& req) {
   if (cmd == "hist") {
     auto s = reader_->read();  // fresh, so `fragctl hist --interval` sees exact intervals
     if (!s) return {{"ok", false}, {"error", s.error().message}};
-    return hist_answer(*s, cfg_.min_order, now_ns() - start_ns_);
+    auto j = hist_answer(*s, cfg_.min_order, now_ns() - start_ns_);
+    j["allocations"] = {{"mode", cfg_.allocations}, {"counting", bpf_->counting()}};
+    return j;
   }
   if (cmd == "status") {
     auto j = status_answer(last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,

@@ -197,7 +197,7 @@ echo 0 >$PRO
 fragment 95
 cat >"$WORK/flood.yaml" <<'YAML'
 mode: observe
-bpf: {min_order: 1, slow_stall_threshold: 1us}
+bpf: {allocations: exact, min_order: 1, slow_stall_threshold: 1us}  # every stall an event, while fragd is stopped too
 pageblocks: {scan: false}
 YAML
 FRAGD_CONFIG="$WORK/flood.yaml" start_fragd

@@ -128,6 +128,30 @@ TEST(CtlFormat, ParseHistAnswer) {
   EXPECT_EQ(r->find(5), nullptr);
 }
 
+TEST(CtlFormat, HistSaysWhenAllocationsAreNotCounted) {
+  json a = json::parse(kHistAnswer);
+  auto plain = fragd::parse_hist_answer(a);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->counting.has_value());
+  fragd::HistViewOptions view;
+  EXPECT_EQ(fragd::format_hist_text(*plain, view).find("allocation counting"), std::string::npos);
+
+  a["allocations"] = {{"mode", "adaptive"}, {"counting", false}};
+  auto off = fragd::parse_hist_answer(a);
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  ASSERT_TRUE(off->counting.has_value());
+  EXPECT_FALSE(*off->counting);
+  const std::string text = fragd::format_hist_text(*off, view);
+  EXPECT_EQ(text.rfind("allocation counting is off now (bpf.allocations: adaptive, on from the next stall)", 0), 0u)
+      << text;
+  EXPECT_EQ(fragd::hist_report_json(*off, view)["allocations"]["counting"], false);
+  // Carried into an interval.
+  EXPECT_FALSE(*fragd::hist_interval(*off, *off).counting);
+
+  a["allocations"]["counting"] = 1;
+  EXPECT_FALSE(fragd::parse_hist_answer(a).ok());
+}
+
 TEST(CtlFormat, ParseHistRejectsMalformed) {
   const char* bad[] = {
       R"({"ok":true})",
