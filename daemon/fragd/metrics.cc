@@ -102,8 +102,8 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
     }
     FamilyBuilder on("fragd_alloc_counting",
                      "1 while fragd counts every high-order allocation (the mm_page_alloc program is attached: "
-                     "fragd_alloc_total and fragd_alloc_stall_seconds are exported), 0 while it does not "
-                     "(bpf.allocations adaptive and memory healthy, or off); by bpf.allocations mode.",
+                     "fragd_alloc_total outcomes fast and failed are exported), 0 while it does not "
+                     "(bpf.allocations adaptive and no stall for adaptive_hold, or off); by bpf.allocations mode.",
                      MetricType::Gauge);
     on.gauge({{"mode", self.allocations_mode}}, self.counting);
     FamilyBuilder secs_on("fragd_alloc_counting_seconds_total",
@@ -123,15 +123,19 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
   if (bpf) {
     const auto& a = bpf->alloc;
     FamilyBuilder total("fragd_alloc_total",
-                        "High-order page allocations seen at kmem:mm_page_alloc while allocation counting was on "
-                        "(absent while it is off: see fragd_alloc_counting), by order and outcome: fast "
-                        "(no direct compaction or reclaim), stalled (granted after a stall), failed (not granted), "
-                        "at_switch (ended just after counting switched on, in a task whose stall began before).",
+                        "High-order page allocations seen at kmem:mm_page_alloc while allocation counting was on, "
+                        "by order and outcome: fast (no direct compaction or reclaim), stalled (granted after a "
+                        "stall), failed (not granted), at_switch (ended just after counting switched on, in a task "
+                        "whose stall began before). fast and failed are absent while counting is off (see "
+                        "fragd_alloc_counting): bpf.allocations adaptive switches it on at every stall, so stalled "
+                        "allocations are counted but fast ones and failures without a stall are not; with "
+                        "bpf.allocations off the family is absent.",
                         MetricType::Counter);
     FamilyBuilder stall("fragd_alloc_stall_seconds",
                         "Time from an allocation's first direct compaction or reclaim event to its completion "
                         "(a lower bound of its latency), by order and result; allocations that ended while "
-                        "allocation counting was on (absent while it is off).",
+                        "allocation counting was on (bpf.allocations adaptive: every stall after the one that "
+                        "switched counting on; absent with bpf.allocations off).",
                         MetricType::Histogram);
     FamilyBuilder entries("fragd_direct_stall_entries_total",
                           "Entries of allocating tasks into direct compaction (mm_compaction_try_to_compact_pages; "
@@ -142,11 +146,15 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
                         "the end of its last zone run) and in direct reclaim (begin to end), by the allocation's "
                         "order; exact in every bpf.allocations mode.",
                         MetricType::Counter);
+    const bool timed = self.allocations_mode != "off" || self.counting;
     for (unsigned o = min_order; o < FRAGD_NR_ORDERS; o++) {
       const std::string ol = std::to_string(o);
-      if (self.counting) {
+      // Stalls switch counting on, so stalled allocations and their times are counted
+      // whenever counting can be on; fast ones and failures without a stall only while it is.
+      if (timed) {
         for (unsigned k = 0; k < FRAGD_NR_OUTCOMES; k++)
-          total.counter({{"order", ol}, {"outcome", outcome_name(k)}}, a.allocs[o][k]);
+          if (self.counting || k == FRAGD_OUTCOME_STALLED)
+            total.counter({{"order", ol}, {"outcome", outcome_name(k)}}, a.allocs[o][k]);
         total.counter({{"order", ol}, {"outcome", "at_switch"}}, a.allocs_at_switch[o]);
         for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++)
           stall.histogram({{"order", ol}, {"result", result_name(r)}}, bpf->stall[o][r]);
@@ -156,7 +164,7 @@ std::vector<MetricFamily> build_families(unsigned min_order, const BpfSnapshot* 
         entries.counter({{"order", ol}, {"phase", phase_name(p)}}, a.direct_entries[o][p]);
       }
     }
-    if (self.counting) emit(out, total, stall);
+    if (timed) emit(out, total, stall);
     emit(out, phase, entries);
 
     const auto& c = bpf->compaction;

@@ -31,7 +31,19 @@ expect_fail "CAP_BPF" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-c
 
 # --- a live daemon
 save_sysctl /proc/sys/vm/nr_hugepages
+# The shipped config counts allocations only from a stall on (bpf.allocations: adaptive):
+# on this idle host hist says counting is off, and a fast-path allocation is not counted.
 start_fragd
+echo 1 > /proc/sys/vm/nr_hugepages; echo 0 > /proc/sys/vm/nr_hugepages
+hist=$("$BUILD/fragctl" --socket "$SOCK" hist)
+grep -q "^allocation counting is off now (bpf.allocations: adaptive, on from the next stall)" <<<"$hist" ||
+  fail "fragctl hist under the shipped config does not say counting is off: $hist"
+! grep -q "^order 9" <<<"$hist" || fail "fragctl hist counted an allocation while counting was off: $hist"
+stop_fragd
+# The rest with every allocation counted.
+sed 's/^  allocations: adaptive$/  allocations: exact/' "$SRC/configs/fragd.yaml" >"$WORK/exact.yaml"
+grep -q '^  allocations: exact$' "$WORK/exact.yaml" || fail "configs/fragd.yaml has no 'allocations: adaptive' line"
+FRAGD_CONFIG="$WORK/exact.yaml" start_fragd
 # one order-9 allocation of our own, so `hist` has something to show
 echo 1 > /proc/sys/vm/nr_hugepages; echo 0 > /proc/sys/vm/nr_hugepages
 hist=$("$BUILD/fragctl" --socket "$SOCK" hist)
@@ -47,6 +59,33 @@ assert o9["fast"] + o9["stalled"] >= 1, o9
 "$BUILD/fragctl" --socket "$SOCK" hist --interval 1 --count 2 >"$WORK/interval.txt" || fail "fragctl hist --interval failed"
 [ "$(grep -cE '^[0-9]{2}:[0-9]{2}:[0-9]{2}$' "$WORK/interval.txt")" -eq 2 ] ||
   fail "fragctl hist --interval 1 --count 2 did not print 2 timestamped intervals: $(cat "$WORK/interval.txt")"
+
+# cost: run statistics of fragd's programs over a window, through a BPF_ENABLE_STATS fd;
+# kernel.bpf_stats_enabled stays as it was. Huge pages allocated in the window run the
+# allocation counter (exact here) on their order-9 mm_page_alloc, and every page fault on
+# its order-0 one.
+stats0=$(cat /proc/sys/kernel/bpf_stats_enabled)
+"$BUILD/fragctl" --socket "$SOCK" cost --seconds 2 --json >"$WORK/cost.json" &
+COST_PID=$!
+PIDS+=("$COST_PID")
+sleep 0.5
+for _ in 1 2 3; do echo 4 > /proc/sys/vm/nr_hugepages; echo 0 > /proc/sys/vm/nr_hugepages; done
+wait "$COST_PID" || fail "fragctl cost --json failed"
+[ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$stats0" ] || fail "fragctl cost left kernel.bpf_stats_enabled changed"
+python3 - "$WORK/cost.json" <<'PY' || fail "fragctl cost --json: $(cat "$WORK/cost.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+progs = {p["name"]: p for p in c["programs"]}
+assert 1.5 < c["seconds"] < 5, c["seconds"]
+assert c["page_faults"] > 0, c
+a = progs["page_alloc_btf"]
+assert a["attached"] and a["id"] > 0, a
+assert a["runs"] >= 12 and a["run_ns"] > 0, a      # 12 order-9 allocations at least
+assert all(p["id"] > 0 for p in progs.values()), progs
+PY
+"$BUILD/fragctl" --socket "$SOCK" cost --seconds 0.5 >"$WORK/cost.txt" || fail "fragctl cost failed"
+grep -q "^page_alloc_btf " "$WORK/cost.txt" || fail "fragctl cost shows no page_alloc_btf line: $(cat "$WORK/cost.txt")"
+log "fragctl cost: $(grep '^page_alloc_btf ' "$WORK/cost.txt" | tr -s ' ')"
 
 # status: the node score fragctl shows is the kernel formula on the same data fragd exports
 "$BUILD/fragctl" --socket "$SOCK" status >"$WORK/status.txt" || fail "fragctl status failed"

@@ -16,7 +16,10 @@ heavy_lock
 
 SECS=${LOAD_TEST_SECONDS:-15}
 fragment 50
-start_fragd
+# Every allocation counted (bpf.allocations: exact): the heaviest fragd, and hist has figures to show.
+sed 's/^  allocations: adaptive$/  allocations: exact/' "$SRC/configs/fragd.yaml" >"$WORK/exact.yaml"
+grep -q '^  allocations: exact$' "$WORK/exact.yaml" || fail "configs/fragd.yaml has no 'allocations: adaptive' line"
+FRAGD_CONFIG="$WORK/exact.yaml" start_fragd
 scanned() { metric <(scrape) fragd_scans_total 'result="ok"' | grep -qv '^0$'; }
 wait_for 30 scanned || fail "fragd's first pageblock scan did not end in 30 s"
 scrape >"$WORK/before.prom"

@@ -133,6 +133,12 @@ has_programs() { scrape >"$WORK/m.prom" 2>/dev/null && grep -q '^fragd_bpf_progr
 wait_for 30 has_programs || { cat "$FRAGD_LOG" >&2; fail "the installed fragd did not serve metrics within 30 s"; }
 total=$(grep -c '^fragd_bpf_program_attached' "$WORK/m.prom")
 attached=$(metric "$WORK/m.prom" fragd_bpf_program_attached)
+# The shipped config attaches the allocation counter only from a stall on (bpf.allocations: adaptive).
+if [ "$(metric "$WORK/m.prom" fragd_alloc_counting 'mode="adaptive"')" = 0 ]; then
+  [ "$(metric "$WORK/m.prom" fragd_bpf_program_attached 'program="page_alloc_btf"')" = 0 ] ||
+    fail "allocation counting is off but page_alloc_btf is attached"
+  total=$((total - 1))
+fi
 [ "$attached" -eq "$total" ] || fail "the installed fragd attached $attached of $total programs"
 "$BIN_DIR/fragctl" --socket "$SOCK" status --json >"$WORK/status.json" ||
   fail "the installed fragctl could not query the installed fragd"

@@ -226,10 +226,12 @@ PY
 wait_for 30 released ||
   fail "blocks polluted by physmap still listed 30 s after its page tables were freed: $(cat "$WORK/left.txt") (want <= $left_max blocks)"
 log "page tables freed: the ledger lists $(cat "$WORK/left.txt") of physmap's (<= $left_max allowed, of $listed)"
-scrape >"$WORK/released.prom"
-rel=$(metric "$WORK/released.prom" fragd_pollution_released_pageblocks_total '')
-[ "$rel" -ge $((listed - left_max)) ] ||
-  fail "fragd_pollution_released_pageblocks_total is $rel, below the $((listed - left_max)) blocks the scans released"
+# /metrics is built at each tick: the releases show there within one. Nearly every block
+# tracked was physmap's.
+rel=0
+released_metric() { rel=$(metric <(scrape) fragd_pollution_released_pageblocks_total ''); [ "$rel" -ge $((tracked - tracked / 50)) ]; }
+wait_for 5 released_metric ||
+  fail "fragd_pollution_released_pageblocks_total is $rel, below 98% of the $tracked blocks tracked"
 log "released by scans: $rel blocks (fragd_pollution_released_pageblocks_total)"
 exec 7>&-
 
