@@ -28,13 +28,23 @@ static __always_inline void *fragd_stats(void *map)
 static __always_inline void fragd_hist_add(void *map, __u32 key, __u64 ns)
 {
 	struct fragd_hist *h = bpf_map_lookup_elem(map, &key);
-	__u32 b;
+	__u64 b;
 
 	if (!h)
 		return;
+	/*
+	 * The index is clamped as a 64-bit value, then again after a compiler barrier, so
+	 * the compare and the load use the same register: older verifiers (Debian's 6.1)
+	 * lose the bound of a 32-bit value copied to another register ("R0 unbounded
+	 * memory access").
+	 */
 	b = fragd_hist_bucket(ns);
-	if (b < FRAGD_HIST_BUCKETS)
-		h->buckets[b]++;
+	if (b > FRAGD_HIST_BUCKETS - 1)
+		b = FRAGD_HIST_BUCKETS - 1;
+	barrier_var(b);
+	if (b > FRAGD_HIST_BUCKETS - 1)
+		b = FRAGD_HIST_BUCKETS - 1;
+	h->buckets[b]++;
 	h->count++;
 	h->sum_ns += ns;
 }

@@ -6,6 +6,7 @@
 #include <linux/capability.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,14 +24,41 @@
 namespace fragd {
 namespace {
 
+// The program libbpf last said failed to load ("prog 'NAME': failed to load"), for the error.
+std::string g_failed_prog;
+
+// Whole messages, however long: a verifier log runs to thousands of lines, and its end
+// says why the program was rejected.
 int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
   if (level == LIBBPF_DEBUG) return 0;
-  char buf[1024];
-  vsnprintf(buf, sizeof(buf), fmt, args);
-  size_t n = strlen(buf);
-  while (n && buf[n - 1] == '\n') buf[--n] = 0;
-  log(level == LIBBPF_WARN ? LogLevel::Warn : LogLevel::Info, std::string("libbpf: ") + buf);
+  va_list copy;
+  va_copy(copy, args);
+  const int len = vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  if (len < 0) return 0;
+  std::string msg(static_cast<size_t>(len) + 1, '\0');
+  vsnprintf(msg.data(), msg.size(), fmt, args);
+  msg.resize(static_cast<size_t>(len));
+  while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+  if (auto at = msg.find("prog '"); at != std::string::npos && msg.find("failed to load") != std::string::npos) {
+    const auto end = msg.find('\'', at + 6);
+    if (end != std::string::npos) g_failed_prog = msg.substr(at + 6, end - at - 6);
+  }
+  log(level == LIBBPF_WARN ? LogLevel::Warn : LogLevel::Info, "libbpf: " + msg);
   return 0;
+}
+
+// Why an object did not load: which program, on which kernel, and what to do.
+Error load_error(const char* object, int err) {
+  utsname u{};
+  uname(&u);
+  std::string prog = g_failed_prog.empty() ? std::string("?") : g_failed_prog;
+  return make_error("load BPF object " + std::string(object) + ": program " + prog +
+                        " was rejected (" + strerror(err) + ") on Linux " + u.release +
+                        "; the kernel's whole verifier log is above (libbpf lines). README \"Kernels\" lists the "
+                        "kernels fragd is proven on: report this with that log, `fragd --version` and "
+                        "`uname -r`.",
+                    err);
 }
 
 // True when the kernel BTF describes the BTF tracepoint `name` (typedef btf_trace_<name>).
@@ -201,13 +229,10 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
   btf__free(vmlinux);
 
   // --- load
-  if (int err = alloc_bpf::load(p->alloc_))
-    return make_error("load BPF object alloc (verifier or CO-RE relocation failed, see libbpf "
-                      "messages above): " + std::string(strerror(-err)), -err);
-  if (int err = compaction_bpf::load(p->compaction_))
-    return make_error("load BPF object compaction: " + std::string(strerror(-err)), -err);
-  if (int err = fallback_bpf::load(p->fallback_))
-    return make_error("load BPF object fallback: " + std::string(strerror(-err)), -err);
+  g_failed_prog.clear();
+  if (int err = alloc_bpf::load(p->alloc_)) return load_error("alloc", -err);
+  if (int err = compaction_bpf::load(p->compaction_)) return load_error("compaction", -err);
+  if (int err = fallback_bpf::load(p->fallback_)) return load_error("fallback", -err);
 
   if (auto r = p->attach_all(opts.count_allocations); !r) return r.error();
 
