@@ -4,7 +4,7 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CONFIG  ?= configs/fragd.yaml
 
-.PHONY: all build deps run test unit integration bench clean fuzz sanitize
+.PHONY: all build deps run test unit integration bench clean fuzz sanitize test-kernels
 
 all: build
 
@@ -30,6 +30,13 @@ unit: build
 
 integration: build
 	ctest --test-dir $(BUILD) --output-on-failure -L integration
+
+# The kernel matrix (tests/kernels): Debian's 6.1, 6.12, 6.12-rt and a 2-node NUMA guest,
+# each booted under qemu with fragd and its guest suite; kernels cached in
+# FRAGD_KERNEL_CACHE (/var/cache/fragd-kernels). KERNELS="deb12-6.1 ..." picks some.
+test-kernels: deps
+	$(MAKE) build
+	FRAGD_BUILD_DIR=$(BUILD) bash tests/kernels/matrix.sh $(KERNELS)
 
 # Tracing overhead (bench/run.sh), acting on fragmentation (bench/act.sh), the pageblock scan (bench/scan.sh),
 # the dashboard's data drawn from a real Prometheus (bench/dashboard.sh -> docs/dashboard.png),

@@ -1,0 +1,149 @@
+#!/bin/busybox sh
+# fragd's guest suite: runs as /init of a small initramfs (busybox-static, fragd,
+# fragctl, fragmenter, bpftool, curl and their libraries) on the kernel under test,
+# prints one "FRAGD-..." line per fact or check on the serial console, and
+# powers the guest off. tests/kernels/matrix.sh reads those lines; the checks
+# against the per-kernel table of programs are made there, on the host.
+#
+#   FRAGD-KERNEL <uname -r> <nodes>
+#   FRAGD-PROGRAM <program> <tracepoint> <attached 0|1>
+#   FRAGD-CHECK <name> ok|FAIL <detail>
+#   FRAGD-END
+/bin/busybox mkdir -p /proc /sys /dev /run /tmp /bin /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+
+FAILED=0
+check() { # NAME OK(0|1) DETAIL
+	if [ "$2" = 0 ]; then echo "FRAGD-CHECK $1 ok $3"; else echo "FRAGD-CHECK $1 FAIL $3"; FAILED=1; fi
+}
+finish() {
+	[ -n "$FRAGD_PID" ] && kill -TERM "$FRAGD_PID" 2>/dev/null
+	[ -n "$FRAG_PID" ] && kill -TERM "$FRAG_PID" 2>/dev/null
+	echo "FRAGD-END"
+	sync
+	poweroff -f
+}
+URL=http://127.0.0.1:9717/metrics
+SOCK=/run/fragd.sock
+scrape() { curl -sf --max-time 10 "$URL"; }
+# metric FILE NAME LABEL-REGEX: sum of the samples of NAME whose labels match
+metric() {
+	awk -v name="$2" -v re="$3" '$1 !~ /^#/ {
+		n = $1; sub(/\{.*/, "", n); if (n != name) next
+		lab = $1; if (lab ~ /\{/) { sub(/^[^{]*\{/, "", lab); sub(/\}$/, "", lab) } else lab = ""
+		if (re == "" || lab ~ re) s += $2 } END { printf "%.0f\n", s + 0 }' "$1"
+}
+vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+free9() { awk '{ n += $(5 + 9) + 2 * $(5 + 10) } END { print n + 0 }' /proc/buddyinfo; }
+node_free9() { awk -v n="$1," '$2 == n { s += $(5 + 9) + 2 * $(5 + 10) } END { print s + 0 }' /proc/buddyinfo; }
+
+start_fragd() { # CONFIG
+	/fragd --config "$1" --listen 127.0.0.1:9717 --socket "$SOCK" >>/tmp/fragd.log 2>&1 &
+	FRAGD_PID=$!
+	i=0
+	while [ $i -lt 600 ]; do
+		if scrape >/tmp/m.prom && grep -q '^fragd_node_fragmentation_score' /tmp/m.prom; then return 0; fi
+		kill -0 "$FRAGD_PID" 2>/dev/null || break
+		sleep 0.2; i=$((i + 1))
+	done
+	echo "FRAGD-LOG $(tail -c 3000 /tmp/fragd.log | tr '\n' '|')"
+	return 1
+}
+stop_fragd() { # sets RC
+	kill -TERM "$FRAGD_PID"
+	wait "$FRAGD_PID"
+	RC=$?
+	FRAGD_PID=
+}
+
+NODES=$(ls -d /sys/devices/system/node/node[0-9]* | wc -l)
+echo "FRAGD-KERNEL $(uname -r) $NODES"
+
+# 1. Load and attach, counting every allocation.
+if ! start_fragd /etc/fragd-exact.yaml; then
+	check start 1 "fragd did not serve metrics within 120 s"
+	finish
+fi
+check start 0 "fragd attached: $(grep -o 'attached [0-9]*/[0-9]* BPF programs' /tmp/fragd.log)"
+grep '^fragd_bpf_program_attached{' /tmp/m.prom | sed -E 's/^[^{]*\{program="([^"]*)",tracepoint="([^"]*)"\} ([01])$/FRAGD-PROGRAM \1 \2 \3/'
+
+# 2. Counts against the kernel's: fragment, then grow the pool past the free 2 MiB blocks.
+mkfifo /tmp/hold
+/fragmenter --percent 90 </tmp/hold >/tmp/frag.out 2>&1 &
+FRAG_PID=$!
+exec 9>/tmp/hold
+i=0
+while ! grep -q '^ready' /tmp/frag.out && [ $i -lt 900 ]; do sleep 0.2; i=$((i + 1)); done
+check fragment "$(grep -q '^ready' /tmp/frag.out; echo $?)" "$(cat /tmp/frag.out)"
+sleep 1.5
+scrape >/tmp/before.prom
+s0=$(vmstat compact_stall); p0=$(cat /proc/sys/vm/nr_hugepages); f=$(free9)
+want=$((p0 + f + 60))
+echo "$want" >/proc/sys/vm/nr_hugepages
+grown=$(($(cat /proc/sys/vm/nr_hugepages) - p0)); stalls=$(($(vmstat compact_stall) - s0))
+sleep 2.5
+scrape >/tmp/after.prom
+d() { echo $(($(metric /tmp/after.prom "$1" "$2") - $(metric /tmp/before.prom "$1" "$2"))); }
+ok9=$(d fragd_alloc_total 'order="9",outcome="(fast|stalled)"')
+entries=$(d fragd_direct_stall_entries_total 'phase="compaction"')
+check stalls "$([ "$stalls" -gt 0 ]; echo $?)" "compact_stall +$stalls while growing the pool by $grown ($f blocks were free)"
+check alloc_counts "$([ "$ok9" -eq "$grown" ]; echo $?)" "fragd counted $ok9 granted order-9 allocations, the pool grew $grown"
+check stall_entries "$([ "$entries" -eq "$stalls" ]; echo $?)" "fragd $entries direct compaction entries, compact_stall +$stalls"
+echo 0 >/proc/sys/vm/nr_hugepages
+
+# 3. Score and free blocks on every node.
+bad=""
+n=0
+while [ $n -lt "$NODES" ]; do
+	grep -q "^fragd_node_fragmentation_score{node=\"$n\"}" /tmp/after.prom || bad="$bad score:$n"
+	grep -q "^fragd_free_blocks{node=\"$n\"," /tmp/after.prom || bad="$bad free_blocks:$n"
+	n=$((n + 1))
+done
+check per_node "$([ -z "$bad" ]; echo $?)" "$NODES node(s)${bad:+, missing$bad}"
+
+# 4. fragctl answers.
+/fragctl --socket "$SOCK" status >/tmp/status.txt 2>&1
+check fragctl_status "$(grep -q '^node 0: score' /tmp/status.txt; echo $?)" "$(head -3 /tmp/status.txt | tr '\n' '|')"
+/fragctl --socket "$SOCK" hist --order 9 >/tmp/hist.txt 2>&1
+check fragctl_hist "$(grep -q '^order 9' /tmp/hist.txt; echo $?)" "$(grep '^order 9' /tmp/hist.txt | cut -c1-120)"
+
+# 5. SIGTERM detaches: fragd exits 0 and no tracing program is left.
+stop_fragd
+left=$(bpftool prog show 2>/dev/null | grep -cE 'tracepoint|raw_tracepoint|tracing')
+check detach "$([ "$RC" = 0 ] && [ "$left" = 0 ]; echo $?)" "exit status $RC, $left tracing programs left"
+
+# 6. Act mode compacts each node once, on that node; a pool lands on the node asked for.
+if start_fragd /etc/fragd-act.yaml; then
+	n=$((NODES - 1))
+	b=$(node_free9 $n)
+	/fragctl --socket "$SOCK" compact --node $n --timeout 300 >/tmp/compact.txt 2>&1
+	rc=$?
+	a=$(node_free9 $n)
+	check compact "$([ $rc = 0 ] && [ "$a" -gt "$b" ]; echo $?)" "node $n: free 2 MiB blocks $b -> $a: $(tr '\n' '|' </tmp/compact.txt)"
+	/fragctl --socket "$SOCK" pool set 2MB 8 --node $n --timeout 300 >/tmp/pool.txt 2>&1
+	rc=$?
+	got=$(cat /sys/devices/system/node/node$n/hugepages/hugepages-2048kB/nr_hugepages)
+	others=0
+	m=0
+	while [ $m -lt $n ]; do
+		others=$((others + $(cat /sys/devices/system/node/node$m/hugepages/hugepages-2048kB/nr_hugepages)))
+		m=$((m + 1))
+	done
+	check pool_node "$([ $rc = 0 ] && [ "$got" = 8 ] && [ "$others" = 0 ]; echo $?)" "node $n pool $got (want 8), other nodes $others: $(tr '\n' '|' </tmp/pool.txt)"
+	/fragctl --socket "$SOCK" pool set 2MB 0 --node $n --timeout 300 >/dev/null 2>&1
+	stop_fragd
+	check act_exit "$RC" "exit status $RC"
+else
+	check compact 1 "fragd in act mode did not start"
+fi
+echo "FRAGD-RESULT $([ $FAILED = 0 ] && echo pass || echo fail)"
+finish
