@@ -82,20 +82,6 @@ struct trace_event_raw_mm_vmscan_direct_reclaim_end_template {
 	unsigned long nr_reclaimed;
 };
 
-/* include/trace/events/kmem.h: the records of mm_page_free and of the mm_page class. */
-struct trace_event_raw_mm_page_free {
-	struct trace_entry ent;
-	unsigned long pfn;
-	unsigned int order;
-};
-
-struct trace_event_raw_mm_page {
-	struct trace_entry ent;
-	unsigned long pfn;
-	unsigned int order;
-	int migratetype;
-};
-
 #pragma clang attribute pop
 
 enum migratetype {

