@@ -37,7 +37,6 @@ struct PollutionCounters {
   uint64_t added_blocks = 0;       // ledger entries made, ever
   uint64_t released_pages = 0;     // pages of the records released after a scan found their block clean
   uint64_t released_blocks = 0;    // records released so
-  uint64_t missed_runs = 0;        // runs of the extfrag program the kernel skipped (recursion)
   uint64_t untracked_events() const { return untracked_full + untracked_range; }
 };
 

@@ -127,11 +127,6 @@ uint64_t blocks_of_order(const std::vector<uint64_t>& free_blocks, unsigned orde
 
 bool memory_changed(const MemSnapshot& then, const MemSnapshot& now, unsigned pageblock_order, double fraction) {
   if (then.zones.size() != now.zones.size()) return true;
-  auto block_free = [&](const ZoneFree& z) {
-    uint64_t pages = 0;
-    for (size_t o = pageblock_order; o < z.free_blocks.size() && o < 63; o++) pages += z.free_blocks[o] << o;
-    return pages;
-  };
   auto moved = [](uint64_t a, uint64_t b, double limit) {
     return static_cast<double>(a > b ? a - b : b - a) >= limit;
   };
@@ -140,7 +135,8 @@ bool memory_changed(const MemSnapshot& then, const MemSnapshot& now, unsigned pa
     const ZoneFree& b = now.zones[i];
     if (a.node != b.node || a.zone != b.zone) return true;
     const double limit = std::max(1.0, fraction * static_cast<double>(b.present_pages));
-    if (moved(block_free(a), block_free(b), limit) || moved(buddy_free_pages(a), buddy_free_pages(b), limit))
+    if (moved(buddy_suitable_pages(a, pageblock_order), buddy_suitable_pages(b, pageblock_order), limit) ||
+        moved(buddy_free_pages(a), buddy_free_pages(b), limit))
       return true;
     if (a.pageblocks != b.pageblocks) return true;
   }

@@ -6,10 +6,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
+#include "core/procfs.h"
 #include "core/text.h"
 
 namespace fragd::ctl {
@@ -24,13 +23,13 @@ struct Prog {
 };
 
 Result<uint64_t> pgfault() {
-  std::ifstream f("/proc/vmstat");
-  if (!f) return make_error("cannot read /proc/vmstat: " + std::string(std::strerror(errno)), errno);
-  std::string key;
-  uint64_t v = 0;
-  while (f >> key >> v)
-    if (key == "pgfault") return v;
-  return make_error("/proc/vmstat has no pgfault line", ENOENT);
+  auto text = read_text_file("/proc/vmstat");
+  if (!text) return text.error();
+  auto kv = parse_vmstat(*text, "/proc/vmstat");
+  if (!kv) return kv.error();
+  auto it = kv->find("pgfault");
+  if (it == kv->end()) return make_error("/proc/vmstat has no pgfault line", ENOENT);
+  return it->second;
 }
 
 bool prog_info(int fd, bpf_prog_info& info) {

@@ -377,6 +377,5 @@ int BpfPrograms::compaction_hist_fd() const { return bpf_map__fd(compaction_->ma
 int BpfPrograms::fallback_stats_fd() const { return bpf_map__fd(fallback_->maps.fallback_stats); }
 int BpfPrograms::pollution_stats_fd() const { return bpf_map__fd(fallback_->maps.pollution_stats); }
 int BpfPrograms::polluted_blocks_fd() const { return bpf_map__fd(fallback_->maps.polluted_blocks); }
-int BpfPrograms::pollution_prog_fd() const { return bpf_program__fd(fallback_->progs.page_alloc_extfrag); }
 
 }  // namespace fragd

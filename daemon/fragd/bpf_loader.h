@@ -94,8 +94,6 @@ class BpfPrograms {
   unsigned pageblock_order() const { return pageblock_order_; }
   int pollution_stats_fd() const;
   int polluted_blocks_fd() const;   // HASH block -> struct pollution_block
-  // The program whose skipped runs (bpf_prog_info.recursion_misses) lose pollution events.
-  int pollution_prog_fd() const;
 
  private:
   BpfPrograms() = default;

@@ -120,24 +120,27 @@ Result<BpfSnapshot> BpfReader::read() const {
   return s;
 }
 
-Result<PollutionSnapshot> BpfReader::read_pollution() const {
+Result<PollutionCounters> BpfReader::read_pollution_counters() const {
   if (!progs_.pollution_enabled())
     return make_error("the pollution ledger is off (see fragd's start-up warnings for why)", ENOENT);
   if (ncpus_ <= 0) return make_error("cannot count possible CPUs (/sys/devices/system/cpu/possible)");
-  PollutionSnapshot snap;
-  snap.pageblock_order = progs_.pageblock_order();
-
   pollution_stats st{};
   if (auto r = read_percpu(progs_.pollution_stats_fd(), 0, ncpus_, &st, "pollution_stats"); !r) return r.error();
-  auto& c = snap.counters;
+  PollutionCounters c;
   c.events = st.events;
   c.untracked_full = st.untracked_full;
   c.untracked_range = st.untracked_range;
   c.added_pages = st.pages_added;
   c.added_blocks = st.blocks_added;
-  bpf_prog_info info{};
-  uint32_t len = sizeof(info);
-  if (bpf_obj_get_info_by_fd(progs_.pollution_prog_fd(), &info, &len) == 0) c.missed_runs = info.recursion_misses;
+  return c;
+}
+
+Result<PollutionSnapshot> BpfReader::read_pollution() const {
+  auto c = read_pollution_counters();
+  if (!c) return c.error();
+  PollutionSnapshot snap;
+  snap.pageblock_order = progs_.pageblock_order();
+  snap.counters = *c;
 
   const int fd = progs_.polluted_blocks_fd();
   auto max = map_max_entries(fd, "polluted_blocks");

@@ -32,6 +32,8 @@ class BpfReader {
   // who/when record (first_ns/last_ns converted to CLOCK_REALTIME) and the
   // pollution counters. Error when the ledger is off or a map cannot be read.
   Result<PollutionSnapshot> read_pollution() const;
+  // The counters alone (a per-CPU array read): enough to tell whether the ledger moved.
+  Result<PollutionCounters> read_pollution_counters() const;
   // Deletes a block's record (the scan found it clean); a missing one is no error.
   Result<void> release_polluted(uint64_t block) const;
   // The block's latest recorded fallback, CLOCK_BOOTTIME ns (error when it has no record).

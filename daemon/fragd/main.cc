@@ -71,6 +71,7 @@ class Daemon {
   // a node has fewer than adaptive_free_blocks free pageblocks.
   void steer_counting(uint64_t now);
   void switch_counting(bool on, const std::string& why);
+  void account_counting(uint64_t now);  // adds the time counting was on up to `now`
   std::unique_ptr<ring_buffer, decltype(&ring_buffer__free)> wakeups_{nullptr, &ring_buffer__free};
   uint64_t last_stall_ns_ = 0;      // CLOCK_MONOTONIC of the last stall seen; 0: none yet
   uint64_t last_entries_ = 0;       // direct stall entries of order >= min_order at the last tick
@@ -80,6 +81,9 @@ class Daemon {
   // Pollution ledger records released after scans found their blocks clean.
   uint64_t released_blocks_ = 0, released_pages_ = 0;
   uint64_t reconciled_scan_ns_ = 0;  // boot_time_ns of the last scan the ledger was reconciled with
+  // The tick's ledger summary; read anew only when the BPF counters or a release moved it.
+  void refresh_pollution();
+  bool pollution_released_ = false;
   void reconcile_pollution(const ScanResult& scan);
 
   // Act mode.
@@ -174,10 +178,13 @@ int Daemon::on_wakeup(void* ctx, void* data, size_t size) {
   return 0;
 }
 
-void Daemon::switch_counting(bool on, const std::string& why) {
-  const uint64_t now = now_ns();
+void Daemon::account_counting(uint64_t now) {
   if (bpf_->counting()) self_.counting_seconds += (now - counted_until_ns_) / 1e9;
   counted_until_ns_ = now;
+}
+
+void Daemon::switch_counting(bool on, const std::string& why) {
+  account_counting(now_ns());
   if (auto r = bpf_->set_counting(on); !r) {
     warn_once("counting", r.error().message);
     return;
@@ -196,20 +203,15 @@ void Daemon::steer_counting(uint64_t now) {
     if (entries != last_entries_) last_stall_ns_ = now;
     last_entries_ = entries;
   }
-  if (bpf_->counting()) self_.counting_seconds += (now - counted_until_ns_) / 1e9;
-  counted_until_ns_ = now;
+  account_counting(now);
   self_.counting = bpf_->counting();
   if (cfg_.allocations != "adaptive") return;
   std::string why;
   if (last_stall_ns_ && now - last_stall_ns_ < cfg_.adaptive_hold_ns) why = "stalls in the last " + format_duration(cfg_.adaptive_hold_ns);
   if (why.empty() && cfg_.adaptive_free_blocks > 0 && last_mem_) {
-    const unsigned pb = last_mem_->pageblock_order ? last_mem_->pageblock_order : 9;
     std::map<int, uint64_t> free_blocks;
-    for (const auto& z : last_mem_->zones) {
-      if (z.present_pages == 0) continue;
-      uint64_t& n = free_blocks[z.node];
-      for (size_t o = pb; o < z.free_blocks.size() && o < 63; o++) n += z.free_blocks[o] << (o - pb);
-    }
+    for (const auto& z : last_mem_->zones)
+      if (z.present_pages > 0) free_blocks[z.node] += blocks_of_order(z.free_blocks, bpf_->pageblock_order());
     for (const auto& [node, n] : free_blocks)
       if (n < cfg_.adaptive_free_blocks) {
         why = "node " + std::to_string(node) + " has " + std::to_string(n) + " free pageblocks (< bpf.adaptive_free_blocks " +
@@ -237,11 +239,10 @@ void Daemon::tick() {
   steer_counting(now_ns());
   self_.run_stats = bpf_->run_stats();
   act(now_ns());
-  if (bpf_->pollution_enabled()) pollution_ = read_pollution();
+  if (bpf_->pollution_enabled()) refresh_pollution();
   ScanStats scan;
   if (scanner_ && last_mem_) {
-    const unsigned pb = last_mem_->pageblock_order ? last_mem_->pageblock_order : 9;
-    if (!scan_ref_ || memory_changed(*scan_ref_, *last_mem_, pb)) {
+    if (!scan_ref_ || memory_changed(*scan_ref_, *last_mem_, bpf_->pageblock_order())) {
       scanner_->mark_changed();
       scan_ref_ = *last_mem_;
     }
@@ -522,6 +523,15 @@ nlohmann::json Daemon::policy_status() const {
   return j;
 }
 
+void Daemon::refresh_pollution() {
+  if (pollution_ && !pollution_released_) {
+    auto c = reader_->read_pollution_counters();
+    if (c && c->events == pollution_->counters.events) return;  // no fallback since: the blocks are the same
+  }
+  pollution_ = read_pollution();
+  pollution_released_ = false;
+}
+
 std::optional<PollutionStats> Daemon::read_pollution() {
   auto p = reader_->read_pollution();
   if (!p) {
@@ -576,6 +586,7 @@ void Daemon::reconcile_pollution(const ScanResult& scan) {
     }
     released_blocks_++;
     released_pages_ += pages[block];
+    pollution_released_ = true;
   }
 }
 

@@ -120,8 +120,7 @@ promtool check metrics <"$WORK/after.prom" || fail "promtool check metrics rejec
 demand_fired exact
 stop_fragd
 
-# Free 2 MiB blocks now (kcompactd, woken by kswapd, makes more between bursts).
-free_blocks9() { awk '$4 ~ /Normal|DMA32/ { n += $(5 + 9) + 2 * $(5 + 10) } END { print n + 0 }' /proc/buddyinfo; }
+# Free 2 MiB blocks (free_blocks9, lib.sh): kcompactd, woken by kswapd, makes more between bursts.
 # burst N: grows the pool by the free 2 MiB blocks plus N pages in one write, so
 # that N of them have to stall; sets FREE9 (free blocks before the first write),
 # GROWN and STALLS (compact_stall delta). After failed compactions the kernel

@@ -100,6 +100,8 @@ metric() {
 }
 
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+# Free blocks able to hold a 2 MiB page now: order 9, and order 10 counted twice (x86-64).
+free_blocks9() { awk '{ n += $(5 + 9) + 2 * $(5 + 10) } END { print n + 0 }' /proc/buddyinfo; }
 
 # within A B PCT: |A - B| <= PCT% of max(A, B) (or both 0).
 within() {

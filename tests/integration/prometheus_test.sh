@@ -64,7 +64,7 @@ wait_for 30 scrapes_at_least 2 || { cat "$WORK/prometheus.log" >&2; fail "Promet
 log "Prometheus $PROM scraped fragd twice"
 
 # More huge pages than there are free 2 MiB blocks, so that some must be compacted (they stall).
-free2m=$(awk '{ s += $(NF - 1) + 2 * $NF } END { print s }' /proc/buddyinfo)
+free2m=$(free_blocks9)
 WANT=$((free2m + 500))
 [ "$WANT" -lt "$TARGET" ] || fail "$free2m free 2 MiB blocks after fragmenting: memory is not fragmented enough to test"
 log "asking for $WANT x 2 MiB huge pages ($free2m free blocks; the policy's target of $TARGET stays short)"
