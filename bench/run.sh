@@ -2,7 +2,7 @@
 # fragd benchmarks: tracing overhead (page faults, hugepage burst) and footprint.
 # Entry point of `make bench`; run from anywhere as root after the build:
 #
-#   bash bench/run.sh                  # full run (~8 min), writes BENCHMARKS.md
+#   bash bench/run.sh                  # full run (~25 min), writes BENCHMARKS.md
 #   BENCH_PAIRS=20 bash bench/run.sh   # more pairs
 #   BENCH_QUICK=1 bash bench/run.sh    # smoke run (~1 min); prints its section and writes
 #                                      # it to /tmp/fragd-bench-quick.md, BENCHMARKS.md untouched
