@@ -76,6 +76,35 @@ fi
 check start 0 "fragd attached: $(grep -o 'attached [0-9]*/[0-9]* BPF programs' /tmp/fragd.log)"
 grep '^fragd_bpf_program_attached{' /tmp/m.prom | sed -E 's/^[^{]*\{program="([^"]*)",tracepoint="([^"]*)"\} ([01])$/FRAGD-PROGRAM \1 \2 \3/'
 
+# 1b. CMA (only a kernel booted with hugetlb_cma=): fragd reads the CMA pageblocks as the
+# kernel lists them, and a 1 GiB pool page comes from the CMA area (cma:cma_alloc_* fire).
+if grep -q 'hugetlb_cma=' /proc/cmdline; then
+	# /proc/pagetypeinfo: the "Number of blocks type" header's columns line up with the zone lines'.
+	kernel_cma=$(awk '/^Number of blocks type/ { for (i = 5; i <= NF; i++) if ($i == "CMA") c = i; next }
+		c && /^Node/ && NF >= c { s += $c } END { print s + 0 }' /proc/pagetypeinfo)
+	scrape >/tmp/cma0.prom
+	fragd_cma=$(metric /tmp/cma0.prom fragd_pageblocks 'migratetype="CMA"')
+	check cma_pageblocks "$([ "$kernel_cma" -gt 0 ] && [ "$fragd_cma" -eq "$kernel_cma" ]; echo $?)" \
+		"fragd_pageblocks{migratetype=\"CMA\"} $fragd_cma, /proc/pagetypeinfo $kernel_cma"
+	T=/sys/kernel/tracing
+	G=/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages
+	echo 1 >$T/events/cma/cma_alloc_start/enable
+	echo 1 >$T/events/cma/cma_alloc_finish/enable
+	echo >$T/trace
+	echo 1 >$G
+	got=$(cat $G)
+	starts=$(grep -c 'cma_alloc_start:' $T/trace)
+	finishes=$(grep -c 'cma_alloc_finish:' $T/trace)
+	echo 0 >$T/events/cma/cma_alloc_start/enable
+	echo 0 >$T/events/cma/cma_alloc_finish/enable
+	sleep 2.5
+	scrape >/tmp/cma1.prom
+	pool=$(metric /tmp/cma1.prom fragd_hugepages 'size="1048576kB",state="total"')
+	check cma_pool "$([ "$got" = 1 ] && [ "$starts" -gt 0 ] && [ "$finishes" -gt 0 ] && [ "$pool" = 1 ]; echo $?)" \
+		"1 GiB pool $got, cma_alloc_start x$starts, cma_alloc_finish x$finishes, fragd_hugepages{size=\"1048576kB\",state=\"total\"} $pool"
+	echo 0 >$G
+fi
+
 # 2. Counts against the kernel's: fragment, then grow the pool past the free 2 MiB blocks.
 # No proactive compaction in the guest: it would make free blocks under the burst.
 echo 0 >/proc/sys/vm/compaction_proactiveness

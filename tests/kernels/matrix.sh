@@ -61,6 +61,11 @@ mkdir -p "$CACHE" "$OUT"
 newest() { apt-cache search --names-only "$1" 2>/dev/null | awk '{ print $1 }' | grep -E "$1" | sort -V | tail -1; }
 fetch() { # PACKAGE -> prints the extracted tree
 	local pkg=$1 dir="$CACHE/$1"
+	# A kernel built here (no Debian package has it): tests/kernels/build-<name>.sh builds and caches it.
+	if [[ $pkg == build:* ]]; then
+		bash "$HERE/build-${pkg#build:}.sh"
+		return
+	fi
 	if [ ! -d "$dir/boot" ]; then
 		(cd "$CACHE" && rm -f "${pkg}"_*.deb && apt-get download -q "$pkg" >/dev/null 2>"$WORK/dl.err") || {
 			cat "$WORK/dl.err" >&2
@@ -112,8 +117,8 @@ accel() {
 # --- one guest ------------------------------------------------------------------------
 RESULTS=()
 FAILS=0
-run_kernel() { # ID PACKAGE MEMORY NUMA
-	local id=$1 pkg=$2 mem=$3 numa=$4 tree vmlinuz serial="$OUT/$1.log" numa_args=() t0 line boot="" end="" rc=0
+run_kernel() { # ID PACKAGE MEMORY NUMA APPEND
+	local id=$1 pkg=$2 mem=$3 numa=$4 append=${5#-} tree vmlinuz serial="$OUT/$1.log" numa_args=() t0 line boot="" end="" rc=0
 	tree=$(fetch "$pkg") || { RESULTS+=("$id $pkg: FAIL (download)"); FAILS=$((FAILS + 1)); return; }
 	vmlinuz=$(ls "$tree"/boot/vmlinuz-* | head -1)
 	if [ "$numa" -gt 1 ]; then
@@ -122,12 +127,12 @@ run_kernel() { # ID PACKAGE MEMORY NUMA
 			numa_args+=(-object "memory-backend-ram,id=m$n,size=${half}M" -numa "node,nodeid=$n,cpus=$n,memdev=m$n")
 		done
 	fi
-	log "$id: booting $(basename "$vmlinuz") ($(accel | cut -d' ' -f2), $mem, $numa node(s))"
+	log "$id: booting $(basename "$vmlinuz") ($(accel | cut -d' ' -f2), $mem, $numa node(s)${append:+, $append})"
 	t0=${EPOCHREALTIME/./}
 	# shellcheck disable=SC2046
 	timeout "$TIMEOUT" qemu-system-x86_64 -machine q35 $(accel) -smp 2 -m "$mem" "${numa_args[@]}" \
 		-nographic -no-reboot -kernel "$vmlinuz" -initrd "$WORK/initramfs.gz" \
-		-append 'console=ttyS0 panic=-1 quiet' </dev/null >"$WORK/$id.raw" 2>&1 &
+		-append "console=ttyS0 panic=-1 quiet${append:+ $append}" </dev/null >"$WORK/$id.raw" 2>&1 &
 	QEMU_PID=$!
 	: >"$serial"
 	# Stamp each console line with the seconds since qemu started.
@@ -185,12 +190,13 @@ run_kernel() { # ID PACKAGE MEMORY NUMA
 }
 
 # --- the matrix -----------------------------------------------------------------------
-declare -A PKG MEM NUMA
+declare -A PKG MEM NUMA APPEND
 IDS=()
-while read -r id pat mem numa; do
+while read -r id pat mem numa append; do
 	[[ -z $id || $id == \#* ]] && continue
-	IDS+=("$id")
-	PKG[$id]=$pat MEM[$id]=$mem NUMA[$id]=$numa
+	# Kernels built here run only when named (make test-kernels-cma): a fresh machine has no cache.
+	[[ $pat == build:* ]] || IDS+=("$id")
+	PKG[$id]=$pat MEM[$id]=$mem NUMA[$id]=$numa APPEND[$id]=${append:--}
 done <"$HERE/kernels.tsv"
 [ $# -gt 0 ] && IDS=("$@")
 
@@ -199,6 +205,11 @@ apt-cache search --names-only '^linux-image-6' 2>/dev/null | grep -q . || apt-ge
 declare -A NAME
 for id in "${IDS[@]}"; do
 	[ -n "${PKG[$id]:-}" ] || die "no kernel '$id' in tests/kernels/kernels.tsv"
+	if [[ ${PKG[$id]} == build:* ]]; then
+		NAME[$id]=${PKG[$id]}
+		fetch "${NAME[$id]}" >/dev/null || die "cannot build the kernel of $id (tests/kernels/build-${PKG[$id]#build:}.sh)"
+		continue
+	fi
 	NAME[$id]=$(newest "${PKG[$id]}")
 	if [ -z "${NAME[$id]}" ]; then
 		cached=$(ls -d "$CACHE"/* 2>/dev/null | xargs -n1 basename 2>/dev/null | grep -E "${PKG[$id]}" | sort -V | tail -1 || true)
@@ -210,7 +221,7 @@ done
 build_initramfs
 log "initramfs $(du -h "$WORK/initramfs.gz" | cut -f1); serial logs in $OUT"
 T0=$SECONDS
-for id in "${IDS[@]}"; do run_kernel "$id" "${NAME[$id]}" "${MEM[$id]}" "${NUMA[$id]}"; done
+for id in "${IDS[@]}"; do run_kernel "$id" "${NAME[$id]}" "${MEM[$id]}" "${NUMA[$id]}" "${APPEND[$id]}"; done
 echo
 echo "kernel matrix ($((SECONDS - T0)) s, $(accel | cut -d' ' -f2)):"
 printf '  %s\n' "${RESULTS[@]}"
