@@ -3,8 +3,8 @@
 #   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DFRAGD_FUZZ=ON
 #   cmake --build build-fuzz --target fuzz_targets
 #
-# or `make fuzz`, which also runs them (tests/fuzz/run.sh). The daemon/core
-# sources the targets need are compiled a second time, into fragd_core_fuzz,
+# or `make fuzz`, which also runs them (tests/fuzz/run.sh). The library rooms
+# and fragctl's rendering are compiled a second time, into fragd_core_fuzz,
 # with the fuzzer's coverage instrumentation, ASan and UBSan; fragd_core and
 # everything else are built as usual. OFF (the default) adds nothing.
 option(FRAGD_FUZZ "Build the libFuzzer targets of tests/fuzz (needs clang)" OFF)
@@ -36,11 +36,12 @@ if(NOT FRAGD_HAVE_LIBFUZZER)
                       "sanitizer runtimes are missing (Debian: libclang-rt-dev); run scripts/install-deps.sh")
 endif()
 
-add_library(fragd_core_fuzz STATIC ${FRAGD_CORE_SOURCES})
+add_library(fragd_core_fuzz STATIC ${FRAGD_LIB_SOURCES} ${FRAGCTL_RENDER_SOURCES})
 target_include_directories(fragd_core_fuzz PUBLIC
   ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/daemon ${CMAKE_BINARY_DIR}/generated)
 target_compile_options(fragd_core_fuzz PUBLIC ${FRAGD_FUZZ_COMPILE_FLAGS})
-target_link_libraries(fragd_core_fuzz PUBLIC yaml-cpp nlohmann_json::nlohmann_json Threads::Threads)
+target_link_libraries(fragd_core_fuzz PUBLIC yaml-cpp nlohmann_json::nlohmann_json Threads::Threads
+  alloc_skel compaction_skel fallback_skel PkgConfig::CAIRO)
 
 set(FRAGD_FUZZ_DIR ${CMAKE_SOURCE_DIR}/tests/fuzz)
 set(FRAGD_FUZZERS fuzz_policy fuzz_buddyinfo fuzz_pagetypeinfo fuzz_zoneinfo fuzz_vmstat fuzz_iomem

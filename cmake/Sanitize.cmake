@@ -1,6 +1,6 @@
 # FRAGD_SANITIZE: AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer
 # for every C and C++ target defined after this file is included: fragd_core,
-# fragctl_png, fragd, fragctl and the unit tests (not the test tools: see below).
+# fragctl_render, fragd, fragctl and the unit tests (not the test tools: see below).
 #
 #   cmake -S . -B build-asan -DFRAGD_SANITIZE=ON      (or: make sanitize)
 #

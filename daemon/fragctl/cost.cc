@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "core/procfs.h"
-#include "core/text.h"
+#include "kernel/procfs.h"
+#include "base/text.h"
 
 namespace fragd::ctl {
 namespace {

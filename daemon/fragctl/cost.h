@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/result.h"
+#include "base/result.h"
 
 namespace fragd::ctl {
 

@@ -35,13 +35,13 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "core/config.h"
-#include "core/ctl_format.h"
-#include "core/map_view.h"
-#include "core/policy.h"
+#include "policy/config.h"
+#include "fragctl/render/ctl_format.h"
+#include "fragctl/render/map_view.h"
+#include "policy/policy.h"
 #include "fragctl/client.h"
 #include "fragctl/cost.h"
-#include "fragctl/map_png.h"
+#include "fragctl/render/map_png.h"
 #include "version.h"
 
 namespace {

@@ -11,8 +11,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/log.h"
-#include "core/text.h"
+#include "base/log.h"
+#include "base/text.h"
 
 namespace fragd {
 namespace {

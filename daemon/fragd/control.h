@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "core/request.h"
-#include "core/result.h"
+#include "protocol/request.h"
+#include "base/result.h"
 
 namespace fragd {
 

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "core/text.h"
+#include "base/text.h"
 
 namespace fragd {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/result.h"
+#include "base/result.h"
 
 class CivetServer;
 

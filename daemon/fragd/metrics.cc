@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <iterator>
 
-#include "core/score.h"
+#include "sources/memory/score.h"
 #include "version.h"
 
 namespace fragd {

@@ -11,23 +11,23 @@
 #include <string>
 #include <vector>
 
-#include "core/engine.h"
-#include "core/histview.h"
-#include "core/pageblock.h"
-#include "core/pollution.h"
-#include "core/procfs.h"
-#include "core/result.h"
-#include "fragd/bpf_loader.h"
-#include "fragd/bpf_reader.h"
+#include "act/engine.h"
+#include "base/histogram.h"
+#include "sources/pageblocks/pageblock.h"
+#include "sources/pollution/pollution.h"
+#include "kernel/procfs.h"
+#include "base/result.h"
+#include "kernel/bpf_loader.h"
+#include "kernel/bpf_maps.h"
 
 namespace fragd {
 
 struct SelfStats {
   uint64_t collect_errors_bpf = 0;
-  // Failed reads of a /proc or sysfs source, by source: kSnapshotSources (core/procfs.h) and
+  // Failed reads of a /proc or sysfs source, by source: kSnapshotSources (kernel/procfs.h) and
   // "nodes" (the node list and sizes of read_machine_facts).
   std::map<std::string, uint64_t> collect_errors_files;
-  // Writes the kernel refused, by (allow-listed file pattern, errno name) (fragd/sysfs_actuator.h).
+  // Writes the kernel refused, by (allow-listed file pattern, errno name) (act/sysfs_actuator.h).
   std::map<std::pair<std::string, std::string>, uint64_t> kernel_write_errors;
   uint64_t trace_events = 0;             // slow-stall events read from the ring buffer
   uint64_t trace_events_unsent = 0;      // not delivered to a `fragctl trace` client that lagged
@@ -58,7 +58,7 @@ struct ActStats {
   uint64_t budget_used_ns = 0, budget_ns = 0;
 };
 
-// The pageblock scan (core/pageblock.h) for the metrics; absent when the
+// The pageblock scan (sources/pageblocks/pageblock.h) for the metrics; absent when the
 // scan is off (kpageflags unreadable, or pageblocks.scan: false).
 struct ScanStats {
   std::shared_ptr<const ScanResult> scan;  // latest; null before the first scan ends
@@ -66,7 +66,7 @@ struct ScanStats {
   uint64_t skipped = 0;  // interval checks that found memory unchanged and did not scan
 };
 
-// Pollution tracking (bpf/fallback.bpf.c, core/pollution.h); absent when off.
+// Pollution tracking (bpf/fallback.bpf.c, sources/pollution/pollution.h); absent when off.
 struct PollutionStats {
   PollutionCounters counters;
   PollutionSummary summary;

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <map>
 
-#include "core/score.h"
+#include "sources/memory/score.h"
 #include "version.h"
 
 namespace fragd {

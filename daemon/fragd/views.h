@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "alloc.h"
-#include "core/engine.h"
-#include "core/pageblock.h"
-#include "core/pollution.h"
-#include "core/procfs.h"
-#include "fragd/bpf_loader.h"
-#include "fragd/bpf_reader.h"
+#include "act/engine.h"
+#include "sources/pageblocks/pageblock.h"
+#include "sources/pollution/pollution.h"
+#include "kernel/procfs.h"
+#include "kernel/bpf_loader.h"
+#include "kernel/bpf_maps.h"
 
 namespace fragd {
 

@@ -1,4 +1,4 @@
-// fragctl's readers of fragd's answers (core/ctl_format.h, core/map_view.h):
+// fragctl's readers of fragd's answers (fragctl/render/ctl_format.h, fragctl/render/map_view.h):
 // the input is parsed as JSON (what is not JSON stops there, as in fragctl)
 // and handed to every parser and, when a parser accepts it, to the matching
 // formatters. Malformed answers must give an Error, never an exception.
@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/ctl_format.h"
-#include "core/map_view.h"
+#include "fragctl/render/ctl_format.h"
+#include "fragctl/render/map_view.h"
 #include "fuzz_check.h"
 
 namespace {

@@ -3,7 +3,7 @@
 #include <set>
 #include <utility>
 
-#include "core/procfs.h"
+#include "kernel/procfs.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

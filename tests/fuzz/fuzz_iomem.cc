@@ -1,6 +1,6 @@
 // /proc/iomem: parse_iomem_ram() on any text. Accepted ranges are non-empty
 // and sorted.
-#include "core/pageblock.h"
+#include "sources/pageblocks/pageblock.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

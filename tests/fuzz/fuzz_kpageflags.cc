@@ -26,7 +26,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "core/pageblock.h"
+#include "sources/pageblocks/pageblock.h"
 #include "fuzz_check.h"
 
 namespace {

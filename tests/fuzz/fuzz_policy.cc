@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <map>
 
-#include "core/config.h"
-#include "core/policy.h"
+#include "policy/config.h"
+#include "policy/policy.h"
 #include "fuzz_check.h"
 
 namespace {

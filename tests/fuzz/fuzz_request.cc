@@ -3,7 +3,7 @@
 // compact, pool and reload), and only fields of that command, in range.
 #include <cstring>
 
-#include "core/request.h"
+#include "protocol/request.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,6 +1,6 @@
 // /proc/vmstat and /proc/meminfo: both "name value" files, so one input feeds
 // parse_vmstat() and parse_meminfo().
-#include "core/procfs.h"
+#include "kernel/procfs.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

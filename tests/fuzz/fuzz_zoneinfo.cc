@@ -4,8 +4,8 @@
 #include <set>
 #include <utility>
 
-#include "core/pageblock.h"
-#include "core/procfs.h"
+#include "sources/pageblocks/pageblock.h"
+#include "kernel/procfs.h"
 #include "fuzz_check.h"
 
 namespace {

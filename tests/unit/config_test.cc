@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/config.h"
+#include "policy/config.h"
 
 using fragd::parse_config;
 using fragd::parse_duration_ns;

@@ -1,7 +1,7 @@
-// Tests of fragctl's side of acting (core/ctl_format.h): requests, answers
+// Tests of fragctl's side of acting (fragctl/render/ctl_format.h): requests, answers
 // to compact/pool/action/reload, the text of every kind of outcome, and the
 // polling of actions, driven by recorded answers and a fake clock.
-#include "core/ctl_format.h"
+#include "fragctl/render/ctl_format.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-// The act-mode decision logic (core/engine.h): recorded sequences of node
+// The act-mode decision logic (act/engine.h): recorded sequences of node
 // scores, stalls and failures (tests/fixtures/sequences, format in its
 // README) replayed through decide() and finished() against the simulated
 // kernel of fake_actuator.h, and hand-built observations for each rule.
-#include "core/engine.h"
-#include "core/executor.h"
+#include "act/engine.h"
+#include "act/executor.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/pool.h"
+#include "act/pool.h"
 #include "fake_actuator.h"
 
 namespace fragd {

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "core/actuator.h"
-#include "core/engine.h"
+#include "act/actuator.h"
+#include "act/engine.h"
 
 namespace fragd::test {
 

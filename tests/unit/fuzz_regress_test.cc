@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/pageblock.h"
+#include "sources/pageblocks/pageblock.h"
 
 namespace fragd {
 namespace {

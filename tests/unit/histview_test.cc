@@ -1,6 +1,6 @@
 // Tests of the log-linear histogram buckets (include/fragd_common.h) and of
 // core/histview: percentiles, interval arithmetic, JSON form, log2 rendering.
-#include "core/histview.h"
+#include "base/histogram.h"
 
 #include <gtest/gtest.h>
 

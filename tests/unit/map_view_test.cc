@@ -1,8 +1,8 @@
 // Tests of core/map_view (parsing, filtering and the text of `fragctl map`)
 // and fragctl/map_png (the PNG), on answers to {"cmd":"map"} built as
 // docs/control-protocol.md describes them.
-#include "core/map_view.h"
-#include "fragctl/map_png.h"
+#include "fragctl/render/map_view.h"
+#include "fragctl/render/map_png.h"
 
 #include <cairo.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The pageblock classifier and scanner on synthetic /proc/kpageflags arrays.
-#include "core/pageblock.h"
+#include "sources/pageblocks/pageblock.h"
 
 #include <gtest/gtest.h>
 

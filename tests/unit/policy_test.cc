@@ -2,9 +2,9 @@
 // against a machine (fake /proc + /sys trees in tests/fixtures/machine).
 #include <gtest/gtest.h>
 
-#include "core/config.h"
-#include "core/policy.h"
-#include "core/procfs.h"
+#include "policy/config.h"
+#include "policy/policy.h"
+#include "kernel/procfs.h"
 
 using fragd::CompactMethod;
 using fragd::MachineFacts;

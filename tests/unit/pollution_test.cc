@@ -1,6 +1,6 @@
 // Pollution summary: blocks placed on nodes by zone span, polluters and
 // blocks ranked with deterministic ties, bounds respected.
-#include "core/pollution.h"
+#include "sources/pollution/pollution.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// The hugetlb pool strategy (core/pool.h) against the simulated kernel of
+// The hugetlb pool strategy (act/pool.h) against the simulated kernel of
 // fake_actuator.h: grow with compaction when blocks are short, stop after two
 // writes in a row without progress, the MemAvailable guard, shrink, errors.
-#include "core/pool.h"
+#include "act/pool.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Parsers for /proc/{buddyinfo,zoneinfo,pagetypeinfo,vmstat,meminfo} and the
 // sysfs hugepage pools, on recorded fixtures and inline edge cases.
-#include "core/procfs.h"
+#include "kernel/procfs.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "core/config.h"
-#include "core/request.h"
+#include "policy/config.h"
+#include "protocol/request.h"
 
 using fragd::Access;
 using fragd::parse_request;

@@ -1,5 +1,5 @@
 // Fragmentation score math against hand-computed values.
-#include "core/score.h"
+#include "sources/memory/score.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/procfs.h"
+#include "kernel/procfs.h"
 
 namespace fragd {
 namespace {

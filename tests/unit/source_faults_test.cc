@@ -1,7 +1,7 @@
 // Faults of the files fragd reads: the per-source back-off and log-once
-// bookkeeping (core/source_faults.h), and what read_snapshot() reports per
+// bookkeeping (kernel/source_faults.h), and what read_snapshot() reports per
 // source when files vanish, turn into directories or stop parsing.
-#include "core/source_faults.h"
+#include "kernel/source_faults.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/procfs.h"
+#include "kernel/procfs.h"
 
 namespace fragd {
 namespace {

@@ -1,0 +1,44 @@
+// What fragd can do to the kernel, as an interface: the daemon's
+// SysfsActuator (act/sysfs_actuator.h) writes the real files; the unit
+// tests drive the decision logic and the pool strategy with a fake.
+#pragma once
+
+#include <cstdint>
+
+#include "base/result.h"
+
+namespace fragd {
+
+class Actuator {
+ public:
+  virtual ~Actuator() = default;
+
+  // Compacts every zone of `node` (synchronous: returns when the kernel is done).
+  virtual Result<void> compact_node(int node) = 0;
+
+  virtual Result<unsigned> read_proactiveness() = 0;
+  virtual Result<void> write_proactiveness(unsigned value) = 0;
+
+  // Hugetlb pool of `size_kib` pages on `node`; node < 0: the global pool.
+  // A write succeeds even when the kernel could not allocate everything:
+  // read the pool back.
+  virtual Result<uint64_t> read_pool(int node, uint64_t size_kib) = 0;
+  virtual Result<void> write_pool(int node, uint64_t size_kib, uint64_t count) = 0;
+
+  virtual Result<uint64_t> mem_available_kib() = 0;
+  // Free blocks able to hold one block of `order` on `node` (node < 0: every
+  // node): sum over o >= order of free_blocks[o] << (o - order), from
+  // /proc/buddyinfo. For an order above the buddy allocator's largest, the
+  // largest blocks >> the difference.
+  virtual Result<uint64_t> free_blocks(int node, unsigned order) = 0;
+  // The node's fragmentation score now (sources/memory/score.h).
+  virtual Result<unsigned> node_score(int node) = 0;
+
+  // vm.drop_caches = 1: clean page cache only.
+  virtual Result<void> drop_caches() = 0;
+
+  // True once fragd is exiting: a multi-step action stops at its next step.
+  virtual bool stop_requested() = 0;
+};
+
+}  // namespace fragd

@@ -1,0 +1,719 @@
+#include "act/engine.h"
+
+#include "sources/memory/score.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <utility>
+
+namespace fragd {
+
+namespace {
+
+constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
+// The CPU budget's sliding window.
+constexpr uint64_t kBudgetWindowNs = 60'000'000'000ULL;
+// The expected duration of the next compaction is the mean of this many.
+constexpr size_t kRecentDurations = 4;
+// Samples of the windows are kept at least this fraction of the longest
+// window apart (except the newest), which bounds their number.
+constexpr uint64_t kSamplesPerWindow = 128;
+// A miss counter this large already waits backoff.max.
+constexpr unsigned kMaxMisses = 64;
+
+std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+std::string fmt(const char* f, ...) {
+  char buf[256];
+  va_list ap;
+  va_start(ap, f);
+  std::vsnprintf(buf, sizeof buf, f, ap);
+  va_end(ap);
+  return buf;
+}
+
+// Three significant digits, no exponent: 12.5, 10, 598, 1234.
+std::string num(double v) { return v >= 1000.0 ? fmt("%.0f", v) : fmt("%.3g", v); }
+
+// 7.2ms, 5ms, 598us, 10s.
+std::string dur(double ns) {
+  if (ns >= 1e9) return num(ns / 1e9) + "s";
+  if (ns >= 1e6) return num(ns / 1e6) + "ms";
+  if (ns >= 1e3) return num(ns / 1e3) + "us";
+  return num(ns) + "ns";
+}
+
+uint64_t counter_delta(uint64_t now, uint64_t before) { return now >= before ? now - before : now; }
+
+uint64_t sat_add(uint64_t a, uint64_t b) { return a > kU64Max - b ? kU64Max : a + b; }
+
+uint64_t sat_shl(uint64_t v, unsigned s) {
+  if (v == 0) return 0;
+  if (s >= 64 || v > (kU64Max >> s)) return kU64Max;
+  return v << s;
+}
+
+// Free blocks able to hold one block of `order`, larger ones counted as
+// several (the Actuator's free_blocks() over an observation).
+std::string pool_name(int node, uint64_t size_kib) {
+  return fmt("pool %llukB %s", static_cast<unsigned long long>(size_kib),
+             node < 0 ? "global" : fmt("node %d", node).c_str());
+}
+
+std::string join_ints(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+const char* action_name(ActionKind k) {
+  switch (k) {
+    case ActionKind::Compact: return "compact";
+    case ActionKind::RaiseProactiveness: return "proactiveness_raise";
+    case ActionKind::RestoreProactiveness: return "proactiveness_restore";
+    case ActionKind::Pool: return "pool";
+  }
+  return "unknown";
+}
+
+const char* trigger_label(Trigger t) {
+  switch (t) {
+    case Trigger::Score: return "score";
+    case Trigger::Demand: return "demand";
+    case Trigger::Reserve: return "reserve";
+    case Trigger::Manual: return "manual";
+    case Trigger::Pool: return "pool";
+    case Trigger::Hold: return "hold";
+    case Trigger::Policy: return "policy";
+  }
+  return "unknown";
+}
+
+bool compaction_helped(const ActionOutcome& r, const CompactionPolicy& p) {
+  const bool score_gain = r.score_before >= 0 && r.score_after >= 0 &&
+                          r.score_before - r.score_after >= static_cast<int>(p.backoff.min_gain);
+  const bool block_gain = p.reserve.blocks > 0 && r.blocks_after > r.blocks_before;
+  return score_gain || block_gain;
+}
+
+Engine::Engine(Policy p) : policy_(std::move(p)) { rebuild_pools(); }
+
+// ---------------------------------------------------------------- policy --
+
+void Engine::set_policy(Policy p) {
+  policy_ = std::move(p);
+  const bool proactive = policy_.act && policy_.compaction.method == CompactMethod::Proactiveness;
+  // A raise that was only decided wrote nothing: it ends with the mode that
+  // decided it. A real one is restored by decide() (trigger "policy").
+  if (raised_since_ns_ && raised_dry_ && (!proactive || !policy_.dry_run)) {
+    raised_since_ns_.reset();
+    raised_dry_ = false;
+    raise_marks_.clear();
+  }
+  if (!policy_.act)
+    drop_manual(false, "the policy was reloaded with mode: observe before this request ran");
+  else
+    drop_manual(true,
+                "the policy was reloaded before this request ran, and a run-time pool target lasts "
+                "until the next reload: run `fragctl pool set` again");
+  rebuild_pools();
+}
+
+void Engine::rebuild_pools() {
+  std::map<std::pair<int, uint64_t>, PoolTrack> next;
+  for (const auto& t : policy_.hugepages.pools) {
+    std::vector<int> nodes;
+    if (t.node.all) nodes.push_back(-1);
+    else nodes = t.node.nodes;
+    for (int n : nodes) {
+      const auto key = std::make_pair(n, t.size_kib);
+      PoolTrack p;
+      p.s.node = n;
+      p.s.size_kib = t.size_kib;
+      p.s.target = t.count;
+      if (auto it = pool_state_.find(key); it != pool_state_.end()) {
+        p.s.reached = it->second.s.reached;
+        p.observed = it->second.observed;
+        // Same target: the pool keeps its waits and last result.
+        if (!it->second.s.manual && it->second.s.target == t.count) {
+          p.s.last_result = it->second.s.last_result;
+          p.s.next_allowed_ns = it->second.s.next_allowed_ns;
+          p.misses = it->second.misses;
+        }
+      }
+      next[key] = std::move(p);
+    }
+  }
+  pool_state_ = std::move(next);
+}
+
+void Engine::drop_manual(bool pools_only, const std::string& why) {
+  std::deque<ActionRequest> keep;
+  for (auto& r : manual_) {
+    if (pools_only && r.kind != ActionKind::Pool) {
+      keep.push_back(std::move(r));
+      continue;
+    }
+    ActionOutcome o;
+    o.req = std::move(r);
+    o.result = "refused";
+    o.detail = why;
+    o.start_ns = o.end_ns = now_ns_;
+    dropped_.push_back(std::move(o));
+  }
+  manual_ = std::move(keep);
+}
+
+std::vector<ActionOutcome> Engine::take_dropped() {
+  std::vector<ActionOutcome> out;
+  out.swap(dropped_);
+  return out;
+}
+
+// ------------------------------------------------------------ observation --
+
+void Engine::ingest(const Observation& o) {
+  if (o.now_ns < now_ns_) samples_.clear();  // the clock went back: the windows start again
+  now_ns_ = o.now_ns;
+
+  if (!o.nodes.empty()) {
+    std::set<int> seen;
+    for (const auto& n : o.nodes) {
+      seen.insert(n.node);
+      NodeTrack& t = node_state_[n.node];
+      t.score = n.score;
+      t.free_pages = n.free_pages;
+      t.free_blocks = n.free_blocks;
+    }
+    for (auto it = node_state_.begin(); it != node_state_.end();) {
+      if (seen.count(it->first)) {
+        ++it;
+      } else {
+        raise_marks_.erase(it->first);
+        it = node_state_.erase(it);
+      }
+    }
+  }
+
+  const ScoreTrigger& sc = policy_.compaction.score;
+  for (auto& [id, t] : node_state_) {
+    if (!sc.enabled || !policy_.compaction.nodes.contains(id)) t.hot = false;
+    else if (t.score > sc.high) t.hot = true;
+    else if (t.score < sc.low) t.hot = false;
+  }
+
+  for (auto& [key, p] : pool_state_) p.observed = false;
+  for (const auto& po : o.pools) {
+    auto it = pool_state_.find({po.node < 0 ? -1 : po.node, po.size_kib});
+    if (it == pool_state_.end()) continue;
+    it->second.observed = true;
+    it->second.s.reached = po.total;
+  }
+
+  // Counters: fold this tick's increase into the adjusted totals.
+  const bool raised_now = proactiveness_raised();
+  Sample s;
+  s.t = o.now_ns;
+  if (raw_ && !samples_.empty()) {
+    const Sample& prev = samples_.back();
+    s.stalls = sat_add(prev.stalls, counter_delta(o.stalls_total, raw_->stalls));
+    s.hist = prev.hist + (o.stall_hist - raw_->hist);
+    uint64_t caused = counter_delta(o.fragd_compaction_ns, raw_->fragd_ns);
+    // kcompactd's proactive runs are fragd's doing while fragd holds the
+    // knob raised (at either end of the interval).
+    if (raised_now || raw_->raised) caused = sat_add(caused, counter_delta(o.proactive_compaction_ns, raw_->proactive_ns));
+    s.caused_ns = sat_add(prev.caused_ns, caused);
+  }
+  raw_ = Raw{o.stalls_total, o.stall_hist, o.fragd_compaction_ns, o.proactive_compaction_ns, raised_now};
+
+  const uint64_t keep = std::max(policy_.compaction.demand.window_ns, kBudgetWindowNs);
+  const uint64_t gap = keep / kSamplesPerWindow;
+  if (samples_.size() >= 2 && samples_.back().t - samples_[samples_.size() - 2].t < gap)
+    samples_.back() = std::move(s);
+  else
+    samples_.push_back(std::move(s));
+  // The newest sample at least `keep` old stays as the baseline.
+  while (samples_.size() >= 2 && samples_[1].t + keep <= now_ns_) samples_.pop_front();
+}
+
+const Engine::Sample* Engine::baseline(uint64_t span_ns) const {
+  if (samples_.empty()) return nullptr;
+  for (auto it = samples_.rbegin(); it != samples_.rend(); ++it)
+    if (it->t + span_ns <= now_ns_) return &*it;
+  return &samples_.front();  // less history than the span: what there is
+}
+
+uint64_t Engine::budget_used_ns() const {
+  const Sample* b = baseline(kBudgetWindowNs);
+  if (!b) return 0;
+  return samples_.back().caused_ns - b->caused_ns;
+}
+
+uint64_t Engine::expected_duration_ns() const {
+  // The longest of the recent runs, not their mean: a node compaction cannot be
+  // stopped once written, so the budget is kept by not starting one that might not fit.
+  uint64_t longest = 0;
+  for (uint64_t d : recent_durations_ns_) longest = std::max(longest, d);
+  return longest;
+}
+
+uint64_t Engine::wait_ns(unsigned misses) const {
+  const uint64_t base = policy_.compaction.min_interval_ns;
+  const uint64_t cap = std::max(policy_.compaction.backoff.max_ns, base);
+  uint64_t w = base;
+  for (unsigned i = 0; i < misses && w < cap; ++i) w = w > cap / 2 ? cap : w * 2;
+  return std::min(w, cap);
+}
+
+uint64_t Engine::reserve_blocks(const NodeTrack& n) const {
+  return blocks_of_order(n.free_blocks, policy_.compaction.reserve.order);
+}
+
+std::vector<int> Engine::scope_nodes() const {
+  std::vector<int> v;
+  for (const auto& [id, t] : node_state_)
+    if (policy_.compaction.nodes.contains(id)) v.push_back(id);
+  return v;
+}
+
+// ---------------------------------------------------------------- triggers --
+
+std::optional<std::string> Engine::demand_reason() const {
+  const DemandTrigger& d = policy_.compaction.demand;
+  if (!d.enabled || samples_.size() < 2) return std::nullopt;
+  const Sample* b = baseline(d.window_ns);
+  const Sample& n = samples_.back();
+  if (!b || b == &n || n.t <= b->t) return std::nullopt;
+  const double span_ns = static_cast<double>(n.t - b->t);
+  const uint64_t stalls = n.stalls - b->stalls;
+  if (d.stalls_per_second > 0) {
+    const double rate = static_cast<double>(stalls) / (span_ns / 1e9);
+    if (rate > d.stalls_per_second)
+      return num(rate) + " stalls/s of order>=" + std::to_string(d.min_order) + " > " +
+             num(d.stalls_per_second) + " over " + dur(span_ns);
+  }
+  if (d.stall_p99_ns > 0) {
+    const LatencyHist h = n.hist - b->hist;
+    const uint64_t count = h.bucket_total();
+    if (count >= kDemandP99MinStalls) {
+      const double p99 = percentile_ns(h, 0.99);
+      if (p99 > static_cast<double>(d.stall_p99_ns))
+        return "stall p99 " + dur(p99) + " > " + dur(static_cast<double>(d.stall_p99_ns)) + " over " +
+               dur(span_ns) + " (" + std::to_string(count) + " stalls)";
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Engine::Fired> Engine::node_trigger(int node, const NodeTrack& n,
+                                                  const std::optional<std::string>& demand) const {
+  const CompactionPolicy& c = policy_.compaction;
+  if (!c.nodes.contains(node)) return std::nullopt;
+  if (n.hot) {
+    if (n.score > c.score.high)
+      return Fired{Trigger::Score, fmt("score %u > high %u", n.score, c.score.high)};
+    return Fired{Trigger::Score,
+                 fmt("score %u >= low %u (hot since it rose above %u)", n.score, c.score.low, c.score.high)};
+  }
+  if (demand && n.score >= c.score.low) return Fired{Trigger::Demand, *demand};
+  if (c.reserve.blocks > 0) {
+    const uint64_t have = reserve_blocks(n);
+    const bool feasible = n.free_pages >= sat_shl(c.reserve.blocks, c.reserve.order) &&
+                          sat_shl(c.reserve.blocks, c.reserve.order) != kU64Max;
+    if (have < c.reserve.blocks && feasible)
+      return Fired{Trigger::Reserve, fmt("reserve: %llu free order-%u blocks < %llu",
+                                         static_cast<unsigned long long>(have), c.reserve.order,
+                                         static_cast<unsigned long long>(c.reserve.blocks))};
+  }
+  return std::nullopt;
+}
+
+bool Engine::any_trigger(const std::optional<std::string>& demand) const {
+  for (const auto& [id, t] : node_state_)
+    if (node_trigger(id, t, demand)) return true;
+  return false;
+}
+
+// ----------------------------------------------------------------- decide --
+
+ActionRequest Engine::issue(ActionRequest r) {
+  if (r.id == 0) r.id = next_id_++;
+  in_flight_ = r;
+  return r;
+}
+
+ActionRequest Engine::restore_request(Trigger t, std::string reason) {
+  ActionRequest r;
+  r.kind = ActionKind::RestoreProactiveness;
+  r.trigger = t;
+  r.node = -1;
+  r.reason = std::move(reason);
+  return issue(std::move(r));
+}
+
+std::optional<ActionRequest> Engine::decide(const Observation& o) {
+  ingest(o);
+  const CompactionPolicy& c = policy_.compaction;
+  const bool proactive = c.method == CompactMethod::Proactiveness;
+  const bool really_raised = proactiveness_raised();
+  const uint64_t now = now_ns_;
+  const std::optional<std::string> demand = policy_.act ? demand_reason() : std::nullopt;
+
+  // Which triggered node may act now, and why the others wait.
+  struct Candidate {
+    int node;
+    unsigned score;
+    Fired fired;
+  };
+  std::vector<Candidate> ready;
+  const uint64_t used = budget_used_ns();
+  const bool budget_ok = used + (proactive ? 0 : expected_duration_ns()) <= c.cpu_budget_ns;
+  for (auto& [id, t] : node_state_) {
+    t.waiting.clear();
+    t.next_allowed_ns = 0;
+    bool escape = false;
+    if (t.last_end_ns) {
+      escape = t.misses > 0 && t.floor && t.score >= *t.floor + c.backoff.min_gain;
+      t.next_allowed_ns = sat_add(*t.last_end_ns, escape ? c.min_interval_ns : wait_ns(t.misses));
+    }
+    if (!policy_.act) continue;
+    auto fired = node_trigger(id, t, demand);
+    if (!fired) continue;
+    if (now < t.next_allowed_ns) {
+      t.waiting = t.misses > 0 && !escape ? "backoff" : "min_interval";
+      continue;
+    }
+    if (!budget_ok) {
+      t.waiting = "cpu_budget";
+      continue;
+    }
+    ready.push_back(Candidate{id, t.score, std::move(*fired)});
+  }
+
+  if (in_flight_) return std::nullopt;
+
+  if (policy_.act && !manual_.empty()) {
+    ActionRequest r = std::move(manual_.front());
+    manual_.pop_front();
+    if (r.kind == ActionKind::Pool)
+      r.compact_nodes = r.node >= 0 ? std::vector<int>{r.node} : scope_nodes();
+    return issue(std::move(r));
+  }
+
+  // A value fragd raised goes back when the policy no longer asks for it,
+  // in observe mode too: fragd undoes what it changed.
+  if (really_raised && (!policy_.act || !proactive) && now >= restore_next_ns_)
+    return restore_request(Trigger::Policy, !policy_.act ? "policy changed: mode observe"
+                                                         : std::string("policy changed: method ") +
+                                                               method_name(c.method));
+  if (!policy_.act) return std::nullopt;
+
+  if (proactive && raised_since_ns_ && now >= restore_next_ns_) {
+    const uint64_t held = now - std::min(now, *raised_since_ns_);
+    if (held >= c.proactiveness.hold_ns)
+      return restore_request(Trigger::Hold, "held " + dur(static_cast<double>(held)) + " (proactiveness.hold " +
+                                                dur(static_cast<double>(c.proactiveness.hold_ns)) + ")");
+    if (!any_trigger(demand))
+      return restore_request(raised_trigger_, "no trigger holds any more: no node hot, no demand, reserve met");
+    if (really_raised && used > c.cpu_budget_ns)
+      return restore_request(Trigger::Hold, "cpu budget: " + dur(static_cast<double>(used)) +
+                                                " of compaction in the last 60s > " +
+                                                dur(static_cast<double>(c.cpu_budget_ns)));
+  }
+
+  for (auto& [key, p] : pool_state_) {
+    if (p.observed && p.s.reached == p.s.target) continue;
+    if (now < p.s.next_allowed_ns) continue;
+    ActionRequest r;
+    r.kind = ActionKind::Pool;
+    r.trigger = Trigger::Pool;
+    r.node = p.s.node;
+    r.size_kib = p.s.size_kib;
+    r.target = p.s.target;
+    r.compact_nodes = p.s.node >= 0 ? std::vector<int>{p.s.node} : scope_nodes();
+    const auto target = static_cast<unsigned long long>(p.s.target);
+    if (!p.observed)
+      r.reason = pool_name(p.s.node, p.s.size_kib) + fmt(": not observed, target %llu", target);
+    else
+      r.reason = pool_name(p.s.node, p.s.size_kib) +
+                 fmt(": %llu %s target %llu", static_cast<unsigned long long>(p.s.reached),
+                     p.s.reached < p.s.target ? "<" : ">", target);
+    return issue(std::move(r));
+  }
+
+  if (ready.empty() || (proactive && raised_since_ns_)) return std::nullopt;
+  std::stable_sort(ready.begin(), ready.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+  const Candidate& best = ready.front();
+  ActionRequest r;
+  r.trigger = best.fired.trigger;
+  if (!proactive) {
+    r.kind = ActionKind::Compact;
+    r.node = best.node;
+    r.reason = best.fired.reason;
+    return issue(std::move(r));
+  }
+  r.kind = ActionKind::RaiseProactiveness;
+  r.node = -1;
+  r.proactiveness = c.proactiveness.value;
+  r.reason = fmt("node %d: ", best.node) + best.fired.reason;
+  if (ready.size() > 1) r.reason += fmt(" (and %zu more nodes)", ready.size() - 1);
+  raise_marks_.clear();
+  for (const auto& cand : ready) {
+    const NodeTrack& t = node_state_.at(cand.node);
+    raise_marks_[cand.node] = RaiseMark{t.score, reserve_blocks(t)};
+  }
+  return issue(std::move(r));
+}
+
+// --------------------------------------------------------------- outcomes --
+
+void Engine::teach(int node, bool helped, std::optional<unsigned> reached, uint64_t end_ns) {
+  auto it = node_state_.find(node);
+  if (it == node_state_.end()) return;  // forgotten meanwhile
+  NodeTrack& t = it->second;
+  t.last_end_ns = end_ns;
+  if (helped) {
+    t.misses = 0;
+    t.floor.reset();
+  } else {
+    t.misses = std::min(t.misses + 1, kMaxMisses);
+    t.floor = reached;
+  }
+}
+
+void Engine::finished(const ActionOutcome& r) {
+  if (!in_flight_ || in_flight_->id != r.req.id) return;  // not the action fragd is waiting for
+  const ActionRequest req = std::move(*in_flight_);
+  in_flight_.reset();
+  const std::string& res = r.result;
+  const uint64_t end = r.end_ns ? r.end_ns : now_ns_;
+  const CompactionPolicy& c = policy_.compaction;
+
+  switch (req.kind) {
+    case ActionKind::Compact: {
+      if (res == "abandoned") break;
+      if (res == "dry_run") {
+        if (auto it = node_state_.find(req.node); it != node_state_.end()) it->second.last_end_ns = end;
+        break;
+      }
+      if (res == "ok" || res == "no_gain") {
+        if (r.end_ns > r.start_ns) {
+          recent_durations_ns_.push_back(r.end_ns - r.start_ns);
+          while (recent_durations_ns_.size() > kRecentDurations) recent_durations_ns_.pop_front();
+        }
+        std::optional<unsigned> reached;
+        if (r.score_after >= 0) reached = static_cast<unsigned>(r.score_after);
+        teach(req.node, compaction_helped(r, c), reached, end);
+      } else {
+        teach(req.node, false, std::nullopt, end);  // error, refused: time-only back-off
+      }
+      break;
+    }
+    case ActionKind::RaiseProactiveness: {
+      if (res == "ok") {
+        raised_since_ns_ = end;
+        raised_dry_ = false;
+        raised_trigger_ = req.trigger;
+        restore_failures_ = 0;
+        restore_next_ns_ = 0;
+      } else if (res == "dry_run" && policy_.act && policy_.dry_run &&
+                 c.method == CompactMethod::Proactiveness) {
+        raised_since_ns_ = end;
+        raised_dry_ = true;
+        raised_trigger_ = req.trigger;
+      } else if (res == "dry_run" || res == "abandoned") {
+        raise_marks_.clear();
+      } else {
+        for (const auto& [node, mark] : raise_marks_) teach(node, false, std::nullopt, end);
+        raise_marks_.clear();
+      }
+      break;
+    }
+    case ActionKind::RestoreProactiveness: {
+      if (res == "abandoned") break;  // the runner puts the value back as fragd exits
+      if (res == "ok" || res == "dry_run") {
+        const bool real = res == "ok" && !raised_dry_;
+        for (const auto& [node, mark] : raise_marks_) {
+          auto it = node_state_.find(node);
+          if (it == node_state_.end()) continue;
+          if (!real) {
+            it->second.last_end_ns = end;
+            continue;
+          }
+          const NodeTrack& t = it->second;
+          const bool helped = static_cast<int>(mark.score) - static_cast<int>(t.score) >=
+                                  static_cast<int>(c.backoff.min_gain) ||
+                              (c.reserve.blocks > 0 && reserve_blocks(t) > mark.blocks);
+          teach(node, helped, t.score, end);
+        }
+        raise_marks_.clear();
+        raised_since_ns_.reset();
+        raised_dry_ = false;
+        restore_failures_ = 0;
+        restore_next_ns_ = 0;
+      } else {
+        restore_failures_ = std::min(restore_failures_ + 1, kMaxMisses);
+        restore_next_ns_ = sat_add(end, wait_ns(restore_failures_));
+      }
+      break;
+    }
+    case ActionKind::Pool: {
+      auto it = pool_state_.find({req.node, req.size_kib});
+      if (it == pool_state_.end()) break;  // the target went with a reload
+      PoolTrack& p = it->second;
+      p.s.last_result = res;
+      if (res == "ok" || res == "short" || res == "guard") p.s.reached = r.pool_after;
+      if (p.s.target != req.target) {  // a new target: act on it at once
+        p.misses = 0;
+        p.s.next_allowed_ns = 0;
+      } else if (res == "ok") {
+        p.misses = 0;
+        p.s.next_allowed_ns = sat_add(end, c.min_interval_ns);
+      } else if (res == "dry_run") {
+        p.s.next_allowed_ns = sat_add(end, wait_ns(p.misses));
+      } else if (res != "abandoned") {
+        p.misses = std::min(p.misses + 1, kMaxMisses);
+        p.s.next_allowed_ns = sat_add(end, wait_ns(p.misses));
+      }
+      break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- manual --
+
+Result<std::vector<uint64_t>> Engine::request_compact(int node, const MachineFacts& m) {
+  if (!policy_.act)
+    return make_error(
+        "compaction refused: fragd runs in observe mode and changes nothing; set `mode: act` in the "
+        "policy file and reload (`fragctl reload`) to allow actions");
+  std::vector<int> targets;
+  if (node >= 0) {
+    if (std::find(m.nodes.begin(), m.nodes.end(), node) == m.nodes.end())
+      return make_error(fmt("compaction refused: node %d does not exist on this machine (nodes with memory: %s)",
+                            node, join_ints(m.nodes).c_str()));
+    targets.push_back(node);
+  } else {
+    for (int n : m.nodes)
+      if (policy_.compaction.nodes.contains(n)) targets.push_back(n);
+    if (targets.empty())
+      return make_error("compaction refused: no node of compaction.nodes is on this machine (nodes with memory: " +
+                        join_ints(m.nodes) + "); name one with --node");
+  }
+  std::vector<uint64_t> ids;
+  for (int n : targets) {
+    auto q = std::find_if(manual_.begin(), manual_.end(), [n](const ActionRequest& r) {
+      return r.kind == ActionKind::Compact && r.node == n;
+    });
+    if (q != manual_.end()) {  // already queued: one compaction serves both
+      ids.push_back(q->id);
+      continue;
+    }
+    ActionRequest r;
+    r.id = next_id_++;
+    r.kind = ActionKind::Compact;
+    r.trigger = Trigger::Manual;
+    r.node = n;
+    r.reason = node >= 0 ? fmt("fragctl compact --node %d", n) : "fragctl compact";
+    ids.push_back(r.id);
+    manual_.push_back(std::move(r));
+  }
+  return ids;
+}
+
+Result<uint64_t> Engine::request_pool(uint64_t size_kib, int node, uint64_t count, const MachineFacts& m) {
+  if (!policy_.act)
+    return make_error(
+        "pool set refused: fragd runs in observe mode and changes nothing; set `mode: act` in the "
+        "policy file and reload (`fragctl reload`) to allow actions");
+  if (std::find(m.hugepage_kib.begin(), m.hugepage_kib.end(), size_kib) == m.hugepage_kib.end()) {
+    std::string offered;
+    for (uint64_t s : m.hugepage_kib) offered += (offered.empty() ? "" : ", ") + std::to_string(s) + " kB";
+    return make_error(fmt("pool set refused: the kernel offers no %llu kB huge pages (offered: %s)",
+                          static_cast<unsigned long long>(size_kib), offered.empty() ? "none" : offered.c_str()));
+  }
+  uint64_t total_kib = m.mem_total_kib;
+  std::string where = "this machine's";
+  if (node >= 0) {
+    auto it = std::find(m.nodes.begin(), m.nodes.end(), node);
+    if (it == m.nodes.end())
+      return make_error(fmt("pool set refused: node %d does not exist on this machine (nodes with memory: %s)",
+                            node, join_ints(m.nodes).c_str()));
+    const size_t i = static_cast<size_t>(it - m.nodes.begin());
+    total_kib = i < m.node_total_kib.size() ? m.node_total_kib[i] : 0;
+    where = fmt("node %d's", node);
+  }
+  if (total_kib > 0 && size_kib > 0 && count > total_kib / size_kib)
+    return make_error(fmt("pool set refused: %llu pages of %llu kB exceed %s memory (%llu kB); ask for at most %llu",
+                          static_cast<unsigned long long>(count), static_cast<unsigned long long>(size_kib),
+                          where.c_str(), static_cast<unsigned long long>(total_kib),
+                          static_cast<unsigned long long>(total_kib / size_kib)));
+
+  const int key_node = node < 0 ? -1 : node;
+  // A run-time target replaces the targets of that size it overlaps (the
+  // global pool is the sum of the node pools), until the next reload.
+  for (auto it = pool_state_.begin(); it != pool_state_.end();) {
+    const bool overlaps = it->first.second == size_kib && (it->first.first < 0) != (key_node < 0);
+    it = overlaps ? pool_state_.erase(it) : std::next(it);
+  }
+  PoolTrack& p = pool_state_[{key_node, size_kib}];
+  p.s.node = key_node;
+  p.s.size_kib = size_kib;
+  p.s.target = count;
+  p.s.manual = true;
+  p.s.next_allowed_ns = 0;
+  p.misses = 0;
+
+  const std::string reason = fmt("fragctl pool set %llukB %llu", static_cast<unsigned long long>(size_kib),
+                                 static_cast<unsigned long long>(count)) +
+                             (node >= 0 ? fmt(" --node %d", node) : "");
+  for (auto& q : manual_)
+    if (q.kind == ActionKind::Pool && q.node == key_node && q.size_kib == size_kib) {
+      q.target = count;  // still queued: it takes the newer count
+      q.reason = reason;
+      return q.id;
+    }
+  ActionRequest r;
+  r.id = next_id_++;
+  r.kind = ActionKind::Pool;
+  r.trigger = Trigger::Manual;
+  r.node = key_node;
+  r.size_kib = size_kib;
+  r.target = count;
+  r.reason = reason;
+  manual_.push_back(r);
+  return r.id;
+}
+
+// ----------------------------------------------------------------- status --
+
+std::vector<NodeState> Engine::nodes() const {
+  std::vector<NodeState> v;
+  for (const auto& [id, t] : node_state_) {
+    if (!policy_.compaction.nodes.contains(id)) continue;
+    NodeState s;
+    s.node = id;
+    s.score = t.score;
+    s.hot = t.hot;
+    s.floor = t.floor;
+    s.misses = t.misses;
+    s.next_allowed_ns = t.next_allowed_ns;
+    s.waiting = t.waiting;
+    v.push_back(std::move(s));
+  }
+  return v;
+}
+
+std::vector<PoolState> Engine::pools() const {
+  std::vector<PoolState> v;
+  for (const auto& [key, p] : pool_state_) v.push_back(p.s);
+  return v;
+}
+
+}  // namespace fragd

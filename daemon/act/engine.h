@@ -1,0 +1,270 @@
+// The decision logic of act mode: from each tick's observation (node scores,
+// free blocks, stalls seen by BPF, compaction time, pools) it decides which
+// action to start, within the policy's limits, and learns from each action's
+// measured result. Pure: no I/O and no clock of its own (time comes in the
+// observation), so the unit tests replay recorded sequences.
+//
+// Rules (README "Policy" says the same for operators):
+//  - At most one action in flight; decide() keeps observing while one runs.
+//  - Observe mode (policy.act false) decides nothing; manual requests are
+//    refused with the fix. dry_run decides as act mode does; the runner then
+//    writes nothing and reports result "dry_run".
+//  - Compaction of a node in scope starts when one trigger holds:
+//      score:   hysteresis. The node turns "hot" when its score is > high and
+//               stays hot until its score is < low; while hot it is compacted.
+//      demand:  stalled allocations of order >= demand.min_order per second
+//               over demand.window above the limit, or their p99 over the
+//               window above the limit (with >= kDemandP99MinStalls stalls);
+//               only nodes whose score is >= score.low (something to compact).
+//      reserve: free blocks of reserve.order (larger ones counted as several)
+//               < reserve.blocks while the node's free pages could hold them.
+//    and every limit allows it:
+//      min_interval since the node's last action ended;
+//      cpu budget: compaction time caused by fragd in the last 60 s (trigger
+//      "fragd", plus "proactive" while fragd holds proactiveness raised) plus
+//      the expected duration (mean of fragd's last compactions) <= budget;
+//      back-off: after a compaction that did not help (score fell by less
+//      than backoff.min_gain and no reserve block was added), the node's
+//      floor is the score it reached; the next try waits
+//      min_interval * 2^(misses) (capped at backoff.max) unless the score
+//      climbs to floor + min_gain or more. A compaction that helps clears it.
+//  - method proactiveness: instead of compacting, raise
+//    vm.compaction_proactiveness to proactiveness.value once (global) while
+//    any node is triggered; restore it when no node is hot and no demand or
+//    reserve trigger holds, or after proactiveness.hold, or when the policy
+//    changes method or mode.
+//    While raised, the raise counts as one action on each node that
+//    triggered it: its gain (score at raise vs at restore) teaches the
+//    back-off, and min_interval runs from the restore. fragd also restores
+//    early when the cpu budget is spent (proactive compaction counts while
+//    raised). A restore that fails is retried with the back-off waits; a
+//    raised value is restored even in observe mode. Under dry_run the raise
+//    is only simulated (proactiveness_raised() stays false) so that its
+//    restore is decided and logged too.
+//  - Pools: each target (policy, or set at run time by `fragctl pool set`,
+//    which lasts until the next reload) whose observed count differs gets a
+//    pool action (a policy target listing nodes is that count on each
+//    listed node); after a result other than ok the pool waits like a node
+//    (min_interval doubling up to backoff.max) unless its target changes;
+//    after ok it waits min_interval (so a pool the kernel keeps moving is
+//    never resized in a loop). A run-time target replaces the targets of
+//    that size it overlaps (a node pool and the global one) until reload.
+//  - Outcomes: "ok"/"no_gain" of a compaction teach (compaction_helped());
+//    "error" and "refused" count as a miss without a floor (time-only
+//    back-off); "dry_run" sets the last-action time and teaches nothing;
+//    "abandoned" (fragd exiting) teaches nothing.
+//  - An observation with no nodes (a failed read) keeps what fragd knows;
+//    a node missing from an observation that lists others is forgotten.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/histogram.h"
+#include "policy/policy.h"
+#include "base/result.h"
+
+namespace fragd {
+
+enum class ActionKind { Compact, RaiseProactiveness, RestoreProactiveness, Pool };
+const char* action_name(ActionKind k);  // compact, proactiveness_raise, proactiveness_restore, pool
+
+enum class Trigger { Score, Demand, Reserve, Manual, Pool, Hold, Policy };
+const char* trigger_label(Trigger t);   // score, demand, reserve, manual, pool, hold, policy
+
+struct ActionRequest {
+  uint64_t id = 0;                 // unique, increasing
+  ActionKind kind = ActionKind::Compact;
+  Trigger trigger = Trigger::Score;
+  int node = -1;                   // < 0: global (proactiveness, the global pool)
+  std::string reason;              // "score 93 > high 40", "12.5 stalls/s > 10 over 10s", ...
+  unsigned proactiveness = 0;      // RaiseProactiveness: the value to write
+  uint64_t size_kib = 0;           // Pool
+  uint64_t target = 0;             // Pool
+  std::vector<int> compact_nodes;  // Pool: nodes to compact when blocks are short
+};
+
+struct ActionOutcome {
+  ActionRequest req;
+  // ok | no_gain | short | guard | error | dry_run | abandoned | refused
+  std::string result;
+  std::string detail;               // error text, why a pool stopped, ...
+  uint64_t start_ns = 0, end_ns = 0;
+  int score_before = -1, score_after = -1;        // Compact: the node's score
+  uint64_t blocks_before = 0, blocks_after = 0;   // Compact: free blocks of reserve.order
+  uint64_t pages_migrated = 0;                    // trigger "fragd" pages, during the action
+  uint64_t pool_before = 0, pool_after = 0;       // Pool
+  unsigned attempts = 0, compactions = 0;         // Pool: pool writes, node compactions
+};
+
+struct NodeObservation {
+  int node = 0;
+  unsigned score = 0;                // fragmentation_score_node()
+  uint64_t free_pages = 0;
+  std::vector<uint64_t> free_blocks; // per order, summed over the node's zones
+};
+
+// Whether a compaction helped (backoff rule above): the score fell by at
+// least backoff.min_gain, or, with a reserve goal set, free blocks of
+// reserve.order were added. The runner's ok/no_gain label should agree.
+bool compaction_helped(const ActionOutcome& r, const CompactionPolicy& p);
+
+struct PoolObservation {
+  int node = -1;  // < 0: global (sum over nodes)
+  uint64_t size_kib = 0;
+  uint64_t total = 0;  // nr_hugepages
+};
+
+struct Observation {
+  uint64_t now_ns = 0;  // CLOCK_MONOTONIC
+  std::vector<NodeObservation> nodes;
+  // Cumulative since fragd started, summed over orders >= demand.min_order.
+  uint64_t stalls_total = 0;
+  LatencyHist stall_hist;
+  // Cumulative compaction time seen by BPF, by trigger.
+  uint64_t fragd_compaction_ns = 0;
+  uint64_t proactive_compaction_ns = 0;
+  uint64_t mem_available_kib = 0;
+  std::vector<PoolObservation> pools;  // global and per node
+};
+
+// For `fragctl status` and metrics.
+struct NodeState {
+  int node = 0;
+  unsigned score = 0;
+  bool hot = false;
+  std::optional<unsigned> floor;      // learned: the score compaction last reached without help
+  unsigned misses = 0;                // compactions in a row that did not help
+  uint64_t next_allowed_ns = 0;       // min_interval / back-off
+  std::string waiting;                // "", "min_interval", "backoff", "cpu_budget"
+};
+
+struct PoolState {
+  int node = -1;
+  uint64_t size_kib = 0;
+  uint64_t target = 0;
+  uint64_t reached = 0;
+  bool manual = false;                // set by `fragctl pool set`
+  std::string last_result;
+  uint64_t next_allowed_ns = 0;
+};
+
+class Engine {
+ public:
+  explicit Engine(Policy p);
+
+  // On reload. Keeps each node's learning; drops run-time pool targets; a
+  // change of method or mode while proactiveness is raised queues a restore.
+  void set_policy(Policy p);
+  const Policy& policy() const { return policy_; }
+
+  // One tick. Returns at most one action (none while one is in flight).
+  std::optional<ActionRequest> decide(const Observation& o);
+  // The runner reports every action it was given, once, when it ends.
+  void finished(const ActionOutcome& r);
+
+  // `fragctl compact [--node N]` (node < 0: every node in scope, one by one)
+  // and `fragctl pool set SIZE COUNT [--node N]`. Queued; decide() returns
+  // them first, bypassing triggers, min_interval, back-off and budget (never
+  // overlap). Errors: observe mode; a node or size not on this machine.
+  Result<std::vector<uint64_t>> request_compact(int node, const MachineFacts& m);
+  Result<uint64_t> request_pool(uint64_t size_kib, int node, uint64_t count, const MachineFacts& m);
+
+  bool busy() const { return in_flight_.has_value(); }
+  // True while fragd holds vm.compaction_proactiveness raised.
+  bool proactiveness_raised() const { return raised_since_ns_.has_value() && !raised_dry_; }
+
+  std::vector<NodeState> nodes() const;
+  std::vector<PoolState> pools() const;
+  // CPU budget: fragd-caused compaction time in the last 60 s, ns.
+  uint64_t budget_used_ns() const;
+
+  // Queued manual requests that will never be returned by decide(): a
+  // reload to observe mode drops every one, any reload drops queued pool
+  // requests (their run-time target is gone). Each comes back once, as an
+  // outcome with result "refused" and the reason in detail, for the daemon
+  // to record like a finished action.
+  std::vector<ActionOutcome> take_dropped();
+
+ private:
+  struct NodeTrack {
+    unsigned score = 0;
+    uint64_t free_pages = 0;
+    std::vector<uint64_t> free_blocks;
+    bool hot = false;
+    std::optional<unsigned> floor;
+    unsigned misses = 0;
+    std::optional<uint64_t> last_end_ns;
+    std::string waiting;
+    uint64_t next_allowed_ns = 0;
+  };
+  struct PoolTrack {
+    PoolState s;
+    bool observed = false;  // this tick's observation has the pool
+    unsigned misses = 0;    // results other than ok in a row
+  };
+  // Cumulative counters with counter resets folded in (a counter that went
+  // backwards restarted from 0: its new value is the increase), so that the
+  // increase over a window is newest - baseline.
+  struct Sample {
+    uint64_t t = 0;
+    uint64_t stalls = 0;
+    LatencyHist hist;
+    uint64_t caused_ns = 0;  // fragd-caused compaction time
+  };
+  struct Fired {
+    Trigger trigger = Trigger::Score;
+    std::string reason;
+  };
+  // The nodes that raised proactiveness, with their score and reserve
+  // blocks then: the restore is judged against them.
+  struct RaiseMark {
+    unsigned score = 0;
+    uint64_t blocks = 0;
+  };
+
+  void ingest(const Observation& o);
+  void rebuild_pools();
+  std::optional<Fired> node_trigger(int node, const NodeTrack& n, const std::optional<std::string>& demand) const;
+  std::optional<std::string> demand_reason() const;
+  bool any_trigger(const std::optional<std::string>& demand) const;
+  uint64_t wait_ns(unsigned misses) const;
+  uint64_t expected_duration_ns() const;
+  const Sample* baseline(uint64_t span_ns) const;
+  uint64_t reserve_blocks(const NodeTrack& n) const;
+  std::vector<int> scope_nodes() const;
+  ActionRequest issue(ActionRequest r);
+  ActionRequest restore_request(Trigger t, std::string reason);
+  void teach(int node, bool helped, std::optional<unsigned> reached, uint64_t end_ns);
+  void drop_manual(bool pools_only, const std::string& why);
+
+  Policy policy_;
+  uint64_t next_id_ = 1;
+  std::optional<ActionRequest> in_flight_;
+  std::optional<uint64_t> raised_since_ns_;
+  bool raised_dry_ = false;  // the raise was only decided (dry_run): nothing was written
+  Trigger raised_trigger_ = Trigger::Score;
+  std::map<int, RaiseMark> raise_marks_;      // of the raise in flight or held
+  unsigned restore_failures_ = 0;
+  uint64_t restore_next_ns_ = 0;
+  std::deque<ActionRequest> manual_;
+  std::vector<ActionOutcome> dropped_;
+  std::map<int, NodeTrack> node_state_;
+  std::map<std::pair<int, uint64_t>, PoolTrack> pool_state_;  // by (node, size_kib)
+  std::deque<Sample> samples_;
+  struct Raw {  // the last observation's counters as read
+    uint64_t stalls = 0;
+    LatencyHist hist;
+    uint64_t fragd_ns = 0, proactive_ns = 0;
+    bool raised = false;  // fragd held proactiveness raised then
+  };
+  std::optional<Raw> raw_;
+  std::deque<uint64_t> recent_durations_ns_;  // last compactions
+  uint64_t now_ns_ = 0;
+};
+
+}  // namespace fragd

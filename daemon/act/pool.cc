@@ -1,0 +1,124 @@
+#include "act/pool.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace fragd {
+
+namespace {
+
+// Pool writes in one resize, at most: with progress on every write a pool
+// gets there in a few; this bounds a kernel that trickles pages.
+constexpr unsigned kMaxAttempts = 16;
+// Writes in a row without progress that end a grow.
+constexpr unsigned kMaxMisses = 2;
+
+std::string pool_label(const PoolRequest& r) {
+  char buf[96];
+  if (r.node < 0)
+    std::snprintf(buf, sizeof buf, "global %llu kB pool", static_cast<unsigned long long>(r.size_kib));
+  else
+    std::snprintf(buf, sizeof buf, "node %d %llu kB pool", r.node, static_cast<unsigned long long>(r.size_kib));
+  return buf;
+}
+
+std::string u(uint64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+unsigned page_order(uint64_t size_kib) {
+  uint64_t pages = size_kib / 4;
+  unsigned order = 0;
+  while (pages > 1) {
+    pages >>= 1;
+    ++order;
+  }
+  return order;
+}
+
+PoolOutcome resize_pool(Actuator& a, const PoolRequest& r) {
+  PoolOutcome out;
+  const std::string name = pool_label(r);
+  auto finish = [&out](const char* result, std::string detail) {
+    out.result = result;
+    out.detail = std::move(detail);
+    return out;
+  };
+  auto fail = [&](const Error& e) { return finish("error", e.message); };
+  auto exiting = [&]() {
+    return finish("abandoned", "fragd is exiting: " + name + " left at " + u(out.after) + " of target " + u(r.target));
+  };
+
+  if (a.stop_requested()) return exiting();
+  auto first = a.read_pool(r.node, r.size_kib);
+  if (!first) return fail(first.error());
+  uint64_t current = *first;
+  out.before = out.after = current;
+  if (current == r.target) return finish("ok", name + " already at its target " + u(r.target));
+
+  if (current > r.target) {
+    auto w = a.write_pool(r.node, r.size_kib, r.target);
+    out.attempts = 1;
+    if (!w) return fail(w.error());
+    auto back = a.read_pool(r.node, r.size_kib);
+    if (!back) return fail(back.error());
+    out.after = *back;
+    if (*back <= r.target) return finish("ok", name + " shrunk from " + u(current) + " to " + u(*back));
+    return finish("short", name + " shrunk only to " + u(*back) + " of target " + u(r.target) +
+                               ": pages in use stay in the pool until their users free them");
+  }
+
+  const unsigned order = page_order(r.size_kib);
+  unsigned misses = 0;
+  while (out.attempts < kMaxAttempts) {
+    if (a.stop_requested()) return exiting();
+    auto avail = a.mem_available_kib();
+    if (!avail) return fail(avail.error());
+    const uint64_t room = r.size_kib == 0 || *avail <= r.guard_kib ? 0 : (*avail - r.guard_kib) / r.size_kib;
+    const uint64_t goal = current + std::min(room, r.target - current);
+    if (goal <= current)
+      return finish("guard", name + " stopped at " + u(current) + " of target " + u(r.target) + ": MemAvailable " +
+                                 u(*avail) + " kB leaves no room for another " + u(r.size_kib) +
+                                 " kB page above the guard of " + u(r.guard_kib) + " kB");
+
+    if (!r.compact_nodes.empty()) {
+      auto blocks = a.free_blocks(r.node, order);
+      if (!blocks) return fail(blocks.error());
+      if (*blocks < goal - current) {
+        for (int node : r.compact_nodes) {
+          if (a.stop_requested()) return exiting();
+          auto c = a.compact_node(node);
+          if (!c) return fail(c.error());
+          out.compactions++;
+        }
+      }
+    }
+
+    auto w = a.write_pool(r.node, r.size_kib, goal);
+    out.attempts++;
+    if (!w) return fail(w.error());
+    auto back = a.read_pool(r.node, r.size_kib);
+    if (!back) return fail(back.error());
+    out.after = *back;
+    if (*back >= r.target) return finish("ok", name + " grown from " + u(out.before) + " to " + u(*back));
+    const bool progress = *back > current;
+    current = *back;
+    if (progress) {
+      misses = 0;
+      continue;
+    }
+    if (++misses >= kMaxMisses)
+      return finish("short", name + " reached " + u(current) + " of target " + u(r.target) + ": " +
+                                 u(kMaxMisses) + " writes in a row added no page (memory too fragmented or in use)");
+    if (r.drop_caches && !out.dropped_caches) {
+      if (a.stop_requested()) return exiting();
+      auto d = a.drop_caches();
+      if (!d) return fail(d.error());
+      out.dropped_caches = true;
+    }
+  }
+  return finish("short", name + " reached " + u(current) + " of target " + u(r.target) + " after " +
+                             u(kMaxAttempts) + " writes, the most one resize makes");
+}
+
+}  // namespace fragd

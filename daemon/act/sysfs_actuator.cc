@@ -1,0 +1,167 @@
+#include "act/sysfs_actuator.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <charconv>
+
+#include "base/log.h"
+#include "kernel/procfs.h"
+#include "sources/memory/score.h"
+#include "kernel/source_faults.h"
+
+namespace fragd {
+namespace {
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+// What to do about a refused write, by errno.
+std::string write_fix(int err) {
+  switch (err) {
+    case EROFS:
+      return "the file system is read-only for fragd (a container's /sys or /proc/sys, or systemd's "
+             "ProtectKernelTunables without ReadWritePaths): make the path writable, or run in mode observe";
+    case EACCES:
+    case EPERM:
+      return "fragd may not write it: run fragd as root";
+    case ENOENT:
+      return "the file is gone (the node went offline, or hugetlb is not available)";
+    default:
+      return "fragd tries again after its back-off";
+  }
+}
+
+}  // namespace
+
+Result<void> SysfsActuator::write_value(const std::string& path, const char* pattern, const std::string& value) {
+  Result<void> r;
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    r = sys_error("open " + path + " for writing");
+  } else {
+    const ssize_t n = write(fd, value.data(), value.size());
+    const int err = errno;
+    close(fd);
+    if (n < 0) r = sys_error("write " + value + " to " + path, err);
+    else if (static_cast<size_t>(n) != value.size()) r = make_error("short write of " + value + " to " + path, EIO);
+  }
+
+  std::lock_guard<std::mutex> lock(mu_);
+  if (r) {
+    if (auto it = refused_.find(path); it != refused_.end()) {
+      log_info(path + " accepts writes again (refused with " + it->second + " before)");
+      refused_.erase(it);
+    }
+    return r;
+  }
+  const std::string name = errno_name(r.error().err);
+  write_errors_[{pattern, name}]++;
+  auto [it, fresh] = refused_.try_emplace(path, name);
+  if (fresh || it->second != name) {
+    it->second = name;
+    log_warn("the kernel refused a write: " + r.error().message + " (" + name + "): " + write_fix(r.error().err) +
+             ". The action fails and fragd backs off; counted in fragd_kernel_write_errors_total{file=\"" + pattern +
+             "\",error=\"" + name + "\"}, not logged again until a write to " + path + " succeeds");
+  }
+  return r;
+}
+
+SysfsActuator::WriteErrors SysfsActuator::write_errors() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return write_errors_;
+}
+
+Result<uint64_t> SysfsActuator::read_value(const std::string& path) {
+  auto t = read_text_file(path);
+  if (!t) return t.error();
+  std::string s = *t;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size())
+    return make_error(path + ": expected a number, read '" + s + "'", EINVAL);
+  return v;
+}
+
+Result<void> SysfsActuator::compact_node(int node) {
+  if (node < 0) return make_error("compact: no node given", EINVAL);
+  const std::string nodes = sys_ + "/devices/system/node";
+  if (!exists(nodes)) {
+    if (node != 0) return make_error("compact: node " + std::to_string(node) + " does not exist", ENOENT);
+    return write_value(proc_ + "/sys/vm/compact_memory", "/proc/sys/vm/compact_memory", "1");
+  }
+  return write_value(nodes + "/node" + std::to_string(node) + "/compact", "/sys/devices/system/node/node<N>/compact",
+                     "1");
+}
+
+Result<unsigned> SysfsActuator::read_proactiveness() {
+  auto v = read_value(proc_ + "/sys/vm/compaction_proactiveness");
+  if (!v) return v.error();
+  if (*v > 100) return make_error("vm.compaction_proactiveness reads " + std::to_string(*v) + " (> 100)", EINVAL);
+  return static_cast<unsigned>(*v);
+}
+
+Result<void> SysfsActuator::write_proactiveness(unsigned value) {
+  if (value > 100) return make_error("vm.compaction_proactiveness must be 0..100", EINVAL);
+  return write_value(proc_ + "/sys/vm/compaction_proactiveness", "/proc/sys/vm/compaction_proactiveness",
+                     std::to_string(value));
+}
+
+std::string SysfsActuator::pool_path(int node, uint64_t size_kib) const {
+  const std::string leaf = "/hugepages/hugepages-" + std::to_string(size_kib) + "kB/nr_hugepages";
+  if (node < 0) return sys_ + "/kernel/mm" + leaf;
+  return sys_ + "/devices/system/node/node" + std::to_string(node) + leaf;
+}
+
+Result<uint64_t> SysfsActuator::read_pool(int node, uint64_t size_kib) {
+  return read_value(pool_path(node, size_kib));
+}
+
+Result<void> SysfsActuator::write_pool(int node, uint64_t size_kib, uint64_t count) {
+  return write_value(pool_path(node, size_kib),
+                     node < 0 ? "/sys/kernel/mm/hugepages/hugepages-<S>kB/nr_hugepages"
+                              : "/sys/devices/system/node/node<N>/hugepages/hugepages-<S>kB/nr_hugepages",
+                     std::to_string(count));
+}
+
+Result<uint64_t> SysfsActuator::mem_available_kib() {
+  auto t = read_text_file(proc_ + "/meminfo");
+  if (!t) return t.error();
+  MemSnapshot m;
+  if (auto r = parse_meminfo(*t, proc_ + "/meminfo", m); !r) return r.error();
+  return m.mem_available_kib;
+}
+
+Result<uint64_t> SysfsActuator::free_blocks(int node, unsigned order) {
+  auto t = read_text_file(proc_ + "/buddyinfo");
+  if (!t) return t.error();
+  auto zones = parse_buddyinfo(*t, proc_ + "/buddyinfo");
+  if (!zones) return zones.error();
+  uint64_t blocks = 0;
+  for (const auto& z : *zones)
+    if (node < 0 || z.node == node) blocks += blocks_of_order(z.free_blocks, order);
+  return blocks;
+}
+
+Result<unsigned> SysfsActuator::node_score(int node) {
+  auto b = read_text_file(proc_ + "/buddyinfo");
+  if (!b) return b.error();
+  auto zones = parse_buddyinfo(*b, proc_ + "/buddyinfo");
+  if (!zones) return zones.error();
+  auto zi = read_text_file(proc_ + "/zoneinfo");
+  if (!zi) return zi.error();
+  if (auto r = parse_zoneinfo(*zi, proc_ + "/zoneinfo", *zones); !r) return r.error();
+  for (const auto& s : node_scores(*zones))
+    if (s.node == node) return s.score;
+  return make_error("node " + std::to_string(node) + " is not in " + proc_ + "/buddyinfo", ENOENT);
+}
+
+Result<void> SysfsActuator::drop_caches() {
+  return write_value(proc_ + "/sys/vm/drop_caches", "/proc/sys/vm/drop_caches", "1");
+}
+
+}  // namespace fragd

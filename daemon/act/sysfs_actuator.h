@@ -1,0 +1,64 @@
+// The Actuator (act/actuator.h) over the kernel's files. Every path it
+// writes is built here from a node number and a page size that were
+// validated against the machine, never from a string of the policy:
+//   /sys/devices/system/node/node<N>/compact
+//   /proc/sys/vm/compact_memory                    (a machine without node dirs)
+//   /proc/sys/vm/compaction_proactiveness
+//   /proc/sys/vm/drop_caches
+//   /sys/kernel/mm/hugepages/hugepages-<S>kB/nr_hugepages
+//   /sys/devices/system/node/node<N>/hugepages/hugepages-<S>kB/nr_hugepages
+// The roots are fragd's --path.procfs and --path.sysfs.
+//
+// A write the kernel refuses is counted by file (the pattern above, so the
+// label values are bounded) and errno name, for fragd_kernel_write_errors_total,
+// and logged once per file and errno: again only after a write to that file
+// succeeded ("accepts writes again", logged once too). The action that made
+// the write fails with the error, and the engine backs off (act/engine.h).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "act/actuator.h"
+
+namespace fragd {
+
+class SysfsActuator : public Actuator {
+ public:
+  explicit SysfsActuator(std::string proc_root = "/proc", std::string sys_root = "/sys")
+      : proc_(std::move(proc_root)), sys_(std::move(sys_root)) {}
+
+  // Refused writes so far: (file pattern, errno name) -> count. Any thread.
+  using WriteErrors = std::map<std::pair<std::string, std::string>, uint64_t>;
+  WriteErrors write_errors() const;
+
+  Result<void> compact_node(int node) override;
+  Result<unsigned> read_proactiveness() override;
+  Result<void> write_proactiveness(unsigned value) override;
+  Result<uint64_t> read_pool(int node, uint64_t size_kib) override;
+  Result<void> write_pool(int node, uint64_t size_kib, uint64_t count) override;
+  Result<uint64_t> mem_available_kib() override;
+  Result<uint64_t> free_blocks(int node, unsigned order) override;
+  Result<unsigned> node_score(int node) override;
+  Result<void> drop_caches() override;
+  bool stop_requested() override { return stop_.load(); }
+
+  void request_stop() { stop_ = true; }
+
+ private:
+  std::string pool_path(int node, uint64_t size_kib) const;
+  // `pattern` is the allow-listed file `path` is an instance of.
+  Result<void> write_value(const std::string& path, const char* pattern, const std::string& value);
+  Result<uint64_t> read_value(const std::string& path);
+
+  std::string proc_, sys_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;                        // the two maps below (worker and main thread)
+  WriteErrors write_errors_;
+  std::map<std::string, std::string> refused_;  // path -> errno name of its last refused write
+};
+
+}  // namespace fragd

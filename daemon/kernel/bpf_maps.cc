@@ -1,0 +1,206 @@
+#include "kernel/bpf_maps.h"
+
+#include "base/text.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernel/bpf_loader.h"
+
+namespace fragd {
+namespace {
+
+// Sums a per-CPU value made only of __u64 fields into `out`.
+template <class T>
+Result<void> read_percpu(int fd, uint32_t key, int ncpus, T* out, const char* map) {
+  static_assert(sizeof(T) % 8 == 0);
+  constexpr size_t words = sizeof(T) / 8;
+  std::vector<uint64_t> buf(words * ncpus);
+  if (bpf_map_lookup_elem(fd, &key, buf.data()) != 0)
+    return sys_error(std::string("read BPF map ") + map + " key " + std::to_string(key));
+  std::vector<uint64_t> sum(words, 0);
+  for (int c = 0; c < ncpus; c++)
+    for (size_t i = 0; i < words; i++) sum[i] += buf[c * words + i];
+  std::memcpy(static_cast<void*>(out), sum.data(), sizeof(T));
+  return {};
+}
+
+LatencyHist to_hist(const fragd_hist& h) {
+  LatencyHist l;
+  l.buckets.assign(h.buckets, h.buckets + FRAGD_HIST_BUCKETS);
+  l.count = h.count;
+  l.sum_ns = h.sum_ns;
+  return l;
+}
+
+
+// Reads every entry of hash map `fd` (at most `max` of them) into keys/values,
+// by batches when the kernel has them (5.6+), else key by key.
+template <class K, class V>
+Result<void> read_hash(int fd, uint32_t max, std::vector<K>& keys, std::vector<V>& values, const char* map) {
+  keys.assign(max, K{});
+  values.assign(max, V{});
+  uint32_t total = 0;
+  uint64_t in_batch = 0, out_batch = 0;  // the kernel's token for a hash map is a __u32 bucket index
+  bool first = true, batched = true;
+  LIBBPF_OPTS(bpf_map_batch_opts, opts);
+  while (total < max) {
+    uint32_t count = max - total;
+    const int err = bpf_map_lookup_batch(fd, first ? nullptr : &in_batch, &out_batch, keys.data() + total,
+                                         values.data() + total, &count, &opts);
+    if (err < 0 && (-err == EINVAL || -err == ENOTSUP || -err == EOPNOTSUPP) && first) {
+      batched = false;
+      break;
+    }
+    total += std::min(count, max - total);
+    if (err < 0) {
+      if (-err == ENOENT) break;  // the end of the map
+      if (-err == ENOSPC) break;  // the map grew while read and a bucket no longer fits: stop at max
+      return make_error(std::string("batch lookup of BPF map ") + map + ": " + strerror(-err), -err);
+    }
+    in_batch = out_batch;
+    first = false;
+  }
+  if (!batched) {
+    total = 0;
+    K key{}, next{};
+    bool have = false;
+    // A key deleted under us restarts the walk at the first key: bounded by max, deduplicated below.
+    for (uint32_t i = 0; i < max; i++) {
+      if (bpf_map_get_next_key(fd, have ? &key : nullptr, &next) != 0) break;
+      key = next;
+      have = true;
+      if (bpf_map_lookup_elem(fd, &key, &values[total]) != 0) continue;  // deleted since
+      keys[total++] = key;
+    }
+  }
+  keys.resize(total);
+  values.resize(total);
+  return {};
+}
+
+// max_entries of map `fd`.
+Result<uint32_t> map_max_entries(int fd, const char* map) {
+  bpf_map_info info{};
+  uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0)
+    return sys_error(std::string("read the info of BPF map ") + map);
+  return info.max_entries;
+}
+
+}  // namespace
+
+BpfReader::BpfReader(const BpfPrograms& progs) : progs_(progs), ncpus_(libbpf_num_possible_cpus()) {}
+
+Result<BpfSnapshot> BpfReader::read() const {
+  if (ncpus_ <= 0) return make_error("cannot count possible CPUs (/sys/devices/system/cpu/possible)");
+  BpfSnapshot s;
+  if (auto r = read_percpu(progs_.alloc_stats_fd(), 0, ncpus_, &s.alloc, "alloc_stats"); !r) return r.error();
+  if (auto r = read_percpu(progs_.compaction_stats_fd(), 0, ncpus_, &s.compaction, "compaction_stats"); !r)
+    return r.error();
+  if (auto r = read_percpu(progs_.fallback_stats_fd(), 0, ncpus_, &s.fallback, "fallback_stats"); !r)
+    return r.error();
+  fragd_hist h;
+  for (uint32_t o = 0; o < FRAGD_NR_ORDERS; o++)
+    for (uint32_t res = 0; res < FRAGD_NR_RESULTS; res++) {
+      if (auto r = read_percpu(progs_.stall_hist_fd(), FRAGD_STALL_HIST_KEY(o, res), ncpus_, &h, "stall_hist"); !r)
+        return r.error();
+      s.stall[o][res] = to_hist(h);
+    }
+  for (uint32_t t = 0; t < FRAGD_NR_TRIGGERS; t++) {
+    if (auto r = read_percpu(progs_.compaction_hist_fd(), t, ncpus_, &h, "compaction_hist"); !r)
+      return r.error();
+    s.compaction_hist[t] = to_hist(h);
+  }
+  return s;
+}
+
+Result<PollutionCounters> BpfReader::read_pollution_counters() const {
+  if (!progs_.pollution_enabled())
+    return make_error("the pollution ledger is off (see fragd's start-up warnings for why)", ENOENT);
+  if (ncpus_ <= 0) return make_error("cannot count possible CPUs (/sys/devices/system/cpu/possible)");
+  pollution_stats st{};
+  if (auto r = read_percpu(progs_.pollution_stats_fd(), 0, ncpus_, &st, "pollution_stats"); !r) return r.error();
+  PollutionCounters c;
+  c.events = st.events;
+  c.untracked_full = st.untracked_full;
+  c.untracked_range = st.untracked_range;
+  c.added_pages = st.pages_added;
+  c.added_blocks = st.blocks_added;
+  return c;
+}
+
+Result<PollutionSnapshot> BpfReader::read_pollution() const {
+  auto c = read_pollution_counters();
+  if (!c) return c.error();
+  PollutionSnapshot snap;
+  snap.pageblock_order = progs_.pageblock_order();
+  snap.counters = *c;
+
+  const int fd = progs_.polluted_blocks_fd();
+  auto max = map_max_entries(fd, "polluted_blocks");
+  if (!max) return max.error();
+  std::vector<uint32_t> keys;
+  std::vector<pollution_block> recs;
+  if (auto r = read_hash(fd, *max, keys, recs, "polluted_blocks"); !r) return r.error();
+
+  const uint64_t boot_to_real = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_BOOTTIME);
+  snap.blocks.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); i++) {
+    const pollution_block& r = recs[i];
+    PollutedBlock pb;
+    pb.block = keys[i];
+    pb.pages = r.pages;
+    pb.events = r.events;
+    pb.first_ns = r.first_ns + boot_to_real;
+    pb.last_ns = r.last_ns + boot_to_real;
+    pb.last_boot_ns = r.last_ns;
+    pb.pid = r.pid;
+    pb.comm.assign(r.comm, strnlen(r.comm, sizeof(r.comm)));
+    pb.cgroup_id = r.cgroup_id;
+    pb.alloc_mt = r.alloc_mt;
+    snap.blocks.push_back(std::move(pb));
+  }
+  return snap;
+}
+
+Result<void> BpfReader::release_polluted(uint64_t block) const {
+  const uint32_t key = static_cast<uint32_t>(block);
+  if (bpf_map_delete_elem(progs_.polluted_blocks_fd(), &key) != 0 && errno != ENOENT)
+    return sys_error("delete block " + std::to_string(block) + " from BPF map polluted_blocks");
+  return {};
+}
+
+Result<uint64_t> BpfReader::polluted_last_boot_ns(uint64_t block) const {
+  const uint32_t key = static_cast<uint32_t>(block);
+  pollution_block r{};
+  if (bpf_map_lookup_elem(progs_.polluted_blocks_fd(), &key, &r) != 0)
+    return sys_error("look up block " + std::to_string(block) + " in BPF map polluted_blocks");
+  return r.last_ns;
+}
+
+const char* trigger_name(unsigned t) {
+  static const char* n[] = {"direct", "kcompactd", "proactive", "fragd", "manual"};
+  return t < FRAGD_NR_TRIGGERS ? n[t] : "unknown";
+}
+const char* cstatus_name(unsigned s) {
+  static const char* n[] = {"success", "complete", "partial_skipped", "contended", "other"};
+  return s < FRAGD_NR_CSTATUS ? n[s] : "unknown";
+}
+const char* migratetype_name(unsigned mt) {
+  static const char* n[] = {"unmovable", "movable", "reclaimable", "highatomic", "cma", "isolate", "other"};
+  return mt < FRAGD_NR_MT ? n[mt] : "unknown";
+}
+const char* outcome_name(unsigned o) {
+  static const char* n[] = {"fast", "stalled", "failed"};
+  return o < FRAGD_NR_OUTCOMES ? n[o] : "unknown";
+}
+const char* result_name(unsigned r) { return r == FRAGD_RESULT_SUCCESS ? "success" : "failure"; }
+const char* phase_name(unsigned p) { return p == FRAGD_PHASE_COMPACTION ? "compaction" : "reclaim"; }
+
+}  // namespace fragd

@@ -1,0 +1,99 @@
+#include "kernel/memmap.h"
+
+#include "base/text.h"
+
+#include <algorithm>
+
+namespace fragd {
+
+Result<std::vector<ZoneSpan>> parse_zone_spans(std::string_view text, std::string_view path) {
+  std::vector<ZoneSpan> out;
+  struct Partial {
+    ZoneSpan z;
+    uint64_t spanned = 0;
+    bool has_start = false, has_spanned = false;
+  };
+  std::vector<Partial> all;
+  for (size_t pos = 0; pos < text.size();) {
+    const std::string_view line = next_line(text, pos);
+    auto t = tokenize(line);
+    if (t.empty()) continue;
+    if (t[0] == "Node" && t.size() >= 4 && t[2] == "zone") {
+      Partial p;
+      std::string_view n = t[1];
+      if (!n.empty() && n.back() == ',') n.remove_suffix(1);
+      uint64_t node;
+      if (!parse_u64(n, node)) continue;
+      p.z.node = static_cast<int>(node);
+      p.z.zone = std::string(t[3]);
+      all.push_back(std::move(p));
+      continue;
+    }
+    if (all.empty()) continue;
+    Partial& p = all.back();
+    uint64_t v;
+    if (t[0] == "start_pfn:" && t.size() == 2 && parse_u64(t[1], v)) {
+      p.z.start_pfn = v;
+      p.has_start = true;
+    } else if (t[0] == "spanned" && t.size() == 2 && parse_u64(t[1], v)) {
+      p.spanned = v;
+      p.has_spanned = true;
+    } else if (t[0] == "min" && t.size() == 2 && parse_u64(t[1], v)) {
+      p.z.reserve_pages += v;
+    } else if (t[0] == "protection:") {
+      // "protection: (0, 3019, 24090, 24090, 24090)"
+      uint64_t most = 0;
+      for (size_t i = 1; i < t.size(); i++) {
+        std::string_view s = t[i];
+        while (!s.empty() && (s.front() == '(')) s.remove_prefix(1);
+        while (!s.empty() && (s.back() == ',' || s.back() == ')')) s.remove_suffix(1);
+        if (parse_u64(s, v)) most = std::max(most, v);
+      }
+      p.z.reserve_pages += most;
+    }
+  }
+  for (auto& p : all) {
+    if (!p.has_start || !p.has_spanned || p.spanned == 0) continue;
+    if (p.spanned > UINT64_MAX - p.z.start_pfn) continue;  // garbage: the span would wrap past 2^64
+    p.z.end_pfn = p.z.start_pfn + p.spanned;
+    out.push_back(std::move(p.z));
+  }
+  if (out.empty())
+    return make_error(std::string(path) +
+                          ": no zone with \"start_pfn\" and \"spanned\" lines; fragd needs the zoneinfo of "
+                          "Linux 4.x or later",
+                      EINVAL);
+  return out;
+}
+
+Result<std::vector<PfnRange>> parse_iomem_ram(std::string_view text, std::string_view path) {
+  std::vector<PfnRange> out;
+  bool zero_addresses = false;
+  for (size_t pos = 0; pos < text.size();) {
+    const std::string_view line = next_line(text, pos);
+    if (line.empty() || line[0] == ' ') continue;  // nested resources are indented
+    const size_t colon = line.find(" : ");
+    if (colon == std::string_view::npos || line.substr(colon + 3) != "System RAM") continue;
+    const std::string_view range = line.substr(0, colon);
+    const size_t dash = range.find('-');
+    uint64_t lo, hi;
+    if (dash == std::string_view::npos || !parse_u64(range.substr(0, dash), lo, 16) ||
+        !parse_u64(range.substr(dash + 1), hi, 16))
+      continue;
+    if (lo == 0 && hi == 0) {
+      zero_addresses = true;
+      continue;
+    }
+    const uint64_t start = (lo + 4095) / 4096, end = (hi + 1) / 4096;
+    if (end > start) out.push_back({start, end});
+  }
+  if (out.empty())
+    return make_error(std::string(path) + (zero_addresses
+                                               ? ": addresses read as zero (only root sees them); run fragd as root"
+                                               : ": no \"System RAM\" range"),
+                      zero_addresses ? EACCES : EINVAL);
+  std::sort(out.begin(), out.end(), [](const PfnRange& a, const PfnRange& b) { return a.start_pfn < b.start_pfn; });
+  return out;
+}
+
+}  // namespace fragd

@@ -1,0 +1,39 @@
+// Where memory is: zone spans and reserves (/proc/zoneinfo) and the RAM ranges
+// of /proc/iomem, in page frame numbers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace fragd {
+
+// A physical range [start_pfn, end_pfn).
+struct PfnRange {
+  uint64_t start_pfn = 0, end_pfn = 0;
+};
+
+// A zone's span as /proc/zoneinfo gives it ("start_pfn", "spanned") and the
+// free pages a pool write must leave in it: its "min" watermark plus its
+// largest "protection" (lowmem_reserve) entry, which is what an allocation
+// that may use any zone (GFP_HIGHUSER_MOVABLE, as hugetlb's) must respect.
+struct ZoneSpan {
+  int node = 0;
+  std::string zone;
+  uint64_t start_pfn = 0, end_pfn = 0;  // end = start_pfn + spanned
+  uint64_t reserve_pages = 0;
+};
+
+// Parses the "start_pfn", "spanned", "min" and "protection" lines of
+// /proc/zoneinfo for every zone with spanned > 0. Error names the path when
+// no zone has them.
+Result<std::vector<ZoneSpan>> parse_zone_spans(std::string_view text, std::string_view path);
+
+// The top-level "System RAM" ranges of /proc/iomem, in pfns (4 KiB pages).
+// Error when there is none (unprivileged readers see all-zero addresses).
+Result<std::vector<PfnRange>> parse_iomem_ram(std::string_view text, std::string_view path);
+
+}  // namespace fragd

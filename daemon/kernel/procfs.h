@@ -1,0 +1,155 @@
+// Readers for the kernel's memory-layout files: /proc/buddyinfo,
+// /proc/zoneinfo, /proc/pagetypeinfo, /proc/vmstat, /proc/meminfo and the
+// hugetlb pools in sysfs.
+//
+// The parse_* functions are pure: they take a file's contents and a path
+// (used only in messages) and never touch the file system, so the unit tests
+// feed them recorded fixtures. read_snapshot() reads the live files.
+//
+// Error policy: a file with nothing usable in it is an Error whose message
+// reads "path:line: expected ...; <fix>". A single bad line in an otherwise
+// good file is skipped and reported as a warning "path:line: <why>" in the
+// `warnings` vector passed in (or MemSnapshot::warnings).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace fragd {
+
+// One zone of one NUMA node.
+struct ZoneFree {
+  int node = 0;
+  std::string zone;  // "DMA", "DMA32", "Normal", "Movable", "Device", ...
+  // buddyinfo: free blocks per order, index = order. Empty when the zone has
+  // no buddyinfo line (an unpopulated zone, or its line was garbled).
+  std::vector<uint64_t> free_blocks;
+  // zoneinfo ("present", "managed", "spanned", "pages free"), in pages.
+  uint64_t present_pages = 0, managed_pages = 0, spanned_pages = 0, free_pages = 0;
+  // pagetypeinfo "Number of blocks type": migratetype -> pageblocks, with the
+  // names the kernel prints (Unmovable, Movable, Reclaimable, HighAtomic, CMA,
+  // Isolate). Empty when pagetypeinfo was not readable.
+  std::map<std::string, uint64_t> pageblocks;
+  // pagetypeinfo "Free pages count per migrate type at order": migratetype ->
+  // free blocks per order. The kernel stops counting a list at 100000 and
+  // prints ">100000"; such a cell is stored as 100000 (a lower bound).
+  std::map<std::string, std::vector<uint64_t>> free_by_type;
+};
+
+// One hugetlb pool (one page size on one node).
+struct HugePool {
+  int node = 0;
+  uint64_t size_kib = 0;
+  uint64_t total = 0;    // nr_hugepages
+  uint64_t free = 0;     // free_hugepages
+  uint64_t surplus = 0;  // surplus_hugepages (0 when the file is absent)
+};
+
+struct MemSnapshot {
+  // Merged from buddyinfo + zoneinfo + pagetypeinfo by (node, zone), ordered
+  // by node and then in the kernel's zone order (as zoneinfo lists them).
+  std::vector<ZoneFree> zones;
+  std::map<std::string, uint64_t> vmstat;  // every key of /proc/vmstat
+  uint64_t mem_available_kib = 0, mem_free_kib = 0;
+  std::vector<HugePool> hugepages;  // ordered by (node, size_kib)
+  // pagetypeinfo "Page block order: N"; 0 when pagetypeinfo was not read.
+  unsigned pageblock_order = 0;
+  std::vector<std::string> warnings;  // non-fatal problems, "path:line: why"
+};
+
+// Orders above this are rejected as garbage (the kernel's NR_PAGE_ORDERS is
+// 11 on x86-64 and at most a few more elsewhere); it also keeps the
+// `blocks << order` arithmetic of the score math far from overflow.
+inline constexpr size_t kMaxOrders = 32;
+
+// /proc/buddyinfo: "Node 0, zone   Normal   4351   5688 ...". Every line must
+// carry the same number of orders (the count most lines agree on); lines
+// with a different count are skipped with a warning.
+Result<std::vector<ZoneFree>> parse_buddyinfo(std::string_view text, std::string_view path,
+                                              std::vector<std::string>* warnings = nullptr);
+
+// /proc/zoneinfo: fills present/managed/spanned/free_pages of the zones
+// already in `zones` and adds the zones missing from them (buddyinfo omits
+// unpopulated zones such as an empty Movable or Device). Afterwards `zones`
+// is ordered by node, then in the order zoneinfo lists the zones.
+Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
+                            std::vector<ZoneFree>& zones,
+                            std::vector<std::string>* warnings = nullptr);
+
+// /proc/pagetypeinfo: fills pageblocks and free_by_type (adding zones that
+// are not in `zones` yet). `pageblock_order`, when given, receives the
+// "Page block order" header value (left untouched when the header is absent).
+Result<void> parse_pagetypeinfo(std::string_view text, std::string_view path,
+                                std::vector<ZoneFree>& zones,
+                                std::vector<std::string>* warnings = nullptr,
+                                unsigned* pageblock_order = nullptr);
+
+// /proc/vmstat: "key value" per line.
+Result<std::map<std::string, uint64_t>> parse_vmstat(std::string_view text, std::string_view path,
+                                                     std::vector<std::string>* warnings = nullptr);
+
+// /proc/meminfo: sets mem_free_kib and mem_available_kib; warnings go to
+// out.warnings. Error when neither MemFree nor MemAvailable is present.
+Result<void> parse_meminfo(std::string_view text, std::string_view path, MemSnapshot& out);
+
+// Hugetlb pools under `sys_root`: every
+// devices/system/node/nodeN/hugepages/hugepages-<size>kB/{nr,free,surplus}_hugepages;
+// when devices/system/node does not exist, kernel/mm/hugepages as node 0.
+// Nothing there (no hugetlbfs, or no sysfs) -> empty. An unreadable pool is
+// skipped with a warning.
+std::vector<HugePool> read_hugepages(const std::string& sys_root,
+                                     std::vector<std::string>* warnings = nullptr);
+
+// Reads and merges everything. buddyinfo or zoneinfo missing, unreadable or
+// unparsable -> Error naming the path and the fix. pagetypeinfo (root-only,
+// mode 0400), vmstat and meminfo problems -> warnings, with the affected
+// fields left empty/zero. Hugepages missing -> empty.
+//
+// /proc/pagetypeinfo is costly: the kernel walks every free list under the
+// zone lock with interrupts off (milliseconds on a fragmented host). With
+// `pageblocks_from` set it is not read; its pageblock counts are copied from
+// that earlier snapshot, zone by zone.
+Result<MemSnapshot> read_snapshot(const std::string& proc_root = "/proc",
+                                  const std::string& sys_root = "/sys",
+                                  const MemSnapshot* pageblocks_from = nullptr);
+
+// The sources of a snapshot, as named in SourceRead and in the skip set.
+inline constexpr const char* kSnapshotSources[] = {"buddyinfo", "zoneinfo", "pagetypeinfo",
+                                                   "vmstat",    "meminfo",  "hugepages"};
+
+// What became of one source in a read_snapshot() call.
+struct SourceRead {
+  std::string source;  // one of kSnapshotSources
+  std::string path;    // the file (for hugepages: the first pool file that failed, or the pools' directory)
+  // "" read and parsed cleanly; an errno name ("ENOENT", "EACCES", "EISDIR", ...)
+  // when it could not be read; "format" when nothing in it parsed; "lines"
+  // when some lines were skipped and the rest is used.
+  std::string cause;
+  std::string message;  // the error or the first skipped line, with the fix; "" when clean
+  bool failed() const { return !cause.empty() && cause != "lines"; }
+};
+
+// read_snapshot for a caller that backs off failing sources: the optional
+// sources named in `skip` (pagetypeinfo, vmstat, meminfo, hugepages) are not
+// read, their fields left empty as if they had failed; buddyinfo and zoneinfo
+// are always read. `report` receives one SourceRead per source read, also
+// when the result is an Error (then its last entry is the source that failed).
+// A pool file that fails makes the hugepages source fail: no pool is reported.
+Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::string& sys_root,
+                                  const MemSnapshot* pageblocks_from, const std::set<std::string>& skip,
+                                  std::vector<SourceRead>& report);
+
+// Reads a whole file (procfs files report size 0, so this reads until EOF).
+// Error: sys_error naming the path.
+Result<std::string> read_text_file(const std::string& path);
+// The same from an fd held open (read again from its start; `path` names it in errors).
+// /proc/iomem keeps showing addresses through an fd opened with CAP_SYS_ADMIN.
+Result<std::string> read_text_fd(int fd, const std::string& path);
+
+}  // namespace fragd

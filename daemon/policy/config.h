@@ -1,0 +1,108 @@
+// fragd's configuration file (YAML): parsed into plain structs, then validated.
+// The action policy (`mode: act`, `dry_run`, `compaction:`, `hugepages:`) is
+// parsed into Config::policy (policy/policy.h); README "Policy" documents it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "policy/policy.h"
+#include "base/result.h"
+
+namespace YAML {
+class Node;
+}
+
+namespace fragd {
+
+struct Config {
+  std::string mode = "observe";              // observe: watch and export, change nothing; act: apply `policy`
+  std::string listen = "127.0.0.1:9717";     // Prometheus /metrics
+  std::string socket = "/run/fragd/fragd.sock";
+  std::string socket_group;                  // members may send read requests; empty: root only (0600)
+  std::optional<uint32_t> socket_gid;        // socket_group resolved on this host
+  uint64_t tick_ns = 1'000'000'000;          // collector tick
+  uint64_t pagetypeinfo_ns = 60'000'000'000; // /proc/pagetypeinfo is read this often (it stalls the allocator)
+  uint32_t min_order = 1;                    // allocations below this order are not traced
+  uint64_t slow_stall_ns = 10'000'000;       // stalls at least this long go to `fragctl trace`
+  // bpf.allocations: when the per-page mm_page_alloc counting program is attached.
+  //   exact: always; adaptive: while memory needs watching (a stall in the last
+  //   adaptive_hold, or a node below adaptive_free_blocks); off: never.
+  std::string allocations = "adaptive";
+  uint64_t adaptive_hold_ns = 300'000'000'000;  // counting stays on this long after the last stall
+  uint64_t adaptive_free_blocks = 0;           // ... or while a node has fewer free pageblocks (0: not a reason)
+  bool track_pollution = true;               // the pollution ledger (mm_page_alloc_extfrag, fallbacks only)
+  bool scan_pageblocks = true;               // classify pageblocks from /proc/kpageflags
+  uint64_t scan_ns = 60'000'000'000;         // ... at most this often, when memory changed
+  uint64_t scan_max_age_ns = 600'000'000'000;  // ... and at least this often
+  unsigned scan_threads = 1;                 // ... reading with this many threads
+  Policy policy;                             // policy.act mirrors mode == "act"
+  std::string source;                        // file it came from, for messages
+  // Not in the file: fragd's --path.procfs and --path.sysfs. Where fragd reads and writes
+  // what the kernel shows under /proc and /sys (tracefs and /sys/kernel/btf excepted).
+  std::string proc_root = "/proc";
+  std::string sys_root = "/sys";
+};
+
+// Parses and validates `path`. Every error names file:line:column and the key path.
+// Checks what is wrong on any machine; check_policy_on() (policy/policy.h) adds
+// what is wrong on this one.
+Result<Config> load_config(const std::string& path);
+// The same on text already read (path only used in messages).
+Result<Config> parse_config(const std::string& text, const std::string& path);
+
+// load_config, then read_machine_facts(proc_root, sys_root) and
+// check_policy_on(): what `fragd --check-config FILE` runs. Needs no privileges.
+Result<Config> load_and_check_config(const std::string& path, const std::string& proc_root = "/proc",
+                                     const std::string& sys_root = "/sys");
+
+// "1s", "500ms", "250us", "100ns", "2m", "1h", or a bare number of seconds.
+Result<uint64_t> parse_duration_ns(const std::string& text);
+// The shortest of "250ns", "250us", "500ms", "10s", "10m", "24h" that is exact;
+// otherwise milliseconds with decimals ("1.5s" -> "1500ms").
+std::string format_duration(uint64_t ns);
+
+// "ADDR:PORT" with a numeric port 1..65535; "[::1]:9717" accepted.
+Result<void> check_listen_address(const std::string& text);
+
+// The YAML readers shared by config.cc (top-level keys) and policy.cc (the
+// `compaction:` and `hugepages:` sections). Not an API for other callers.
+// `file` names the file in messages, `key` is the full key path
+// ("hugepages.pools[1].size"); errors read "file:line:column: key 'K': what; fix".
+namespace config_detail {
+
+SourceMark mark_of(const YAML::Node& n);
+std::string where(const std::string& file, const YAML::Node& n);
+Error bad(const std::string& file, const YAML::Node& n, const std::string& key, const std::string& what);
+
+// `map` must be a YAML map. Rejects a key not in `known` (listing them), a key
+// given twice and a key without a value, except keys in `may_be_empty`
+// (sections: an empty section means all its defaults).
+Result<void> check_keys(const std::string& file, const YAML::Node& map, const std::string& prefix,
+                        const std::set<std::string>& known, const std::set<std::string>& may_be_empty = {});
+// `n` must be a map or empty (null); `what` lists its keys for the message.
+Result<void> expect_section(const std::string& file, const YAML::Node& n, const std::string& key,
+                            const std::string& what);
+
+Result<std::string> scalar(const std::string& file, const YAML::Node& n, const std::string& key);
+// A plain (unquoted) decimal integer in lo..hi.
+Result<uint64_t> integer(const std::string& file, const YAML::Node& n, const std::string& key, uint64_t lo,
+                         uint64_t hi);
+// A plain (unquoted) finite number in lo..hi.
+Result<double> number(const std::string& file, const YAML::Node& n, const std::string& key, double lo,
+                      double hi);
+// Plain true/false (also True/TRUE/False/FALSE). yes/no/on/off are refused: YAML
+// 1.1 reads them as booleans, YAML 1.2 as strings.
+Result<bool> boolean(const std::string& file, const YAML::Node& n, const std::string& key);
+// parse_duration_ns, in lo_ns..hi_ns.
+Result<uint64_t> duration(const std::string& file, const YAML::Node& n, const std::string& key,
+                          uint64_t lo_ns, uint64_t hi_ns);
+
+// The policy sections (policy.cc). `n` is the section's value.
+Result<void> parse_compaction(const std::string& file, const YAML::Node& n, CompactionPolicy& out);
+Result<void> parse_hugepages(const std::string& file, const YAML::Node& n, HugepagePolicy& out);
+
+}  // namespace config_detail
+}  // namespace fragd

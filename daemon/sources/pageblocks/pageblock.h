@@ -1,0 +1,144 @@
+// Pageblock scanner: classifies every pageblock of every zone from
+// /proc/kpageflags (one 64-bit flag word per page frame) and derives how many
+// huge pages are free now, how many compaction could make, how many are lost
+// to pollution, and what compaction would have to migrate to make them.
+//
+// Page kinds, from the flags of include/uapi/linux/kernel-page-flags.h:
+//   free      KPF_BUDDY (the kernel marks every page of a free buddy block)
+//   huge      KPF_HUGE (hugetlb), or KPF_THP in a folio covering the whole block
+//   movable   KPF_LRU, or a user page between LRU lists (KPF_ANON, KPF_MMAP,
+//             KPF_SWAPBACKED, KPF_KSM, KPF_SWAPCACHE), or a THP smaller than a block
+//   unmovable KPF_SLAB, KPF_PGTABLE, KPF_RESERVED (bit 32), or a compound page
+//             none of the above: typed kernel memory that compaction cannot move
+//   untyped   no flag at all: a kernel allocation without a page type
+//             (vmalloc, stacks, drivers) or a free page on a per-CPU list;
+//             kpageflags cannot tell the two apart
+//   hole      outside every "System RAM" range of /proc/iomem, or KPF_NOPAGE /
+//             KPF_OFFLINE
+// A compound tail page takes the kind of its head (also across a block or a
+// read boundary).
+//
+// Block classes, from the counts of kinds among a block's pages:
+//   offline   any hole page
+//   huge      every page huge
+//   free      every page free
+//   hybrid    movable pages and unmovable ones, movable the majority
+//   unmovable unmovable pages and no more movable than unmovable; or only
+//             untyped (and free) pages
+//   movable   the rest: movable, free and untyped pages. Untyped pages alone
+//             never make a block hybrid: on a host that just freed memory the
+//             per-CPU lists hold thousands of free pages that look the same.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "kernel/memmap.h"
+
+namespace fragd {
+
+enum class BlockClass : uint8_t { Free = 0, Movable, Hybrid, Unmovable, Huge, Offline };
+inline constexpr size_t kBlockClasses = 6;
+
+// "free", "movable", "hybrid", "unmovable", "huge", "offline": the `class` label.
+const char* block_class_name(BlockClass c);
+// One character per class for text maps: '.' free, 'm' movable, 'x' hybrid,
+// 'U' unmovable, 'H' huge, '-' offline.
+char block_class_char(BlockClass c);
+// The reverse of block_class_char; false for any other character.
+bool block_class_from_char(char ch, BlockClass& out);
+
+// Page kinds (see the top of this file).
+enum class PageKind : uint8_t { Free = 0, Movable, Unmovable, Untyped, Huge, Hole };
+
+// kpageflags bits fragd reads.
+namespace kpf {
+inline constexpr int kLru = 5, kSlab = 7, kBuddy = 10, kMmap = 11, kAnon = 12, kSwapcache = 13,
+                     kSwapbacked = 14, kCompoundHead = 15, kCompoundTail = 16, kHuge = 17, kNopage = 20,
+                     kKsm = 21, kThp = 22, kOffline = 23, kPgtable = 26, kReserved = 32;
+inline constexpr uint64_t bit(int b) { return uint64_t{1} << b; }
+}  // namespace kpf
+
+// One pageblock's summary.
+struct BlockInfo {
+  BlockClass cls = BlockClass::Offline;
+  uint16_t used = 0;       // pages not free (movable + unmovable + untyped + huge)
+  uint16_t movable = 0;    // movable pages: what compaction migrates to free the block
+  uint16_t unmovable = 0;  // typed unmovable pages
+};
+
+struct ZoneScan {
+  int node = 0;
+  std::string zone;
+  uint64_t start_pfn = 0, end_pfn = 0;
+  uint64_t first_block = 0;          // block number (pfn >> order) of blocks[0]
+  std::vector<BlockInfo> blocks;     // every block overlapping [start_pfn, end_pfn)
+  std::array<uint64_t, kBlockClasses> counts{};  // blocks per class
+  uint64_t free_pages = 0;           // pages seen free (KPF_BUDDY)
+  uint64_t reserve_pages = 0;        // ZoneSpan::reserve_pages
+  // Huge pages (one per block): free now; further ones a full compaction
+  // followed by a pool write can make; ones lost to pollution (hybrid blocks).
+  uint64_t hugepages_free = 0, hugepages_compaction = 0, hugepages_polluted = 0;
+  // Pages compaction would migrate to make `hugepages_compaction` huge pages:
+  // the movable pages of that many least-occupied movable blocks (a lower
+  // bound: the kernel's scanners migrate more).
+  uint64_t compaction_cost_pages = 0;
+  // Movable pages of the movable blocks, ascending: cost_for(n) sums the first n.
+  std::vector<uint16_t> movable_sorted;
+  uint64_t cost_for(uint64_t n) const;
+};
+
+struct ScanResult {
+  unsigned pageblock_order = 9;
+  uint64_t wall_time_ns = 0;   // CLOCK_REALTIME when the scan began
+  uint64_t boot_time_ns = 0;   // CLOCK_BOOTTIME when the scan began (the BPF records' clock)
+  uint64_t duration_ns = 0;
+  uint64_t pages_read = 0;
+  std::vector<ZoneScan> zones;
+  // Non-fatal: a read that stopped short (memory hot-removed), etc.
+  std::vector<std::string> warnings;
+};
+
+// Reads `n` flag words starting at `pfn` into `out`; returns how many it read
+// (fewer, or 0, past the end of memory) or an Error.
+using FlagReader = std::function<Result<size_t>(uint64_t pfn, uint64_t* out, size_t n)>;
+
+// The estimate of one zone from its classified blocks (fills counts,
+// hugepages_*, compaction_cost_pages and movable_sorted). Compaction can turn
+// a movable block into a huge page by migrating its movable pages into free
+// pages elsewhere; every huge page it makes consumes a block's worth of free
+// pages, so it makes at most min(movable blocks,
+// (usable free pages - reserve_pages) / block_pages - hugepages_free), where
+// usable free pages are those of free, movable and hybrid blocks (compaction
+// takes no migration target from an unmovable block).
+void estimate_zone(ZoneScan& z, unsigned pageblock_order);
+
+// Classifies one block from the flag words of its `n` pages (n < block_pages
+// at a zone edge: the missing pages count as holes). `carry` is the kind of
+// the last compound head seen, for tails whose head came before (updated).
+BlockInfo classify_block(const uint64_t* flags, size_t n, size_t block_pages, PageKind& carry);
+
+// Scans every zone of `spans` through `read` (which must be safe to call
+// from `threads` threads at once), `chunk_blocks` blocks per read (rounded up
+// to a power of two, at least 8, so a compound page never straddles two reads). Pages
+// outside `ram` (when not empty) and outside their zone are holes. A read
+// that returns short (memory hot-removed, a zone that shrank) leaves the rest
+// of its blocks offline, with a warning.
+Result<ScanResult> scan_pageblocks(const std::vector<ZoneSpan>& spans, const std::vector<PfnRange>& ram,
+                                   unsigned pageblock_order, const FlagReader& read,
+                                   size_t chunk_blocks = 64, unsigned threads = 1);
+
+// The live scan: /proc/zoneinfo, /proc/iomem, /proc/kpageflags under
+// proc_root. Error when kpageflags cannot be opened (names the path and the
+// fix: run as root (the file is mode 0400), kernel with CONFIG_PROC_PAGE_MONITOR).
+// `iomem_fd`, when >= 0, is /proc/iomem opened earlier (its addresses show only
+// to an opener with CAP_SYS_ADMIN, which fragd drops after start-up).
+Result<ScanResult> scan_live(const std::string& proc_root = "/proc", unsigned pageblock_order = 9,
+                             unsigned threads = 1, int iomem_fd = -1);
+
+}  // namespace fragd
