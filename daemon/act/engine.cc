@@ -1,5 +1,7 @@
 #include "act/engine.h"
 
+#include "base/format.h"
+#include "base/text.h"
 #include "sources/memory/score.h"
 
 #include <algorithm>
@@ -25,26 +27,7 @@ constexpr uint64_t kSamplesPerWindow = 128;
 // A miss counter this large already waits backoff.max.
 constexpr unsigned kMaxMisses = 64;
 
-std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char* f, ...) {
-  char buf[256];
-  va_list ap;
-  va_start(ap, f);
-  std::vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
 
-// Three significant digits, no exponent: 12.5, 10, 598, 1234.
-std::string num(double v) { return v >= 1000.0 ? fmt("%.0f", v) : fmt("%.3g", v); }
-
-// 7.2ms, 5ms, 598us, 10s.
-std::string dur(double ns) {
-  if (ns >= 1e9) return num(ns / 1e9) + "s";
-  if (ns >= 1e6) return num(ns / 1e6) + "ms";
-  if (ns >= 1e3) return num(ns / 1e3) + "us";
-  return num(ns) + "ns";
-}
 
 uint64_t counter_delta(uint64_t now, uint64_t before) { return now >= before ? now - before : now; }
 
@@ -59,8 +42,8 @@ uint64_t sat_shl(uint64_t v, unsigned s) {
 // Free blocks able to hold one block of `order`, larger ones counted as
 // several (the Actuator's free_blocks() over an observation).
 std::string pool_name(int node, uint64_t size_kib) {
-  return fmt("pool %llukB %s", static_cast<unsigned long long>(size_kib),
-             node < 0 ? "global" : fmt("node %d", node).c_str());
+  return strf("pool %llukB %s", static_cast<unsigned long long>(size_kib),
+             node < 0 ? "global" : strf("node %d", node).c_str());
 }
 
 std::string join_ints(const std::vector<int>& v) {
@@ -294,8 +277,8 @@ std::optional<std::string> Engine::demand_reason() const {
   if (d.stalls_per_second > 0) {
     const double rate = static_cast<double>(stalls) / (span_ns / 1e9);
     if (rate > d.stalls_per_second)
-      return num(rate) + " stalls/s of order>=" + std::to_string(d.min_order) + " > " +
-             num(d.stalls_per_second) + " over " + dur(span_ns);
+      return format_count(rate) + " stalls/s of order>=" + std::to_string(d.min_order) + " > " +
+             format_count(d.stalls_per_second) + " over " + format_duration(span_ns);
   }
   if (d.stall_p99_ns > 0) {
     const LatencyHist h = n.hist - b->hist;
@@ -303,8 +286,8 @@ std::optional<std::string> Engine::demand_reason() const {
     if (count >= kDemandP99MinStalls) {
       const double p99 = percentile_ns(h, 0.99);
       if (p99 > static_cast<double>(d.stall_p99_ns))
-        return "stall p99 " + dur(p99) + " > " + dur(static_cast<double>(d.stall_p99_ns)) + " over " +
-               dur(span_ns) + " (" + std::to_string(count) + " stalls)";
+        return "stall p99 " + format_duration(p99) + " > " + format_duration(static_cast<double>(d.stall_p99_ns)) + " over " +
+               format_duration(span_ns) + " (" + std::to_string(count) + " stalls)";
     }
   }
   return std::nullopt;
@@ -316,9 +299,9 @@ std::optional<Engine::Fired> Engine::node_trigger(int node, const NodeTrack& n,
   if (!c.nodes.contains(node)) return std::nullopt;
   if (n.hot) {
     if (n.score > c.score.high)
-      return Fired{Trigger::Score, fmt("score %u > high %u", n.score, c.score.high)};
+      return Fired{Trigger::Score, strf("score %u > high %u", n.score, c.score.high)};
     return Fired{Trigger::Score,
-                 fmt("score %u >= low %u (hot since it rose above %u)", n.score, c.score.low, c.score.high)};
+                 strf("score %u >= low %u (hot since it rose above %u)", n.score, c.score.low, c.score.high)};
   }
   if (demand && n.score >= c.score.low) return Fired{Trigger::Demand, *demand};
   if (c.reserve.blocks > 0) {
@@ -326,7 +309,7 @@ std::optional<Engine::Fired> Engine::node_trigger(int node, const NodeTrack& n,
     const bool feasible = n.free_pages >= sat_shl(c.reserve.blocks, c.reserve.order) &&
                           sat_shl(c.reserve.blocks, c.reserve.order) != kU64Max;
     if (have < c.reserve.blocks && feasible)
-      return Fired{Trigger::Reserve, fmt("reserve: %llu free order-%u blocks < %llu",
+      return Fired{Trigger::Reserve, strf("reserve: %llu free order-%u blocks < %llu",
                                          static_cast<unsigned long long>(have), c.reserve.order,
                                          static_cast<unsigned long long>(c.reserve.blocks))};
   }
@@ -416,14 +399,14 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
   if (proactive && raised_since_ns_ && now >= restore_next_ns_) {
     const uint64_t held = now - std::min(now, *raised_since_ns_);
     if (held >= c.proactiveness.hold_ns)
-      return restore_request(Trigger::Hold, "held " + dur(static_cast<double>(held)) + " (proactiveness.hold " +
-                                                dur(static_cast<double>(c.proactiveness.hold_ns)) + ")");
+      return restore_request(Trigger::Hold, "held " + format_duration(static_cast<double>(held)) + " (proactiveness.hold " +
+                                                format_duration(static_cast<double>(c.proactiveness.hold_ns)) + ")");
     if (!any_trigger(demand))
       return restore_request(raised_trigger_, "no trigger holds any more: no node hot, no demand, reserve met");
     if (really_raised && used > c.cpu_budget_ns)
-      return restore_request(Trigger::Hold, "cpu budget: " + dur(static_cast<double>(used)) +
+      return restore_request(Trigger::Hold, "cpu budget: " + format_duration(static_cast<double>(used)) +
                                                 " of compaction in the last 60s > " +
-                                                dur(static_cast<double>(c.cpu_budget_ns)));
+                                                format_duration(static_cast<double>(c.cpu_budget_ns)));
   }
 
   for (auto& [key, p] : pool_state_) {
@@ -438,10 +421,10 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
     r.compact_nodes = p.s.node >= 0 ? std::vector<int>{p.s.node} : scope_nodes();
     const auto target = static_cast<unsigned long long>(p.s.target);
     if (!p.observed)
-      r.reason = pool_name(p.s.node, p.s.size_kib) + fmt(": not observed, target %llu", target);
+      r.reason = pool_name(p.s.node, p.s.size_kib) + strf(": not observed, target %llu", target);
     else
       r.reason = pool_name(p.s.node, p.s.size_kib) +
-                 fmt(": %llu %s target %llu", static_cast<unsigned long long>(p.s.reached),
+                 strf(": %llu %s target %llu", static_cast<unsigned long long>(p.s.reached),
                      p.s.reached < p.s.target ? "<" : ">", target);
     return issue(std::move(r));
   }
@@ -461,8 +444,8 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
   r.kind = ActionKind::RaiseProactiveness;
   r.node = -1;
   r.proactiveness = c.proactiveness.value;
-  r.reason = fmt("node %d: ", best.node) + best.fired.reason;
-  if (ready.size() > 1) r.reason += fmt(" (and %zu more nodes)", ready.size() - 1);
+  r.reason = strf("node %d: ", best.node) + best.fired.reason;
+  if (ready.size() > 1) r.reason += strf(" (and %zu more nodes)", ready.size() - 1);
   raise_marks_.clear();
   for (const auto& cand : ready) {
     const NodeTrack& t = node_state_.at(cand.node);
@@ -596,7 +579,7 @@ Result<std::vector<uint64_t>> Engine::request_compact(int node, const MachineFac
   std::vector<int> targets;
   if (node >= 0) {
     if (std::find(m.nodes.begin(), m.nodes.end(), node) == m.nodes.end())
-      return make_error(fmt("compaction refused: node %d does not exist on this machine (nodes with memory: %s)",
+      return make_error(strf("compaction refused: node %d does not exist on this machine (nodes with memory: %s)",
                             node, join_ints(m.nodes).c_str()));
     targets.push_back(node);
   } else {
@@ -620,7 +603,7 @@ Result<std::vector<uint64_t>> Engine::request_compact(int node, const MachineFac
     r.kind = ActionKind::Compact;
     r.trigger = Trigger::Manual;
     r.node = n;
-    r.reason = node >= 0 ? fmt("fragctl compact --node %d", n) : "fragctl compact";
+    r.reason = node >= 0 ? strf("fragctl compact --node %d", n) : "fragctl compact";
     ids.push_back(r.id);
     manual_.push_back(std::move(r));
   }
@@ -635,7 +618,7 @@ Result<uint64_t> Engine::request_pool(uint64_t size_kib, int node, uint64_t coun
   if (std::find(m.hugepage_kib.begin(), m.hugepage_kib.end(), size_kib) == m.hugepage_kib.end()) {
     std::string offered;
     for (uint64_t s : m.hugepage_kib) offered += (offered.empty() ? "" : ", ") + std::to_string(s) + " kB";
-    return make_error(fmt("pool set refused: the kernel offers no %llu kB huge pages (offered: %s)",
+    return make_error(strf("pool set refused: the kernel offers no %llu kB huge pages (offered: %s)",
                           static_cast<unsigned long long>(size_kib), offered.empty() ? "none" : offered.c_str()));
   }
   uint64_t total_kib = m.mem_total_kib;
@@ -643,14 +626,14 @@ Result<uint64_t> Engine::request_pool(uint64_t size_kib, int node, uint64_t coun
   if (node >= 0) {
     auto it = std::find(m.nodes.begin(), m.nodes.end(), node);
     if (it == m.nodes.end())
-      return make_error(fmt("pool set refused: node %d does not exist on this machine (nodes with memory: %s)",
+      return make_error(strf("pool set refused: node %d does not exist on this machine (nodes with memory: %s)",
                             node, join_ints(m.nodes).c_str()));
     const size_t i = static_cast<size_t>(it - m.nodes.begin());
     total_kib = i < m.node_total_kib.size() ? m.node_total_kib[i] : 0;
-    where = fmt("node %d's", node);
+    where = strf("node %d's", node);
   }
   if (total_kib > 0 && size_kib > 0 && count > total_kib / size_kib)
-    return make_error(fmt("pool set refused: %llu pages of %llu kB exceed %s memory (%llu kB); ask for at most %llu",
+    return make_error(strf("pool set refused: %llu pages of %llu kB exceed %s memory (%llu kB); ask for at most %llu",
                           static_cast<unsigned long long>(count), static_cast<unsigned long long>(size_kib),
                           where.c_str(), static_cast<unsigned long long>(total_kib),
                           static_cast<unsigned long long>(total_kib / size_kib)));
@@ -670,9 +653,9 @@ Result<uint64_t> Engine::request_pool(uint64_t size_kib, int node, uint64_t coun
   p.s.next_allowed_ns = 0;
   p.misses = 0;
 
-  const std::string reason = fmt("fragctl pool set %llukB %llu", static_cast<unsigned long long>(size_kib),
+  const std::string reason = strf("fragctl pool set %llukB %llu", static_cast<unsigned long long>(size_kib),
                                  static_cast<unsigned long long>(count)) +
-                             (node >= 0 ? fmt(" --node %d", node) : "");
+                             (node >= 0 ? strf(" --node %d", node) : "");
   for (auto& q : manual_)
     if (q.kind == ActionKind::Pool && q.node == key_node && q.size_kib == size_kib) {
       q.target = count;  // still queued: it takes the newer count

@@ -190,7 +190,7 @@ int cmd_hist(const std::string& socket_path, const HistArgs& a) {
       std::printf("%s\n", out.dump().c_str());
     } else {
       std::printf("Cumulative since fragd attached %s ago (use --interval SEC for per-interval figures).\n\n%s",
-                  fragd::format_age(first->uptime_ns).c_str(), fragd::format_hist_text(*first, view).c_str());
+                  fragd::format_duration(first->uptime_ns, fragd::DurationStyle::Age).c_str(), fragd::format_hist_text(*first, view).c_str());
     }
     return 0;
   }
@@ -339,7 +339,7 @@ int cmd_map(const std::string& socket_path, const MapArgs& a) {
     auto info = fragd::write_map_png(*view, a.png, png);
     if (!info) return fail(info.error());
     std::printf("map written to %s (%dx%d px, %s)\n", a.png.c_str(), info->width, info->height,
-                fragd::format_kib((info->bytes + 1023) / 1024).c_str());
+                fragd::format_size_kib((info->bytes + 1023) / 1024).c_str());
     text.rows = false;
   }
   std::fputs(fragd::format_map_text(*view, text).c_str(), stdout);

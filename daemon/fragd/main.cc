@@ -207,7 +207,7 @@ void Daemon::steer_counting(uint64_t now) {
   self_.counting = bpf_->counting();
   if (cfg_.allocations != "adaptive") return;
   std::string why;
-  if (last_stall_ns_ && now - last_stall_ns_ < cfg_.adaptive_hold_ns) why = "stalls in the last " + format_duration(cfg_.adaptive_hold_ns);
+  if (last_stall_ns_ && now - last_stall_ns_ < cfg_.adaptive_hold_ns) why = "stalls in the last " + format_duration(cfg_.adaptive_hold_ns, DurationStyle::Exact);
   if (why.empty() && cfg_.adaptive_free_blocks > 0 && last_mem_) {
     std::map<int, uint64_t> free_blocks;
     for (const auto& z : last_mem_->zones)
@@ -221,7 +221,7 @@ void Daemon::steer_counting(uint64_t now) {
   }
   const bool want = !why.empty();
   if (want != bpf_->counting())
-    switch_counting(want, want ? why : "no stall for " + format_duration(cfg_.adaptive_hold_ns) + ", memory healthy");
+    switch_counting(want, want ? why : "no stall for " + format_duration(cfg_.adaptive_hold_ns, DurationStyle::Exact) + ", memory healthy");
   self_.counting = bpf_->counting();
 }
 

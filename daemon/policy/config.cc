@@ -136,7 +136,7 @@ Result<uint64_t> duration(const std::string& file, const YAML::Node& n, const st
   if (!d) return bad(file, n, key, d.error().message);
   if (*d < lo_ns || *d > hi_ns)
     return bad(file, n, key,
-               "duration '" + *s + "' is out of range " + format_duration(lo_ns) + ".." + format_duration(hi_ns));
+               "duration '" + *s + "' is out of range " + format_duration(lo_ns, DurationStyle::Exact) + ".." + format_duration(hi_ns, DurationStyle::Exact));
   return *d;
 }
 
@@ -167,19 +167,6 @@ Result<uint64_t> parse_duration_ns(const std::string& text) {
   return static_cast<uint64_t>(std::llround(ns));
 }
 
-std::string format_duration(uint64_t ns) {
-  struct Unit {
-    uint64_t ns;
-    const char* name;
-  };
-  static constexpr Unit units[] = {{3600'000'000'000ULL, "h"}, {60'000'000'000ULL, "m"},
-                                   {1'000'000'000ULL, "s"},    {1'000'000ULL, "ms"},
-                                   {1'000ULL, "us"},           {1ULL, "ns"}};
-  if (ns == 0) return "0s";
-  for (const Unit& u : units)
-    if (ns % u.ns == 0) return std::to_string(ns / u.ns) + u.name;
-  return std::to_string(ns);  // not reached: every ns is a multiple of 1 ns
-}
 
 Result<void> check_listen_address(const std::string& text) {
   const auto colon = text.rfind(':');
@@ -361,8 +348,8 @@ Result<void> parse_top(const std::string& path, const YAML::Node& root, Config& 
   if (c.scan_max_age_ns < c.scan_ns) {
     const YAML::Node pb = root["pageblocks"];
     return bad(path, pb && pb.IsMap() && pb["max_age"] ? pb["max_age"] : pb["interval"], "pageblocks.max_age",
-               "pageblocks.max_age " + format_duration(c.scan_max_age_ns) + " is below pageblocks.interval " +
-                   format_duration(c.scan_ns) + "; raise max_age to at least the interval");
+               "pageblocks.max_age " + format_duration(c.scan_max_age_ns, DurationStyle::Exact) + " is below pageblocks.interval " +
+                   format_duration(c.scan_ns, DurationStyle::Exact) + "; raise max_age to at least the interval");
   }
   return {};
 }

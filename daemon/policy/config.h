@@ -9,6 +9,7 @@
 #include <string>
 
 #include "policy/policy.h"
+#include "base/format.h"
 #include "base/result.h"
 
 namespace YAML {
@@ -60,9 +61,6 @@ Result<Config> load_and_check_config(const std::string& path, const std::string&
 
 // "1s", "500ms", "250us", "100ns", "2m", "1h", or a bare number of seconds.
 Result<uint64_t> parse_duration_ns(const std::string& text);
-// The shortest of "250ns", "250us", "500ms", "10s", "10m", "24h" that is exact;
-// otherwise milliseconds with decimals ("1.5s" -> "1500ms").
-std::string format_duration(uint64_t ns);
 
 // "ADDR:PORT" with a numeric port 1..65535; "[::1]:9717" accepted.
 Result<void> check_listen_address(const std::string& text);

@@ -70,21 +70,6 @@ Result<uint64_t> parse_page_size_kib(const std::string& text) {
   return *v;
 }
 
-std::string format_size_kib(uint64_t kib) {
-  static constexpr struct {
-    unsigned shift;
-    const char* name;
-  } units[] = {{30, "TiB"}, {20, "GiB"}, {10, "MiB"}};
-  for (const auto& u : units)
-    if (kib >= (uint64_t{1} << u.shift)) {
-      if (kib % (uint64_t{1} << u.shift) == 0) return std::to_string(kib >> u.shift) + u.name;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.2f%s", static_cast<double>(kib) / static_cast<double>(uint64_t{1} << u.shift),
-                    u.name);
-      return buf;
-    }
-  return std::to_string(kib) + "KiB";
-}
 
 // ---------------------------------------------------------------- parsing
 
@@ -321,11 +306,11 @@ Result<void> parse_compaction(const std::string& file, const YAML::Node& n, Comp
     if (!d) return d.error();
     if (*d < kSecond)
       return bad(file, v, key + ".min_interval",
-                 format_duration(*d) +
+                 format_duration(*d, DurationStyle::Exact) +
                      " is refused: acting that often would keep compaction running continuously; set at least 1s");
     if (*d > 24 * kHour)
       return bad(file, v, key + ".min_interval",
-                 "duration '" + format_duration(*d) + "' is out of range 1s..24h");
+                 "duration '" + format_duration(*d, DurationStyle::Exact) + "' is out of range 1s..24h");
     out.min_interval_ns = *d;
   }
   if (auto v = n["cpu_budget"]) {
@@ -337,7 +322,7 @@ Result<void> parse_compaction(const std::string& file, const YAML::Node& n, Comp
                  "triggers' enabled: false");
     if (*d > 30 * kSecond)
       return bad(file, v, key + ".cpu_budget",
-                 format_duration(*d) +
+                 format_duration(*d, DurationStyle::Exact) +
                      " of compaction per minute is refused: more than half a CPU; set at most 30s");
     out.cpu_budget_ns = *d;
   }
@@ -361,12 +346,12 @@ Result<void> parse_compaction(const std::string& file, const YAML::Node& n, Comp
     const bool max_given = n["backoff"] && n["backoff"].IsMap() && n["backoff"]["max"];
     if (max_given)
       return bad(file, n["backoff"]["max"], key + ".backoff.max",
-                 format_duration(out.backoff.max_ns) + " is shorter than compaction.min_interval " +
-                     format_duration(out.min_interval_ns) +
+                 format_duration(out.backoff.max_ns, DurationStyle::Exact) + " is shorter than compaction.min_interval " +
+                     format_duration(out.min_interval_ns, DurationStyle::Exact) +
                      " (the back-off starts at min_interval and doubles up to max); set max >= min_interval");
     return bad(file, n["min_interval"], key + ".min_interval",
-               format_duration(out.min_interval_ns) + " is longer than compaction.backoff.max " +
-                   format_duration(out.backoff.max_ns) +
+               format_duration(out.min_interval_ns, DurationStyle::Exact) + " is longer than compaction.backoff.max " +
+                   format_duration(out.backoff.max_ns, DurationStyle::Exact) +
                    " (its default; the back-off starts at min_interval and doubles up to max); set backoff.max >= "
                    "min_interval");
   }
@@ -386,7 +371,7 @@ Result<void> parse_hugepages(const std::string& file, const YAML::Node& n, Hugep
     if (*kib < kMinGuardKib)
       return bad(file, v, key + ".guard",
                  "'" + *s + "' is refused: hugepage allocation could take MemAvailable " +
-                     (*kib == 0 ? std::string("to zero") : "below " + format_size_kib(*kib)) +
+                     (*kib == 0 ? std::string("to zero") : "below " + format_size_kib(*kib, SizeStyle::Config)) +
                      " and set off the OOM killer; set at least 64MiB (default 1GiB)");
     out.guard_kib = *kib;
     out.guard_mark = mark_of(v);
@@ -436,7 +421,7 @@ Result<void> parse_hugepages(const std::string& file, const YAML::Node& n, Hugep
         if (o.size_kib != t.size_kib) continue;
         const std::string other =
             "hugepages.pools[" + std::to_string(j) + "] at line " + std::to_string(o.mark.line);
-        const std::string sz = format_size_kib(t.size_kib);
+        const std::string sz = format_size_kib(t.size_kib, SizeStyle::Config);
         if (o.node.all && t.node.all)
           return bad(file, e, k, "a second pool of " + sz + " pages for all nodes; " + other +
                                      " already sets it; keep one");
@@ -643,8 +628,8 @@ Result<void> check_policy_on(const Policy& p, const MachineFacts& m, const std::
       if (rg.blocks > mem / block_kib)
         return refuse(source, rg.mark, "compaction.reserve.blocks",
                       std::to_string(rg.blocks) + " blocks of order " + std::to_string(rg.order) + " (" +
-                          format_size_kib(block_kib) + " each, " + format_size_kib(rg.blocks * block_kib) +
-                          ") are more than node " + std::to_string(node) + "'s memory (" + format_size_kib(mem) +
+                          format_size_kib(block_kib, SizeStyle::Config) + " each, " + format_size_kib(rg.blocks * block_kib, SizeStyle::Config) +
+                          ") are more than node " + std::to_string(node) + "'s memory (" + format_size_kib(mem, SizeStyle::Config) +
                           "); set at most " + std::to_string(mem / block_kib) + ", well below that in practice");
     }
   }
@@ -652,13 +637,13 @@ Result<void> check_policy_on(const Policy& p, const MachineFacts& m, const std::
   // hugepages.pools
   const HugepagePolicy& hp = p.hugepages;
   std::string sizes;
-  for (uint64_t s : m.hugepage_kib) sizes += (sizes.empty() ? "" : ", ") + format_size_kib(s);
+  for (uint64_t s : m.hugepage_kib) sizes += (sizes.empty() ? "" : ", ") + format_size_kib(s, SizeStyle::Config);
   std::map<int, uint64_t> node_sum;  // per-node pools, KiB
   uint64_t all_sum = 0;              // every pool, KiB
   for (size_t i = 0; i < hp.pools.size(); ++i) {
     const PoolTarget& t = hp.pools[i];
     const std::string k = "hugepages.pools[" + std::to_string(i) + "]";
-    const std::string sz = format_size_kib(t.size_kib);
+    const std::string sz = format_size_kib(t.size_kib, SizeStyle::Config);
     const int node = t.node.all ? -1 : t.node.nodes.at(0);
     if (node >= 0 && node_index(node) < 0)
       return refuse(source, t.node.mark, k + ".node",
@@ -676,8 +661,8 @@ Result<void> check_policy_on(const Policy& p, const MachineFacts& m, const std::
     if (t.count > room / t.size_kib)
       return refuse(source, cm, k + ".count",
                     "more hugepages than memory: " + std::to_string(t.count) + " x " + sz + " = " +
-                        format_size_kib(t.count > UINT64_MAX / t.size_kib ? UINT64_MAX : t.count * t.size_kib) + ", but " + where_mem + " has " + format_size_kib(mem) +
-                        " and hugepages.guard keeps " + format_size_kib(hp.guard_kib) + " free; set count at most " +
+                        format_size_kib(t.count > UINT64_MAX / t.size_kib ? UINT64_MAX : t.count * t.size_kib, SizeStyle::Config) + ", but " + where_mem + " has " + format_size_kib(mem, SizeStyle::Config) +
+                        " and hugepages.guard keeps " + format_size_kib(hp.guard_kib, SizeStyle::Config) + " free; set count at most " +
                         std::to_string(room / t.size_kib));
     const uint64_t want = t.count * t.size_kib;  // <= room: no overflow
     if (node >= 0) {
@@ -685,17 +670,17 @@ Result<void> check_policy_on(const Policy& p, const MachineFacts& m, const std::
       if (node_sum[node] > room)
         return refuse(source, cm, k + ".count",
                       "more hugepages than memory: the pools of node " + std::to_string(node) + " add up to " +
-                          format_size_kib(node_sum[node]) + ", but it has " + format_size_kib(mem) +
-                          " and hugepages.guard keeps " + format_size_kib(hp.guard_kib) +
+                          format_size_kib(node_sum[node], SizeStyle::Config) + ", but it has " + format_size_kib(mem, SizeStyle::Config) +
+                          " and hugepages.guard keeps " + format_size_kib(hp.guard_kib, SizeStyle::Config) +
                           " free; lower the counts");
     }
     all_sum += want;
     const uint64_t total_room = m.mem_total_kib > hp.guard_kib ? m.mem_total_kib - hp.guard_kib : 0;
     if (all_sum > total_room)
       return refuse(source, cm, k + ".count",
-                    "more hugepages than memory: the pools add up to " + format_size_kib(all_sum) +
-                        ", but this machine has " + format_size_kib(m.mem_total_kib) + " (MemTotal) and hugepages.guard keeps " +
-                        format_size_kib(hp.guard_kib) + " free; lower the counts");
+                    "more hugepages than memory: the pools add up to " + format_size_kib(all_sum, SizeStyle::Config) +
+                        ", but this machine has " + format_size_kib(m.mem_total_kib, SizeStyle::Config) + " (MemTotal) and hugepages.guard keeps " +
+                        format_size_kib(hp.guard_kib, SizeStyle::Config) + " free; lower the counts");
   }
   return {};
 }

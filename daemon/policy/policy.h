@@ -151,8 +151,6 @@ Result<uint64_t> parse_page_size_kib(const std::string& text);
 // K, KB, kB, KiB, M, MB, MiB, G, GB, GiB, T, TB, TiB are all binary, as in
 // /proc/meminfo. Integers only.
 Result<uint64_t> parse_size_kib(const std::string& text);
-// "2MiB", "1GiB", "64KiB" when exact, else "1.5GiB" style with two decimals.
-std::string format_size_kib(uint64_t kib);
 
 const char* method_name(CompactMethod m);  // "node", "proactiveness"
 

@@ -159,11 +159,11 @@ TEST(Duration, Units) {
 }
 
 TEST(Duration, Format) {
-  EXPECT_EQ(fragd::format_duration(0), "0s");
-  EXPECT_EQ(fragd::format_duration(250), "250ns");
-  EXPECT_EQ(fragd::format_duration(500'000'000), "500ms");
-  EXPECT_EQ(fragd::format_duration(1'500'000'000), "1500ms");
-  EXPECT_EQ(fragd::format_duration(10'000'000'000), "10s");
-  EXPECT_EQ(fragd::format_duration(600'000'000'000), "10m");
-  EXPECT_EQ(fragd::format_duration(86400'000'000'000), "24h");
+  EXPECT_EQ(fragd::format_duration(0, fragd::DurationStyle::Exact), "0s");
+  EXPECT_EQ(fragd::format_duration(250, fragd::DurationStyle::Exact), "250ns");
+  EXPECT_EQ(fragd::format_duration(500'000'000, fragd::DurationStyle::Exact), "500ms");
+  EXPECT_EQ(fragd::format_duration(1'500'000'000, fragd::DurationStyle::Exact), "1500ms");
+  EXPECT_EQ(fragd::format_duration(10'000'000'000, fragd::DurationStyle::Exact), "10s");
+  EXPECT_EQ(fragd::format_duration(600'000'000'000, fragd::DurationStyle::Exact), "10m");
+  EXPECT_EQ(fragd::format_duration(86400'000'000'000, fragd::DurationStyle::Exact), "24h");
 }

@@ -95,16 +95,16 @@ TEST(CtlFormat, CheckAnswer) {
 }
 
 TEST(CtlFormat, FormatNs) {
-  EXPECT_EQ(fragd::format_ns(NAN), "-");
-  EXPECT_EQ(fragd::format_ns(850), "850ns");
-  EXPECT_EQ(fragd::format_ns(312000), "312.0us");
-  EXPECT_EQ(fragd::format_ns(524288), "524.3us");
-  EXPECT_EQ(fragd::format_ns(12.34e6), "12.3ms");
-  EXPECT_EQ(fragd::format_ns(2.5e9), "2.50s");
-  EXPECT_EQ(fragd::format_age(45ULL * 1000000000), "45s");
-  EXPECT_EQ(fragd::format_age(725ULL * 1000000000), "12m05s");
-  EXPECT_EQ(fragd::format_age(7380ULL * 1000000000), "2h03m");
-  EXPECT_EQ(fragd::format_age(273600ULL * 1000000000), "3d04h");
+  EXPECT_EQ(fragd::format_duration(NAN), "-");
+  EXPECT_EQ(fragd::format_duration(850), "850ns");
+  EXPECT_EQ(fragd::format_duration(312000), "312us");
+  EXPECT_EQ(fragd::format_duration(524288), "524us");
+  EXPECT_EQ(fragd::format_duration(12.34e6), "12.3ms");
+  EXPECT_EQ(fragd::format_duration(2.5e9), "2.5s");
+  EXPECT_EQ(fragd::format_duration(45ULL * 1000000000, fragd::DurationStyle::Age), "45s");
+  EXPECT_EQ(fragd::format_duration(725ULL * 1000000000, fragd::DurationStyle::Age), "12m05s");
+  EXPECT_EQ(fragd::format_duration(7380ULL * 1000000000, fragd::DurationStyle::Age), "2h03m");
+  EXPECT_EQ(fragd::format_duration(273600ULL * 1000000000, fragd::DurationStyle::Age), "3d04h");
   EXPECT_EQ(fragd::format_order_size(9, 4), "2048 KiB");
 }
 
@@ -226,8 +226,8 @@ TEST(CtlFormat, OrderHeaderAndText) {
   o.success.count = 4;
   o.failure.add(3000000);  // [2883584, 3145728)
   EXPECT_EQ(fragd::format_order_header(o, 4),
-            "order 9 (2048 KiB): fast 1418  stalled 4  failed 1  stall p50 307.2us p90 323.6us p99 323.6us "
-            "max 327.7us  compaction 812.3ms reclaim 0.0ms");
+            "order 9 (2048 KiB): fast 1418  stalled 4  failed 1  stall p50 307us p90 324us p99 324us "
+            "max 328us  compaction 812.3ms reclaim 0.0ms");
 
   fragd::HistSnapshot s;
   s.min_order = 1;
@@ -282,7 +282,7 @@ TEST(CtlFormat, StatusText) {
   auto r = fragd::format_status(json::parse(kStatusAnswer), 4);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(*r,
-            "fragd 0.1.0, pid 1234, sampling every 1.00s\n"
+            "fragd 0.1.0, pid 1234, sampling every 1s\n"
             "\n"
             "node 0: score 87, 6291417 pages present (24.0 GiB)\n"
             "                                       free blocks of order\n"

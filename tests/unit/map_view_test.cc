@@ -306,7 +306,7 @@ TEST(MapView, FormatText) {
   opt.utc_times = true;
   const std::string t = fragd::format_map_text(parsed(good_answer()), opt);
 
-  EXPECT_EQ(t.rfind("pageblock map: scanned 2025-11-21 04:40:00 UTC (3s ago) in 412.0ms, 6553600 pages read; "
+  EXPECT_EQ(t.rfind("pageblock map: scanned 2025-11-21 04:40:00 UTC (3s ago) in 412ms, 6553600 pages read; "
                     "one block = 2 MiB (order 9)\n",
                     0),
             0u)
@@ -365,11 +365,11 @@ TEST(MapView, FormatText) {
 }
 
 TEST(MapView, FormatKib) {
-  EXPECT_EQ(fragd::format_kib(2048), "2 MiB");
-  EXPECT_EQ(fragd::format_kib(22020096), "21 GiB");
-  EXPECT_EQ(fragd::format_kib(1572864), "1.5 GiB");
-  EXPECT_EQ(fragd::format_kib(16380), "16.0 MiB");
-  EXPECT_EQ(fragd::format_kib(64), "64 KiB");
+  EXPECT_EQ(fragd::format_size_kib(2048), "2 MiB");
+  EXPECT_EQ(fragd::format_size_kib(22020096), "21 GiB");
+  EXPECT_EQ(fragd::format_size_kib(1572864), "1.5 GiB");
+  EXPECT_EQ(fragd::format_size_kib(16380), "16.0 MiB");
+  EXPECT_EQ(fragd::format_size_kib(64), "64 KiB");
 }
 
 namespace {

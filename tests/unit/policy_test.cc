@@ -593,11 +593,11 @@ TEST(Sizes, Size) {
   EXPECT_FALSE(fragd::parse_size_kib("1.5GiB").ok());
   EXPECT_FALSE(fragd::parse_size_kib("1PiB").ok());
   EXPECT_FALSE(fragd::parse_size_kib("99999999999TiB").ok());
-  EXPECT_EQ(fragd::format_size_kib(2048), "2MiB");
-  EXPECT_EQ(fragd::format_size_kib(1048576), "1GiB");
-  EXPECT_EQ(fragd::format_size_kib(24684084), "23.54GiB");
-  EXPECT_EQ(fragd::format_size_kib(1536), "1.50MiB");
-  EXPECT_EQ(fragd::format_size_kib(4), "4KiB");
+  EXPECT_EQ(fragd::format_size_kib(2048, fragd::SizeStyle::Config), "2MiB");
+  EXPECT_EQ(fragd::format_size_kib(1048576, fragd::SizeStyle::Config), "1GiB");
+  EXPECT_EQ(fragd::format_size_kib(24684084, fragd::SizeStyle::Config), "23.54GiB");
+  EXPECT_EQ(fragd::format_size_kib(1536, fragd::SizeStyle::Config), "1.50MiB");
+  EXPECT_EQ(fragd::format_size_kib(4, fragd::SizeStyle::Config), "4KiB");
 }
 
 TEST(NodeSet, Contains) {

@@ -107,11 +107,6 @@ std::string printable(std::string s) {
   return s;
 }
 
-std::string size_kib_text(uint64_t kib) {
-  if (kib >= 1024 * 1024 && kib % (1024 * 1024) == 0) return std::to_string(kib >> 20) + " GiB";
-  if (kib >= 1024 && kib % 1024 == 0) return std::to_string(kib >> 10) + " MiB";
-  return std::to_string(kib) + " KiB";
-}
 
 LatencyHist parse_latency(const json& stall, const char* key, const std::string& where) {
   const json* h = opt_member(stall, key, json::value_t::object, where + ".stall");
@@ -156,24 +151,7 @@ Result<void> check_answer(const json& answer, std::string_view cmd) {
   return {};
 }
 
-std::string format_ns(double ns) {
-  if (std::isnan(ns)) return "-";
-  if (ns < 1e3) return strf("%.0fns", ns);
-  if (ns < 1e6) return strf("%.1fus", ns / 1e3);
-  if (ns < 1e9) return strf("%.1fms", ns / 1e6);
-  return strf("%.2fs", ns / 1e9);
-}
 
-std::string format_age(uint64_t ns) {
-  uint64_t s = ns / 1000000000ULL;
-  if (s < 60) return strf("%llus", static_cast<unsigned long long>(s));
-  if (s < 3600) return strf("%llum%02llus", static_cast<unsigned long long>(s / 60),
-                            static_cast<unsigned long long>(s % 60));
-  if (s < 86400) return strf("%lluh%02llum", static_cast<unsigned long long>(s / 3600),
-                             static_cast<unsigned long long>(s % 3600 / 60));
-  return strf("%llud%02lluh", static_cast<unsigned long long>(s / 86400),
-              static_cast<unsigned long long>(s % 86400 / 3600));
-}
 
 std::string format_order_size(unsigned order, uint64_t page_kib) {
   return std::to_string(page_kib << order) + " KiB";
@@ -273,8 +251,8 @@ std::string format_order_header(const OrderStats& o, uint64_t page_kib) {
               "  compaction %.1fms reclaim %.1fms",
               o.order, format_order_size(o.order, page_kib).c_str(), static_cast<unsigned long long>(o.fast),
               static_cast<unsigned long long>(o.stalled), static_cast<unsigned long long>(o.failed),
-              format_ns(percentile_ns(o.success, 0.50)).c_str(), format_ns(percentile_ns(o.success, 0.90)).c_str(),
-              format_ns(percentile_ns(o.success, 0.99)).c_str(), format_ns(max_ns(o.success)).c_str(),
+              format_duration(percentile_ns(o.success, 0.50)).c_str(), format_duration(percentile_ns(o.success, 0.90)).c_str(),
+              format_duration(percentile_ns(o.success, 0.99)).c_str(), format_duration(max_ns(o.success)).c_str(),
               static_cast<double>(o.compaction_ns) / 1e6, static_cast<double>(o.reclaim_ns) / 1e6);
 }
 
@@ -441,7 +419,7 @@ void format_node(const json& node, uint64_t page_kib, std::string& out) {
       if (!p.is_object()) malformed(where + ": an entry of \"hugepages\" is not an object");
       auto size = opt_u64(p, "size_kib", where + ": hugepages");
       if (!line.empty()) line += ",  ";
-      line += (size ? size_kib_text(*size) : std::string("?")) + ": " +
+      line += (size ? format_size_kib(*size) : std::string("?")) + ": " +
               u64_or_dash(opt_u64(p, "free", where + ": hugepages")) + " free of " +
               u64_or_dash(opt_u64(p, "total", where + ": hugepages"));
     }
@@ -456,8 +434,8 @@ void format_mobility(const json& a, uint64_t page_kib, std::string& out) {
   if (const json* scan = opt_member(a, "scan", json::value_t::object, "status")) {
     const auto age = opt_u64(*scan, "age_ns", "scan");
     const auto took = opt_u64(*scan, "duration_ns", "scan");
-    out += "\npageblocks (scan " + (age ? format_age(*age) : std::string("-")) + " ago, took " +
-           (took ? format_ns(static_cast<double>(*took)) : std::string("-")) + "; fragctl map shows them):\n";
+    out += "\npageblocks (scan " + (age ? format_duration(*age, DurationStyle::Age) : std::string("-")) + " ago, took " +
+           (took ? format_duration(static_cast<double>(*took)) : std::string("-")) + "; fragctl map shows them):\n";
     out += strf("  %-4s %-8s %7s %7s %7s %9s %5s %7s  %s\n", "node", "zone", "free", "movable", "hybrid",
                 "unmovable", "huge", "offline", "huge pages: free / +compaction (pages to migrate) / polluted");
     if (const json* zones = opt_member(*scan, "zones", json::value_t::array, "scan"))
@@ -473,7 +451,7 @@ void format_mobility(const json& a, uint64_t page_kib, std::string& out) {
                     printable(opt_str(z, "zone", "scan.zones", "?")).c_str(), cnt("free").c_str(),
                     cnt("movable").c_str(), cnt("hybrid").c_str(), cnt("unmovable").c_str(), cnt("huge").c_str(),
                     cnt("offline").c_str(), hp("free").c_str(), hp("compaction").c_str(), u64_or_dash(cost).c_str(),
-                    cost ? format_kib(*cost * page_kib).c_str() : "-", hp("polluted").c_str());
+                    cost ? format_size_kib(*cost * page_kib).c_str() : "-", hp("polluted").c_str());
       }
   }
   if (const json* p = opt_member(a, "pollution", json::value_t::object, "status")) {
@@ -497,7 +475,7 @@ void format_mobility(const json& a, uint64_t page_kib, std::string& out) {
 std::string format_status_body(const json& a, uint64_t page_kib, bool utc_times) {
   std::string out = "fragd " + printable(opt_str(a, "version", "status")) + ", pid " +
                     u64_or_dash(opt_u64(a, "pid", "status"));
-  if (auto tick = opt_u64(a, "tick_ns", "status")) out += ", sampling every " + format_ns(static_cast<double>(*tick));
+  if (auto tick = opt_u64(a, "tick_ns", "status")) out += ", sampling every " + format_duration(static_cast<double>(*tick));
   out += "\n";
 
   auto nodes = a.find("nodes");
@@ -706,7 +684,7 @@ Result<OutcomeView> parse_outcome(const json& outcome) {
 std::string outcome_subject(const OutcomeView& o) {
   if (o.action == "compact") return o.node < 0 ? std::string("compact every node") : "compact node " + node_text(o.node);
   if (o.action == "pool")
-    return "pool " + (o.size_kib ? size_kib_text(*o.size_kib) : std::string("?")) + " node " + node_text(o.node);
+    return "pool " + (o.size_kib ? format_size_kib(*o.size_kib) : std::string("?")) + " node " + node_text(o.node);
   std::string s = printable(o.action);
   if (o.node >= 0) s += " node " + std::to_string(o.node);
   return s;
@@ -894,7 +872,7 @@ void format_policy(const json& a, bool utc_times, std::string& out) {
         std::string manual = opt_yes_no(p, "manual", w);
         std::string last = printable(opt_str(p, "last_result", w));
         if (last.empty()) last = "-";
-        out += strf("    %-7s %-5s %8s %8s  %-8s %s\n", size ? size_kib_text(*size).c_str() : "?",
+        out += strf("    %-7s %-5s %8s %8s  %-8s %s\n", size ? format_size_kib(*size).c_str() : "?",
                     node ? node_text(*node).c_str() : "-", u64_or_dash(opt_u64(p, "target", w)).c_str(),
                     u64_or_dash(opt_u64(p, "reached", w)).c_str(),
                     manual == "yes" ? "fragctl" : manual == "no" ? "policy" : "-", last.c_str());

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/format.h"
 #include "base/histogram.h"
 #include "base/result.h"
 
@@ -24,11 +25,6 @@ namespace fragd {
 // to '<cmd>' from fragd: ..." otherwise.
 Result<void> check_answer(const nlohmann::json& answer, std::string_view cmd);
 
-// A latency in ns, unit chosen by size: "850ns", "312.0us", "12.3ms",
-// "2.50s"; "-" for NaN (an empty histogram).
-std::string format_ns(double ns);
-// A long duration, for "since ...": "45s", "12m05s", "2h03m", "3d04h".
-std::string format_age(uint64_t ns);
 // Size of an allocation of `order` pages of `page_kib` KiB: "2048 KiB".
 std::string format_order_size(unsigned order, uint64_t page_kib);
 

@@ -116,7 +116,7 @@ class Painter {
 };
 
 const char* block_size_text(const MapView& v, uint64_t page_kib, std::string& buf) {
-  buf = format_kib(v.block_pages() * page_kib);
+  buf = format_size_kib(v.block_pages() * page_kib);
   return buf.c_str();
 }
 
@@ -139,14 +139,14 @@ void draw_title(Painter& p, const MapView& v, const MapPngOptions& opt, int& y) 
   std::string bs;
   p.text(kGridX, y + 13,
          strf("scan %s (%s ago, took %s); %zu zone%s, %s in %llu blocks of %s", format_realtime(v.time_ns, opt.utc_times).c_str(),
-              format_age(v.age_ns).c_str(), format_ns(static_cast<double>(v.duration_ns)).c_str(), v.zones.size(),
-              v.zones.size() == 1 ? "" : "s", format_kib(pages * page_kib).c_str(), ull(blocks),
+              format_duration(v.age_ns, DurationStyle::Age).c_str(), format_duration(static_cast<double>(v.duration_ns)).c_str(), v.zones.size(),
+              v.zones.size() == 1 ? "" : "s", format_size_kib(pages * page_kib).c_str(), ull(blocks),
               block_size_text(v, page_kib, bs)),
          12, kMuted);
   y += kLineH;
   p.text(kGridX, y + 13,
          strf("huge pages of %s: %llu free now, +%llu by compaction (migrating %llu pages, %s), %llu lost to pollution",
-              bs.c_str(), ull(hp_free), ull(hp_comp), ull(cost), format_kib(cost * page_kib).c_str(), ull(hp_poll)),
+              bs.c_str(), ull(hp_free), ull(hp_comp), ull(cost), format_size_kib(cost * page_kib).c_str(), ull(hp_poll)),
          12, kMuted);
   y += kLineH;
   if (v.pollution) {
@@ -184,7 +184,7 @@ void draw_zone(Painter& p, const MapView& v, const MapPngLayout& L, size_t zi, c
   p.text(kGridX + w + 10, top - 5,
          strf("0x%llx\xe2\x80\x93" "0x%llx (%s), %llu blocks;  huge pages: %llu free, +%llu by compaction, %llu polluted",
               ull(z.start_pfn * page_kib * 1024), ull(z.end_pfn * page_kib * 1024),
-              format_kib((z.end_pfn - z.start_pfn) * page_kib).c_str(), ull(z.blocks()), ull(z.hugepages_free),
+              format_size_kib((z.end_pfn - z.start_pfn) * page_kib).c_str(), ull(z.blocks()), ull(z.hugepages_free),
               ull(z.hugepages_compaction), ull(z.hugepages_polluted)),
          11, kMuted);
 

@@ -296,15 +296,6 @@ Result<void> filter_map_answer(json& answer, const MapFilter& f) {
   return {};
 }
 
-std::string format_kib(uint64_t kib) {
-  auto unit = [&](uint64_t per, const char* name) {
-    return kib % per == 0 ? strf("%llu %s", ull(kib / per), name)
-                          : strf("%.1f %s", static_cast<double>(kib) / static_cast<double>(per), name);
-  };
-  if (kib >= (uint64_t{1} << 20)) return unit(uint64_t{1} << 20, "GiB");
-  if (kib >= 1024) return unit(1024, "MiB");
-  return strf("%llu KiB", ull(kib));
-}
 
 std::string format_realtime(uint64_t realtime_ns, bool utc) {
   std::time_t t = static_cast<std::time_t>(realtime_ns / 1000000000ULL);
@@ -329,16 +320,16 @@ std::string format_map_text(const MapView& v, const MapTextOptions& opt) {
   const unsigned order = v.pageblock_order;
   const uint64_t block_pages = v.block_pages();
   const uint64_t row = opt.row_blocks ? opt.row_blocks : 64;
-  const std::string block_size = format_kib(block_pages * page_kib);
+  const std::string block_size = format_size_kib(block_pages * page_kib);
   auto mib = [&](uint64_t pages) { return strf("%.1f MiB", static_cast<double>(pages * page_kib) / 1024); };
 
   std::string out = strf("pageblock map: scanned %s (%s ago) in %s, %llu pages read; one block = %s (order %u)\n",
-                         format_realtime(v.time_ns, opt.utc_times).c_str(), format_age(v.age_ns).c_str(),
-                         format_ns(static_cast<double>(v.duration_ns)).c_str(), ull(v.pages_read),
+                         format_realtime(v.time_ns, opt.utc_times).c_str(), format_duration(v.age_ns, DurationStyle::Age).c_str(),
+                         format_duration(static_cast<double>(v.duration_ns)).c_str(), ull(v.pages_read),
                          block_size.c_str(), order);
   for (const auto& z : v.zones) {
     out += strf("\nnode %d %s: pfn 0x%llx-0x%llx (%s), %llu blocks:", z.node, printable(z.zone).c_str(),
-                ull(z.start_pfn), ull(z.end_pfn), format_kib((z.end_pfn - z.start_pfn) * page_kib).c_str(),
+                ull(z.start_pfn), ull(z.end_pfn), format_size_kib((z.end_pfn - z.start_pfn) * page_kib).c_str(),
                 ull(z.blocks()));
     for (size_t c = 0; c < kBlockClasses; ++c)
       out += strf(" %llu %s%s", ull(z.counts[c]), block_class_name(static_cast<BlockClass>(c)),
@@ -366,7 +357,7 @@ std::string format_map_text(const MapView& v, const MapTextOptions& opt) {
     for (size_t c = 0; c < kBlockClasses; ++c)
       out += strf(" %c %s ", block_class_char(static_cast<BlockClass>(c)), block_class_name(static_cast<BlockClass>(c)));
     out += strf("(one character = %s, one row = %s)\n", block_size.c_str(),
-                format_kib(row * block_pages * page_kib).c_str());
+                format_size_kib(row * block_pages * page_kib).c_str());
   }
 
   out += "\n";

@@ -15,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "sources/pageblocks/pageblock.h"
+#include "base/format.h"
 #include "base/result.h"
 
 namespace fragd {
@@ -112,9 +113,6 @@ struct MapTextOptions {
 // scan_error.
 std::string format_map_text(const MapView& v, const MapTextOptions& opt = {});
 
-// Helpers shared with the PNG rendering.
-// "21 GiB", "1.5 GiB", "512 MiB", "64 KiB" for a size in KiB (one decimal when not whole).
-std::string format_kib(uint64_t kib);
 // "2025-11-21 10:00:00 +0100" (local) or "2025-11-21 09:00:00 UTC".
 std::string format_realtime(uint64_t realtime_ns, bool utc);
 // Blocks per class summed over the zones of `v`.
