@@ -34,7 +34,7 @@
 #include "kernel/bpf_maps.h"
 #include "fragd/control.h"
 #include "fragd/http.h"
-#include "fragd/metrics.h"
+#include "fragd/exporter.h"
 #include "fragd/privileges.h"
 #include "act/runner.h"
 #include "sources/pageblocks/scanner.h"
@@ -161,9 +161,9 @@ int Daemon::on_ring_event(void* ctx, void* data, size_t size) {
   if (size < sizeof(stall_event)) return 0;
   stall_event e;
   std::memcpy(&e, data, sizeof(e));
-  d->self_.trace_events++;
+  d->self_.counting.trace_events++;
   if (d->control_ && d->control_->trace_subscribers())
-    d->self_.trace_events_unsent += d->control_->broadcast_trace(
+    d->self_.counting.trace_events_unsent += d->control_->broadcast_trace(
         trace_event_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return 0;
 }
@@ -179,7 +179,7 @@ int Daemon::on_wakeup(void* ctx, void* data, size_t size) {
 }
 
 void Daemon::account_counting(uint64_t now) {
-  if (bpf_->counting()) self_.counting_seconds += (now - counted_until_ns_) / 1e9;
+  if (bpf_->counting()) self_.counting.counting_seconds += (now - counted_until_ns_) / 1e9;
   counted_until_ns_ = now;
 }
 
@@ -190,7 +190,7 @@ void Daemon::switch_counting(bool on, const std::string& why) {
     return;
   }
   warn_cleared("counting", "allocation counting switches again");
-  self_.counting_switches[on ? "on" : "off"]++;
+  self_.counting.counting_switches[on ? "on" : "off"]++;
   if (!on) bpf_->arm_wakeup();
   log_info(std::string("allocation counting ") + (on ? "on: " : "off: ") + why);
 }
@@ -204,7 +204,7 @@ void Daemon::steer_counting(uint64_t now) {
     last_entries_ = entries;
   }
   account_counting(now);
-  self_.counting = bpf_->counting();
+  self_.counting.counting = bpf_->counting();
   if (cfg_.allocations != "adaptive") return;
   std::string why;
   if (last_stall_ns_ && now - last_stall_ns_ < cfg_.adaptive_hold_ns) why = "stalls in the last " + format_duration(cfg_.adaptive_hold_ns, DurationStyle::Exact);
@@ -222,7 +222,7 @@ void Daemon::steer_counting(uint64_t now) {
   const bool want = !why.empty();
   if (want != bpf_->counting())
     switch_counting(want, want ? why : "no stall for " + format_duration(cfg_.adaptive_hold_ns, DurationStyle::Exact) + ", memory healthy");
-  self_.counting = bpf_->counting();
+  self_.counting.counting = bpf_->counting();
 }
 
 void Daemon::tick() {
@@ -267,9 +267,16 @@ void Daemon::tick() {
   act_.mode = cfg_.policy.act ? "act" : "observe";
   act_.dry_run = cfg_.policy.dry_run;
   act_.method = method_name(cfg_.policy.compaction.method);
-  metrics_->publish(build_families(cfg_.min_order, last_bpf_ ? &*last_bpf_ : nullptr,
-                                   last_mem_ ? &*last_mem_ : nullptr, bpf_->programs(), self_, &act_,
-                                   scanner_ ? &scan : nullptr, pollution_ ? &*pollution_ : nullptr));
+  ExportFrame frame;
+  frame.min_order = cfg_.min_order;
+  frame.bpf = last_bpf_ ? &*last_bpf_ : nullptr;
+  frame.mem = last_mem_ ? &*last_mem_ : nullptr;
+  frame.programs = &bpf_->programs();
+  frame.self = &self_;
+  frame.act = &act_;
+  frame.scan = scanner_ ? &scan : nullptr;
+  frame.pollution = pollution_ ? &*pollution_ : nullptr;
+  metrics_->publish(build_families(frame));
 }
 
 // The /proc and sysfs sources. One that fails is counted, logged once per
@@ -648,7 +655,7 @@ nlohmann::json Daemon::handle(const ControlRequest& req) {
     j.update(policy_status());
     j["allocations"] = {{"mode", cfg_.allocations},
                         {"counting", bpf_->counting()},
-                        {"counting_seconds", self_.counting_seconds},
+                        {"counting_seconds", self_.counting.counting_seconds},
                         {"hold_ns", cfg_.adaptive_hold_ns},
                         {"free_blocks_threshold", cfg_.adaptive_free_blocks}};
     auto p = pollution_ ? read_pollution() : std::nullopt;
@@ -726,8 +733,8 @@ int Daemon::run() {
   }
   start_ns_ = now_ns();
   counted_until_ns_ = start_ns_;
-  self_.allocations_mode = cfg_.allocations;
-  self_.counting = bpf_->counting();
+  self_.counting.allocations_mode = cfg_.allocations;
+  self_.counting.counting = bpf_->counting();
 
   // Every capability was for loading and attaching: drop them while fragd has one
   // thread (capabilities are per thread), before the HTTP workers, the action

@@ -1,0 +1,34 @@
+// What act mode did and where its policy stands. Families fragd_policy_*,
+// fragd_action*, fragd_compaction_budget_seconds, fragd_proactiveness_raised.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "act/engine.h"
+#include "base/family.h"
+
+namespace fragd {
+
+struct ActStats {
+  std::string mode = "observe";  // observe | act
+  bool dry_run = false;
+  std::string method = "node";
+  std::map<std::tuple<std::string, int, std::string>, uint64_t> actions;  // (action, node, result) -> count
+  std::map<std::string, LatencyHist> durations;                           // action -> durations
+  std::map<std::string, uint64_t> pages_migrated;                         // action -> pages
+  std::map<int, std::pair<int, int>> last_score;                          // node -> (before, after) of its last compaction
+  std::vector<NodeState> nodes;
+  std::vector<PoolState> pools;
+  uint64_t reloads_ok = 0, reloads_failed = 0;
+  bool proactiveness_raised = false;
+  uint64_t budget_used_ns = 0, budget_ns = 0;
+};
+
+void act_metrics(const ActStats& act, Families& out);
+
+}  // namespace fragd

@@ -1,0 +1,34 @@
+#include "base/family.h"
+
+#include <limits>
+
+namespace fragd {
+
+FamilyBuilder::FamilyBuilder(std::string name, std::string help, prometheus::MetricType type) {
+  f_.name = std::move(name);
+  f_.help = std::move(help);
+  f_.type = type;
+}
+
+prometheus::ClientMetric& FamilyBuilder::add(Labels labels) {
+  prometheus::ClientMetric m;
+  for (auto& [k, v] : labels) m.label.push_back({k, v});
+  f_.metric.push_back(std::move(m));
+  return f_.metric.back();
+}
+
+void FamilyBuilder::histogram(Labels labels, const LatencyHist& h) {
+  auto& m = add(std::move(labels));
+  m.histogram.sample_count = h.count;
+  m.histogram.sample_sum = h.sum_ns / 1e9;
+  uint64_t cum = 0;
+  size_t b = 0;
+  for (unsigned k = FRAGD_HIST_MIN_SHIFT; k <= FRAGD_HIST_MAX_SHIFT; k++) {
+    const uint64_t bound = 1ULL << k;
+    while (b < h.buckets.size() && fragd_hist_upper(b) <= bound) cum += h.buckets[b++];
+    m.histogram.bucket.push_back({cum, bound / 1e9});
+  }
+  m.histogram.bucket.push_back({h.count, std::numeric_limits<double>::infinity()});
+}
+
+}  // namespace fragd

@@ -1,0 +1,88 @@
+#include "fragd/exporter.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "sources/compaction/metrics.h"
+#include "sources/memory/metrics.h"
+#include "sources/pools/metrics.h"
+#include "sources/programs/metrics.h"
+#include "version.h"
+
+namespace fragd {
+namespace {
+
+using prometheus::MetricType;
+
+void self_metrics(const SelfStats& self, Families& out) {
+  FamilyBuilder e("fragd_collect_errors_total",
+                  "Failed reads of a source: the BPF maps, or one /proc or sysfs source (buddyinfo, zoneinfo, "
+                  "pagetypeinfo, vmstat, meminfo, hugepages, nodes). A failing source is read again at a "
+                  "doubling interval up to 60 s.",
+                  MetricType::Counter);
+  e.counter({{"source", "bpf"}}, self.collect_errors_bpf);
+  for (const char* s : kSnapshotSources) {
+    auto it = self.collect_errors_files.find(s);
+    e.counter({{"source", s}}, it == self.collect_errors_files.end() ? 0 : it->second);
+  }
+  for (const auto& [source, n] : self.collect_errors_files)
+    if (std::find(std::begin(kSnapshotSources), std::end(kSnapshotSources), source) == std::end(kSnapshotSources))
+      e.counter({{"source", source}}, n);
+  emit(out, e);
+  FamilyBuilder we("fragd_kernel_write_errors_total",
+                   "Writes to a kernel file the kernel refused, by file (the allow-listed path, <N> a node, <S> "
+                   "a page size in kB) and errno name. The action fails and fragd backs off.",
+                   MetricType::Counter);
+  for (const auto& [key, n] : self.kernel_write_errors)
+    we.counter({{"file", key.first}, {"error", key.second}}, n);
+  emit(out, we);
+  FamilyBuilder d("fragd_collector_tick_seconds", "Duration of the last collector tick.", MetricType::Gauge);
+  d.gauge({}, self.last_tick_seconds);
+  emit(out, d);
+  FamilyBuilder late("fragd_collector_tick_late_max_seconds",
+                     "Largest delay between a collector tick's due time and its start since fragd started.",
+                     MetricType::Gauge);
+  late.gauge({}, self.tick_late_max_seconds);
+  emit(out, late);
+  FamilyBuilder missed("fragd_collector_ticks_missed_total",
+                       "Collector ticks skipped because the main loop was busy for a whole tick or longer.",
+                       MetricType::Counter);
+  missed.counter({}, static_cast<double>(self.ticks_missed));
+  emit(out, missed);
+}
+
+}  // namespace
+
+Families build_families(const ExportFrame& f) {
+  static const std::vector<ProgramState> kNoPrograms;
+  static const SelfStats kNoSelf;
+  const SelfStats& self = f.self ? *f.self : kNoSelf;
+  Families out;
+  {
+    FamilyBuilder b("fragd_build_info", "fragd's version; always 1.", MetricType::Gauge);
+    b.gauge({{"version", FRAGD_VERSION}}, 1);
+    emit(out, b);
+  }
+  program_metrics(f.programs ? *f.programs : kNoPrograms, self.run_stats, out);
+  counting_metrics(self.counting, out);
+  if (f.bpf) {
+    stall_metrics(f.min_order, *f.bpf, self.counting, out);
+    compaction_metrics(*f.bpf, out);
+    fallback_metrics(*f.bpf, out);
+  }
+  if (f.mem) {
+    memory_metrics(*f.mem, out);
+    std::vector<PoolGauge> targets;
+    if (f.act)
+      for (const auto& p : f.act->pools) targets.push_back({p.node, p.size_kib, p.target});
+    pool_metrics(*f.mem, targets, out);
+  }
+  if (f.act) act_metrics(*f.act, out);
+  if (f.scan) scan_metrics(*f.scan, out);
+  if (f.pollution) pollution_metrics(*f.pollution, out);
+  self_metrics(self, out);
+  trace_metrics(self.counting, out);
+  return out;
+}
+
+}  // namespace fragd

@@ -1,0 +1,53 @@
+// The exporter's families: each tick the collector builds every family from the
+// latest snapshots, one source after another; scrapes copy the last built set
+// (no work per scrape). A new concern adds its sources/<concern>/metrics.h
+// call to build_families (exporter.cc): one line.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "act/metrics.h"
+#include "base/family.h"
+#include "kernel/bpf_loader.h"
+#include "kernel/bpf_maps.h"
+#include "kernel/procfs.h"
+#include "sources/pageblocks/metrics.h"
+#include "sources/pollution/metrics.h"
+#include "sources/stalls/metrics.h"
+
+namespace fragd {
+
+// fragd's own health: read and write faults, the collector's ticks.
+struct SelfStats {
+  uint64_t collect_errors_bpf = 0;
+  // Failed reads of a /proc or sysfs source, by source: kSnapshotSources (kernel/procfs.h) and
+  // "nodes" (the node list and sizes of read_machine_facts).
+  std::map<std::string, uint64_t> collect_errors_files;
+  // Writes the kernel refused, by (allow-listed file pattern, errno name) (act/sysfs_actuator.h).
+  std::map<std::pair<std::string, std::string>, uint64_t> kernel_write_errors;
+  double last_tick_seconds = 0;      // duration of the last collector tick
+  double tick_late_max_seconds = 0;  // largest delay of a tick after its due time
+  uint64_t ticks_missed = 0;         // ticks that never ran because the loop was a whole tick late
+  std::vector<ProgramRunStats> run_stats;  // per program, from bpf_prog_info
+  CountingStats counting;                  // allocation counting and the slow-stall stream
+};
+
+// What one tick read, for the exporter; null/empty: that source is off or has nothing yet.
+struct ExportFrame {
+  unsigned min_order = 1;
+  const BpfSnapshot* bpf = nullptr;
+  const MemSnapshot* mem = nullptr;
+  const std::vector<ProgramState>* programs = nullptr;
+  const SelfStats* self = nullptr;
+  const ActStats* act = nullptr;
+  const ScanStats* scan = nullptr;
+  const PollutionStats* pollution = nullptr;
+};
+
+// Builds every family fragd exports. Pure: no I/O.
+Families build_families(const ExportFrame& f);
+
+}  // namespace fragd

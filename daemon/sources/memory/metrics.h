@@ -1,0 +1,14 @@
+// Free memory by zone and order (/proc/buddyinfo, zoneinfo, pagetypeinfo) and
+// the kernel's fragmentation scores computed from it. Families
+// fragd_fragmentation_score, fragd_node_fragmentation_score, fragd_free_blocks,
+// fragd_unusable_free_index, fragd_pageblocks, fragd_zone_free_pages.
+#pragma once
+
+#include "base/family.h"
+#include "kernel/procfs.h"
+
+namespace fragd {
+
+void memory_metrics(const MemSnapshot& mem, Families& out);
+
+}  // namespace fragd

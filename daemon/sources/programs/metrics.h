@@ -1,0 +1,15 @@
+// The BPF programs themselves: attached or not, and their run statistics
+// (kernel/bpf_loader.h). Families fragd_bpf_program_*.
+#pragma once
+
+#include <vector>
+
+#include "base/family.h"
+#include "kernel/bpf_loader.h"
+
+namespace fragd {
+
+void program_metrics(const std::vector<ProgramState>& programs, const std::vector<ProgramRunStats>& run_stats,
+                     Families& out);
+
+}  // namespace fragd
