@@ -41,7 +41,7 @@ target_include_directories(fragd_core_fuzz PUBLIC
   ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/daemon ${CMAKE_BINARY_DIR}/generated)
 target_compile_options(fragd_core_fuzz PUBLIC ${FRAGD_FUZZ_COMPILE_FLAGS})
 target_link_libraries(fragd_core_fuzz PUBLIC yaml-cpp nlohmann_json::nlohmann_json Threads::Threads
-  alloc_skel compaction_skel fallback_skel PkgConfig::CAIRO)
+  stalls_skel compaction_skel pollution_skel PkgConfig::CAIRO)
 
 set(FRAGD_FUZZ_DIR ${CMAKE_SOURCE_DIR}/tests/fuzz)
 set(FRAGD_FUZZERS fuzz_policy fuzz_buddyinfo fuzz_pagetypeinfo fuzz_zoneinfo fuzz_vmstat fuzz_iomem

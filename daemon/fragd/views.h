@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "alloc.h"
+#include "stalls.h"
 #include "act/engine.h"
 #include "sources/pageblocks/pageblock.h"
 #include "sources/pollution/pollution.h"

@@ -13,13 +13,13 @@
 #include <cstdarg>
 #include <cstring>
 
-#include "alloc.skel.h"
+#include "stalls.skel.h"
 #include "compaction.skel.h"
 #include "base/log.h"
 #include "kernel/memmap.h"
 #include "kernel/procfs.h"
-#include "fallback.h"
-#include "fallback.skel.h"
+#include "pollution.h"
+#include "pollution.skel.h"
 
 namespace fragd {
 namespace {
@@ -158,9 +158,9 @@ Result<void> check_kernel_btf() {
 BpfPrograms::~BpfPrograms() {
   if (counting_link_) bpf_link__destroy(counting_link_);
   for (auto* l : links_) bpf_link__destroy(l);
-  if (alloc_) alloc_bpf::destroy(alloc_);
+  if (stalls_) stalls_bpf::destroy(stalls_);
   if (compaction_) compaction_bpf::destroy(compaction_);
-  if (fallback_) fallback_bpf::destroy(fallback_);
+  if (pollution_) pollution_bpf::destroy(pollution_);
 }
 
 Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts) {
@@ -171,20 +171,20 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
   if (!vmlinux) log_warn("cannot read the kernel BTF; BTF tracepoints are off");
 
   // --- open
-  p->alloc_ = alloc_bpf::open();
-  if (!p->alloc_) return sys_error("open BPF object alloc");
+  p->stalls_ = stalls_bpf::open();
+  if (!p->stalls_) return sys_error("open BPF object stalls");
   p->compaction_ = compaction_bpf::open();
   if (!p->compaction_) return sys_error("open BPF object compaction");
-  p->fallback_ = fallback_bpf::open();
-  if (!p->fallback_) return sys_error("open BPF object fallback");
+  p->pollution_ = pollution_bpf::open();
+  if (!p->pollution_) return sys_error("open BPF object pollution");
 
   // --- knobs (rodata)
-  p->alloc_->rodata->min_order = opts.min_order;
-  p->alloc_->rodata->slow_stall_ns = opts.slow_stall_ns;
+  p->stalls_->rodata->min_order = opts.min_order;
+  p->stalls_->rodata->slow_stall_ns = opts.slow_stall_ns;
   p->compaction_->rodata->fragd_tgid = opts.self_tgid;
 
   // --- pollution ledger: pageblock order and map size (one record per block of RAM at most).
-  auto* fb = p->fallback_;
+  auto* fb = p->pollution_;
   p->track_pollution_ = opts.track_pollution;
   p->pageblock_order_ = opts.pageblock_order ? opts.pageblock_order : kernel_pageblock_order();
   if (p->pageblock_order_ > 20)
@@ -209,12 +209,12 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
     record_entries = static_cast<uint32_t>(blocks);
   }
   if (bpf_map__set_max_entries(fb->maps.polluted_blocks, record_entries))
-    return sys_error("size the pollution ledger of BPF object fallback");
+    return sys_error("size the pollution ledger of BPF object pollution");
 
   // --- choose attach types by probing the kernel's BTF, not its version
   const bool page_alloc_btf = has_btf_tracepoint(vmlinux, "mm_page_alloc");
-  bpf_program__set_autoload(p->alloc_->progs.page_alloc_btf, page_alloc_btf);
-  bpf_program__set_autoload(p->alloc_->progs.page_alloc_tp, !page_alloc_btf);
+  bpf_program__set_autoload(p->stalls_->progs.page_alloc_btf, page_alloc_btf);
+  bpf_program__set_autoload(p->stalls_->progs.page_alloc_tp, !page_alloc_btf);
 
   const bool compaction_btf = has_btf_tracepoint(vmlinux, "mm_compaction_begin") &&
                               has_btf_tracepoint(vmlinux, "mm_compaction_end") &&
@@ -230,9 +230,9 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
 
   // --- load
   g_failed_prog.clear();
-  if (int err = alloc_bpf::load(p->alloc_)) return load_error("alloc", -err);
+  if (int err = stalls_bpf::load(p->stalls_)) return load_error("stalls", -err);
   if (int err = compaction_bpf::load(p->compaction_)) return load_error("compaction", -err);
-  if (int err = fallback_bpf::load(p->fallback_)) return load_error("fallback", -err);
+  if (int err = pollution_bpf::load(p->pollution_)) return load_error("pollution", -err);
 
   if (auto r = p->attach_all(opts.count_allocations); !r) return r.error();
 
@@ -251,8 +251,8 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
 }
 
 bpf_program* BpfPrograms::page_alloc_prog() const {
-  return bpf_program__autoload(alloc_->progs.page_alloc_btf) ? alloc_->progs.page_alloc_btf
-                                                               : alloc_->progs.page_alloc_tp;
+  return bpf_program__autoload(stalls_->progs.page_alloc_btf) ? stalls_->progs.page_alloc_btf
+                                                               : stalls_->progs.page_alloc_tp;
 }
 
 Result<void> BpfPrograms::set_counting(bool on) {
@@ -263,11 +263,11 @@ Result<void> BpfPrograms::set_counting(bool on) {
   if (!st) return make_error("no mm_page_alloc program is loaded", ENOENT);
   if (on) {
     // The generation moves first: a stall opened from here on belongs to this period.
-    __atomic_add_fetch(&alloc_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&stalls_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
     ::bpf_link* link = bpf_program__attach(page_alloc_prog());
     if (!link) {
       const int err = errno;
-      __atomic_add_fetch(&alloc_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
+      __atomic_add_fetch(&stalls_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
       st->error = strerror(err);
       return make_error("attach " + st->name + " to " + st->tracepoint + ": " + st->error +
                             (err == EPERM || err == EACCES
@@ -282,15 +282,15 @@ Result<void> BpfPrograms::set_counting(bool on) {
   } else {
     bpf_link__destroy(counting_link_);
     counting_link_ = nullptr;
-    __atomic_add_fetch(&alloc_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&stalls_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
     st->attached = false;
     st->error = "allocation counting is off";
   }
   return {};
 }
 
-void BpfPrograms::arm_wakeup() { __atomic_store_n(&alloc_->bss->wake_armed, 1u, __ATOMIC_SEQ_CST); }
-int BpfPrograms::wakeups_fd() const { return bpf_map__fd(alloc_->maps.alloc_wakeups); }
+void BpfPrograms::arm_wakeup() { __atomic_store_n(&stalls_->bss->wake_armed, 1u, __ATOMIC_SEQ_CST); }
+int BpfPrograms::wakeups_fd() const { return bpf_map__fd(stalls_->maps.alloc_wakeups); }
 
 std::vector<ProgramRunStats> BpfPrograms::run_stats() const {
   std::vector<ProgramRunStats> out;
@@ -344,18 +344,18 @@ Result<void> BpfPrograms::attach_all(bool count_allocations) {
   };
   const Item items[] = {
       {page_alloc_prog(), "kmem", "mm_page_alloc"},
-      {alloc_->progs.try_to_compact, "compaction", "mm_compaction_try_to_compact_pages"},
-      {alloc_->progs.reclaim_begin, "vmscan", "mm_vmscan_direct_reclaim_begin"},
-      {alloc_->progs.reclaim_end, "vmscan", "mm_vmscan_direct_reclaim_end"},
-      {alloc_->progs.compaction_run_end, "compaction", "mm_compaction_end"},
+      {stalls_->progs.try_to_compact, "compaction", "mm_compaction_try_to_compact_pages"},
+      {stalls_->progs.reclaim_begin, "vmscan", "mm_vmscan_direct_reclaim_begin"},
+      {stalls_->progs.reclaim_end, "vmscan", "mm_vmscan_direct_reclaim_end"},
+      {stalls_->progs.compaction_run_end, "compaction", "mm_compaction_end"},
       {compaction_->progs.compaction_begin, "compaction", "mm_compaction_begin"},
       {compaction_->progs.compaction_end, "compaction", "mm_compaction_end"},
       {compaction_->progs.compaction_migratepages, "compaction", "mm_compaction_migratepages"},
-      {fallback_->progs.page_alloc_extfrag, "kmem", "mm_page_alloc_extfrag"},
+      {pollution_->progs.page_alloc_extfrag, "kmem", "mm_page_alloc_extfrag"},
   };
   for (const auto& it : items) {
     const bool per_page = it.prog == page_alloc_prog();
-    if (per_page && count_allocations) __atomic_add_fetch(&alloc_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
+    if (per_page && count_allocations) __atomic_add_fetch(&stalls_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
     attach_one(it.prog, std::string(it.category) + ":" + it.event, per_page, !per_page || count_allocations);
   }
   if (attached_count() == 0)
@@ -369,13 +369,13 @@ size_t BpfPrograms::attached_count() const {
   return n;
 }
 
-int BpfPrograms::alloc_stats_fd() const { return bpf_map__fd(alloc_->maps.alloc_stats); }
-int BpfPrograms::stall_hist_fd() const { return bpf_map__fd(alloc_->maps.stall_hist); }
-int BpfPrograms::slow_stalls_fd() const { return bpf_map__fd(alloc_->maps.slow_stalls); }
+int BpfPrograms::alloc_stats_fd() const { return bpf_map__fd(stalls_->maps.alloc_stats); }
+int BpfPrograms::stall_hist_fd() const { return bpf_map__fd(stalls_->maps.stall_hist); }
+int BpfPrograms::slow_stalls_fd() const { return bpf_map__fd(stalls_->maps.slow_stalls); }
 int BpfPrograms::compaction_stats_fd() const { return bpf_map__fd(compaction_->maps.compaction_stats); }
 int BpfPrograms::compaction_hist_fd() const { return bpf_map__fd(compaction_->maps.compaction_hist); }
-int BpfPrograms::fallback_stats_fd() const { return bpf_map__fd(fallback_->maps.fallback_stats); }
-int BpfPrograms::pollution_stats_fd() const { return bpf_map__fd(fallback_->maps.pollution_stats); }
-int BpfPrograms::polluted_blocks_fd() const { return bpf_map__fd(fallback_->maps.polluted_blocks); }
+int BpfPrograms::fallback_stats_fd() const { return bpf_map__fd(pollution_->maps.fallback_stats); }
+int BpfPrograms::pollution_stats_fd() const { return bpf_map__fd(pollution_->maps.pollution_stats); }
+int BpfPrograms::polluted_blocks_fd() const { return bpf_map__fd(pollution_->maps.polluted_blocks); }
 
 }  // namespace fragd

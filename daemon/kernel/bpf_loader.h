@@ -10,9 +10,9 @@
 
 #include "base/result.h"
 
-struct alloc_bpf;
+struct stalls_bpf;
 struct compaction_bpf;
-struct fallback_bpf;
+struct pollution_bpf;
 struct bpf_program;
 struct bpf_link;
 
@@ -42,7 +42,7 @@ struct BpfOptions {
   uint32_t min_order = 1;
   uint64_t slow_stall_ns = 10'000'000;
   uint32_t self_tgid = 0;
-  // Pollution ledger (bpf/fallback.bpf.c): recorded from mm_page_alloc_extfrag (fallbacks only).
+  // Pollution ledger (bpf/pollution.bpf.c): recorded from mm_page_alloc_extfrag (fallbacks only).
   bool track_pollution = true;
   // Attach the mm_page_alloc counting program at start (bpf.allocations: exact).
   bool count_allocations = true;
@@ -76,7 +76,7 @@ class BpfPrograms {
   int fallback_stats_fd() const;
 
   // Allocation counting: the mm_page_alloc program attached or not. Each
-  // switch moves the objects' count_gen on (include/alloc.h), so a stall opened
+  // switch moves the objects' count_gen on (include/stalls.h), so a stall opened
   // before the switch is never taken for a stall of the new period. Attaching
   // needs no capability once the program is loaded (a BTF tracepoint link;
   // the classic-tracepoint fallback needs CAP_PERFMON and fails after the drop).
@@ -101,9 +101,9 @@ class BpfPrograms {
   bool attach_one(bpf_program* prog, const std::string& tracepoint, bool per_page, bool attach);
   bpf_program* page_alloc_prog() const;
 
-  alloc_bpf* alloc_ = nullptr;
+  stalls_bpf* stalls_ = nullptr;
   compaction_bpf* compaction_ = nullptr;
-  fallback_bpf* fallback_ = nullptr;
+  pollution_bpf* pollution_ = nullptr;
   std::vector<::bpf_link*> links_;
   ::bpf_link* counting_link_ = nullptr;  // the mm_page_alloc program's, while counting
   std::vector<ProgramState> programs_;

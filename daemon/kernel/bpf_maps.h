@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "alloc.h"
+#include "stalls.h"
 #include "compaction.h"
 #include "base/histogram.h"
 #include "base/result.h"
-#include "fallback.h"
+#include "pollution.h"
 
 namespace fragd {
 
@@ -63,7 +63,7 @@ class BpfReader {
   explicit BpfReader(const BpfPrograms& progs);
   Result<BpfSnapshot> read() const;
 
-  // The pollution ledger (bpf/fallback.bpf.c): every recorded block with its
+  // The pollution ledger (bpf/pollution.bpf.c): every recorded block with its
   // who/when record (first_ns/last_ns converted to CLOCK_REALTIME) and the
   // pollution counters. Error when the ledger is off or a map cannot be read.
   Result<PollutionSnapshot> read_pollution() const;

@@ -1,4 +1,4 @@
-// Migratetype fallbacks (bpf/fallback.bpf.c) and the pollution ledger they
+// Migratetype fallbacks (bpf/pollution.bpf.c) and the pollution ledger they
 // feed. Families fragd_fallback_total, fragd_polluted_*, fragd_pollution_*.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Pageblock pollution, from fragd's BPF records (bpf/fallback.bpf.c): which
+// Pageblock pollution, from fragd's BPF records (bpf/pollution.bpf.c): which
 // MOVABLE pageblocks hold pages of UNMOVABLE or RECLAIMABLE allocations that
 // fell back into them without claiming them, since when, and who did it.
 // Pure: the BPF side is read by kernel/bpf_maps; this file only places the

@@ -1,4 +1,4 @@
-// Allocation stalls (bpf/alloc.bpf.c): counted allocations by outcome, stall
+// Allocation stalls (bpf/stalls.bpf.c): counted allocations by outcome, stall
 // times, direct compaction and reclaim entries and time, allocation counting
 // (bpf.allocations) and the slow-stall event stream. Families fragd_alloc_*,
 // fragd_direct_stall_entries_total, fragd_events_dropped_total, fragd_slow_stall_events_total,

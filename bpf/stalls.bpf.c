@@ -19,7 +19,7 @@
  */
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
-#include "alloc.h"
+#include "stalls.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -27,7 +27,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 min_order = 1;
 const volatile __u64 slow_stall_ns = 10 * 1000 * 1000ULL;
 
-/* Allocation counting state, written by fragd (include/alloc.h). */
+/* Allocation counting state, written by fragd (include/stalls.h). */
 __u32 count_gen = 0;
 __u32 wake_armed = 0;
 

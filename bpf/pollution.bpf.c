@@ -6,7 +6,7 @@
  * claiming it leaves a hybrid pageblock that compaction can no longer free.
  * change_ownership (claimed) exists only in the classic record.
  *
- * Pollution ledger (see include/fallback.h for the map). The extfrag
+ * Pollution ledger (see include/pollution.h for the map). The extfrag
  * record's pfn is the first page handed out: mm/page_alloc.c traces it after
  * taking the block off the free list and splitting off the remainder
  * (__rmqueue_claim / __rmqueue_steal since 6.15, __rmqueue_fallback before),
@@ -20,7 +20,7 @@
  * recorded (untracked_range).
  */
 #include "maps.bpf.h"
-#include "fallback.h"
+#include "pollution.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

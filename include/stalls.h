@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Shared between bpf/alloc.bpf.c and the daemon: high-order allocation stalls. */
+/* Shared between bpf/stalls.bpf.c and the daemon: high-order allocation stalls. */
 #ifndef FRAGD_ALLOC_H
 #define FRAGD_ALLOC_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Shared between bpf/fallback.bpf.c and the daemon: migratetype fallbacks and pollution. */
+/* Shared between bpf/pollution.bpf.c and the daemon: migratetype fallbacks and pollution. */
 #ifndef FRAGD_FALLBACK_H
 #define FRAGD_FALLBACK_H
 
