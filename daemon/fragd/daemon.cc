@@ -1,0 +1,387 @@
+#include "fragd/daemon.h"
+
+#include <unistd.h>
+
+#include "base/text.h"
+#include "fragd/views.h"
+#include "sources/memory/score.h"
+#include "sources/pollution/pollution.h"
+#include "version.h"
+
+namespace fragd {
+
+int Daemon::on_ring_event(void* ctx, void* data, size_t size) {
+  auto* d = static_cast<Daemon*>(ctx);
+  if (size < sizeof(stall_event)) return 0;
+  stall_event e;
+  std::memcpy(&e, data, sizeof(e));
+  d->self_.counting.trace_events++;
+  if (d->control_ && d->control_->trace_subscribers())
+    d->self_.counting.trace_events_unsent += d->control_->broadcast_trace(
+        trace_event_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return 0;
+}
+
+int Daemon::on_wakeup(void* ctx, void* data, size_t size) {
+  auto* d = static_cast<Daemon*>(ctx);
+  uint32_t order = 0;
+  if (size >= sizeof(order)) std::memcpy(&order, data, sizeof(order));
+  d->last_stall_ns_ = now_ns();
+  if (d->cfg_.allocations == "adaptive" && !d->bpf_->counting())
+    d->switch_counting(true, "an allocation of order " + std::to_string(order) + " stalled");
+  return 0;
+}
+
+void Daemon::account_counting(uint64_t now) {
+  if (bpf_->counting()) self_.counting.counting_seconds += (now - counted_until_ns_) / 1e9;
+  counted_until_ns_ = now;
+}
+
+void Daemon::switch_counting(bool on, const std::string& why) {
+  account_counting(now_ns());
+  if (auto r = bpf_->set_counting(on); !r) {
+    warn_once("counting", r.error().message);
+    return;
+  }
+  warn_cleared("counting", "allocation counting switches again");
+  self_.counting.counting_switches[on ? "on" : "off"]++;
+  if (!on) bpf_->arm_wakeup();
+  log_info(std::string("allocation counting ") + (on ? "on: " : "off: ") + why);
+}
+
+void Daemon::steer_counting(uint64_t now) {
+  if (last_bpf_) {
+    uint64_t entries = 0;
+    for (unsigned o = cfg_.min_order; o < FRAGD_NR_ORDERS; o++)
+      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) entries += last_bpf_->alloc.direct_entries[o][p];
+    if (entries != last_entries_) last_stall_ns_ = now;
+    last_entries_ = entries;
+  }
+  account_counting(now);
+  self_.counting.counting = bpf_->counting();
+  if (cfg_.allocations != "adaptive") return;
+  std::string why;
+  if (last_stall_ns_ && now - last_stall_ns_ < cfg_.adaptive_hold_ns) why = "stalls in the last " + format_duration(cfg_.adaptive_hold_ns, DurationStyle::Exact);
+  if (why.empty() && cfg_.adaptive_free_blocks > 0 && last_mem_) {
+    std::map<int, uint64_t> free_blocks;
+    for (const auto& z : last_mem_->zones)
+      if (z.present_pages > 0) free_blocks[z.node] += blocks_of_order(z.free_blocks, bpf_->pageblock_order());
+    for (const auto& [node, n] : free_blocks)
+      if (n < cfg_.adaptive_free_blocks) {
+        why = "node " + std::to_string(node) + " has " + std::to_string(n) + " free pageblocks (< bpf.adaptive_free_blocks " +
+              std::to_string(cfg_.adaptive_free_blocks) + ")";
+        break;
+      }
+  }
+  const bool want = !why.empty();
+  if (want != bpf_->counting())
+    switch_counting(want, want ? why : "no stall for " + format_duration(cfg_.adaptive_hold_ns, DurationStyle::Exact) + ", memory healthy");
+  self_.counting.counting = bpf_->counting();
+}
+
+void Daemon::tick() {
+  const uint64_t t0 = now_ns();
+  if (auto s = reader_->read()) {
+    last_bpf_ = std::move(*s);
+    warn_cleared("bpf", "BPF maps readable again");
+  } else {
+    self_.collect_errors_bpf++;
+    warn_once("bpf", s.error().message + " (counted in fragd_collect_errors_total{source=\"bpf\"}; not logged again "
+                                         "until the maps read well)");
+  }
+  read_files(t0);
+  steer_counting(now_ns());
+  self_.run_stats = bpf_->run_stats();
+  act(now_ns());
+  if (bpf_->pollution_enabled()) refresh_pollution();
+  ScanStats scan;
+  if (scanner_ && last_mem_) {
+    if (!scan_ref_ || memory_changed(*scan_ref_, *last_mem_, bpf_->pageblock_order())) {
+      scanner_->mark_changed();
+      scan_ref_ = *last_mem_;
+    }
+  }
+  if (scanner_) {
+    for (const auto& m : scanner_->take_messages())
+      warn_once(m.rfind("pageblock scan failed", 0) == 0 ? std::string("scan failed") : m, m);
+    scan.scan = scanner_->latest();
+    scan.ok = scanner_->scans_ok();
+    scan.failed = scanner_->scans_failed();
+    scan.skipped = scanner_->scans_skipped();
+    if (scan.ok > scans_ok_seen_) warn_cleared("scan failed", "pageblock scans work again");
+    scans_ok_seen_ = scan.ok;
+  }
+  self_.kernel_write_errors = actuator_.write_errors();
+  self_.last_tick_seconds = (now_ns() - t0) / 1e9;
+  act_.nodes = engine_->nodes();
+  act_.pools = engine_->pools();
+  act_.proactiveness_raised = engine_->proactiveness_raised();
+  act_.budget_used_ns = engine_->budget_used_ns();
+  act_.budget_ns = cfg_.policy.compaction.cpu_budget_ns;
+  act_.mode = cfg_.policy.act ? "act" : "observe";
+  act_.dry_run = cfg_.policy.dry_run;
+  act_.method = method_name(cfg_.policy.compaction.method);
+  ExportFrame frame;
+  frame.min_order = cfg_.min_order;
+  frame.bpf = last_bpf_ ? &*last_bpf_ : nullptr;
+  frame.mem = last_mem_ ? &*last_mem_ : nullptr;
+  frame.programs = &bpf_->programs();
+  frame.self = &self_;
+  frame.act = &act_;
+  frame.scan = scanner_ ? &scan : nullptr;
+  frame.pollution = pollution_ ? &*pollution_ : nullptr;
+  metrics_->publish(build_families(frame));
+}
+
+// The /proc and sysfs sources. One that fails is counted, logged once per
+// cause (and once when it reads well again) and read again after one tick,
+// then at doubling intervals up to 60 s; its metrics are absent meanwhile.
+void Daemon::read_files(uint64_t now) {
+  // buddyinfo and zoneinfo make the snapshot: while either waits there is none
+  // (last_mem_ was reset when it failed).
+  if (!faults_.due("buddyinfo", now) || !faults_.due("zoneinfo", now)) return;
+  // pagetypeinfo only every pagetypeinfo_interval; in between, its counts are carried over.
+  const bool pti_due = !last_mem_ || now - last_pti_ns_ >= cfg_.pagetypeinfo_ns;
+  std::set<std::string> skip;
+  for (const char* s : kSnapshotSources)
+    if (!faults_.due(s, now)) skip.insert(s);
+  std::vector<SourceRead> report;
+  auto m = read_snapshot(cfg_.proc_root, cfg_.sys_root, pti_due ? nullptr : &*last_mem_, skip, report);
+  for (const auto& r : report) note_source(r, now);
+  if (!m) {
+    last_mem_.reset();
+    return;
+  }
+  if (pti_due) last_pti_ns_ = now;
+  last_mem_ = std::move(*m);
+  check_nodes();
+}
+
+void Daemon::note_source(const SourceRead& r, uint64_t now) {
+  if (r.failed()) {
+    self_.collect_errors_files[r.source]++;
+    if (faults_.failed(r.source, r.cause, now))
+      log_warn(r.message + " [" + r.cause + "]; counted in fragd_collect_errors_total{source=\"" + r.source +
+               "\"}, read again at doubling intervals up to 60 s, not logged again until the cause changes or "
+               "clears");
+    return;
+  }
+  if (auto rec = faults_.ok(r.source, now)) {
+    char took[32];
+    std::snprintf(took, sizeof took, "%.1f s", rec->failing_ns / 1e9);
+    log_info(r.source + " (" + r.path + ") readable again after " + std::to_string(rec->failures) +
+             " failed reads in " + took + " (last cause " + rec->cause + ")");
+  }
+  // A file that parses with some lines skipped is used; its first bad line is logged once.
+  const std::string lines = r.source + " lines";
+  if (r.cause == "lines") {
+    if (faults_.failed(lines, r.cause, now))
+      log_warn(r.message + "; further skipped lines of " + r.path + " are not logged until it parses cleanly");
+  } else if (faults_.ok(lines, now)) {
+    log_info(r.path + " parses cleanly again");
+  }
+}
+
+// Nodes come and go with the zones of the snapshot (a node taken offline,
+// memory hot-removed): each change is logged once, and the machine facts (the
+// nodes `fragctl compact --node` and `pool set --node` may name) are read
+// again. The engine forgets a node missing from its observation, so fragd
+// does not act on it, and its metrics go with its zones.
+void Daemon::check_nodes() {
+  std::set<int> online;
+  for (const auto& z : last_mem_->zones)
+    if (z.present_pages > 0) online.insert(z.node);
+  if (online != nodes_online_) {
+    if (!nodes_online_.empty()) {
+      for (int n : nodes_online_)
+        if (!online.count(n))
+          log_warn("node " + std::to_string(n) + " went offline (no populated zone in " + cfg_.proc_root +
+                   "/zoneinfo): its metrics are gone and fragd does not act on it");
+      for (int n : online)
+        if (!nodes_online_.count(n)) log_info("node " + std::to_string(n) + " is online");
+      facts_stale_ = true;
+    }
+    nodes_online_ = std::move(online);
+  }
+  if (!facts_stale_ || !faults_.due("nodes", now_ns())) return;
+  if (auto f = read_machine_facts(cfg_.proc_root, cfg_.sys_root)) {
+    facts_ = *f;
+    facts_stale_ = false;
+    if (faults_.ok("nodes", now_ns())) log_info("the node list under " + cfg_.sys_root + " reads again");
+  } else {
+    self_.collect_errors_files["nodes"]++;
+    if (faults_.failed("nodes", errno_name(f.error().err), now_ns()))
+      log_warn(f.error().message + " (fragctl requests naming a node are checked against the last good read)");
+  }
+}
+
+Observation Daemon::observe(uint64_t now) const {
+  Observation o;
+  o.now_ns = now;
+  if (last_mem_) {
+    for (const auto& s : node_scores(last_mem_->zones)) {
+      NodeObservation n;
+      n.node = s.node;
+      n.score = s.score;
+      for (const auto& z : last_mem_->zones) {
+        if (z.node != s.node) continue;
+        n.free_pages += buddy_free_pages(z);
+        if (n.free_blocks.size() < z.free_blocks.size()) n.free_blocks.resize(z.free_blocks.size(), 0);
+        for (size_t i = 0; i < z.free_blocks.size(); i++) n.free_blocks[i] += z.free_blocks[i];
+      }
+      o.nodes.push_back(std::move(n));
+    }
+    o.mem_available_kib = last_mem_->mem_available_kib;
+    std::map<uint64_t, uint64_t> global;
+    for (const auto& p : last_mem_->hugepages) {
+      o.pools.push_back({p.node, p.size_kib, p.total});
+      global[p.size_kib] += p.total;
+    }
+    for (const auto& [size, total] : global) o.pools.push_back({-1, size, total});
+  }
+  if (last_bpf_) {
+    const unsigned from = std::max(cfg_.policy.compaction.demand.min_order, cfg_.min_order);
+    // The rate check counts entries into direct compaction and reclaim, exact in every
+    // bpf.allocations mode; the p99 check reads the stall times of counted allocations.
+    for (unsigned ord = from; ord < FRAGD_NR_ORDERS; ord++) {
+      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) o.stall_hist += last_bpf_->stall[ord][r];
+      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) o.stalls_total += last_bpf_->alloc.direct_entries[ord][p];
+    }
+    o.fragd_compaction_ns = last_bpf_->compaction_hist[FRAGD_TRIGGER_FRAGD].sum_ns;
+    o.proactive_compaction_ns = last_bpf_->compaction_hist[FRAGD_TRIGGER_PROACTIVE].sum_ns;
+  }
+  return o;
+}
+
+void Daemon::act(uint64_t now) {
+  if (!engine_ || !runner_ || !last_mem_) return;
+  auto r = engine_->decide(observe(now));
+  if (!r) return;
+  log_debug("starting action " + std::to_string(r->id) + " " + action_name(r->kind) + ": " + r->reason);
+  runner_->submit(*r, cfg_.policy);
+}
+
+void Daemon::record(const ActionOutcome& o) {
+  engine_->finished(o);
+  queued_ids_.erase(o.req.id);
+  const std::string line = outcome_line(o);
+  if (o.result == "error" || o.result == "short" || o.result == "guard") log_warn(line);
+  else log_info(line);
+  const std::string a = action_name(o.req.kind);
+  act_.actions[{a, o.req.node, o.result}]++;
+  if (o.result != "dry_run" && o.result != "abandoned") {
+    act_.durations[a].add(o.end_ns > o.start_ns ? o.end_ns - o.start_ns : 0);
+    act_.pages_migrated[a] += o.pages_migrated;
+  }
+  if (o.req.kind == ActionKind::Compact && o.result != "dry_run")
+    act_.last_score[o.req.node] = {o.score_before, o.score_after};
+  recent_.push_back(o);
+  while (recent_.size() > kRecentActions) recent_.pop_front();
+}
+
+void Daemon::on_finished() {
+  auto done = runner_->take_finished();
+  for (const auto& o : done) record(o);
+  // Fresh numbers before the next decision: the action changed them.
+  if (!done.empty()) tick();
+}
+
+std::string Daemon::state_file() const {
+  const auto slash = cfg_.socket.rfind('/');
+  const std::string dir = slash == std::string::npos || slash == 0 ? "/run" : cfg_.socket.substr(0, slash);
+  return dir + "/saved-compaction_proactiveness";
+}
+
+nlohmann::json Daemon::reload(const std::string& why) {
+  if (cfg_.source.empty())
+    return {{"ok", false}, {"error", "fragd was started without --config: there is no policy file to reload"}};
+  auto c = load_and_check_config(cfg_.source, cfg_.proc_root, cfg_.sys_root);
+  if (!c) {
+    act_.reloads_failed++;
+    log_error("reload (" + why + ") failed, keeping the running policy: " + c.error().message);
+    return {{"ok", false}, {"error", c.error().message + " (the running policy is kept)"}};
+  }
+  std::vector<std::string> restart;
+  if (c->listen != cfg_.listen) restart.push_back("listen");
+  if (c->socket != cfg_.socket) restart.push_back("socket");
+  if (c->socket_group != cfg_.socket_group) restart.push_back("socket_group");
+  if (c->tick_ns != cfg_.tick_ns) restart.push_back("tick_interval");
+  if (c->pagetypeinfo_ns != cfg_.pagetypeinfo_ns) restart.push_back("pagetypeinfo_interval");
+  if (c->min_order != cfg_.min_order) restart.push_back("bpf.min_order");
+  if (c->slow_stall_ns != cfg_.slow_stall_ns) restart.push_back("bpf.slow_stall_threshold");
+  if (c->allocations != cfg_.allocations) restart.push_back("bpf.allocations");
+  if (c->track_pollution != cfg_.track_pollution) restart.push_back("bpf.track_pollution");
+  if (c->scan_pageblocks != cfg_.scan_pageblocks || c->scan_ns != cfg_.scan_ns ||
+      c->scan_max_age_ns != cfg_.scan_max_age_ns || c->scan_threads != cfg_.scan_threads)
+    restart.push_back("pageblocks");
+  // Read each tick: effective at once.
+  cfg_.adaptive_hold_ns = c->adaptive_hold_ns;
+  cfg_.adaptive_free_blocks = c->adaptive_free_blocks;
+  cfg_.mode = c->mode;
+  cfg_.policy = c->policy;
+  engine_->set_policy(cfg_.policy);
+  for (const auto& o : engine_->take_dropped()) record(o);
+  if (auto f = read_machine_facts(cfg_.proc_root, cfg_.sys_root)) facts_ = *f;
+  act_.reloads_ok++;
+  std::string msg = "policy reloaded from " + cfg_.source + " (" + why + "): mode " + cfg_.mode +
+                    (cfg_.policy.dry_run ? ", dry_run" : "") + ", method " +
+                    method_name(cfg_.policy.compaction.method);
+  if (!restart.empty()) {
+    msg += "; changed but needing a restart:";
+    for (const auto& k : restart) msg += " " + k;
+  }
+  log_info(msg);
+  return {{"ok", true}, {"message", msg}};
+}
+
+nlohmann::json Daemon::action_state(uint64_t id) const {
+  for (const auto& o : recent_)
+    if (o.req.id == id)
+      return {{"ok", true}, {"state", "done"}, {"outcome", outcome_json(o, now_ns(), now_ns(CLOCK_REALTIME))}};
+  if (auto r = runner_ ? runner_->running() : std::nullopt; r && r->id == id)
+    return {{"ok", true}, {"state", "running"}};
+  if (queued_ids_.count(id)) return {{"ok", true}, {"state", "queued"}};
+  return {{"ok", false}, {"error", "unknown action id " + std::to_string(id)}};
+}
+
+nlohmann::json Daemon::policy_status() const {
+  const uint64_t mono = now_ns(), real = now_ns(CLOCK_REALTIME);
+  nlohmann::json j;
+  j["policy"] = {{"mode", cfg_.policy.act ? "act" : "observe"},
+                 {"dry_run", cfg_.policy.dry_run},
+                 {"method", method_name(cfg_.policy.compaction.method)},
+                 {"source", cfg_.source},
+                 {"reloads", act_.reloads_ok},
+                 {"reload_errors", act_.reloads_failed},
+                 {"proactiveness_raised", engine_->proactiveness_raised()},
+                 {"budget_used_ns", engine_->budget_used_ns()},
+                 {"budget_ns", cfg_.policy.compaction.cpu_budget_ns}};
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& n : engine_->nodes())
+    nodes.push_back({{"node", n.node},
+                     {"score", n.score},
+                     {"hot", n.hot},
+                     {"floor", n.floor ? nlohmann::json(*n.floor) : nlohmann::json(nullptr)},
+                     {"misses", n.misses},
+                     {"waiting", n.waiting},
+                     {"next_allowed_in_ns", n.next_allowed_ns > mono ? n.next_allowed_ns - mono : 0}});
+  j["policy_nodes"] = nodes;
+  nlohmann::json pools = nlohmann::json::array();
+  for (const auto& p : engine_->pools())
+    pools.push_back({{"node", p.node},
+                     {"size_kib", p.size_kib},
+                     {"target", p.target},
+                     {"reached", p.reached},
+                     {"manual", p.manual},
+                     {"last_result", p.last_result}});
+  j["pools"] = pools;
+  nlohmann::json actions = nlohmann::json::array();
+  const size_t first = recent_.size() > 20 ? recent_.size() - 20 : 0;
+  for (size_t i = first; i < recent_.size(); i++) actions.push_back(outcome_json(recent_[i], mono, real));
+  j["actions"] = actions;
+  auto r = runner_ ? runner_->running() : std::nullopt;
+  j["action_running"] = r ? request_json(*r) : nlohmann::json(nullptr);
+  return j;
+}
+
+}  // namespace fragd

@@ -1,0 +1,139 @@
+// The daemon: what fragd composes from the rooms below it (BPF programs and
+// their maps, the /proc and sysfs readers, the sources' metrics, the act-mode
+// engine and runner, the pageblock scanner, the control and HTTP servers) and
+// the tick that moves them. daemon.cc: the tick and what it reads;
+// daemon_control.cc: the control requests; daemon_run.cc: start, loop, stop.
+#pragma once
+
+#include <bpf/libbpf.h>
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "act/engine.h"
+#include "act/runner.h"
+#include "act/sysfs_actuator.h"
+#include "base/log.h"
+#include "kernel/bpf_loader.h"
+#include "kernel/bpf_maps.h"
+#include "kernel/procfs.h"
+#include "kernel/source_faults.h"
+#include "policy/config.h"
+#include "protocol/request.h"
+#include "sources/pageblocks/scanner.h"
+#include "fragd/control.h"
+#include "fragd/exporter.h"
+#include "fragd/http.h"
+#include "fragd/tick_clock.h"
+
+namespace fragd {
+
+class Daemon {
+ public:
+  explicit Daemon(Config cfg) : cfg_(std::move(cfg)) {}
+  int run();
+
+ private:
+  void tick();
+  nlohmann::json handle(const ControlRequest& req);
+  static int on_ring_event(void* ctx, void* data, size_t size);
+  static int on_wakeup(void* ctx, void* data, size_t size);
+
+  // Allocation counting (bpf.allocations): attaches or detaches the per-page
+  // mm_page_alloc program. adaptive: on from a stall (at once, through the
+  // wake-up ring buffer) until adaptive_hold has passed without one, and while
+  // a node has fewer than adaptive_free_blocks free pageblocks.
+  void steer_counting(uint64_t now);
+  void switch_counting(bool on, const std::string& why);
+  void account_counting(uint64_t now);  // adds the time counting was on up to `now`
+  std::unique_ptr<ring_buffer, decltype(&ring_buffer__free)> wakeups_{nullptr, &ring_buffer__free};
+  uint64_t last_stall_ns_ = 0;      // CLOCK_MONOTONIC of the last stall seen; 0: none yet
+  uint64_t last_entries_ = 0;       // direct stall entries of order >= min_order at the last tick
+  uint64_t counted_until_ns_ = 0;   // counting time accounted up to here
+  // The pageblock scan: memory as of the last change reported to the scanner.
+  std::optional<MemSnapshot> scan_ref_;
+  // Pollution ledger records released after scans found their blocks clean.
+  uint64_t released_blocks_ = 0, released_pages_ = 0;
+  uint64_t reconciled_scan_ns_ = 0;  // boot_time_ns of the last scan the ledger was reconciled with
+  // The tick's ledger summary; read anew only when the BPF counters or a release moved it.
+  void refresh_pollution();
+  bool pollution_released_ = false;
+  void reconcile_pollution(const ScanResult& scan);
+
+  // Act mode.
+  Observation observe(uint64_t now) const;
+  void act(uint64_t now);
+  void on_finished();
+  void record(const ActionOutcome& o);
+  nlohmann::json reload(const std::string& why);
+  nlohmann::json action_state(uint64_t id) const;
+  nlohmann::json policy_status() const;
+  // The map answer from `scan`, or with `scan_error` when there is none.
+  nlohmann::json map_answer(const ScanResult* scan, const std::string& scan_error);
+  // Answers `map` from the latest scan when it is recent enough, else defers it to the next scan.
+  std::optional<nlohmann::json> map_request(int64_t max_age_ns, uint64_t token);
+  void on_scan_done();
+  struct PendingMap {
+    uint64_t token;         // the control client owed the answer
+    uint64_t oldest_ok_ns;  // CLOCK_REALTIME: a scan begun at or after this will do
+    uint64_t scans_before;  // scans ended when it was asked
+  };
+  std::vector<PendingMap> pending_maps_;
+  std::string state_file() const;
+
+  Config cfg_;
+  std::unique_ptr<BpfPrograms> bpf_;
+  std::unique_ptr<BpfReader> reader_;
+  std::unique_ptr<MetricsServer> metrics_;
+  std::unique_ptr<ControlServer> control_;
+  // After bpf_: freed before the maps it reads, and on every early return of run().
+  std::unique_ptr<ring_buffer, decltype(&ring_buffer__free)> ring_{nullptr, &ring_buffer__free};
+  std::optional<BpfSnapshot> last_bpf_;
+  std::optional<MemSnapshot> last_mem_;
+  SelfStats self_;
+  uint64_t start_ns_ = 0;
+  TickClock ticks_{0, cfg_.tick_ns};  // the timer's due times; reset when the timer starts
+  uint64_t last_pti_ns_ = 0;
+  std::set<std::string> warned_;
+  // /proc and sysfs sources that fail: retried from one tick up to every 60 s, each cause logged once.
+  SourceFaults faults_{cfg_.tick_ns, 60'000'000'000ULL};
+  std::set<int> nodes_online_;  // nodes with present pages in the last snapshot
+  bool facts_stale_ = false;    // the nodes changed: facts_ to be read again
+  uint64_t scans_ok_seen_ = 0;
+  void read_files(uint64_t now);
+  void note_source(const SourceRead& r, uint64_t now);
+  void check_nodes();
+
+  MachineFacts facts_;
+  std::unique_ptr<Engine> engine_;
+  SysfsActuator actuator_{cfg_.proc_root, cfg_.sys_root};
+  std::unique_ptr<ActionRunner> runner_;
+  std::unique_ptr<PageblockScanner> scanner_;  // null when the scan is off
+  std::string scan_off_;                         // why it is off
+  std::vector<ZoneSpan> spans_;                  // zone spans, to place polluted blocks on nodes
+  std::optional<PollutionStats> pollution_;      // last tick's; empty when off
+  // The ledger's counters and blocks now, with who polluted each block.
+  std::optional<PollutionStats> read_pollution();
+  std::deque<ActionOutcome> recent_;   // last kRecentActions outcomes, oldest first
+  std::set<uint64_t> queued_ids_;      // manual requests not yet finished
+  ActStats act_;
+  static constexpr size_t kRecentActions = 64;
+
+  // A problem that persists is logged once, not every tick (it stays counted in metrics):
+  // once per key, its cause, until warn_cleared(key) logs that it went away.
+  void warn_once(const std::string& key, const std::string& message) {
+    if (warned_.size() < 1000 && warned_.insert(key).second) log_warn(message);
+  }
+  void warn_once(const std::string& w) { warn_once(w, w); }
+  void warn_cleared(const std::string& key, const std::string& message) {
+    if (warned_.erase(key)) log_info(message);
+  }
+};
+
+}  // namespace fragd

@@ -1,0 +1,150 @@
+#include "fragd/daemon.h"
+
+#include "base/text.h"
+#include "fragd/views.h"
+#include "sources/memory/score.h"
+#include "sources/pollution/pollution.h"
+#include "version.h"
+
+namespace fragd {
+
+void Daemon::refresh_pollution() {
+  if (pollution_ && !pollution_released_) {
+    auto c = reader_->read_pollution_counters();
+    if (c && c->events == pollution_->counters.events) return;  // no fallback since: the blocks are the same
+  }
+  pollution_ = read_pollution();
+  pollution_released_ = false;
+}
+
+std::optional<PollutionStats> Daemon::read_pollution() {
+  auto p = reader_->read_pollution();
+  if (!p) {
+    self_.collect_errors_bpf++;
+    warn_once(p.error().message);
+    return std::nullopt;
+  }
+  PollutionStats ps;
+  ps.counters = p->counters;
+  ps.counters.released_blocks = released_blocks_;
+  ps.counters.released_pages = released_pages_;
+  ps.summary = summarize_pollution(p->blocks, spans_, p->pageblock_order);
+  return ps;
+}
+
+nlohmann::json Daemon::map_answer(const ScanResult* scan, const std::string& scan_error) {
+  nlohmann::json j = {{"ok", true}, {"scan", nullptr}, {"pollution", nullptr}};
+  if (pollution_)
+    if (auto p = read_pollution()) j["pollution"] = pollution_json(p->counters, p->summary, true);
+  if (scan) j["scan"] = scan_json(*scan, now_ns(CLOCK_REALTIME));
+  else j["scan_error"] = scan_error;
+  return j;
+}
+
+std::optional<nlohmann::json> Daemon::map_request(int64_t max_age_ns, uint64_t token) {
+  if (!scanner_) return map_answer(nullptr, scan_off_);
+  const uint64_t now = now_ns(CLOCK_REALTIME);
+  auto latest = scanner_->latest();
+  if (latest && latest->wall_time_ns + static_cast<uint64_t>(max_age_ns) >= now) return map_answer(latest.get(), "");
+  // A scan takes most of a second: the scanner thread runs it and the answer follows
+  // (on_scan_done), so that ticks and other clients never wait for it.
+  pending_maps_.push_back({token, now - std::min<uint64_t>(now, static_cast<uint64_t>(max_age_ns)),
+                           scanner_->scans_done()});
+  scanner_->request();
+  return std::nullopt;
+}
+
+// A block stays in the ledger until a scan that began after its last recorded
+// fallback finds no unmovable page in it. The record is looked up once more
+// right before its delete, so a fallback that landed since keeps it.
+void Daemon::reconcile_pollution(const ScanResult& scan) {
+  auto p = reader_->read_pollution();
+  if (!p) return;
+  std::map<uint64_t, uint64_t> pages;
+  for (const auto& b : p->blocks) pages[b.block] = b.pages;
+  for (uint64_t block : blocks_found_clean(p->blocks, scan)) {
+    auto last = reader_->polluted_last_boot_ns(block);
+    if (!last || *last >= scan.boot_time_ns) continue;
+    if (auto r = reader_->release_polluted(block); !r) {
+      warn_once("release", r.error().message);
+      return;
+    }
+    released_blocks_++;
+    released_pages_ += pages[block];
+    pollution_released_ = true;
+  }
+}
+
+void Daemon::on_scan_done() {
+  const uint64_t done = scanner_->take_event();
+  auto latest = scanner_->latest();
+  if (latest && bpf_->pollution_enabled() && latest->boot_time_ns > reconciled_scan_ns_) {
+    reconciled_scan_ns_ = latest->boot_time_ns;
+    reconcile_pollution(*latest);
+  }
+  const std::string error = scanner_->last_error();
+  for (size_t i = 0; i < pending_maps_.size();) {
+    const PendingMap& p = pending_maps_[i];
+    if (latest && latest->wall_time_ns >= p.oldest_ok_ns) {
+      control_->reply(p.token, map_answer(latest.get(), ""));
+    } else if (!error.empty() && done > p.scans_before) {
+      control_->reply(p.token, map_answer(nullptr, error));
+    } else {
+      i++;  // the scan that ended began before the request: the next one answers it
+      scanner_->request();
+      continue;
+    }
+    pending_maps_.erase(pending_maps_.begin() + static_cast<long>(i));
+  }
+}
+
+nlohmann::json Daemon::handle(const ControlRequest& req) {
+  // parse_request checked every field's type and range; ControlServer answered
+  // act requests from anyone but root already.
+  const std::string& cmd = req.cmd;
+  if (cmd == "compact") {
+    auto ids = engine_->request_compact(req.node.value_or(-1), facts_);
+    if (!ids) return {{"ok", false}, {"error", ids.error().message}};
+    for (auto id : *ids) queued_ids_.insert(id);
+    act(now_ns());
+    return {{"ok", true}, {"ids", *ids}};
+  }
+  if (cmd == "pool") {
+    auto id = engine_->request_pool(*req.size_kib, req.node.value_or(-1), *req.count, facts_);
+    if (!id) return {{"ok", false}, {"error", id.error().message}};
+    queued_ids_.insert(*id);
+    act(now_ns());
+    return {{"ok", true}, {"ids", {*id}}};
+  }
+  if (cmd == "action") {
+    return action_state(*req.id);
+  }
+  if (cmd == "reload") return reload("fragctl reload");
+  if (cmd == "hist") {
+    auto s = reader_->read();  // fresh, so `fragctl hist --interval` sees exact intervals
+    if (!s) return {{"ok", false}, {"error", s.error().message}};
+    auto j = hist_answer(*s, cfg_.min_order, now_ns() - start_ns_);
+    j["allocations"] = {{"mode", cfg_.allocations}, {"counting", bpf_->counting()}};
+    return j;
+  }
+  if (cmd == "status") {
+    auto j = status_answer(last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,
+                           bpf_->programs(), cfg_.tick_ns);
+    j.update(policy_status());
+    j["allocations"] = {{"mode", cfg_.allocations},
+                        {"counting", bpf_->counting()},
+                        {"counting_seconds", self_.counting.counting_seconds},
+                        {"hold_ns", cfg_.adaptive_hold_ns},
+                        {"free_blocks_threshold", cfg_.adaptive_free_blocks}};
+    auto p = pollution_ ? read_pollution() : std::nullopt;
+    j["pollution"] = p ? pollution_json(p->counters, p->summary, false) : nlohmann::json(nullptr);
+    auto latest = scanner_ ? scanner_->latest() : nullptr;
+    j["scan"] = latest ? scan_summary_json(*latest, now_ns(CLOCK_REALTIME)) : nullptr;
+    return j;
+  }
+  if (cmd == "trace") return {{"ok", true}, {"stream", "trace"}};
+  return {{"ok", false},
+          {"error", "unknown command '" + cmd + "' (known: hist, status, trace, map, compact, pool, action, reload)"}};
+}
+
+}  // namespace fragd

@@ -1,0 +1,214 @@
+#include "fragd/daemon.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#ifdef FRAGD_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+#include "base/text.h"
+#include "fragd/privileges.h"
+#include "kernel/memmap.h"
+#include "version.h"
+
+namespace fragd {
+namespace {
+
+void notify(const char* state) {
+#ifdef FRAGD_HAVE_SYSTEMD
+  sd_notify(0, state);
+#else
+  (void)state;
+#endif
+}
+
+}  // namespace
+
+int Daemon::run() {
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&mask, s);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  const int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  const int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (sfd < 0 || tfd < 0) {
+    log_error("cannot create signalfd/timerfd: " + std::string(strerror(errno)));
+    return 1;
+  }
+
+  // Things that fail for reasons outside BPF come first: a taken socket.
+  ControlOptions copt;
+  copt.path = cfg_.socket;
+  copt.group = cfg_.socket_gid;
+  auto c = ControlServer::start(copt, [this](const ControlRequest& req, long uid,
+                                             uint64_t token) -> std::optional<nlohmann::json> {
+    if (req.cmd == "map") {
+      // A scan costs ~0.1 us of kernel time per page: only root may ask for one more often than every 5 s.
+      const int64_t age = req.max_age_ns.value_or(5'000'000'000);
+      return map_request(uid == 0 ? age : std::max<int64_t>(age, 5'000'000'000), token);
+    }
+    return handle(req);
+  });
+  if (!c) return log_error(c.error().message), 1;
+  control_ = std::move(*c);
+
+  // A fragd that died holding vm.compaction_proactiveness raised left the old value behind.
+  if (auto msg = ActionRunner::recover_saved_proactiveness(actuator_, state_file())) log_warn(*msg);
+  if (auto f = read_machine_facts(cfg_.proc_root, cfg_.sys_root)) facts_ = *f;
+  else log_warn(f.error().message);
+  engine_ = std::make_unique<Engine>(cfg_.policy);
+
+  if (auto r = check_kernel_btf(); !r) return log_error(r.error().message), 1;
+  if (auto r = check_bpf_privileges(); !r) return log_error(r.error().message), 1;
+  BpfOptions opts;
+  opts.min_order = cfg_.min_order;
+  opts.slow_stall_ns = cfg_.slow_stall_ns;
+  opts.self_tgid = static_cast<uint32_t>(getpid());
+  opts.track_pollution = cfg_.track_pollution;
+  opts.count_allocations = cfg_.allocations == "exact";
+  if (auto zi = read_text_file(cfg_.proc_root + "/zoneinfo")) {
+    if (auto sp = parse_zone_spans(*zi, cfg_.proc_root + "/zoneinfo")) {
+      spans_ = std::move(*sp);
+      for (const auto& z : spans_) opts.max_pfn = std::max(opts.max_pfn, z.end_pfn);
+    }
+  }
+  auto b = BpfPrograms::create(opts);
+  if (!b) return log_error(b.error().message), 1;
+  bpf_ = std::move(*b);
+  reader_ = std::make_unique<BpfReader>(*bpf_);
+  ring_.reset(ring_buffer__new(bpf_->slow_stalls_fd(), on_ring_event, this, nullptr));
+  if (!ring_) log_warn("cannot open the slow-stall ring buffer: `fragctl trace` will show nothing");
+  if (cfg_.allocations == "adaptive") {
+    wakeups_.reset(ring_buffer__new(bpf_->wakeups_fd(), on_wakeup, this, nullptr));
+    if (!wakeups_)
+      log_warn("cannot open the stall wake-up ring buffer: adaptive allocation counting switches on at the next "
+               "tick after a stall, not during it");
+    bpf_->arm_wakeup();
+  }
+  start_ns_ = now_ns();
+  counted_until_ns_ = start_ns_;
+  self_.counting.allocations_mode = cfg_.allocations;
+  self_.counting.counting = bpf_->counting();
+
+  // Every capability was for loading and attaching: drop them while fragd has one
+  // thread (capabilities are per thread), before the HTTP workers, the action
+  // runner and the scanner start.
+  // /proc/iomem shows addresses only through an fd opened with CAP_SYS_ADMIN: open it now for the scanner.
+  const int iomem_fd = cfg_.scan_pageblocks ? ::open((cfg_.proc_root + "/iomem").c_str(), O_RDONLY | O_CLOEXEC) : -1;
+  if (auto d = drop_capabilities()) log_info(*d);
+  else return log_error(d.error().message), 1;
+  auto m = MetricsServer::start(cfg_.listen, 3 * cfg_.tick_ns + 5'000'000'000ULL);
+  if (!m) return log_error(m.error().message), 1;
+  metrics_ = std::move(*m);
+  runner_ = std::make_unique<ActionRunner>(
+      actuator_,
+      [this]() -> uint64_t {
+        auto s = reader_->read();
+        return s ? s->compaction.pages_migrated[FRAGD_TRIGGER_FRAGD] : 0;
+      },
+      state_file());
+  if (auto r = runner_->start(); !r) return log_error(r.error().message), 1;
+
+  for (const auto& p : bpf_->programs())
+    if (!p.attached && !(p.per_page && cfg_.allocations != "exact"))
+      log_warn("program " + p.name + " (" + p.tracepoint + ") is not attached: " + p.error);
+  log_info("fragd " FRAGD_VERSION " attached " + std::to_string(bpf_->attached_count()) + "/" +
+           std::to_string(bpf_->programs().size()) + " BPF programs (allocation counting " +
+           cfg_.allocations + ": " + (bpf_->counting() ? "on" : "off") + "); metrics on http://" + cfg_.listen +
+           "/metrics, control socket " + cfg_.socket + ", mode " + cfg_.mode);
+
+  tick();
+  if (cfg_.scan_pageblocks) {
+    const unsigned order = last_mem_ && last_mem_->pageblock_order ? last_mem_->pageblock_order : 9;
+    if (auto s = PageblockScanner::start(cfg_.scan_ns, cfg_.scan_threads, order, iomem_fd, cfg_.proc_root,
+                                         cfg_.scan_max_age_ns)) {
+      scanner_ = std::move(*s);
+    } else {
+      scan_off_ = s.error().message;
+      log_warn(scan_off_);
+    }
+  } else {
+    scan_off_ = "the pageblock scan is off (pageblocks.scan: false in " + cfg_.source + ")";
+  }
+  itimerspec its{};
+  its.it_interval.tv_sec = static_cast<time_t>(cfg_.tick_ns / 1'000'000'000ULL);
+  its.it_interval.tv_nsec = static_cast<long>(cfg_.tick_ns % 1'000'000'000ULL);
+  its.it_value = its.it_interval;
+  timerfd_settime(tfd, 0, &its, nullptr);
+  ticks_ = TickClock(now_ns(), cfg_.tick_ns);
+  notify("READY=1");
+
+  int exit_code = 0;
+  for (bool running = true; running;) {
+    std::vector<pollfd> fds{{sfd, POLLIN, 0}, {tfd, POLLIN, 0}};
+    fds.push_back({runner_->event_fd(), POLLIN, 0});
+    const size_t ring_idx = fds.size();
+    if (ring_) fds.push_back({ring_buffer__epoll_fd(ring_.get()), POLLIN, 0});
+    const size_t wake_idx = fds.size();
+    if (wakeups_) fds.push_back({ring_buffer__epoll_fd(wakeups_.get()), POLLIN, 0});
+    const size_t scan_idx = fds.size();
+    if (scanner_) fds.push_back({scanner_->event_fd(), POLLIN, 0});
+    const size_t ctl_first = fds.size();
+    for (int fd : control_->poll_fds()) fds.push_back({fd, POLLIN, 0});
+    if (poll(fds.data(), fds.size(), control_->timeout_ms()) < 0) {
+      if (errno == EINTR) continue;
+      log_error("poll: " + std::string(strerror(errno)));
+      exit_code = 1;
+      break;
+    }
+    if (fds[0].revents & POLLIN) {
+      signalfd_siginfo si;
+      while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGHUP) {
+          reload("SIGHUP");
+          continue;
+        }
+        log_info(std::string("received ") + strsignal(static_cast<int>(si.ssi_signo)) + ", detaching and exiting");
+        running = false;
+      }
+      if (!running) break;
+    }
+    if (fds[1].revents & POLLIN) {
+      uint64_t expirations;
+      if (read(tfd, &expirations, sizeof(expirations)) > 0) {
+        // The timer's due times are fixed; a loop busy past one of them shows as lateness,
+        // and past a whole tick as expirations that were never ticked.
+        ticks_.fired(now_ns(), expirations);
+        self_.tick_late_max_seconds = ticks_.late_max_seconds();
+        self_.ticks_missed = ticks_.missed();
+        tick();
+      }
+    }
+    if (fds[2].revents & POLLIN) on_finished();
+    if (scanner_ && (fds[scan_idx].revents & POLLIN)) on_scan_done();
+    if (ring_ && (fds[ring_idx].revents & POLLIN)) ring_buffer__consume(ring_.get());
+    if (wakeups_ && (fds[wake_idx].revents & POLLIN)) ring_buffer__consume(wakeups_.get());
+    for (size_t i = ctl_first; i < fds.size(); i++)
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) control_->on_readable(fds[i].fd);
+    control_->on_timer();
+  }
+  notify("STOPPING=1");
+  // A running action ends first (a compaction finishes, a pool resize stops
+  // at its next step); then vm.compaction_proactiveness goes back.
+  runner_->stop();
+  for (const auto& o : runner_->take_finished()) record(o);
+  runner_.reset();
+  scanner_.reset();
+  ring_.reset();
+  wakeups_.reset();
+  control_.reset();
+  bpf_.reset();  // detaches every program
+  close(sfd);
+  close(tfd);
+  return exit_code;
+}
+
+}  // namespace fragd

@@ -1,0 +1,123 @@
+// The exporter: which families each source contributes, from synthetic snapshots,
+// and that a source that is off contributes nothing (absent, not zero).
+#include "fragd/exporter.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+namespace {
+
+std::set<std::string> names(const fragd::Families& fs) {
+  std::set<std::string> out;
+  for (const auto& f : fs) out.insert(f.name);
+  return out;
+}
+
+const prometheus::MetricFamily* find(const fragd::Families& fs, const std::string& name) {
+  auto it = std::find_if(fs.begin(), fs.end(), [&](const auto& f) { return f.name == name; });
+  return it == fs.end() ? nullptr : &*it;
+}
+
+fragd::MemSnapshot one_zone() {
+  fragd::MemSnapshot m;
+  fragd::ZoneFree z;
+  z.node = 0;
+  z.zone = "Normal";
+  z.present_pages = 1 << 20;
+  z.free_blocks = std::vector<uint64_t>(11, 0);
+  z.free_blocks[0] = 512;  // 512 free pages, none in a 2 MiB block: score 100
+  z.pageblocks = {{"Movable", 100}, {"Unmovable", 4}};
+  m.zones.push_back(z);
+  m.hugepages.push_back({0, 2048, 3, 1});
+  return m;
+}
+
+TEST(Exporter, NothingReadYetExportsOnlyFragdsOwnFamilies) {
+  const auto fs = fragd::build_families({});
+  const auto n = names(fs);
+  EXPECT_TRUE(n.count("fragd_build_info"));
+  EXPECT_TRUE(n.count("fragd_collect_errors_total"));
+  EXPECT_TRUE(n.count("fragd_collector_tick_seconds"));
+  // No BPF snapshot, no memory snapshot, no act stats, no scan, no ledger: none of their families.
+  for (const char* absent : {"fragd_alloc_total", "fragd_compaction_runs_total", "fragd_fragmentation_score",
+                             "fragd_hugepages", "fragd_policy_info", "fragd_scans_total", "fragd_polluted_pageblocks"})
+    EXPECT_FALSE(n.count(absent)) << absent;
+}
+
+TEST(Exporter, MemoryAndPoolsComeFromTheMemorySnapshot) {
+  const auto mem = one_zone();
+  fragd::ExportFrame f;
+  f.mem = &mem;
+  const auto fs = fragd::build_families(f);
+  const auto* score = find(fs, "fragd_fragmentation_score");
+  ASSERT_NE(score, nullptr);
+  ASSERT_EQ(score->metric.size(), 1u);
+  EXPECT_EQ(score->metric[0].gauge.value, 100);
+  const auto* hp = find(fs, "fragd_hugepages");
+  ASSERT_NE(hp, nullptr);
+  ASSERT_EQ(hp->metric.size(), 2u);  // total and free; no target without act stats
+  EXPECT_EQ(hp->metric[0].label[2].value, "total");
+  EXPECT_EQ(hp->metric[0].gauge.value, 3);
+  const auto* pb = find(fs, "fragd_pageblocks");
+  ASSERT_NE(pb, nullptr);
+  EXPECT_EQ(pb->metric.size(), 2u);
+}
+
+TEST(Exporter, StallOutcomesFollowAllocationCounting) {
+  fragd::BpfSnapshot bpf{};
+  bpf.alloc.allocs[9][FRAGD_OUTCOME_FAST] = 7;
+  bpf.alloc.allocs[9][FRAGD_OUTCOME_STALLED] = 2;
+  fragd::SelfStats self;
+  fragd::ExportFrame f;
+  f.min_order = 9;
+  f.bpf = &bpf;
+  f.self = &self;
+
+  auto outcomes = [&](const fragd::Families& fs) {
+    std::set<std::string> out;
+    if (const auto* t = find(fs, "fragd_alloc_total"))
+      for (const auto& m : t->metric)
+        for (const auto& l : m.label)
+          if (l.name == "outcome") out.insert(l.value);
+    return out;
+  };
+  self.counting.allocations_mode = "exact";
+  self.counting.counting = true;
+  EXPECT_EQ(outcomes(fragd::build_families(f)), (std::set<std::string>{"fast", "stalled", "failed", "at_switch"}));
+  // adaptive, counting off: stalls are still counted (each switches counting on), fast ones are not
+  self.counting.allocations_mode = "adaptive";
+  self.counting.counting = false;
+  EXPECT_EQ(outcomes(fragd::build_families(f)), (std::set<std::string>{"stalled", "at_switch"}));
+  // off: the family is absent, the exact entry counters stay
+  self.counting.allocations_mode = "off";
+  const auto off = fragd::build_families(f);
+  EXPECT_EQ(find(off, "fragd_alloc_total"), nullptr);
+  EXPECT_EQ(find(off, "fragd_alloc_stall_seconds"), nullptr);
+  EXPECT_NE(find(off, "fragd_direct_stall_entries_total"), nullptr);
+}
+
+TEST(Exporter, ActModeTargetsJoinThePoolFamily) {
+  const auto mem = one_zone();
+  fragd::ActStats act;
+  fragd::PoolState p;
+  p.node = -1;
+  p.size_kib = 2048;
+  p.target = 16;
+  act.pools.push_back(p);
+  fragd::ExportFrame f;
+  f.mem = &mem;
+  f.act = &act;
+  const auto fs = fragd::build_families(f);
+  const auto* hp = find(fs, "fragd_hugepages");
+  ASSERT_NE(hp, nullptr);
+  ASSERT_EQ(hp->metric.size(), 3u);
+  EXPECT_EQ(hp->metric[2].label[0].value, "all");
+  EXPECT_EQ(hp->metric[2].label[2].value, "target");
+  EXPECT_EQ(hp->metric[2].gauge.value, 16);
+  EXPECT_NE(find(fs, "fragd_policy_info"), nullptr);
+}
+
+}  // namespace
