@@ -1,10 +1,8 @@
 #include "act/metrics.h"
 
-#include "base/family.h"
 
 namespace fragd {
 
-using prometheus::MetricType;
 
 void act_metrics(const ActStats& s, Families& out) {
   const ActStats* act = &s;

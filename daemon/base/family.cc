@@ -31,4 +31,11 @@ void FamilyBuilder::histogram(Labels labels, const LatencyHist& h) {
   m.histogram.bucket.push_back({h.count, std::numeric_limits<double>::infinity()});
 }
 
+void single(Families& out, std::string name, std::string help, MetricType type, double v) {
+  FamilyBuilder b(std::move(name), std::move(help), type);
+  if (type == MetricType::Counter) b.counter({}, v);
+  else b.gauge({}, v);
+  out.push_back(b.take());
+}
+
 }  // namespace fragd

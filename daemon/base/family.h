@@ -13,6 +13,7 @@
 
 namespace fragd {
 
+using prometheus::MetricType;
 using Families = std::vector<prometheus::MetricFamily>;
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
@@ -36,6 +37,9 @@ template <class... Builders>
 void emit(Families& out, Builders&... b) {
   (out.push_back(b.take()), ...);
 }
+
+// Appends a family of one unlabelled sample (a counter's or a gauge's value).
+void single(Families& out, std::string name, std::string help, MetricType type, double v);
 
 // The node label: the node's number.
 inline std::string node_label(int node) { return std::to_string(node); }

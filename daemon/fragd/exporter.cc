@@ -12,7 +12,6 @@
 namespace fragd {
 namespace {
 
-using prometheus::MetricType;
 
 void self_metrics(const SelfStats& self, Families& out) {
   FamilyBuilder e("fragd_collect_errors_total",
@@ -36,19 +35,14 @@ void self_metrics(const SelfStats& self, Families& out) {
   for (const auto& [key, n] : self.kernel_write_errors)
     we.counter({{"file", key.first}, {"error", key.second}}, n);
   emit(out, we);
-  FamilyBuilder d("fragd_collector_tick_seconds", "Duration of the last collector tick.", MetricType::Gauge);
-  d.gauge({}, self.last_tick_seconds);
-  emit(out, d);
-  FamilyBuilder late("fragd_collector_tick_late_max_seconds",
-                     "Largest delay between a collector tick's due time and its start since fragd started.",
-                     MetricType::Gauge);
-  late.gauge({}, self.tick_late_max_seconds);
-  emit(out, late);
-  FamilyBuilder missed("fragd_collector_ticks_missed_total",
-                       "Collector ticks skipped because the main loop was busy for a whole tick or longer.",
-                       MetricType::Counter);
-  missed.counter({}, static_cast<double>(self.ticks_missed));
-  emit(out, missed);
+  single(out, "fragd_collector_tick_seconds", "Duration of the last collector tick.",
+         MetricType::Gauge, self.last_tick_seconds);
+  single(out, "fragd_collector_tick_late_max_seconds",
+         "Largest delay between a collector tick's due time and its start since fragd started.",
+         MetricType::Gauge, self.tick_late_max_seconds);
+  single(out, "fragd_collector_ticks_missed_total",
+         "Collector ticks skipped because the main loop was busy for a whole tick or longer.",
+         MetricType::Counter, static_cast<double>(self.ticks_missed));
 }
 
 }  // namespace

@@ -148,6 +148,9 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::strin
 // Reads a whole file (procfs files report size 0, so this reads until EOF).
 // Error: sys_error naming the path.
 Result<std::string> read_text_file(const std::string& path);
+
+// "Node 0, zone Normal", as the kernel's files name a zone in messages.
+std::string zone_label(int node, std::string_view zone);
 // The same from an fd held open (read again from its start; `path` names it in errors).
 // /proc/iomem keeps showing addresses through an fd opened with CAP_SYS_ADMIN.
 Result<std::string> read_text_fd(int fd, const std::string& path);

@@ -1,10 +1,8 @@
 #include "sources/compaction/metrics.h"
 
-#include "base/family.h"
 
 namespace fragd {
 
-using prometheus::MetricType;
 
 void compaction_metrics(const BpfSnapshot& snap, Families& out) {
   const BpfSnapshot* bpf = &snap;
@@ -27,12 +25,10 @@ void compaction_metrics(const BpfSnapshot& snap, Families& out) {
     }
     emit(out, runs, dur, mig, fail);
 
-    FamilyBuilder unmatched("fragd_compaction_events_unmatched_total",
-                            "Compaction end or migration events with no run start seen (runs already under way "
-                            "when fragd attached).",
-                            MetricType::Counter);
-    unmatched.counter({}, c.runs_unmatched);
-    emit(out, unmatched);
+    single(out, "fragd_compaction_events_unmatched_total",
+           "Compaction end or migration events with no run start seen (runs already under way "
+           "when fragd attached).",
+           MetricType::Counter, c.runs_unmatched);
 }
 
 }  // namespace fragd

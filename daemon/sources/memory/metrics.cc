@@ -1,11 +1,9 @@
 #include "sources/memory/metrics.h"
 
-#include "base/family.h"
 #include "sources/memory/score.h"
 
 namespace fragd {
 
-using prometheus::MetricType;
 
 void memory_metrics(const MemSnapshot& m, Families& out) {
   const MemSnapshot* mem = &m;

@@ -1,10 +1,8 @@
 #include "sources/pageblocks/metrics.h"
 
-#include "base/family.h"
 
 namespace fragd {
 
-using prometheus::MetricType;
 
 void scan_metrics(const ScanStats& s, Families& out) {
   const ScanStats* scan = &s;

@@ -1,11 +1,9 @@
 #include "sources/pollution/metrics.h"
 
-#include "base/family.h"
 #include "kernel/bpf_maps.h"
 
 namespace fragd {
 
-using prometheus::MetricType;
 
 void fallback_metrics(const BpfSnapshot& snap, Families& out) {
   const BpfSnapshot* bpf = &snap;

@@ -1,10 +1,8 @@
 #include "sources/pools/metrics.h"
 
-#include "base/family.h"
 
 namespace fragd {
 
-using prometheus::MetricType;
 
 void pool_metrics(const MemSnapshot& m, const std::vector<PoolGauge>& targets, Families& out) {
   const MemSnapshot* mem = &m;

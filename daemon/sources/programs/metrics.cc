@@ -1,10 +1,8 @@
 #include "sources/programs/metrics.h"
 
-#include "base/family.h"
 
 namespace fragd {
 
-using prometheus::MetricType;
 
 void program_metrics(const std::vector<ProgramState>& programs, const std::vector<ProgramRunStats>& run_stats,
                      Families& out) {

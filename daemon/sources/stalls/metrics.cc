@@ -1,10 +1,8 @@
 #include "sources/stalls/metrics.h"
 
-#include "base/family.h"
 
 namespace fragd {
 
-using prometheus::MetricType;
 
 void counting_metrics(const CountingStats& self, Families& out) {
     FamilyBuilder on("fragd_alloc_counting",
@@ -75,23 +73,18 @@ void stall_metrics(unsigned min_order, const BpfSnapshot& snap, const CountingSt
     if (timed) emit(out, total, stall);
     emit(out, phase, entries);
 
-    FamilyBuilder dropped("fragd_events_dropped_total",
-                          "Slow-stall events lost because the BPF ring buffer was full.", MetricType::Counter);
-    dropped.counter({}, a.events_dropped);
-    emit(out, dropped);
+    single(out, "fragd_events_dropped_total",
+           "Slow-stall events lost because the BPF ring buffer was full.",
+           MetricType::Counter, a.events_dropped);
 }
 
 void trace_metrics(const CountingStats& self, Families& out) {
-    FamilyBuilder t("fragd_slow_stall_events_total",
-                    "Slow-stall events read from the ring buffer (stalls above bpf.slow_stall_threshold).",
-                    MetricType::Counter);
-    t.counter({}, self.trace_events);
-    emit(out, t);
-    FamilyBuilder u("fragd_trace_events_unsent_total",
-                    "Slow-stall events not delivered to a `fragctl trace` client that did not keep up.",
-                    MetricType::Counter);
-    u.counter({}, self.trace_events_unsent);
-    emit(out, u);
+    single(out, "fragd_slow_stall_events_total",
+           "Slow-stall events read from the ring buffer (stalls above bpf.slow_stall_threshold).",
+           MetricType::Counter, self.trace_events);
+    single(out, "fragd_trace_events_unsent_total",
+           "Slow-stall events not delivered to a `fragctl trace` client that did not keep up.",
+           MetricType::Counter, self.trace_events_unsent);
 }
 
 }  // namespace fragd

@@ -1,0 +1,96 @@
+#include "kernel/procfs.h"
+
+#include "kernel/kernel_text.h"
+
+// The counter files: /proc/vmstat, /proc/meminfo.
+namespace fragd {
+
+// ---------------------------------------------------------------------------
+// /proc/vmstat: "nr_free_pages 6096132" per line.
+
+Result<std::map<std::string, uint64_t>> parse_vmstat(std::string_view text, std::string_view path,
+                                                     std::vector<std::string>* warnings) {
+  static constexpr std::string_view kExpected = "'<counter name> <value>' lines";
+  const std::vector<Line> lines = split_lines(text);
+  std::map<std::string, uint64_t> out;
+  bool any_content = false;
+  BadLines bad{warnings, path};
+
+  for (const Line& l : lines) {
+    const auto toks = lex(l.text);
+    if (toks.empty()) continue;
+    any_content = true;
+    std::string why;
+    uint64_t v = 0;
+    if (toks.size() != 2) {
+      why = "expected '<name> <value>', got " + std::to_string(toks.size()) + " columns";
+    } else if (!is_identifier(toks[0])) {
+      why = "counter name " + quote(toks[0]) + " is not an identifier";
+    } else if (!parse_u64(toks[1], v)) {
+      why = std::string(toks[0]) + ": value " + quote(toks[1]) + " is not a number";
+    } else if (!out.emplace(std::string(toks[0]), v).second) {
+      warn(warnings, path, l.no,
+           std::string(toks[0]) + " appears twice; the later line is skipped");
+      continue;
+    } else {
+      continue;
+    }
+    bad.skip(l.no, why);
+  }
+  if (!any_content) return empty_file(path, kExpected);
+  if (out.empty()) return unparsable(path, bad.first_line, kExpected, bad.first_why);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// /proc/meminfo: "MemAvailable:   24247156 kB".
+
+Result<void> parse_meminfo(std::string_view text, std::string_view path, MemSnapshot& out) {
+  static constexpr std::string_view kExpected =
+      "'MemFree: <n> kB' and 'MemAvailable: <n> kB' lines";
+  const std::vector<Line> lines = split_lines(text);
+  bool any_content = false, have_free = false, have_avail = false;
+  std::vector<std::string> warnings;
+  BadLines bad{&warnings, path};
+
+  for (const Line& l : lines) {
+    const auto toks = lex(l.text);
+    if (toks.empty()) continue;
+    any_content = true;
+    std::string why;
+    uint64_t v = 0;
+    if (toks[0].size() < 2 || toks[0].back() != ':') {
+      why = "expected '<Name>: <value> [kB]', got " + quote(l.text);
+    } else if (toks.size() < 2 || toks.size() > 3 || (toks.size() == 3 && toks[2] != "kB")) {
+      why = std::string(toks[0]) + " expected '<value> [kB]' after the name";
+    } else if (!parse_u64(toks[1], v)) {
+      why = std::string(toks[0]) + " value " + quote(toks[1]) + " is not a number";
+    } else {
+      const std::string_view name = toks[0].substr(0, toks[0].size() - 1);
+      bool* have = name == "MemFree" ? &have_free : name == "MemAvailable" ? &have_avail : nullptr;
+      if (!have) continue;
+      if (*have) {
+        warnings.push_back(where(path, l.no) + ": " + std::string(name) +
+                           " appears twice; the later line is skipped");
+        continue;
+      }
+      *have = true;
+      (name == "MemFree" ? out.mem_free_kib : out.mem_available_kib) = v;
+      continue;
+    }
+    bad.skip(l.no, why);
+  }
+
+  if (!any_content) return empty_file(path, kExpected);
+  if (!have_free && !have_avail)
+    return unparsable(path, bad.first_line ? bad.first_line : first_content_line(lines), kExpected,
+                      bad.first_line ? bad.first_why : "neither MemFree nor MemAvailable found");
+  if (!have_free) warnings.push_back(std::string(path) + ": no MemFree line; reported as 0");
+  if (!have_avail)
+    warnings.push_back(std::string(path) +
+                       ": no MemAvailable line (kernel older than 3.14?); reported as 0");
+  out.warnings.insert(out.warnings.end(), warnings.begin(), warnings.end());
+  return {};
+}
+
+}  // namespace fragd
