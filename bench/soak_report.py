@@ -203,7 +203,7 @@ def main():
     series = [(t, v) for t, v in series if v is not None]
     bpf_max = max_window_increase(series, WINDOW_S) if series else None
     wall_max = max_window_busy([span(x) for x in compacting], WINDOW_S)
-    used = [metric(s, 'fragd_compaction_budget_seconds{kind="used"}') for s in samples]
+    used = [metric(s, 'fragd_compaction_budget_used_seconds') for s in samples]
     used_max = max((u for u in used if u is not None), default=None)
     budget_ok = bpf_max is not None and bpf_max <= budget + EPS_S
 
@@ -233,7 +233,7 @@ def main():
     cycles = [e for e in events if e["event"] == "ready"]
     burst_ups = [e for e in events if e["event"] == "burst_up"]
     got = [e["got"] - e["before"] for e in burst_ups]
-    scores = [metric(s, 'fragd_node_fragmentation_score{node="0"}') for s in run]
+    scores = [metric(s, 'fragd_node_fragmentation_score_percent{node="0"}') for s in run]
     scores = [x for x in scores if x is not None]
 
     late = end_prom.get("fragd_collector_tick_late_max_seconds")
@@ -308,7 +308,7 @@ def main():
     if bpf_max is not None:
         L.append(f"| fragd-caused compaction time in any 60 s: BPF (`fragd_compaction_duration_seconds_sum"
                  f"{{trigger=\"fragd\"}}`, 5 s samples) / wall time of the actions that compacted / fragd's own "
-                 f"`fragd_compaction_budget_seconds{{kind=\"used\"}}` max | {bpf_max:.2f} s / {wall_max:.2f} s / "
+                 f"`fragd_compaction_budget_used_seconds` max | {bpf_max:.2f} s / {wall_max:.2f} s / "
                  f"{used_max if used_max is not None else float('nan'):.2f} s | <= cpu_budget {budget:.0f} s: "
                  f"{met(budget_ok)} |")
     L.append(f"| hugetlb pool: fragd's pool actions that grew it past its target; samples above the target outside "

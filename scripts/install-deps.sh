@@ -16,6 +16,7 @@ packages=(
   libhugetlbfs-bin  # hugeadm: the prior art the act benchmark compares with
   strace       # proves in the act test that observe and dry_run write nothing to the kernel
   systemd      # systemd-analyze: the package test verifies and scores the unit
+  python3-prometheus-client  # the Prometheus text parser of the tests and benchmarks
   groff-base python3-yaml  # docs_test: man pages render without warnings, the DaemonSet parses
   python3-matplotlib  # bench/dashboard_render.py draws docs/dashboard.png
   apache2-utils

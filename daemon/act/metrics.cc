@@ -16,7 +16,7 @@ void act_metrics(const ActStats& s, Families& out) {
     rel.counter({{"result", "ok"}}, act->reloads_ok);
     rel.counter({{"result", "error"}}, act->reloads_failed);
     FamilyBuilder acts("fragd_actions_total",
-                       "Actions fragd ran (or, with dry_run, decided) by action, node (-1: global) and result.",
+                       "Actions fragd ran (or, with dry_run, decided) by action, node (\"all\": not one node's) and result.",
                        MetricType::Counter);
     for (const auto& [k, v] : act->actions)
       acts.counter({{"action", std::get<0>(k)}, {"node", node_label(std::get<1>(k))}, {"result", std::get<2>(k)}}, v);
@@ -27,8 +27,9 @@ void act_metrics(const ActStats& s, Families& out) {
                       "Pages migrated by compaction during fragd's actions (compaction trigger \"fragd\").",
                       MetricType::Counter);
     for (const auto& [a, v] : act->pages_migrated) mig.counter({{"action", a}}, v);
-    FamilyBuilder sc("fragd_action_score",
-                     "The node's fragmentation score before and after fragd's last compaction of it.",
+    FamilyBuilder sc("fragd_action_score_percent",
+                     "The node's fragmentation score (percent, as fragd_node_fragmentation_score_percent) before and "
+                     "after fragd's last compaction of it.",
                      MetricType::Gauge);
     for (const auto& [n, ba] : act->last_score) {
       if (ba.first >= 0) sc.gauge({{"node", node_label(n)}, {"when", "before"}}, ba.first);
@@ -43,16 +44,20 @@ void act_metrics(const ActStats& s, Families& out) {
       hot.gauge({{"node", node_label(n.node)}}, n.hot);
       miss.gauge({{"node", node_label(n.node)}}, n.misses);
     }
-    FamilyBuilder bud("fragd_compaction_budget_seconds",
-                      "Compaction time caused by fragd in the last 60 s (used) and the policy's cpu_budget (limit).",
+    FamilyBuilder bud("fragd_compaction_budget_used_seconds",
+                      "Compaction time caused by fragd in the last 60 s (compare with "
+                      "fragd_compaction_budget_limit_seconds).",
                       MetricType::Gauge);
-    bud.gauge({{"kind", "used"}}, act->budget_used_ns / 1e9);
-    bud.gauge({{"kind", "limit"}}, act->budget_ns / 1e9);
+    bud.gauge({}, act->budget_used_ns / 1e9);
+    FamilyBuilder lim("fragd_compaction_budget_limit_seconds",
+                      "The policy's compaction.cpu_budget: compaction time fragd may cause per 60 s.",
+                      MetricType::Gauge);
+    lim.gauge({}, act->budget_ns / 1e9);
     FamilyBuilder raised("fragd_proactiveness_raised",
                          "1 while fragd holds vm.compaction_proactiveness raised (method proactiveness).",
                          MetricType::Gauge);
     raised.gauge({}, act->proactiveness_raised);
-    emit(out, info, rel, acts, dur, mig, sc, hot, miss, bud, raised);
+    emit(out, info, rel, acts, dur, mig, sc, hot, miss, bud, lim, raised);
 }
 
 }  // namespace fragd

@@ -1,5 +1,5 @@
 // What act mode did and where its policy stands. Families fragd_policy_*,
-// fragd_action*, fragd_compaction_budget_seconds, fragd_proactiveness_raised.
+// fragd_action*, fragd_compaction_budget_{used,limit}_seconds, fragd_proactiveness_raised.
 #pragma once
 
 #include <cstdint>

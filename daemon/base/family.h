@@ -41,7 +41,8 @@ void emit(Families& out, Builders&... b) {
 // Appends a family of one unlabelled sample (a counter's or a gauge's value).
 void single(Families& out, std::string name, std::string help, MetricType type, double v);
 
-// The node label: the node's number.
-inline std::string node_label(int node) { return std::to_string(node); }
+// The node label: the node's number, or "all" for what is not one node's (a global pool,
+// an action on every node). One scheme in every family.
+inline std::string node_label(int node) { return node < 0 ? "all" : std::to_string(node); }
 
 }  // namespace fragd

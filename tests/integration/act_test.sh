@@ -127,14 +127,14 @@ grep 'action ' "$FRAGD_LOG" | sed 's/^/    /'
 [ "$score1" -lt 40 ] || fail "node score $score1 after fragd's compaction is not below the high threshold 40 (was $score0)"
 ok=$(metric "$WORK/act.prom" fragd_actions_total 'action="compact",node="0",result="ok"')
 [ "$ok" -ge 1 ] || fail "fragd_actions_total has no ok compaction of node 0"
-after=$(metric "$WORK/act.prom" fragd_action_score 'node="0",when="after"')
-[ "$after" -lt 40 ] || fail "fragd_action_score after = $after, want < 40"
+after=$(metric "$WORK/act.prom" fragd_action_score_percent 'node="0",when="after"')
+[ "$after" -lt 40 ] || fail "fragd_action_score_percent after = $after, want < 40"
 migrated=$(metric "$WORK/act.prom" fragd_action_pages_migrated_total 'action="compact"')
 bpf_migrated=$(metric "$WORK/act.prom" fragd_compaction_pages_migrated_total 'trigger="fragd"')
 [ "$migrated" -gt 0 ] || fail "the compaction migrated no page"
 [ "$migrated" -le "$bpf_migrated" ] || fail "actions claim $migrated pages, BPF saw $bpf_migrated by trigger fragd"
-target=$(metric <(scrape) fragd_hugepages 'node="all",size="2048kB",state="target"')
-[ "$target" -eq $WANT ] || fail "fragd_hugepages{state=target} = $target, want $WANT"
+target=$(metric <(scrape) fragd_hugepages_target 'node="all",size="2048kB"')
+[ "$target" -eq $WANT ] || fail "fragd_hugepages_target = $target, want $WANT"
 FRAGCTL status >"$WORK/status.txt"
 grep -q 'compact' "$WORK/status.txt" || { cat "$WORK/status.txt"; fail "fragctl status shows no action"; }
 log "compacted: score $score0 -> $score1, $migrated pages migrated; pool $WANT/$WANT"

@@ -113,7 +113,7 @@ prom() { scrape >"$WORK/now.prom" || die "/metrics did not answer"; }
 m() { prom; metric "$WORK/now.prom" "$@"; }
 has_series() { prom; grep -qE "^$1\{[^}]*${2:-}" "$WORK/now.prom"; }
 no_series() { prom; ! grep -qE "^$1\{[^}]*${2:-}" "$WORK/now.prom"; }
-scored_two() { has_series fragd_node_fragmentation_score 'node="1"'; }
+scored_two() { has_series fragd_node_fragmentation_score_percent 'node="1"'; }
 wait_for 15 scored_two || die "fragd did not score the scratch tree's two nodes"
 # The pageblock scanner reads zoneinfo from --path.procfs too: it sees node 1.
 wait_for 20 has_series fragd_pageblock_class 'node="1"' ||
@@ -194,7 +194,7 @@ alive "after 12 s of garbage in buddyinfo"
 n=$(m fragd_collect_errors_total 'source="buddyinfo"')
 [ "$n" -ge 2 ] && [ "$n" -le 6 ] || die "buddyinfo: $n failed reads in 12 s (want 2..6)"
 [ "$(count '[format]; counted in fragd_collect_errors_total{source="buddyinfo"}')" -eq 1 ] || die "garbage buddyinfo not logged exactly once"
-no_series fragd_node_fragmentation_score || die "node scores still exported without a buddyinfo"
+no_series fragd_node_fragmentation_score_percent || die "node scores still exported without a buddyinfo"
 node_files 0-1
 wait_for 40 back buddyinfo "$P/buddyinfo" || die "no 'buddyinfo readable again' line"
 wait_for 5 scored_two || die "node scores did not come back"
@@ -208,9 +208,9 @@ lines_at_offline=$(wc -l <"$FRAGD_LOG")
 sleep 8
 alive "after node 1 went offline"
 [ "$(count "node 1 went offline")" -eq 1 ] || die "node 1 going offline logged more than once"
-no_series fragd_node_fragmentation_score 'node="1"' || die "node 1's score still exported"
+no_series fragd_node_fragmentation_score_percent 'node="1"' || die "node 1's score still exported"
 no_series fragd_hugepages 'node="1"' || die "node 1's pools still exported"
-has_series fragd_node_fragmentation_score 'node="0"' || die "node 0's score went too"
+has_series fragd_node_fragmentation_score_percent 'node="0"' || die "node 0's score went too"
 tail -n +"$((lines_at_offline + 1))" "$FRAGD_LOG" | grep -q "compact node 1 " && die "fragd acted on node 1 after it went offline"
 FRAGCTL compact --node 1 2>"$WORK/offline.err" && die "fragctl compact --node 1 accepted for an offline node"
 grep -q "does not exist" "$WORK/offline.err" || die "refusal does not say why: $(cat "$WORK/offline.err")"

@@ -143,7 +143,7 @@ fragment() {
   log "fragmented: $(cat "$WORK/frag.out")"
 }
 
-node_score() { awk '$1 ~ /^fragd_node_fragmentation_score\{node="0"\}/ { print $2 }' <(scrape); }
+node_score() { awk '$1 ~ /^fragd_node_fragmentation_score_percent\{node="0"\}/ { print $2 }' <(scrape); }
 # wait_scored: until fragd has published its first node score (BPF loaded, first tick done).
 has_score() { [ -n "$(node_score)" ]; }
 wait_scored() { wait_for 30 has_score; }

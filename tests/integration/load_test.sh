@@ -33,7 +33,7 @@ port, fragctl, sock, secs, work = int(sys.argv[1]), sys.argv[2], sys.argv[3], fl
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 ALWAYS = ("fragd_build_info", "fragd_bpf_program_attached", "fragd_collector_tick_seconds",
-          "fragd_node_fragmentation_score")
+          "fragd_node_fragmentation_score_percent")
 lock = threading.Lock()
 errors, counts, saved = [], {"scrape": 0, "status": 0, "hist": 0, "map": 0}, []
 deadline = time.monotonic() + secs

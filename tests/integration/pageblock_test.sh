@@ -72,7 +72,7 @@ wait_scored || { cat "$FRAGD_LOG" >&2; fail "fragd without kpageflags did not pu
 sleep 2
 scrape >"$WORK/nokpf.prom"
 grep -q '^fragd_pageblock_class' "$WORK/nokpf.prom" && fail "fragd_pageblock_class exported without kpageflags"
-grep -q '^fragd_node_fragmentation_score' "$WORK/nokpf.prom" || fail "the rest of the metrics went missing"
+grep -q '^fragd_node_fragmentation_score_percent' "$WORK/nokpf.prom" || fail "the rest of the metrics went missing"
 [ "$(grep -c 'cannot open /proc/kpageflags' "$FRAGD_LOG")" -eq 1 ] ||
   { cat "$FRAGD_LOG" >&2; fail "want exactly one warning about /proc/kpageflags"; }
 if FRAGCTL map >"$WORK/nokpf-map.txt" 2>&1; then fail "fragctl map succeeded without a scan"; fi

@@ -110,14 +110,22 @@ fi
 sed 's/^/    /' "$WORK/check.out"
 log "every dashboard and rule expression parses and names only exported metrics; every panel has data"
 
+# The families, types and label names of the live scrape are the checked-in contract
+# (tests/contract/metrics.txt; the unit test MetricsContract holds the code to it).
+# Absent here by design: write errors (none happen).
+/usr/bin/python3 -c 'import prometheus_client' 2>/dev/null ||
+  skip_or_fail "python3-prometheus-client missing (scripts/install-deps.sh installs it)"
+/usr/bin/python3 "$SRC/tests/integration/metrics_contract.py" "$WORK/scrape.prom" "$SRC/tests/contract/metrics.txt" \
+  --may-be-absent fragd_kernel_write_errors_total || fail "the live /metrics broke the metrics contract (above)"
+
 # 3. Bad input: a metric fragd does not export fails the check, in a panel and in a rule.
-sed 's/fragd_node_fragmentation_score{/fragd_node_fragmentation_scores{/' "$DASH" >"$WORK/bad-dash.json"
+sed 's/fragd_node_fragmentation_score_percent{/fragd_node_fragmentation_score_percents{/' "$DASH" >"$WORK/bad-dash.json"
 cmp -s "$DASH" "$WORK/bad-dash.json" && fail "could not make the bad dashboard (expression not found)"
 if python3 "$CHECK" --dashboard "$WORK/bad-dash.json" --rules-json "$WORK/rules.json" --scrape "$WORK/scrape.prom" \
   --names-only --var "instance=x" --var "order=.+" >"$WORK/bad-dash.out" 2>&1; then
-  fail "the checker passed a dashboard naming fragd_node_fragmentation_scores"
+  fail "the checker passed a dashboard naming fragd_node_fragmentation_score_percents"
 fi
-grep -q 'does not export: fragd_node_fragmentation_scores' "$WORK/bad-dash.out" ||
+grep -q 'does not export: fragd_node_fragmentation_score_percents' "$WORK/bad-dash.out" ||
   fail "the checker's failure does not name the metric: $(cat "$WORK/bad-dash.out")"
 sed 's/fragd_bpf_program_attached ==/fragd_bpf_programs_attached ==/' "$WORK/rules.json" >"$WORK/bad-rules.json"
 cmp -s "$WORK/rules.json" "$WORK/bad-rules.json" && fail "could not make the bad rules (expression not found)"

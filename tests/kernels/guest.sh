@@ -51,7 +51,7 @@ start_fragd() { # CONFIG
 	FRAGD_PID=$!
 	i=0
 	while [ $i -lt 600 ]; do
-		if scrape >/tmp/m.prom && grep -q '^fragd_node_fragmentation_score' /tmp/m.prom; then return 0; fi
+		if scrape >/tmp/m.prom && grep -q '^fragd_node_fragmentation_score_percent' /tmp/m.prom; then return 0; fi
 		kill -0 "$FRAGD_PID" 2>/dev/null || break
 		sleep 0.2; i=$((i + 1))
 	done
@@ -142,7 +142,7 @@ echo 0 >/proc/sys/vm/nr_hugepages
 bad=""
 n=0
 while [ $n -lt "$NODES" ]; do
-	grep -q "^fragd_node_fragmentation_score{node=\"$n\"}" /tmp/after.prom || bad="$bad score:$n"
+	grep -q "^fragd_node_fragmentation_score_percent{node=\"$n\"}" /tmp/after.prom || bad="$bad score:$n"
 	grep -q "^fragd_free_blocks{node=\"$n\"," /tmp/after.prom || bad="$bad free_blocks:$n"
 	n=$((n + 1))
 done

@@ -7,12 +7,12 @@ namespace fragd {
 
 void memory_metrics(const MemSnapshot& m, Families& out) {
   const MemSnapshot* mem = &m;
-    FamilyBuilder zs("fragd_fragmentation_score",
+    FamilyBuilder zs("fragd_zone_fragmentation_score_percent",
                      "The kernel's fragmentation score of a zone (extfrag_for_order at order 9): percent of free "
                      "memory not in free blocks of 2 MiB or more. 0 = unfragmented, 100 = no free 2 MiB block.",
                      MetricType::Gauge);
     FamilyBuilder fbk("fragd_free_blocks", "Free blocks of each order (/proc/buddyinfo).", MetricType::Gauge);
-    FamilyBuilder ufi("fragd_unusable_free_index",
+    FamilyBuilder ufi("fragd_unusable_free_index_ratio",
                       "The kernel's unusable free space index: fraction of free memory unusable for an "
                       "allocation of this order.",
                       MetricType::Gauge);
@@ -33,9 +33,9 @@ void memory_metrics(const MemSnapshot& m, Families& out) {
     }
     emit(out, zs, fbk, ufi, pb, fp);
 
-    FamilyBuilder ns("fragd_node_fragmentation_score",
+    FamilyBuilder ns("fragd_node_fragmentation_score_percent",
                      "The kernel's node fragmentation score (what proactive compaction compares with its "
-                     "thresholds): zone scores weighted by present pages.",
+                     "thresholds), percent 0..100: zone scores weighted by present pages.",
                      MetricType::Gauge);
     for (const auto& s : node_scores(mem->zones)) ns.gauge({{"node", node_label(s.node)}}, s.score);
     emit(out, ns);

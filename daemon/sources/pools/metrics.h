@@ -1,5 +1,5 @@
 // Hugetlb pools per node and size (sysfs), and the targets act mode keeps them
-// at. Family fragd_hugepages.
+// at. Families fragd_hugepages, fragd_hugepages_target.
 #pragma once
 
 #include <cstdint>

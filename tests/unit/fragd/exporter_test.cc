@@ -42,8 +42,8 @@ TEST(Exporter, NothingReadYetExportsOnlyFragdsOwnFamilies) {
   EXPECT_TRUE(n.count("fragd_collect_errors_total"));
   EXPECT_TRUE(n.count("fragd_collector_tick_seconds"));
   // No BPF snapshot, no memory snapshot, no act stats, no scan, no ledger: none of their families.
-  for (const char* absent : {"fragd_alloc_total", "fragd_compaction_runs_total", "fragd_fragmentation_score",
-                             "fragd_hugepages", "fragd_policy_info", "fragd_scans_total", "fragd_polluted_pageblocks"})
+  for (const char* absent : {"fragd_alloc_total", "fragd_compaction_runs_total", "fragd_zone_fragmentation_score_percent",
+                             "fragd_hugepages", "fragd_hugepages_target", "fragd_policy_info", "fragd_scans_total", "fragd_polluted_pageblocks"})
     EXPECT_FALSE(n.count(absent)) << absent;
 }
 
@@ -52,13 +52,14 @@ TEST(Exporter, MemoryAndPoolsComeFromTheMemorySnapshot) {
   fragd::ExportFrame f;
   f.mem = &mem;
   const auto fs = fragd::build_families(f);
-  const auto* score = find(fs, "fragd_fragmentation_score");
+  const auto* score = find(fs, "fragd_zone_fragmentation_score_percent");
   ASSERT_NE(score, nullptr);
   ASSERT_EQ(score->metric.size(), 1u);
   EXPECT_EQ(score->metric[0].gauge.value, 100);
   const auto* hp = find(fs, "fragd_hugepages");
   ASSERT_NE(hp, nullptr);
-  ASSERT_EQ(hp->metric.size(), 2u);  // total and free; no target without act stats
+  ASSERT_EQ(hp->metric.size(), 2u);  // total and free
+  EXPECT_EQ(find(fs, "fragd_hugepages_target"), nullptr);  // no target without act stats
   EXPECT_EQ(hp->metric[0].label[2].value, "total");
   EXPECT_EQ(hp->metric[0].gauge.value, 3);
   const auto* pb = find(fs, "fragd_pageblocks");
@@ -99,7 +100,7 @@ TEST(Exporter, StallOutcomesFollowAllocationCounting) {
   EXPECT_NE(find(off, "fragd_direct_stall_entries_total"), nullptr);
 }
 
-TEST(Exporter, ActModeTargetsJoinThePoolFamily) {
+TEST(Exporter, ActModeTargetsAreAFamilyOfTheirOwn) {
   const auto mem = one_zone();
   fragd::ActStats act;
   fragd::PoolState p;
@@ -113,10 +114,13 @@ TEST(Exporter, ActModeTargetsJoinThePoolFamily) {
   const auto fs = fragd::build_families(f);
   const auto* hp = find(fs, "fragd_hugepages");
   ASSERT_NE(hp, nullptr);
-  ASSERT_EQ(hp->metric.size(), 3u);
-  EXPECT_EQ(hp->metric[2].label[0].value, "all");
-  EXPECT_EQ(hp->metric[2].label[2].value, "target");
-  EXPECT_EQ(hp->metric[2].gauge.value, 16);
+  EXPECT_EQ(hp->metric.size(), 2u);  // total and free: what the kernel holds
+  const auto* tg = find(fs, "fragd_hugepages_target");
+  ASSERT_NE(tg, nullptr);
+  ASSERT_EQ(tg->metric.size(), 1u);
+  EXPECT_EQ(tg->metric[0].label[0].value, "all");  // the global pool: the node label of every family
+  EXPECT_EQ(tg->metric[0].label[1].value, "2048kB");
+  EXPECT_EQ(tg->metric[0].gauge.value, 16);
   EXPECT_NE(find(fs, "fragd_policy_info"), nullptr);
 }
 

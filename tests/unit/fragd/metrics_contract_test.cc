@@ -1,0 +1,152 @@
+// The /metrics contract: every family fragd can export, its type and its label names,
+// held to tests/contract/metrics.txt. A family is added, renamed or dropped only by
+// changing that list in the same commit (and the CHANGELOG when a name changes).
+// The live side is tests/integration/contract_metrics_test.sh.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "fragd/exporter.h"
+
+namespace {
+
+const char* type_name(prometheus::MetricType t) {
+  switch (t) {
+    case prometheus::MetricType::Counter: return "counter";
+    case prometheus::MetricType::Gauge: return "gauge";
+    case prometheus::MetricType::Histogram: return "histogram";
+    case prometheus::MetricType::Summary: return "summary";
+    default: return "untyped";
+  }
+}
+
+// A frame in which every source has something to say, so that every family fragd
+// can export appears with at least one sample.
+struct FullFrame {
+  fragd::BpfSnapshot bpf{};
+  fragd::MemSnapshot mem;
+  std::vector<fragd::ProgramState> programs;
+  fragd::SelfStats self;
+  fragd::ActStats act;
+  fragd::ScanStats scan;
+  fragd::PollutionStats pollution;
+
+  FullFrame() {
+    fragd::ZoneFree z;
+    z.node = 0;
+    z.zone = "Normal";
+    z.present_pages = 1 << 20;
+    z.free_blocks = std::vector<uint64_t>(11, 1);
+    z.pageblocks = {{"Movable", 100}};
+    mem.zones.push_back(z);
+    mem.hugepages.push_back({0, 2048, 3, 1});
+    programs.push_back({"handle_alloc", "kmem:mm_page_alloc", true, "", 1, -1, true});
+    self.run_stats.push_back({"handle_alloc", 1, 10, 1000, 0});
+    self.kernel_write_errors[{"/sys/devices/system/node/node<N>/compact", "EBUSY"}] = 1;
+    self.counting.allocations_mode = "exact";
+    self.counting.counting = true;
+    act.mode = "act";
+    act.actions[{"compact", -1, "ok"}] = 1;
+    act.durations["compact"] = fragd::LatencyHist{};
+    act.pages_migrated["compact"] = 1;
+    act.last_score[0] = {90, 10};
+    act.nodes.push_back(fragd::NodeState{});
+    fragd::PoolState p;
+    p.node = 0;
+    p.size_kib = 2048;
+    p.target = 4;
+    act.pools.push_back(p);
+    auto r = std::make_shared<fragd::ScanResult>();
+    fragd::ZoneScan zs;
+    zs.zone = "Normal";
+    r->zones.push_back(zs);
+    scan.scan = r;
+    pollution.summary.nodes.push_back({0, 1, 1});
+  }
+
+  fragd::ExportFrame frame() {
+    fragd::ExportFrame f;
+    f.bpf = &bpf;
+    f.mem = &mem;
+    f.programs = &programs;
+    f.self = &self;
+    f.act = &act;
+    f.scan = &scan;
+    f.pollution = &pollution;
+    return f;
+  }
+};
+
+// "name type label,label" per family, sorted by name; "-" when a family has no labels.
+std::string contract_of(const fragd::Families& fs) {
+  std::map<std::string, std::string> lines;
+  for (const auto& f : fs) {
+    std::set<std::string> labels;
+    for (const auto& m : f.metric)
+      for (const auto& l : m.label) labels.insert(l.name);
+    std::string ls;
+    for (const auto& l : labels) ls += (ls.empty() ? "" : ",") + l;
+    lines[f.name] = f.name + " " + type_name(f.type) + " " + (ls.empty() ? "-" : ls);
+  }
+  std::string out;
+  for (const auto& [_, l] : lines) out += l + "\n";
+  return out;
+}
+
+std::string checked_in() {
+  std::ifstream in(std::string(FRAGD_SOURCE_DIR) + "/tests/contract/metrics.txt");
+  std::string out, line;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] != '#') out += line + "\n";
+  return out;
+}
+
+TEST(MetricsContract, EveryFamilyHasASampleInTheFullFrame) {
+  FullFrame ff;
+  for (const auto& f : fragd::build_families(ff.frame()))
+    EXPECT_FALSE(f.metric.empty()) << f.name << " has no sample: give its source something in FullFrame";
+}
+
+TEST(MetricsContract, FamiliesTypesAndLabelsMatchTheCheckedInList) {
+  FullFrame ff;
+  const std::string now = contract_of(fragd::build_families(ff.frame()));
+  if (const char* u = std::getenv("FRAGD_UPDATE_CONTRACT"); u && std::string(u) == "1") {
+    std::ofstream out(std::string(FRAGD_SOURCE_DIR) + "/tests/contract/metrics.txt");
+    out << "# Every family fragd exports: name, type, label names (\"-\": none).\n"
+           "# The contract: tests/unit/fragd/metrics_contract_test.cc and\n"
+           "# tests/integration/contract_metrics_test.sh hold fragd to it. Regenerate with\n"
+           "#   FRAGD_UPDATE_CONTRACT=1 build/tests/fragd_unit_tests --gtest_filter='MetricsContract.*'\n"
+           "# and say each rename in CHANGELOG.md.\n"
+        << now;
+  }
+  EXPECT_EQ(now, checked_in()) << "the exported families differ from tests/contract/metrics.txt; if the change is "
+                                  "meant, regenerate it (FRAGD_UPDATE_CONTRACT=1 build/tests/fragd_unit_tests "
+                                  "--gtest_filter='MetricsContract.*') and add a CHANGELOG.md entry";
+}
+
+// The family names written in daemon/ are the listed ones: a family built where the
+// full frame does not reach would otherwise escape the contract.
+TEST(MetricsContract, FamilyNamesInTheSourceAreTheListedOnes) {
+  std::set<std::string> listed, written;
+  std::istringstream in(checked_in());
+  for (std::string line; std::getline(in, line);) listed.insert(line.substr(0, line.find(' ')));
+  const std::regex name_re("\"(fragd_[a-z0-9_]+)\"");
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(FRAGD_SOURCE_DIR) + "/daemon")) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream f(e.path());
+    std::stringstream ss;
+    ss << f.rdbuf();
+    const std::string text = ss.str();
+    for (std::sregex_iterator it(text.begin(), text.end(), name_re), end; it != end; ++it) written.insert((*it)[1]);
+  }
+  EXPECT_EQ(written, listed) << "a \"fragd_...\" name in daemon/ that is not a listed family, or the reverse";
+}
+
+}  // namespace
