@@ -1,0 +1,261 @@
+// The engine's outcomes (what a finished action teaches it), manual requests
+// (fragctl compact / pool set) and its status. The decisions are in engine.cc.
+#include "act/engine.h"
+#include "act/engine_detail.h"
+
+#include "base/format.h"
+#include "base/text.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace fragd {
+
+using namespace engine_detail;
+
+// --------------------------------------------------------------- outcomes --
+
+void Engine::teach(int node, bool helped, std::optional<unsigned> reached, uint64_t end_ns) {
+  auto it = node_state_.find(node);
+  if (it == node_state_.end()) return;  // forgotten meanwhile
+  NodeTrack& t = it->second;
+  t.last_end_ns = end_ns;
+  if (helped) {
+    t.misses = 0;
+    t.floor.reset();
+  } else {
+    t.misses = std::min(t.misses + 1, kMaxMisses);
+    t.floor = reached;
+  }
+}
+
+void Engine::finished(const ActionOutcome& r) {
+  if (!in_flight_ || in_flight_->id != r.req.id) return;  // not the action fragd is waiting for
+  const ActionRequest req = std::move(*in_flight_);
+  in_flight_.reset();
+  const std::string& res = r.result;
+  const uint64_t end = r.end_ns ? r.end_ns : now_ns_;
+  const CompactionPolicy& c = policy_.compaction;
+
+  switch (req.kind) {
+    case ActionKind::Compact: {
+      if (res == "abandoned") break;
+      if (res == "dry_run") {
+        if (auto it = node_state_.find(req.node); it != node_state_.end()) it->second.last_end_ns = end;
+        break;
+      }
+      if (res == "ok" || res == "no_gain") {
+        if (r.end_ns > r.start_ns) {
+          recent_durations_ns_.push_back(r.end_ns - r.start_ns);
+          while (recent_durations_ns_.size() > kRecentDurations) recent_durations_ns_.pop_front();
+        }
+        std::optional<unsigned> reached;
+        if (r.score_after >= 0) reached = static_cast<unsigned>(r.score_after);
+        teach(req.node, compaction_helped(r, c), reached, end);
+      } else {
+        teach(req.node, false, std::nullopt, end);  // error, refused: time-only back-off
+      }
+      break;
+    }
+    case ActionKind::RaiseProactiveness: {
+      if (res == "ok") {
+        raised_since_ns_ = end;
+        raised_dry_ = false;
+        raised_trigger_ = req.trigger;
+        restore_failures_ = 0;
+        restore_next_ns_ = 0;
+      } else if (res == "dry_run" && policy_.act && policy_.dry_run &&
+                 c.method == CompactMethod::Proactiveness) {
+        raised_since_ns_ = end;
+        raised_dry_ = true;
+        raised_trigger_ = req.trigger;
+      } else if (res == "dry_run" || res == "abandoned") {
+        raise_marks_.clear();
+      } else {
+        for (const auto& [node, mark] : raise_marks_) teach(node, false, std::nullopt, end);
+        raise_marks_.clear();
+      }
+      break;
+    }
+    case ActionKind::RestoreProactiveness: {
+      if (res == "abandoned") break;  // the runner puts the value back as fragd exits
+      if (res == "ok" || res == "dry_run") {
+        const bool real = res == "ok" && !raised_dry_;
+        for (const auto& [node, mark] : raise_marks_) {
+          auto it = node_state_.find(node);
+          if (it == node_state_.end()) continue;
+          if (!real) {
+            it->second.last_end_ns = end;
+            continue;
+          }
+          const NodeTrack& t = it->second;
+          const bool helped = static_cast<int>(mark.score) - static_cast<int>(t.score) >=
+                                  static_cast<int>(c.backoff.min_gain) ||
+                              (c.reserve.blocks > 0 && reserve_blocks(t) > mark.blocks);
+          teach(node, helped, t.score, end);
+        }
+        raise_marks_.clear();
+        raised_since_ns_.reset();
+        raised_dry_ = false;
+        restore_failures_ = 0;
+        restore_next_ns_ = 0;
+      } else {
+        restore_failures_ = std::min(restore_failures_ + 1, kMaxMisses);
+        restore_next_ns_ = sat_add(end, wait_ns(restore_failures_));
+      }
+      break;
+    }
+    case ActionKind::Pool: {
+      auto it = pool_state_.find({req.node, req.size_kib});
+      if (it == pool_state_.end()) break;  // the target went with a reload
+      PoolTrack& p = it->second;
+      p.s.last_result = res;
+      if (res == "ok" || res == "short" || res == "guard") p.s.reached = r.pool_after;
+      if (p.s.target != req.target) {  // a new target: act on it at once
+        p.misses = 0;
+        p.s.next_allowed_ns = 0;
+      } else if (res == "ok") {
+        p.misses = 0;
+        p.s.next_allowed_ns = sat_add(end, c.min_interval_ns);
+      } else if (res == "dry_run") {
+        p.s.next_allowed_ns = sat_add(end, wait_ns(p.misses));
+      } else if (res != "abandoned") {
+        p.misses = std::min(p.misses + 1, kMaxMisses);
+        p.s.next_allowed_ns = sat_add(end, wait_ns(p.misses));
+      }
+      break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- manual --
+
+Result<std::vector<uint64_t>> Engine::request_compact(int node, const MachineFacts& m) {
+  if (!policy_.act)
+    return make_error(
+        "compaction refused: fragd runs in observe mode and changes nothing; set `mode: act` in the "
+        "policy file and reload (`fragctl reload`) to allow actions");
+  std::vector<int> targets;
+  if (node >= 0) {
+    if (std::find(m.nodes.begin(), m.nodes.end(), node) == m.nodes.end())
+      return make_error(strf("compaction refused: node %d does not exist on this machine (nodes with memory: %s)",
+                            node, join_ints(m.nodes).c_str()));
+    targets.push_back(node);
+  } else {
+    for (int n : m.nodes)
+      if (policy_.compaction.nodes.contains(n)) targets.push_back(n);
+    if (targets.empty())
+      return make_error("compaction refused: no node of compaction.nodes is on this machine (nodes with memory: " +
+                        join_ints(m.nodes) + "); name one with --node");
+  }
+  std::vector<uint64_t> ids;
+  for (int n : targets) {
+    auto q = std::find_if(manual_.begin(), manual_.end(), [n](const ActionRequest& r) {
+      return r.kind == ActionKind::Compact && r.node == n;
+    });
+    if (q != manual_.end()) {  // already queued: one compaction serves both
+      ids.push_back(q->id);
+      continue;
+    }
+    ActionRequest r;
+    r.id = next_id_++;
+    r.kind = ActionKind::Compact;
+    r.trigger = Trigger::Manual;
+    r.node = n;
+    r.reason = node >= 0 ? strf("fragctl compact --node %d", n) : "fragctl compact";
+    ids.push_back(r.id);
+    manual_.push_back(std::move(r));
+  }
+  return ids;
+}
+
+Result<uint64_t> Engine::request_pool(uint64_t size_kib, int node, uint64_t count, const MachineFacts& m) {
+  if (!policy_.act)
+    return make_error(
+        "pool set refused: fragd runs in observe mode and changes nothing; set `mode: act` in the "
+        "policy file and reload (`fragctl reload`) to allow actions");
+  if (std::find(m.hugepage_kib.begin(), m.hugepage_kib.end(), size_kib) == m.hugepage_kib.end()) {
+    std::string offered;
+    for (uint64_t s : m.hugepage_kib) offered += (offered.empty() ? "" : ", ") + std::to_string(s) + " kB";
+    return make_error(strf("pool set refused: the kernel offers no %llu kB huge pages (offered: %s)",
+                          static_cast<unsigned long long>(size_kib), offered.empty() ? "none" : offered.c_str()));
+  }
+  uint64_t total_kib = m.mem_total_kib;
+  std::string where = "this machine's";
+  if (node >= 0) {
+    auto it = std::find(m.nodes.begin(), m.nodes.end(), node);
+    if (it == m.nodes.end())
+      return make_error(strf("pool set refused: node %d does not exist on this machine (nodes with memory: %s)",
+                            node, join_ints(m.nodes).c_str()));
+    const size_t i = static_cast<size_t>(it - m.nodes.begin());
+    total_kib = i < m.node_total_kib.size() ? m.node_total_kib[i] : 0;
+    where = strf("node %d's", node);
+  }
+  if (total_kib > 0 && size_kib > 0 && count > total_kib / size_kib)
+    return make_error(strf("pool set refused: %llu pages of %llu kB exceed %s memory (%llu kB); ask for at most %llu",
+                          static_cast<unsigned long long>(count), static_cast<unsigned long long>(size_kib),
+                          where.c_str(), static_cast<unsigned long long>(total_kib),
+                          static_cast<unsigned long long>(total_kib / size_kib)));
+
+  const int key_node = node < 0 ? -1 : node;
+  // A run-time target replaces the targets of that size it overlaps (the
+  // global pool is the sum of the node pools), until the next reload.
+  for (auto it = pool_state_.begin(); it != pool_state_.end();) {
+    const bool overlaps = it->first.second == size_kib && (it->first.first < 0) != (key_node < 0);
+    it = overlaps ? pool_state_.erase(it) : std::next(it);
+  }
+  PoolTrack& p = pool_state_[{key_node, size_kib}];
+  p.s.node = key_node;
+  p.s.size_kib = size_kib;
+  p.s.target = count;
+  p.s.manual = true;
+  p.s.next_allowed_ns = 0;
+  p.misses = 0;
+
+  const std::string reason = strf("fragctl pool set %llukB %llu", static_cast<unsigned long long>(size_kib),
+                                 static_cast<unsigned long long>(count)) +
+                             (node >= 0 ? strf(" --node %d", node) : "");
+  for (auto& q : manual_)
+    if (q.kind == ActionKind::Pool && q.node == key_node && q.size_kib == size_kib) {
+      q.target = count;  // still queued: it takes the newer count
+      q.reason = reason;
+      return q.id;
+    }
+  ActionRequest r;
+  r.id = next_id_++;
+  r.kind = ActionKind::Pool;
+  r.trigger = Trigger::Manual;
+  r.node = key_node;
+  r.size_kib = size_kib;
+  r.target = count;
+  r.reason = reason;
+  manual_.push_back(r);
+  return r.id;
+}
+
+// ----------------------------------------------------------------- status --
+
+std::vector<NodeState> Engine::nodes() const {
+  std::vector<NodeState> v;
+  for (const auto& [id, t] : node_state_) {
+    if (!policy_.compaction.nodes.contains(id)) continue;
+    NodeState s;
+    s.node = id;
+    s.score = t.score;
+    s.hot = t.hot;
+    s.floor = t.floor;
+    s.misses = t.misses;
+    s.next_allowed_ns = t.next_allowed_ns;
+    s.waiting = t.waiting;
+    v.push_back(std::move(s));
+  }
+  return v;
+}
+
+std::vector<PoolState> Engine::pools() const {
+  std::vector<PoolState> v;
+  for (const auto& [key, p] : pool_state_) v.push_back(p.s);
+  return v;
+}
+
+}  // namespace fragd

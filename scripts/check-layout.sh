@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The layout's rules (docs/architecture.md), checked on every `make test`:
+#  1. an #include "room/..." in daemon/ only goes to a room the including room may use;
+#  2. no source file (C, C++, Python, shell) in the repository is over 600 lines.
+# Prints every violation with the file and line, and exits 1 when there is one.
+set -euo pipefail
+cd "${1:-$(dirname "$0")/..}"
+
+# room -> the rooms it may include besides itself. Lower rooms never include higher ones:
+#   base <- kernel <- sources, policy, protocol, act <- fragd, fragctl
+declare -A allowed=(
+  [base]=""
+  [kernel]="base"
+  [sources]="base kernel"
+  [policy]="base kernel sources"
+  [protocol]="base kernel sources"
+  [act]="base kernel sources policy protocol"
+  [fragd]="base kernel sources policy protocol act"
+  [fragctl]="base kernel sources policy protocol"
+)
+max_lines=600
+bad=0
+
+while IFS= read -r f; do
+  room=${f#daemon/}
+  room=${room%%/*}
+  if [ -z "${allowed[$room]+x}" ]; then
+    echo "$f: in no room of daemon/ (rooms: ${!allowed[*]}); move it into one" >&2
+    bad=1
+    continue
+  fi
+  while IFS=: read -r line target; do
+    to=${target%%/*}
+    [ "$to" = "$room" ] && continue
+    case " ${allowed[$room]} " in *" $to "*) continue ;; esac
+    [ -n "${allowed[$to]+x}" ] || continue   # not a room: a library header or a generated one
+    echo "$f:$line: $room/ may not include $target (a $room file may include: ${allowed[$room]:-only base/}); move the shared part down a room" >&2
+    bad=1
+  done < <(grep -n '^#include "' "$f" | sed -E 's/^([0-9]+):#include "([^"]+)".*/\1:\2/')
+done < <(git ls-files --cached --others --exclude-standard 'daemon/*.cc' 'daemon/*.h')
+
+while IFS= read -r f; do
+  n=$(wc -l <"$f")
+  if [ "$n" -gt $max_lines ]; then
+    echo "$f: $n lines, more than $max_lines; split it by what its parts do" >&2
+    bad=1
+  fi
+done < <(git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cc' '*.py' '*.sh')
+
+[ $bad -eq 0 ] && echo "layout: every include goes down a room; no source file over $max_lines lines"
+exit $bad

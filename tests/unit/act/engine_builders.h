@@ -1,0 +1,71 @@
+// Hand-built observations, policies and outcomes for the engine's tests
+// (engine_test.cc, engine_manual_test.cc).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "act/engine.h"
+
+namespace fragd::test {
+
+constexpr uint64_t kMs = 1'000'000ULL;
+constexpr uint64_t kS = 1'000'000'000ULL;
+constexpr uint64_t kFree = 1024000;  // pages; scores convert to blocks exactly
+
+inline NodeObservation node_obs(int id, unsigned score, uint64_t free_pages = kFree, uint64_t blocks9 = 0) {
+  NodeObservation n;
+  n.node = id;
+  n.score = score;
+  n.free_pages = free_pages;
+  n.free_blocks.assign(11, 0);
+  n.free_blocks[9] = blocks9;
+  return n;
+}
+
+inline Observation obs_at(uint64_t t_ns, std::vector<NodeObservation> nodes) {
+  Observation o;
+  o.now_ns = t_ns;
+  o.nodes = std::move(nodes);
+  return o;
+}
+
+inline PoolTarget global_pool(uint64_t size_kib, uint64_t count) {
+  PoolTarget t;
+  t.size_kib = size_kib;
+  t.count = count;
+  return t;
+}
+
+inline Policy act_policy() {
+  Policy p;
+  p.act = true;
+  p.compaction.demand.enabled = false;
+  return p;
+}
+
+inline ActionOutcome outcome(const ActionRequest& r, const std::string& result, uint64_t start, uint64_t end,
+                      int before = -1, int after = -1) {
+  ActionOutcome o;
+  o.req = r;
+  o.result = result;
+  o.start_ns = start;
+  o.end_ns = end;
+  o.score_before = before;
+  o.score_after = after;
+  return o;
+}
+
+inline MachineFacts one_node_facts() {
+  MachineFacts m;
+  m.nodes = {0};
+  m.node_total_kib = {16ULL << 20};
+  m.mem_total_kib = 16ULL << 20;
+  m.hugepage_kib = {2048, 1048576};
+  return m;
+}
+
+
+}  // namespace fragd::test
