@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The layout's rules (docs/architecture.md), checked on every `make test`:
 #  1. an #include "room/..." in daemon/ only goes to a room the including room may use;
-#  2. no source file (C, C++, Python, shell) in the repository is over 600 lines.
+#  2. no source file (C, C++, Python, shell) in the repository is over 600 lines;
+#  3. README's Layout section and docs/architecture.md match the tree: each names every room
+#     and every sources/ concern, and every file either names exists.
 # Prints every violation with the file and line, and exits 1 when there is one.
 set -euo pipefail
 cd "${1:-$(dirname "$0")/..}"
@@ -47,5 +49,28 @@ while IFS= read -r f; do
   fi
 done < <(git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cc' '*.py' '*.sh')
 
-[ $bad -eq 0 ] && echo "layout: every include goes down a room; no source file over $max_lines lines"
+# 3. The docs name what is there, and only that.
+layout=$(sed -n '/^## Layout$/,/^## /p' README.md)
+arch=$(cat docs/architecture.md)
+for d in daemon/*/ daemon/sources/*/; do
+  d=${d%/}
+  name=${d#daemon/}
+  name=${name#sources/}
+  for doc in README.md docs/architecture.md; do
+    text=$layout
+    [ "$doc" = docs/architecture.md ] && text=$arch
+    grep -qw -- "$name" <<<"$text" || { echo "$doc: does not name $d (add it to the layout)" >&2; bad=1; }
+  done
+done
+for doc in README.md docs/architecture.md; do
+  text=$layout
+  [ "$doc" = docs/architecture.md ] && text=$arch
+  for f in $(grep -oE '[A-Za-z0-9_.*-]+\.(bpf\.c|bpf\.h|cc|c|h|sh|py|tsv|txt|md|json|yaml|in)\b' <<<"$text" | sort -u); do
+    case $f in *'*'* | .*) continue ;; esac   # a pattern: *.bpf.h, <concern>.bpf.c
+    [ -n "$(git ls-files --cached --others --exclude-standard "*$f" | grep -E "(^|/)${f//./\\.}\$" | head -1)" ] ||
+      { echo "$doc: names $f, which is not in the tree (fix the layout)" >&2; bad=1; }
+  done
+done
+
+[ $bad -eq 0 ] && echo "layout: every include goes down a room; no source file over $max_lines lines; the docs name the tree"
 exit $bad
