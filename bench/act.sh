@@ -36,17 +36,9 @@
 # MADV_HUGEPAGE faults compact).
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
-LOG_TAG=act
-LOG_TIME=1
 # shellcheck source=bench/lib.sh
-source bench/lib.sh
-
-[[ $(id -u) -eq 0 ]] || die "must run as root (it writes sysctls and loads BPF)"
-use_build_dir fragd fragctl
-[[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
-require_tools " (bash scripts/install-deps.sh installs it)" gcc bpftrace bpftool python3 curl hugeadm flock
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start act "it writes sysctls and loads BPF" fragd fragctl -- gcc bpftrace bpftool python3 curl hugeadm flock
 
 QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then
@@ -251,18 +243,7 @@ fragment() {
 			sleep 1
 		done
 		snap s0 sync
-		# stdin: a FIFO the fragmenter holds open at both ends, so it never sees EOF; it stops on SIGTERM.
-		rm -f "$R/frag.in"
-		mkfifo "$R/frag.in"
-		"$WORK/fragmenter" --percent "$PERCENT" >"$R/frag.out" 2>"$R/frag.err" 0<>"$R/frag.in" {LOCK_FD}>&- &
-		FRAG_PID=$!
-		PIDS+=("$FRAG_PID")
-		for ((i = 0; i < 9000; i++)); do
-			grep -q '^ready' "$R/frag.out" 2>/dev/null && break
-			kill -0 "$FRAG_PID" 2>/dev/null || die "fragmenter exited before 'ready': $(cat "$R/frag.err")"
-			sleep 0.1
-		done
-		grep -q '^ready' "$R/frag.out" || die "fragmenter not ready after 900 s"
+		start_fragmenter "$WORK/fragmenter" "$R" "$PERCENT" 900 || die "$FRAG_ERROR"
 		kept=$(awk '/^ready/ { print $2 }' "$R/frag.out")
 		want_kib=$((MEMAVAIL_REF / 100 * PERCENT / 4))
 		rmeta "attempt${attempt}_kept_kib" "$kept"

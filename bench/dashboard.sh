@@ -26,23 +26,12 @@
 # `dashboard_render.py --load`).
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
-LOG_TAG=dashboard
-LOG_TIME=1
 # shellcheck source=bench/lib.sh
-source bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start dashboard "it writes sysctls and loads BPF" fragd fragmenter -- prometheus curl flock python3
 # shellcheck source=tests/integration/prometheus_env.sh
 source tests/integration/prometheus_env.sh
-
-[[ $(id -u) -eq 0 ]] || die "must run as root (it writes sysctls and loads BPF)"
-use_build_dir fragd fragmenter
-require_tools " (bash scripts/install-deps.sh installs it)" prometheus curl flock python3
-# The Debian interpreter, where python3-matplotlib is installed, even when another python3 comes first in PATH.
-PY=python3
-python3 -c 'import matplotlib' 2>/dev/null || PY=/usr/bin/python3
-"$PY" -c 'import matplotlib' 2>/dev/null ||
-	die "matplotlib not importable by python3 nor /usr/bin/python3 (bash scripts/install-deps.sh installs python3-matplotlib)"
+debian_python matplotlib python3-matplotlib
 
 OUT=${DASHBOARD_PNG:-docs/dashboard.png}
 PERCENT=${DASHBOARD_PERCENT:-90}
@@ -129,17 +118,7 @@ phase baseline
 sleep 15
 
 phase fragment
-mkfifo "$WORK/frag.in"
-# stdin: a FIFO the fragmenter holds open at both ends, so it never sees EOF; it stops on SIGTERM.
-"$WORK/fragmenter" --percent "$PERCENT" >"$WORK/frag.out" 2>"$WORK/frag.err" 0<>"$WORK/frag.in" {LOCK_FD}>&- &
-FRAG_PID=$!
-PIDS+=("$FRAG_PID")
-for ((i = 0; i < 3000; i++)); do
-	grep -q '^ready' "$WORK/frag.out" 2>/dev/null && break
-	kill -0 "$FRAG_PID" 2>/dev/null || die "fragmenter exited before 'ready': $(cat "$WORK/frag.err")"
-	sleep 0.1
-done
-grep -q '^ready' "$WORK/frag.out" || die "fragmenter not ready after 300 s"
+start_fragmenter "$WORK/fragmenter" "$WORK" "$PERCENT" 300 || die "$FRAG_ERROR"
 log "fragmenter: $(cat "$WORK/frag.out")"
 sleep 25
 

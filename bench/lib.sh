@@ -10,6 +10,9 @@
 # and defines restore_on_exit, which cleanup runs once every process is stopped.
 # shellcheck shell=bash
 
+# shellcheck source=tests/tools/fragmenter.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tests/tools/fragmenter.sh"
+
 die() { echo "$LOG_TAG: $*" >&2; exit 1; }
 log() {
 	if ((${LOG_TIME:-0})); then
@@ -160,6 +163,46 @@ report_output() {
 
 # use_build_dir BIN...: BUILD_DIR from FRAGD_BUILD_DIR (default build, relative to ROOT);
 # dies naming the first BIN missing from it.
+# bench_start TAG WHY BINARY... -- TOOL...: the start every benchmark shares. Sets ROOT (the
+# repository) and works from there, names messages TAG with the time of day, dies unless root
+# (WHY says what needs it), unless each BINARY is built (use_build_dir) and each TOOL is in PATH.
+bench_start() {
+	LOG_TAG=$1
+	LOG_TIME=1
+	local why=$2 bins=() tools=()
+	shift 2
+	while (($#)) && [[ $1 != -- ]]; do bins+=("$1"); shift; done
+	(($#)) && shift
+	tools=("$@")
+	ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	cd "$ROOT"
+	[[ $(id -u) -eq 0 ]] || die "must run as root ($why)"
+	use_build_dir "${bins[@]}"
+	[[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
+	require_tools " (bash scripts/install-deps.sh installs it)" "${tools[@]}"
+}
+
+# debian_python MODULE PACKAGE: sets PY to a python3 that imports MODULE: the first python3 in
+# PATH, or Debian's /usr/bin/python3, where PACKAGE installs it.
+debian_python() {
+	PY=python3
+	python3 -c "import $1" 2>/dev/null || PY=/usr/bin/python3
+	"$PY" -c "import $1" 2>/dev/null ||
+		die "$1 not importable by python3 nor /usr/bin/python3 (bash scripts/install-deps.sh installs $2)"
+}
+
+# reliability_output: the file a reliability benchmark's section goes to: BENCH_OUTPUT when set,
+# /tmp/fragd-reliability-quick.md for a smoke run (BENCH_QUICK=1), RELIABILITY.md otherwise.
+reliability_output() {
+	if [[ -n ${BENCH_OUTPUT:-} ]]; then
+		echo "$BENCH_OUTPUT"
+	elif [[ ${BENCH_QUICK:-0} == 1 ]]; then
+		echo /tmp/fragd-reliability-quick.md
+	else
+		echo "$ROOT/RELIABILITY.md"
+	fi
+}
+
 use_build_dir() {
 	BUILD_DIR=${FRAGD_BUILD_DIR:-build}
 	[[ $BUILD_DIR == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"

@@ -37,17 +37,9 @@
 # must be 0 at start and is 0 at the end.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
-LOG_TAG=load
-LOG_TIME=1
 # shellcheck source=bench/lib.sh
-source bench/lib.sh
-
-[[ $(id -u) -eq 0 ]] || die "must run as root (it loads BPF and writes sysctls)"
-use_build_dir fragd fragctl
-[[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
-require_tools " (bash scripts/install-deps.sh installs it)" ab gcc python3 curl flock
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start load "it loads BPF and writes sysctls" fragd fragctl -- ab gcc python3 curl flock
 
 QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then D_SECONDS=10 D_PERCENT=30; else D_SECONDS=60 D_PERCENT=90; fi
@@ -121,17 +113,7 @@ wait_no_fragmenter() {
 }
 wait_no_fragmenter
 log "fragmenting ${PERCENT}% of MemAvailable ($(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024)) MiB)"
-mkfifo "$WORK/frag.in"
-# stdin: a FIFO it holds open at both ends, so it never sees EOF; it stops on SIGTERM.
-"$WORK/fragmenter" --percent "$PERCENT" >"$WORK/frag.out" 2>"$WORK/frag.err" 0<>"$WORK/frag.in" &
-FRAG_PID=$!
-PIDS+=("$FRAG_PID")
-for ((i = 0; i < 6000; i++)); do
-	grep -q '^ready' "$WORK/frag.out" 2>/dev/null && break
-	kill -0 "$FRAG_PID" 2>/dev/null || die "fragmenter exited before 'ready': $(cat "$WORK/frag.err")"
-	sleep 0.1
-done
-grep -q '^ready' "$WORK/frag.out" || die "fragmenter not ready after 600 s"
+start_fragmenter "$WORK/fragmenter" "$WORK" "$PERCENT" 600 || die "$FRAG_ERROR"
 meta fragmenter_kept_kib "$(awk '/^ready/ { print $2 }' "$WORK/frag.out")"
 log "fragmented: $(cat "$WORK/frag.out")"
 
@@ -218,13 +200,7 @@ restore_on_exit
 meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- report ----------------------------------------------------------------------
-if [[ -n ${BENCH_OUTPUT:-} ]]; then
-	OUT=$BENCH_OUTPUT
-elif [[ $QUICK == 1 ]]; then
-	OUT=/tmp/fragd-reliability-quick.md
-else
-	OUT=$ROOT/RELIABILITY.md
-fi
+OUT=$(reliability_output)
 python3 bench/load_report.py --work "$WORK" --output "$OUT"
 log "section written to $OUT"
 FAILED=0

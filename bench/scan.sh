@@ -19,16 +19,9 @@
 # Changes vm.compaction_proactiveness (0 while fragmented), restored on exit.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
-LOG_TAG=scan
-LOG_TIME=1
 # shellcheck source=bench/lib.sh
-source bench/lib.sh
-
-[[ $(id -u) -eq 0 ]] || die "must run as root (kpageflags, BPF and sysctls)"
-use_build_dir fragd fragctl fragmenter physmap
-require_tools " (bash scripts/install-deps.sh installs it)" python3 curl flock bpftrace
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start scan "kpageflags, BPF and sysctls" fragd fragctl fragmenter physmap -- python3 curl flock bpftrace
 [[ -r /proc/kpageflags ]] || die "/proc/kpageflags is not readable"
 
 QUICK=${BENCH_QUICK:-0}
@@ -106,17 +99,7 @@ row idle2 2
 
 # Fragmented by the fragmenter (1 page in 4 kept everywhere).
 echo 0 >$PRO
-mkfifo "$WORK/hold"
-"$BUILD_DIR/fragmenter" --percent "$PERCENT" <"$WORK/hold" >"$WORK/frag.out" &
-FRAG_PID=$!
-PIDS+=("$FRAG_PID")
-exec 9>"$WORK/hold"
-for ((i = 0; i < 1800; i++)); do
-	grep -q '^ready' "$WORK/frag.out" && break
-	kill -0 "$FRAG_PID" 2>/dev/null || die "fragmenter exited before ready"
-	sleep 0.2
-done
-grep -q '^ready' "$WORK/frag.out" || die "fragmenter not ready after 360 s"
+start_fragmenter "$BUILD_DIR/fragmenter" "$WORK" "$PERCENT" 360 || die "$FRAG_ERROR"
 row frag1 1
 row frag2 2
 

@@ -38,22 +38,10 @@
 # whatever happens, every process started here stopped by pid.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
-LOG_TAG=soak
-LOG_TIME=1
 # shellcheck source=bench/lib.sh
-source bench/lib.sh
-
-[[ $(id -u) -eq 0 ]] || die "must run as root (it loads BPF and writes sysctls)"
-use_build_dir fragd fragctl
-[[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
-require_tools " (bash scripts/install-deps.sh installs it)" gcc python3 curl flock
-# The Debian interpreter, where python3-matplotlib is installed, even when another python3 comes first in PATH.
-PY=python3
-python3 -c 'import matplotlib' 2>/dev/null || PY=/usr/bin/python3
-"$PY" -c 'import matplotlib' 2>/dev/null ||
-	die "matplotlib not importable by python3 nor /usr/bin/python3 (bash scripts/install-deps.sh installs python3-matplotlib)"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start soak "it loads BPF and writes sysctls" fragd fragctl -- gcc python3 curl flock
+debian_python matplotlib python3-matplotlib
 
 QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then D_SECONDS=180 D_WARMUP=60 D_PERCENT=50; else D_SECONDS=600 D_WARMUP=120 D_PERCENT=70; fi
@@ -188,13 +176,7 @@ restore_on_exit
 meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- report ----------------------------------------------------------------------
-if [[ -n ${BENCH_OUTPUT:-} ]]; then
-	OUT=$BENCH_OUTPUT
-elif [[ $QUICK == 1 ]]; then
-	OUT=/tmp/fragd-reliability-quick.md
-else
-	OUT=$ROOT/RELIABILITY.md
-fi
+OUT=$(reliability_output)
 if [[ -n ${BENCH_PLOT:-} ]]; then
 	PLOT=$BENCH_PLOT
 elif [[ $QUICK == 1 ]]; then

@@ -30,12 +30,7 @@ struct {
 
 FRAGD_STATS_MAP(compaction_stats, struct compaction_stats);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FRAGD_NR_TRIGGERS);
-	__type(key, __u32);
-	__type(value, struct fragd_hist);
-} compaction_hist SEC(".maps");
+FRAGD_HIST_MAP(compaction_hist, FRAGD_NR_TRIGGERS);
 
 static __always_inline __u32 trigger_of(struct compact_control *cc)
 {
@@ -62,6 +57,22 @@ static __always_inline __u32 status_of(int status)
 	return FRAGD_CSTATUS_OTHER;
 }
 
+/*
+ * The run thread `tid` has under way, with its trigger; NULL (counted as unmatched) when
+ * none: the run began before fragd attached.
+ */
+static __always_inline struct run *current_run(struct compaction_stats *st, __u32 tid, __u32 *trigger)
+{
+	struct run *r = bpf_map_lookup_elem(&runs, &tid);
+
+	if (!r) {
+		st->runs_unmatched++;
+		return NULL;
+	}
+	*trigger = r->trigger < FRAGD_NR_TRIGGERS ? r->trigger : FRAGD_TRIGGER_MANUAL;
+	return r;
+}
+
 SEC("tp_btf/mm_compaction_begin")
 int BPF_PROG(compaction_begin, struct compact_control *cc, unsigned long zone_start,
 	     unsigned long zone_end, bool sync)
@@ -79,16 +90,11 @@ int BPF_PROG(compaction_end, struct compact_control *cc, unsigned long zone_star
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct compaction_stats *st = fragd_stats(&compaction_stats);
-	struct run *r = bpf_map_lookup_elem(&runs, &tid);
 	__u32 trigger;
+	struct run *r = st ? current_run(st, tid, &trigger) : NULL;
 
-	if (!st)
+	if (!r)
 		return 0;
-	if (!r) {
-		st->runs_unmatched++;
-		return 0;
-	}
-	trigger = r->trigger < FRAGD_NR_TRIGGERS ? r->trigger : FRAGD_TRIGGER_MANUAL;
 	st->runs[trigger][status_of(status)]++;
 	fragd_hist_add(&compaction_hist, trigger, bpf_ktime_get_ns() - r->start_ns);
 	bpf_map_delete_elem(&runs, &tid);
@@ -101,16 +107,10 @@ int compaction_migratepages(struct trace_event_raw_mm_compaction_migratepages *c
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct compaction_stats *st = fragd_stats(&compaction_stats);
-	struct run *r = bpf_map_lookup_elem(&runs, &tid);
 	__u32 trigger;
 
-	if (!st)
+	if (!st || !current_run(st, tid, &trigger))
 		return 0;
-	if (!r) {
-		st->runs_unmatched++;
-		return 0;
-	}
-	trigger = r->trigger < FRAGD_NR_TRIGGERS ? r->trigger : FRAGD_TRIGGER_MANUAL;
 	st->pages_migrated[trigger] += BPF_CORE_READ(ctx, nr_migrated);
 	st->pages_failed[trigger] += BPF_CORE_READ(ctx, nr_failed);
 	return 0;

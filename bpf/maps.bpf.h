@@ -17,6 +17,15 @@
 		__type(value, vtype);                       \
 	} name SEC(".maps")
 
+/* A per-CPU array of `n` latency histograms (struct fragd_hist), filled by fragd_hist_add. */
+#define FRAGD_HIST_MAP(name, n)                     \
+	struct {                                        \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);    \
+		__uint(max_entries, n);                     \
+		__type(key, __u32);                         \
+		__type(value, struct fragd_hist);           \
+	} name SEC(".maps")
+
 static __always_inline void *fragd_stats(void *map)
 {
 	__u32 zero = 0;

@@ -61,12 +61,7 @@ struct {
 
 FRAGD_STATS_MAP(alloc_stats, struct alloc_stats);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FRAGD_STALL_HIST_ENTRIES);
-	__type(key, __u32);
-	__type(value, struct fragd_hist);
-} stall_hist SEC(".maps");
+FRAGD_HIST_MAP(stall_hist, FRAGD_STALL_HIST_ENTRIES);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -52,12 +52,8 @@ demand_fired() {
 FRAGD_CONFIG=$(config exact) start_fragd
 
 log "fragmenting 95% of available memory (keeps 1 of every 4 pages)"
-mkfifo "$WORK/hold"
-"$BUILD/fragmenter" --percent 95 <"$WORK/hold" >"$WORK/frag.out" &
-PIDS+=("$!")
-exec 9>"$WORK/hold"
 # Touching memory the host has taken back is slow: allow 6 minutes.
-wait_for 360 grep -q '^ready' "$WORK/frag.out" || fail "fragmenter did not get ready in 360 s"
+start_fragmenter "$BUILD/fragmenter" "$WORK" 95 360 || fail "$FRAG_ERROR"
 log "fragmented: $(cat "$WORK/frag.out")"
 sleep 1.5   # one tick so the baseline includes the fragmenting itself
 

@@ -190,7 +190,7 @@ echo 0 >$HP
 # --- d: the ring buffer flooded while fragd is stopped ---------------------------
 exec 9>&-  # the fragmenter ends; a new one splinters memory again
 wait_for 60 bash -c '! pgrep -x fragmenter >/dev/null' || fail "the fragmenter did not exit"
-rm -f "$WORK/hold"
+rm -f "$WORK/frag.in"
 # No proactive compaction while memory splinters: kcompactd would keep free 2 MiB blocks
 # ready (at 20, up to a fifth of free memory), and the faults below would take them without a stall.
 echo 0 >$PRO
@@ -273,7 +273,7 @@ stop_fragd
 # compaction 0.1 to 0.4 s: memory is splintered once more, for 2 to 3 s of work.
 exec 9>&-
 wait_for 60 bash -c '! pgrep -x fragmenter >/dev/null' || fail "the fragmenter did not exit"
-rm -f "$WORK/hold"
+rm -f "$WORK/frag.in"
 echo $BEFORE >$PRO  # as for the pool resize above
 fragment 95
 hold_changed 40 20

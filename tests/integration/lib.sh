@@ -10,6 +10,8 @@ PIDS=()
 RESTORE=()
 
 log() { echo "[$TEST_NAME] $*"; }
+# shellcheck source=tests/tools/fragmenter.sh
+source "$SRC/tests/tools/fragmenter.sh"
 fail() { echo "[$TEST_NAME] FAIL: $*" >&2; exit 1; }
 
 # Skip (exit 77) outside CI; fail under CI=true, where nothing may be skipped.
@@ -135,11 +137,7 @@ wait_for() {
 fragment() {
   # Another fragmenter still giving its memory back would halve the share this one gets.
   wait_for 120 bash -c '! pgrep -x fragmenter >/dev/null' || fail "another fragmenter is still running"
-  mkfifo "$WORK/hold"
-  "$BUILD/fragmenter" --percent "$1" <"$WORK/hold" >"$WORK/frag.out" &
-  PIDS+=("$!")
-  exec 9>"$WORK/hold"
-  wait_for 360 grep -q '^ready' "$WORK/frag.out" || fail "fragmenter did not get ready in 360 s"
+  start_fragmenter "$BUILD/fragmenter" "$WORK" "$1" 360 || fail "$FRAG_ERROR"
   log "fragmented: $(cat "$WORK/frag.out")"
 }
 

@@ -1,0 +1,35 @@
+# Starting tests/tools/fragmenter.c, shared by the integration tests (tests/integration/lib.sh)
+# and the benchmarks (bench/lib.sh). Sourced, not run.
+# shellcheck shell=bash
+
+# start_fragmenter BIN DIR PERCENT SECONDS: starts BIN --percent PERCENT reading a FIFO
+# (DIR/frag.in) whose write end this shell holds on fd 9: the fragmenter stops at EOF, when the
+# shell closes fd 9 (`exec 9>&-`) or exits, however it exits, or on SIGTERM. Its output goes
+# to DIR/frag.out, errors to DIR/frag.err. Waits up to SECONDS for its "ready" line. Sets
+# FRAG_PID and adds it to PIDS (the caller's cleanup stops it). Returns 1 with FRAG_ERROR set
+# when it exits first or is not ready in time. The heavy lock's fd (LOCK_FD, when set) is not
+# inherited, so the fragmenter never holds the lock.
+start_fragmenter() {
+	local bin=$1 dir=$2 percent=$3 seconds=$4 i
+	exec 9>&-
+	rm -f "$dir/frag.in"
+	mkfifo "$dir/frag.in"
+	if [[ -n ${LOCK_FD:-} ]]; then
+		"$bin" --percent "$percent" <"$dir/frag.in" >"$dir/frag.out" 2>"$dir/frag.err" {LOCK_FD}>&- &
+	else
+		"$bin" --percent "$percent" <"$dir/frag.in" >"$dir/frag.out" 2>"$dir/frag.err" &
+	fi
+	FRAG_PID=$!
+	PIDS+=("$FRAG_PID")
+	exec 9>"$dir/frag.in"
+	for ((i = 0; i < seconds * 10; i++)); do
+		grep -q '^ready' "$dir/frag.out" 2>/dev/null && return 0
+		if ! kill -0 "$FRAG_PID" 2>/dev/null; then
+			FRAG_ERROR="fragmenter exited before 'ready': $(cat "$dir/frag.err")"
+			return 1
+		fi
+		sleep 0.1
+	done
+	FRAG_ERROR="fragmenter not ready after $seconds s"
+	return 1
+}
