@@ -57,10 +57,13 @@ Error empty_file(std::string_view path, std::string_view expected) {
                     ENODATA);
 }
 
-size_t first_content_line(const std::vector<Line>& lines) {
-  for (const Line& l : lines)
-    if (!lex(l.text).empty()) return l.no;
-  return 1;
+std::vector<LexedLine> content_lines(std::string_view text) {
+  std::vector<LexedLine> out;
+  for (const Line& l : split_lines(text)) {
+    auto toks = lex(l.text);
+    if (!toks.empty()) out.push_back({l.no, l.text, std::move(toks)});
+  }
+  return out;
 }
 
 }  // namespace fragd

@@ -41,7 +41,13 @@ bool is_identifier(std::string_view s, size_t max_len = 128);
 Error unparsable(std::string_view path, size_t line, std::string_view expected, std::string_view detail);
 Error empty_file(std::string_view path, std::string_view expected);
 
-// First non-blank line number, for error messages.
-size_t first_content_line(const std::vector<Line>& lines);
+// A line that holds at least one token, with its tokens (lex).
+struct LexedLine {
+  size_t no;  // 1-based
+  std::string_view text;
+  std::vector<std::string_view> toks;
+};
+// The lines of `text` that hold a token: what every parser here walks (empty: an empty file).
+std::vector<LexedLine> content_lines(std::string_view text);
 
 }  // namespace fragd

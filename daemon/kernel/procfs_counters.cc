@@ -11,15 +11,13 @@ namespace fragd {
 Result<std::map<std::string, uint64_t>> parse_vmstat(std::string_view text, std::string_view path,
                                                      std::vector<std::string>* warnings) {
   static constexpr std::string_view kExpected = "'<counter name> <value>' lines";
-  const std::vector<Line> lines = split_lines(text);
+  const std::vector<LexedLine> lines = content_lines(text);
+  if (lines.empty()) return empty_file(path, kExpected);
   std::map<std::string, uint64_t> out;
-  bool any_content = false;
   BadLines bad{warnings, path};
 
-  for (const Line& l : lines) {
-    const auto toks = lex(l.text);
-    if (toks.empty()) continue;
-    any_content = true;
+  for (const LexedLine& l : lines) {
+    const auto& toks = l.toks;
     std::string why;
     uint64_t v = 0;
     if (toks.size() != 2) {
@@ -37,7 +35,6 @@ Result<std::map<std::string, uint64_t>> parse_vmstat(std::string_view text, std:
     }
     bad.skip(l.no, why);
   }
-  if (!any_content) return empty_file(path, kExpected);
   if (out.empty()) return unparsable(path, bad.first_line, kExpected, bad.first_why);
   return out;
 }
@@ -48,15 +45,14 @@ Result<std::map<std::string, uint64_t>> parse_vmstat(std::string_view text, std:
 Result<void> parse_meminfo(std::string_view text, std::string_view path, MemSnapshot& out) {
   static constexpr std::string_view kExpected =
       "'MemFree: <n> kB' and 'MemAvailable: <n> kB' lines";
-  const std::vector<Line> lines = split_lines(text);
-  bool any_content = false, have_free = false, have_avail = false;
+  const std::vector<LexedLine> lines = content_lines(text);
+  if (lines.empty()) return empty_file(path, kExpected);
+  bool have_free = false, have_avail = false;
   std::vector<std::string> warnings;
   BadLines bad{&warnings, path};
 
-  for (const Line& l : lines) {
-    const auto toks = lex(l.text);
-    if (toks.empty()) continue;
-    any_content = true;
+  for (const LexedLine& l : lines) {
+    const auto& toks = l.toks;
     std::string why;
     uint64_t v = 0;
     if (toks[0].size() < 2 || toks[0].back() != ':') {
@@ -81,9 +77,8 @@ Result<void> parse_meminfo(std::string_view text, std::string_view path, MemSnap
     bad.skip(l.no, why);
   }
 
-  if (!any_content) return empty_file(path, kExpected);
   if (!have_free && !have_avail)
-    return unparsable(path, bad.first_line ? bad.first_line : first_content_line(lines), kExpected,
+    return unparsable(path, bad.first_line ? bad.first_line : lines.front().no, kExpected,
                       bad.first_line ? bad.first_why : "neither MemFree nor MemAvailable found");
   if (!have_free) warnings.push_back(std::string(path) + ": no MemFree line; reported as 0");
   if (!have_avail)

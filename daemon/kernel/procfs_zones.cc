@@ -109,7 +109,8 @@ Result<std::vector<ZoneFree>> parse_buddyinfo(std::string_view text, std::string
                                               std::vector<std::string>* warnings) {
   static constexpr std::string_view kExpected =
       "'Node <n>, zone <name> <free blocks of order 0> <order 1> ...'";
-  const std::vector<Line> lines = split_lines(text);
+  const std::vector<LexedLine> lines = content_lines(text);
+  if (lines.empty()) return empty_file(path, kExpected);
 
   struct Parsed {
     size_t line;
@@ -120,11 +121,8 @@ Result<std::vector<ZoneFree>> parse_buddyinfo(std::string_view text, std::string
   std::vector<Parsed> parsed;
   BadLines bad{warnings, path};
 
-  bool any_content = false;
-  for (const Line& l : lines) {
-    const auto toks = lex(l.text);
-    if (toks.empty()) continue;
-    any_content = true;
+  for (const LexedLine& l : lines) {
+    const auto& toks = l.toks;
     std::string why;
     auto h = parse_zone_header(toks, why);
     if (!h) {
@@ -148,7 +146,6 @@ Result<std::vector<ZoneFree>> parse_buddyinfo(std::string_view text, std::string
     parsed.push_back(std::move(p));
   }
 
-  if (!any_content) return empty_file(path, kExpected);
   if (parsed.empty()) return unparsable(path, bad.first_line, kExpected, bad.first_why);
 
   // The kernel prints NR_PAGE_ORDERS columns on every line. Take the count
@@ -202,7 +199,8 @@ Result<std::vector<ZoneFree>> parse_buddyinfo(std::string_view text, std::string
 Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
                             std::vector<ZoneFree>& zones, std::vector<std::string>* warnings) {
   static constexpr std::string_view kExpected = "'Node <n>, zone <name>' followed by its counters";
-  const std::vector<Line> lines = split_lines(text);
+  const std::vector<LexedLine> lines = content_lines(text);
+  if (lines.empty()) return empty_file(path, kExpected);
 
   enum : unsigned { kFree = 1, kSpanned = 2, kPresent = 4, kManaged = 8 };
   struct Seen {
@@ -215,12 +213,9 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
   std::vector<ZoneFree> work = zones;
   long cur = -1;  // index into `seen`; -1 = not inside a usable zone block
   BadLines bad{warnings, path};
-  bool any_content = false;
 
-  for (const Line& l : lines) {
-    const auto toks = lex(l.text);
-    if (toks.empty()) continue;
-    any_content = true;
+  for (const LexedLine& l : lines) {
+    const auto& toks = l.toks;
 
     if (toks[0] == "Node") {
       std::string why;
@@ -286,9 +281,8 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
     }
   }
 
-  if (!any_content) return empty_file(path, kExpected);
   if (seen.empty())
-    return unparsable(path, bad.first_line ? bad.first_line : first_content_line(lines), kExpected,
+    return unparsable(path, bad.first_line ? bad.first_line : lines.front().no, kExpected,
                       bad.first_line ? bad.first_why : "no 'Node <n>, zone <name>' line");
 
   for (const Seen& s : seen) {
@@ -338,7 +332,8 @@ Result<void> parse_pagetypeinfo(std::string_view text, std::string_view path,
                                 unsigned* pageblock_order) {
   static constexpr std::string_view kExpected =
       "the 'Free pages count per migrate type at order' and 'Number of blocks type' tables";
-  const std::vector<Line> lines = split_lines(text);
+  const std::vector<LexedLine> lines = content_lines(text);
+  if (lines.empty()) return empty_file(path, kExpected);
 
   enum class Section { None, Free, Blocks, Other };
   Section section = Section::None;
@@ -347,13 +342,10 @@ Result<void> parse_pagetypeinfo(std::string_view text, std::string_view path,
   std::vector<ZoneFree> work = zones;
   size_t rows = 0;  // table rows stored
   std::optional<unsigned> pb_order;
-  bool any_content = false;
   BadLines bad{warnings, path};
 
-  for (const Line& l : lines) {
-    const auto toks = lex(l.text);
-    if (toks.empty()) continue;
-    any_content = true;
+  for (const LexedLine& l : lines) {
+    const auto& toks = l.toks;
 
     if (starts_with_words(toks, {"Page", "block", "order:"})) {
       uint64_t v = 0;
@@ -448,9 +440,8 @@ Result<void> parse_pagetypeinfo(std::string_view text, std::string_view path,
     }
   }
 
-  if (!any_content) return empty_file(path, kExpected);
   if (rows == 0)
-    return unparsable(path, bad.first_line ? bad.first_line : first_content_line(lines), kExpected,
+    return unparsable(path, bad.first_line ? bad.first_line : lines.front().no, kExpected,
                       bad.first_line ? bad.first_why : "no table rows");
   zones = std::move(work);
   if (pageblock_order && pb_order) *pageblock_order = *pb_order;
