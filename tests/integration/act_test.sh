@@ -16,14 +16,7 @@ require_root
 command -v strace >/dev/null || skip_or_fail "strace missing (Debian package strace)"
 heavy_lock
 
-HP=/proc/sys/vm/nr_hugepages
-PRO=/proc/sys/vm/compaction_proactiveness
-save_sysctl $PRO
-save_sysctl $HP
-RESTORE+=("echo 0 > $HP")
-echo 0 > $PRO
-echo 0 > $HP
-FRAGCTL() { "$BUILD/fragctl" --socket "$SOCK" "$@"; }
+quiet_memory 0
 
 policy() {  # policy MODE DRY_RUN METHOD POOL_COUNT
   cat <<YAML

@@ -19,9 +19,7 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 heavy_lock
-STARTED=$SECONDS  # after the wait for the lock
 
-FRAGCTL() { "$BUILD/fragctl" --socket "$SOCK" "$@"; }
 R="$WORK/root"
 P="$R/proc"
 S="$R/sys"

@@ -22,17 +22,9 @@ source "$(dirname "$0")/lib.sh"
 require_root
 command -v bpftool >/dev/null || skip_or_fail "bpftool missing (Debian package bpftool)"
 heavy_lock
-STARTED=$SECONDS  # after the wait for the lock
 
-HP=/proc/sys/vm/nr_hugepages
-PRO=/proc/sys/vm/compaction_proactiveness
-save_sysctl $HP
-save_sysctl $PRO
-RESTORE+=("echo 0 > $HP")  # the pool is emptied before its old size comes back
-echo 0 >$HP
-echo 20 >$PRO
+quiet_memory 20
 STATE="$WORK/saved-compaction_proactiveness"   # beside the socket start_fragd uses
-FRAGCTL() { "$BUILD/fragctl" --socket "$SOCK" "$@"; }
 die() { tail -30 "$FRAGD_LOG" | cut -c1-300 >&2; fail "$*"; }
 
 # bpf_ids prog|link: the ids bpftool lists.

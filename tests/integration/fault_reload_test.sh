@@ -12,9 +12,7 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 heavy_lock
-STARTED=$SECONDS  # after the wait for the lock
 
-FRAGCTL() { "$BUILD/fragctl" --socket "$SOCK" "$@"; }
 POLICY="$WORK/policy.yaml"
 valid() {  # valid MODE DRY_RUN METHOD
   cat <<YAML

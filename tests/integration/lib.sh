@@ -46,6 +46,20 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
+# quiet_memory PROACTIVENESS: sets HP and PRO (the hugetlb pool size and
+# vm.compaction_proactiveness files), empties the pool and writes PROACTIVENESS (0: kcompactd
+# does not tidy memory behind the test's back); on exit the pool is emptied first, then both
+# get their old values back.
+quiet_memory() {
+  HP=/proc/sys/vm/nr_hugepages
+  PRO=/proc/sys/vm/compaction_proactiveness
+  save_sysctl $PRO
+  save_sysctl $HP
+  RESTORE+=("echo 0 > $HP")
+  echo "$1" > $PRO
+  echo 0 > $HP
+}
+
 # save_sysctl FILE: restore FILE's current value on exit.
 save_sysctl() {
   local f=$1 v
@@ -117,10 +131,15 @@ PY
 
 # heavy_lock: one memory-heavy test or benchmark at a time on this machine
 # (fragmenting 95% of memory twice at once measures nothing).
+# STARTED: $SECONDS once the lock is held (a test's own time, without the wait).
 heavy_lock() {
   exec 8>/tmp/fragd-heavy.lock
   flock 8
+  STARTED=$SECONDS
 }
+
+# FRAGCTL ARGS: fragctl on the socket of the fragd start_fragd started.
+FRAGCTL() { "$BUILD/fragctl" --socket "$SOCK" "$@"; }
 
 # wait_for SECONDS CMD...: polls CMD every 0.2 s until it succeeds; 1 on timeout.
 wait_for() {

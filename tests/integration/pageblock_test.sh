@@ -24,14 +24,7 @@ require_root
 [ -r /proc/kpageflags ] || skip_or_fail "/proc/kpageflags is not readable (kernel without CONFIG_PROC_PAGE_MONITOR?)"
 heavy_lock
 
-HP=/proc/sys/vm/nr_hugepages
-PRO=/proc/sys/vm/compaction_proactiveness
-save_sysctl $PRO
-save_sysctl $HP
-RESTORE+=("echo 0 > $HP")
-echo 0 > $PRO   # kcompactd must not move physmap's pages while the test looks at them
-echo 0 > $HP
-FRAGCTL() { "$BUILD/fragctl" --socket "$SOCK" "$@"; }
+quiet_memory 0   # kcompactd must not move physmap's pages while the test looks at them
 
 # map_json FILE: a fresh scan, through fragctl.
 map_json() { FRAGCTL map --max-age 0 --json >"$1" || fail "fragctl map --json failed"; }

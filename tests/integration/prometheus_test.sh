@@ -29,13 +29,7 @@ promtool test rules "$RULES_TEST" || fail "promtool test rules $RULES_TEST"
 log "promtool check rules and test rules pass"
 
 heavy_lock
-HP=/proc/sys/vm/nr_hugepages
-PRO=/proc/sys/vm/compaction_proactiveness
-save_sysctl $PRO
-save_sysctl $HP
-RESTORE+=("echo 0 > $HP")   # runs first on exit: free the pool before anything else
-echo 0 > $PRO   # stalls on demand only: kcompactd must not tidy up before the write
-echo 0 > $HP
+quiet_memory 0   # stalls on demand only: kcompactd must not tidy up before the write
 
 TARGET=10000   # 20 GiB, never allocated (dry_run): more than the test asks for, so fragd's pool decisions go on
 panel_policy "$WORK/fragd.yaml" "$TARGET"

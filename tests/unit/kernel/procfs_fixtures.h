@@ -47,7 +47,7 @@ inline bool any_contains(const std::vector<std::string>& v, const std::string& n
 class TempDir {
  public:
   TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "fragd-procfs-test-XXXXXX").string();
+    std::string tmpl = (fs::temp_directory_path() / "fragd-kernel-test-XXXXXX").string();
     if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
   }
   ~TempDir() {
@@ -55,6 +55,10 @@ class TempDir {
     if (!path_.empty()) fs::remove_all(path_, ec);
   }
   const std::string& path() const { return path_; }
+  // Copies tests/fixtures/SHAPE/FILE into the directory.
+  void copy_fixture(const std::string& shape, const std::string& file) const {
+    fs::copy_file(kFixtures + "/" + shape + "/" + file, fs::path(path_) / file);
+  }
   void write(const std::string& rel, const std::string& text) const {
     const fs::path p = fs::path(path_) / rel;
     fs::create_directories(p.parent_path());

@@ -13,14 +13,15 @@
 #include <vector>
 
 #include "kernel/procfs.h"
+#include "procfs_fixtures.h"
 
 namespace fragd {
 namespace {
 
 namespace fs = std::filesystem;
+using test::TempDir;
 
 constexpr uint64_t kSec = 1'000'000'000ULL;
-const std::string kFixtures = FRAGD_FIXTURES_DIR;
 
 TEST(ErrnoName, SymbolicNames) {
   EXPECT_EQ(errno_name(ENOENT), "ENOENT");
@@ -74,30 +75,6 @@ TEST(SourceFaults, EachCauseIsReportedOnceAndRecoveryOnce) {
   EXPECT_EQ(f.retry_in_ns("vmstat", 70 * kSec), kSec);
   EXPECT_TRUE(f.failing("meminfo"));
 }
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "fragd-faults-test-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  void copy_fixture(const std::string& shape, const std::string& file) const {
-    fs::copy_file(kFixtures + "/" + shape + "/" + file, fs::path(path_) / file);
-  }
-  void write(const std::string& rel, const std::string& text) const {
-    const fs::path p = fs::path(path_) / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-  }
-
- private:
-  std::string path_;
-};
 
 const SourceRead* find(const std::vector<SourceRead>& report, const std::string& source) {
   for (const auto& r : report)
