@@ -1,63 +1,60 @@
 #include "act/metrics.h"
 
-
 namespace fragd {
 
-
-void act_metrics(const ActStats& s, Families& out) {
-  const ActStats* act = &s;
-    FamilyBuilder info("fragd_policy_info",
-                       "The running policy: mode (observe|act), dry_run and compaction method; always 1.",
-                       MetricType::Gauge);
-    info.gauge({{"mode", act->mode}, {"dry_run", act->dry_run ? "true" : "false"}, {"method", act->method}}, 1);
-    FamilyBuilder rel("fragd_policy_reloads_total",
-                      "Policy reloads (SIGHUP, fragctl reload) by result; a failed one keeps the running policy.",
-                      MetricType::Counter);
-    rel.counter({{"result", "ok"}}, act->reloads_ok);
-    rel.counter({{"result", "error"}}, act->reloads_failed);
-    FamilyBuilder acts("fragd_actions_total",
-                       "Actions fragd ran (or, with dry_run, decided) by action, node (\"all\": not one node's) and result.",
-                       MetricType::Counter);
-    for (const auto& [k, v] : act->actions)
-      acts.counter({{"action", std::get<0>(k)}, {"node", node_label(std::get<1>(k))}, {"result", std::get<2>(k)}}, v);
-    FamilyBuilder dur("fragd_action_duration_seconds", "Wall time of fragd's actions, by action.",
-                      MetricType::Histogram);
-    for (const auto& [a, h] : act->durations) dur.histogram({{"action", a}}, h);
-    FamilyBuilder mig("fragd_action_pages_migrated_total",
-                      "Pages migrated by compaction during fragd's actions (compaction trigger \"fragd\").",
-                      MetricType::Counter);
-    for (const auto& [a, v] : act->pages_migrated) mig.counter({{"action", a}}, v);
-    FamilyBuilder sc("fragd_action_score_percent",
-                     "The node's fragmentation score (percent, as fragd_node_fragmentation_score_percent) before and "
-                     "after fragd's last compaction of it.",
+void act_metrics(const ActStats& act, Families& out) {
+  FamilyBuilder info("fragd_policy_info",
+                     "The running policy: mode (observe|act), dry_run and compaction method; always 1.",
                      MetricType::Gauge);
-    for (const auto& [n, ba] : act->last_score) {
-      if (ba.first >= 0) sc.gauge({{"node", node_label(n)}, {"when", "before"}}, ba.first);
-      if (ba.second >= 0) sc.gauge({{"node", node_label(n)}, {"when", "after"}}, ba.second);
-    }
-    FamilyBuilder hot("fragd_policy_node_hot",
-                      "1 while the node's score trigger holds (above high, not yet below low).", MetricType::Gauge);
-    FamilyBuilder miss("fragd_policy_backoff_misses",
-                       "Compactions in a row that did not help the node; the wait before the next doubles with each.",
+  info.gauge({{"mode", act.mode}, {"dry_run", act.dry_run ? "true" : "false"}, {"method", act.method}}, 1);
+  FamilyBuilder rel("fragd_policy_reloads_total",
+                    "Policy reloads (SIGHUP, fragctl reload) by result; a failed one keeps the running policy.",
+                    MetricType::Counter);
+  rel.counter({{"result", "ok"}}, act.reloads_ok);
+  rel.counter({{"result", "error"}}, act.reloads_failed);
+  FamilyBuilder acts("fragd_actions_total",
+                     "Actions fragd ran (or, with dry_run, decided) by action, node (\"all\": not one node's) and result.",
+                     MetricType::Counter);
+  for (const auto& [k, v] : act.actions)
+    acts.counter({{"action", std::get<0>(k)}, {"node", node_label(std::get<1>(k))}, {"result", std::get<2>(k)}}, v);
+  FamilyBuilder dur("fragd_action_duration_seconds", "Wall time of fragd's actions, by action.",
+                    MetricType::Histogram);
+  for (const auto& [a, h] : act.durations) dur.histogram({{"action", a}}, h);
+  FamilyBuilder mig("fragd_action_pages_migrated_total",
+                    "Pages migrated by compaction during fragd's actions (compaction trigger \"fragd\").",
+                    MetricType::Counter);
+  for (const auto& [a, v] : act.pages_migrated) mig.counter({{"action", a}}, v);
+  FamilyBuilder sc("fragd_action_score_percent",
+                   "The node's fragmentation score (percent, as fragd_node_fragmentation_score_percent) before and "
+                   "after fragd's last compaction of it.",
+                   MetricType::Gauge);
+  for (const auto& [n, ba] : act.last_score) {
+    if (ba.first >= 0) sc.gauge({{"node", node_label(n)}, {"when", "before"}}, ba.first);
+    if (ba.second >= 0) sc.gauge({{"node", node_label(n)}, {"when", "after"}}, ba.second);
+  }
+  FamilyBuilder hot("fragd_policy_node_hot",
+                    "1 while the node's score trigger holds (above high, not yet below low).", MetricType::Gauge);
+  FamilyBuilder miss("fragd_policy_backoff_misses",
+                     "Compactions in a row that did not help the node; the wait before the next doubles with each.",
+                     MetricType::Gauge);
+  for (const auto& n : act.nodes) {
+    hot.gauge({{"node", node_label(n.node)}}, n.hot);
+    miss.gauge({{"node", node_label(n.node)}}, n.misses);
+  }
+  FamilyBuilder bud("fragd_compaction_budget_used_seconds",
+                    "Compaction time caused by fragd in the last 60 s (compare with "
+                    "fragd_compaction_budget_limit_seconds).",
+                    MetricType::Gauge);
+  bud.gauge({}, act.budget_used_ns / 1e9);
+  FamilyBuilder lim("fragd_compaction_budget_limit_seconds",
+                    "The policy's compaction.cpu_budget: compaction time fragd may cause per 60 s.",
+                    MetricType::Gauge);
+  lim.gauge({}, act.budget_ns / 1e9);
+  FamilyBuilder raised("fragd_proactiveness_raised",
+                       "1 while fragd holds vm.compaction_proactiveness raised (method proactiveness).",
                        MetricType::Gauge);
-    for (const auto& n : act->nodes) {
-      hot.gauge({{"node", node_label(n.node)}}, n.hot);
-      miss.gauge({{"node", node_label(n.node)}}, n.misses);
-    }
-    FamilyBuilder bud("fragd_compaction_budget_used_seconds",
-                      "Compaction time caused by fragd in the last 60 s (compare with "
-                      "fragd_compaction_budget_limit_seconds).",
-                      MetricType::Gauge);
-    bud.gauge({}, act->budget_used_ns / 1e9);
-    FamilyBuilder lim("fragd_compaction_budget_limit_seconds",
-                      "The policy's compaction.cpu_budget: compaction time fragd may cause per 60 s.",
-                      MetricType::Gauge);
-    lim.gauge({}, act->budget_ns / 1e9);
-    FamilyBuilder raised("fragd_proactiveness_raised",
-                         "1 while fragd holds vm.compaction_proactiveness raised (method proactiveness).",
-                         MetricType::Gauge);
-    raised.gauge({}, act->proactiveness_raised);
-    emit(out, info, rel, acts, dur, mig, sc, hot, miss, bud, lim, raised);
+  raised.gauge({}, act.proactiveness_raised);
+  emit(out, info, rel, acts, dur, mig, sc, hot, miss, bud, lim, raised);
 }
 
 }  // namespace fragd

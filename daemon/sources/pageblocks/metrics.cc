@@ -1,24 +1,21 @@
 #include "sources/pageblocks/metrics.h"
 
-
 namespace fragd {
 
-
-void scan_metrics(const ScanStats& s, Families& out) {
-  const ScanStats* scan = &s;
+void scan_metrics(const ScanStats& scan, Families& out) {
   {
     FamilyBuilder runs("fragd_scans_total",
                        "Pageblock scans of /proc/kpageflags, by result; result=\"unchanged\" counts the intervals "
                        "that found free memory and pageblock types unchanged and did not scan "
                        "(pageblocks.max_age bounds how old a scan gets).",
                        MetricType::Counter);
-    runs.counter({{"result", "ok"}}, scan->ok);
-    runs.counter({{"result", "error"}}, scan->failed);
-    runs.counter({{"result", "unchanged"}}, scan->skipped);
+    runs.counter({{"result", "ok"}}, scan.ok);
+    runs.counter({{"result", "error"}}, scan.failed);
+    runs.counter({{"result", "unchanged"}}, scan.skipped);
     emit(out, runs);
   }
-  if (scan->scan) {
-    const ScanResult& r = *scan->scan;
+  if (scan.scan) {
+    const ScanResult& r = *scan.scan;
     FamilyBuilder cls("fragd_pageblock_class",
                       "Pageblocks by what their pages hold (/proc/kpageflags): free (every page free), movable "
                       "(in use, movable pages only), hybrid (movable pages polluted by unmovable ones: never a huge "

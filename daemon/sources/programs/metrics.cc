@@ -1,36 +1,32 @@
 #include "sources/programs/metrics.h"
 
-
 namespace fragd {
-
 
 void program_metrics(const std::vector<ProgramState>& programs, const std::vector<ProgramRunStats>& run_stats,
                      Families& out) {
-  {
-    FamilyBuilder f("fragd_bpf_program_attached",
-                    "1 when the BPF program is attached to its tracepoint, 0 when it is not (its feature is off).",
-                    MetricType::Gauge);
-    for (const auto& p : programs) f.gauge({{"program", p.name}, {"tracepoint", p.tracepoint}}, p.attached);
-    emit(out, f);
+  FamilyBuilder f("fragd_bpf_program_attached",
+                  "1 when the BPF program is attached to its tracepoint, 0 when it is not (its feature is off).",
+                  MetricType::Gauge);
+  for (const auto& p : programs) f.gauge({{"program", p.name}, {"tracepoint", p.tracepoint}}, p.attached);
+  emit(out, f);
+  // ebpf_exporter's convention: run counts and time accrue only while BPF run-time stats are on
+  // (kernel.bpf_stats_enabled=1, or a BPF_ENABLE_STATS fd held, as `fragctl cost` does).
+  FamilyBuilder runs("fragd_bpf_program_runs_total",
+                     "Runs of each BPF program counted while the kernel's BPF run-time statistics were on "
+                     "(kernel.bpf_stats_enabled, or `fragctl cost`); 0 otherwise.",
+                     MetricType::Counter);
+  FamilyBuilder secs("fragd_bpf_program_run_seconds_total",
+                     "Run time of each BPF program while the kernel's BPF run-time statistics were on.",
+                     MetricType::Counter);
+  FamilyBuilder miss("fragd_bpf_program_recursion_misses_total",
+                     "Runs of each BPF program the kernel skipped because another BPF program was running on "
+                     "that CPU (their events are lost).",
+                     MetricType::Counter);
+  for (const auto& r : run_stats) {
+    runs.counter({{"program", r.name}}, r.run_cnt);
+    secs.counter({{"program", r.name}}, r.run_time_ns / 1e9);
+    miss.counter({{"program", r.name}}, r.recursion_misses);
   }
-    // ebpf_exporter's convention: run counts and time accrue only while BPF run-time stats are on
-    // (kernel.bpf_stats_enabled=1, or a BPF_ENABLE_STATS fd held, as `fragctl cost` does).
-    FamilyBuilder runs("fragd_bpf_program_runs_total",
-                       "Runs of each BPF program counted while the kernel's BPF run-time statistics were on "
-                       "(kernel.bpf_stats_enabled, or `fragctl cost`); 0 otherwise.",
-                       MetricType::Counter);
-    FamilyBuilder secs("fragd_bpf_program_run_seconds_total",
-                       "Run time of each BPF program while the kernel's BPF run-time statistics were on.",
-                       MetricType::Counter);
-    FamilyBuilder miss("fragd_bpf_program_recursion_misses_total",
-                       "Runs of each BPF program the kernel skipped because another BPF program was running on "
-                       "that CPU (their events are lost).",
-                       MetricType::Counter);
-    for (const auto& r : run_stats) {
-      runs.counter({{"program", r.name}}, r.run_cnt);
-      secs.counter({{"program", r.name}}, r.run_time_ns / 1e9);
-      miss.counter({{"program", r.name}}, r.recursion_misses);
-    }
   emit(out, runs, secs, miss);
 }
 

@@ -1,8 +1,6 @@
 #include "sources/stalls/metrics.h"
 
-
 namespace fragd {
-
 
 void counting_metrics(const CountingStats& self, Families& out) {
     FamilyBuilder on("fragd_alloc_counting",
@@ -25,66 +23,65 @@ void counting_metrics(const CountingStats& self, Families& out) {
   emit(out, on, secs_on, sw);
 }
 
-void stall_metrics(unsigned min_order, const BpfSnapshot& snap, const CountingStats& self, Families& out) {
-  const BpfSnapshot* bpf = &snap;
-    const auto& a = bpf->alloc;
-    FamilyBuilder total("fragd_alloc_total",
-                        "High-order page allocations seen at kmem:mm_page_alloc while allocation counting was on, "
-                        "by order and outcome: fast (no direct compaction or reclaim), stalled (granted after a "
-                        "stall), failed (not granted), at_switch (ended just after counting switched on, in a task "
-                        "whose stall began before). fast and failed are absent while counting is off (see "
-                        "fragd_alloc_counting): bpf.allocations adaptive switches it on at every stall, so stalled "
-                        "allocations are counted but fast ones and failures without a stall are not; with "
-                        "bpf.allocations off the family is absent.",
+void stall_metrics(unsigned min_order, const BpfSnapshot& bpf, const CountingStats& self, Families& out) {
+  const auto& a = bpf.alloc;
+  FamilyBuilder total("fragd_alloc_total",
+                      "High-order page allocations seen at kmem:mm_page_alloc while allocation counting was on, "
+                      "by order and outcome: fast (no direct compaction or reclaim), stalled (granted after a "
+                      "stall), failed (not granted), at_switch (ended just after counting switched on, in a task "
+                      "whose stall began before). fast and failed are absent while counting is off (see "
+                      "fragd_alloc_counting): bpf.allocations adaptive switches it on at every stall, so stalled "
+                      "allocations are counted but fast ones and failures without a stall are not; with "
+                      "bpf.allocations off the family is absent.",
+                      MetricType::Counter);
+  FamilyBuilder stall("fragd_alloc_stall_seconds",
+                      "Time from an allocation's first direct compaction or reclaim event to its completion "
+                      "(a lower bound of its latency), by order and result; allocations that ended while "
+                      "allocation counting was on (bpf.allocations adaptive: every stall after the one that "
+                      "switched counting on; absent with bpf.allocations off).",
+                      MetricType::Histogram);
+  FamilyBuilder entries("fragd_direct_stall_entries_total",
+                        "Entries of allocating tasks into direct compaction (mm_compaction_try_to_compact_pages; "
+                        "the kernel's compact_stall, by order) and direct reclaim (mm_vmscan_direct_reclaim_begin).",
                         MetricType::Counter);
-    FamilyBuilder stall("fragd_alloc_stall_seconds",
-                        "Time from an allocation's first direct compaction or reclaim event to its completion "
-                        "(a lower bound of its latency), by order and result; allocations that ended while "
-                        "allocation counting was on (bpf.allocations adaptive: every stall after the one that "
-                        "switched counting on; absent with bpf.allocations off).",
-                        MetricType::Histogram);
-    FamilyBuilder entries("fragd_direct_stall_entries_total",
-                          "Entries of allocating tasks into direct compaction (mm_compaction_try_to_compact_pages; "
-                          "the kernel's compact_stall, by order) and direct reclaim (mm_vmscan_direct_reclaim_begin).",
-                          MetricType::Counter);
-    FamilyBuilder phase("fragd_alloc_stall_phase_seconds_total",
-                        "Time allocating tasks spent in direct compaction (mm_compaction_try_to_compact_pages to "
-                        "the end of its last zone run) and in direct reclaim (begin to end), by the allocation's "
-                        "order; exact in every bpf.allocations mode.",
-                        MetricType::Counter);
-    const bool timed = self.allocations_mode != "off" || self.counting;
-    for (unsigned o = min_order; o < FRAGD_NR_ORDERS; o++) {
-      const std::string ol = std::to_string(o);
-      // Stalls switch counting on, so stalled allocations and their times are counted
-      // whenever counting can be on; fast ones and failures without a stall only while it is.
-      if (timed) {
-        for (unsigned k = 0; k < FRAGD_NR_OUTCOMES; k++)
-          if (self.counting || k == FRAGD_OUTCOME_STALLED)
-            total.counter({{"order", ol}, {"outcome", outcome_name(k)}}, a.allocs[o][k]);
-        total.counter({{"order", ol}, {"outcome", "at_switch"}}, a.allocs_at_switch[o]);
-        for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++)
-          stall.histogram({{"order", ol}, {"result", result_name(r)}}, bpf->stall[o][r]);
-      }
-      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) {
-        phase.counter({{"order", ol}, {"phase", phase_name(p)}}, a.phase_ns[o][p] / 1e9);
-        entries.counter({{"order", ol}, {"phase", phase_name(p)}}, a.direct_entries[o][p]);
-      }
+  FamilyBuilder phase("fragd_alloc_stall_phase_seconds_total",
+                      "Time allocating tasks spent in direct compaction (mm_compaction_try_to_compact_pages to "
+                      "the end of its last zone run) and in direct reclaim (begin to end), by the allocation's "
+                      "order; exact in every bpf.allocations mode.",
+                      MetricType::Counter);
+  const bool timed = self.allocations_mode != "off" || self.counting;
+  for (unsigned o = min_order; o < FRAGD_NR_ORDERS; o++) {
+    const std::string ol = std::to_string(o);
+    // Stalls switch counting on, so stalled allocations and their times are counted
+    // whenever counting can be on; fast ones and failures without a stall only while it is.
+    if (timed) {
+      for (unsigned k = 0; k < FRAGD_NR_OUTCOMES; k++)
+        if (self.counting || k == FRAGD_OUTCOME_STALLED)
+          total.counter({{"order", ol}, {"outcome", outcome_name(k)}}, a.allocs[o][k]);
+      total.counter({{"order", ol}, {"outcome", "at_switch"}}, a.allocs_at_switch[o]);
+      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++)
+        stall.histogram({{"order", ol}, {"result", result_name(r)}}, bpf.stall[o][r]);
     }
-    if (timed) emit(out, total, stall);
-    emit(out, phase, entries);
+    for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) {
+      phase.counter({{"order", ol}, {"phase", phase_name(p)}}, a.phase_ns[o][p] / 1e9);
+      entries.counter({{"order", ol}, {"phase", phase_name(p)}}, a.direct_entries[o][p]);
+    }
+  }
+  if (timed) emit(out, total, stall);
+  emit(out, phase, entries);
 
-    single(out, "fragd_events_dropped_total",
-           "Slow-stall events lost because the BPF ring buffer was full.",
-           MetricType::Counter, a.events_dropped);
+  single(out, "fragd_events_dropped_total",
+         "Slow-stall events lost because the BPF ring buffer was full.",
+         MetricType::Counter, a.events_dropped);
 }
 
 void trace_metrics(const CountingStats& self, Families& out) {
-    single(out, "fragd_slow_stall_events_total",
-           "Slow-stall events read from the ring buffer (stalls above bpf.slow_stall_threshold).",
-           MetricType::Counter, self.trace_events);
-    single(out, "fragd_trace_events_unsent_total",
-           "Slow-stall events not delivered to a `fragctl trace` client that did not keep up.",
-           MetricType::Counter, self.trace_events_unsent);
+  single(out, "fragd_slow_stall_events_total",
+         "Slow-stall events read from the ring buffer (stalls above bpf.slow_stall_threshold).",
+         MetricType::Counter, self.trace_events);
+  single(out, "fragd_trace_events_unsent_total",
+         "Slow-stall events not delivered to a `fragctl trace` client that did not keep up.",
+         MetricType::Counter, self.trace_events_unsent);
 }
 
 }  // namespace fragd
