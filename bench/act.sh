@@ -39,6 +39,7 @@ set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start act "it writes sysctls and loads BPF" fragd fragctl -- gcc bpftrace bpftool python3 curl hugeadm flock
+debian_python prometheus_client python3-prometheus-client
 
 QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then
@@ -399,7 +400,7 @@ meta runtime_s "$(($(date +%s) - T_START))"
 
 # --- report ----------------------------------------------------------------------
 OUT=$(report_output "$QUICK" "$ROOT")
-python3 bench/act_report.py --work "$WORK" --output "$OUT" >"$WORK/section.md"
+"$PY" bench/act_report.py --work "$WORK" --output "$OUT" >"$WORK/section.md"
 cat "$WORK/section.md"
 log "section written to $OUT"
 FAILED=0

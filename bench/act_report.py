@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-from benchlib import measured_on, publish, quick_env, quantile, read_env, section_head
+from benchlib import measured_on, prom_sum, publish, quick_env, quantile, read_env, read_prom, section_head
 
 MODES = ["ondemand", "kernel20", "kernel90", "manual", "hugeadm", "fragd"]
 MODE_NAMES = {
@@ -35,36 +35,6 @@ GOAL_P90_VS_MANUAL = 2.0    # p90 <= 2x the manual-compaction ideal
 GOAL_MIGRATED_VS_MANUAL = 1.2
 GOAL_POOL_VS_HUGEADM = 1 / 3
 SAME_STALL_TOLERANCE = 0.01  # "the same stall fraction": within one percentage point
-
-
-def read_prom(path):
-    """-> list of (name, {label: value}, float); empty if the file is missing."""
-    samples = []
-    if not os.path.exists(path):
-        return samples
-    line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)')
-    label_re = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-    with open(path) as f:
-        for line in f:
-            if line.startswith("#"):
-                continue
-            m = line_re.match(line)
-            if not m:
-                continue
-            labels = dict(label_re.findall(m.group(3) or ""))
-            try:
-                samples.append((m.group(1), labels, float(m.group(4))))
-            except ValueError:
-                pass
-    return samples
-
-
-def prom_sum(samples, name, **want):
-    return sum(v for n, l, v in samples if n == name and all(l.get(k) == x for k, x in want.items()))
-
-
-def prom_has(samples, name):
-    return any(n == name for n, _, _ in samples)
 
 
 def read_vmstat(path):

@@ -1,6 +1,7 @@
 """What fragd's benchmark scripts share: the key=value files bench/run.sh and
-bench/act.sh write, timed writes to kernel files, summary statistics, and the
-sections of BENCHMARKS.md between <!-- NAME:begin --> and <!-- NAME:end -->.
+bench/act.sh write, timed writes to kernel files, summary statistics, scrapes of
+/metrics (read with python3-prometheus-client's parser), and the sections of
+BENCHMARKS.md between <!-- NAME:begin --> and <!-- NAME:end -->.
 """
 import os
 import sys
@@ -19,6 +20,41 @@ def read_env(path, missing_ok=False):
                 k, v = line.split("=", 1)
                 out[k] = v
     return out
+
+
+def prom_samples(text):
+    """-> [(name, {label: value}, value)] of a Prometheus text exposition, parsed by
+    python3-prometheus-client; ValueError (from the parser) on text that is not one."""
+    from prometheus_client.parser import text_string_to_metric_families
+    return [(s.name, dict(s.labels), s.value) for f in text_string_to_metric_families(text) for s in f.samples]
+
+
+def read_prom(path):
+    """-> prom_samples of a scrape saved in a file; [] when the file is missing."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return prom_samples(f.read())
+
+
+def prom_key(name, labels):
+    """-> 'name{a="x",b="y"}' as fragd writes the sample (labels in their order), or 'name'."""
+    if not labels:
+        return name
+    return name + "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+
+
+def prom_sum(samples, name, **want):
+    """-> the sum of the samples NAME whose labels include WANT (0 when none)."""
+    return sum(v for n, l, v in samples if n == name and all(l.get(k) == x for k, x in want.items()))
+
+
+def prom_value(samples, name, **want):
+    """-> the value of the first sample NAME whose labels include WANT, or None."""
+    for n, l, v in samples:
+        if n == name and all(l.get(k) == x for k, x in want.items()):
+            return v
+    return None
 
 
 def read_int(path):

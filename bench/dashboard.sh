@@ -2,7 +2,7 @@
 # Renders fragd's Grafana dashboard (dashboards/fragd.json) with the data of a
 # real scenario, as one PNG (docs/dashboard.png): there is no Grafana here, so
 # every panel's PromQL is evaluated by a real Prometheus and drawn by
-# bench/dashboard_render.py. Run as root after the build:
+# dashboards/render.py. Run as root after the build:
 #
 #   bash bench/dashboard.sh            # ~4 min, writes docs/dashboard.png
 #
@@ -23,7 +23,7 @@
 # DASHBOARD_PNG (output, default docs/dashboard.png), DASHBOARD_PERCENT (90),
 # DASHBOARD_BURSTS (3), DASHBOARD_EXTRA (500), DASHBOARD_STEP (2, seconds between
 # points), BENCH_KEEP=1 keeps the work directory (its data.json re-renders with
-# `dashboard_render.py --load`).
+# `dashboards/render.py --load`).
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -153,7 +153,7 @@ T_END=$EPOCHREALTIME
 printf '%s\tend\n' "$T_END" >>"$WORK/phases.tsv"
 
 # Query every panel over the scenario, then stop everything and draw.
-"$PY" bench/dashboard_render.py --prom "$PROM" --dashboard dashboards/fragd.json \
+"$PY" dashboards/render.py --prom "$PROM" --dashboard dashboards/fragd.json \
 	--instance "127.0.0.1:$PORT" --start "$T_START" --end "$T_END" --step "$STEP" \
 	--phases "$WORK/phases.tsv" --save "$WORK/data.json" ||
 	die "querying Prometheus for the dashboard's panels failed"
@@ -166,6 +166,6 @@ LOCKED=0
 NOTE="fragmenter --percent $PERCENT (kept $(awk '/^ready/ { printf "%.1f", $2 / 1048576 }' "$WORK/frag.out") GiB)"
 NOTE+=" · bursts: nr_hugepages = free 2 MiB blocks + $EXTRA, then 0 · compaction_proactiveness 0"
 NOTE+=" · fragd act mode, dry_run, pool target $TARGET · $(uname -r), $(nproc) CPUs, $(awk '/^MemTotal/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo) GiB"
-"$PY" bench/dashboard_render.py --load "$WORK/data.json" --note "$NOTE" --output "$OUT" || die "drawing $OUT failed"
+"$PY" dashboards/render.py --load "$WORK/data.json" --note "$NOTE" --output "$OUT" || die "drawing $OUT failed"
 log "wrote $OUT ($(($(stat -c %s "$OUT") / 1024)) KiB)"
 FAILED=0

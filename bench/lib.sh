@@ -182,8 +182,9 @@ bench_start() {
 	require_tools " (bash scripts/install-deps.sh installs it)" "${tools[@]}"
 }
 
-# debian_python MODULE PACKAGE: sets PY to a python3 that imports MODULE: the first python3 in
-# PATH, or Debian's /usr/bin/python3, where PACKAGE installs it.
+# debian_python MODULES PACKAGES: sets PY to a python3 that imports every one of MODULES
+# ("matplotlib, prometheus_client"): the first python3 in PATH, or Debian's /usr/bin/python3,
+# where PACKAGES install them.
 debian_python() {
 	PY=python3
 	python3 -c "import $1" 2>/dev/null || PY=/usr/bin/python3
@@ -201,6 +202,23 @@ reliability_output() {
 	else
 		echo "$ROOT/RELIABILITY.md"
 	fi
+}
+
+# save_memory_settings: HP and PRO name the hugetlb pool size and vm.compaction_proactiveness
+# files; dies unless the pool is empty; PRO_ORIG keeps the proactiveness to put back
+# (restore_memory_settings, from the script's restore_on_exit).
+save_memory_settings() {
+	HP=/proc/sys/vm/nr_hugepages
+	PRO=/proc/sys/vm/compaction_proactiveness
+	require_empty_pool
+	PRO_ORIG=$(<"$PRO")
+	((PRO_ORIG == 20)) || log "note: vm.compaction_proactiveness is $PRO_ORIG at start (the default is 20); restored to $PRO_ORIG on exit"
+}
+
+# restore_memory_settings: empties the pool, then puts vm.compaction_proactiveness back.
+restore_memory_settings() {
+	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
+	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
 }
 
 use_build_dir() {

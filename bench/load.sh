@@ -40,6 +40,7 @@ set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start load "it loads BPF and writes sysctls" fragd fragctl -- ab gcc python3 curl flock
+debian_python prometheus_client python3-prometheus-client
 
 QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then D_SECONDS=10 D_PERCENT=30; else D_SECONDS=60 D_PERCENT=90; fi
@@ -61,19 +62,12 @@ done
 ((SCRAPERS >= 1 && CLIENTS >= 1)) || die "LOAD_SCRAPERS and LOAD_CLIENTS must be >= 1"
 ((PERCENT >= 1 && PERCENT <= 95)) || die "LOAD_PERCENT must be in 1..95, got $PERCENT"
 
-HP=/proc/sys/vm/nr_hugepages
-PRO=/proc/sys/vm/compaction_proactiveness
-require_empty_pool
-PRO_ORIG=$(<"$PRO")
-((PRO_ORIG == 20)) || log "note: vm.compaction_proactiveness is $PRO_ORIG at start (the default is 20); restored to $PRO_ORIG on exit"
+save_memory_settings
 
 WORK=$(mktemp -d /tmp/fragd-bench-load.XXXXXX)
 PIDS=()
 FAILED=1
-restore_on_exit() { # run by cleanup (lib.sh)
-	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
-	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
-}
+restore_on_exit() { restore_memory_settings; } # run by cleanup (lib.sh)
 install_cleanup 15
 
 take_heavy_lock
@@ -151,7 +145,7 @@ run_phase() {
 	meta scrape_bytes "$(wc -c <"$P/before.prom")"
 
 	log "[$name] $SCRAPERS scrapers (ab), $CLIENTS fragctl clients ($mix), ${SECONDS_RUN}s; fragd pid $FRAGD_PID, $(grep -m1 '^node 0' "$P/status-before.txt")"
-	python3 bench/procmon.py --pid "$FRAGD_PID" --interval 1 --url "$URL" --out "$P/monitor.jsonl" &
+	"$PY" bench/procmon.py --pid "$FRAGD_PID" --interval 1 --url "$URL" --out "$P/monitor.jsonl" &
 	MON_PID=$!
 	PIDS+=("$MON_PID")
 	sleep 1
@@ -201,6 +195,6 @@ meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- report ----------------------------------------------------------------------
 OUT=$(reliability_output)
-python3 bench/load_report.py --work "$WORK" --output "$OUT"
+"$PY" bench/load_report.py --work "$WORK" --output "$OUT"
 log "section written to $OUT"
 FAILED=0

@@ -18,22 +18,9 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, quantile, read_env  # noqa: E402
+from benchlib import prom_value, publish, quantile, read_env, read_prom  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def prom_value(path, name, labels=""):
-    """-> the value of sample NAME{LABELS} (exact label text) in a scrape file, or None."""
-    want = name + labels
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith(want + " "):
-                    return float(line.split()[1])
-    except FileNotFoundError:
-        pass
-    return None
 
 
 def parse_ab(path):
@@ -122,13 +109,14 @@ def phase(d, run):
     r["mon_bad"] = [s for s in r["mon_scrapes"] if not s["scrape_ok"]]
 
     before, after = os.path.join(d, "before.prom"), os.path.join(d, "after.prom")
+    before, after = read_prom(before), read_prom(after)
     r["late0"] = prom_value(before, "fragd_collector_tick_late_max_seconds")
     r["late1"] = prom_value(after, "fragd_collector_tick_late_max_seconds")
     miss0 = prom_value(before, "fragd_collector_ticks_missed_total")
     miss1 = prom_value(after, "fragd_collector_ticks_missed_total")
     r["missed"] = miss1 - miss0 if miss0 is not None and miss1 is not None else None
-    s0 = prom_value(before, "fragd_scans_total", '{result="ok"}')
-    s1 = prom_value(after, "fragd_scans_total", '{result="ok"}')
+    s0 = prom_value(before, "fragd_scans_total", result="ok")
+    s1 = prom_value(after, "fragd_scans_total", result="ok")
     r["scans"] = s1 - s0 if s0 is not None and s1 is not None else None
     r["scan_dur"] = prom_value(after, "fragd_scan_duration_seconds")
     r["tick_dur"] = prom_value(after, "fragd_collector_tick_seconds")

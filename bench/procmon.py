@@ -22,12 +22,14 @@ even if a thread has exited.
 import argparse
 import json
 import os
-import re
 import signal
 import socket
 import sys
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import prom_key  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -54,8 +56,6 @@ KEEP = (
     "fragd_collect_errors_total",
     "fragd_events_dropped_total",
 )
-
-SAMPLE_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)( \S+)?$')
 
 
 def stat_ticks(path):
@@ -102,39 +102,25 @@ def proc_sample(pid):
 
 
 def parse_exposition(text):
-    """-> (kept samples {name{labels}: value}, problems [str]) of a Prometheus text exposition."""
-    kept, problems, typed = {}, [], set()
+    """-> (kept samples {name{labels}: value}, problems [str]) of a Prometheus text exposition,
+    read with python3-prometheus-client's parser: text it refuses, a sample without a TYPE
+    line and a missing core family are problems."""
+    from prometheus_client.parser import text_string_to_metric_families
+    kept, problems, names = {}, [], set()
     if not text.endswith("\n"):
         problems.append("does not end with a newline")
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line:
-            continue
-        if line.startswith("# TYPE "):
-            parts = line.split()
-            if len(parts) != 4:
-                problems.append(f"line {n}: bad TYPE line")
-            else:
-                typed.add(parts[2])
-            continue
-        if line.startswith("#"):
-            continue
-        m = SAMPLE_RE.match(line)
-        if not m:
-            problems.append(f"line {n}: not a sample: {line[:80]}")
-            continue
-        name, labels, value = m.group(1), m.group(2) or "", m.group(3)
-        try:
-            v = float(value)
-        except ValueError:
-            problems.append(f"line {n}: value {value!r} is not a number")
-            continue
-        base = re.sub(r"_(bucket|sum|count|total|created)$", "", name)
-        if name not in typed and base not in typed:
-            problems.append(f"line {n}: {name} has no TYPE line before it")
-        if name.startswith(KEEP):
-            kept[name + labels] = v
+    try:
+        for fam in text_string_to_metric_families(text):
+            names.add(fam.name)
+            if fam.type == "unknown":
+                problems.append(f"{fam.name} has no TYPE line before it")
+            for name, labels, v in ((x.name, x.labels, x.value) for x in fam.samples):
+                if name.startswith(KEEP):
+                    kept[prom_key(name, labels)] = v
+    except ValueError as e:
+        problems.append(f"not a Prometheus exposition: {str(e)[:120]}")
     for family in ("fragd_build_info", "fragd_collector_tick_seconds", "fragd_bpf_program_attached"):
-        if family not in typed:
+        if family not in names:
             problems.append(f"no {family} family")
     return kept, problems[:5]
 

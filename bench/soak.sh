@@ -41,7 +41,7 @@ set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start soak "it loads BPF and writes sysctls" fragd fragctl -- gcc python3 curl flock
-debian_python matplotlib python3-matplotlib
+debian_python "matplotlib, prometheus_client" "python3-matplotlib python3-prometheus-client"
 
 QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then D_SECONDS=180 D_WARMUP=60 D_PERCENT=50; else D_SECONDS=600 D_WARMUP=120 D_PERCENT=70; fi
@@ -66,20 +66,13 @@ done
 ((MIN_INTERVAL >= 1 && CPU_BUDGET >= 1 && CPU_BUDGET <= 30 && BACKOFF_MAX >= MIN_INTERVAL)) ||
 	die "SOAK_MIN_INTERVAL must be >= 1, SOAK_CPU_BUDGET in 1..30, SOAK_BACKOFF_MAX >= SOAK_MIN_INTERVAL"
 
-HP=/proc/sys/vm/nr_hugepages
-PRO=/proc/sys/vm/compaction_proactiveness
-require_empty_pool
-PRO_ORIG=$(<"$PRO")
-((PRO_ORIG == 20)) || log "note: vm.compaction_proactiveness is $PRO_ORIG at start (the default is 20); restored to $PRO_ORIG on exit"
+save_memory_settings
 
 WORK=$(mktemp -d /tmp/fragd-bench-soak.XXXXXX)
 PIDS=()
 FAILED=1
 FRAGD_PID=
-restore_on_exit() { # run by cleanup (lib.sh), after every tracked process has stopped
-	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
-	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
-}
+restore_on_exit() { restore_memory_settings; } # run by cleanup (lib.sh), after every tracked process has stopped
 install_cleanup 30
 
 take_heavy_lock
@@ -138,7 +131,7 @@ wait_fragd_ready "$FRAGD_PID" "$WORK/fragd.log"
 meta fragd_programs "$FRAGD_PROGRAMS"
 meta start_unix "$(date +%s.%N)"
 log "fragd pid $FRAGD_PID in act mode; ${SOAK_SECONDS}s of churn (fragmenter ${PERCENT}%, held ${HOLD}s) and bursts (+$BURST_PAGES pages every ${BURST_PERIOD}s)"
-python3 bench/procmon.py --pid "$FRAGD_PID" --interval "$SAMPLE" --url "$URL" --socket "$SOCK" \
+"$PY" bench/procmon.py --pid "$FRAGD_PID" --interval "$SAMPLE" --url "$URL" --socket "$SOCK" \
 	--out "$WORK/samples.jsonl" &
 MON_PID=$!
 PIDS+=("$MON_PID")

@@ -17,7 +17,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, read_env  # noqa: E402
+from benchlib import publish, read_env, read_prom  # noqa: E402
 
 WINDOW_S = 60.0  # the cpu_budget's window (fragd: compaction time per minute)
 EPS_S = 0.01     # clock slack when comparing action times
@@ -28,16 +28,6 @@ def load_jsonl(path):
         return []
     with open(path) as f:
         return [json.loads(x) for x in f if x.strip()]
-
-
-def prom_samples(path):
-    out = {}
-    if os.path.exists(path):
-        for line in open(path):
-            if line.startswith("fragd_"):
-                k, v = line.rsplit(" ", 1)
-                out[k] = float(v)
-    return out
 
 
 def met(ok):
@@ -161,12 +151,9 @@ def main():
         mm = re.search(r"\baction (\d+) (compact|pool|proactiveness_raise|proactiveness_restore)\b.*\]: (\w+)", line)
         if mm:
             log_ids[int(mm.group(1))] = (mm.group(2), mm.group(3))
-    end_prom = prom_samples(os.path.join(w, "end.prom"))
     counter = {}
-    for k, v in end_prom.items():
-        mm = re.match(r'fragd_actions_total\{(.*)\}$', k)
-        if mm:
-            lab = dict(re.findall(r'(\w+)="([^"]*)"', mm.group(1)))
+    for name, lab, v in read_prom(os.path.join(w, "end.prom")):
+        if name == "fragd_actions_total":
             key = (lab.get("action"), lab.get("result"))
             counter[key] = counter.get(key, 0) + int(v)
     n_counter = sum(counter.values())

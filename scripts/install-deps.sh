@@ -18,7 +18,7 @@ packages=(
   systemd      # systemd-analyze: the package test verifies and scores the unit
   python3-prometheus-client  # the Prometheus text parser of the tests and benchmarks
   groff-base python3-yaml  # docs_test: man pages render without warnings, the DaemonSet parses
-  python3-matplotlib  # bench/dashboard_render.py draws docs/dashboard.png
+  python3-matplotlib  # dashboards/render.py draws docs/dashboard.png
   apache2-utils
 )
 

@@ -96,7 +96,7 @@ PY
 
 scrape >"$WORK/scrape.prom"
 INSTANCE_RE="127\\\\.0\\\\.0\\\\.1:$PORT"   # Grafana's regex escaping of a multi-value variable
-if ! python3 "$CHECK" --dashboard "$DASH" --rules-json "$WORK/rules.json" --scrape "$WORK/scrape.prom" \
+if ! /usr/bin/python3 "$CHECK" --dashboard "$DASH" --rules-json "$WORK/rules.json" --scrape "$WORK/scrape.prom" \
   --readme "$SRC/README.md" --prom "$PROM" --var "instance=$INSTANCE_RE" --var "order=.+" >"$WORK/check.out" 2>&1; then
   sed 's/^/    /' "$WORK/check.out" >&2
   fail "a dashboard or rule expression failed (above)"
@@ -113,22 +113,21 @@ log "every dashboard and rule expression parses and names only exported metrics;
   --may-be-absent fragd_kernel_write_errors_total || fail "the live /metrics broke the metrics contract (above)"
 
 # 3. Bad input: a metric fragd does not export fails the check, in a panel and in a rule.
+# refused KIND NAME DASHBOARD RULES: the checker must fail on them, naming NAME.
+refused() {
+  if /usr/bin/python3 "$CHECK" --dashboard "$3" --rules-json "$4" --scrape "$WORK/scrape.prom" \
+    --names-only --var "instance=x" --var "order=.+" >"$WORK/bad-$1.out" 2>&1; then
+    fail "the checker passed a $1 naming $2"
+  fi
+  grep -q "does not export: $2" "$WORK/bad-$1.out" ||
+    fail "the checker's failure does not name the metric: $(cat "$WORK/bad-$1.out")"
+}
 sed 's/fragd_node_fragmentation_score_percent{/fragd_node_fragmentation_score_percents{/' "$DASH" >"$WORK/bad-dash.json"
 cmp -s "$DASH" "$WORK/bad-dash.json" && fail "could not make the bad dashboard (expression not found)"
-if python3 "$CHECK" --dashboard "$WORK/bad-dash.json" --rules-json "$WORK/rules.json" --scrape "$WORK/scrape.prom" \
-  --names-only --var "instance=x" --var "order=.+" >"$WORK/bad-dash.out" 2>&1; then
-  fail "the checker passed a dashboard naming fragd_node_fragmentation_score_percents"
-fi
-grep -q 'does not export: fragd_node_fragmentation_score_percents' "$WORK/bad-dash.out" ||
-  fail "the checker's failure does not name the metric: $(cat "$WORK/bad-dash.out")"
+refused dashboard fragd_node_fragmentation_score_percents "$WORK/bad-dash.json" "$WORK/rules.json"
 sed 's/fragd_bpf_program_attached ==/fragd_bpf_programs_attached ==/' "$WORK/rules.json" >"$WORK/bad-rules.json"
 cmp -s "$WORK/rules.json" "$WORK/bad-rules.json" && fail "could not make the bad rules (expression not found)"
-if python3 "$CHECK" --dashboard "$DASH" --rules-json "$WORK/bad-rules.json" --scrape "$WORK/scrape.prom" \
-  --names-only --var "instance=x" --var "order=.+" >"$WORK/bad-rules.out" 2>&1; then
-  fail "the checker passed a rule naming fragd_bpf_programs_attached"
-fi
-grep -q 'does not export: fragd_bpf_programs_attached' "$WORK/bad-rules.out" ||
-  fail "the checker's failure does not name the metric: $(cat "$WORK/bad-rules.out")"
+refused rule fragd_bpf_programs_attached "$DASH" "$WORK/bad-rules.json"
 log "a panel or rule naming an unexported metric fails the check"
 
 kill -TERM "$PROM_PID"

@@ -100,11 +100,10 @@ def metric_names(expr):
 
 
 def scrape_names(path):
-    names = set()
-    for line in open(path):
-        if line.strip() and not line.startswith("#"):
-            names.add(re.split(r"[{\s]", line, 1)[0])
-    return names
+    """-> the sample names of a saved scrape (python3-prometheus-client's parser)."""
+    from prometheus_client.parser import text_string_to_metric_families
+    with open(path) as f:
+        return {s.name for fam in text_string_to_metric_families(f.read()) for s in fam.samples}
 
 
 def github_slug(heading):

@@ -68,4 +68,18 @@ inline MachineFacts one_node_facts() {
 }
 
 
+// A policy with one global 2 MiB pool of `count` pages.
+inline Policy pool_policy(uint64_t count) {
+  Policy p = act_policy();
+  p.hugepages.pools.push_back(global_pool(2048, count));
+  return p;
+}
+
+// Node 0 at score 10, at time 0, its global 2 MiB pool holding `have` pages.
+inline Observation pool_obs(uint64_t have) {
+  Observation o = obs_at(0, {node_obs(0, 10)});
+  o.pools = {{-1, 2048, have}};
+  return o;
+}
+
 }  // namespace fragd::test

@@ -178,11 +178,9 @@ TEST(EngineProactiveness, RaiseErrorBacksOff) {
 }
 
 TEST(EnginePools, WaitDoublesAfterFailuresAndResetsOnANewTarget) {
-  Policy p = act_policy();
-  p.hugepages.pools.push_back(global_pool(2048, 100));
+  Policy p = pool_policy(100);
   Engine e(p);
-  Observation o = obs_at(0, {node_obs(0, 10)});
-  o.pools = {{-1, 2048, 0}};
+  Observation o = pool_obs(0);
   auto r = e.decide(o);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->kind, ActionKind::Pool);
@@ -206,11 +204,9 @@ TEST(EnginePools, WaitDoublesAfterFailuresAndResetsOnANewTarget) {
 }
 
 TEST(EnginePools, OkButStillOffTargetWaitsMinInterval) {
-  Policy p = act_policy();
-  p.hugepages.pools.push_back(global_pool(2048, 100));
+  Policy p = pool_policy(100);
   Engine e(p);
-  Observation o = obs_at(0, {node_obs(0, 10)});
-  o.pools = {{-1, 2048, 0}};
+  Observation o = pool_obs(0);
   auto r = e.decide(o);
   ASSERT_TRUE(r);
   e.finished(outcome(*r, "ok", 0, kS));

@@ -473,7 +473,7 @@ def main():
         try:
             data = fetch(a)
         except (RuntimeError, OSError, ValueError) as e:
-            print(f"dashboard_render: {e}", file=sys.stderr)
+            print(f"dashboards/render.py: {e}", file=sys.stderr)
             return 1
         if a.save:
             with open(a.save, "w") as f:
@@ -485,7 +485,7 @@ def main():
     try:
         summary = draw(data, a.output, a.top)
     except OSError as e:
-        print(f"dashboard_render: cannot write {a.output}: {e}", file=sys.stderr)
+        print(f"dashboards/render.py: cannot write {a.output}: {e}", file=sys.stderr)
         return 1
     for line in summary:
         print(line)
