@@ -180,17 +180,7 @@ R=
 FRAGD_PID=
 URL=
 SOCK=
-start_fragd() { # config
-	local cfg=$1 port
-	port=$(free_port)
-	URL="http://127.0.0.1:$port/metrics"
-	SOCK="$R/fragd.sock"
-	"$FRAGD" --config "$cfg" --listen "127.0.0.1:$port" --socket "$SOCK" --log-level debug \
-		>"$R/fragd.log" 2>&1 {LOCK_FD}>&- &
-	FRAGD_PID=$!
-	PIDS+=("$FRAGD_PID")
-	wait_fragd_ready "$FRAGD_PID" "$R/fragd.log"
-}
+start_fragd() { start_fragd_in "$R" "$1" --log-level debug; } # config
 
 BT_PID=
 start_bpftrace() { # comm

@@ -130,7 +130,11 @@ def splice(path, name, section):
 
 
 def publish(path, name, lines):
-    """Wraps lines in the NAME markers, writes them into path (splice) and prints them."""
+    """Wraps lines (trailing blank ones dropped) in the NAME markers, writes them into path
+    (splice) and prints them."""
+    lines = list(lines)
+    while lines and lines[-1] == "":
+        lines.pop()
     section = "\n".join([f"<!-- {name}:begin -->"] + lines + [f"<!-- {name}:end -->"]) + "\n"
     splice(path, name, section)
     sys.stdout.write(section)

@@ -89,13 +89,7 @@ echo 0 >"$PRO"
 # pool decisions go on and the action annotations have data.
 TARGET=10000
 panel_policy "$WORK/fragd.yaml" "$TARGET"
-PORT=$(free_port)
-URL="http://127.0.0.1:$PORT/metrics"
-"$WORK/fragd" --config "$WORK/fragd.yaml" --listen "127.0.0.1:$PORT" --socket "$WORK/fragd.sock" \
-	>"$WORK/fragd.log" 2>&1 {LOCK_FD}>&- &
-FRAGD_PID=$!
-PIDS+=("$FRAGD_PID")
-wait_fragd_ready "$FRAGD_PID" "$WORK/fragd.log"
+start_fragd_in "$WORK" "$WORK/fragd.yaml"
 log "fragd ready on $URL ($FRAGD_PROGRAMS programs attached)"
 
 PROM_PORT=$(free_port)

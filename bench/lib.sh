@@ -105,6 +105,26 @@ fragd_identity() {
 # attached (the mm_page_alloc counting program only while fragd_alloc_counting says counting
 # is on), and sets FRAGD_PROGRAMS to the number attached; dies with the end of LOG if it
 # exits or is not ready after 30 s.
+# start_fragd_in DIR CONFIG [ARGS...]: starts fragd (FRAGD, default $WORK/fragd) with CONFIG on a
+# free loopback port and DIR/fragd.sock, its log in DIR/fragd.log, without the heavy lock's fd,
+# and waits until it is ready (wait_fragd_ready). Sets PORT, URL, SOCK and FRAGD_PID.
+start_fragd_in() {
+	local dir=$1 cfg=$2
+	shift 2
+	PORT=$(free_port)
+	URL="http://127.0.0.1:$PORT/metrics"
+	SOCK="$dir/fragd.sock"
+	if [[ -n ${LOCK_FD:-} ]]; then
+		"${FRAGD:-$WORK/fragd}" --config "$cfg" --listen "127.0.0.1:$PORT" --socket "$SOCK" "$@" \
+			>"$dir/fragd.log" 2>&1 {LOCK_FD}>&- &
+	else
+		"${FRAGD:-$WORK/fragd}" --config "$cfg" --listen "127.0.0.1:$PORT" --socket "$SOCK" "$@" >"$dir/fragd.log" 2>&1 &
+	fi
+	FRAGD_PID=$!
+	PIDS+=("$FRAGD_PID")
+	wait_fragd_ready "$FRAGD_PID" "$dir/fragd.log"
+}
+
 wait_fragd_ready() {
 	local pid=$1 flog=$2 i m total ones
 	for ((i = 0; i < 300; i++)); do

@@ -121,13 +121,7 @@ run_phase() {
 	: >"$META"
 	meta fragctl_mix "$mix"
 	meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
-	PORT=$(free_port)
-	URL="http://127.0.0.1:$PORT/metrics"
-	SOCK="$P/fragd.sock"
-	"$WORK/fragd" --config "$WORK/fragd.yaml" --listen "127.0.0.1:$PORT" --socket "$SOCK" >"$P/fragd.log" 2>&1 &
-	FRAGD_PID=$!
-	PIDS+=("$FRAGD_PID")
-	wait_fragd_ready "$FRAGD_PID" "$P/fragd.log"
+	start_fragd_in "$P" "$WORK/fragd.yaml"
 	meta fragd_programs "$FRAGD_PROGRAMS"
 	# The first pageblock scan (at start) must be done, so that status and map carry it.
 	for ((i = 0; i < 300; i++)); do

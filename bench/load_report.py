@@ -287,8 +287,6 @@ def main():
         if r["mon_bad"]:
             L.append(f"{name}first invalid sampler scrape: {str(r['mon_bad'][0].get('scrape_error', '?'))[:200]}.")
             L.append("")
-    while L and L[-1] == "":
-        L.pop()
     publish(a.output, "load", L)
     return 0
 

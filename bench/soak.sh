@@ -121,13 +121,7 @@ for ((i = 0; i < 120; i++)); do
 	sleep 1
 done
 pgrep -x fragmenter >/dev/null && die "another fragmenter is still running after 120 s"
-PORT=$(free_port)
-URL="http://127.0.0.1:$PORT/metrics"
-SOCK="$WORK/fragd.sock"
-"$WORK/fragd" --config "$WORK/fragd.yaml" --listen "127.0.0.1:$PORT" --socket "$SOCK" >"$WORK/fragd.log" 2>&1 &
-FRAGD_PID=$!
-PIDS+=("$FRAGD_PID")
-wait_fragd_ready "$FRAGD_PID" "$WORK/fragd.log"
+start_fragd_in "$WORK" "$WORK/fragd.yaml"
 meta fragd_programs "$FRAGD_PROGRAMS"
 meta start_unix "$(date +%s.%N)"
 log "fragd pid $FRAGD_PID in act mode; ${SOAK_SECONDS}s of churn (fragmenter ${PERCENT}%, held ${HOLD}s) and bursts (+$BURST_PAGES pages every ${BURST_PERIOD}s)"

@@ -340,8 +340,6 @@ def main():
     if warn:
         L.append(f"fragd logged {len(warn)} warnings or errors other than action results; first: `{warn[0][:160]}`.")
         L.append("")
-    while L and L[-1] == "":
-        L.pop()
     publish(a.output, "soak", L)
     return 0
 

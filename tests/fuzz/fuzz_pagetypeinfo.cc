@@ -9,13 +9,6 @@
 
 namespace {
 
-std::vector<fragd::ZoneFree> known_zones() {
-  return fragd_fuzz::zones_of(
-      "Node 0, zone      DMA      0      0      0      0      0      0      0      0      1      1      3\n"
-      "Node 0, zone   Normal   1712   8264   5281   4109   2279   1554   1254    857    535    380   4464\n"
-      "Node 1, zone   Normal     12     64     81    109    279    554    254     57     35     80    464\n");
-}
-
 void run(std::string_view text, std::vector<fragd::ZoneFree> zones) {
   const std::vector<fragd::ZoneFree> before = zones;
   std::vector<std::string> warnings;
@@ -46,7 +39,7 @@ void run(std::string_view text, std::vector<fragd::ZoneFree> zones) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::vector<fragd::ZoneFree> zones = known_zones();
+  static const std::vector<fragd::ZoneFree> zones = fragd_fuzz::known_zones();
   const std::string_view text = fragd_fuzz::as_text(data, size);
   run(text, {});
   run(text, zones);

@@ -68,6 +68,15 @@ inline MachineFacts one_node_facts() {
 }
 
 
+// Lets `e` (method proactiveness) raise vm.compaction_proactiveness at time 0 for a node at
+// score 90, and the raise succeed; false when it did not decide to.
+inline bool raised_at_zero(Engine& e) {
+  auto r = e.decide(obs_at(0, {node_obs(0, 90)}));
+  if (!r || r->kind != ActionKind::RaiseProactiveness) return false;
+  e.finished(outcome(*r, "ok", 0, kMs));
+  return true;
+}
+
 // A policy with one global 2 MiB pool of `count` pages.
 inline Policy pool_policy(uint64_t count) {
   Policy p = act_policy();

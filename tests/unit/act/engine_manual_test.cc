@@ -114,9 +114,7 @@ TEST(EngineProactiveness, PolicyChangeRestoresEvenInObserveMode) {
   Policy p = act_policy();
   p.compaction.method = CompactMethod::Proactiveness;
   Engine e(p);
-  auto r = e.decide(obs_at(0, {node_obs(0, 90)}));
-  ASSERT_TRUE(r);
-  e.finished(outcome(*r, "ok", 0, kMs));
+  ASSERT_TRUE(raised_at_zero(e));
   ASSERT_TRUE(e.proactiveness_raised());
   Policy observe = p;
   observe.act = false;
@@ -143,9 +141,7 @@ TEST(EngineProactiveness, MethodChangeRestoresThenCompacts) {
   Policy p = act_policy();
   p.compaction.method = CompactMethod::Proactiveness;
   Engine e(p);
-  auto r = e.decide(obs_at(0, {node_obs(0, 90)}));
-  ASSERT_TRUE(r);
-  e.finished(outcome(*r, "ok", 0, kMs));
+  ASSERT_TRUE(raised_at_zero(e));
   p.compaction.method = CompactMethod::Node;
   e.set_policy(p);
   auto back = e.decide(obs_at(kS, {node_obs(0, 90)}));
