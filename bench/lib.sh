@@ -162,6 +162,16 @@ meta_machine() {
 	meta mem_total_kib "$(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
 }
 
+# begin_meta BINARY: a new $WORK/meta.env (META) with the machine and fragd BINARY's identity.
+begin_meta() {
+	fragd_identity "$1"
+	META="$WORK/meta.env"
+	: >"$META"
+	meta_machine
+	meta fragd_version "$FRAGD_VERSION"
+	meta fragd_sha "$FRAGD_SHA"
+}
+
 # What was measured with: fragd (after fragd_identity) and bpftrace.
 meta_versions() {
 	meta fragd_version "$FRAGD_VERSION"

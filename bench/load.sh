@@ -77,12 +77,7 @@ take_heavy_lock
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$WORK/"
 cp configs/fragd.yaml "$WORK/fragd.yaml"
 gcc -O2 -Wall -Wextra -o "$WORK/fragmenter" tests/tools/fragmenter.c || die "cannot compile tests/tools/fragmenter.c"
-fragd_identity "$WORK/fragd"
-META="$WORK/meta.env"
-: >"$META"
-meta_machine
-meta fragd_version "$FRAGD_VERSION"
-meta fragd_sha "$FRAGD_SHA"
+begin_meta "$WORK/fragd"
 meta ab_version "$(dpkg-query -W -f='${Version}' apache2-utils 2>/dev/null || ab -V | head -1)"
 meta quick "$QUICK"
 meta seconds "$SECONDS_RUN"

@@ -97,12 +97,7 @@ hugepages:
 YAML
 "$WORK/fragd" --check-config "$WORK/fragd.yaml" >"$WORK/check.txt" 2>&1 ||
 	die "fragd --check-config rejects the soak policy: $(tail -3 "$WORK/check.txt")"
-fragd_identity "$WORK/fragd"
-META="$WORK/meta.env"
-: >"$META"
-meta_machine
-meta fragd_version "$FRAGD_VERSION"
-meta fragd_sha "$FRAGD_SHA"
+begin_meta "$WORK/fragd"
 meta quick "$QUICK"
 for v in SOAK_SECONDS WARMUP PERCENT HOLD BURST_PERIOD BURST_PAGES BURST_HOLD POOL MIN_INTERVAL CPU_BUDGET BACKOFF_MAX SAMPLE; do
 	meta "${v,,}" "${!v}"

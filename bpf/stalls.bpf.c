@@ -235,26 +235,28 @@ int page_alloc_tp(struct trace_event_raw_mm_page_alloc *ctx)
 		__v;                                                              \
 	})
 
+/*
+ * An event that opens (or continues) a stall: the record's order, then its gfp mask read
+ * only for orders fragd traces (order -1, and orders below min_order, return at once).
+ */
+#define STALL_ENTRY(ctx, gfp_field, phase)                                        \
+	({                                                                        \
+		int __order = BPF_CORE_READ(ctx, order);                          \
+		if (__order >= 0 && (__u32)__order >= min_order)                  \
+			stall_event(__order, READ_GFP(ctx, gfp_field), phase);    \
+		0;                                                                \
+	})
+
 SEC("tracepoint/compaction/mm_compaction_try_to_compact_pages")
 int try_to_compact(struct trace_event_raw_mm_compaction_try_to_compact_pages *ctx)
 {
-	int order = BPF_CORE_READ(ctx, order);
-
-	if (order < 0 || (__u32)order < min_order)
-		return 0;
-	stall_event(order, READ_GFP(ctx, gfp_mask), PHASE_COMPACTION);
-	return 0;
+	return STALL_ENTRY(ctx, gfp_mask, PHASE_COMPACTION);
 }
 
 SEC("tracepoint/vmscan/mm_vmscan_direct_reclaim_begin")
 int reclaim_begin(struct trace_event_raw_mm_vmscan_direct_reclaim_begin_template *ctx)
 {
-	int order = BPF_CORE_READ(ctx, order);
-
-	if (order < 0 || (__u32)order < min_order)
-		return 0;
-	stall_event(order, READ_GFP(ctx, gfp_flags), PHASE_RECLAIM);
-	return 0;
+	return STALL_ENTRY(ctx, gfp_flags, PHASE_RECLAIM);
 }
 
 SEC("tracepoint/vmscan/mm_vmscan_direct_reclaim_end")
