@@ -182,12 +182,8 @@ int cmd_hist(const std::string& socket_path, const HistArgs& a) {
 
   if (a.interval_s <= 0) {
     if (a.json) {
-      json out = fragd::hist_report_json(*first, view);
-      out["time"] = local_time("%Y-%m-%dT%H:%M:%S%z");
-      out["cumulative"] = true;
-      out["interval_s"] = nullptr;
-      out["interval_ns"] = nullptr;
-      std::printf("%s\n", out.dump().c_str());
+      std::printf("%s\n",
+                  fragd::hist_output_json(*first, view, local_time("%Y-%m-%dT%H:%M:%S%z"), std::nullopt).dump().c_str());
     } else {
       std::printf("Cumulative since fragd attached %s ago (use --interval SEC for per-interval figures).\n\n%s",
                   fragd::format_duration(first->uptime_ns, fragd::DurationStyle::Age).c_str(), fragd::format_hist_text(*first, view).c_str());
@@ -210,13 +206,8 @@ int cmd_hist(const std::string& socket_path, const HistArgs& a) {
     }
     fragd::HistSnapshot d = fragd::hist_interval(*newer, older);
     if (a.json) {
-      json out = fragd::hist_report_json(d, view);
-      out["time"] = local_time("%Y-%m-%dT%H:%M:%S%z");
-      out["cumulative"] = false;
-      out["interval_s"] = a.interval_s;
-      out["interval_ns"] = d.uptime_ns;  // as measured by fragd
-      out["uptime_ns"] = newer->uptime_ns;
-      std::printf("%s\n", out.dump().c_str());
+      const fragd::HistInterval interval{a.interval_s, newer->uptime_ns};
+      std::printf("%s\n", fragd::hist_output_json(d, view, local_time("%Y-%m-%dT%H:%M:%S%z"), interval).dump().c_str());
     } else {
       std::printf("\n%s\n%s", local_time("%H:%M:%S").c_str(), fragd::format_hist_text(d, view).c_str());
     }
@@ -230,7 +221,7 @@ int cmd_status(const std::string& socket_path, bool as_json) {
   auto j = request(socket_path, "status");
   if (!j) return fail(j.error());
   if (as_json) {
-    std::printf("%s\n", j->dump(2).c_str());
+    std::printf("%s\n", fragd::status_output_json(*j).dump(2).c_str());
     return 0;
   }
   auto text = fragd::format_status(*j, page_kib());
@@ -379,9 +370,7 @@ int run_actions(const std::string& socket_path, const json& req, const ActArgs& 
   auto waited = fragd::wait_for_actions(*ids, w);
 
   if (a.json) {
-    json arr = json::array();
-    for (const auto& f : finished) arr.push_back(f.raw);
-    std::printf("%s\n", arr.dump(2).c_str());
+    std::printf("%s\n", fragd::outcomes_output_json(finished).dump(2).c_str());
   }
   if (!waited) {
     if (waited.error().err == fragd::ctl::kInterrupted) {

@@ -311,6 +311,17 @@ json hist_report_json(const HistSnapshot& s, const HistViewOptions& opt) {
   return out;
 }
 
+json hist_output_json(const HistSnapshot& s, const HistViewOptions& opt, const std::string& time,
+                      std::optional<HistInterval> interval) {
+  json out = hist_report_json(s, opt);
+  out["time"] = time;
+  out["cumulative"] = !interval;
+  out["interval_s"] = interval ? json(interval->seconds) : json(nullptr);
+  out["interval_ns"] = interval ? json(s.uptime_ns) : json(nullptr);
+  if (interval) out["uptime_ns"] = interval->uptime_ns;
+  return out;
+}
+
 json hist_report_body_json(const HistSnapshot& s, const HistViewOptions& opt) {
   json orders = json::array();
   for (const OrderStats* o : shown_orders(s, opt)) {
@@ -543,6 +554,8 @@ Result<std::string> format_status(const json& answer, uint64_t page_kib, bool ut
   }
 }
 
+json status_output_json(const json& answer) { return answer; }
+
 std::string trace_header() { return strf("%-8s %-16s %-7s %-5s %-11s %s", "TIME", "COMM", "PID", "ORDER", "RESULT", "MS"); }
 
 Result<std::string> format_trace_line(const json& ev, const std::tm& local) {
@@ -755,6 +768,12 @@ Result<ActionAnswer> parse_action_answer(const json& answer, uint64_t id) {
   a.raw_outcome = *out;
   a.outcome = std::move(*view);
   return a;
+}
+
+json outcomes_output_json(const std::vector<FinishedAction>& finished) {
+  json arr = json::array();
+  for (const auto& f : finished) arr.push_back(f.raw);
+  return arr;
 }
 
 Result<std::vector<FinishedAction>> wait_for_actions(const std::vector<uint64_t>& ids, const ActionWaiter& w) {

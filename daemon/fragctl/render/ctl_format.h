@@ -87,6 +87,17 @@ std::string format_hist_text(const HistSnapshot& s, const HistViewOptions& opt);
 nlohmann::json hist_report_json(const HistSnapshot& s, const HistViewOptions& opt);
 nlohmann::json latency_report_json(const LatencyHist& h);
 
+// What `fragctl hist --json` prints: hist_report_json plus "time" (local, ISO 8601),
+// "cumulative", "interval_s" and "interval_ns" (null when cumulative; interval_ns is
+// the interval as fragd measured it, s.uptime_ns) and, for an interval, "uptime_ns"
+// of the newer answer.
+struct HistInterval {
+  double seconds = 0;      // as asked (--interval)
+  uint64_t uptime_ns = 0;  // fragd's uptime at the newer answer
+};
+nlohmann::json hist_output_json(const HistSnapshot& s, const HistViewOptions& opt, const std::string& time,
+                                std::optional<HistInterval> interval);
+
 // Human view of an answer to {"cmd":"status"} (envelope included): daemon
 // line; per node its score and per zone score, free pages, unusable index at
 // order 9, free blocks of orders 0..10 in columns and a line of pageblocks by
@@ -99,6 +110,8 @@ nlohmann::json latency_report_json(const LatencyHist& h);
 // kStatusActionsShown actions, newest last, times local (utc_times: UTC).
 inline constexpr size_t kStatusActionsShown = 10;
 Result<std::string> format_status(const nlohmann::json& answer, uint64_t page_kib = 4, bool utc_times = false);
+// What `fragctl status --json` prints: fragd's answer as it came.
+nlohmann::json status_output_json(const nlohmann::json& answer);
 
 // `fragctl cost`: one line per program (runs, runs/s, ns per run, ns per page
 // fault over the window) and a total, from measure_cost's answer (fragctl/cost.h).
@@ -199,6 +212,9 @@ struct ActionWaiter {
 // done; returns their outcomes in the order of `ids`. Errors: a refused or
 // malformed answer (says which action), timeout (err ETIMEDOUT: which actions
 // are still queued or running; they go on in fragd), a signal (err EINTR).
+// What `fragctl compact|pool set --json` prints: the outcomes as fragd sent them, one array.
+nlohmann::json outcomes_output_json(const std::vector<FinishedAction>& finished);
+
 Result<std::vector<FinishedAction>> wait_for_actions(const std::vector<uint64_t>& ids, const ActionWaiter& w);
 
 }  // namespace fragd
