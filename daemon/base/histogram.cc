@@ -5,8 +5,6 @@
 #include <cstdio>
 #include <limits>
 
-#include <nlohmann/json.hpp>
-
 namespace fragd {
 
 namespace {
@@ -15,19 +13,6 @@ constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 
 uint64_t sat_add(uint64_t a, uint64_t b) { return a > kU64Max - b ? kU64Max : a + b; }
 uint64_t clamp_sub(uint64_t a, uint64_t b) { return a >= b ? a - b : 0; }
-
-// A non-negative JSON integer, or nothing.
-bool as_u64(const nlohmann::json& j, uint64_t* out) {
-  if (j.is_number_unsigned()) {
-    *out = j.get<uint64_t>();
-    return true;
-  }
-  if (j.is_number_integer() && j.get<int64_t>() >= 0) {
-    *out = static_cast<uint64_t>(j.get<int64_t>());
-    return true;
-  }
-  return false;
-}
 
 // Buckets of `h` with the size fixed to FRAGD_HIST_BUCKETS (a hand-built
 // LatencyHist may have a shorter vector).
@@ -73,43 +58,6 @@ uint64_t LatencyHist::bucket_total() const {
   uint64_t t = 0;
   for (uint64_t c : buckets) t = sat_add(t, c);
   return t;
-}
-
-nlohmann::json LatencyHist::to_json() const {
-  nlohmann::json pairs = nlohmann::json::array();
-  for (size_t b = 0; b < buckets.size() && b < FRAGD_HIST_BUCKETS; ++b)
-    if (buckets[b] != 0) pairs.push_back(nlohmann::json::array({b, buckets[b]}));
-  return nlohmann::json{{"count", count}, {"sum_ns", sum_ns}, {"buckets", std::move(pairs)}};
-}
-
-Result<LatencyHist> LatencyHist::from_json(const nlohmann::json& j) {
-  if (!j.is_object())
-    return make_error("histogram: expected an object {count, sum_ns, buckets}, got " +
-                      std::string(j.type_name()));
-  LatencyHist h;
-  for (const char* key : {"count", "sum_ns"}) {
-    auto it = j.find(key);
-    if (it == j.end()) return make_error(std::string("histogram: missing \"") + key + "\"");
-    uint64_t v = 0;
-    if (!as_u64(*it, &v))
-      return make_error(std::string("histogram: \"") + key + "\" is not a non-negative integer");
-    (key[0] == 'c' ? h.count : h.sum_ns) = v;
-  }
-  auto it = j.find("buckets");
-  if (it == j.end()) return make_error("histogram: missing \"buckets\"");
-  if (!it->is_array()) return make_error("histogram: \"buckets\" is not an array");
-  for (const auto& pair : *it) {
-    uint64_t idx = 0, n = 0;
-    if (!pair.is_array() || pair.size() != 2 || !as_u64(pair[0], &idx) || !as_u64(pair[1], &n))
-      return make_error("histogram: bucket entry " + pair.dump() +
-                        " is not [index, count] of non-negative integers");
-    if (idx >= FRAGD_HIST_BUCKETS)
-      return make_error("histogram: bucket index " + std::to_string(idx) + " out of range 0.." +
-                        std::to_string(FRAGD_HIST_BUCKETS - 1) +
-                        " (fragd and fragctl histogram schemes differ?)");
-    h.buckets[idx] = sat_add(h.buckets[idx], n);
-  }
-  return h;
 }
 
 LatencyHist operator-(const LatencyHist& newer, const LatencyHist& older) {

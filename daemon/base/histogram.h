@@ -1,16 +1,13 @@
-// Views of fragd's log-linear latency histograms (include/fragd_common.h):
-// the sparse JSON form of the control protocol, interval arithmetic,
-// percentiles and a bcc-style log2 text rendering. Pure logic, shared by the
-// daemon (which builds the answers) and fragctl (which reads them).
+// fragd's log-linear latency histograms (include/fragd_common.h): interval
+// arithmetic, percentiles and a bcc-style log2 text rendering. Pure logic,
+// shared by the daemon and fragctl; their JSON form is the control
+// protocol's (protocol/hist.h).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
-#include "base/result.h"
 #include "fragd_common.h"
 
 namespace fragd {
@@ -28,15 +25,6 @@ struct LatencyHist {
   // buckets (per-CPU maps are summed without a lock) cannot skew them.
   uint64_t bucket_total() const;
   bool empty() const { return bucket_total() == 0; }
-
-  // Sparse protocol form: {"count":N,"sum_ns":S,"buckets":[[index,count],...]},
-  // only non-zero buckets, by ascending index.
-  nlohmann::json to_json() const;
-  // Parses the sparse form. Rejects (with an Error, never an exception) a
-  // non-object, missing or non-integer count/sum_ns/buckets, a pair that is
-  // not [unsigned, unsigned], and an index >= FRAGD_HIST_BUCKETS. A repeated
-  // index adds up.
-  static Result<LatencyHist> from_json(const nlohmann::json& j);
 };
 
 // Interval between two cumulative snapshots: newer - older. Never negative: if

@@ -64,7 +64,7 @@ void actions(const json& j) {
   if (auto a = fragd::parse_action_answer(j, 7); a && a->state == fragd::ActionState::Done) {
     (void)fragd::format_outcome(a->outcome);
     (void)fragd::outcome_failure(a->outcome);
-    (void)a->raw_outcome.dump();
+    (void)nlohmann::json(a->outcome).dump();
   }
   if (auto o = fragd::parse_outcome(j)) {
     (void)fragd::format_outcome(*o);

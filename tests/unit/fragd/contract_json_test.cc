@@ -14,7 +14,7 @@ TEST(ContractJson, Trace) {
   stall_event e{};
   std::strcpy(e.comm, "stress");
   e.order = 9;
-  contract::expect_contract("trace", {fragd::trace_event_json(e)});
+  contract::expect_contract("trace", {nlohmann::json(fragd::stall_message(e))});
 }
 
 TEST(ContractJson, PoolOutcome) {
@@ -24,7 +24,7 @@ TEST(ContractJson, PoolOutcome) {
   o.req.trigger = fragd::Trigger::Manual;
   o.req.size_kib = 2048;
   o.result = "dry_run";
-  contract::expect_contract("pool", {nlohmann::json::array({fragd::outcome_json(o, 10, 20)})});
+  contract::expect_contract("pool", {nlohmann::json::array({nlohmann::json(fragd::action_report(o, 10, 20))})});
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ TEST(ContractJson, Map) {
 TEST(ContractJson, CompactAndPool) {
   auto done = fragd::parse_action_answer(answer("action_done.json"), 2);
   ASSERT_TRUE(done.ok()) << done.error().message;
-  std::vector<fragd::FinishedAction> finished{{done->raw_outcome, done->outcome}};
+  std::vector<fragd::FinishedAction> finished{{done->outcome}};
   expect_contract("compact", {fragd::outcomes_output_json(finished)});
 }
 
