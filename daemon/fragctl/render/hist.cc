@@ -6,6 +6,7 @@
 
 #include "base/format.h"
 #include "base/text.h"
+#include "fragctl/render/log2.h"
 #include "protocol/wire.h"
 
 namespace fragd {
