@@ -116,6 +116,13 @@ TEST(ProtocolMessages, RequestsRoundTrip) {
   EXPECT_EQ(fragd::ControlRequest::map(5).access, fragd::Access::Read);
 }
 
+template <class T>
+fragd::Result<void> read_as(const json& answer, const std::string& cmd) {
+  auto r = fragd::read_answer<T>(answer, cmd);
+  if (!r) return r.error();
+  return {};
+}
+
 // A key missing or of the wrong type: an Error naming the answer and the field, never an exception.
 TEST(ProtocolMessages, BadAnswersNameTheField) {
   struct Case {
@@ -149,15 +156,14 @@ TEST(ProtocolMessages, BadAnswersNameTheField) {
       a[p.parent_pointer()].erase(p.back());
     else
       a[p] = json::array();
-    fragd::Result<bool> r = true;
+    const std::string cmd = c.cmd;
     auto read = [&]() -> fragd::Result<void> {
-      const std::string cmd = c.cmd;
-      if (cmd == "hist") return fragd::read_answer<fragd::HistSnapshot>(a, cmd) ? fragd::Result<void>{} : fragd::read_answer<fragd::HistSnapshot>(a, cmd).error();
-      if (cmd == "status") return fragd::read_answer<fragd::StatusReply>(a, cmd) ? fragd::Result<void>{} : fragd::read_answer<fragd::StatusReply>(a, cmd).error();
-      if (cmd == "map") return fragd::read_answer<fragd::MapView>(a, cmd) ? fragd::Result<void>{} : fragd::read_answer<fragd::MapView>(a, cmd).error();
-      if (cmd == "action") return fragd::read_answer<fragd::ActionStateReply>(a, cmd) ? fragd::Result<void>{} : fragd::read_answer<fragd::ActionStateReply>(a, cmd).error();
-      if (cmd == "compact") return fragd::read_answer<fragd::IdsReply>(a, cmd) ? fragd::Result<void>{} : fragd::read_answer<fragd::IdsReply>(a, cmd).error();
-      return fragd::read_answer<fragd::ReloadReply>(a, cmd) ? fragd::Result<void>{} : fragd::read_answer<fragd::ReloadReply>(a, cmd).error();
+      if (cmd == "hist") return read_as<fragd::HistSnapshot>(a, cmd);
+      if (cmd == "status") return read_as<fragd::StatusReply>(a, cmd);
+      if (cmd == "map") return read_as<fragd::MapView>(a, cmd);
+      if (cmd == "action") return read_as<fragd::ActionStateReply>(a, cmd);
+      if (cmd == "compact") return read_as<fragd::IdsReply>(a, cmd);
+      return read_as<fragd::ReloadReply>(a, cmd);
     };
     fragd::Result<void> got;
     EXPECT_NO_THROW(got = read()) << c.fixture << " " << c.pointer;
