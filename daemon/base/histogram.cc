@@ -2,10 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
-
-#include <nlohmann/json.hpp>
 
 namespace fragd {
 
@@ -16,47 +13,9 @@ constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 uint64_t sat_add(uint64_t a, uint64_t b) { return a > kU64Max - b ? kU64Max : a + b; }
 uint64_t clamp_sub(uint64_t a, uint64_t b) { return a >= b ? a - b : 0; }
 
-// A non-negative JSON integer, or nothing.
-bool as_u64(const nlohmann::json& j, uint64_t* out) {
-  if (j.is_number_unsigned()) {
-    *out = j.get<uint64_t>();
-    return true;
-  }
-  if (j.is_number_integer() && j.get<int64_t>() >= 0) {
-    *out = static_cast<uint64_t>(j.get<int64_t>());
-    return true;
-  }
-  return false;
-}
-
 // Buckets of `h` with the size fixed to FRAGD_HIST_BUCKETS (a hand-built
 // LatencyHist may have a shorter vector).
 uint64_t bucket_at(const LatencyHist& h, size_t b) { return b < h.buckets.size() ? h.buckets[b] : 0; }
-
-// Rows of render_log2: row 0 = bucket 0, row k = octave 2^(MIN_SHIFT+k-1),
-// last row = the open-ended bucket.
-constexpr int kOctaves = FRAGD_HIST_MAX_SHIFT - FRAGD_HIST_MIN_SHIFT;
-constexpr int kRows = kOctaves + 2;
-
-int row_of_bucket(uint32_t b) {
-  if (b == 0) return 0;
-  if (b >= FRAGD_HIST_BUCKETS - 1) return kRows - 1;
-  return 1 + static_cast<int>((b - 1) / FRAGD_HIST_SUB);
-}
-
-uint64_t row_lower_ns(int row) {
-  if (row == 0) return 0;
-  return 1ULL << (FRAGD_HIST_MIN_SHIFT + row - 1);
-}
-
-std::string format_bound(uint64_t ns, double scale, int decimals) {
-  char buf[64];
-  if (decimals == 0)
-    std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(ns));
-  else
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, static_cast<double>(ns) / scale);
-  return buf;
-}
 
 }  // namespace
 
@@ -73,43 +32,6 @@ uint64_t LatencyHist::bucket_total() const {
   uint64_t t = 0;
   for (uint64_t c : buckets) t = sat_add(t, c);
   return t;
-}
-
-nlohmann::json LatencyHist::to_json() const {
-  nlohmann::json pairs = nlohmann::json::array();
-  for (size_t b = 0; b < buckets.size() && b < FRAGD_HIST_BUCKETS; ++b)
-    if (buckets[b] != 0) pairs.push_back(nlohmann::json::array({b, buckets[b]}));
-  return nlohmann::json{{"count", count}, {"sum_ns", sum_ns}, {"buckets", std::move(pairs)}};
-}
-
-Result<LatencyHist> LatencyHist::from_json(const nlohmann::json& j) {
-  if (!j.is_object())
-    return make_error("histogram: expected an object {count, sum_ns, buckets}, got " +
-                      std::string(j.type_name()));
-  LatencyHist h;
-  for (const char* key : {"count", "sum_ns"}) {
-    auto it = j.find(key);
-    if (it == j.end()) return make_error(std::string("histogram: missing \"") + key + "\"");
-    uint64_t v = 0;
-    if (!as_u64(*it, &v))
-      return make_error(std::string("histogram: \"") + key + "\" is not a non-negative integer");
-    (key[0] == 'c' ? h.count : h.sum_ns) = v;
-  }
-  auto it = j.find("buckets");
-  if (it == j.end()) return make_error("histogram: missing \"buckets\"");
-  if (!it->is_array()) return make_error("histogram: \"buckets\" is not an array");
-  for (const auto& pair : *it) {
-    uint64_t idx = 0, n = 0;
-    if (!pair.is_array() || pair.size() != 2 || !as_u64(pair[0], &idx) || !as_u64(pair[1], &n))
-      return make_error("histogram: bucket entry " + pair.dump() +
-                        " is not [index, count] of non-negative integers");
-    if (idx >= FRAGD_HIST_BUCKETS)
-      return make_error("histogram: bucket index " + std::to_string(idx) + " out of range 0.." +
-                        std::to_string(FRAGD_HIST_BUCKETS - 1) +
-                        " (fragd and fragctl histogram schemes differ?)");
-    h.buckets[idx] = sat_add(h.buckets[idx], n);
-  }
-  return h;
 }
 
 LatencyHist operator-(const LatencyHist& newer, const LatencyHist& older) {
@@ -173,55 +95,6 @@ double max_ns(const LatencyHist& h) {
     return static_cast<double>(fragd_hist_upper(static_cast<uint32_t>(b)));
   }
   return std::numeric_limits<double>::quiet_NaN();
-}
-
-std::string render_log2(const LatencyHist& h, std::string unit) {
-  uint64_t rows[kRows] = {};
-  for (uint32_t b = 0; b < FRAGD_HIST_BUCKETS; ++b) {
-    int r = row_of_bucket(b);
-    rows[r] = sat_add(rows[r], bucket_at(h, b));
-  }
-  int first = -1, last = -1;
-  uint64_t peak = 0;
-  for (int r = 0; r < kRows; ++r) {
-    if (rows[r] == 0) continue;
-    if (first < 0) first = r;
-    last = r;
-    peak = std::max(peak, rows[r]);
-  }
-  if (first < 0) return "";
-
-  double scale = 1000.0;
-  int decimals = 1;
-  if (unit == "nsecs") {
-    scale = 1.0;
-    decimals = 0;
-  } else if (unit == "msecs") {
-    scale = 1e6;
-    decimals = 3;
-  }
-
-  constexpr int kBar = 40;
-  std::string out;
-  char line[256];
-  std::snprintf(line, sizeof line, "     %-19s : count     distribution\n", unit.c_str());
-  out += line;
-  for (int r = first; r <= last; ++r) {
-    std::string lo = format_bound(row_lower_ns(r), scale, decimals);
-    std::string hi;
-    if (r == kRows - 1)
-      hi = "inf";
-    else if (decimals == 0)
-      hi = format_bound(row_lower_ns(r + 1) - 1, scale, 0);  // inclusive, like bcc
-    else
-      hi = format_bound(row_lower_ns(r + 1), scale, decimals);
-    int stars = static_cast<int>(static_cast<long double>(rows[r]) * kBar / peak);
-    std::string bar(static_cast<size_t>(stars), '*');
-    std::snprintf(line, sizeof line, "%10s -> %-10s : %-8llu |%-*s|\n", lo.c_str(), hi.c_str(),
-                  static_cast<unsigned long long>(rows[r]), kBar, bar.c_str());
-    out += line;
-  }
-  return out;
 }
 
 }  // namespace fragd

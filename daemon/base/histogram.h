@@ -1,16 +1,12 @@
-// Views of fragd's log-linear latency histograms (include/fragd_common.h):
-// the sparse JSON form of the control protocol, interval arithmetic,
-// percentiles and a bcc-style log2 text rendering. Pure logic, shared by the
-// daemon (which builds the answers) and fragctl (which reads them).
+// fragd's log-linear latency histograms (include/fragd_common.h): interval
+// arithmetic and percentiles. Pure logic, shared by the daemon and fragctl;
+// their JSON form is the control protocol's (protocol/hist.h), their text
+// rendering fragctl's (fragctl/render/log2.h).
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
-#include "base/result.h"
 #include "fragd_common.h"
 
 namespace fragd {
@@ -28,15 +24,6 @@ struct LatencyHist {
   // buckets (per-CPU maps are summed without a lock) cannot skew them.
   uint64_t bucket_total() const;
   bool empty() const { return bucket_total() == 0; }
-
-  // Sparse protocol form: {"count":N,"sum_ns":S,"buckets":[[index,count],...]},
-  // only non-zero buckets, by ascending index.
-  nlohmann::json to_json() const;
-  // Parses the sparse form. Rejects (with an Error, never an exception) a
-  // non-object, missing or non-integer count/sum_ns/buckets, a pair that is
-  // not [unsigned, unsigned], and an index >= FRAGD_HIST_BUCKETS. A repeated
-  // index adds up.
-  static Result<LatencyHist> from_json(const nlohmann::json& j);
 };
 
 // Interval between two cumulative snapshots: newer - older. Never negative: if
@@ -61,23 +48,5 @@ double percentile_ns(const LatencyHist& h, double q);
 // open-ended last bucket), in ns; NaN for an empty histogram.
 double max_ns(const LatencyHist& h);
 
-// bcc-style log2 histogram (as printed by bcc's runqlat/biolatency):
-//
-//      usecs               : count     distribution
-//      262.1 -> 524.3      : 1500     |****************************************|
-//
-// Rows are exact: row 0 is bucket 0, [0, 2^10) ns; row k >= 1 is the octave
-// [2^(9+k), 2^(10+k)) ns, which is exactly the 8 fine buckets of that power of
-// two (no fine bucket straddles two rows); the last row is the open-ended
-// bucket [2^34 ns, inf). The bounds are shown converted to `unit`: "nsecs"
-// shows integers with an inclusive upper bound as bcc does ("1024 -> 2047");
-// "usecs" (the default) shows microseconds with 1 decimal and "msecs"
-// milliseconds with 3 decimals, both as the half-open [lower -> upper) of the
-// row, rounded (powers of two of ns are never whole usecs). Any other unit
-// name is shown as given but scaled as usecs. Only rows from the first to the
-// last non-empty one are printed; the star bar is 40 characters for the
-// largest row, floor(40 * count / max) for the others. Every line ends with
-// '\n'. Returns "" for an empty histogram.
-std::string render_log2(const LatencyHist& h, std::string unit = "usecs");
 
 }  // namespace fragd

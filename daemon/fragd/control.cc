@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "base/text.h"
+#include "protocol/wire.h"
 
 namespace fragd {
 namespace {
@@ -29,8 +30,7 @@ Result<void> make_parent_dir(const std::string& path) {
 }
 
 std::string error_line(const std::string& message) {
-  return nlohmann::json{{"ok", false}, {"error", message}}.dump(-1, ' ', false,
-                                                                   nlohmann::json::error_handler_t::replace);
+  return error_answer(message).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -204,14 +204,13 @@ bool ControlServer::serve(Client& c, uint64_t now) {
     c.in.erase(0, nl + 1);
     std::optional<nlohmann::json> answer;
     if (req->access == Access::Act && c.uid != 0) {
-      answer = {{"ok", false},
-                {"error", "'" + req->cmd + "' changes the host or the daemon and needs root (caller uid " +
-                              std::to_string(c.uid) + "): run it with sudo"}};
+      answer = error_answer("'" + req->cmd + "' changes the host or the daemon and needs root (caller uid " +
+                            std::to_string(c.uid) + "): run it with sudo");
     } else {
       try {
         answer = handler_(*req, c.uid, c.token);
       } catch (const std::exception& e) {
-        answer = {{"ok", false}, {"error", std::string("fragd could not answer '") + req->cmd + "': " + e.what()}};
+        answer = error_answer(std::string("fragd could not answer '") + req->cmd + "': " + e.what());
       }
     }
     if (!answer) {

@@ -4,6 +4,7 @@
 
 #include "base/text.h"
 #include "fragd/views.h"
+#include "protocol/wire.h"
 #include "sources/memory/score.h"
 #include "sources/pollution/pollution.h"
 #include "version.h"
@@ -18,7 +19,7 @@ int Daemon::on_ring_event(void* ctx, void* data, size_t size) {
   d->self_.counting.trace_events++;
   if (d->control_ && d->control_->trace_subscribers())
     d->self_.counting.trace_events_unsent += d->control_->broadcast_trace(
-        trace_event_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        nlohmann::json(stall_message(e)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return 0;
 }
 
@@ -294,12 +295,12 @@ std::string Daemon::state_file() const {
 
 nlohmann::json Daemon::reload(const std::string& why) {
   if (cfg_.source.empty())
-    return {{"ok", false}, {"error", "fragd was started without --config: there is no policy file to reload"}};
+    return error_answer("fragd was started without --config: there is no policy file to reload");
   auto c = load_and_check_config(cfg_.source, cfg_.proc_root, cfg_.sys_root);
   if (!c) {
     act_.reloads_failed++;
     log_error("reload (" + why + ") failed, keeping the running policy: " + c.error().message);
-    return {{"ok", false}, {"error", c.error().message + " (the running policy is kept)"}};
+    return error_answer(c.error().message + " (the running policy is kept)");
   }
   std::vector<std::string> restart;
   if (c->listen != cfg_.listen) restart.push_back("listen");
@@ -331,57 +332,51 @@ nlohmann::json Daemon::reload(const std::string& why) {
     for (const auto& k : restart) msg += " " + k;
   }
   log_info(msg);
-  return {{"ok", true}, {"message", msg}};
+  return ReloadReply{msg};
 }
 
 nlohmann::json Daemon::action_state(uint64_t id) const {
   for (const auto& o : recent_)
-    if (o.req.id == id)
-      return {{"ok", true}, {"state", "done"}, {"outcome", outcome_json(o, now_ns(), now_ns(CLOCK_REALTIME))}};
+    if (o.req.id == id) return ActionStateReply{ActionState::Done, action_report(o, now_ns(), now_ns(CLOCK_REALTIME))};
   if (auto r = runner_ ? runner_->running() : std::nullopt; r && r->id == id)
-    return {{"ok", true}, {"state", "running"}};
-  if (queued_ids_.count(id)) return {{"ok", true}, {"state", "queued"}};
-  return {{"ok", false}, {"error", "unknown action id " + std::to_string(id)}};
+    return ActionStateReply{ActionState::Running, std::nullopt};
+  if (queued_ids_.count(id)) return ActionStateReply{ActionState::Queued, std::nullopt};
+  return error_answer("unknown action id " + std::to_string(id));
 }
 
-nlohmann::json Daemon::policy_status() const {
+void Daemon::add_policy_status(StatusReply& s) const {
   const uint64_t mono = now_ns(), real = now_ns(CLOCK_REALTIME);
-  nlohmann::json j;
-  j["policy"] = {{"mode", cfg_.policy.act ? "act" : "observe"},
-                 {"dry_run", cfg_.policy.dry_run},
-                 {"method", method_name(cfg_.policy.compaction.method)},
-                 {"source", cfg_.source},
-                 {"reloads", act_.reloads_ok},
-                 {"reload_errors", act_.reloads_failed},
-                 {"proactiveness_raised", engine_->proactiveness_raised()},
-                 {"budget_used_ns", engine_->budget_used_ns()},
-                 {"budget_ns", cfg_.policy.compaction.cpu_budget_ns}};
-  nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& n : engine_->nodes())
-    nodes.push_back({{"node", n.node},
-                     {"score", n.score},
-                     {"hot", n.hot},
-                     {"floor", n.floor ? nlohmann::json(*n.floor) : nlohmann::json(nullptr)},
-                     {"misses", n.misses},
-                     {"waiting", n.waiting},
-                     {"next_allowed_in_ns", n.next_allowed_ns > mono ? n.next_allowed_ns - mono : 0}});
-  j["policy_nodes"] = nodes;
-  nlohmann::json pools = nlohmann::json::array();
+  PolicyStatus p;
+  p.mode = cfg_.policy.act ? "act" : "observe";
+  p.dry_run = cfg_.policy.dry_run;
+  p.method = method_name(cfg_.policy.compaction.method);
+  p.source = cfg_.source;
+  p.reloads = act_.reloads_ok;
+  p.reload_errors = act_.reloads_failed;
+  p.proactiveness_raised = engine_->proactiveness_raised();
+  p.budget_used_ns = engine_->budget_used_ns();
+  p.budget_ns = cfg_.policy.compaction.cpu_budget_ns;
+  s.policy = p;
+  s.policy_nodes.emplace();
+  for (const auto& n : engine_->nodes()) {
+    PolicyNodeStatus ns;
+    ns.node = n.node;
+    ns.score = n.score;
+    ns.hot = n.hot;
+    if (n.floor) ns.floor = *n.floor;
+    ns.misses = n.misses;
+    ns.waiting = n.waiting;
+    ns.next_allowed_in_ns = n.next_allowed_ns > mono ? n.next_allowed_ns - mono : 0;
+    s.policy_nodes->push_back(std::move(ns));
+  }
+  s.pools.emplace();
   for (const auto& p : engine_->pools())
-    pools.push_back({{"node", p.node},
-                     {"size_kib", p.size_kib},
-                     {"target", p.target},
-                     {"reached", p.reached},
-                     {"manual", p.manual},
-                     {"last_result", p.last_result}});
-  j["pools"] = pools;
-  nlohmann::json actions = nlohmann::json::array();
+    s.pools->push_back({p.node, p.size_kib, p.target, p.reached, p.manual, p.last_result});
+  s.actions.emplace();
   const size_t first = recent_.size() > 20 ? recent_.size() - 20 : 0;
-  for (size_t i = first; i < recent_.size(); i++) actions.push_back(outcome_json(recent_[i], mono, real));
-  j["actions"] = actions;
+  for (size_t i = first; i < recent_.size(); i++) s.actions->push_back(action_report(recent_[i], mono, real));
   auto r = runner_ ? runner_->running() : std::nullopt;
-  j["action_running"] = r ? request_json(*r) : nlohmann::json(nullptr);
-  return j;
+  s.action_running = r ? std::optional<ActionSummary>(action_summary(*r)) : std::nullopt;
 }
 
 }  // namespace fragd

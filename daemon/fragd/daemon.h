@@ -26,6 +26,7 @@
 #include "kernel/source_faults.h"
 #include "policy/config.h"
 #include "protocol/request.h"
+#include "protocol/status.h"
 #include "sources/pageblocks/scanner.h"
 #include "fragd/control.h"
 #include "fragd/exporter.h"
@@ -73,7 +74,8 @@ class Daemon {
   void record(const ActionOutcome& o);
   nlohmann::json reload(const std::string& why);
   nlohmann::json action_state(uint64_t id) const;
-  nlohmann::json policy_status() const;
+  // The policy's part of the status answer: policy, its nodes, pools, actions.
+  void add_policy_status(StatusReply& s) const;
   // The map answer from `scan`, or with `scan_error` when there is none.
   nlohmann::json map_answer(const ScanResult* scan, const std::string& scan_error);
   // Answers `map` from the latest scan when it is recent enough, else defers it to the next scan.

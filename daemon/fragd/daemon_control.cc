@@ -2,6 +2,7 @@
 
 #include "base/text.h"
 #include "fragd/views.h"
+#include "protocol/wire.h"
 #include "sources/memory/score.h"
 #include "sources/pollution/pollution.h"
 #include "version.h"
@@ -33,12 +34,12 @@ std::optional<PollutionStats> Daemon::read_pollution() {
 }
 
 nlohmann::json Daemon::map_answer(const ScanResult* scan, const std::string& scan_error) {
-  nlohmann::json j = {{"ok", true}, {"scan", nullptr}, {"pollution", nullptr}};
+  MapView v;
+  if (scan) v = map_reply(*scan, now_ns(CLOCK_REALTIME));
+  else v.scan_error = scan_error;
   if (pollution_)
-    if (auto p = read_pollution()) j["pollution"] = pollution_json(p->counters, p->summary, true);
-  if (scan) j["scan"] = scan_json(*scan, now_ns(CLOCK_REALTIME));
-  else j["scan_error"] = scan_error;
-  return j;
+    if (auto p = read_pollution()) v.pollution = pollution_info(p->counters, p->summary, true);
+  return v;
 }
 
 std::optional<nlohmann::json> Daemon::map_request(int64_t max_age_ns, uint64_t token) {
@@ -104,17 +105,17 @@ nlohmann::json Daemon::handle(const ControlRequest& req) {
   const std::string& cmd = req.cmd;
   if (cmd == "compact") {
     auto ids = engine_->request_compact(req.node.value_or(-1), facts_);
-    if (!ids) return {{"ok", false}, {"error", ids.error().message}};
+    if (!ids) return error_answer(ids.error().message);
     for (auto id : *ids) queued_ids_.insert(id);
     act(now_ns());
-    return {{"ok", true}, {"ids", *ids}};
+    return IdsReply{*ids};
   }
   if (cmd == "pool") {
     auto id = engine_->request_pool(*req.size_kib, req.node.value_or(-1), *req.count, facts_);
-    if (!id) return {{"ok", false}, {"error", id.error().message}};
+    if (!id) return error_answer(id.error().message);
     queued_ids_.insert(*id);
     act(now_ns());
-    return {{"ok", true}, {"ids", {*id}}};
+    return IdsReply{{*id}};
   }
   if (cmd == "action") {
     return action_state(*req.id);
@@ -122,29 +123,24 @@ nlohmann::json Daemon::handle(const ControlRequest& req) {
   if (cmd == "reload") return reload("fragctl reload");
   if (cmd == "hist") {
     auto s = reader_->read();  // fresh, so `fragctl hist --interval` sees exact intervals
-    if (!s) return {{"ok", false}, {"error", s.error().message}};
-    auto j = hist_answer(*s, cfg_.min_order, now_ns() - start_ns_);
-    j["allocations"] = {{"mode", cfg_.allocations}, {"counting", bpf_->counting()}};
-    return j;
+    if (!s) return error_answer(s.error().message);
+    HistSnapshot h = hist_reply(*s, cfg_.min_order, now_ns() - start_ns_);
+    h.counting_mode = cfg_.allocations;
+    h.counting = bpf_->counting();
+    return h;
   }
   if (cmd == "status") {
-    auto j = status_answer(last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,
-                           bpf_->programs(), cfg_.tick_ns);
-    j.update(policy_status());
-    j["allocations"] = {{"mode", cfg_.allocations},
-                        {"counting", bpf_->counting()},
-                        {"counting_seconds", self_.counting.counting_seconds},
-                        {"hold_ns", cfg_.adaptive_hold_ns},
-                        {"free_blocks_threshold", cfg_.adaptive_free_blocks}};
-    auto p = pollution_ ? read_pollution() : std::nullopt;
-    j["pollution"] = p ? pollution_json(p->counters, p->summary, false) : nlohmann::json(nullptr);
-    auto latest = scanner_ ? scanner_->latest() : nullptr;
-    j["scan"] = latest ? scan_summary_json(*latest, now_ns(CLOCK_REALTIME)) : nullptr;
-    return j;
+    StatusReply r = status_reply(last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,
+                                 bpf_->programs(), cfg_.tick_ns);
+    add_policy_status(r);
+    r.allocations = AllocationCounting{cfg_.allocations, bpf_->counting(), self_.counting.counting_seconds,
+                                       cfg_.adaptive_hold_ns, cfg_.adaptive_free_blocks};
+    if (auto p = pollution_ ? read_pollution() : std::nullopt) r.pollution = pollution_info(p->counters, p->summary, false);
+    if (auto latest = scanner_ ? scanner_->latest() : nullptr) r.scan = scan_summary(*latest, now_ns(CLOCK_REALTIME));
+    return r;
   }
-  if (cmd == "trace") return {{"ok", true}, {"stream", "trace"}};
-  return {{"ok", false},
-          {"error", "unknown command '" + cmd + "' (known: hist, status, trace, map, compact, pool, action, reload)"}};
+  if (cmd == "trace") return TraceAck{};
+  return error_answer("unknown command '" + cmd + "' (known: hist, status, trace, map, compact, pool, action, reload)");
 }
 
 }  // namespace fragd

@@ -10,134 +10,138 @@
 
 namespace fragd {
 
-using nlohmann::json;
-
-json hist_answer(const BpfSnapshot& s, unsigned min_order, uint64_t uptime_ns) {
-  json orders = json::array();
+HistSnapshot hist_reply(const BpfSnapshot& s, unsigned min_order, uint64_t uptime_ns) {
+  HistSnapshot h;
+  h.min_order = min_order;
+  h.uptime_ns = uptime_ns;
   for (unsigned o = min_order; o < FRAGD_NR_ORDERS; o++) {
     const auto& a = s.alloc;
-    orders.push_back({
-        {"order", o},
-        {"fast", a.allocs[o][FRAGD_OUTCOME_FAST]},
-        {"stalled", a.allocs[o][FRAGD_OUTCOME_STALLED]},
-        {"failed", a.allocs[o][FRAGD_OUTCOME_FAILED]},
-        {"phase_ns", {{"compaction", a.phase_ns[o][FRAGD_PHASE_COMPACTION]},
-                      {"reclaim", a.phase_ns[o][FRAGD_PHASE_RECLAIM]}}},
-        {"stall", {{"success", s.stall[o][FRAGD_RESULT_SUCCESS].to_json()},
-                   {"failure", s.stall[o][FRAGD_RESULT_FAILURE].to_json()}}},
-    });
+    OrderStats st;
+    st.order = o;
+    st.fast = a.allocs[o][FRAGD_OUTCOME_FAST];
+    st.stalled = a.allocs[o][FRAGD_OUTCOME_STALLED];
+    st.failed = a.allocs[o][FRAGD_OUTCOME_FAILED];
+    st.compaction_ns = a.phase_ns[o][FRAGD_PHASE_COMPACTION];
+    st.reclaim_ns = a.phase_ns[o][FRAGD_PHASE_RECLAIM];
+    st.success = s.stall[o][FRAGD_RESULT_SUCCESS];
+    st.failure = s.stall[o][FRAGD_RESULT_FAILURE];
+    h.orders.push_back(std::move(st));
   }
-  return {{"ok", true},
-          {"min_order", min_order},
-          {"uptime_ns", uptime_ns},
-          {"hist_scheme",
-           {{"sub_bits", FRAGD_HIST_SUB_BITS},
-            {"min_shift", FRAGD_HIST_MIN_SHIFT},
-            {"max_shift", FRAGD_HIST_MAX_SHIFT},
-            {"buckets", FRAGD_HIST_BUCKETS}}},
-          {"orders", orders}};
+  return h;
 }
 
-json status_answer(const MemSnapshot* mem, const BpfSnapshot* bpf, const std::vector<ProgramState>& programs,
-                   uint64_t tick_ns) {
-  json nodes = json::array();
+StatusReply status_reply(const MemSnapshot* mem, const BpfSnapshot* bpf, const std::vector<ProgramState>& programs,
+                         uint64_t tick_ns) {
+  StatusReply r;
+  r.version = FRAGD_VERSION;
+  r.pid = static_cast<uint64_t>(getpid());
+  r.tick_ns = tick_ns;
   if (mem) {
-    std::map<int, json> by_node;
-    for (const auto& ns : node_scores(mem->zones))
-      by_node[ns.node] = {{"node", ns.node}, {"score", ns.score}, {"present_pages", ns.present_pages},
-                          {"zones", json::array()}, {"hugepages", json::array()}};
+    std::map<int, NodeStatus> by_node;
+    for (const auto& ns : node_scores(mem->zones)) {
+      NodeStatus& n = by_node[ns.node];
+      n.node = static_cast<uint64_t>(ns.node);
+      n.score = ns.score;
+      n.present_pages = ns.present_pages;
+      n.zones.emplace();
+      n.hugepages.emplace();
+    }
     for (const auto& z : mem->zones) {
       if (z.present_pages == 0 || !by_node.count(z.node)) continue;
-      by_node[z.node]["zones"].push_back({{"zone", z.zone},
-                                          {"present_pages", z.present_pages},
-                                          {"free_pages", buddy_free_pages(z)},
-                                          {"score", zone_score(z)},
-                                          {"free_blocks", z.free_blocks},
-                                          {"unusable_index", unusable_index(z)},
-                                          {"pageblocks", z.pageblocks}});
+      ZoneStatus zs;
+      zs.zone = z.zone;
+      zs.present_pages = z.present_pages;
+      zs.free_pages = buddy_free_pages(z);
+      zs.score = zone_score(z);
+      zs.free_blocks = std::vector<uint64_t>(z.free_blocks.begin(), z.free_blocks.end());
+      const auto ui = unusable_index(z);
+      zs.unusable_index = std::vector<double>(ui.begin(), ui.end());
+      zs.pageblocks = std::map<std::string, uint64_t>(z.pageblocks.begin(), z.pageblocks.end());
+      by_node[z.node].zones->push_back(std::move(zs));
     }
     for (const auto& p : mem->hugepages)
-      if (by_node.count(p.node))
-        by_node[p.node]["hugepages"].push_back({{"size_kib", p.size_kib}, {"total", p.total}, {"free", p.free}});
-    for (auto& [n, j] : by_node) nodes.push_back(std::move(j));
+      if (by_node.count(p.node)) by_node[p.node].hugepages->push_back({p.size_kib, p.total, p.free});
+    for (auto& [n, node] : by_node) r.nodes.push_back(std::move(node));
   }
-  json progs = json::array();
+  r.programs.emplace();
   for (const auto& p : programs) {
-    json j = {{"name", p.name}, {"tracepoint", p.tracepoint}, {"attached", p.attached}, {"id", p.id}};
-    if (!p.attached) j["error"] = p.error;
-    progs.push_back(std::move(j));
+    ProgramStatus ps{p.name, p.tracepoint, p.attached, p.id, std::nullopt};
+    if (!p.attached) ps.error = p.error;
+    r.programs->push_back(std::move(ps));
   }
-  json answer = {{"ok", true},       {"version", FRAGD_VERSION}, {"pid", getpid()},
-                 {"tick_ns", tick_ns}, {"nodes", nodes},           {"programs", progs}};
-  if (mem && !mem->warnings.empty()) answer["warnings"] = mem->warnings;
+  if (mem && !mem->warnings.empty()) r.warnings = mem->warnings;
   if (bpf) {
-    answer["events_dropped"] = bpf->alloc.events_dropped;
-    json comp = json::array();
+    r.events_dropped = bpf->alloc.events_dropped;
+    r.compaction.emplace();
     for (unsigned t = 0; t < FRAGD_NR_TRIGGERS; t++) {
       uint64_t runs = 0;
       for (unsigned s = 0; s < FRAGD_NR_CSTATUS; s++) runs += bpf->compaction.runs[t][s];
-      comp.push_back({{"trigger", trigger_name(t)},
-                      {"runs", runs},
-                      {"pages_migrated", bpf->compaction.pages_migrated[t]},
-                      {"pages_failed", bpf->compaction.pages_failed[t]},
-                      {"seconds", bpf->compaction_hist[t].sum_ns / 1e9}});
+      r.compaction->push_back({trigger_name(t), runs, bpf->compaction.pages_migrated[t],
+                               bpf->compaction.pages_failed[t], bpf->compaction_hist[t].sum_ns / 1e9});
     }
-    answer["compaction"] = comp;
   }
-  return answer;
+  return r;
 }
 
-json trace_event_json(const stall_event& e) {
+StallEvent stall_message(const stall_event& e) {
   // comm is whatever the task set (prctl PR_SET_NAME): keep printable ASCII only.
   std::string comm(e.comm, strnlen(e.comm, sizeof(e.comm)));
   for (char& ch : comm)
     if (ch < 0x20 || ch > 0x7e) ch = '?';
-  return {{"ts_ns", e.ts_ns},
-          {"pid", e.pid},
-          {"tid", e.tid},
-          {"comm", comm},
-          {"cgroup_id", e.cgroup_id},
-          {"order", e.order},
-          {"gfp", e.gfp},
-          {"duration_ns", e.duration_ns},
-          {"compact_ns", e.compact_ns},
-          {"reclaim_ns", e.reclaim_ns},
-          {"result", result_name(e.result)}};
+  StallEvent m;
+  m.ts_ns = e.ts_ns;
+  m.pid = e.pid;
+  m.tid = e.tid;
+  m.comm = std::move(comm);
+  m.cgroup_id = e.cgroup_id;
+  m.order = e.order;
+  m.gfp = e.gfp;
+  m.duration_ns = e.duration_ns;
+  m.compact_ns = e.compact_ns;
+  m.reclaim_ns = e.reclaim_ns;
+  m.result = result_name(e.result);
+  return m;
 }
 
-}  // namespace fragd
-
-namespace fragd {
-
-json request_json(const ActionRequest& r) {
-  return {{"id", r.id},
-          {"action", action_name(r.kind)},
-          {"trigger", trigger_label(r.trigger)},
-          {"node", r.node},
-          {"reason", r.reason},
-          {"size_kib", r.size_kib},
-          {"target", r.target}};
+ActionSummary action_summary(const ActionRequest& r) {
+  ActionSummary a;
+  a.id = r.id;
+  a.action = action_name(r.kind);
+  a.trigger = trigger_label(r.trigger);
+  a.node = r.node;
+  a.reason = r.reason;
+  a.size_kib = r.size_kib;
+  a.target = r.target;
+  return a;
 }
 
-json outcome_json(const ActionOutcome& o, uint64_t mono_now, uint64_t real_now) {
-  json j = request_json(o.req);
+ActionReport action_report(const ActionOutcome& o, uint64_t mono_now, uint64_t real_now) {
+  const ActionRequest& r = o.req;
+  ActionReport a;
+  a.id = r.id;
+  a.action = action_name(r.kind);
+  a.trigger = trigger_label(r.trigger);
+  a.node = r.node;
+  a.reason = r.reason;
+  a.size_kib = r.size_kib;
+  a.target = r.target;
   const uint64_t age = mono_now > o.start_ns ? mono_now - o.start_ns : 0;
-  j["result"] = o.result;
-  j["detail"] = o.detail;
-  j["start_unix_ns"] = real_now > age ? real_now - age : 0;
-  j["duration_ns"] = o.end_ns > o.start_ns ? o.end_ns - o.start_ns : 0;
-  j["score_before"] = o.score_before;
-  j["score_after"] = o.score_after;
-  j["blocks_before"] = o.blocks_before;
-  j["blocks_after"] = o.blocks_after;
-  j["pages_migrated"] = o.pages_migrated;
-  j["pool_before"] = o.pool_before;
-  j["pool_after"] = o.pool_after;
-  if (o.req.kind == ActionKind::Pool) {
-    j["attempts"] = o.attempts;
-    j["compactions"] = o.compactions;
+  a.result = o.result;
+  a.detail = o.detail;
+  a.start_unix_ns = real_now > age ? real_now - age : 0;
+  a.duration_ns = o.end_ns > o.start_ns ? o.end_ns - o.start_ns : 0;
+  a.score_before = o.score_before;
+  a.score_after = o.score_after;
+  a.blocks_before = o.blocks_before;
+  a.blocks_after = o.blocks_after;
+  a.pages_migrated = o.pages_migrated;
+  a.pool_before = o.pool_before;
+  a.pool_after = o.pool_after;
+  if (r.kind == ActionKind::Pool) {
+    a.attempts = o.attempts;
+    a.compactions = o.compactions;
   }
-  return j;
+  return a;
 }
 
 std::string outcome_line(const ActionOutcome& o) {
@@ -163,84 +167,70 @@ std::string outcome_line(const ActionOutcome& o) {
   return s;
 }
 
-nlohmann::json scan_json(const ScanResult& r, uint64_t real_now) {
-  nlohmann::json zones = nlohmann::json::array();
+MapView map_reply(const ScanResult& r, uint64_t real_now) {
+  MapView v;
+  v.scanned = true;
+  v.time_ns = r.wall_time_ns;
+  v.age_ns = real_now > r.wall_time_ns ? real_now - r.wall_time_ns : 0;
+  v.duration_ns = r.duration_ns;
+  v.pageblock_order = r.pageblock_order;
+  v.pages_read = r.pages_read;
   for (const auto& z : r.zones) {
-    std::string classes(z.blocks.size(), ' ');
-    std::vector<uint16_t> used(z.blocks.size());
-    for (size_t i = 0; i < z.blocks.size(); i++) {
-      classes[i] = block_class_char(z.blocks[i].cls);
-      used[i] = z.blocks[i].used;
+    MapZone m;
+    m.node = z.node;
+    m.zone = z.zone;
+    m.start_pfn = z.start_pfn;
+    m.end_pfn = z.end_pfn;
+    m.first_block = z.first_block;
+    for (const auto& b : z.blocks) {
+      m.classes.push_back(b.cls);
+      m.used.push_back(b.used);
     }
-    nlohmann::json counts;
-    for (size_t c = 0; c < kBlockClasses; c++) counts[block_class_name(static_cast<BlockClass>(c))] = z.counts[c];
-    zones.push_back({{"node", z.node},
-                     {"zone", z.zone},
-                     {"start_pfn", z.start_pfn},
-                     {"end_pfn", z.end_pfn},
-                     {"first_block", z.first_block},
-                     {"classes", std::move(classes)},
-                     {"used", std::move(used)},
-                     {"counts", std::move(counts)},
-                     {"free_pages", z.free_pages},
-                     {"hugepages",
-                      {{"free", z.hugepages_free},
-                       {"compaction", z.hugepages_compaction},
-                       {"polluted", z.hugepages_polluted}}},
-                     {"compaction_cost_pages", z.compaction_cost_pages}});
+    for (size_t c = 0; c < kBlockClasses; c++) m.counts[c] = z.counts[c];
+    m.free_pages = z.free_pages;
+    m.hugepages_free = z.hugepages_free;
+    m.hugepages_compaction = z.hugepages_compaction;
+    m.hugepages_polluted = z.hugepages_polluted;
+    m.compaction_cost_pages = z.compaction_cost_pages;
+    v.zones.push_back(std::move(m));
   }
-  return {{"time_ns", r.wall_time_ns},
-          {"age_ns", real_now > r.wall_time_ns ? real_now - r.wall_time_ns : 0},
-          {"duration_ns", r.duration_ns},
-          {"pageblock_order", r.pageblock_order},
-          {"pages_read", r.pages_read},
-          {"zones", std::move(zones)}};
+  return v;
 }
 
-nlohmann::json pollution_json(const PollutionCounters& c, const PollutionSummary& s, bool with_blocks) {
-  nlohmann::json top = nlohmann::json::array();
-  for (const auto& t : s.top)
-    top.push_back({{"comm", t.comm}, {"cgroup_id", t.cgroup_id}, {"blocks", t.blocks}, {"pages", t.pages}});
-  nlohmann::json j = {{"tracked_blocks", s.blocks},
-                      {"tracked_pages", s.pages},
-                      {"events", c.events},
-                      {"untracked_events", c.untracked_events()},
-                      {"top", std::move(top)}};
+PollutionInfo pollution_info(const PollutionCounters& c, const PollutionSummary& s, bool with_blocks) {
+  PollutionInfo p;
+  p.tracked_blocks = s.blocks;
+  p.tracked_pages = s.pages;
+  p.events = c.events;
+  p.untracked_events = c.untracked_events();
+  for (const auto& t : s.top) p.top.push_back({t.comm, t.cgroup_id, t.blocks, t.pages});
   if (with_blocks) {
-    nlohmann::json blocks = nlohmann::json::array();
+    p.blocks.emplace();
     for (const auto& b : s.worst)
-      blocks.push_back({{"block", b.block},
-                        {"node", b.node},
-                        {"pages", b.pages},
-                        {"events", b.events},
-                        {"first_ns", b.first_ns},
-                        {"last_ns", b.last_ns},
-                        {"pid", b.pid},
-                        {"comm", b.comm},
-                        {"cgroup_id", b.cgroup_id},
-                        {"alloc", migratetype_name(b.alloc_mt)}});
-    j["blocks"] = std::move(blocks);
+      p.blocks->push_back({b.block, static_cast<int>(b.node), b.pages, b.events, b.first_ns, b.last_ns, b.pid, b.comm,
+                           b.cgroup_id, migratetype_name(b.alloc_mt)});
   }
-  return j;
+  return p;
 }
 
-nlohmann::json scan_summary_json(const ScanResult& r, uint64_t real_now) {
-  nlohmann::json zones = nlohmann::json::array();
+ScanSummary scan_summary(const ScanResult& r, uint64_t real_now) {
+  ScanSummary s;
+  s.age_ns = real_now > r.wall_time_ns ? real_now - r.wall_time_ns : 0;
+  s.duration_ns = r.duration_ns;
+  s.zones.emplace();
   for (const auto& z : r.zones) {
-    nlohmann::json counts;
-    for (size_t c = 0; c < kBlockClasses; c++) counts[block_class_name(static_cast<BlockClass>(c))] = z.counts[c];
-    zones.push_back({{"node", z.node},
-                     {"zone", z.zone},
-                     {"counts", std::move(counts)},
-                     {"hugepages",
-                      {{"free", z.hugepages_free},
-                       {"compaction", z.hugepages_compaction},
-                       {"polluted", z.hugepages_polluted}}},
-                     {"compaction_cost_pages", z.compaction_cost_pages}});
+    ScanZoneSummary zs;
+    zs.node = static_cast<uint64_t>(z.node);
+    zs.zone = z.zone;
+    zs.counts.emplace();
+    for (size_t c = 0; c < kBlockClasses; c++) (*zs.counts)[block_class_name(static_cast<BlockClass>(c))] = z.counts[c];
+    zs.hugepages_free = z.hugepages_free;
+    zs.hugepages_compaction = z.hugepages_compaction;
+    zs.hugepages_polluted = z.hugepages_polluted;
+    zs.compaction_cost_pages = z.compaction_cost_pages;
+    s.zones->push_back(std::move(zs));
   }
-  return {{"age_ns", real_now > r.wall_time_ns ? real_now - r.wall_time_ns : 0},
-          {"duration_ns", r.duration_ns},
-          {"zones", std::move(zones)}};
+  return s;
 }
 
 }  // namespace fragd

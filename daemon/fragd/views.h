@@ -1,38 +1,43 @@
-// The control socket's answers (docs/control-protocol.md), built from snapshots.
+// The control socket's answers (docs/control-protocol.md), built as the
+// protocol's structs (protocol/) from fragd's snapshots and act/'s records.
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
 
 #include "stalls.h"
 #include "act/engine.h"
-#include "sources/pageblocks/pageblock.h"
-#include "sources/pollution/pollution.h"
-#include "kernel/procfs.h"
 #include "kernel/bpf_loader.h"
 #include "kernel/bpf_maps.h"
+#include "kernel/procfs.h"
+#include "protocol/action.h"
+#include "protocol/hist.h"
+#include "protocol/map.h"
+#include "protocol/status.h"
+#include "sources/pageblocks/pageblock.h"
+#include "sources/pollution/pollution.h"
 
 namespace fragd {
 
-nlohmann::json hist_answer(const BpfSnapshot& s, unsigned min_order, uint64_t uptime_ns);
-nlohmann::json status_answer(const MemSnapshot* mem, const BpfSnapshot* bpf,
-                             const std::vector<ProgramState>& programs, uint64_t tick_ns);
-nlohmann::json trace_event_json(const stall_event& e);
+// Orders min_order..10 of the snapshot; allocation counting is the caller's to add.
+HistSnapshot hist_reply(const BpfSnapshot& s, unsigned min_order, uint64_t uptime_ns);
+// Nodes, programs, warnings, events dropped and compaction runs; the caller adds
+// allocations, pollution, scan and the policy's part.
+StatusReply status_reply(const MemSnapshot* mem, const BpfSnapshot* bpf, const std::vector<ProgramState>& programs,
+                         uint64_t tick_ns);
+StallEvent stall_message(const stall_event& e);
 
 // Act mode (docs/control-protocol.md "Acting"). Times in outcomes are
 // CLOCK_MONOTONIC; `mono_now`/`real_now` convert them to Unix time.
-nlohmann::json request_json(const ActionRequest& r);
-nlohmann::json outcome_json(const ActionOutcome& o, uint64_t mono_now, uint64_t real_now);
-// The "scan" object of the map answer (docs/control-protocol.md).
-nlohmann::json scan_json(const ScanResult& r, uint64_t real_now);
-
-// The "pollution" object of the map answer (with_blocks: the worst blocks
-// too) and of the status answer (totals and top polluters).
-nlohmann::json pollution_json(const PollutionCounters& c, const PollutionSummary& s, bool with_blocks);
-// The "scan" summary of the status answer: per zone classes and huge pages.
-nlohmann::json scan_summary_json(const ScanResult& r, uint64_t real_now);
+ActionSummary action_summary(const ActionRequest& r);
+ActionReport action_report(const ActionOutcome& o, uint64_t mono_now, uint64_t real_now);
+// The map answer's scan (the caller sets pollution, or scan_error without a scan).
+MapView map_reply(const ScanResult& r, uint64_t real_now);
+// "pollution" of the map answer (with_blocks: the worst blocks too) and of
+// the status answer (totals and top polluters).
+PollutionInfo pollution_info(const PollutionCounters& c, const PollutionSummary& s, bool with_blocks);
+// "scan" of the status answer: per zone classes and huge pages.
+ScanSummary scan_summary(const ScanResult& r, uint64_t real_now);
 
 // The log line of one finished action.
 std::string outcome_line(const ActionOutcome& o);

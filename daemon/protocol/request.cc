@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include "protocol/wire.h"
+
 namespace fragd {
 namespace {
 
@@ -26,26 +28,24 @@ constexpr CommandSpec kCommands[] = {
 
 constexpr const char* kKnown = "hist, status, trace, map, action, compact, pool, reload";
 
-Result<std::optional<int64_t>> int_field(const nlohmann::json& req, const char* key, int64_t lo, int64_t hi) {
+std::optional<int64_t> int_field(const nlohmann::json& req, const char* key, int64_t lo, int64_t hi) {
   const auto it = req.find(key);
-  if (it == req.end()) return std::optional<int64_t>{};
+  if (it == req.end()) return std::nullopt;
   if (!it->is_number_integer())
-    return make_error(std::string("\"") + key + "\" must be an integer " + std::to_string(lo) + ".." +
-                      std::to_string(hi));
+    malformed(std::string("\"") + key + "\" must be an integer " + std::to_string(lo) + ".." + std::to_string(hi));
   int64_t v;
   if (it->is_number_unsigned()) {
     const uint64_t u = it->get<uint64_t>();
     if (u > static_cast<uint64_t>(INT64_MAX))
-      return make_error(std::string("\"") + key + "\" is out of range " + std::to_string(lo) + ".." +
-                        std::to_string(hi));
+      malformed(std::string("\"") + key + "\" is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
     v = static_cast<int64_t>(u);
   } else {
     v = it->get<int64_t>();
   }
   if (v < lo || v > hi)
-    return make_error(std::string("\"") + key + "\" is " + std::to_string(v) + ", out of range " +
-                      std::to_string(lo) + ".." + std::to_string(hi));
-  return std::optional<int64_t>{v};
+    malformed(std::string("\"") + key + "\" is " + std::to_string(v) + ", out of range " + std::to_string(lo) +
+              ".." + std::to_string(hi));
+  return v;
 }
 
 // A client's string, shortened and escaped, for an error message.
@@ -55,6 +55,76 @@ std::string shown_string(const std::string& s) {
 }
 
 }  // namespace
+
+ControlRequest ControlRequest::read(std::string cmd) {
+  ControlRequest r;
+  r.cmd = std::move(cmd);
+  for (const auto& s : kCommands)
+    if (r.cmd == s.name) r.access = s.access;
+  return r;
+}
+
+ControlRequest ControlRequest::map(int64_t max_age_ns) {
+  ControlRequest r = read("map");
+  r.max_age_ns = max_age_ns;
+  return r;
+}
+
+ControlRequest ControlRequest::action(uint64_t id) {
+  ControlRequest r = read("action");
+  r.id = id;
+  return r;
+}
+
+ControlRequest ControlRequest::compact(std::optional<int> node) {
+  ControlRequest r = read("compact");
+  r.node = node;
+  return r;
+}
+
+ControlRequest ControlRequest::pool(uint64_t size_kib, uint64_t count, std::optional<int> node) {
+  ControlRequest r = read("pool");
+  r.size_kib = size_kib;
+  r.count = count;
+  r.node = node;
+  return r;
+}
+
+void to_json(nlohmann::json& j, const ControlRequest& r) {
+  j = nlohmann::json{{"cmd", r.cmd}};
+  wire::put(j, "node", r.node);
+  wire::put(j, "size_kib", r.size_kib);
+  wire::put(j, "count", r.count);
+  wire::put(j, "id", r.id);
+  wire::put(j, "max_age_ns", r.max_age_ns);
+}
+
+void from_json(const nlohmann::json& req, ControlRequest& out) {
+  if (!req.is_object()) malformed("a request is a JSON object with a string \"cmd\"");
+  const auto c = req.find("cmd");
+  if (c == req.end() || !c->is_string()) malformed("a request is a JSON object with a string \"cmd\"");
+  out = ControlRequest{};
+  out.cmd = c->get<std::string>();
+  const CommandSpec* spec = nullptr;
+  for (const auto& s : kCommands)
+    if (out.cmd == s.name) spec = &s;
+  if (!spec) malformed("unknown command " + shown_string(out.cmd) + " (known: " + kKnown + ")");
+  out.access = spec->access;
+  for (const auto& [key, value] : req.items()) {
+    if (key == "cmd") continue;
+    bool takes = false;
+    for (const char* f : spec->fields)
+      if (f && key == f) takes = true;
+    if (!takes) malformed("'" + out.cmd + "' takes no field " + shown_string(key));
+  }
+  if (auto node = int_field(req, "node", 0, 4095)) out.node = static_cast<int>(*node);
+  if (auto size = int_field(req, "size_kib", 4, int64_t{1} << 40)) out.size_kib = static_cast<uint64_t>(*size);
+  if (auto count = int_field(req, "count", 0, int64_t{1} << 40)) out.count = static_cast<uint64_t>(*count);
+  if (auto id = int_field(req, "id", 0, INT64_MAX)) out.id = static_cast<uint64_t>(*id);
+  out.max_age_ns = int_field(req, "max_age_ns", 0, INT64_MAX);
+  if (out.cmd == "pool" && (!out.size_kib || !out.count)) malformed("\"pool\" needs \"size_kib\" and \"count\"");
+  if (out.cmd == "action" && !out.id) malformed("\"action\" needs \"id\"");
+}
 
 Result<ControlRequest> parse_request(std::string_view line) {
   if (line.size() > kMaxRequestBytes)
@@ -66,47 +136,13 @@ Result<ControlRequest> parse_request(std::string_view line) {
   } catch (const nlohmann::json::exception& e) {
     return make_error(std::string("not JSON (") + e.what() + ")");
   }
-  if (!req.is_object()) return make_error("a request is a JSON object with a string \"cmd\"");
-  const auto c = req.find("cmd");
-  if (c == req.end() || !c->is_string()) return make_error("a request is a JSON object with a string \"cmd\"");
-  ControlRequest out;
-  out.cmd = c->get<std::string>();
-  const CommandSpec* spec = nullptr;
-  for (const auto& s : kCommands)
-    if (out.cmd == s.name) spec = &s;
-  if (!spec) {
-    std::string shown = out.cmd.size() > 32 ? out.cmd.substr(0, 32) + "..." : out.cmd;
-    return make_error("unknown command " + shown_string(out.cmd) + " (known: " + kKnown + ")");
+  try {
+    ControlRequest out;
+    from_json(req, out);
+    return out;
+  } catch (const Malformed& m) {
+    return make_error(m.what);
   }
-  out.access = spec->access;
-  for (const auto& [key, value] : req.items()) {
-    if (key == "cmd") continue;
-    bool takes = false;
-    for (const char* f : spec->fields)
-      if (f && key == f) takes = true;
-    if (!takes) {
-      return make_error("'" + out.cmd + "' takes no field " + shown_string(key));
-    }
-  }
-  auto node = int_field(req, "node", 0, 4095);
-  if (!node) return node.error();
-  if (*node) out.node = static_cast<int>(**node);
-  auto size = int_field(req, "size_kib", 4, int64_t{1} << 40);
-  if (!size) return size.error();
-  if (*size) out.size_kib = static_cast<uint64_t>(**size);
-  auto count = int_field(req, "count", 0, int64_t{1} << 40);
-  if (!count) return count.error();
-  if (*count) out.count = static_cast<uint64_t>(**count);
-  auto id = int_field(req, "id", 0, INT64_MAX);
-  if (!id) return id.error();
-  if (*id) out.id = static_cast<uint64_t>(**id);
-  auto age = int_field(req, "max_age_ns", 0, INT64_MAX);
-  if (!age) return age.error();
-  if (*age) out.max_age_ns = **age;
-  if (out.cmd == "pool" && (!out.size_kib || !out.count))
-    return make_error("\"pool\" needs \"size_kib\" and \"count\"");
-  if (out.cmd == "action" && !out.id) return make_error("\"action\" needs \"id\"");
-  return out;
 }
 
 }  // namespace fragd

@@ -1,11 +1,14 @@
 // Control-socket requests (docs/control-protocol.md): one JSON object per line,
-// parsed and checked here, before anything acts on it.
+// parsed and checked here, before anything acts on it. fragd reads them with
+// from_json (through parse_request), fragctl writes them with to_json.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "base/result.h"
 
@@ -25,7 +28,20 @@ struct ControlRequest {
   std::optional<uint64_t> count;      // pool: 0 .. 2^40
   std::optional<uint64_t> id;         // action
   std::optional<int64_t> max_age_ns;  // map: >= 0
+
+  // The requests fragctl sends. node: nullopt = every node of the policy's
+  // scope (compact) or the global pool (pool).
+  static ControlRequest read(std::string cmd);  // hist, status, trace, reload
+  static ControlRequest map(int64_t max_age_ns);
+  static ControlRequest action(uint64_t id);
+  static ControlRequest compact(std::optional<int> node);
+  static ControlRequest pool(uint64_t size_kib, uint64_t count, std::optional<int> node);
 };
+
+// {"cmd":..., and the fields set}.
+void to_json(nlohmann::json& j, const ControlRequest& r);
+// Checks what parse_request() says below; throws Malformed (protocol/wire.h).
+void from_json(const nlohmann::json& j, ControlRequest& r);
 
 // Parses one request line (without its newline). Errors say what is wrong in
 // terms of the protocol: not JSON, not an object, no "cmd", an unknown command,

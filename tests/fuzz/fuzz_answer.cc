@@ -1,7 +1,9 @@
-// fragctl's readers of fragd's answers (fragctl/render/ctl_format.h, fragctl/render/map_view.h):
-// the input is parsed as JSON (what is not JSON stops there, as in fragctl)
-// and handed to every parser and, when a parser accepts it, to the matching
-// formatters. Malformed answers must give an Error, never an exception.
+// fragctl's readers of fragd's answers: the input is parsed as JSON (what is
+// not JSON stops there, as in fragctl) and read as every message of the
+// protocol (protocol/: the typed from_json) and, when one accepts it, written
+// back (to_json), read again and rendered (fragctl/render/). Malformed answers
+// must give an Error, never an exception; what was read once must read again
+// to the same message.
 #include <ctime>
 
 #include <nlohmann/json.hpp>
@@ -9,10 +11,29 @@
 #include "fragctl/render/ctl_format.h"
 #include "fragctl/render/map_view.h"
 #include "fuzz_check.h"
+#include "protocol/action.h"
+#include "protocol/hist.h"
+#include "protocol/map.h"
+#include "protocol/status.h"
+#include "protocol/wire.h"
 
 namespace {
 
 using nlohmann::json;
+
+// Read as T; if accepted, its JSON reads again to the same JSON.
+template <class T>
+void typed(const json& j, const char* cmd) {
+  auto r = fragd::read_answer<T>(j, cmd);
+  if (!r) {
+    FUZZ_CHECK(!r.error().message.empty(), "an error says what is wrong");
+    return;
+  }
+  const json once = *r;
+  auto again = fragd::read_answer<T>(once, cmd);
+  FUZZ_CHECK(again.ok(), "what fragctl read, written back, reads again");
+  FUZZ_CHECK(json(*again) == once, "and reads to the same message");
+}
 
 void hist(const json& j) {
   auto s = fragd::parse_hist_answer(j);
@@ -64,7 +85,7 @@ void actions(const json& j) {
   if (auto a = fragd::parse_action_answer(j, 7); a && a->state == fragd::ActionState::Done) {
     (void)fragd::format_outcome(a->outcome);
     (void)fragd::outcome_failure(a->outcome);
-    (void)a->raw_outcome.dump();
+    (void)nlohmann::json(a->outcome).dump();
   }
   if (auto o = fragd::parse_outcome(j)) {
     (void)fragd::format_outcome(*o);
@@ -79,6 +100,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const json j = json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return 0;
   (void)fragd::check_answer(j, "status");
+  typed<fragd::HistSnapshot>(j, "hist");
+  typed<fragd::StatusReply>(j, "status");
+  typed<fragd::MapView>(j, "map");
+  typed<fragd::ActionStateReply>(j, "action");
+  typed<fragd::IdsReply>(j, "compact");
+  typed<fragd::ReloadReply>(j, "reload");
+  typed<fragd::TraceAck>(j, "trace");
   hist(j);
   (void)fragd::format_status(j, 4, true);
   (void)fragd::format_status(j, 64, false);

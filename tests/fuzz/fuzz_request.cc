@@ -1,7 +1,10 @@
-// Control-socket requests: parse_request() on any line. An accepted request
-// names a known command, has the access that command needs (Act exactly for
-// compact, pool and reload), and only fields of that command, in range.
+// Control-socket requests: parse_request() (the typed from_json) on any line.
+// An accepted request names a known command, has the access that command
+// needs (Act exactly for compact, pool and reload), and only fields of that
+// command, in range; written back with to_json it parses to the same request.
 #include <cstring>
+
+#include <nlohmann/json.hpp>
 
 #include "protocol/request.h"
 #include "fuzz_check.h"
@@ -28,5 +31,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(!r->count || *r->count <= (uint64_t{1} << 40), "count in range");
   FUZZ_CHECK(r->id.has_value() == (c == "action"), "action has an id, nothing else has");
   FUZZ_CHECK(!r->max_age_ns || (c == "map" && *r->max_age_ns >= 0), "max_age_ns only for map, not negative");
+  // What fragctl would send for it (to_json) is accepted as the same request.
+  const nlohmann::json sent = *r;
+  auto again = fragd::parse_request(sent.dump());
+  FUZZ_CHECK(again.ok(), "a request written back parses");
+  FUZZ_CHECK(nlohmann::json(*again) == sent && again->access == r->access, "to the same request");
   return 0;
 }

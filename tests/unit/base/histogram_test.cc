@@ -1,5 +1,5 @@
 // Tests of the log-linear histogram buckets (include/fragd_common.h) and of
-// core/histview: percentiles, interval arithmetic, JSON form, log2 rendering.
+// base/histogram: percentiles and interval arithmetic.
 #include "base/histogram.h"
 
 #include <gtest/gtest.h>
@@ -9,10 +9,7 @@
 #include <random>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 using fragd::LatencyHist;
-using nlohmann::json;
 
 namespace {
 
@@ -201,112 +198,4 @@ TEST(HistInterval, Merge) {
   EXPECT_EQ(m.sum_ns, 15000u + (1ULL << 35));
   a += b;
   EXPECT_EQ(a.buckets, m.buckets);
-}
-
-TEST(HistJson, RoundTrip) {
-  LatencyHist h;
-  h.add(10, 3);
-  h.add(300000, 7);
-  h.add(1ULL << 35, 1);
-  json j = h.to_json();
-  EXPECT_EQ(j["buckets"], json::parse("[[0,3],[" + std::to_string(fragd_hist_bucket(300000)) + ",7],[193,1]]"));
-  EXPECT_EQ(j["count"], 11u);
-  auto back = LatencyHist::from_json(json::parse(j.dump()));
-  ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(back->buckets, h.buckets);
-  EXPECT_EQ(back->count, h.count);
-  EXPECT_EQ(back->sum_ns, h.sum_ns);
-
-  auto empty = LatencyHist::from_json(json::parse(R"({"count":0,"sum_ns":0,"buckets":[]})"));
-  ASSERT_TRUE(empty.ok());
-  EXPECT_TRUE(empty->empty());
-  EXPECT_EQ(empty->buckets.size(), static_cast<size_t>(FRAGD_HIST_BUCKETS));
-}
-
-TEST(HistJson, RejectsMalformed) {
-  const char* bad[] = {
-      R"([])",
-      R"("hist")",
-      R"(null)",
-      R"({})",
-      R"({"sum_ns":0,"buckets":[]})",
-      R"({"count":0,"buckets":[]})",
-      R"({"count":0,"sum_ns":0})",
-      R"({"count":"5","sum_ns":0,"buckets":[]})",
-      R"({"count":-1,"sum_ns":0,"buckets":[]})",
-      R"({"count":1.5,"sum_ns":0,"buckets":[]})",
-      R"({"count":0,"sum_ns":null,"buckets":[]})",
-      R"({"count":0,"sum_ns":0,"buckets":{}})",
-      R"({"count":0,"sum_ns":0,"buckets":[5]})",
-      R"({"count":0,"sum_ns":0,"buckets":[[1]]})",
-      R"({"count":0,"sum_ns":0,"buckets":[[1,2,3]]})",
-      R"({"count":0,"sum_ns":0,"buckets":[["1",2]]})",
-      R"({"count":0,"sum_ns":0,"buckets":[[1,-2]]})",
-      R"({"count":0,"sum_ns":0,"buckets":[[194,1]]})",
-      R"({"count":0,"sum_ns":0,"buckets":[[18446744073709551615,1]]})",
-      R"({"count":0,"sum_ns":0,"buckets":[[-1,1]]})",
-      R"({"count":0,"sum_ns":0,"buckets":[null]})",
-  };
-  for (const char* text : bad) {
-    json j = json::parse(text);
-    fragd::Result<LatencyHist> r = LatencyHist{};
-    EXPECT_NO_THROW(r = LatencyHist::from_json(j)) << text;
-    EXPECT_FALSE(r.ok()) << text;
-    if (!r.ok()) {
-      EXPECT_FALSE(r.error().message.empty()) << text;
-    }
-  }
-  auto r = LatencyHist::from_json(json::parse(R"({"count":1,"sum_ns":0,"buckets":[[194,1]]})"));
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("out of range"), std::string::npos) << r.error().message;
-}
-
-TEST(HistRender, Log2Usecs) {
-  LatencyHist h;
-  h.add(262144, 1);   // first value of the 2^18 ns row
-  h.add(300000, 2);
-  h.add(524287, 1);   // last value of the same row
-  h.add(1500000, 2);  // 2^20 ns row; the 2^19 row stays empty
-  EXPECT_EQ(fragd::render_log2(h),
-            "     usecs               : count     distribution\n"
-            "     262.1 -> 524.3      : 4        |****************************************|\n"
-            "     524.3 -> 1048.6     : 0        |                                        |\n"
-            "    1048.6 -> 2097.2     : 2        |********************                    |\n");
-}
-
-TEST(HistRender, Log2NsecsAndEnds) {
-  LatencyHist h;
-  h.add(5, 3);       // bucket 0: [0, 1024)
-  h.add(1500, 1);    // [1024, 2048)
-  h.add(1ULL << 35); // open-ended last bucket
-  std::string out = fragd::render_log2(h, "nsecs");
-  std::vector<std::string> lines;
-  for (size_t pos = 0; pos < out.size();) {
-    size_t nl = out.find('\n', pos);
-    ASSERT_NE(nl, std::string::npos);
-    lines.push_back(out.substr(pos, nl - pos));
-    pos = nl + 1;
-  }
-  ASSERT_EQ(lines.size(), 1u + 26u);  // header + rows 0..25
-  EXPECT_EQ(lines[0], "     nsecs               : count     distribution");
-  EXPECT_EQ(lines[1], "         0 -> 1023       : 3        |****************************************|");
-  EXPECT_EQ(lines[2], "      1024 -> 2047       : 1        |*************                           |");
-  EXPECT_EQ(lines[3], "      2048 -> 4095       : 0        |                                        |");
-  EXPECT_EQ(lines[26], "17179869184 -> inf        : 1        |*************                           |");
-  EXPECT_EQ(fragd::render_log2(LatencyHist{}), "");
-}
-
-TEST(HistRender, RowsSumToTotal) {
-  std::mt19937_64 rng(3);
-  std::uniform_int_distribution<uint64_t> d(0, 1ULL << 36);
-  LatencyHist h;
-  for (int i = 0; i < 1000; ++i) h.add(d(rng) >> (i % 30));
-  std::string out = fragd::render_log2(h);
-  uint64_t total = 0;
-  for (size_t pos = out.find('\n') + 1; pos < out.size();) {
-    size_t colon = out.find(" : ", pos);
-    total += std::stoull(out.substr(colon + 3));
-    pos = out.find('\n', pos) + 1;
-  }
-  EXPECT_EQ(total, 1000u);
 }

@@ -29,10 +29,10 @@ const char* const kPoolOutcome = R"({"id":8,"action":"pool","trigger":"manual","
  "pages_migrated":0,"size_kib":2048,"target":3000,"pool_before":0,"pool_after":3000,
  "attempts":2,"compactions":1})";
 
-fragd::OutcomeView outcome(const char* text) {
+fragd::ActionReport outcome(const char* text) {
   auto r = fragd::parse_outcome(json::parse(text));
   EXPECT_TRUE(r.ok()) << r.error().message;
-  return r.ok() ? *r : fragd::OutcomeView{};
+  return r.ok() ? *r : fragd::ActionReport{};
 }
 
 json done_answer(const char* outcome_text) {
@@ -132,7 +132,7 @@ TEST(CtlActions, ReloadAnswer) {
 }
 
 TEST(CtlActions, CompactOutcomeText) {
-  fragd::OutcomeView o = outcome(kCompactOutcome);
+  fragd::ActionReport o = outcome(kCompactOutcome);
   EXPECT_EQ(o.id, 7u);
   EXPECT_EQ(o.node, 0);
   EXPECT_TRUE(o.succeeded());
@@ -154,7 +154,7 @@ TEST(CtlActions, CompactOutcomeText) {
   j["score_before"] = 45;
   j["score_after"] = 41;
   j["pages_migrated"] = 1;
-  fragd::OutcomeView ng = outcome(j.dump().c_str());
+  fragd::ActionReport ng = outcome(j.dump().c_str());
   EXPECT_TRUE(ng.succeeded());  // it ran as asked
   EXPECT_EQ(fragd::format_outcome(ng),
             "compact node 0: no_gain, score 45 -> 41, 1 page migrated, 1.52 s (score: score 45 > high 40)");
@@ -166,7 +166,7 @@ TEST(CtlActions, CompactOutcomeText) {
   j["score_after"] = -1;
   j["pages_migrated"] = 0;
   j["duration_ns"] = 3000000;
-  fragd::OutcomeView err = outcome(j.dump().c_str());
+  fragd::ActionReport err = outcome(j.dump().c_str());
   EXPECT_EQ(fragd::format_outcome(err),
             "compact node 0: error, score 93 -> -, 0 pages migrated, 0.00 s (manual: fragctl compact); write 1 to "
             "/sys/devices/system/node/node0/compact: Device or resource busy");
@@ -178,7 +178,7 @@ TEST(CtlActions, CompactOutcomeText) {
   j["score_after"] = -1;
   j["pages_migrated"] = 0;
   j["duration_ns"] = 0;
-  fragd::OutcomeView dry = outcome(j.dump().c_str());
+  fragd::ActionReport dry = outcome(j.dump().c_str());
   EXPECT_TRUE(dry.succeeded());
   EXPECT_EQ(fragd::format_outcome(dry),
             "compact node 0: dry_run, score 93 -> -, 0 pages migrated, 0.00 s (manual: fragctl compact)");
@@ -201,7 +201,7 @@ TEST(CtlActions, CompactOutcomeText) {
 }
 
 TEST(CtlActions, PoolOutcomeText) {
-  fragd::OutcomeView o = outcome(kPoolOutcome);
+  fragd::ActionReport o = outcome(kPoolOutcome);
   EXPECT_TRUE(o.succeeded());
   EXPECT_EQ(fragd::format_outcome(o),
             "pool 2 MiB node all: ok, 0 -> 3000 (target 3000), 2 writes, 1 compaction, 1.61 s (manual: fragctl pool set)");
@@ -213,7 +213,7 @@ TEST(CtlActions, PoolOutcomeText) {
   j["attempts"] = 1;
   j["compactions"] = 0;
   j["detail"] = "two attempts in a row without progress at 1700 of 3000";
-  fragd::OutcomeView s = outcome(j.dump().c_str());
+  fragd::ActionReport s = outcome(j.dump().c_str());
   EXPECT_FALSE(s.succeeded());
   EXPECT_EQ(fragd::format_outcome(s),
             "pool 2 MiB node 0: short, 0 -> 1700 (target 3000), 1 write, 0 compactions, 1.61 s (manual: fragctl pool "
@@ -294,7 +294,7 @@ TEST(CtlActions, OutcomeMinimalAndMalformed) {
       R"({"id":1,"action":"pool","node":0,"result":"ok","attempts":true})",
   };
   for (const char* text : bad) {
-    fragd::Result<fragd::OutcomeView> r = fragd::OutcomeView{};
+    fragd::Result<fragd::ActionReport> r = fragd::ActionReport{};
     EXPECT_NO_THROW(r = fragd::parse_outcome(json::parse(text))) << text;
     EXPECT_FALSE(r.ok()) << text;
   }
@@ -314,7 +314,7 @@ TEST(CtlActions, ActionAnswer) {
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(d->state, fragd::ActionState::Done);
   EXPECT_EQ(d->outcome.pages_migrated, 392114u);
-  EXPECT_EQ(d->raw_outcome, json::parse(kCompactOutcome));
+  EXPECT_EQ(json(d->outcome), json::parse(kCompactOutcome));  // read and written back unchanged
 
   auto unknown = fragd::parse_action_answer(json::parse(R"({"ok":false,"error":"unknown action id 7"})"), 7);
   ASSERT_FALSE(unknown.ok());
@@ -369,7 +369,7 @@ TEST(CtlActions, WaitDoneAtOnceNeverSleeps) {
   auto r = fragd::wait_for_actions({7}, f.waiter());
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(f.sleeps.empty());
-  EXPECT_EQ(r->at(0).raw["pages_migrated"], 392114);
+  EXPECT_EQ(r->at(0).view.pages_migrated, 392114u);
 }
 
 TEST(CtlActions, WaitTimesOut) {

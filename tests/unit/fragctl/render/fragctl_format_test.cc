@@ -1,6 +1,7 @@
 // Tests of core/ctl_format: fragctl's parsing and formatting of control
 // socket answers, on fixtures that follow docs/control-protocol.md.
 #include "fragctl/render/ctl_format.h"
+#include "base/format.h"
 
 #include <gtest/gtest.h>
 

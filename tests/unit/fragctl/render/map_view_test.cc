@@ -131,9 +131,9 @@ TEST(MapView, ParsesGoodAnswer) {
   ASSERT_TRUE(v.pollution.has_value());
   EXPECT_EQ(v.pollution->tracked_blocks, 12u);
   EXPECT_EQ(v.pollution->untracked_events, 1u);
-  ASSERT_EQ(v.pollution->blocks.size(), 2u);
-  EXPECT_EQ(v.pollution->blocks[0].comm, "bash");
-  EXPECT_EQ(v.pollution->blocks[1].alloc, "reclaimable");
+  ASSERT_EQ(v.pollution->blocks->size(), 2u);
+  EXPECT_EQ((*v.pollution->blocks)[0].comm, "bash");
+  EXPECT_EQ((*v.pollution->blocks)[1].alloc, "reclaimable");
   ASSERT_EQ(v.pollution->top.size(), 2u);
   EXPECT_EQ(v.pollution->top[0].pages, 30u);
   auto totals = fragd::map_class_totals(v);
@@ -257,8 +257,8 @@ TEST(MapView, FilterByNodeAndZone) {
   ASSERT_TRUE(fragd::filter_map(v, {1, std::nullopt}).ok());
   ASSERT_EQ(v.zones.size(), 1u);
   EXPECT_EQ(v.zones[0].node, 1);
-  ASSERT_EQ(v.pollution->blocks.size(), 1u);  // only the block inside node 1's zone
-  EXPECT_EQ(v.pollution->blocks[0].block, 12800u);
+  ASSERT_EQ(v.pollution->blocks->size(), 1u);  // only the block inside node 1's zone
+  EXPECT_EQ((*v.pollution->blocks)[0].block, 12800u);
   EXPECT_EQ(v.pollution->tracked_blocks, 12u);  // totals stay host-wide
   EXPECT_EQ(v.pollution->top.size(), 2u);
 
@@ -267,12 +267,12 @@ TEST(MapView, FilterByNodeAndZone) {
   ASSERT_EQ(v.zones.size(), 2u);
   EXPECT_EQ(v.zones[0].zone, "Normal");
   EXPECT_EQ(v.zones[1].node, 1);
-  EXPECT_EQ(v.pollution->blocks.size(), 2u);
+  EXPECT_EQ(v.pollution->blocks->size(), 2u);
 
   v = all;
   ASSERT_TRUE(fragd::filter_map(v, {0, "DMA32"}).ok());
   ASSERT_EQ(v.zones.size(), 1u);
-  EXPECT_TRUE(v.pollution->blocks.empty());
+  EXPECT_TRUE(v.pollution->blocks->empty());
 
   v = all;
   ASSERT_TRUE(fragd::filter_map(v, {}).ok());

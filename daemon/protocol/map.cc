@@ -1,0 +1,221 @@
+#include "protocol/map.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/text.h"
+#include "protocol/wire.h"
+
+namespace fragd {
+namespace {
+
+using json = nlohmann::json;
+using namespace wire;
+using ull = unsigned long long;
+
+constexpr uint64_t kMaxNode = 65535;
+
+MapZone parse_zone(const json& z, const std::string& path, unsigned order) {
+  if (!z.is_object()) malformed(path + ": not an object");
+  MapZone m;
+  m.node = static_cast<int>(bounded_member(z, "node", path, kMaxNode));
+  m.zone = string_member(z, "zone", path);
+  if (m.zone.empty()) malformed(path + ".zone: empty");
+  m.start_pfn = u64_member(z, "start_pfn", path);
+  m.end_pfn = u64_member(z, "end_pfn", path);
+  if (m.end_pfn <= m.start_pfn)
+    malformed(strf("%s: end_pfn %llu is not above start_pfn %llu", path.c_str(), ull(m.end_pfn), ull(m.start_pfn)));
+  m.first_block = u64_member(z, "first_block", path);
+  if (m.first_block != m.start_pfn >> order)
+    malformed(strf("%s.first_block: %llu is not start_pfn >> pageblock_order (%llu)", path.c_str(),
+                   ull(m.first_block), ull(m.start_pfn >> order)));
+  const uint64_t nblocks = ((m.end_pfn - 1) >> order) - m.first_block + 1;
+  const uint64_t block_pages = uint64_t{1} << order;
+
+  const std::string classes = string_member(z, "classes", path);
+  if (classes.size() != nblocks)
+    malformed(strf("%s.classes: %zu blocks, but pfns %llu..%llu span %llu blocks", path.c_str(), classes.size(),
+                   ull(m.start_pfn), ull(m.end_pfn), ull(nblocks)));
+  m.classes.reserve(classes.size());
+  std::array<uint64_t, kBlockClasses> counted{};
+  for (size_t i = 0; i < classes.size(); ++i) {
+    BlockClass c;
+    if (!block_class_from_char(classes[i], c))
+      malformed(strf("%s.classes: character 0x%02x at block %zu is not a block class (one of . m x U H -)",
+                     path.c_str(), static_cast<unsigned char>(classes[i]), i));
+    m.classes.push_back(c);
+    ++counted[static_cast<size_t>(c)];
+  }
+
+  const json& used = array_member(z, "used", path);
+  if (used.size() != nblocks)
+    malformed(strf("%s.used: %zu values, but \"classes\" has %llu blocks", path.c_str(), used.size(), ull(nblocks)));
+  m.used.reserve(used.size());
+  for (size_t i = 0; i < used.size(); ++i) {
+    const std::string p = strf("%s.used[%zu]", path.c_str(), i);
+    uint64_t v = as_u64(used[i], p);
+    if (v > block_pages)
+      malformed(strf("%s: %llu is more than the %llu pages of a block", p.c_str(), ull(v), ull(block_pages)));
+    m.used.push_back(static_cast<uint32_t>(v));
+  }
+
+  const json& counts = object_member(z, "counts", path);
+  for (size_t c = 0; c < kBlockClasses; ++c) {
+    const char* name = block_class_name(static_cast<BlockClass>(c));
+    m.counts[c] = u64_member(counts, name, path + ".counts");
+    if (m.counts[c] != counted[c])
+      malformed(strf("%s.counts.%s: %llu, but \"classes\" has %llu %s blocks", path.c_str(), name,
+                     ull(m.counts[c]), ull(counted[c]), name));
+  }
+
+  m.free_pages = bounded_member(z, "free_pages", path, m.end_pfn - m.start_pfn);
+  const json& huge = object_member(z, "hugepages", path);
+  m.hugepages_free = bounded_member(huge, "free", path + ".hugepages", nblocks);
+  m.hugepages_compaction = bounded_member(huge, "compaction", path + ".hugepages", nblocks);
+  m.hugepages_polluted = bounded_member(huge, "polluted", path + ".hugepages", nblocks);
+  m.compaction_cost_pages = bounded_member(z, "compaction_cost_pages", path, m.end_pfn - m.start_pfn);
+  return m;
+}
+
+PollutionInfo parse_pollution(const json& p, unsigned order) {
+  const std::string path = "pollution";
+  if (!p.is_object()) malformed(path + ": not an object or null");
+  PollutionInfo v;
+  v.tracked_blocks = u64_member(p, "tracked_blocks", path);
+  v.tracked_pages = u64_member(p, "tracked_pages", path);
+  v.untracked_events = u64_member(p, "untracked_events", path);
+  v.events = opt_u64(p, "events", path);
+  if (p.contains("blocks")) v.blocks.emplace();
+  const json& blocks = p.contains("blocks") ? array_member(p, "blocks", path) : json::array();
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const std::string bp = strf("pollution.blocks[%zu]", i);
+    const json& b = blocks[i];
+    if (!b.is_object()) malformed(bp + ": not an object");
+    PollutedBlockInfo pb;
+    pb.block = u64_member(b, "block", bp);
+    pb.node = static_cast<int>(bounded_member(b, "node", bp, kMaxNode));
+    pb.pages = u64_member(b, "pages", bp);
+    pb.events = u64_member(b, "events", bp);
+    pb.first_ns = u64_member(b, "first_ns", bp);
+    pb.last_ns = u64_member(b, "last_ns", bp);
+    if (pb.last_ns < pb.first_ns)
+      malformed(strf("%s.last_ns: %llu is before first_ns %llu", bp.c_str(), ull(pb.last_ns), ull(pb.first_ns)));
+    pb.pid = u64_member(b, "pid", bp);
+    pb.comm = string_member(b, "comm", bp);
+    pb.cgroup_id = u64_member(b, "cgroup_id", bp);
+    pb.alloc = string_member(b, "alloc", bp);
+    if (pb.block > (UINT64_MAX >> order)) malformed(bp + ".block: beyond the physical address space");
+    v.blocks->push_back(std::move(pb));
+  }
+  const json& top = array_member(p, "top", path);
+  for (size_t i = 0; i < top.size(); ++i) {
+    const std::string tp = strf("pollution.top[%zu]", i);
+    const json& t = top[i];
+    if (!t.is_object()) malformed(tp + ": not an object");
+    PolluterInfo pl;
+    pl.comm = string_member(t, "comm", tp);
+    pl.cgroup_id = u64_member(t, "cgroup_id", tp);
+    pl.blocks = u64_member(t, "blocks", tp);
+    pl.pages = u64_member(t, "pages", tp);
+    v.top.push_back(std::move(pl));
+  }
+  return v;
+}
+
+MapView parse_body(const json& a) {
+  MapView v;
+  const json& scan = member(a, "scan", "answer");
+  if (scan.is_null()) {
+    v.scanned = false;
+    auto it = a.find("scan_error");
+    if (it != a.end() && !it->is_null() && !it->is_string()) malformed("scan_error: not a string");
+    v.scan_error = (it != a.end() && it->is_string()) ? it->get<std::string>() : "fragd gave no reason";
+  } else {
+    if (!scan.is_object()) malformed("scan: not an object or null");
+    v.scanned = true;
+    v.time_ns = u64_member(scan, "time_ns", "scan");
+    v.age_ns = u64_member(scan, "age_ns", "scan");
+    v.duration_ns = u64_member(scan, "duration_ns", "scan");
+    v.pages_read = u64_member(scan, "pages_read", "scan");
+    v.pageblock_order = static_cast<unsigned>(bounded_member(scan, "pageblock_order", "scan", kMaxMapPageblockOrder));
+    const json& zones = array_member(scan, "zones", "scan");
+    for (size_t i = 0; i < zones.size(); ++i)
+      v.zones.push_back(parse_zone(zones[i], strf("scan.zones[%zu]", i), v.pageblock_order));
+  }
+  const json& pol = member(a, "pollution", "answer");
+  if (!pol.is_null()) {
+    v.pollution = parse_pollution(pol, v.pageblock_order);
+    if (!v.pollution->blocks) malformed("pollution: missing \"blocks\"");
+  }
+  return v;
+}
+
+json zone_json(const MapZone& z) {
+  std::string classes;
+  classes.reserve(z.classes.size());
+  for (BlockClass c : z.classes) classes += block_class_char(c);
+  json counts;
+  for (size_t c = 0; c < kBlockClasses; c++) counts[block_class_name(static_cast<BlockClass>(c))] = z.counts[c];
+  return {{"node", z.node},
+          {"zone", z.zone},
+          {"start_pfn", z.start_pfn},
+          {"end_pfn", z.end_pfn},
+          {"first_block", z.first_block},
+          {"classes", std::move(classes)},
+          {"used", z.used},
+          {"counts", std::move(counts)},
+          {"free_pages", z.free_pages},
+          {"hugepages",
+           {{"free", z.hugepages_free}, {"compaction", z.hugepages_compaction}, {"polluted", z.hugepages_polluted}}},
+          {"compaction_cost_pages", z.compaction_cost_pages}};
+}
+
+}  // namespace
+
+void to_json(json& j, const PollutionInfo& p) {
+  json top = json::array();
+  for (const auto& t : p.top)
+    top.push_back({{"comm", t.comm}, {"cgroup_id", t.cgroup_id}, {"blocks", t.blocks}, {"pages", t.pages}});
+  j = json{{"tracked_blocks", p.tracked_blocks},
+           {"tracked_pages", p.tracked_pages},
+           {"untracked_events", p.untracked_events},
+           {"top", std::move(top)}};
+  put(j, "events", p.events);
+  if (p.blocks) {
+    json blocks = json::array();
+    for (const auto& b : *p.blocks)
+      blocks.push_back({{"block", b.block},
+                        {"node", b.node},
+                        {"pages", b.pages},
+                        {"events", b.events},
+                        {"first_ns", b.first_ns},
+                        {"last_ns", b.last_ns},
+                        {"pid", b.pid},
+                        {"comm", b.comm},
+                        {"cgroup_id", b.cgroup_id},
+                        {"alloc", b.alloc}});
+    j["blocks"] = std::move(blocks);
+  }
+}
+
+void from_json(const json& j, PollutionInfo& p) { p = parse_pollution(j, 0); }
+
+void to_json(json& j, const MapView& v) {
+  j = json{{"ok", true}, {"scan", nullptr}, {"pollution", nullptr}};
+  if (v.pollution) j["pollution"] = *v.pollution;
+  if (!v.scanned) {
+    j["scan_error"] = v.scan_error;
+    return;
+  }
+  json zones = json::array();
+  for (const auto& z : v.zones) zones.push_back(zone_json(z));
+  j["scan"] = {{"time_ns", v.time_ns},
+               {"age_ns", v.age_ns},
+               {"duration_ns", v.duration_ns},
+               {"pageblock_order", v.pageblock_order},
+               {"pages_read", v.pages_read},
+               {"zones", std::move(zones)}};
+}
+
+void from_json(const json& j, MapView& v) { v = parse_body(j); }
+
+}  // namespace fragd

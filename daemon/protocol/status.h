@@ -1,0 +1,119 @@
+// The answer to {"cmd":"status"} (docs/control-protocol.md): per node its
+// score, zones and hugepage pools; the BPF programs; compaction runs;
+// allocation counting; the last pageblock scan and the pollution tracked;
+// the policy (act mode) with its nodes, pool targets and actions. fragd fills
+// it (fragd/views.cc, daemon_control.cc); fragctl renders it
+// (fragctl/render/status.h). Nearly every field is optional: an answer from
+// an older or newer fragd shows what it has, and "-" for the rest.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "protocol/action.h"
+#include "protocol/map.h"
+
+namespace fragd {
+
+struct ZoneStatus {
+  std::optional<std::string> zone;
+  std::optional<uint64_t> present_pages, free_pages, score;
+  std::optional<std::vector<uint64_t>> free_blocks;     // per order
+  std::optional<std::vector<double>> unusable_index;    // per order
+  std::optional<std::map<std::string, uint64_t>> pageblocks;  // migratetype -> blocks
+};
+
+struct HugepagePoolStatus {
+  std::optional<uint64_t> size_kib, total, free;
+};
+
+struct NodeStatus {
+  std::optional<uint64_t> node, score, present_pages;
+  std::optional<std::vector<ZoneStatus>> zones;
+  std::optional<std::vector<HugepagePoolStatus>> hugepages;
+};
+
+struct ProgramStatus {
+  std::optional<std::string> name, tracepoint;
+  std::optional<bool> attached;
+  std::optional<uint64_t> id;
+  std::optional<std::string> error;  // when not attached
+};
+
+struct CompactionRuns {
+  std::optional<std::string> trigger;
+  std::optional<uint64_t> runs, pages_migrated, pages_failed;
+  std::optional<double> seconds;
+};
+
+// bpf.allocations: whether fast and failed allocations are counted now.
+struct AllocationCounting {
+  std::optional<std::string> mode;
+  std::optional<bool> counting;
+  std::optional<double> counting_seconds;
+  std::optional<uint64_t> hold_ns, free_blocks_threshold;
+};
+
+struct PolicyStatus {
+  std::optional<std::string> mode, method, source;
+  std::optional<bool> dry_run, proactiveness_raised;
+  std::optional<uint64_t> reloads, reload_errors, budget_used_ns, budget_ns;
+};
+
+struct PolicyNodeStatus {
+  std::optional<int64_t> node;
+  std::optional<uint64_t> score;
+  std::optional<bool> hot;
+  std::optional<uint64_t> floor;  // null: not learned
+  std::optional<uint64_t> misses;
+  std::optional<std::string> waiting;
+  std::optional<uint64_t> next_allowed_in_ns;
+};
+
+struct PoolStatus {
+  std::optional<int64_t> node;  // -1: the global pool
+  std::optional<uint64_t> size_kib, target, reached;
+  std::optional<bool> manual;   // set by fragctl pool set
+  std::optional<std::string> last_result;
+};
+
+// The last pageblock scan, per zone (fragctl map has the blocks).
+struct ScanZoneSummary {
+  std::optional<uint64_t> node;
+  std::optional<std::string> zone;
+  std::optional<std::map<std::string, uint64_t>> counts;  // block class -> blocks
+  std::optional<uint64_t> hugepages_free, hugepages_compaction, hugepages_polluted;
+  std::optional<uint64_t> compaction_cost_pages;
+};
+struct ScanSummary {
+  std::optional<uint64_t> age_ns, duration_ns;
+  std::optional<std::vector<ScanZoneSummary>> zones;
+};
+
+struct StatusReply {
+  std::optional<std::string> version;
+  std::optional<uint64_t> pid, tick_ns;
+  std::vector<NodeStatus> nodes;  // required
+  std::optional<std::vector<ProgramStatus>> programs;
+  std::optional<std::vector<std::string>> warnings;  // /proc files that could not be read
+  std::optional<uint64_t> events_dropped;
+  std::optional<std::vector<CompactionRuns>> compaction;  // by trigger
+  std::optional<AllocationCounting> allocations;
+  std::optional<PollutionInfo> pollution;  // null: not tracked
+  std::optional<ScanSummary> scan;         // null: no scan (yet, or the scanner is off)
+  std::optional<PolicyStatus> policy;
+  std::optional<std::vector<PolicyNodeStatus>> policy_nodes;
+  std::optional<std::vector<PoolStatus>> pools;
+  // Absent (a fragd without act mode), null (none running) or the action running.
+  std::optional<std::optional<ActionSummary>> action_running;
+  std::optional<std::vector<ActionReport>> actions;  // the last ones, oldest first
+};
+void to_json(nlohmann::json& j, const StatusReply& s);
+void from_json(const nlohmann::json& j, StatusReply& s);
+
+}  // namespace fragd

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# fragctl's --json output is a contract with scripts: the key paths of every command that has
+# --json must be those tests/contract/fragctl-json.txt lists (tests/contract/keypaths.py says
+# how paths are written). A live fragd in act mode with dry_run (it decides and writes nothing)
+# answers hist, status, map, compact, pool set, cost and trace.
+# FRAGD_CONTRACT_OUT=DIR keeps each command's output there (to record the unit tests' answers).
+source "$(dirname "$0")/lib.sh"
+require_root
+
+LIST="$SRC/tests/contract/fragctl-json.txt"
+KEYS="$SRC/tests/contract/keypaths.py"
+[ -f "$LIST" ] || fail "$LIST is missing"
+OUT="${FRAGD_CONTRACT_OUT:-$WORK/out}"
+mkdir -p "$OUT"
+
+sed -e 's/^mode: observe$/mode: act/' -e 's/^dry_run: false$/dry_run: true/' \
+  -e 's/^  allocations: adaptive$/  allocations: exact/' "$SRC/configs/fragd.yaml" >"$WORK/act.yaml"
+grep -q '^mode: act$' "$WORK/act.yaml" && grep -q '^dry_run: true$' "$WORK/act.yaml" ||
+  fail "configs/fragd.yaml has no 'mode: observe' and 'dry_run: false' lines to turn into a dry run"
+FRAGD_CONFIG="$WORK/act.yaml" start_fragd
+wait_scored || fail "fragd published no node score within 30 s"
+FRAGCTL() { "$BUILD/fragctl" --socket "$SOCK" "$@"; }
+
+# An order-9 allocation of our own, so that hist has an order to show.
+save_sysctl /proc/sys/vm/nr_hugepages
+echo 1 > /proc/sys/vm/nr_hugepages; echo 0 > /proc/sys/vm/nr_hugepages
+
+# The trace stream runs in the background while the others are asked.
+timeout -s INT 20 "$BUILD/fragctl" --socket "$SOCK" trace --json >"$OUT/trace.json" &
+TRACE_PID=$!
+PIDS+=("$TRACE_PID")
+
+FRAGCTL hist --json >"$OUT/hist.json" || fail "fragctl hist --json failed"
+FRAGCTL hist --json --interval 0.5 --count 1 >>"$OUT/hist.json" || fail "fragctl hist --json --interval failed"
+FRAGCTL status --json >"$OUT/status.json" || fail "fragctl status --json failed"
+FRAGCTL map --json --max-age 0 >"$OUT/map.json" || fail "fragctl map --json failed"
+FRAGCTL compact --node 0 --timeout 60 --json >"$OUT/compact.json" || fail "fragctl compact --json failed (dry_run)"
+pool=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)
+FRAGCTL pool set 2MB "$pool" --timeout 60 --json >"$OUT/pool.json" || fail "fragctl pool set --json failed (dry_run)"
+FRAGCTL cost --seconds 0.5 --json >"$OUT/cost.json" || fail "fragctl cost --json failed"
+# status once more: now with the actions above among its last actions.
+FRAGCTL status --json >>"$OUT/status.json" || fail "fragctl status --json failed"
+kill -INT "$TRACE_PID" 2>/dev/null || true
+wait "$TRACE_PID" 2>/dev/null || true
+
+bad=0
+for cmd in hist status map compact pool cost; do
+  if python3 "$KEYS" check "$LIST" "$cmd" <"$OUT/$cmd.json"; then
+    log "$cmd --json: key paths as listed"
+  else
+    bad=1
+  fi
+done
+if [ -s "$OUT/trace.json" ]; then
+  python3 "$KEYS" check "$LIST" trace <"$OUT/trace.json" || bad=1
+else
+  log "trace --json: no stall in the window (the unit test checks its keys)"
+fi
+[ "$bad" -eq 0 ] || fail "fragctl's --json output differs from $LIST (change the list only on purpose)"
+stop_fragd
+log "PASS"

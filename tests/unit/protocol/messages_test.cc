@@ -1,0 +1,177 @@
+// The protocol's messages (protocol/): each answer fragd sent (recorded from a
+// live fragd in tests/fixtures/answers) read with from_json and written back
+// with to_json is the same JSON, value for value and type for type, so fragd
+// and fragctl agree on the wire; requests likewise. Bad answers (a missing
+// key, a wrong type) are refused with an error naming the field.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/action.h"
+#include "protocol/hist.h"
+#include "protocol/map.h"
+#include "protocol/request.h"
+#include "protocol/status.h"
+#include "protocol/wire.h"
+
+using nlohmann::json;
+
+namespace {
+
+json answer(const std::string& name) {
+  std::ifstream f(std::string(FRAGD_FIXTURES_DIR) + "/answers/" + name);
+  EXPECT_TRUE(f) << name;
+  return json::parse(f);
+}
+
+// Same values and the same JSON types (an integer stays an integer, a float a float;
+// signed or unsigned is nlohmann's business, not the wire's).
+void expect_same(const json& want, const json& got, const std::string& path = "") {
+  if (want.is_number_integer() && got.is_number_integer()) {
+    EXPECT_EQ(want.dump(), got.dump()) << path;
+    return;
+  }
+  ASSERT_EQ(want.type(), got.type()) << path << ": " << want.dump() << " vs " << got.dump();
+  if (want.is_object()) {
+    for (auto it = want.begin(); it != want.end(); ++it) {
+      ASSERT_TRUE(got.contains(it.key())) << path << "." << it.key() << " lost";
+      expect_same(it.value(), got[it.key()], path + "." + it.key());
+    }
+    for (auto it = got.begin(); it != got.end(); ++it)
+      EXPECT_TRUE(want.contains(it.key())) << path << "." << it.key() << " added";
+  } else if (want.is_array()) {
+    ASSERT_EQ(want.size(), got.size()) << path;
+    for (size_t i = 0; i < want.size(); ++i) expect_same(want[i], got[i], path + "[" + std::to_string(i) + "]");
+  } else {
+    EXPECT_EQ(want, got) << path;
+  }
+}
+
+template <class T>
+void expect_round_trip(const std::string& fixture, const char* cmd) {
+  const json a = answer(fixture);
+  auto r = fragd::read_answer<T>(a, cmd);
+  ASSERT_TRUE(r.ok()) << fixture << ": " << r.error().message;
+  expect_same(a, json(*r));
+  EXPECT_EQ(a.dump(), json(*r).dump()) << fixture;
+}
+
+TEST(ProtocolMessages, RecordedAnswersRoundTrip) {
+  expect_round_trip<fragd::HistSnapshot>("hist.json", "hist");
+  expect_round_trip<fragd::StatusReply>("status.json", "status");
+  expect_round_trip<fragd::MapView>("map.json", "map");
+  expect_round_trip<fragd::ActionStateReply>("action_done.json", "action");
+  expect_round_trip<fragd::IdsReply>("ids.json", "compact");
+  expect_round_trip<fragd::ReloadReply>("reload.json", "reload");
+  expect_round_trip<fragd::TraceAck>("trace_ack.json", "trace");
+}
+
+TEST(ProtocolMessages, RefusalIsTheError) {
+  auto r = fragd::read_answer<fragd::StatusReply>(answer("error.json"), "status");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.rfind("fragd refused 'status': bad request: unknown command", 0), 0u) << r.error().message;
+  EXPECT_EQ(fragd::error_answer("no"), json::parse(R"({"ok":false,"error":"no"})"));
+}
+
+TEST(ProtocolMessages, StallEventRoundTrip) {
+  fragd::StallEvent e;
+  e.ts_ns = 1;
+  e.pid = 2;
+  e.tid = 3;
+  e.comm = "stress";
+  e.cgroup_id = 4;
+  e.order = 9;
+  e.gfp = 0xcc0;
+  e.duration_ns = 5;
+  e.compact_ns = 6;
+  e.reclaim_ns = 7;
+  e.result = "success";
+  const json j = e;
+  EXPECT_EQ(j.size(), 11u);
+  EXPECT_EQ(json(j.get<fragd::StallEvent>()), j);
+}
+
+TEST(ProtocolMessages, ActionSummaryRoundTrip) {
+  const json j = json::parse(R"({"id":40,"action":"pool","trigger":"manual","node":-1,"reason":"r",
+                                 "size_kib":2048,"target":3})");
+  EXPECT_EQ(json(j.get<fragd::ActionSummary>()), j);
+}
+
+TEST(ProtocolMessages, RequestsRoundTrip) {
+  for (const char* text : {R"({"cmd":"hist"})", R"({"cmd":"status"})", R"({"cmd":"trace"})", R"({"cmd":"reload"})",
+                           R"({"cmd":"map","max_age_ns":0})", R"({"cmd":"action","id":7})",
+                           R"({"cmd":"compact"})", R"({"cmd":"compact","node":1})",
+                           R"({"cmd":"pool","size_kib":2048,"count":3,"node":0})"}) {
+    auto r = fragd::parse_request(text);
+    ASSERT_TRUE(r.ok()) << text << ": " << r.error().message;
+    EXPECT_EQ(json(*r), json::parse(text)) << text;
+  }
+  EXPECT_EQ(json(fragd::ControlRequest::pool(2048, 3, std::nullopt)),
+            json::parse(R"({"cmd":"pool","size_kib":2048,"count":3})"));
+  EXPECT_EQ(fragd::ControlRequest::pool(2048, 3, std::nullopt).access, fragd::Access::Act);
+  EXPECT_EQ(fragd::ControlRequest::read("reload").access, fragd::Access::Act);
+  EXPECT_EQ(fragd::ControlRequest::map(5).access, fragd::Access::Read);
+}
+
+template <class T>
+fragd::Result<void> read_as(const json& answer, const std::string& cmd) {
+  auto r = fragd::read_answer<T>(answer, cmd);
+  if (!r) return r.error();
+  return {};
+}
+
+// A key missing or of the wrong type: an Error naming the answer and the field, never an exception.
+TEST(ProtocolMessages, BadAnswersNameTheField) {
+  struct Case {
+    const char* fixture;
+    const char* cmd;
+    const char* pointer;  // the field to break (JSON pointer)
+    bool erase;           // erase it, or set it to an array (of no field's type)
+    const char* expect;   // in the message
+  };
+  const Case cases[] = {
+      {"hist.json", "hist", "/orders", true, "no \"orders\" array"},
+      {"hist.json", "hist", "/orders/0/fast", true, "order 1: missing \"fast\""},
+      {"hist.json", "hist", "/orders/0/stalled", false, "order 1: \"stalled\" is not a non-negative integer"},
+      {"hist.json", "hist", "/orders/0/stall/success/sum_ns", true, "order 1.stall.success: histogram: missing"},
+      {"status.json", "status", "/nodes", true, "no \"nodes\" array"},
+      {"status.json", "status", "/nodes/0/score", false, "node 0: \"score\" is not a non-negative integer"},
+      {"status.json", "status", "/policy/dry_run", false, "policy: \"dry_run\" is not a boolean"},
+      {"status.json", "status", "/actions/0/result", true, "actions: outcome of action 1: missing \"result\""},
+      {"status.json", "status", "/pollution/tracked_blocks", true, "pollution: missing \"tracked_blocks\""},
+      {"map.json", "map", "/scan/zones/0/classes", true, "scan.zones[0]: missing \"classes\""},
+      {"map.json", "map", "/scan/pages_read", false, "scan.pages_read: not a non-negative integer"},
+      {"action_done.json", "action", "/state", true, "no string \"state\""},
+      {"action_done.json", "action", "/outcome/node", false, "outcome of action 2: \"node\" is not an integer"},
+      {"ids.json", "compact", "/ids/0", false, "an entry of \"ids\" is not a non-negative integer"},
+      {"reload.json", "reload", "/message", false, "\"message\" is not a string"},
+  };
+  for (const auto& c : cases) {
+    json a = answer(c.fixture);
+    const json::json_pointer p(c.pointer);
+    if (c.erase)
+      a[p.parent_pointer()].erase(p.back());
+    else
+      a[p] = json::array();
+    const std::string cmd = c.cmd;
+    auto read = [&]() -> fragd::Result<void> {
+      if (cmd == "hist") return read_as<fragd::HistSnapshot>(a, cmd);
+      if (cmd == "status") return read_as<fragd::StatusReply>(a, cmd);
+      if (cmd == "map") return read_as<fragd::MapView>(a, cmd);
+      if (cmd == "action") return read_as<fragd::ActionStateReply>(a, cmd);
+      if (cmd == "compact") return read_as<fragd::IdsReply>(a, cmd);
+      return read_as<fragd::ReloadReply>(a, cmd);
+    };
+    fragd::Result<void> got;
+    EXPECT_NO_THROW(got = read()) << c.fixture << " " << c.pointer;
+    ASSERT_FALSE(got.ok()) << c.fixture << " " << c.pointer;
+    const std::string want_prefix = std::string("malformed answer to '") + c.cmd + "' from fragd: ";
+    EXPECT_EQ(got.error().message.rfind(want_prefix, 0), 0u) << got.error().message;
+    EXPECT_NE(got.error().message.find(c.expect), std::string::npos) << got.error().message << " -- want " << c.expect;
+  }
+}
+
+}  // namespace
