@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "policy/config.h"
+#include "policy/values.h"
 #include "kernel/procfs.h"
 
 namespace fragd {
@@ -74,10 +75,9 @@ Result<uint64_t> parse_page_size_kib(const std::string& text) {
 // ---------------------------------------------------------------- parsing
 
 namespace config_detail {
+using namespace values;
 namespace {
 
-// MAX_NUMNODES is at most 1 << 10.
-constexpr uint64_t kMaxNode = 1023;
 constexpr uint64_t kSecond = 1'000'000'000ULL;
 constexpr uint64_t kMinute = 60 * kSecond;
 constexpr uint64_t kHour = 60 * kMinute;
@@ -98,56 +98,6 @@ Result<bool> open_section(const std::string& file, const YAML::Node& n, const st
   if (n.IsNull()) return false;
   if (auto r = check_keys(file, n, key + ".", known, may_be_empty); !r) return r.error();
   return true;
-}
-
-// `all`, or a node number 0..1023.
-Result<NodeSet> node_scalar(const std::string& file, const YAML::Node& n, const std::string& key) {
-  NodeSet s;
-  s.mark = mark_of(n);
-  if (n.IsScalar() && n.Scalar() == "all") return s;
-  if (n.IsScalar()) {
-    uint64_t v = 0;
-    const std::string& t = n.Scalar();
-    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || p != t.data() + t.size() || n.Tag() == "!")
-      return bad(file, n, key, "expected all or a node number (0, 1, ...), got '" + t + "'");
-  }
-  auto v = integer(file, n, key, 0, kMaxNode);
-  if (!v) return v.error();
-  s.all = false;
-  s.nodes = {static_cast<int>(*v)};
-  s.marks = {s.mark};
-  return s;
-}
-
-// `all`, or a list of node numbers.
-Result<NodeSet> node_list(const std::string& file, const YAML::Node& n, const std::string& key) {
-  NodeSet s;
-  s.mark = mark_of(n);
-  if (n.IsScalar() && n.Scalar() == "all") return s;
-  if (!n.IsSequence())
-    return bad(file, n, key, "expected all or a list of node numbers like [0, 1]");
-  if (n.size() == 0)
-    return bad(file, n, key,
-               "the list is empty, so no node would ever be compacted; write all, list nodes, or set "
-               "compaction.score.enabled and compaction.demand.enabled to false");
-  s.all = false;
-  std::map<int, SourceMark> seen;
-  for (size_t i = 0; i < n.size(); ++i) {
-    const std::string k = key + "[" + std::to_string(i) + "]";
-    auto v = integer(file, n[i], k, 0, kMaxNode);
-    if (!v) return v.error();
-    const int node = static_cast<int>(*v);
-    if (auto [it, fresh] = seen.emplace(node, mark_of(n[i])); !fresh)
-      return bad(file, n[i], k,
-                 "node " + std::to_string(node) + " is listed twice (first at line " +
-                     std::to_string(it->second.line) + ":" + std::to_string(it->second.column) + "); keep one");
-  }
-  for (const auto& [node, m] : seen) {
-    s.nodes.push_back(node);
-    s.marks.push_back(m);
-  }
-  return s;
 }
 
 Result<void> parse_score(const std::string& file, const YAML::Node& n, ScoreTrigger& out) {
