@@ -65,9 +65,4 @@ Result<uint64_t> parse_duration_ns(const std::string& text);
 // "ADDR:PORT" with a numeric port 1..65535; "[::1]:9717" accepted.
 Result<void> check_listen_address(const std::string& text);
 
-// The policy sections (policy.cc). `n` is the section's value.
-namespace config_detail {
-Result<void> parse_compaction(const std::string& file, const YAML::Node& n, CompactionPolicy& out);
-Result<void> parse_hugepages(const std::string& file, const YAML::Node& n, HugepagePolicy& out);
-}  // namespace config_detail
 }  // namespace fragd
