@@ -1,8 +1,8 @@
 // Every key of the config file, declared once: its path, type, range, default,
 // unit, the Config field it sets and a one-line doc. The binder
-// (policy/binder.h) reads the YAML with these declarations. What involves
-// several keys (low < high, the demand trigger's rules) is a rule run after its
-// section is bound.
+// (policy/binder.h) reads the YAML with these declarations, and README's key
+// tables are printed from them (key_table). What involves several keys (low <
+// high, the demand trigger's rules) is a rule run after its section is bound.
 #pragma once
 
 #include <cstdint>
@@ -79,5 +79,12 @@ std::vector<const Key*> keys_below(std::string_view section);
 // The name of `k` within its section: "high" for "compaction.score.high".
 std::string_view key_name(const Key& k);
 
+// README's table of `table`'s keys (markdown, a line per key).
+std::string key_table(KeyTable table);
+// `readme` with the text between each table's markers replaced by key_table();
+// an error names a marker that is missing.
+Result<std::string> readme_with_key_tables(const std::string& readme);
+// What regenerates README's tables, for messages.
+inline constexpr const char* kRegenerateKeyTables = "build/config_keys --update README.md";
 
 }  // namespace fragd

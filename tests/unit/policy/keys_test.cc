@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <fstream>
+#include <sstream>
 #include <type_traits>
 
 #include "base/format.h"
@@ -124,6 +126,33 @@ TEST(Keys, DeclaredDefaultsAreTheStructDefaults) {
     ++checked;
   }
   EXPECT_GE(checked, 35);
+}
+
+TEST(Keys, ReadmeTablesAreTheDeclarations) {
+  const std::string path = std::string(FRAGD_FIXTURES_DIR) + "/../../README.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "cannot read " << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string readme = ss.str();
+  auto want = readme_with_key_tables(readme);
+  ASSERT_TRUE(want.ok()) << want.error().message;
+  if (*want != readme) {
+    std::istringstream a(readme), b(*want);
+    std::string la, lb;
+    int line = 0;
+    while (std::getline(a, la) && std::getline(b, lb) && ++line && la == lb) {
+    }
+    ADD_FAILURE() << "README.md's key tables differ from the declarations in daemon/policy/keys.cc (first at line "
+                  << line << ":\n  README: " << la << "\n  wanted: " << lb << "\nregenerate them: "
+                  << kRegenerateKeyTables;
+  }
+}
+
+TEST(Keys, ReadmeWithoutMarkersIsAnError) {
+  auto r = readme_with_key_tables("# fragd\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("<!-- keys:config begin"), std::string::npos) << r.error().message;
 }
 
 }  // namespace
