@@ -65,42 +65,4 @@ Result<uint64_t> parse_duration_ns(const std::string& text);
 // "ADDR:PORT" with a numeric port 1..65535; "[::1]:9717" accepted.
 Result<void> check_listen_address(const std::string& text);
 
-// The YAML readers shared by config.cc (top-level keys) and policy.cc (the
-// `compaction:` and `hugepages:` sections). Not an API for other callers.
-// `file` names the file in messages, `key` is the full key path
-// ("hugepages.pools[1].size"); errors read "file:line:column: key 'K': what; fix".
-namespace config_detail {
-
-SourceMark mark_of(const YAML::Node& n);
-std::string where(const std::string& file, const YAML::Node& n);
-Error bad(const std::string& file, const YAML::Node& n, const std::string& key, const std::string& what);
-
-// `map` must be a YAML map. Rejects a key not in `known` (listing them), a key
-// given twice and a key without a value, except keys in `may_be_empty`
-// (sections: an empty section means all its defaults).
-Result<void> check_keys(const std::string& file, const YAML::Node& map, const std::string& prefix,
-                        const std::set<std::string>& known, const std::set<std::string>& may_be_empty = {});
-// `n` must be a map or empty (null); `what` lists its keys for the message.
-Result<void> expect_section(const std::string& file, const YAML::Node& n, const std::string& key,
-                            const std::string& what);
-
-Result<std::string> scalar(const std::string& file, const YAML::Node& n, const std::string& key);
-// A plain (unquoted) decimal integer in lo..hi.
-Result<uint64_t> integer(const std::string& file, const YAML::Node& n, const std::string& key, uint64_t lo,
-                         uint64_t hi);
-// A plain (unquoted) finite number in lo..hi.
-Result<double> number(const std::string& file, const YAML::Node& n, const std::string& key, double lo,
-                      double hi);
-// Plain true/false (also True/TRUE/False/FALSE). yes/no/on/off are refused: YAML
-// 1.1 reads them as booleans, YAML 1.2 as strings.
-Result<bool> boolean(const std::string& file, const YAML::Node& n, const std::string& key);
-// parse_duration_ns, in lo_ns..hi_ns.
-Result<uint64_t> duration(const std::string& file, const YAML::Node& n, const std::string& key,
-                          uint64_t lo_ns, uint64_t hi_ns);
-
-// The policy sections (policy.cc). `n` is the section's value.
-Result<void> parse_compaction(const std::string& file, const YAML::Node& n, CompactionPolicy& out);
-Result<void> parse_hugepages(const std::string& file, const YAML::Node& n, HugepagePolicy& out);
-
-}  // namespace config_detail
 }  // namespace fragd

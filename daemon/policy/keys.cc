@@ -1,0 +1,360 @@
+// Every key of the config file, declared once (policy/keys.h), and the rules
+// between keys that run once their section is bound.
+#include "policy/keys.h"
+
+#include <grp.h>
+#include <yaml-cpp/yaml.h>
+
+#include <limits>
+
+#include "base/format.h"
+#include "policy/values.h"
+
+namespace fragd {
+
+using namespace values;
+
+namespace {
+
+constexpr uint64_t kSecond = 1'000'000'000ULL;
+constexpr uint64_t kMinute = 60 * kSecond;
+constexpr uint64_t kHour = 60 * kMinute;
+constexpr uint64_t kDay = 24 * kHour;
+constexpr uint64_t kNoLimit = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kMinGuardKib = 64 * 1024;
+
+// ---------------------------------------------------------------- rules on one key
+
+Result<void> mode_sets_act(const std::string&, const YAML::Node&, Config& c) {
+  c.policy.act = c.mode == "act";
+  return {};
+}
+
+Result<void> listen_address(const std::string& file, const YAML::Node& n, Config& c) {
+  if (auto r = check_listen_address(c.listen); !r) return bad(file, n, "listen", r.error().message);
+  return {};
+}
+
+Result<void> socket_path(const std::string& file, const YAML::Node& n, Config& c) {
+  if (c.socket.empty() || c.socket[0] != '/') return bad(file, n, "socket", "expected an absolute path");
+  if (c.socket.size() >= 108) return bad(file, n, "socket", "path is longer than a Unix socket allows (107)");
+  return {};
+}
+
+// Resolved now, so that a typo fails --check-config and the reload check, not the start.
+Result<void> group_exists(const std::string& file, const YAML::Node& n, Config& c) {
+  const std::string& s = c.socket_group;
+  const group* g = getgrnam(s.c_str());
+  if (!g)
+    return bad(file, n, "socket_group",
+               "'" + s + "' is not a group on this host; create it (groupadd " + s +
+                   ") or remove the key to keep the socket root's alone");
+  c.socket_gid = g->gr_gid;
+  return {};
+}
+
+// 1s..24h, with the reason for the lower bound.
+Result<void> min_interval_range(const std::string& file, const YAML::Node& n, Config& c) {
+  const uint64_t d = c.policy.compaction.min_interval_ns;
+  const std::string key = "compaction.min_interval";
+  if (d < kSecond)
+    return bad(file, n, key,
+               format_duration(d, DurationStyle::Exact) +
+                   " is refused: acting that often would keep compaction running continuously; set at least 1s");
+  if (d > kDay)
+    return bad(file, n, key, "duration '" + format_duration(d, DurationStyle::Exact) + "' is out of range 1s..24h");
+  return {};
+}
+
+// (0, 30s], with the reason for each bound.
+Result<void> cpu_budget_range(const std::string& file, const YAML::Node& n, Config& c) {
+  const uint64_t d = c.policy.compaction.cpu_budget_ns;
+  const std::string key = "compaction.cpu_budget";
+  if (d == 0)
+    return bad(file, n, key,
+               "0 is refused: no compaction could ever run; to stop acting use mode: observe, or set the "
+               "triggers' enabled: false");
+  if (d > 30 * kSecond)
+    return bad(file, n, key,
+               format_duration(d, DurationStyle::Exact) +
+                   " of compaction per minute is refused: more than half a CPU; set at most 30s");
+  return {};
+}
+
+Result<void> reserve_mark(const std::string&, const YAML::Node& n, Config& c) {
+  c.policy.compaction.reserve.mark = mark_of(n);
+  return {};
+}
+
+Result<void> guard_floor(const std::string& file, const YAML::Node& n, Config& c) {
+  HugepagePolicy& h = c.policy.hugepages;
+  if (h.guard_kib < kMinGuardKib)
+    return bad(file, n, "hugepages.guard",
+               "'" + n.Scalar() + "' is refused: hugepage allocation could take MemAvailable " +
+                   (h.guard_kib == 0 ? std::string("to zero") : "below " + format_size_kib(h.guard_kib, SizeStyle::Config)) +
+                   " and set off the OOM killer; set at least 64MiB (default 1GiB)");
+  h.guard_mark = mark_of(n);
+  return {};
+}
+
+// ---------------------------------------------------------------- rules between keys
+
+Result<void> score_thresholds(const std::string& file, const YAML::Node& n, Config& c) {
+  const ScoreTrigger& s = c.policy.compaction.score;
+  if (s.low < s.high) return {};
+  const bool at_low = static_cast<bool>(n["low"]);
+  return bad(file, at_low ? n["low"] : n["high"], at_low ? "compaction.score.low" : "compaction.score.high",
+             "contradictory thresholds: low " + std::to_string(s.low) + " is not below high " + std::to_string(s.high) +
+                 " (compaction starts above high and stops below low); make low smaller than high");
+}
+
+Result<void> demand_has_a_check(const std::string& file, const YAML::Node& n, Config& c) {
+  const DemandTrigger& d = c.policy.compaction.demand;
+  if (!d.enabled || d.stalls_per_second != 0 || d.stall_p99_ns != 0) return {};
+  const char* at = n["enabled"] ? "enabled" : n["stalls_per_second"] ? "stalls_per_second" : "stall_p99";
+  return bad(file, n[at], std::string("compaction.demand.") + at,
+             "the demand trigger is enabled but both of its checks are off (stalls_per_second 0 and stall_p99 "
+             "0); set enabled: false instead, or give one of them a limit");
+}
+
+// The back-off starts at min_interval and doubles up to max.
+Result<void> backoff_covers_min_interval(const std::string& file, const YAML::Node& n, Config& c) {
+  const CompactionPolicy& p = c.policy.compaction;
+  if (p.backoff.max_ns >= p.min_interval_ns) return {};
+  const std::string max = format_duration(p.backoff.max_ns, DurationStyle::Exact);
+  const std::string min = format_duration(p.min_interval_ns, DurationStyle::Exact);
+  if (n["backoff"] && n["backoff"].IsMap() && n["backoff"]["max"])
+    return bad(file, n["backoff"]["max"], "compaction.backoff.max",
+               max + " is shorter than compaction.min_interval " + min +
+                   " (the back-off starts at min_interval and doubles up to max); set max >= min_interval");
+  return bad(file, n["min_interval"], "compaction.min_interval",
+             min + " is longer than compaction.backoff.max " + max +
+                 " (its default; the back-off starts at min_interval and doubles up to max); set backoff.max >= "
+                 "min_interval");
+}
+
+Result<void> file_rules(const std::string& file, const YAML::Node& root, Config& c) {
+  // The demand trigger counts stalls the BPF side traced: orders below
+  // bpf.min_order never reach it.
+  const DemandTrigger& d = c.policy.compaction.demand;
+  const YAML::Node comp = root["compaction"];
+  auto demand_given = [&](const char* key) {
+    return comp && comp.IsMap() && comp["demand"] && comp["demand"].IsMap() && comp["demand"][key];
+  };
+  if (d.enabled && d.min_order < c.min_order) {
+    const bool at_demand = demand_given("min_order");
+    return bad(file, at_demand ? comp["demand"]["min_order"] : root["bpf"]["min_order"],
+               at_demand ? "compaction.demand.min_order" : "bpf.min_order",
+               "compaction.demand.min_order " + std::to_string(d.min_order) + " is below bpf.min_order " +
+                   std::to_string(c.min_order) + ", so stalls of orders " + std::to_string(d.min_order) + ".." +
+                   std::to_string(c.min_order - 1) +
+                   " are never traced; raise compaction.demand.min_order to at least bpf.min_order or lower "
+                   "bpf.min_order");
+  }
+  // The p99 check reads the stall histogram, which only allocation counting fills.
+  if (c.policy.act && d.enabled && d.stall_p99_ns > 0 && c.allocations == "off") {
+    const bool at_p99 = demand_given("stall_p99");
+    return bad(file, at_p99 ? comp["demand"]["stall_p99"] : root["bpf"]["allocations"],
+               at_p99 ? "compaction.demand.stall_p99" : "bpf.allocations",
+               "compaction.demand.stall_p99 needs the stall times of counted allocations, and bpf.allocations "
+               "is off, so it would never fire; set compaction.demand.stall_p99: 0 (the stall-rate check "
+               "still works) or bpf.allocations: adaptive");
+  }
+  if (c.scan_max_age_ns < c.scan_ns) {
+    const YAML::Node pb = root["pageblocks"];
+    return bad(file, pb && pb.IsMap() && pb["max_age"] ? pb["max_age"] : pb["interval"], "pageblocks.max_age",
+               "pageblocks.max_age " + format_duration(c.scan_max_age_ns, DurationStyle::Exact) +
+                   " is below pageblocks.interval " + format_duration(c.scan_ns, DurationStyle::Exact) +
+                   "; raise max_age to at least the interval");
+  }
+  return {};
+}
+
+}  // namespace
+
+const std::vector<Key>& config_keys() {
+  using enum KeyType;
+  constexpr KeyTable kConfig = KeyTable::Config;
+  constexpr KeyTable kPolicy = KeyTable::Policy;
+
+  static const std::vector<Key> keys = {
+      {.path = "", .type = Section, .rule = file_rules},
+      {.path = "mode", .type = Choice, .table = kConfig, .choices = {"observe", "act"},
+       .refusal = "is not a mode; use 'observe' (watch only) or 'act' (apply the policy)", .def = "observe",
+       .field = FIELD(mode), .rule = mode_sets_act,
+       .doc = "`observe`: watch and export, change nothing; `act`: apply the policy (see Policy)"},
+      {.path = "dry_run", .type = Bool, .table = kPolicy, .def = "false", .field = FIELD(policy.dry_run),
+       .doc = "with `act`: decide and log every action (result `dry_run`), write nothing to the kernel"},
+      {.path = "listen", .type = Text, .table = kConfig, .def = "127.0.0.1:9717", .field = FIELD(listen),
+       .rule = listen_address, .doc = "address of `/metrics` (`--listen` overrides)"},
+      {.path = "socket", .type = Text, .table = kConfig, .def = "/run/fragd/fragd.sock", .field = FIELD(socket),
+       .rule = socket_path, .doc = "control socket (`--socket` overrides); mode 0600, root's alone"},
+      {.path = "socket_group", .type = Text, .table = kConfig, .field = FIELD(socket_group), .rule = group_exists,
+       .doc = "a group whose members may send read requests (`status`, `hist`, `trace`, `map`, `action`): the socket "
+              "becomes 0660 root:GROUP. Acting requests (`compact`, `pool`, `reload`) stay root's. The group must "
+              "exist when the file is checked"},
+      {.path = "tick_interval", .type = Duration, .table = kConfig, .lo = 100'000'000, .hi = kHour, .def = "1s",
+       .field = FIELD(tick_ns), .doc = "how often maps and /proc are read (100ms..1h)"},
+      {.path = "pagetypeinfo_interval", .type = Duration, .table = kConfig, .lo = kSecond, .hi = kDay, .def = "60s",
+       .field = FIELD(pagetypeinfo_ns),
+       .doc = "how often /proc/pagetypeinfo is read (1s..24h): the kernel walks every free list with the zone lock "
+              "held and interrupts off to print it, 3–16 ms per read on this machine when fragmented, so fragd does "
+              "not read it every tick"},
+
+      {.path = "bpf", .type = Section},
+      {.path = "bpf.allocations", .type = Choice, .table = kConfig, .choices = {"adaptive", "exact", "off"},
+       .refusal = "is not a counting mode; use 'adaptive' (count while memory needs watching), 'exact' (count every "
+                  "high-order allocation, always) or 'off'", .def = "adaptive", .field = FIELD(allocations),
+       .doc = "when the per-page `mm_page_alloc` counting program is attached: `adaptive` (from a stall until "
+              "`adaptive_hold` without one), `exact` (always), `off` (never); see \"What counting every allocation "
+              "costs\""},
+      {.path = "bpf.adaptive_hold", .type = Duration, .table = kConfig, .lo = kSecond, .hi = kDay, .def = "5m",
+       .field = FIELD(adaptive_hold_ns),
+       .doc = "`adaptive`: counting stays on this long after the last stall (1s..24h)"},
+      {.path = "bpf.adaptive_free_blocks", .type = Integer, .table = kConfig, .lo = 0, .hi = 1'000'000'000,
+       .def = "0", .field = FIELD(adaptive_free_blocks),
+       .doc = "`adaptive`: also count while a node has fewer free pageblocks than this (0 = never for this reason)"},
+      {.path = "bpf.min_order", .type = Integer, .table = kConfig, .lo = 1, .hi = 10, .def = "1",
+       .field = FIELD(min_order), .doc = "allocations below this order are not traced (1..10)"},
+      {.path = "bpf.slow_stall_threshold", .type = Duration, .table = kConfig, .lo = 1'000, .hi = 60 * kSecond,
+       .def = "10ms", .field = FIELD(slow_stall_ns), .doc = "stalls at least this long go to `fragctl trace`"},
+      {.path = "bpf.track_pollution", .type = Bool, .table = kConfig, .def = "true", .field = FIELD(track_pollution),
+       .doc = "the pollution ledger (`kmem:mm_page_alloc_extfrag`, fallbacks only; released by the pageblock scan)"},
+
+      {.path = "pageblocks", .type = Section},
+      {.path = "pageblocks.scan", .type = Bool, .table = kConfig, .def = "true", .field = FIELD(scan_pageblocks),
+       .doc = "classify pageblocks from /proc/kpageflags (root only; without it the feature is off with one warning)"},
+      {.path = "pageblocks.interval", .type = Duration, .table = kConfig, .lo = kSecond, .hi = kDay, .def = "60s",
+       .field = FIELD(scan_ns),
+       .doc = "at most this often while free memory or pageblock types change (1s..24h); `fragctl map` asks for a "
+              "fresh scan itself"},
+      {.path = "pageblocks.max_age", .type = Duration, .table = kConfig, .lo = kSecond, .hi = 7 * kDay, .def = "10m",
+       .field = FIELD(scan_max_age_ns), .doc = "at least this often, changed or not (at least `interval`)"},
+      {.path = "pageblocks.threads", .type = Integer, .table = kConfig, .lo = 1, .hi = 64, .def = "1",
+       .field = FIELD(scan_threads), .doc = "threads reading kpageflags (1..64)"},
+
+      {.path = "compaction", .type = Section, .rule = backoff_covers_min_interval, .sorted_hint = true},
+      {.path = "compaction.nodes", .type = NodeList, .table = kPolicy, .def = "all",
+       .field = FIELD(policy.compaction.nodes), .doc = "nodes fragd may compact: `all` or a list such as `[0, 1]`"},
+      {.path = "compaction.method", .type = Choice, .table = kPolicy, .choices = {"node", "proactiveness"},
+       .refusal = "is not a method; use node (write nodeN/compact) or proactiveness (raise "
+                  "vm.compaction_proactiveness for a while)", .def = "node", .field = FIELD(policy.compaction.method),
+       .doc = "`node`: write 1 to `/sys/devices/system/node/nodeN/compact` (synchronous, whole node). "
+              "`proactiveness`: raise `vm.compaction_proactiveness` to `proactiveness.value` while a trigger holds, "
+              "then put the old value back"},
+      {.path = "compaction.score", .type = Section, .rule = score_thresholds, .sorted_hint = true},
+      {.path = "compaction.score.enabled", .type = Bool, .table = kPolicy, .def = "true",
+       .field = FIELD(policy.compaction.score.enabled),
+       .doc = "the fragmentation-score trigger (the kernel's node score, 0..100, exported as "
+              "`fragd_node_fragmentation_score_percent`)"},
+      {.path = "compaction.score.high", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .def = "40",
+       .unit = "percent", .field = FIELD(policy.compaction.score.high),
+       .doc = "a node whose score rises above this is compacted... (0..100)"},
+      {.path = "compaction.score.low", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .def = "20",
+       .unit = "percent", .field = FIELD(policy.compaction.score.low),
+       .doc = "...until its score is below this (0..100, must be below `high`): hysteresis, so a node near one "
+              "threshold does not flap"},
+      {.path = "compaction.demand", .type = Section, .rule = demand_has_a_check, .sorted_hint = true},
+      {.path = "compaction.demand.enabled", .type = Bool, .table = kPolicy, .def = "true",
+       .field = FIELD(policy.compaction.demand.enabled),
+       .doc = "the demand trigger: allocations that stalled (direct compaction or reclaim), as the BPF side sees "
+              "them. Fires only on nodes whose score is at least `score.low` (something to compact)"},
+      {.path = "compaction.demand.min_order", .type = Integer, .table = kPolicy, .lo = 1, .hi = 10, .def = "4",
+       .field = FIELD(policy.compaction.demand.min_order),
+       .doc = "count stalls of this order and above (1..10; at least `bpf.min_order`, since lower orders are not "
+              "traced). 4 = above the kernel's costly order 3"},
+      {.path = "compaction.demand.stalls_per_second", .type = Number, .table = kPolicy, .number_lo = 0,
+       .number_hi = 1e9, .def = "10", .field = FIELD(policy.compaction.demand.stalls_per_second),
+       .doc = "compact when more stalls per second than this over `window` (a number >= 0; 0 = this check off)"},
+      {.path = "compaction.demand.stall_p99", .type = Duration, .table = kPolicy, .lo = 0, .hi = 60 * kSecond,
+       .def = "5ms", .field = FIELD(policy.compaction.demand.stall_p99_ns),
+       .doc = "compact when the p99 stall time over `window` is above this (0 = this check off; needs at least 5 "
+              "stalls in the window)"},
+      {.path = "compaction.demand.window", .type = Duration, .table = kPolicy, .lo = kSecond, .hi = kHour,
+       .def = "10s", .field = FIELD(policy.compaction.demand.window_ns),
+       .doc = "how far back both demand checks look (1s..1h)"},
+      {.path = "compaction.reserve", .type = Section, .sorted_hint = true},
+      {.path = "compaction.reserve.order", .type = Integer, .table = kPolicy, .lo = 1, .hi = 10, .def = "9",
+       .field = FIELD(policy.compaction.reserve.order),
+       .doc = "the reserve goal's block order (1..10; 9 = 2 MiB on x86-64)"},
+      // The machine check bounds it by node memory; this bound only keeps `blocks << order` in range.
+      {.path = "compaction.reserve.blocks", .type = Integer, .table = kPolicy, .lo = 0, .hi = uint64_t{1} << 40,
+       .def = "0", .field = FIELD(policy.compaction.reserve.blocks), .rule = reserve_mark,
+       .doc = "keep at least this many free blocks of `order` (larger blocks count as several) on each node in "
+              "scope, e.g. for a known consumer of 2 MiB pages. 0 = off"},
+      {.path = "compaction.proactiveness", .type = Section, .sorted_hint = true},
+      {.path = "compaction.proactiveness.value", .type = Integer, .table = kPolicy, .lo = 1, .hi = 100, .def = "90",
+       .field = FIELD(policy.compaction.proactiveness.value),
+       .doc = "with `method: proactiveness`: the value written to `vm.compaction_proactiveness` (1..100)"},
+      {.path = "compaction.proactiveness.hold", .type = Duration, .table = kPolicy, .lo = kSecond, .hi = kDay,
+       .def = "60s", .field = FIELD(policy.compaction.proactiveness.hold_ns),
+       .doc = "...for at most this long, then the previous value goes back (1s..24h). It also goes back when no "
+              "trigger holds, on a policy change and on exit"},
+      // Their rules check the range, with a reason for each bound.
+      {.path = "compaction.min_interval", .type = Duration, .table = kPolicy, .lo = 0, .hi = kNoLimit, .def = "10s",
+       .field = FIELD(policy.compaction.min_interval_ns), .rule = min_interval_range,
+       .doc = "least time between two actions on one node (1s..24h)"},
+      {.path = "compaction.cpu_budget", .type = Duration, .table = kPolicy, .lo = 0, .hi = kNoLimit, .def = "6s",
+       .field = FIELD(policy.compaction.cpu_budget_ns), .rule = cpu_budget_range,
+       .doc = "compaction time fragd may cause per minute, all nodes together (> 0, at most 30s). A compaction "
+              "starts only if the longest of the last four would still fit; a written compaction cannot be stopped, "
+              "so one run longer than any before can overshoot it (the soak saw 5.98 s against 4 s)"},
+      {.path = "compaction.backoff", .type = Section, .sorted_hint = true},
+      {.path = "compaction.backoff.min_gain", .type = Integer, .table = kPolicy, .lo = 1, .hi = 100, .def = "8",
+       .unit = "percentage points", .field = FIELD(policy.compaction.backoff.min_gain),
+       .doc = "a compaction that lowered the score by less than this (and added no reserve block) did not help "
+              "(1..100)"},
+      {.path = "compaction.backoff.max", .type = Duration, .table = kPolicy, .lo = 0, .hi = kDay, .def = "10m",
+       .field = FIELD(policy.compaction.backoff.max_ns),
+       .doc = "after compactions that did not help, fragd remembers the score reached as the node's floor and waits "
+              "`min_interval`, then 2x, 4x, ... up to this, unless the score climbs `min_gain` above the floor "
+              "(`min_interval`..24h)"},
+
+      {.path = "hugepages", .type = Section, .sorted_hint = true},
+      {.path = "hugepages.guard", .type = Size, .table = kPolicy, .def = "1GiB",
+       .field = FIELD(policy.hugepages.guard_kib), .rule = guard_floor,
+       .doc = "never allocate hugepages when `MemAvailable` would fall below this (at least 64MiB)"},
+      {.path = "hugepages.drop_caches", .type = Bool, .table = kPolicy, .def = "false",
+       .field = FIELD(policy.hugepages.drop_caches),
+       .doc = "drop clean page cache (`vm.drop_caches=1`) before a retry that follows an attempt without progress. "
+              "Off by default: every reader of files pays for it"},
+      {.path = "hugepages.pools", .type = Pools, .table = kPolicy, .def = "[]",
+       .field = FIELD(policy.hugepages.pools),
+       .doc = "hugetlb pool targets, each `{size, node, count}`: fragd compacts, allocates, reads the pool back and "
+              "retries while it makes progress (it stops after two attempts in a row without progress), never beyond "
+              "`count`, never below the guard, and shrinks the pool when `count` is lowered"},
+      {.path = "hugepages.pools[i].size", .type = PageSize, .table = kPolicy, .required = true,
+       .doc = "a page size the kernel offers: `2MB`, `1GB` (also `2M`, `2MiB`, `2048kB`, `1G`, `1GiB`)"},
+      {.path = "hugepages.pools[i].node", .type = Node, .table = kPolicy, .def = "all",
+       .doc = "`all`: the global pool (`/sys/kernel/mm/hugepages`, the kernel spreads it over nodes); `N`: node N's "
+              "pool"},
+      // The machine check bounds it by memory; this bound keeps count * size in range.
+      {.path = "hugepages.pools[i].count", .type = Integer, .table = kPolicy, .lo = 0, .hi = uint64_t{1} << 32,
+       .required = true, .doc = "pages wanted (an integer >= 0)"},
+  };
+  return keys;
+}
+
+const Key* find_key(std::string_view path) {
+  for (const Key& k : config_keys())
+    if (k.path == path) return &k;
+  return nullptr;
+}
+
+std::string_view key_name(const Key& k) {
+  const size_t dot = k.path.rfind('.');
+  return dot == std::string_view::npos ? k.path : k.path.substr(dot + 1);
+}
+
+std::vector<const Key*> keys_below(std::string_view section) {
+  std::vector<const Key*> out;
+  const size_t skip = section.empty() ? 0 : section.size() + 1;
+  for (const Key& k : config_keys()) {
+    if (k.path.empty() || k.path.size() <= skip) continue;
+    if (!section.empty() && (!k.path.starts_with(section) || k.path[section.size()] != '.')) continue;
+    if (k.path.substr(skip).find('.') == std::string_view::npos) out.push_back(&k);
+  }
+  return out;
+}
+
+}  // namespace fragd

@@ -1,0 +1,90 @@
+// Every key of the config file, declared once: its path, type, range, default,
+// unit, the Config field it sets and a one-line doc. The binder
+// (policy/binder.h) reads the YAML with these declarations, and README's key
+// tables are printed from them (key_table). What involves several keys (low <
+// high, the demand trigger's rules) is a rule run after its section is bound.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "base/result.h"
+#include "policy/config.h"
+
+namespace YAML {
+class Node;
+}
+
+namespace fragd {
+
+enum class KeyType {
+  Section,   // a map of the keys below it; empty means all their defaults
+  Bool,      // true or false
+  Integer,   // a plain decimal integer in lo..hi
+  Number,    // a plain finite number in number_lo..number_hi
+  Duration,  // 1s, 500ms, ...: nanoseconds in lo..hi
+  Size,      // 1GiB, 512MiB, ...: KiB
+  PageSize,  // 2MB, 1GB: a power-of-two size in KiB
+  Choice,    // one of `choices`
+  Text,      // a string; its rule checks it
+  NodeList,  // all, or a list of node numbers
+  Node,      // all, or one node number
+  Pools,     // a list of hugepage pool targets, each a map of the keys below "<path>[i]"
+};
+
+// The README table a key is listed in.
+enum class KeyTable { None, Config, Policy };
+
+// A value as read, before it is stored.
+using KeyValue = std::variant<bool, uint64_t, double, std::string, NodeSet, std::vector<PoolTarget>>;
+
+// The Config field a key sets: FIELD(policy.dry_run).
+template <class T>
+using FieldOf = T& (*)(Config&);
+using KeyField = std::variant<std::monostate, FieldOf<bool>, FieldOf<unsigned>, FieldOf<uint64_t>, FieldOf<double>,
+                              FieldOf<std::string>, FieldOf<NodeSet>, FieldOf<CompactMethod>,
+                              FieldOf<std::vector<PoolTarget>>>;
+#define FIELD(member) (+[](Config& c) -> auto& { return c.member; })
+
+// Run after a key's value is stored (`n` is the value) or after a section is
+// bound (`n` is the section; the whole file for ""): checks that need more than
+// the type and range, and fields derived from the value (policy.act, marks).
+using KeyRule = Result<void> (*)(const std::string& file, const YAML::Node& n, Config& c);
+
+struct Key {
+  std::string_view path{};  // "compaction.score.high"; a list's entries "hugepages.pools[i].size"; "" is the file
+  KeyType type = KeyType::Section;
+  KeyTable table = KeyTable::None;
+  uint64_t lo = 0, hi = 0;                // Integer; Duration in ns
+  double number_lo = 0, number_hi = 0;    // Number
+  std::vector<std::string_view> choices{};  // Choice: the words, in the order of the enum a field holds
+  std::string_view refusal{};             // Choice: the message is "'WORD' " + refusal
+  std::string_view def{};                 // the default as written in the file; "" = none
+  bool required = false;                  // a list entry's key that must be given
+  std::string_view unit{};                // the scale, where the number alone does not say it
+  KeyField field{};
+  KeyRule rule = nullptr;
+  bool sorted_hint = false;  // Section: "expected a map (...)" lists its keys sorted, not as declared
+  std::string_view doc{};    // README's "meaning"
+};
+
+// Every key in declaration order, each section before its keys: the order of README's tables.
+const std::vector<Key>& config_keys();
+const Key* find_key(std::string_view path);
+// The keys directly below `section` ("" for the top level), in declaration order.
+std::vector<const Key*> keys_below(std::string_view section);
+// The name of `k` within its section: "high" for "compaction.score.high".
+std::string_view key_name(const Key& k);
+
+// README's table of `table`'s keys (markdown, a line per key).
+std::string key_table(KeyTable table);
+// `readme` with the text between each table's markers replaced by key_table();
+// an error names a marker that is missing.
+Result<std::string> readme_with_key_tables(const std::string& readme);
+// What regenerates README's tables, for messages.
+inline constexpr const char* kRegenerateKeyTables = "build/config_keys --update README.md";
+
+}  // namespace fragd
