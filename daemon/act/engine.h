@@ -191,16 +191,11 @@ class Engine {
   std::vector<ActionOutcome> take_dropped();
 
  private:
-  struct NodeTrack {
-    unsigned score = 0;
+  // What nodes() reports of a node (NodeState), and what only the engine keeps.
+  struct NodeTrack : NodeState {
     uint64_t free_pages = 0;
     std::vector<uint64_t> free_blocks;
-    bool hot = false;
-    std::optional<unsigned> floor;
-    unsigned misses = 0;
     std::optional<uint64_t> last_end_ns;
-    std::string waiting;
-    uint64_t next_allowed_ns = 0;
   };
   struct PoolTrack {
     PoolState s;

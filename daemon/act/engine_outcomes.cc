@@ -239,14 +239,8 @@ std::vector<NodeState> Engine::nodes() const {
   std::vector<NodeState> v;
   for (const auto& [id, t] : node_state_) {
     if (!policy_.compaction.nodes.contains(id)) continue;
-    NodeState s;
+    NodeState s = t;  // the reported part of what the engine keeps
     s.node = id;
-    s.score = t.score;
-    s.hot = t.hot;
-    s.floor = t.floor;
-    s.misses = t.misses;
-    s.next_allowed_ns = t.next_allowed_ns;
-    s.waiting = t.waiting;
     v.push_back(std::move(s));
   }
   return v;

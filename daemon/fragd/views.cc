@@ -103,8 +103,12 @@ StallEvent stall_message(const stall_event& e) {
   return m;
 }
 
-ActionSummary action_summary(const ActionRequest& r) {
-  ActionSummary a;
+namespace {
+
+// What an action was asked to do, in either form the protocol carries it.
+template <class Action>
+Action asked(const ActionRequest& r) {
+  Action a;
   a.id = r.id;
   a.action = action_name(r.kind);
   a.trigger = trigger_label(r.trigger);
@@ -115,16 +119,13 @@ ActionSummary action_summary(const ActionRequest& r) {
   return a;
 }
 
+}  // namespace
+
+ActionSummary action_summary(const ActionRequest& r) { return asked<ActionSummary>(r); }
+
 ActionReport action_report(const ActionOutcome& o, uint64_t mono_now, uint64_t real_now) {
   const ActionRequest& r = o.req;
-  ActionReport a;
-  a.id = r.id;
-  a.action = action_name(r.kind);
-  a.trigger = trigger_label(r.trigger);
-  a.node = r.node;
-  a.reason = r.reason;
-  a.size_kib = r.size_kib;
-  a.target = r.target;
+  ActionReport a = asked<ActionReport>(r);
   const uint64_t age = mono_now > o.start_ns ? mono_now - o.start_ns : 0;
   a.result = o.result;
   a.detail = o.detail;

@@ -144,20 +144,26 @@ Result<uint64_t> duration(const std::string& file, const YAML::Node& n, const st
   return *d;
 }
 
-Result<uint64_t> size_kib(const std::string& file, const YAML::Node& n, const std::string& key) {
+namespace {
+
+// A scalar read with `parse`; its error is the key's.
+Result<uint64_t> parsed(const std::string& file, const YAML::Node& n, const std::string& key,
+                        Result<uint64_t> (*parse)(const std::string&)) {
   auto s = scalar(file, n, key);
   if (!s) return s.error();
-  auto kib = parse_size_kib(*s);
-  if (!kib) return bad(file, n, key, kib.error().message);
-  return *kib;
+  auto v = parse(*s);
+  if (!v) return bad(file, n, key, v.error().message);
+  return *v;
+}
+
+}  // namespace
+
+Result<uint64_t> size_kib(const std::string& file, const YAML::Node& n, const std::string& key) {
+  return parsed(file, n, key, parse_size_kib);
 }
 
 Result<uint64_t> page_size_kib(const std::string& file, const YAML::Node& n, const std::string& key) {
-  auto s = scalar(file, n, key);
-  if (!s) return s.error();
-  auto kib = parse_page_size_kib(*s);
-  if (!kib) return bad(file, n, key, kib.error().message);
-  return *kib;
+  return parsed(file, n, key, parse_page_size_kib);
 }
 
 // `all`, or a node number 0..1023.

@@ -74,14 +74,16 @@ Result<ActionReport> parse_outcome(const json& outcome) {
   }
 }
 
-std::string outcome_subject(const ActionReport& o) {
-  if (o.action == "compact") return o.node < 0 ? std::string("compact every node") : "compact node " + node_text(o.node);
-  if (o.action == "pool")
-    return "pool " + (o.size_kib ? format_size_kib(*o.size_kib) : std::string("?")) + " node " + node_text(o.node);
-  std::string s = printable(o.action);
-  if (o.node >= 0) s += " node " + std::to_string(o.node);
+std::string action_subject(const std::string& action, int64_t node, std::optional<uint64_t> size_kib) {
+  if (action == "compact") return node < 0 ? std::string("compact every node") : "compact node " + node_text(node);
+  if (action == "pool")
+    return "pool " + (size_kib ? format_size_kib(*size_kib) : std::string("?")) + " node " + node_text(node);
+  std::string s = printable(action);
+  if (node >= 0) s += " node " + std::to_string(node);
   return s;
 }
+
+std::string outcome_subject(const ActionReport& o) { return action_subject(o.action, o.node, o.size_kib); }
 
 std::string format_outcome(const ActionReport& o) {
   std::string out = outcome_subject(o) + ": " + printable(o.result);

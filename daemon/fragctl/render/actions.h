@@ -45,6 +45,8 @@ std::string node_text(int64_t node);
 // What the action is about: "compact node 0", "compact every node",
 // "pool 2 MiB node 1", "pool 2 MiB node all", "proactiveness_raise".
 std::string outcome_subject(const ActionReport& o);
+// The same from its parts (an action asked, not yet finished: status' running one).
+std::string action_subject(const std::string& action, int64_t node, std::optional<uint64_t> size_kib);
 // One line, no newline, e.g.
 //   compact node 0: ok, score 93 -> 4, 392114 pages migrated, 1.52 s (manual: fragctl compact)
 //   pool 2 MiB node all: ok, 0 -> 3000 (target 3000), 2 writes, 1 compaction, 1.61 s (manual: fragctl pool set)

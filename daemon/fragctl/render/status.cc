@@ -196,17 +196,11 @@ void format_policy(const StatusReply& a, bool utc_times, std::string& out) {
       out += "  running: none\n";
     } else {
       const ActionSummary& s = **a.action_running;
-      ActionReport r;
-      r.action = s.action;
-      r.node = s.node;
-      r.size_kib = s.size_kib;
-      r.trigger = s.trigger;
-      r.reason = s.reason;
-      out += "  running: #" + u64_or_dash(s.id) + " " + outcome_subject(r);
-      if (!r.trigger.empty() || !r.reason.empty()) {
-        out += " (" + printable(r.trigger);
-        if (!r.trigger.empty() && !r.reason.empty()) out += ": ";
-        out += printable(r.reason) + ")";
+      out += "  running: #" + u64_or_dash(s.id) + " " + action_subject(s.action, s.node, s.size_kib);
+      if (!s.trigger.empty() || !s.reason.empty()) {
+        out += " (" + printable(s.trigger);
+        if (!s.trigger.empty() && !s.reason.empty()) out += ": ";
+        out += printable(s.reason) + ")";
       }
       out += "\n";
     }

@@ -7,14 +7,8 @@
 #include "policy/config.h"
 #include "policy/policy.h"
 
-using fragd::CompactMethod;
-using fragd::MachineFacts;
-using fragd::parse_config;
-using fragd::Policy;
-using fragd::test::check_on;
-using fragd::test::facts;
-using fragd::test::kMachines;
-using fragd::test::kShipped;
+using namespace fragd;        // NOLINT: the code under test
+using namespace fragd::test;  // NOLINT: its fixtures
 
 TEST(MachineFacts, OneNode) {
   MachineFacts f = facts("one_node");

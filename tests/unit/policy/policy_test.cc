@@ -6,14 +6,8 @@
 #include "policy/config.h"
 #include "policy/policy.h"
 
-using fragd::CompactMethod;
-using fragd::MachineFacts;
-using fragd::parse_config;
-using fragd::Policy;
-using fragd::test::check_on;
-using fragd::test::facts;
-using fragd::test::kMachines;
-using fragd::test::kShipped;
+using namespace fragd;        // NOLINT: the code under test
+using namespace fragd::test;  // NOLINT: its fixtures
 
 TEST(Policy, DefaultsAreThoseOfPolicyH) {
   auto c = parse_config("", "f.yaml");
@@ -395,34 +389,21 @@ TEST(Policy, DemandWithOneCheckOffIsFine) {
 // ---------------------------------------------------------------- helpers
 
 TEST(Sizes, PageSize) {
-  EXPECT_EQ(*fragd::parse_page_size_kib("2MB"), 2048u);
-  EXPECT_EQ(*fragd::parse_page_size_kib("2M"), 2048u);
-  EXPECT_EQ(*fragd::parse_page_size_kib("2MiB"), 2048u);
-  EXPECT_EQ(*fragd::parse_page_size_kib("2048kB"), 2048u);
-  EXPECT_EQ(*fragd::parse_page_size_kib("1GB"), 1048576u);
-  EXPECT_EQ(*fragd::parse_page_size_kib("1G"), 1048576u);
-  EXPECT_EQ(*fragd::parse_page_size_kib("1GiB"), 1048576u);
-  EXPECT_FALSE(fragd::parse_page_size_kib("3MB").ok());
-  EXPECT_FALSE(fragd::parse_page_size_kib("0").ok());
-  EXPECT_FALSE(fragd::parse_page_size_kib("2048").ok());
-  EXPECT_FALSE(fragd::parse_page_size_kib("2 MB").ok());
-  EXPECT_FALSE(fragd::parse_page_size_kib("MB").ok());
-  EXPECT_FALSE(fragd::parse_page_size_kib("-2MB").ok());
+  for (const auto& [text, kib] : std::vector<std::pair<std::string, uint64_t>>{
+           {"2MB", 2048}, {"2M", 2048}, {"2MiB", 2048}, {"2048kB", 2048}, {"1GB", 1048576}, {"1G", 1048576},
+           {"1GiB", 1048576}})
+    EXPECT_EQ(*fragd::parse_page_size_kib(text), kib) << text;
+  for (const char* bad : {"3MB", "0", "2048", "2 MB", "MB", "-2MB"})
+    EXPECT_FALSE(fragd::parse_page_size_kib(bad).ok()) << bad;
 }
 
 TEST(Sizes, Size) {
-  EXPECT_EQ(*fragd::parse_size_kib("1GiB"), 1048576u);
-  EXPECT_EQ(*fragd::parse_size_kib("512MiB"), 524288u);
-  EXPECT_EQ(*fragd::parse_size_kib("512M"), 524288u);
-  EXPECT_EQ(*fragd::parse_size_kib("1G"), 1048576u);
-  EXPECT_EQ(*fragd::parse_size_kib("65536KiB"), 65536u);
-  EXPECT_EQ(*fragd::parse_size_kib("65536kB"), 65536u);
-  EXPECT_EQ(*fragd::parse_size_kib("2TiB"), 2147483648u);
-  EXPECT_EQ(*fragd::parse_size_kib("0"), 0u);
-  EXPECT_FALSE(fragd::parse_size_kib("1024").ok());
-  EXPECT_FALSE(fragd::parse_size_kib("1.5GiB").ok());
-  EXPECT_FALSE(fragd::parse_size_kib("1PiB").ok());
-  EXPECT_FALSE(fragd::parse_size_kib("99999999999TiB").ok());
+  for (const auto& [text, kib] : std::vector<std::pair<std::string, uint64_t>>{
+           {"1GiB", 1048576}, {"512MiB", 524288}, {"512M", 524288}, {"1G", 1048576}, {"65536KiB", 65536},
+           {"65536kB", 65536}, {"2TiB", 2147483648}, {"0", 0}})
+    EXPECT_EQ(*fragd::parse_size_kib(text), kib) << text;
+  for (const char* bad : {"1024", "1.5GiB", "1PiB", "99999999999TiB"})
+    EXPECT_FALSE(fragd::parse_size_kib(bad).ok()) << bad;
   EXPECT_EQ(fragd::format_size_kib(2048, fragd::SizeStyle::Config), "2MiB");
   EXPECT_EQ(fragd::format_size_kib(1048576, fragd::SizeStyle::Config), "1GiB");
   EXPECT_EQ(fragd::format_size_kib(24684084, fragd::SizeStyle::Config), "23.54GiB");
