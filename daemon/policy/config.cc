@@ -4,6 +4,9 @@
 #include "policy/binder.h"
 #include "policy/values.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
@@ -40,14 +43,38 @@ Result<uint64_t> parse_duration_ns(const std::string& text) {
 
 
 Result<void> check_listen_address(const std::string& text) {
+  const auto refuse = [&](const std::string& why) {
+    return make_error("listen address '" + text + "' " + why +
+                          "; write IPV4-ADDRESS:PORT, such as 127.0.0.1:9717",
+                      EINVAL);
+  };
+  if (!text.empty() && text.front() == '[') {
+    const auto close = text.find(']');
+    if (close == std::string::npos) return refuse("opens an IPv6 address in brackets and does not close them");
+    if (close + 1 >= text.size() || text[close + 1] != ':')
+      return refuse("has an IPv6 address in brackets without ':PORT' right after them");
+  }
   const auto colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0)
-    return make_error("listen address '" + text + "' is not ADDR:PORT (e.g. 127.0.0.1:9717)", EINVAL);
-  const std::string port = text.substr(colon + 1);
+  if (colon == std::string::npos) return refuse("has no port");
+  if (colon == 0) return refuse("has no host");
+  const std::string host = text.substr(0, colon), port = text.substr(colon + 1);
   unsigned v = 0;
   auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), v);
   if (ec != std::errc() || p != port.data() + port.size() || v == 0 || v > 65535)
-    return make_error("listen address '" + text + "' has no valid port 1..65535", EINVAL);
+    return refuse("has no valid port 1..65535");
+  unsigned char addr[sizeof(in6_addr)];
+  if (host.front() == '[' || host.back() == ']' || host.find(':') != std::string::npos) {
+    if (host.size() < 2 || host.front() != '[' || host.back() != ']')
+      return refuse("names an IPv6 address without its brackets: write the IPv6 address in brackets before the port");
+    if (inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), addr) != 1)
+      return refuse("has '" + host + "', which is not an IPv6 address");
+    // Debian's civetweb, fragd's HTTP server, is built without IPv6 (mg_check_feature(8) is 0):
+    // refused here rather than at start.
+    return refuse("is an IPv6 address: fragd's HTTP server (Debian's civetweb) serves IPv4 only");
+  }
+  if (inet_pton(AF_INET, host.c_str(), addr) != 1)
+    return refuse("has '" + host + "', which is not an IPv4 address (dotted, such as 127.0.0.1; host names are "
+                  "not looked up)");
   return {};
 }
 

@@ -62,7 +62,8 @@ Result<Config> load_and_check_config(const std::string& path, const std::string&
 // "1s", "500ms", "250us", "100ns", "2m", "1h", or a bare number of seconds.
 Result<uint64_t> parse_duration_ns(const std::string& text);
 
-// "ADDR:PORT" with a numeric port 1..65535; "[::1]:9717" accepted.
+// "IPV4:PORT" with a port 1..65535; IPv6 is refused (Debian's civetweb serves no IPv6), host
+// names too (not looked up). Errors say what is wrong and the fix.
 Result<void> check_listen_address(const std::string& text);
 
 }  // namespace fragd

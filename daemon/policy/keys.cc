@@ -186,7 +186,7 @@ const std::vector<Key>& config_keys() {
       {.path = "dry_run", .type = Bool, .table = kPolicy, .def = "false", .field = FIELD(policy.dry_run),
        .doc = "with `act`: decide and log every action (result `dry_run`), write nothing to the kernel"},
       {.path = "listen", .type = Text, .table = kConfig, .def = "127.0.0.1:9717", .field = FIELD(listen),
-       .rule = listen_address, .doc = "address of `/metrics` (`--listen` overrides)"},
+       .rule = listen_address, .doc = "address of `/metrics`: an IPv4 address and a port (host names are not looked up; Debian's civetweb serves no IPv6) (`--listen` overrides)"},
       {.path = "socket", .type = Text, .table = kConfig, .def = "/run/fragd/fragd.sock", .field = FIELD(socket),
        .rule = socket_path, .doc = "control socket (`--socket` overrides); mode 0600, root's alone"},
       {.path = "socket_group", .type = Text, .table = kConfig, .field = FIELD(socket_group), .rule = group_exists,

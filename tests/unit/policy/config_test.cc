@@ -120,7 +120,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"bpf: 3\n", "key 'bpf': expected a map"},
                       BadCase{"tick_interval: 5parsecs\n", "unknown duration unit 'parsecs'"},
                       BadCase{"tick_interval: 1ms\n", "out of range"},
-                      BadCase{"listen: localhost\n", "is not ADDR:PORT"},
+                      BadCase{"listen: localhost\n", "has no port; write IPV4-ADDRESS:PORT"},
                       BadCase{"listen: 127.0.0.1:70000\n", "no valid port"},
                       BadCase{"socket: relative.sock\n", "expected an absolute path"},
                       BadCase{"mode: fast\n", "f.yaml:1:7: key 'mode': 'fast' is not a mode; use 'observe'"},
