@@ -29,6 +29,19 @@
 
 using namespace fragd::ctl;
 
+namespace {
+
+// --timeout and --json of the acting commands (compact, pool set).
+void add_wait_options(CLI::App* cmd, ActArgs& args) {
+  cmd->add_option("--timeout", args.timeout_s, "Wait at most SEC seconds for the outcome")
+      ->type_name("SEC")
+      ->check(CLI::Range(0.1, 604800.0))
+      ->capture_default_str();
+  cmd->add_flag("--json", args.json, "The outcomes as a JSON array");
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"fragctl: query and drive fragd, the memory fragmentation and allocation-stall daemon"};
   app.footer(
@@ -118,11 +131,7 @@ int main(int argc, char** argv) {
                                                "Only this NUMA node (default: every node of the policy's scope)")
                                ->type_name("N")
                                ->check(CLI::NonNegativeNumber);
-  compact->add_option("--timeout", compact_args.timeout_s, "Wait at most SEC seconds for the outcome")
-      ->type_name("SEC")
-      ->check(CLI::Range(0.1, 604800.0))
-      ->capture_default_str();
-  compact->add_flag("--json", compact_args.json, "The outcomes as a JSON array");
+  add_wait_options(compact, compact_args);
 
   auto* pool = app.add_subcommand("pool", "Hugetlb pools managed by fragd");
   pool->require_subcommand(1);
@@ -141,11 +150,7 @@ int main(int argc, char** argv) {
   auto* pool_node_opt = pool_set->add_option("--node", pool_node, "The pool of this NUMA node (default: the global pool)")
                             ->type_name("N")
                             ->check(CLI::NonNegativeNumber);
-  pool_set->add_option("--timeout", pool_args.timeout_s, "Wait at most SEC seconds for the outcome")
-      ->type_name("SEC")
-      ->check(CLI::Range(0.1, 604800.0))
-      ->capture_default_str();
-  pool_set->add_flag("--json", pool_args.json, "The outcomes as a JSON array");
+  add_wait_options(pool_set, pool_args);
 
   auto* reload = app.add_subcommand(
       "reload", "Make fragd re-read its config file (like SIGHUP); a bad file leaves the running policy in place");

@@ -204,32 +204,40 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::strin
     }
   };
 
+  // A source fragd cannot run without: read, parse(text, path), each failure reported.
+  auto required_source = [&](const char* source, const auto& parse) -> Result<void> {
+    const std::string path = join(proc_root, source);
+    begin();
+    auto text = required(source);
+    if (!text) {
+      failed(source, path, text.error(), true);
+      return text.error();
+    }
+    if (Result<void> r = parse(*text, path); !r) {
+      failed(source, path, r.error(), false);
+      return r.error();
+    }
+    return {};
+  };
+
   const std::string buddy_path = join(proc_root, "buddyinfo");
-  begin();
-  auto buddy_text = required("buddyinfo");
-  if (!buddy_text) {
-    failed("buddyinfo", buddy_path, buddy_text.error(), true);
-    return buddy_text.error();
-  }
-  auto zones = parse_buddyinfo(*buddy_text, buddy_path, &snap.warnings);
-  if (!zones) {
-    failed("buddyinfo", buddy_path, zones.error(), false);
-    return zones.error();
-  }
-  snap.zones = std::move(*zones);
+  if (auto r = required_source("buddyinfo", [&](const std::string& text, const std::string& path) -> Result<void> {
+        auto zones = parse_buddyinfo(text, path, &snap.warnings);
+        if (!zones) return zones.error();
+        snap.zones = std::move(*zones);
+        return {};
+      });
+      !r)
+    return r.error();
   done("buddyinfo", buddy_path);
 
   const std::string zoneinfo_path = join(proc_root, "zoneinfo");
-  begin();
-  auto zoneinfo_text = required("zoneinfo");
-  if (!zoneinfo_text) {
-    failed("zoneinfo", zoneinfo_path, zoneinfo_text.error(), true);
-    return zoneinfo_text.error();
-  }
-  if (auto r = parse_zoneinfo(*zoneinfo_text, zoneinfo_path, snap.zones, &snap.warnings); !r) {
-    failed("zoneinfo", zoneinfo_path, r.error(), false);
+  if (auto r = required_source("zoneinfo",
+                               [&](const std::string& text, const std::string& path) {
+                                 return parse_zoneinfo(text, path, snap.zones, &snap.warnings);
+                               });
+      !r)
     return r.error();
-  }
 
   // buddyinfo lists every populated zone; one that zoneinfo says is
   // populated but that has no buddyinfo row lost its line.

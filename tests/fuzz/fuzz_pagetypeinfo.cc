@@ -39,9 +39,6 @@ void run(std::string_view text, std::vector<fragd::ZoneFree> zones) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::vector<fragd::ZoneFree> zones = fragd_fuzz::known_zones();
-  const std::string_view text = fragd_fuzz::as_text(data, size);
-  run(text, {});
-  run(text, zones);
+  fragd_fuzz::into_zones(data, size, run);
   return 0;
 }

@@ -42,10 +42,7 @@ void spans(std::string_view text) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::vector<fragd::ZoneFree> zones = fragd_fuzz::known_zones();
-  const std::string_view text = fragd_fuzz::as_text(data, size);
-  counters(text, {});
-  counters(text, zones);
-  spans(text);
+  fragd_fuzz::into_zones(data, size, counters);
+  spans(fragd_fuzz::as_text(data, size));
   return 0;
 }

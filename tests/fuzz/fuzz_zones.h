@@ -23,4 +23,13 @@ inline std::vector<fragd::ZoneFree> known_zones() {
   return std::move(*z);
 }
 
+// Runs `check` on the input merged into no zones, then into known_zones().
+template <class Check>
+void into_zones(const uint8_t* data, size_t size, const Check& check) {
+  static const std::vector<fragd::ZoneFree> zones = known_zones();
+  const std::string_view text = as_text(data, size);
+  check(text, std::vector<fragd::ZoneFree>{});
+  check(text, zones);
+}
+
 }  // namespace fragd_fuzz

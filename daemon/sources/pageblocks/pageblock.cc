@@ -161,11 +161,7 @@ Result<ScanResult> scan_pageblocks(const std::vector<ZoneSpan>& spans, const std
   for (const auto& span : spans) {
     if (span.end_pfn <= span.start_pfn) continue;
     ZoneScan z;
-    z.node = span.node;
-    z.zone = span.zone;
-    z.start_pfn = span.start_pfn;
-    z.end_pfn = span.end_pfn;
-    z.reserve_pages = span.reserve_pages;
+    static_cast<ZoneSpan&>(z) = span;
     z.first_block = span.start_pfn >> pageblock_order;
     const uint64_t last_block = (span.end_pfn - 1) >> pageblock_order;
     z.blocks.resize(last_block - z.first_block + 1);

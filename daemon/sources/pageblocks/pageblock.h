@@ -72,15 +72,12 @@ struct BlockInfo {
   uint16_t unmovable = 0;  // typed unmovable pages
 };
 
-struct ZoneScan {
-  int node = 0;
-  std::string zone;
-  uint64_t start_pfn = 0, end_pfn = 0;
+// The zone's span (node, zone, start_pfn, end_pfn, reserve_pages), and what the scan found in it.
+struct ZoneScan : ZoneSpan {
   uint64_t first_block = 0;          // block number (pfn >> order) of blocks[0]
   std::vector<BlockInfo> blocks;     // every block overlapping [start_pfn, end_pfn)
   std::array<uint64_t, kBlockClasses> counts{};  // blocks per class
   uint64_t free_pages = 0;           // pages seen free (KPF_BUDDY)
-  uint64_t reserve_pages = 0;        // ZoneSpan::reserve_pages
   // Huge pages (one per block): free now; further ones a full compaction
   // followed by a pool write can make; ones lost to pollution (hybrid blocks).
   uint64_t hugepages_free = 0, hugepages_compaction = 0, hugepages_polluted = 0;
