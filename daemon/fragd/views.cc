@@ -88,19 +88,9 @@ StallEvent stall_message(const stall_event& e) {
   std::string comm(e.comm, strnlen(e.comm, sizeof(e.comm)));
   for (char& ch : comm)
     if (ch < 0x20 || ch > 0x7e) ch = '?';
-  StallEvent m;
-  m.ts_ns = e.ts_ns;
-  m.pid = e.pid;
-  m.tid = e.tid;
-  m.comm = std::move(comm);
-  m.cgroup_id = e.cgroup_id;
-  m.order = e.order;
-  m.gfp = e.gfp;
-  m.duration_ns = e.duration_ns;
-  m.compact_ns = e.compact_ns;
-  m.reclaim_ns = e.reclaim_ns;
-  m.result = result_name(e.result);
-  return m;
+  return StallEvent{.ts_ns = e.ts_ns, .pid = e.pid, .tid = e.tid, .cgroup_id = e.cgroup_id, .order = e.order,
+                    .gfp = e.gfp, .comm = std::move(comm), .duration_ns = e.duration_ns,
+                    .compact_ns = e.compact_ns, .reclaim_ns = e.reclaim_ns, .result = result_name(e.result)};
 }
 
 namespace {

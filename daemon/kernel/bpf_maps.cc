@@ -126,13 +126,11 @@ Result<PollutionCounters> BpfReader::read_pollution_counters() const {
   if (ncpus_ <= 0) return make_error("cannot count possible CPUs (/sys/devices/system/cpu/possible)");
   pollution_stats st{};
   if (auto r = read_percpu(progs_.pollution_stats_fd(), 0, ncpus_, &st, "pollution_stats"); !r) return r.error();
-  PollutionCounters c;
-  c.events = st.events;
-  c.untracked_full = st.untracked_full;
-  c.untracked_range = st.untracked_range;
-  c.added_pages = st.pages_added;
-  c.added_blocks = st.blocks_added;
-  return c;
+  return PollutionCounters{.events = st.events,
+                           .untracked_full = st.untracked_full,
+                           .untracked_range = st.untracked_range,
+                           .added_pages = st.pages_added,
+                           .added_blocks = st.blocks_added};
 }
 
 Result<PollutionSnapshot> BpfReader::read_pollution() const {

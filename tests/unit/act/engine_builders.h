@@ -47,15 +47,9 @@ inline Policy act_policy() {
 }
 
 inline ActionOutcome outcome(const ActionRequest& r, const std::string& result, uint64_t start, uint64_t end,
-                      int before = -1, int after = -1) {
-  ActionOutcome o;
-  o.req = r;
-  o.result = result;
-  o.start_ns = start;
-  o.end_ns = end;
-  o.score_before = before;
-  o.score_after = after;
-  return o;
+                             int before = -1, int after = -1) {
+  return ActionOutcome{.req = r, .result = result, .start_ns = start, .end_ns = end, .score_before = before,
+                       .score_after = after};
 }
 
 inline MachineFacts one_node_facts() {

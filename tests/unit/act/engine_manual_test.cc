@@ -173,10 +173,15 @@ TEST(EngineProactiveness, RaiseErrorBacksOff) {
   EXPECT_EQ(raises, 5u);  // 0, 21, 62, 143, 304 (and 625 is past the end)
 }
 
-TEST(EnginePools, WaitDoublesAfterFailuresAndResetsOnANewTarget) {
+// A global 2 MiB pool of target 100, empty at time 0.
+class EnginePoolTarget : public ::testing::Test {
+ protected:
   Policy p = pool_policy(100);
-  Engine e(p);
+  Engine e{p};
   Observation o = pool_obs(0);
+};
+
+TEST_F(EnginePoolTarget, WaitDoublesAfterFailuresAndResetsOnANewTarget) {
   auto r = e.decide(o);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->kind, ActionKind::Pool);
@@ -199,10 +204,7 @@ TEST(EnginePools, WaitDoublesAfterFailuresAndResetsOnANewTarget) {
   EXPECT_EQ(e.pools()[0].last_result, "ok");
 }
 
-TEST(EnginePools, OkButStillOffTargetWaitsMinInterval) {
-  Policy p = pool_policy(100);
-  Engine e(p);
-  Observation o = pool_obs(0);
+TEST_F(EnginePoolTarget, OkButStillOffTargetWaitsMinInterval) {
   auto r = e.decide(o);
   ASSERT_TRUE(r);
   e.finished(outcome(*r, "ok", 0, kS));
