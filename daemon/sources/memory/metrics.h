@@ -1,7 +1,7 @@
 // Free memory by zone and order (/proc/buddyinfo, zoneinfo, pagetypeinfo) and
 // the kernel's fragmentation scores computed from it. Families
-// fragd_fragmentation_score, fragd_node_fragmentation_score, fragd_free_blocks,
-// fragd_unusable_free_index, fragd_pageblocks, fragd_zone_free_pages.
+// fragd_zone_fragmentation_score_percent, fragd_node_fragmentation_score_percent, fragd_free_blocks,
+// fragd_unusable_free_index_ratio, fragd_pageblocks, fragd_zone_free_pages.
 #pragma once
 
 #include "base/family.h"
