@@ -179,15 +179,21 @@ meta_versions() {
 	meta bpftrace_version "$(bpftrace --version 2>&1 | head -1)"
 }
 
-# report_output QUICK ROOT: the file the report goes to: BENCH_OUTPUT if set, else
-# /tmp/fragd-bench-quick.md for a smoke run, else BENCHMARKS.md.
+# report_output QUICK ROOT [RELIABILITY]: the file the report goes to: BENCH_OUTPUT if set, else
+# /tmp/fragd-bench-quick.md (/tmp/fragd-reliability-quick.md) for a smoke run, else
+# BENCHMARKS.md (RELIABILITY.md with the third argument).
 report_output() {
+	local doc=BENCHMARKS quick=/tmp/fragd-bench-quick.md
+	if [[ ${3:-} == RELIABILITY ]]; then
+		doc=RELIABILITY
+		quick=/tmp/fragd-reliability-quick.md
+	fi
 	if [[ -n ${BENCH_OUTPUT:-} ]]; then
 		echo "$BENCH_OUTPUT"
 	elif [[ $1 == 1 ]]; then
-		echo /tmp/fragd-bench-quick.md
+		echo "$quick"
 	else
-		echo "$2/BENCHMARKS.md"
+		echo "$2/$doc.md"
 	fi
 }
 
@@ -220,18 +226,6 @@ debian_python() {
 	python3 -c "import $1" 2>/dev/null || PY=/usr/bin/python3
 	"$PY" -c "import $1" 2>/dev/null ||
 		die "$1 not importable by python3 nor /usr/bin/python3 (bash scripts/install-deps.sh installs $2)"
-}
-
-# reliability_output: the file a reliability benchmark's section goes to: BENCH_OUTPUT when set,
-# /tmp/fragd-reliability-quick.md for a smoke run (BENCH_QUICK=1), RELIABILITY.md otherwise.
-reliability_output() {
-	if [[ -n ${BENCH_OUTPUT:-} ]]; then
-		echo "$BENCH_OUTPUT"
-	elif [[ ${BENCH_QUICK:-0} == 1 ]]; then
-		echo /tmp/fragd-reliability-quick.md
-	else
-		echo "$ROOT/RELIABILITY.md"
-	fi
 }
 
 # save_memory_settings: HP and PRO name the hugetlb pool size and vm.compaction_proactiveness

@@ -183,7 +183,7 @@ restore_on_exit
 meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- report ----------------------------------------------------------------------
-OUT=$(reliability_output)
+OUT=$(report_output "$QUICK" "$ROOT" RELIABILITY)
 "$PY" bench/load_report.py --work "$WORK" --output "$OUT"
 log "section written to $OUT"
 FAILED=0

@@ -158,7 +158,7 @@ restore_on_exit
 meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- report ----------------------------------------------------------------------
-OUT=$(reliability_output)
+OUT=$(report_output "$QUICK" "$ROOT" RELIABILITY)
 if [[ -n ${BENCH_PLOT:-} ]]; then
 	PLOT=$BENCH_PLOT
 elif [[ $QUICK == 1 ]]; then
