@@ -4,7 +4,7 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CONFIG  ?= configs/fragd.yaml
 
-.PHONY: all build deps run test unit integration bench clean fuzz sanitize test-kernels test-kernels-cma
+.PHONY: all build deps run test unit integration bench clean fuzz sanitize tsan test-kernels test-kernels-cma
 
 all: build
 
@@ -71,6 +71,14 @@ sanitize:
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAGD_SANITIZE=ON
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	bash scripts/sanitize.sh $(BUILD)-asan
+
+# ThreadSanitizer (cmake/Sanitize.cmake), built in $(BUILD)-tsan: the unit tests and the
+# integration tests labelled `daemon` (tests/CMakeLists.txt: the daemon layer without a heavy
+# memory workload); any data race or lock-order report fails the run.
+tsan:
+	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAGD_TSAN=ON
+	cmake --build $(BUILD)-tsan -j $(JOBS)
+	bash scripts/sanitize.sh $(BUILD)-tsan -L 'unit|daemon'
 
 clean:
 	rm -rf $(BUILD)

@@ -8,11 +8,30 @@
 # triggers it fails instead of printing a warning nobody reads. The BPF objects are
 # built by custom commands (cmake/BpfObject.cmake, clang -target bpf) and take none
 # of these flags: the verifier, not a sanitizer, checks them.
+#
+# FRAGD_TSAN: ThreadSanitizer instead (make tsan). fragd's threads (the main loop, the
+# pageblock scan, civetweb's /metrics workers reading the exporter's last families) share
+# state through mutexes and atomics; TSan reports any access to shared memory that no
+# lock or atomic orders. It cannot be combined with ASan.
 option(FRAGD_SANITIZE "Build with AddressSanitizer, LeakSanitizer and UBSan (tests and CI; not for production)" OFF)
+option(FRAGD_TSAN "Build with ThreadSanitizer (tests and CI; not for production)" OFF)
 
-if(FRAGD_SANITIZE)
-  set(FRAGD_SANITIZE_FLAGS
-    -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+if(FRAGD_SANITIZE AND FRAGD_TSAN)
+  message(FATAL_ERROR "FRAGD_SANITIZE and FRAGD_TSAN cannot be on in one build dir: ASan and TSan "
+    "exclude each other. Configure two build dirs (make sanitize and make tsan do).")
+endif()
+
+if(FRAGD_SANITIZE OR FRAGD_TSAN)
+  if(FRAGD_TSAN)
+    set(FRAGD_SANITIZE_FLAGS -fsanitize=thread -fno-omit-frame-pointer)
+    set(FRAGD_SANITIZE_RUNTIMES -static-libtsan)
+    set(FRAGD_SANITIZE_WHAT "thread")
+  else()
+    set(FRAGD_SANITIZE_FLAGS
+      -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+    set(FRAGD_SANITIZE_RUNTIMES -static-libasan -static-libubsan)
+    set(FRAGD_SANITIZE_WHAT "address,undefined")
+  endif()
 
   # Refuse a compiler or runtime that cannot build and link a sanitized program
   # here, rather than failing later with an obscure link error.
@@ -21,16 +40,16 @@ if(FRAGD_SANITIZE)
   string(REPLACE ";" " " CMAKE_REQUIRED_FLAGS "${CMAKE_REQUIRED_FLAGS}")
   set(CMAKE_REQUIRED_LINK_OPTIONS ${FRAGD_SANITIZE_FLAGS})
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-    list(APPEND CMAKE_REQUIRED_LINK_OPTIONS -static-libasan -static-libubsan)
+    list(APPEND CMAKE_REQUIRED_LINK_OPTIONS ${FRAGD_SANITIZE_RUNTIMES})
   endif()
-  check_cxx_source_compiles("int main() { return 0; }" FRAGD_SANITIZE_LINKS)
+  check_cxx_source_compiles("int main() { return 0; }" FRAGD_SANITIZE_LINKS_${FRAGD_SANITIZE_WHAT})
   unset(CMAKE_REQUIRED_FLAGS)
   unset(CMAKE_REQUIRED_LINK_OPTIONS)
-  if(NOT FRAGD_SANITIZE_LINKS)
-    message(FATAL_ERROR "FRAGD_SANITIZE=ON: ${CMAKE_CXX_COMPILER} cannot build and link with "
-      "-fsanitize=address,undefined (see CMakeFiles/CMakeError.log in the build dir). Install the "
+  if(NOT FRAGD_SANITIZE_LINKS_${FRAGD_SANITIZE_WHAT})
+    message(FATAL_ERROR "${CMAKE_CXX_COMPILER} cannot build and link with "
+      "-fsanitize=${FRAGD_SANITIZE_WHAT} (see CMakeFiles/CMakeError.log in the build dir). Install the "
       "sanitizer runtimes (Debian: libgcc-12-dev for gcc, libclang-rt-dev for clang), or configure "
-      "without -DFRAGD_SANITIZE=ON.")
+      "without -DFRAGD_SANITIZE=ON / -DFRAGD_TSAN=ON.")
   endif()
 
   # GCC links ASan and UBSan as two shared runtimes that resolve each other's
@@ -38,9 +57,11 @@ if(FRAGD_SANITIZE)
   # go to stderr, where a test that expects a failure swallows them. Linked
   # statically, each runtime keeps its own report file (ASAN_OPTIONS and
   # UBSAN_OPTIONS log_path both work). Clang has one runtime, static by default.
+  # TSan's runtime is linked statically the same way, so a test tool that loads no
+  # other sanitizer finds everything in the binary.
   set(FRAGD_SANITIZE_LINK_FLAGS ${FRAGD_SANITIZE_FLAGS})
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-    list(APPEND FRAGD_SANITIZE_LINK_FLAGS -static-libasan -static-libubsan)
+    list(APPEND FRAGD_SANITIZE_LINK_FLAGS ${FRAGD_SANITIZE_RUNTIMES})
   endif()
 
   add_compile_options(${FRAGD_SANITIZE_FLAGS})

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Runs fragd's unit and integration tests (ctest) in a build configured with
-# -DFRAGD_SANITIZE=ON (cmake/Sanitize.cmake), and fails if any process reported
-# anything: ASan (memory errors), LeakSanitizer (leaks at exit) or UBSan.
+# Runs fragd's tests (ctest) in a sanitizer build dir and fails if any process
+# reported anything:
+#   -DFRAGD_SANITIZE=ON (make sanitize): ASan (memory errors), LeakSanitizer (leaks
+#                       at exit) and UBSan; every unit and integration test.
+#   -DFRAGD_TSAN=ON     (make tsan): ThreadSanitizer (data races, lock-order
+#                       inversions); the tests the Makefile selects.
+# cmake/Sanitize.cmake has the flags.
 #
-#   bash scripts/sanitize.sh BUILD_DIR [ctest args...]      (make sanitize does the build first)
+#   bash scripts/sanitize.sh BUILD_DIR [ctest args...]      (make sanitize / make tsan build first)
 #
 # Every report goes to a file in one scratch directory (log_path), not to stderr:
 # the integration tests start fragd, fragctl and the test tools themselves, often
@@ -14,27 +18,39 @@ set -euo pipefail
 
 BUILD=${1:?usage: scripts/sanitize.sh BUILD_DIR [ctest args...]}
 shift
-grep -q '^FRAGD_SANITIZE:BOOL=ON$' "$BUILD/CMakeCache.txt" 2>/dev/null || {
-  echo "sanitize: $BUILD is not a -DFRAGD_SANITIZE=ON build dir: configure it with" \
-    "cmake -S . -B $BUILD -DFRAGD_SANITIZE=ON (or run make sanitize)" >&2
+if grep -q '^FRAGD_SANITIZE:BOOL=ON$' "$BUILD/CMakeCache.txt" 2>/dev/null; then
+  kind=asan
+elif grep -q '^FRAGD_TSAN:BOOL=ON$' "$BUILD/CMakeCache.txt" 2>/dev/null; then
+  kind=tsan
+else
+  echo "sanitize: $BUILD is not a sanitizer build dir: configure it with" \
+    "cmake -S . -B $BUILD -DFRAGD_SANITIZE=ON (or -DFRAGD_TSAN=ON), or run make sanitize (make tsan)" >&2
   exit 2
-}
+fi
 
 SCRATCH=$(mktemp -d /tmp/fragd-sanitize.XXXXXX)
 # Some tests run fragd and fragctl as nobody: they must be able to write a report too.
 chmod 1777 "$SCRATCH"
 
-# halt_on_error: the first error ends the process (non-zero exit) after its report.
-# detect_stack_use_after_return: locals are moved to a heap "fake stack" so a pointer
-# to a dead frame is caught. LeakSanitizer runs at every clean exit (detect_leaks).
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1:log_path=$SCRATCH/asan"
-# Leaks of system libraries' own caches, each explained in tests/lsan.supp.
-export LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")/.." && pwd)/tests/lsan.supp:print_suppressions=0"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$SCRATCH/ubsan"
+if [ "$kind" = asan ]; then
+  # halt_on_error: the first error ends the process (non-zero exit) after its report.
+  # detect_stack_use_after_return: locals are moved to a heap "fake stack" so a pointer
+  # to a dead frame is caught. LeakSanitizer runs at every clean exit (detect_leaks).
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1:log_path=$SCRATCH/asan"
+  # Leaks of system libraries' own caches, each explained in tests/lsan.supp.
+  export LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")/.." && pwd)/tests/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$SCRATCH/ubsan"
+  echo "sanitize: ASAN_OPTIONS=$ASAN_OPTIONS"
+  echo "sanitize: LSAN_OPTIONS=$LSAN_OPTIONS"
+  echo "sanitize: UBSAN_OPTIONS=$UBSAN_OPTIONS"
+else
+  # Every race is reported (the process goes on: a report file is the failure);
+  # second_deadlock_stack gives both stacks of a lock-order inversion.
+  # Races in libraries fragd does not own, each explained in tests/tsan.supp.
+  export TSAN_OPTIONS="halt_on_error=0:second_deadlock_stack=1:history_size=4:log_path=$SCRATCH/tsan:suppressions=$(cd "$(dirname "$0")/.." && pwd)/tests/tsan.supp"
+  echo "sanitize: TSAN_OPTIONS=$TSAN_OPTIONS"
+fi
 echo "sanitize: reports go to $SCRATCH"
-echo "sanitize: ASAN_OPTIONS=$ASAN_OPTIONS"
-echo "sanitize: LSAN_OPTIONS=$LSAN_OPTIONS"
-echo "sanitize: UBSAN_OPTIONS=$UBSAN_OPTIONS"
 
 start=$SECONDS
 rc=0
@@ -42,7 +58,7 @@ ctest --test-dir "$BUILD" --output-on-failure "$@" || rc=$?
 echo "sanitize: ctest exited $rc after $((SECONDS - start)) s"
 
 shopt -s nullglob
-reports=("$SCRATCH"/asan.* "$SCRATCH"/ubsan.*)
+reports=("$SCRATCH"/asan.* "$SCRATCH"/ubsan.* "$SCRATCH"/tsan.*)
 if [ ${#reports[@]} -gt 0 ]; then
   for r in "${reports[@]}"; do
     echo "===== sanitizer report $r ====="

@@ -21,11 +21,11 @@ skip_or_fail() {
   exit 77
 }
 
-# sanitized: $BUILD is a -DFRAGD_SANITIZE=ON build (make sanitize). ASan's quarantine,
+# sanitized: $BUILD is a sanitizer build (make sanitize, make tsan). ASan's quarantine, TSan's shadow,
 # shadow memory and fake stacks make fragd's RSS grow by design there, so a bound on its
 # growth measures the sanitizer, not fragd: skip such a bound when this is true
 # (LeakSanitizer checks every exit of that build for leaks instead).
-sanitized() { grep -qs '^FRAGD_SANITIZE:BOOL=ON$' "$BUILD/CMakeCache.txt"; }
+sanitized() { grep -qsE "^FRAGD_(SANITIZE|TSAN):BOOL=ON$" "$BUILD/CMakeCache.txt"; }
 
 require_root() {
   [ "$(id -u)" -eq 0 ] || skip_or_fail "needs root to load BPF programs and drive the kernel"
