@@ -66,11 +66,13 @@ fuzz:
 	FUZZ_BUILD=$(BUILD)-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) JOBS=$(JOBS) bash tests/fuzz/run.sh
 
 # ASan + LeakSanitizer + UBSan (cmake/Sanitize.cmake), built in $(BUILD)-asan: every unit and
-# integration test runs under them, and any sanitizer report from any process fails the run.
+# integration test but those labelled `workload` (tests/CMakeLists.txt) runs under them, and any
+# sanitizer report from any process fails the run. SANITIZE_ARGS= runs the workload tests too.
+SANITIZE_ARGS ?= -LE workload
 sanitize:
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAGD_SANITIZE=ON
 	cmake --build $(BUILD)-asan -j $(JOBS)
-	bash scripts/sanitize.sh $(BUILD)-asan
+	bash scripts/sanitize.sh $(BUILD)-asan $(SANITIZE_ARGS)
 
 # ThreadSanitizer (cmake/Sanitize.cmake), built in $(BUILD)-tsan: the unit tests and the
 # integration tests labelled `daemon` (tests/CMakeLists.txt: the daemon layer without a heavy
