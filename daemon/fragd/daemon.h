@@ -83,7 +83,7 @@ class Daemon {
   void on_scan_done();
   struct PendingMap {
     uint64_t token;         // the control client owed the answer
-    uint64_t oldest_ok_ns;  // CLOCK_REALTIME: a scan begun at or after this will do
+    uint64_t oldest_ok_ns;  // CLOCK_BOOTTIME: a scan begun at or after this will do
     uint64_t scans_before;  // scans ended when it was asked
   };
   std::vector<PendingMap> pending_maps_;
