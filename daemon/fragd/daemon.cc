@@ -132,6 +132,7 @@ void Daemon::tick() {
   frame.scan = scanner_ ? &scan : nullptr;
   frame.pollution = pollution_ ? &*pollution_ : nullptr;
   metrics_->publish(build_families(frame));
+  metrics_->set_readiness(unready_programs(bpf_->programs(), cfg_.allocations));
 }
 
 // The /proc and sysfs sources. One that fails is counted, logged once per

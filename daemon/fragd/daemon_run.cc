@@ -151,9 +151,23 @@ int Daemon::run() {
   timerfd_settime(tfd, 0, &its, nullptr);
   ticks_ = TickClock(now_ns(), cfg_.tick_ns);
   notify("READY=1");
+  // The watchdog (WatchdogSec= in the unit): pinged from this loop, so a loop
+  // stuck anywhere (a tick, a control client, a reload) stops the pings. Every
+  // quarter of the interval, whatever tick_interval is: poll wakes up for it.
+  uint64_t watchdog_ns = 0, pinged_ns = 0;
+#ifdef FRAGD_HAVE_SYSTEMD
+  uint64_t usec = 0;
+  if (sd_watchdog_enabled(0, &usec) > 0) watchdog_ns = usec * 1000 / 4;
+#endif
 
   int exit_code = 0;
   for (bool running = true; running;) {
+    if (watchdog_ns) {
+      if (const uint64_t now = now_ns(); now - pinged_ns >= watchdog_ns) {
+        notify("WATCHDOG=1");
+        pinged_ns = now;
+      }
+    }
     std::vector<pollfd> fds{{sfd, POLLIN, 0}, {tfd, POLLIN, 0}};
     fds.push_back({runner_->event_fd(), POLLIN, 0});
     const size_t ring_idx = fds.size();
@@ -164,7 +178,12 @@ int Daemon::run() {
     if (scanner_) fds.push_back({scanner_->event_fd(), POLLIN, 0});
     const size_t ctl_first = fds.size();
     for (int fd : control_->poll_fds()) fds.push_back({fd, POLLIN, 0});
-    if (poll(fds.data(), fds.size(), control_->timeout_ms()) < 0) {
+    int timeout_ms = control_->timeout_ms();
+    if (watchdog_ns) {
+      const int ping_ms = static_cast<int>((pinged_ns + watchdog_ns - std::min(now_ns(), pinged_ns + watchdog_ns)) / 1'000'000) + 1;
+      timeout_ms = timeout_ms < 0 ? ping_ms : std::min(timeout_ms, ping_ms);
+    }
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       log_error("poll: " + std::string(strerror(errno)));
       exit_code = 1;
@@ -202,6 +221,7 @@ int Daemon::run() {
     control_->on_timer();
   }
   notify("STOPPING=1");
+  metrics_->set_readiness("stopping: fragd is exiting");
   // A running action ends first (a compaction finishes, a pool resize stops
   // at its next step); then vm.compaction_proactiveness goes back.
   runner_->stop();

@@ -224,4 +224,12 @@ ScanSummary scan_summary(const ScanResult& r, const ScanClock& now) {
   return s;
 }
 
+std::string unready_programs(const std::vector<ProgramState>& programs, const std::string& allocations) {
+  std::string out;
+  for (const auto& p : programs)
+    if (!p.attached && !(p.per_page && allocations != "exact"))
+      out += (out.empty() ? "not attached: " : "; ") + p.name + " (" + p.tracepoint + "): " + p.error;
+  return out;
+}
+
 }  // namespace fragd

@@ -39,6 +39,12 @@ PollutionInfo pollution_info(const PollutionCounters& c, const PollutionSummary&
 // "scan" of the status answer: per zone classes and huge pages.
 ScanSummary scan_summary(const ScanResult& r, const ScanClock& now);
 
+// Readiness: the programs that should be attached and are not, as "not
+// attached: NAME (TRACEPOINT): ERROR; ..."; "" when every one is. The per-page
+// allocation counter must be attached only with allocations "exact" (adaptive
+// attaches it while counting, off never).
+std::string unready_programs(const std::vector<ProgramState>& programs, const std::string& allocations);
+
 // The log line of one finished action.
 std::string outcome_line(const ActionOutcome& o);
 
