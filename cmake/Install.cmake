@@ -25,12 +25,15 @@ set(FRAGD_CONFIG_DIR "${CMAKE_INSTALL_FULL_SYSCONFDIR}/fragd")
 set(FRAGD_CONFIG_FILE "${FRAGD_CONFIG_DIR}/fragd.yaml")
 set(FRAGD_DATA_DIR "${CMAKE_INSTALL_DATADIR}/fragd")
 
-# The unit: Type=notify only when fragd can tell systemd it is ready.
+# The unit: Type=notify and a watchdog only when fragd can tell systemd it is
+# ready and alive (a fragd that cannot ping would be killed every WatchdogSec).
 if(SYSTEMD_FOUND)
   set(FRAGD_SERVICE_TYPE notify)
+  set(FRAGD_WATCHDOG_SEC 30s)
 else()
   set(FRAGD_SERVICE_TYPE simple)
-  message(STATUS "fragd: libsystemd not found, fragd.service gets Type=simple (no READY=1)")
+  set(FRAGD_WATCHDOG_SEC 0)
+  message(STATUS "fragd: libsystemd not found, fragd.service gets Type=simple (no READY=1) and no watchdog")
 endif()
 configure_file(${CMAKE_SOURCE_DIR}/configs/fragd.service.in ${CMAKE_BINARY_DIR}/fragd.service @ONLY)
 

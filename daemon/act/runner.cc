@@ -6,11 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <charconv>
-#include <fstream>
-
 #include "base/log.h"
-#include "kernel/procfs.h"
 
 namespace fragd {
 namespace {
@@ -22,10 +18,9 @@ uint64_t mono_ns() { return now_ns(CLOCK_MONOTONIC); }
 ActionRunner::ActionRunner(SysfsActuator& actuator, std::function<uint64_t()> pages_migrated,
                            std::string state_file)
     : act_(actuator),
-      state_file_(std::move(state_file)),
+      state_(std::move(state_file)),
       exec_(actuator, ActionExecutor::Hooks{std::move(pages_migrated),
-                                            [this](unsigned v) { return remember(v); },
-                                            [this] { unlink(state_file_.c_str()); }}) {}
+                                            [this](unsigned v) { return remember(v); }, [this] { forget(); }}) {}
 
 ActionRunner::~ActionRunner() {
   stop();
@@ -79,7 +74,14 @@ void ActionRunner::loop() {
       o.detail = "fragd is exiting";
       o.start_ns = o.end_ns = mono_ns();
     } else {
-      o = execute(job);
+      try {
+        o = execute(job);
+      } catch (const std::exception& e) {  // an action's bug must not end fragd with settings changed
+        o.req = job.req;
+        o.result = "error";
+        o.detail = std::string("fragd failed: ") + e.what();
+        o.start_ns = o.end_ns = mono_ns();
+      }
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -103,11 +105,15 @@ ActionOutcome ActionRunner::execute(const Job& job) {
 
 Result<void> ActionRunner::remember(unsigned value) {
   // Written before the change, so that a fragd killed while holding the
-  // raised value can put the old one back on its next start.
-  std::ofstream f(state_file_, std::ios::trunc);
-  if (!(f << value << "\n") || !f.flush())
-    return make_error("cannot write " + state_file_ + " (the value to restore): not raising proactiveness", EIO);
-  return {};
+  // raised value has the old one put back later.
+  std::lock_guard<std::mutex> g(state_mu_);
+  return state_.remember(kProactivenessFile, value);
+}
+
+void ActionRunner::forget() {
+  std::lock_guard<std::mutex> g(state_mu_);
+  if (auto r = state_.forget(kProactivenessFile); !r)
+    log_warn(r.error().message + " (vm.compaction_proactiveness is back; the file still names it)");
 }
 
 void ActionRunner::stop() {
@@ -127,31 +133,12 @@ void ActionRunner::stop() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
-  if (auto saved = exec_.saved_proactiveness()) {
-    if (auto r = exec_.restore(); !r)
-      log_error("could not restore vm.compaction_proactiveness to " + std::to_string(*saved) + ": " +
-                r.error().message + " (the value is kept in " + state_file_ + ")");
-    else
-      log_info("vm.compaction_proactiveness restored to " + std::to_string(*saved));
-  }
-}
-
-std::optional<std::string> ActionRunner::recover_saved_proactiveness(SysfsActuator& a, const std::string& state_file) {
-  auto t = read_text_file(state_file);
-  if (!t) return std::nullopt;
-  unsigned v = 0;
-  std::string s = *t;
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || v > 100) {
-    unlink(state_file.c_str());
-    return "ignored " + state_file + ": '" + s + "' is not a proactiveness value 0..100";
-  }
-  if (auto r = a.write_proactiveness(v); !r)
-    return "could not restore vm.compaction_proactiveness from " + state_file + ": " + r.error().message;
-  unlink(state_file.c_str());
-  return "restored vm.compaction_proactiveness to " + std::to_string(v) +
-         ", left raised by a fragd that did not exit cleanly (" + state_file + ")";
+  // Every saved setting goes back, not only the proactiveness the executor raised.
+  std::lock_guard<std::mutex> g(state_mu_);
+  if (!state_.loaded()) return;  // fragd changed nothing
+  const RestoreReport rep = restore_saved(state_, act_);
+  for (const auto& m : rep.restored) log_info(m);
+  for (const auto& m : rep.failed) log_error(m);
 }
 
 }  // namespace fragd

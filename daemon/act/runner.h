@@ -4,10 +4,13 @@
 //
 // The main loop submits requests and polls event_fd(); finished outcomes are
 // taken with take_finished(). stop() asks a running action to end at its
-// next step, waits for it, and puts back vm.compaction_proactiveness if an
-// action raised it. The value it replaced is also written to a state file,
-// so that a fragd killed while holding it raised restores it on its next
-// start (recover_saved_proactiveness()).
+// next step, waits for it, and puts back every kernel setting fragd changed.
+// Before an action changes one (today vm.compaction_proactiveness), the value
+// it replaces is written to the saved-state file (act/saved_state.h), so that
+// a fragd that dies without stop() has it put back at the next start or by
+// `fragd --restore`. The runner reads and writes that file only when an
+// action changes or restores a setting: in act mode, under the act lock
+// (act/act_lock.h) that the daemon holds.
 #pragma once
 
 #include <condition_variable>
@@ -21,8 +24,9 @@
 
 #include "act/engine.h"
 #include "act/executor.h"
-#include "policy/policy.h"
+#include "act/saved_state.h"
 #include "act/sysfs_actuator.h"
+#include "policy/policy.h"
 
 namespace fragd {
 
@@ -42,12 +46,8 @@ class ActionRunner {
   std::vector<ActionOutcome> take_finished();
   std::optional<ActionRequest> running() const;
 
-  // Ends the worker (see above). Idempotent.
+  // Ends the worker and puts back what fragd changed (see above). Idempotent.
   void stop();
-
-  // At start-up: a state file left by a fragd that did not exit cleanly
-  // holds the proactiveness value it replaced: write it back.
-  static std::optional<std::string> recover_saved_proactiveness(SysfsActuator& a, const std::string& state_file);
 
  private:
   struct Job {
@@ -57,9 +57,11 @@ class ActionRunner {
   void loop();
   ActionOutcome execute(const Job& job);
   Result<void> remember(unsigned value);  // the state file
+  void forget();
 
   SysfsActuator& act_;
-  std::string state_file_;
+  std::mutex state_mu_;  // state_: the worker, and stop() after the join
+  SavedState state_;
   ActionExecutor exec_;  // worker thread only (and stop() after join)
   int efd_ = -1;
   std::thread worker_;

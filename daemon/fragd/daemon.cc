@@ -132,6 +132,7 @@ void Daemon::tick() {
   frame.scan = scanner_ ? &scan : nullptr;
   frame.pollution = pollution_ ? &*pollution_ : nullptr;
   metrics_->publish(build_families(frame));
+  metrics_->set_readiness(unready_programs(bpf_->programs(), cfg_.allocations));
 }
 
 // The /proc and sysfs sources. One that fails is counted, logged once per
@@ -287,10 +288,19 @@ void Daemon::on_finished() {
   if (!done.empty()) tick();
 }
 
-std::string Daemon::state_file() const {
-  const auto slash = cfg_.socket.rfind('/');
-  const std::string dir = slash == std::string::npos || slash == 0 ? "/run" : cfg_.socket.substr(0, slash);
-  return dir + "/saved-compaction_proactiveness";
+Result<void> Daemon::take_act_lock(const std::string& why) {
+  if (act_lock_) return {};
+  if (auto r = check_state_dir(kRunDir, geteuid()); !r) return r;
+  auto lock = ActLock::acquire(kActLockFile, why);
+  if (!lock) return lock.error();
+  auto rep = restore_left_behind(actuator_);
+  if (!rep) return make_error("cannot " + why + ": " + rep.error().message, rep.error().err);
+  for (const auto& m : rep->notes) log_warn(m);
+  for (const auto& m : rep->restored)
+    log_warn(m + ", left changed by a fragd that did not exit cleanly (" + kSavedStateFile + ")");
+  for (const auto& m : rep->failed) log_error(m);
+  act_lock_ = std::move(*lock);
+  return {};
 }
 
 nlohmann::json Daemon::reload(const std::string& why) {
@@ -302,6 +312,12 @@ nlohmann::json Daemon::reload(const std::string& why) {
     log_error("reload (" + why + ") failed, keeping the running policy: " + c.error().message);
     return error_answer(c.error().message + " (the running policy is kept)");
   }
+  if (c->policy.act)
+    if (auto r = take_act_lock("switch to mode act"); !r) {
+      act_.reloads_failed++;
+      log_error("reload (" + why + ") refused, keeping the running policy: " + r.error().message);
+      return error_answer(r.error().message + " (the running policy is kept)");
+    }
   std::vector<std::string> restart;
   if (c->listen != cfg_.listen) restart.push_back("listen");
   if (c->socket != cfg_.socket) restart.push_back("socket");

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "act/act_lock.h"
 #include "act/engine.h"
 #include "act/runner.h"
 #include "act/sysfs_actuator.h"
@@ -34,6 +35,13 @@
 #include "fragd/tick_clock.h"
 
 namespace fragd {
+
+// `fragd --restore`: under the act lock, puts back the kernel settings a
+// fragd that did not exit cleanly left changed (act/saved_state.h), and says
+// what it did. 0 when nothing is left changed (or a running act-mode fragd
+// holds them: it restores them itself), 1 when something could not be put back
+// or the state file was refused.
+int restore_saved_settings(const std::string& proc_root, const std::string& sys_root);
 
 class Daemon {
  public:
@@ -83,11 +91,14 @@ class Daemon {
   void on_scan_done();
   struct PendingMap {
     uint64_t token;         // the control client owed the answer
-    uint64_t oldest_ok_ns;  // CLOCK_REALTIME: a scan begun at or after this will do
+    uint64_t oldest_ok_ns;  // CLOCK_BOOTTIME: a scan begun at or after this will do
     uint64_t scans_before;  // scans ended when it was asked
   };
   std::vector<PendingMap> pending_maps_;
-  std::string state_file() const;
+  // Act mode, at start or at a reload into it: the host-wide act lock, then
+  // the settings a fragd that did not exit cleanly left changed, put back.
+  // `why` names what needs it, for the refusal.
+  Result<void> take_act_lock(const std::string& why);
 
   Config cfg_;
   std::unique_ptr<BpfPrograms> bpf_;
@@ -114,6 +125,8 @@ class Daemon {
 
   MachineFacts facts_;
   std::unique_ptr<Engine> engine_;
+  // Before the runner: released only after the runner put back what it changed.
+  std::unique_ptr<ActLock> act_lock_;
   SysfsActuator actuator_{cfg_.proc_root, cfg_.sys_root};
   std::unique_ptr<ActionRunner> runner_;
   std::unique_ptr<PageblockScanner> scanner_;  // null when the scan is off

@@ -35,7 +35,7 @@ std::optional<PollutionStats> Daemon::read_pollution() {
 
 nlohmann::json Daemon::map_answer(const ScanResult* scan, const std::string& scan_error) {
   MapView v;
-  if (scan) v = map_reply(*scan, now_ns(CLOCK_REALTIME));
+  if (scan) v = map_reply(*scan, ScanClock::now());
   else v.scan_error = scan_error;
   if (pollution_)
     if (auto p = read_pollution()) v.pollution = pollution_info(p->counters, p->summary, true);
@@ -44,12 +44,12 @@ nlohmann::json Daemon::map_answer(const ScanResult* scan, const std::string& sca
 
 std::optional<nlohmann::json> Daemon::map_request(int64_t max_age_ns, uint64_t token) {
   if (!scanner_) return map_answer(nullptr, scan_off_);
-  const uint64_t now = now_ns(CLOCK_REALTIME);
+  const ScanClock now = ScanClock::now();
   auto latest = scanner_->latest();
-  if (latest && latest->wall_time_ns + static_cast<uint64_t>(max_age_ns) >= now) return map_answer(latest.get(), "");
+  if (latest && scan_age_ns(*latest, now) <= static_cast<uint64_t>(max_age_ns)) return map_answer(latest.get(), "");
   // A scan takes most of a second: the scanner thread runs it and the answer follows
   // (on_scan_done), so that ticks and other clients never wait for it.
-  pending_maps_.push_back({token, now - std::min<uint64_t>(now, static_cast<uint64_t>(max_age_ns)),
+  pending_maps_.push_back({token, now.boot_ns - std::min<uint64_t>(now.boot_ns, static_cast<uint64_t>(max_age_ns)),
                            scanner_->scans_done()});
   scanner_->request();
   return std::nullopt;
@@ -86,7 +86,7 @@ void Daemon::on_scan_done() {
   const std::string error = scanner_->last_error();
   for (size_t i = 0; i < pending_maps_.size();) {
     const PendingMap& p = pending_maps_[i];
-    if (latest && latest->wall_time_ns >= p.oldest_ok_ns) {
+    if (latest && latest->boot_time_ns >= p.oldest_ok_ns) {
       control_->reply(p.token, map_answer(latest.get(), ""));
     } else if (!error.empty() && done > p.scans_before) {
       control_->reply(p.token, map_answer(nullptr, error));
@@ -136,7 +136,7 @@ nlohmann::json Daemon::handle(const ControlRequest& req) {
     r.allocations = AllocationCounting{cfg_.allocations, bpf_->counting(), self_.counting.counting_seconds,
                                        cfg_.adaptive_hold_ns, cfg_.adaptive_free_blocks};
     if (auto p = pollution_ ? read_pollution() : std::nullopt) r.pollution = pollution_info(p->counters, p->summary, false);
-    if (auto latest = scanner_ ? scanner_->latest() : nullptr) r.scan = scan_summary(*latest, now_ns(CLOCK_REALTIME));
+    if (auto latest = scanner_ ? scanner_->latest() : nullptr) r.scan = scan_summary(*latest, ScanClock::now());
     return r;
   }
   if (cmd == "trace") return TraceAck{};

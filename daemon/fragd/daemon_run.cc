@@ -7,6 +7,9 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cstring>
 
 #ifdef FRAGD_HAVE_SYSTEMD
@@ -44,6 +47,11 @@ int Daemon::run() {
     return 1;
   }
 
+  // Act mode: one fragd per host acts (act/act_lock.h). The lock comes before the
+  // control socket, BPF and any write, and what a fragd that died left changed goes back.
+  if (cfg_.policy.act)
+    if (auto r = take_act_lock("run in act mode"); !r) return log_error(r.error().message), 1;
+
   // Things that fail for reasons outside BPF come first: a taken socket.
   ControlOptions copt;
   copt.path = cfg_.socket;
@@ -60,8 +68,6 @@ int Daemon::run() {
   if (!c) return log_error(c.error().message), 1;
   control_ = std::move(*c);
 
-  // A fragd that died holding vm.compaction_proactiveness raised left the old value behind.
-  if (auto msg = ActionRunner::recover_saved_proactiveness(actuator_, state_file())) log_warn(*msg);
   if (auto f = read_machine_facts(cfg_.proc_root, cfg_.sys_root)) facts_ = *f;
   else log_warn(f.error().message);
   engine_ = std::make_unique<Engine>(cfg_.policy);
@@ -114,7 +120,7 @@ int Daemon::run() {
         auto s = reader_->read();
         return s ? s->compaction.pages_migrated[FRAGD_TRIGGER_FRAGD] : 0;
       },
-      state_file());
+      kSavedStateFile);
   if (auto r = runner_->start(); !r) return log_error(r.error().message), 1;
 
   for (const auto& p : bpf_->programs())
@@ -145,9 +151,23 @@ int Daemon::run() {
   timerfd_settime(tfd, 0, &its, nullptr);
   ticks_ = TickClock(now_ns(), cfg_.tick_ns);
   notify("READY=1");
+  // The watchdog (WatchdogSec= in the unit): pinged from this loop, so a loop
+  // stuck anywhere (a tick, a control client, a reload) stops the pings. Every
+  // quarter of the interval, whatever tick_interval is: poll wakes up for it.
+  uint64_t watchdog_ns = 0, pinged_ns = 0;
+#ifdef FRAGD_HAVE_SYSTEMD
+  uint64_t usec = 0;
+  if (sd_watchdog_enabled(0, &usec) > 0) watchdog_ns = usec * 1000 / 4;
+#endif
 
   int exit_code = 0;
   for (bool running = true; running;) {
+    if (watchdog_ns) {
+      if (const uint64_t now = now_ns(); now - pinged_ns >= watchdog_ns) {
+        notify("WATCHDOG=1");
+        pinged_ns = now;
+      }
+    }
     std::vector<pollfd> fds{{sfd, POLLIN, 0}, {tfd, POLLIN, 0}};
     fds.push_back({runner_->event_fd(), POLLIN, 0});
     const size_t ring_idx = fds.size();
@@ -158,7 +178,12 @@ int Daemon::run() {
     if (scanner_) fds.push_back({scanner_->event_fd(), POLLIN, 0});
     const size_t ctl_first = fds.size();
     for (int fd : control_->poll_fds()) fds.push_back({fd, POLLIN, 0});
-    if (poll(fds.data(), fds.size(), control_->timeout_ms()) < 0) {
+    int timeout_ms = control_->timeout_ms();
+    if (watchdog_ns) {
+      const int ping_ms = static_cast<int>((pinged_ns + watchdog_ns - std::min(now_ns(), pinged_ns + watchdog_ns)) / 1'000'000) + 1;
+      timeout_ms = timeout_ms < 0 ? ping_ms : std::min(timeout_ms, ping_ms);
+    }
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       log_error("poll: " + std::string(strerror(errno)));
       exit_code = 1;
@@ -196,6 +221,7 @@ int Daemon::run() {
     control_->on_timer();
   }
   notify("STOPPING=1");
+  metrics_->set_readiness("stopping: fragd is exiting");
   // A running action ends first (a compaction finishes, a pool resize stops
   // at its next step); then vm.compaction_proactiveness goes back.
   runner_->stop();
@@ -209,6 +235,32 @@ int Daemon::run() {
   close(sfd);
   close(tfd);
   return exit_code;
+}
+
+int restore_saved_settings(const std::string& proc_root, const std::string& sys_root) {
+  struct stat st;
+  if (lstat(kRunDir, &st) != 0 && errno == ENOENT) {
+    log_info(std::string("nothing to restore: ") + kRunDir + " does not exist");
+    return 0;
+  }
+  if (auto r = check_state_dir(kRunDir, geteuid()); !r) return log_error(r.error().message), 1;
+  auto lock = ActLock::acquire(kActLockFile, "restore the saved settings");
+  if (!lock) {
+    if (lock.error().err != EWOULDBLOCK) return log_error(lock.error().message), 1;
+    // Not an error: the running fragd owns the saved settings and puts them back when it stops.
+    log_info("nothing done: " + lock.error().message.substr(lock.error().message.find(": ") + 2) +
+             "; it puts back what it changed when it stops");
+    return 0;
+  }
+  SysfsActuator actuator(proc_root, sys_root);
+  auto rep = restore_left_behind(actuator);
+  if (!rep) return log_error("fragd --restore: " + rep.error().message), 1;
+  for (const auto& m : rep->notes) log_info(m);
+  for (const auto& m : rep->restored) log_info(m + " (from " + kSavedStateFile + ")");
+  for (const auto& m : rep->failed) log_error(m);
+  if (rep->restored.empty() && rep->failed.empty())
+    log_info(std::string("nothing to restore: no setting saved in ") + kSavedStateFile);
+  return rep->ok() ? 0 : 1;
 }
 
 }  // namespace fragd

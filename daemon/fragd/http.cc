@@ -37,9 +37,10 @@ struct MetricsServer::Handlers {
   };
   struct Health : CivetHandler {
     MetricsServer* s;
-    explicit Health(MetricsServer* server) : s(server) {}
+    bool ready;  // /readyz, else /healthz
+    Health(MetricsServer* server, bool readiness) : s(server), ready(readiness) {}
     bool handleGet(CivetServer*, mg_connection* conn) override {
-      const auto [status, body] = s->health();
+      const auto [status, body] = ready ? s->readiness() : s->health();
       reply(conn, status, "text/plain; charset=utf-8", body);
       return true;
     }
@@ -47,7 +48,7 @@ struct MetricsServer::Handlers {
   // Every other path: 404, so that nothing but the two endpoints answers.
   struct NotFound : CivetHandler {
     bool handleAll(mg_connection* conn) {
-      static const std::string body = "not found: fragd serves /metrics and /healthz\n";
+      static const std::string body = "not found: fragd serves /metrics, /healthz and /readyz\n";
       mg_printf(conn,
                 "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
                 "Connection: close\r\n\r\n%s",
@@ -63,9 +64,9 @@ struct MetricsServer::Handlers {
     bool handlePatch(CivetServer*, mg_connection* c) override { return handleAll(c); }
   };
   Metrics metrics;
-  Health health;
+  Health health, ready;
   NotFound not_found;
-  explicit Handlers(MetricsServer* s) : metrics(s), health(s) {}
+  explicit Handlers(MetricsServer* s) : metrics(s), health(s, false), ready(s, true) {}
 };
 
 MetricsServer::~MetricsServer() {
@@ -97,6 +98,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& l
   }
   s->server_->addHandler("/metrics$", s->handlers_->metrics);
   s->server_->addHandler("/healthz$", s->handlers_->health);
+  s->server_->addHandler("/readyz$", s->handlers_->ready);
   s->server_->addHandler("/", s->handlers_->not_found);
   return s;
 }
@@ -120,6 +122,19 @@ std::pair<int, std::string> MetricsServer::health() const {
   if (age > stale_after_ns_)
     return {503, strf("stale: the collector last published %.1f s ago\n", age / 1e9)};
   return {200, "ok\n"};
+}
+
+void MetricsServer::set_readiness(std::string problem) {
+  std::lock_guard<std::mutex> g(mu_);
+  unready_ = std::move(problem);
+}
+
+std::pair<int, std::string> MetricsServer::readiness() const {
+  auto h = health();
+  if (h.first != 200) return h;
+  std::lock_guard<std::mutex> g(mu_);
+  if (!unready_.empty()) return {503, unready_ + "\n"};
+  return {200, "ready\n"};
 }
 
 }  // namespace fragd

@@ -1,5 +1,6 @@
-// The HTTP endpoint: GET /metrics (Prometheus text format) and GET /healthz,
-// nothing else. civetweb serves it from a small pool of worker threads, each
+// The HTTP endpoint: GET /metrics (Prometheus text format), GET /healthz
+// (liveness: the collector ticks) and GET /readyz (readiness: the first tick
+// is done with every program attached as configured), nothing else. civetweb serves it from a small pool of worker threads, each
 // request bounded in size and time, so a slow or oversized client costs one
 // worker for at most the request timeout and never the collector.
 #pragma once
@@ -38,6 +39,11 @@ class MetricsServer {
   std::shared_ptr<const std::string> exposition();
   // 200 and "ok" when the collector ticked recently; 503 and why otherwise.
   std::pair<int, std::string> health() const;
+  // What keeps fragd from being ready ("" once it is), set after each tick.
+  void set_readiness(std::string problem);
+  // 200 and "ready" when set_readiness("") was the last word and health() is
+  // 200; 503 and the reason otherwise ("starting: ..." before the first tick).
+  std::pair<int, std::string> readiness() const;
 
  private:
   MetricsServer() = default;
@@ -46,6 +52,7 @@ class MetricsServer {
   std::shared_ptr<const std::string> text_;  // families_ serialized; null until a scrape asks
   uint64_t published_ns_ = 0;                // CLOCK_MONOTONIC of the last publish
   uint64_t stale_after_ns_ = 0;
+  std::string unready_ = "starting: the first tick has not run yet";
   struct Handlers;
   std::unique_ptr<Handlers> handlers_;
   std::unique_ptr<CivetServer> server_;

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   CLI::App app{"fragd: traces high-order allocation stalls and compaction with BPF, scores memory "
                "fragmentation, and exports Prometheus metrics"};
   std::string config_path, check_path, listen, socket_path, log_level = "info";
-  bool version = false;
+  bool version = false, restore = false;
   app.add_option("-c,--config", config_path, "policy/config file (YAML), e.g. configs/fragd.yaml");
   app.add_option("--check-config", check_path, "validate FILE and exit (needs no privileges)");
   app.add_option("--listen", listen, "serve /metrics on ADDR:PORT (default 127.0.0.1:9717)");
@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
                  "tracefs and /sys/kernel/btf are always the real ones)");
   app.add_option("--log-level", log_level, "debug, info, warn or error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  app.add_flag("--restore", restore,
+               "put back the kernel settings a fragd that did not exit cleanly left changed (saved in "
+               "/run/fragd/saved-state), then exit; idempotent; the unit runs it as ExecStopPost");
   app.add_flag("-V,--version", version, "print the version and exit");
   CLI11_PARSE(app, argc, argv);
 
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  if (restore) return restore_saved_settings(procfs, sysfs);
   if (!check_path.empty()) {
     auto c = load_and_check_config(check_path, procfs, sysfs);
     if (!c) {
@@ -83,5 +87,11 @@ int main(int argc, char** argv) {
     cfg.listen = listen;
   }
   if (!socket_path.empty()) cfg.socket = socket_path;
-  return Daemon(std::move(cfg)).run();
+  // An exception unwinds through the Daemon: its runner puts back what fragd changed.
+  try {
+    return Daemon(std::move(cfg)).run();
+  } catch (const std::exception& e) {
+    log_error(std::string("fragd failed: ") + e.what());
+    return 1;
+  }
 }

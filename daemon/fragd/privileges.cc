@@ -92,8 +92,12 @@ Result<std::string> drop_capabilities() {
     cap_set_flag(after.get(), CAP_PERMITTED, static_cast<int>(keep.size()), keep.data(), CAP_SET);
   }
   if (cap_set_proc(after.get()) != 0) return sys_error("set fragd's capabilities (cap_set_proc)");
+  // Still uid 0 and now without capabilities: without this, any root process, even one
+  // without CAP_SYS_PTRACE, could ptrace fragd or open its /proc/PID/mem, and a crash
+  // would dump its memory.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return sys_error("make fragd not dumpable (PR_SET_DUMPABLE)");
   return "capabilities after attaching: had " + had + ", now " + effective_capabilities() + "; kept " + why +
-         "; " + bounding + "; no_new_privs set";
+         "; " + bounding + "; no_new_privs set; not dumpable";
 }
 
 }  // namespace fragd

@@ -16,8 +16,10 @@
 namespace fragd {
 
 // Drops capabilities from the effective, permitted, inheritable and ambient sets
-// and (with CAP_SETPCAP) the bounding set, and sets no_new_privs so that no exec
-// regains them. Must run while fragd has one thread: capabilities are per thread.
+// and (with CAP_SETPCAP) the bounding set, sets no_new_privs so that no exec
+// regains them, and makes fragd not dumpable (no core dump; its /proc/PID/mem,
+// kernel stack and ptrace only for holders of CAP_SYS_PTRACE). Must run while
+// fragd has one thread: capabilities are per thread.
 // Returns a log line saying what was dropped and what was kept, and why.
 Result<std::string> drop_capabilities();
 

@@ -158,11 +158,11 @@ std::string outcome_line(const ActionOutcome& o) {
   return s;
 }
 
-MapView map_reply(const ScanResult& r, uint64_t real_now) {
+MapView map_reply(const ScanResult& r, const ScanClock& now) {
   MapView v;
   v.scanned = true;
   v.time_ns = r.wall_time_ns;
-  v.age_ns = real_now > r.wall_time_ns ? real_now - r.wall_time_ns : 0;
+  v.age_ns = scan_age_ns(r, now);
   v.duration_ns = r.duration_ns;
   v.pageblock_order = r.pageblock_order;
   v.pages_read = r.pages_read;
@@ -204,9 +204,9 @@ PollutionInfo pollution_info(const PollutionCounters& c, const PollutionSummary&
   return p;
 }
 
-ScanSummary scan_summary(const ScanResult& r, uint64_t real_now) {
+ScanSummary scan_summary(const ScanResult& r, const ScanClock& now) {
   ScanSummary s;
-  s.age_ns = real_now > r.wall_time_ns ? real_now - r.wall_time_ns : 0;
+  s.age_ns = scan_age_ns(r, now);
   s.duration_ns = r.duration_ns;
   s.zones.emplace();
   for (const auto& z : r.zones) {
@@ -222,6 +222,14 @@ ScanSummary scan_summary(const ScanResult& r, uint64_t real_now) {
     s.zones->push_back(std::move(zs));
   }
   return s;
+}
+
+std::string unready_programs(const std::vector<ProgramState>& programs, const std::string& allocations) {
+  std::string out;
+  for (const auto& p : programs)
+    if (!p.attached && !(p.per_page && allocations != "exact"))
+      out += (out.empty() ? "not attached: " : "; ") + p.name + " (" + p.tracepoint + "): " + p.error;
+  return out;
 }
 
 }  // namespace fragd

@@ -32,12 +32,18 @@ StallEvent stall_message(const stall_event& e);
 ActionSummary action_summary(const ActionRequest& r);
 ActionReport action_report(const ActionOutcome& o, uint64_t mono_now, uint64_t real_now);
 // The map answer's scan (the caller sets pollution, or scan_error without a scan).
-MapView map_reply(const ScanResult& r, uint64_t real_now);
+MapView map_reply(const ScanResult& r, const ScanClock& now);
 // "pollution" of the map answer (with_blocks: the worst blocks too) and of
 // the status answer (totals and top polluters).
 PollutionInfo pollution_info(const PollutionCounters& c, const PollutionSummary& s, bool with_blocks);
 // "scan" of the status answer: per zone classes and huge pages.
-ScanSummary scan_summary(const ScanResult& r, uint64_t real_now);
+ScanSummary scan_summary(const ScanResult& r, const ScanClock& now);
+
+// Readiness: the programs that should be attached and are not, as "not
+// attached: NAME (TRACEPOINT): ERROR; ..."; "" when every one is. The per-page
+// allocation counter must be attached only with allocations "exact" (adaptive
+// attaches it while counting, off never).
+std::string unready_programs(const std::vector<ProgramState>& programs, const std::string& allocations);
 
 // The log line of one finished action.
 std::string outcome_line(const ActionOutcome& o);

@@ -75,14 +75,19 @@ for variant in "observe false" "act true"; do
   log "mode $1 dry_run $2: no kernel file opened for writing, pool and proactiveness untouched"
 done
 
-# 2a. A value left by a fragd killed while holding proactiveness raised is put back.
-echo 0 >"$WORK/saved-compaction_proactiveness"
+# 2a. A value left by a fragd killed while holding proactiveness raised is put back
+# by the next act-mode fragd (dry_run: it writes nothing else).
+STATE=/run/fragd/saved-state
+[ ! -e $STATE ] || fail "$STATE exists before the test: run fragd --restore first"
+mkdir -p /run/fragd
+RESTORE+=("rm -f $STATE")
+(umask 077; echo '/proc/sys/vm/compaction_proactiveness 0' >$STATE)
 echo 37 > $PRO
-policy observe false node 0 >"$WORK/observe.yaml"
-FRAGD_CONFIG="$WORK/observe.yaml" start_fragd
+policy act true node 0 >"$WORK/recover.yaml"
+FRAGD_CONFIG="$WORK/recover.yaml" start_fragd
 [ "$(cat $PRO)" -eq 0 ] || fail "the saved proactiveness 0 was not restored at start (reads $(cat $PRO))"
-grep -q 'left raised by a fragd that did not exit cleanly' "$FRAGD_LOG" || fail "no warning about the restored value"
-[ ! -e "$WORK/saved-compaction_proactiveness" ] || fail "the state file was not removed after restoring"
+grep -q 'left changed by a fragd that did not exit cleanly' "$FRAGD_LOG" || fail "no warning about the restored value"
+[ ! -e $STATE ] || fail "the state file was not removed after restoring"
 stop_fragd
 
 # 2b. method proactiveness: raised while the node is hot; SIGTERM restores it.
@@ -90,10 +95,10 @@ policy act false proactiveness 0 >"$WORK/pro.yaml"
 FRAGD_CONFIG="$WORK/pro.yaml" start_fragd
 pro_is() { [ "$(cat $PRO)" -eq "$1" ]; }
 wait_for 20 pro_is 90 || { cat "$FRAGD_LOG" >&2; fail "proactiveness was not raised to 90"; }
-grep -q '^0$' "$WORK/saved-compaction_proactiveness" || fail "the value to restore was not saved before raising"
+grep -qx '/proc/sys/vm/compaction_proactiveness 0' $STATE || fail "the value to restore was not saved before raising"
 stop_fragd
 [ "$(cat $PRO)" -eq 0 ] || fail "SIGTERM left compaction_proactiveness at $(cat $PRO), want 0"
-[ ! -e "$WORK/saved-compaction_proactiveness" ] || fail "state file left after a clean exit"
+[ ! -e $STATE ] || fail "state file left after a clean exit"
 log "method proactiveness: raised to 90, restored to 0 on SIGTERM"
 
 # 3. method node: compaction below the low threshold, pool target reached.

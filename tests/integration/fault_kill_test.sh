@@ -24,7 +24,7 @@ command -v bpftool >/dev/null || skip_or_fail "bpftool missing (Debian package b
 heavy_lock
 
 quiet_memory 20
-STATE="$WORK/saved-compaction_proactiveness"   # beside the socket start_fragd uses
+STATE=/run/fragd/saved-state   # host-wide, whatever the socket
 die() { tail -30 "$FRAGD_LOG" | cut -c1-300 >&2; fail "$*"; }
 
 # bpf_ids prog|link: the ids bpftool lists.
@@ -120,7 +120,7 @@ hold_changed() {
   act_policy "$1" "$2" >"$WORK/act.yaml"
   FRAGD_CONFIG="$WORK/act.yaml" start_fragd
   wait_for 20 pro_is 1 || die "fragd did not change compaction_proactiveness (node score $(node_score), high $1)"
-  grep -q "^$BEFORE\$" "$STATE" || die "the value to restore ($BEFORE) is not in $STATE"
+  grep -qx "/proc/sys/vm/compaction_proactiveness $BEFORE" "$STATE" || die "the value to restore ($BEFORE) is not in $STATE"
 }
 
 # --- a: SIGKILL, then a new fragd on the same socket ---------------------------

@@ -130,6 +130,12 @@ void estimate_zone(ZoneScan& z, unsigned pageblock_order) {
   z.compaction_cost_pages = z.cost_for(z.hugepages_compaction);
 }
 
+ScanClock ScanClock::now() { return {now_ns(CLOCK_REALTIME), now_ns(CLOCK_BOOTTIME)}; }
+
+uint64_t scan_age_ns(const ScanResult& r, const ScanClock& now) {
+  return now.boot_ns > r.boot_time_ns ? now.boot_ns - r.boot_time_ns : 0;
+}
+
 Result<ScanResult> scan_pageblocks(const std::vector<ZoneSpan>& spans, const std::vector<PfnRange>& ram,
                                    unsigned pageblock_order, const FlagReader& read, size_t chunk_blocks,
                                    unsigned threads) {

@@ -101,6 +101,17 @@ struct ScanResult {
   std::vector<std::string> warnings;
 };
 
+// Now, on the clocks a ScanResult carries (tests pass their own).
+struct ScanClock {
+  uint64_t wall_ns = 0;  // CLOCK_REALTIME
+  uint64_t boot_ns = 0;  // CLOCK_BOOTTIME
+  static ScanClock now();
+};
+// How old `r` is at `now`, on the boot clock: a wall clock set back or
+// forward (NTP, an operator, a resumed VM) changes no age. The wall time is
+// for display only.
+uint64_t scan_age_ns(const ScanResult& r, const ScanClock& now);
+
 // Reads `n` flag words starting at `pfn` into `out`; returns how many it read
 // (fewer, or 0, past the end of memory) or an Error.
 using FlagReader = std::function<Result<size_t>(uint64_t pfn, uint64_t* out, size_t n)>;

@@ -1,0 +1,107 @@
+// The HTTP endpoint over a real loopback socket: /readyz says 503 until the
+// daemon reports its first tick with every program attached as configured, and
+// why; /healthz is not changed by readiness. Also the rule that decides which
+// programs must be attached.
+#include "fragd/http.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "fragd/views.h"
+
+namespace {
+
+int free_port() {
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+// GET `path`: the status code and the body.
+std::pair<int, std::string> get(int port, const std::string& path) {
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    close(s);
+    return {-1, "connect failed"};
+  }
+  const std::string req = "GET " + path + " HTTP/1.0\r\n\r\n";
+  (void)!write(s, req.data(), req.size());
+  std::string resp;
+  char buf[4096];
+  for (ssize_t n; (n = read(s, buf, sizeof buf)) > 0;) resp.append(buf, static_cast<size_t>(n));
+  close(s);
+  if (resp.size() < 12) return {-1, resp};
+  const auto body = resp.find("\r\n\r\n");
+  return {std::stoi(resp.substr(9, 3)), body == std::string::npos ? "" : resp.substr(body + 4)};
+}
+
+TEST(Readyz, NotReadyUntilTheDaemonSaysSoThenReady) {
+  const int port = free_port();
+  auto m = fragd::MetricsServer::start("127.0.0.1:" + std::to_string(port), 60'000'000'000ULL);
+  ASSERT_TRUE(m) << m.error().message;
+  auto [code, body] = get(port, "/readyz");
+  EXPECT_EQ(code, 503) << body;
+  EXPECT_NE(body.find("first tick"), std::string::npos) << body;
+  EXPECT_EQ(get(port, "/healthz").first, 200) << "liveness does not wait for readiness";
+
+  (*m)->set_readiness("program alloc_stall (kmem/mm_page_alloc) is not attached: EPERM");
+  std::tie(code, body) = get(port, "/readyz");
+  EXPECT_EQ(code, 503);
+  EXPECT_NE(body.find("alloc_stall"), std::string::npos) << body;
+
+  (*m)->set_readiness("");
+  std::tie(code, body) = get(port, "/readyz");
+  EXPECT_EQ(code, 200) << body;
+  EXPECT_EQ(body, "ready\n");
+}
+
+TEST(Readyz, NotReadyOnceTheCollectorIsStale) {
+  const int port = free_port();
+  auto m = fragd::MetricsServer::start("127.0.0.1:" + std::to_string(port), 1);  // stale after 1 ns
+  ASSERT_TRUE(m) << m.error().message;
+  (*m)->set_readiness("");
+  const auto [code, body] = get(port, "/readyz");
+  EXPECT_EQ(code, 503) << body;
+  EXPECT_NE(body.find("stale"), std::string::npos) << body;
+}
+
+fragd::ProgramState prog(const std::string& name, bool attached, bool per_page = false) {
+  fragd::ProgramState p;
+  p.name = name;
+  p.tracepoint = "kmem/" + name;
+  p.attached = attached;
+  p.error = attached ? "" : "EINVAL";
+  p.per_page = per_page;
+  return p;
+}
+
+TEST(Readyz, ProgramsAttachedAsConfigured) {
+  using fragd::unready_programs;
+  EXPECT_EQ(unready_programs({prog("a", true), prog("b", true)}, "exact"), "");
+  // The per-page counter is attached only while counting is on, except with allocations: exact.
+  EXPECT_EQ(unready_programs({prog("a", true), prog("count", false, true)}, "adaptive"), "");
+  EXPECT_EQ(unready_programs({prog("a", true), prog("count", false, true)}, "off"), "");
+  const std::string why = unready_programs({prog("a", true), prog("count", false, true)}, "exact");
+  EXPECT_NE(why.find("count (kmem/count)"), std::string::npos) << why;
+  EXPECT_NE(unready_programs({prog("a", false), prog("b", true)}, "adaptive").find("a (kmem/a): EINVAL"),
+            std::string::npos);
+}
+
+}  // namespace
