@@ -93,36 +93,47 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(const ControlOptions
   return s;
 }
 
-std::vector<int> ControlServer::poll_fds() const {
-  std::vector<int> fds{listen_fd_};
-  for (const auto& c : clients_)
-    if (!c.held && !c.waiting) fds.push_back(c.fd);
+std::vector<pollfd> ControlServer::poll_fds() const {
+  std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
+  for (const auto& c : clients_) {
+    short events = 0;
+    // A complete line waits for service(): nothing more is read until it is answered.
+    if (!c.closing && !c.waiting && !c.has_line()) events |= POLLIN;
+    if (c.queued()) events |= POLLOUT;
+    if (events) fds.push_back({c.fd, events, 0});
+  }
   return fds;
 }
 
 size_t ControlServer::trace_subscribers() const {
   size_t n = 0;
-  for (const auto& c : clients_) n += c.trace;
+  for (const auto& c : clients_) n += c.trace && !c.closing;
   return n;
 }
 
+double ControlServer::tokens_at(const Client& c, uint64_t now) const {
+  if (now <= c.refill_ns) return c.tokens;
+  return std::min(opt_.burst, c.tokens + (now - c.refill_ns) / 1e9 * opt_.rate_per_second);
+}
+
 void ControlServer::refill(Client& c, uint64_t now) const {
-  if (now > c.refill_ns) {
-    c.tokens = std::min(opt_.burst, c.tokens + (now - c.refill_ns) / 1e9 * opt_.rate_per_second);
-    c.refill_ns = now;
-  }
+  c.tokens = tokens_at(c, now);
+  c.refill_ns = std::max(c.refill_ns, now);
 }
 
 int ControlServer::timeout_ms() const {
   const uint64_t now = now_ns();
   uint64_t next = UINT64_MAX;
   for (const auto& c : clients_) {
-    if (c.held) {
-      const double need = std::max(0.0, 1.0 - c.tokens);
-      next = std::min(next, c.refill_ns + static_cast<uint64_t>(std::ceil(need / opt_.rate_per_second * 1e9)));
+    if (c.queued()) next = std::min(next, c.out_since_ns + opt_.write_timeout_ns);
+    if (c.closing) continue;
+    if (!c.waiting && c.has_line()) {
+      const double need = std::max(0.0, 1.0 - tokens_at(c, now));
+      next = std::min(next, now + static_cast<uint64_t>(std::ceil(need / opt_.rate_per_second * 1e9)));
     }
     if (c.line_start_ns) next = std::min(next, c.line_start_ns + opt_.line_deadline_ns);
-    if (!c.trace && !c.held && !c.waiting) next = std::min(next, c.last_active_ns + opt_.idle_ns);
+    if (!c.trace && !c.waiting && !c.has_line() && !c.queued())
+      next = std::min(next, c.last_active_ns + opt_.idle_ns);
   }
   if (next == UINT64_MAX) return -1;
   if (next <= now) return 0;
@@ -132,17 +143,39 @@ int ControlServer::timeout_ms() const {
 bool ControlServer::accept_client() {
   int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (fd < 0) return false;
-  if (clients_.size() >= opt_.max_clients) {
-    const std::string msg =
-        error_line("too many clients (" + std::to_string(opt_.max_clients) + " connected): try again later") + "\n";
-    (void)!write(fd, msg.data(), msg.size());
+  long uid = -1;
+  if (opt_.peer_uid) {
+    uid = opt_.peer_uid(fd);
+  } else {
+    ucred cred{};
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) uid = static_cast<long>(cred.uid);
+  }
+  const size_t n = clients_.size();
+  const size_t of_uid =
+      static_cast<size_t>(std::count_if(clients_.begin(), clients_.end(), [uid](const Client& c) { return c.uid == uid; }));
+  std::optional<RefuseReason> refused;
+  std::string why;
+  if (n >= opt_.max_clients) {
+    refused = RefuseReason::ServerFull;
+    why = "too many clients (" + std::to_string(n) + " connected): try again later";
+  } else if (uid != 0 && n + opt_.root_clients >= opt_.max_clients) {
+    refused = RefuseReason::ServerFull;
+    why = "too many clients (" + std::to_string(n) + " connected; the last " + std::to_string(opt_.root_clients) +
+          " of " + std::to_string(opt_.max_clients) + " are kept for root): try again later";
+  } else if (uid != 0 && of_uid >= opt_.max_clients_per_uid) {
+    refused = RefuseReason::UidLimit;
+    why = "too many clients of uid " + std::to_string(uid) + " (" + std::to_string(of_uid) +
+          " connected; a user other than root may hold " + std::to_string(opt_.max_clients_per_uid) +
+          "): close one, e.g. a `fragctl trace`, and try again";
+  }
+  if (refused) {
+    stats_.refused[static_cast<size_t>(*refused)]++;
+    const std::string msg = error_line(why) + "\n";
+    (void)!send(fd, msg.data(), msg.size(), MSG_NOSIGNAL | MSG_DONTWAIT);  // a new socket's buffer is empty
     close(fd);
     return true;
   }
-  ucred cred{};
-  socklen_t len = sizeof(cred);
-  long uid = -1;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) uid = static_cast<long>(cred.uid);
   const uint64_t now = now_ns();
   Client c;
   c.fd = fd;
@@ -155,147 +188,202 @@ bool ControlServer::accept_client() {
   return true;
 }
 
-void ControlServer::close_client(size_t i) {
-  close(clients_[i].fd);
-  clients_.erase(clients_.begin() + static_cast<long>(i));
+void ControlServer::reap() {
+  for (size_t i = clients_.size(); i-- > 0;) {
+    if (!clients_[i].gone) continue;
+    close(clients_[i].fd);
+    clients_.erase(clients_.begin() + static_cast<long>(i));
+  }
 }
 
-bool ControlServer::send_line(Client& c, const std::string& line, bool may_block) {
-  std::string out = line + "\n";
-  size_t off = 0;
-  while (off < out.size()) {
-    ssize_t n = send(c.fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
+void ControlServer::flush(Client& c) {
+  while (c.queued()) {
+    const ssize_t n = send(c.fd, c.out.data() + c.out_off, c.queued(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
-      off += static_cast<size_t>(n);
+      c.out_off += static_cast<size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && may_block) {
-      // An answer is small; wait a little for a slow reader, never forever.
-      pollfd p{c.fd, POLLOUT, 0};
-      if (poll(&p, 1, 1000) == 1) continue;
-    }
-    return false;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    c.gone = true;  // the peer has gone: nobody to tell
+    return;
   }
-  return true;
+  if (!c.queued()) {
+    c.out.clear();
+    c.out_off = 0;
+    c.out_since_ns = 0;
+    if (c.closing) c.gone = true;
+  } else if (c.out_off >= (64u << 10) && c.out_off * 2 >= c.out.size()) {
+    c.out.erase(0, c.out_off);
+    c.out_off = 0;
+  }
 }
 
-bool ControlServer::serve(Client& c, uint64_t now) {
-  c.held = false;
-  size_t nl;
-  while (!c.waiting && (nl = c.in.find('\n')) != std::string::npos) {
-    if (nl > kMaxRequestBytes) break;  // refused below
-    refill(c, now);
-    if (c.tokens < 1) {
-      c.held = true;  // read no more from it until a token comes back
-      c.line_start_ns = 0;
-      return true;
-    }
-    c.tokens -= 1;
-    c.last_active_ns = now;
-    std::string_view line(c.in.data(), nl);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    auto req = parse_request(line);
-    if (!req) {
-      // A client that sends what is not a request gets one answer saying why, then the door.
-      send_line(c, error_line("bad request: " + req.error().message), true);
-      return false;
-    }
-    c.in.erase(0, nl + 1);
-    std::optional<nlohmann::json> answer;
-    if (req->access == Access::Act && c.uid != 0) {
-      answer = error_answer("'" + req->cmd + "' changes the host or the daemon and needs root (caller uid " +
-                            std::to_string(c.uid) + "): run it with sudo");
-    } else {
-      try {
-        answer = handler_(*req, c.uid, c.token);
-      } catch (const std::exception& e) {
-        answer = error_answer(std::string("fragd could not answer '") + req->cmd + "': " + e.what());
-      }
-    }
-    if (!answer) {
-      c.waiting = true;  // answered by reply(); nothing more is read from it until then
-      c.line_start_ns = 0;
-      return true;
-    }
-    if (req->cmd == "trace" && answer->value("ok", false)) c.trace = true;
-    if (!send_line(c, answer->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), true)) return false;
+bool ControlServer::queue(Client& c, const std::string& line) {
+  if (c.gone) return false;
+  if (c.queued() + line.size() + 1 > opt_.max_output_bytes) {
+    drop(c, DropReason::OutputFull, "");
+    return false;
   }
-  if (c.waiting) return true;
-  const size_t pending = c.in.find('\n') == std::string::npos ? c.in.size() : c.in.find('\n');
+  if (!c.queued()) c.out_since_ns = now_ns();
+  c.out.append(line).push_back('\n');
+  flush(c);
+  return !c.gone;
+}
+
+void ControlServer::drop(Client& c, DropReason reason, const std::string& why) {
+  if (c.gone || c.closing) return;
+  stats_.dropped[static_cast<size_t>(reason)]++;
+  c.closing = true;
+  c.trace = false;
+  if (why.empty()) {
+    c.gone = true;
+    return;
+  }
+  // One last line saying why, past the cap (it is short); closed once it is written.
+  if (!c.queued()) c.out_since_ns = now_ns();
+  c.out.append(error_line(why)).push_back('\n');
+  flush(c);
+}
+
+void ControlServer::check_line(Client& c, uint64_t now) {
+  const size_t nl = c.in.find('\n');
+  const size_t pending = nl == std::string::npos ? c.in.size() : nl;
   if (pending > kMaxRequestBytes) {
-    send_line(c,
-              error_line("bad request: a request line is limited to " + std::to_string(kMaxRequestBytes) +
-                         " bytes"),
-              true);
-    return false;
+    drop(c, DropReason::BadRequest,
+         "bad request: a request line is limited to " + std::to_string(kMaxRequestBytes) + " bytes");
+    return;
   }
-  c.line_start_ns = c.in.empty() ? 0 : (c.line_start_ns ? c.line_start_ns : now);
+  if (nl != std::string::npos || c.in.empty() || c.waiting) c.line_start_ns = 0;  // no line being sent
+  else if (!c.line_start_ns) c.line_start_ns = now;
+}
+
+bool ControlServer::serve_one(Client& c, uint64_t now) {
+  if (c.waiting || c.closing || c.gone) return false;
+  const size_t nl = c.in.find('\n');
+  if (nl == std::string::npos) return false;
+  refill(c, now);
+  if (c.tokens < 1) return false;  // held back: timeout_ms() says when it may go on
+  c.tokens -= 1;
+  c.last_active_ns = now;
+  std::string_view line(c.in.data(), nl);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  auto req = parse_request(line);
+  if (!req) {
+    // A client that sends what is not a request gets one answer saying why, then the door.
+    drop(c, DropReason::BadRequest, "bad request: " + req.error().message);
+    return true;
+  }
+  c.in.erase(0, nl + 1);
+  std::optional<nlohmann::json> answer;
+  if (req->access == Access::Act && c.uid != 0) {
+    answer = error_answer("'" + req->cmd + "' changes the host or the daemon and needs root (caller uid " +
+                          std::to_string(c.uid) + "): run it with sudo");
+  } else {
+    try {
+      answer = handler_(*req, c.uid, c.token);
+    } catch (const std::exception& e) {
+      answer = error_answer(std::string("fragd could not answer '") + req->cmd + "': " + e.what());
+    }
+  }
+  if (!answer) {
+    c.waiting = true;  // answered by reply(); nothing more is read from it until then
+  } else {
+    if (req->cmd == "trace" && answer->value("ok", false)) c.trace = true;
+    queue(c, answer->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  check_line(c, now);
   return true;
 }
 
-void ControlServer::on_readable(int fd) {
+void ControlServer::on_poll(int fd, short revents) {
   if (fd == listen_fd_) {
+    // Accepted in service(), after every client's revents of this poll: a new
+    // connection may reuse the number of one closed meanwhile.
+    accept_pending_ = true;
+    return;
+  }
+  auto it = std::find_if(clients_.begin(), clients_.end(), [fd](const Client& c) { return c.fd == fd; });
+  if (it == clients_.end()) return;
+  Client& c = *it;
+  if (revents & (POLLERR | POLLHUP)) {
+    c.gone = true;  // the peer closed its end (or the socket failed): nobody reads what is queued
+  } else if ((revents & POLLOUT) && c.queued()) {
+    flush(c);
+  }
+  if (!c.gone && !c.closing && !c.waiting && !c.has_line() && (revents & POLLIN)) {
+    char buf[4096];
+    const ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n > 0) {
+      c.in.append(buf, static_cast<size_t>(n));
+      check_line(c, now_ns());
+    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      // The client is done sending: what is queued for it still goes out.
+      c.closing = true;
+      c.trace = false;
+      flush(c);
+      if (!c.queued()) c.gone = true;
+    }
+  }
+  reap();
+}
+
+void ControlServer::service() {
+  if (accept_pending_) {
+    accept_pending_ = false;
     for (size_t n = 0; n < opt_.max_clients + 1 && accept_client(); n++) {
     }
-    return;
   }
-  for (size_t i = 0; i < clients_.size(); i++) {
-    if (clients_[i].fd != fd) continue;
-    char buf[4096];
-    ssize_t n = recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) {
-      if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-      close_client(i);
-      return;
-    }
-    clients_[i].in.append(buf, static_cast<size_t>(n));
-    if (!serve(clients_[i], now_ns())) close_client(i);
-    return;
-  }
-}
-
-void ControlServer::on_timer() {
-  const uint64_t now = now_ns();
-  for (size_t i = clients_.size(); i-- > 0;) {
-    Client& c = clients_[i];
-    if (c.held && !serve(c, now)) {
-      close_client(i);
+  const uint64_t start = now_ns();
+  for (auto& c : clients_) {
+    if (c.queued() && start - c.out_since_ns > opt_.write_timeout_ns) {
+      if (!c.closing) stats_.dropped[static_cast<size_t>(DropReason::WriteTimeout)]++;
+      c.gone = true;  // what it did not read in time, it will not read now
       continue;
     }
-    if (c.line_start_ns && now - c.line_start_ns > opt_.line_deadline_ns) {
-      send_line(c,
-                error_line(strf("bad request: a request line must end with a newline within %.0f s",
-                                opt_.line_deadline_ns / 1e9)),
-                false);
-      close_client(i);
-      continue;
+    if (c.closing) continue;
+    if (c.line_start_ns && start - c.line_start_ns > opt_.line_deadline_ns) {
+      drop(c, DropReason::LineDeadline,
+           strf("bad request: a request line must end with a newline within %.0f s", opt_.line_deadline_ns / 1e9));
+    } else if (!c.trace && !c.waiting && !c.has_line() && !c.queued() && start - c.last_active_ns > opt_.idle_ns) {
+      drop(c, DropReason::Idle, "");
     }
-    if (!c.trace && !c.held && !c.waiting && now - c.last_active_ns > opt_.idle_ns) close_client(i);
   }
+  reap();
+  // One request per client in turn, until none is left or the budget is spent;
+  // timeout_ms() is then 0 and the next call goes on where this one stopped.
+  const size_t n = clients_.size();
+  if (n == 0) return;
+  size_t i = next_turn_ % n;
+  for (size_t idle = 0; idle < n; i = (i + 1) % n) {
+    const uint64_t now = now_ns();
+    if (now - start >= opt_.service_budget_ns) break;
+    idle = serve_one(clients_[i], now) ? 0 : idle + 1;
+  }
+  next_turn_ = i;
+  reap();
 }
 
 bool ControlServer::reply(uint64_t token, const nlohmann::json& answer) {
-  for (size_t i = 0; i < clients_.size(); i++) {
-    Client& c = clients_[i];
-    if (c.token != token || !c.waiting) continue;
-    c.waiting = false;
-    const uint64_t now = now_ns();
-    c.last_active_ns = now;
-    if (!send_line(c, answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), true) ||
-        !serve(c, now)) {
-      close_client(i);
-      return false;
-    }
-    return true;
-  }
-  return false;
+  auto it = std::find_if(clients_.begin(), clients_.end(),
+                         [token](const Client& c) { return c.token == token && c.waiting; });
+  if (it == clients_.end()) return false;
+  Client& c = *it;
+  c.waiting = false;
+  const uint64_t now = now_ns();
+  c.last_active_ns = now;
+  queue(c, answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  check_line(c, now);
+  const bool sent = !c.gone;
+  reap();
+  return sent;
 }
 
 size_t ControlServer::broadcast_trace(const std::string& line) {
   size_t unsent = 0;
   for (auto& c : clients_)
-    if (c.trace && !send_line(c, line, false)) unsent++;
+    if (c.trace && !c.closing && !queue(c, line)) unsent++;
+  reap();
   return unsent;
 }
 

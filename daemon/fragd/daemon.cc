@@ -113,6 +113,7 @@ void Daemon::tick() {
     scans_ok_seen_ = scan.ok;
   }
   self_.kernel_write_errors = actuator_.write_errors();
+  self_.control = control_->stats();
   self_.last_tick_seconds = (now_ns() - t0) / 1e9;
   act_.nodes = engine_->nodes();
   act_.pools = engine_->pools();

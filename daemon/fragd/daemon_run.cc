@@ -177,7 +177,7 @@ int Daemon::run() {
     const size_t scan_idx = fds.size();
     if (scanner_) fds.push_back({scanner_->event_fd(), POLLIN, 0});
     const size_t ctl_first = fds.size();
-    for (int fd : control_->poll_fds()) fds.push_back({fd, POLLIN, 0});
+    for (const pollfd& p : control_->poll_fds()) fds.push_back(p);
     int timeout_ms = control_->timeout_ms();
     if (watchdog_ns) {
       const int ping_ms = static_cast<int>((pinged_ns + watchdog_ns - std::min(now_ns(), pinged_ns + watchdog_ns)) / 1'000'000) + 1;
@@ -217,8 +217,8 @@ int Daemon::run() {
     if (ring_ && (fds[ring_idx].revents & POLLIN)) ring_buffer__consume(ring_.get());
     if (wakeups_ && (fds[wake_idx].revents & POLLIN)) ring_buffer__consume(wakeups_.get());
     for (size_t i = ctl_first; i < fds.size(); i++)
-      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) control_->on_readable(fds[i].fd);
-    control_->on_timer();
+      if (fds[i].revents) control_->on_poll(fds[i].fd, fds[i].revents);
+    control_->service();
   }
   notify("STOPPING=1");
   metrics_->set_readiness("stopping: fragd is exiting");

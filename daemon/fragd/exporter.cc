@@ -43,6 +43,20 @@ void self_metrics(const SelfStats& self, Families& out) {
   single(out, "fragd_collector_ticks_missed_total",
          "Collector ticks skipped because the main loop was busy for a whole tick or longer.",
          MetricType::Counter, static_cast<double>(self.ticks_missed));
+  FamilyBuilder dropped("fragd_control_clients_dropped_total",
+                        "Control connections fragd closed, by reason: bad_request and line_deadline (answered "
+                        "with the reason), idle, output_full (its queued output would pass the cap), "
+                        "write_timeout (its queued output did not drain in time).",
+                        MetricType::Counter);
+  for (size_t r = 0; r < self.control.dropped.size(); r++)
+    dropped.counter({{"reason", kDropReasonNames[r]}}, self.control.dropped[r]);
+  FamilyBuilder refused("fragd_control_clients_refused_total",
+                        "Control connections refused, by reason: server_full (every slot taken, or every slot "
+                        "open to users other than root), uid_limit (that user holds its share).",
+                        MetricType::Counter);
+  for (size_t r = 0; r < self.control.refused.size(); r++)
+    refused.counter({{"reason", kRefuseReasonNames[r]}}, self.control.refused[r]);
+  emit(out, dropped, refused);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "act/metrics.h"
 #include "base/family.h"
+#include "fragd/control_stats.h"
 #include "kernel/bpf_loader.h"
 #include "kernel/bpf_maps.h"
 #include "kernel/procfs.h"
@@ -33,6 +34,7 @@ struct SelfStats {
   uint64_t ticks_missed = 0;         // ticks that never ran because the loop was a whole tick late
   std::vector<ProgramRunStats> run_stats;  // per program, from bpf_prog_info
   CountingStats counting;                  // allocation counting and the slow-stall stream
+  ControlStats control;                    // control connections dropped and refused, by reason
 };
 
 // What one tick read, for the exporter; null/empty: that source is off or has nothing yet.
