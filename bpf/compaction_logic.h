@@ -12,9 +12,15 @@
 
 #include "compaction.h"
 
-/* A run in progress (map runs, keyed by thread id). */
+/*
+ * A run in progress (map runs, keyed by thread id). A run that began before
+ * fragd attached is first seen at a migration batch: its entry has start_ns 0
+ * and gathers its pages until its end says who ran it.
+ */
 struct run {
-	__u64 start_ns;
+	__u64 start_ns;        /* 0: begun before fragd attached */
+	__u64 pages_migrated;  /* such a run's pages so far */
+	__u64 pages_failed;
 	__u32 trigger;
 	__u32 pad;
 };
@@ -33,18 +39,25 @@ FRAGD_INLINE void run_begin(struct run *r, __u32 trigger, __u64 now)
 }
 
 /*
- * A migration batch of the thread whose run is `r` (NULL: no begin seen: the
- * run began before fragd attached). Returns 1 when the caller must store
- * `fresh` as the thread's run.
+ * A migration batch of the thread whose run is `r` (NULL: no entry: the run
+ * began before fragd attached). A run with a begin counts its pages at once,
+ * by its trigger. One without keeps them in its entry until its end names the
+ * trigger: returns 1 when the caller must store `fresh` as the thread's entry.
  */
 FRAGD_INLINE int run_batch(struct compaction_stats *st, struct run *r, struct run *fresh, __u64 migrated,
 			   __u64 failed)
 {
 	__u32 t;
 
-	(void)fresh;
 	if (!r) {
-		st->runs_unmatched++;
+		__builtin_memset(fresh, 0, sizeof(*fresh));
+		fresh->pages_migrated = migrated;
+		fresh->pages_failed = failed;
+		return 1;
+	}
+	if (!r->start_ns) {
+		r->pages_migrated += migrated;
+		r->pages_failed += failed;
 		return 0;
 	}
 	t = run_clamp_trigger(r->trigger);
@@ -55,15 +68,22 @@ FRAGD_INLINE int run_batch(struct compaction_stats *st, struct run *r, struct ru
 
 /*
  * The end of the thread's run `r` (NULL: none seen), with the trigger and
- * status its end event gives. Returns 1 when the run was timed: *trigger and
- * *dur are its duration sample. The caller deletes the thread's entry.
+ * status its end event gives. A run without a begin is counted once in
+ * runs_unmatched, its batches' pages under the end's trigger; it is not in
+ * runs[][] nor timed. Returns 1 when the run was timed: *trigger and *dur are
+ * its duration sample. The caller deletes the thread's entry.
  */
 FRAGD_INLINE int run_end(struct compaction_stats *st, const struct run *r, __u32 end_trigger, __u32 status,
 			 __u64 now, __u32 *trigger, __u64 *dur)
 {
-	(void)end_trigger;
-	if (!r) {
+	if (!r || !r->start_ns) {
 		st->runs_unmatched++;
+		if (r) {
+			__u32 t = run_clamp_trigger(end_trigger);
+
+			st->pages_migrated[t] += r->pages_migrated;
+			st->pages_failed[t] += r->pages_failed;
+		}
 		return 0;
 	}
 	*trigger = run_clamp_trigger(r->trigger);
