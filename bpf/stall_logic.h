@@ -51,6 +51,33 @@ FRAGD_INLINE __u64 clamp_order(__u32 order)
 }
 
 /*
+ * Gives up an open stall whose allocation ended unseen. It is counted only when
+ * allocation counting was on for all of it (count_gen odd and unchanged since
+ * it opened): then its mm_page_alloc would have closed it. With counting off
+ * no stall is ever closed, and giving one up is routine.
+ */
+FRAGD_INLINE void stall_abandon(struct open_stall *s, struct alloc_stats *st, __u32 gen)
+{
+	/*
+	 * A fresh load: where the compiler knows s->order equals the event's order it
+	 * would reuse that register, bounded by an earlier clamp, and Debian 6.1's
+	 * verifier follows the clamp's dead branch into an empty range ("R3 invalid
+	 * mem access 'scalar'").
+	 */
+	__u32 order = *(volatile __u32 *)&s->order;
+
+	if (st && s->gen == gen && (gen & 1))
+		st->stalls_abandoned[clamp_order(order)]++;
+	s->start_ns = 0;
+}
+
+/* No event of the open stall for longer than FRAGD_STALL_IDLE_NS: its allocation is over. */
+FRAGD_INLINE int stall_stale(const struct open_stall *s, __u64 now)
+{
+	return now - s->last_ns > FRAGD_STALL_IDLE_NS;
+}
+
+/*
  * Adds the time since the phase's last mark to the stall and the counters.
  * Compaction time is marked at each zone run's end, so a direct compaction
  * whose task goes on to other work never runs on; reclaim is marked at its end.
@@ -77,6 +104,10 @@ FRAGD_INLINE void stall_mark_phase(struct open_stall *s, __u64 now, struct alloc
  * whose storage is `s` (NULL: none could be had). Opens a stall, or enters a
  * new phase of the open one. Returns 1 when a stall opened (the caller sends
  * an armed wake-up).
+ *
+ * The open stall goes on only when it is of the same order and counting
+ * period and had an event within FRAGD_STALL_IDLE_NS; otherwise its
+ * allocation ended unseen and it is given up (stall_abandon).
  */
 FRAGD_INLINE int stall_event(struct open_stall *s, struct alloc_stats *st, __u32 order, __u64 gfp,
 			     __u32 phase, __u64 now, __u32 gen)
@@ -86,12 +117,14 @@ FRAGD_INLINE int stall_event(struct open_stall *s, struct alloc_stats *st, __u32
 									  : FRAGD_PHASE_COMPACTION]++;
 	if (!s)
 		return 0;
-	if (s->start_ns && s->order == order && s->gen == gen) {
+	if (s->start_ns && s->order == order && s->gen == gen && !stall_stale(s, now)) {
 		/* The previous phase ended at its last mark (a compaction run's end, a reclaim end). */
 		s->phase = phase;
 		s->last_ns = now;
 		return 0;
 	}
+	if (s->start_ns)
+		stall_abandon(s, st, gen);
 	__builtin_memset(s, 0, sizeof(*s));
 	s->start_ns = now;
 	s->last_ns = now;
@@ -140,6 +173,12 @@ FRAGD_INLINE int stall_alloc_end(struct open_stall *s, struct alloc_stats *st, _
 		return ALLOC_AT_SWITCH;
 	}
 	*now = fragd_ktime();
+	if (stall_stale(s, *now)) {
+		/* The stall's allocation ended unseen long ago; this one took the fast path. */
+		stall_abandon(s, st, gen);
+		st->allocs[o][granted ? FRAGD_OUTCOME_FAST : FRAGD_OUTCOME_FAILED]++;
+		return ALLOC_UNSTALLED;
+	}
 	*dur = *now - s->start_ns;
 	s->phase = PHASE_NONE;
 	st->allocs[o][granted ? FRAGD_OUTCOME_STALLED : FRAGD_OUTCOME_FAILED]++;

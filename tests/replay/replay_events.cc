@@ -65,6 +65,7 @@ std::map<std::string, uint64_t> counters(const replay_state& r) {
     const std::string os = std::to_string(o);
     for (unsigned k = 0; k < FRAGD_NR_OUTCOMES; k++) m[idx("allocs", {os, outcome_name(k)})] = a.allocs[o][k];
     m[idx("allocs_at_switch", {os})] = a.allocs_at_switch[o];
+    m[idx("stalls_abandoned", {os})] = a.stalls_abandoned[o];
     for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) {
       m[idx("phase_ns", {os, phase_name(p)})] = a.phase_ns[o][p];
       m[idx("direct_entries", {os, phase_name(p)})] = a.direct_entries[o][p];
