@@ -115,8 +115,11 @@ FRAGD_INLINE int stall_event(struct open_stall *s, struct alloc_stats *st, __u32
 	if (st)
 		st->direct_entries[clamp_order(order)][phase == PHASE_RECLAIM ? FRAGD_PHASE_RECLAIM
 									  : FRAGD_PHASE_COMPACTION]++;
-	if (!s)
+	if (!s) {
+		if (st)
+			st->events_no_storage++;
 		return 0;
+	}
 	if (s->start_ns && s->order == order && s->gen == gen && !stall_stale(s, now)) {
 		/* The previous phase ended at its last mark (a compaction run's end, a reclaim end). */
 		s->phase = phase;

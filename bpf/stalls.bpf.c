@@ -66,13 +66,14 @@ static __always_inline void on_stall_event(__u32 order, __u64 gfp, __u32 phase)
 {
 	struct open_stall *s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0,
 						    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct alloc_stats *st = fragd_stats(&alloc_stats);
 
-	if (stall_event(s, fragd_stats(&alloc_stats), order, gfp, phase, bpf_ktime_get_ns(), count_gen) &&
-	    wake_armed) {
+	if (stall_event(s, st, order, gfp, phase, bpf_ktime_get_ns(), count_gen) && wake_armed) {
 		__u32 o = order;
 
 		wake_armed = 0;
-		bpf_ringbuf_output(&alloc_wakeups, &o, sizeof(o), BPF_RB_FORCE_WAKEUP);
+		if (bpf_ringbuf_output(&alloc_wakeups, &o, sizeof(o), BPF_RB_FORCE_WAKEUP) && st)
+			st->wakeups_dropped++;
 	}
 }
 

@@ -41,6 +41,10 @@ struct alloc_stats {
 	 * another order opened in the task, by the order of the stall given up.
 	 */
 	__u64 stalls_abandoned[FRAGD_NR_ORDERS];
+	/* Stall events not followed: no task storage (its allocation failed, or it was busy on that CPU). */
+	__u64 events_no_storage;
+	/* Wake-ups (alloc_wakeups) the ring buffer had no room for. */
+	__u64 wakeups_dropped;
 };
 
 /*

@@ -74,6 +74,8 @@ std::map<std::string, uint64_t> counters(const replay_state& r) {
       add_hist(m, idx("stall_hist", {os, result_name(res)}), r.stall_hist[FRAGD_STALL_HIST_KEY(o, res)]);
   }
   m["events_dropped"] = a.events_dropped;
+  m["events_no_storage"] = a.events_no_storage;
+  m["wakeups_dropped"] = a.wakeups_dropped;
   const auto& c = r.compaction;
   for (unsigned t = 0; t < FRAGD_NR_TRIGGERS; t++) {
     for (unsigned s = 0; s < FRAGD_NR_CSTATUS; s++) m[idx("runs", {trigger_name(t), cstatus_name(s)})] = c.runs[t][s];

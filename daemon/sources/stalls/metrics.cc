@@ -81,6 +81,15 @@ void stall_metrics(unsigned min_order, const BpfSnapshot& bpf, const CountingSta
   single(out, "fragd_events_dropped_total",
          "Slow-stall events lost because the BPF ring buffer was full.",
          MetricType::Counter, a.events_dropped);
+  FamilyBuilder lost("fragd_stall_events_lost_total",
+                     "Stall events the BPF programs could not follow, by reason: no_task_storage (the task's "
+                     "storage could not be had: its allocation failed or it was busy on that CPU; the stall is "
+                     "not timed, its entry is counted), wakeup_ring_full (a wake-up the ring buffer had no room "
+                     "for; counting switches on at the next tick instead).",
+                     MetricType::Counter);
+  lost.counter({{"reason", "no_task_storage"}}, a.events_no_storage);
+  lost.counter({{"reason", "wakeup_ring_full"}}, a.wakeups_dropped);
+  emit(out, lost);
 }
 
 void trace_metrics(const CountingStats& self, Families& out) {
