@@ -8,17 +8,12 @@
  */
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
-#include "compaction.h"
+#include "compaction_logic.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* fragd's own tgid, set between open and load: its writes are trigger "fragd". */
 const volatile __u32 fragd_tgid = 0;
-
-struct run {
-	__u64 start_ns;
-	__u32 trigger;
-};
 
 /* Runs in progress, keyed by thread id. */
 struct {
@@ -57,29 +52,14 @@ static __always_inline __u32 status_of(int status)
 	return FRAGD_CSTATUS_OTHER;
 }
 
-/*
- * The run thread `tid` has under way, with its trigger; NULL (counted as unmatched) when
- * none: the run began before fragd attached.
- */
-static __always_inline struct run *current_run(struct compaction_stats *st, __u32 tid, __u32 *trigger)
-{
-	struct run *r = bpf_map_lookup_elem(&runs, &tid);
-
-	if (!r) {
-		st->runs_unmatched++;
-		return NULL;
-	}
-	*trigger = r->trigger < FRAGD_NR_TRIGGERS ? r->trigger : FRAGD_TRIGGER_MANUAL;
-	return r;
-}
-
 SEC("tp_btf/mm_compaction_begin")
 int BPF_PROG(compaction_begin, struct compact_control *cc, unsigned long zone_start,
 	     unsigned long zone_end, bool sync)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct run r = { .start_ns = bpf_ktime_get_ns(), .trigger = trigger_of(cc) };
+	struct run r;
 
+	run_begin(&r, trigger_of(cc), bpf_ktime_get_ns());
 	bpf_map_update_elem(&runs, &tid, &r, BPF_ANY);
 	return 0;
 }
@@ -90,14 +70,16 @@ int BPF_PROG(compaction_end, struct compact_control *cc, unsigned long zone_star
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct compaction_stats *st = fragd_stats(&compaction_stats);
+	struct run *r = bpf_map_lookup_elem(&runs, &tid);
 	__u32 trigger;
-	struct run *r = st ? current_run(st, tid, &trigger) : NULL;
+	__u64 dur;
 
-	if (!r)
+	if (!st)
 		return 0;
-	st->runs[trigger][status_of(status)]++;
-	fragd_hist_add(&compaction_hist, trigger, bpf_ktime_get_ns() - r->start_ns);
-	bpf_map_delete_elem(&runs, &tid);
+	if (run_end(st, r, trigger_of(cc), status_of(status), bpf_ktime_get_ns(), &trigger, &dur))
+		fragd_hist_add(&compaction_hist, trigger, dur);
+	if (r)
+		bpf_map_delete_elem(&runs, &tid);
 	return 0;
 }
 
@@ -107,11 +89,12 @@ int compaction_migratepages(struct trace_event_raw_mm_compaction_migratepages *c
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct compaction_stats *st = fragd_stats(&compaction_stats);
-	__u32 trigger;
+	struct run fresh;
 
-	if (!st || !current_run(st, tid, &trigger))
+	if (!st)
 		return 0;
-	st->pages_migrated[trigger] += BPF_CORE_READ(ctx, nr_migrated);
-	st->pages_failed[trigger] += BPF_CORE_READ(ctx, nr_failed);
+	if (run_batch(st, bpf_map_lookup_elem(&runs, &tid), &fresh, BPF_CORE_READ(ctx, nr_migrated),
+		      BPF_CORE_READ(ctx, nr_failed)))
+		bpf_map_update_elem(&runs, &tid, &fresh, BPF_NOEXIST);
 	return 0;
 }

@@ -8,6 +8,9 @@
 #include <bpf/bpf_core_read.h>
 #include "fragd_common.h"
 
+/* The clock of the accounting logic (bpf/stall_logic.h, bpf/compaction_logic.h); the replay harness has its own. */
+#define fragd_ktime() bpf_ktime_get_ns()
+
 /* Per-CPU single-entry array holding a stats struct. */
 #define FRAGD_STATS_MAP(name, vtype)                \
 	struct {                                        \

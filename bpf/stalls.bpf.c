@@ -19,7 +19,7 @@
  */
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
-#include "stalls.h"
+#include "stall_logic.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -33,19 +33,6 @@ __u32 wake_armed = 0;
 
 /* PF_MEMALLOC (include/linux/sched.h): set around direct compaction and reclaim. */
 #define FRAGD_PF_MEMALLOC 0x00000800
-
-enum stall_phase { PHASE_NONE, PHASE_COMPACTION, PHASE_RECLAIM };
-
-struct open_stall {
-	__u64 start_ns;
-	__u64 phase_start_ns;
-	__u64 phase_ns[FRAGD_NR_PHASES];
-	__u64 gfp;
-	__u32 order;
-	__u32 phase;      /* enum stall_phase */
-	__u32 gen;        /* count_gen when the stall opened */
-	__u32 pad;
-};
 
 /*
  * Open stalls in task-local storage: a pointer walk from the current task
@@ -74,72 +61,20 @@ struct {
 	__uint(max_entries, 4096);
 } alloc_wakeups SEC(".maps");
 
-/* Orders above the table are counted in its last row. 64-bit so the verifier keeps the bound. */
-static __always_inline __u64 clamp_order(__u32 order)
-{
-	__u64 o = order;
-
-	if (o >= FRAGD_NR_ORDERS)
-		o = FRAGD_NR_ORDERS - 1;
-	barrier_var(o);
-	if (o >= FRAGD_NR_ORDERS)
-		o = FRAGD_NR_ORDERS - 1;
-	return o;
-}
-
-/*
- * Adds the time since the phase's last mark to the stall and the counters.
- * Compaction time is marked at each zone run's end (compaction_run_end), so a
- * direct compaction whose task goes on to other work never runs on; reclaim
- * is marked at its end.
- */
-static __always_inline void mark_phase(struct open_stall *s, __u64 now, struct alloc_stats *st)
-{
-	__u64 d = now - s->phase_start_ns;
-	__u32 p;
-
-	if (s->phase == PHASE_COMPACTION)
-		p = FRAGD_PHASE_COMPACTION;
-	else if (s->phase == PHASE_RECLAIM)
-		p = FRAGD_PHASE_RECLAIM;
-	else
-		return;
-	s->phase_ns[p] += d;
-	if (st)
-		st->phase_ns[clamp_order(s->order)][p] += d;
-	s->phase_start_ns = now;
-}
-
 /* A stall event of `order` in the current task: open the stall or enter a new phase. */
-static __always_inline void stall_event(__u32 order, __u64 gfp, __u32 phase)
+static __always_inline void on_stall_event(__u32 order, __u64 gfp, __u32 phase)
 {
-	__u64 now = bpf_ktime_get_ns();
+	struct open_stall *s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0,
+						    BPF_LOCAL_STORAGE_GET_F_CREATE);
 	struct alloc_stats *st = fragd_stats(&alloc_stats);
-	struct open_stall *s;
 
-	if (st)
-		st->direct_entries[clamp_order(order)][phase == PHASE_RECLAIM ? FRAGD_PHASE_RECLAIM
-									    : FRAGD_PHASE_COMPACTION]++;
-	s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!s)
-		return;
-	if (!s->start_ns || s->order != order || s->gen != count_gen) {
-		__builtin_memset(s, 0, sizeof(*s));
-		s->start_ns = now;
-		s->order = order;
-		s->gfp = gfp;
-		s->gen = count_gen;
-		if (wake_armed) {
-			__u32 o = order;
+	if (stall_event(s, st, order, gfp, phase, bpf_ktime_get_ns(), count_gen) && wake_armed) {
+		__u32 o = order;
 
-			wake_armed = 0;
-			bpf_ringbuf_output(&alloc_wakeups, &o, sizeof(o), BPF_RB_FORCE_WAKEUP);
-		}
+		wake_armed = 0;
+		if (bpf_ringbuf_output(&alloc_wakeups, &o, sizeof(o), BPF_RB_FORCE_WAKEUP) && st)
+			st->wakeups_dropped++;
 	}
-	/* The previous phase ended at its last mark (a compaction run's end, a reclaim end). */
-	s->phase = phase;
-	s->phase_start_ns = now;
 }
 
 static __always_inline void emit_slow(const struct open_stall *s, __u64 now, __u64 dur,
@@ -171,33 +106,18 @@ static __always_inline int on_alloc(__u32 order, bool granted)
 {
 	struct alloc_stats *st = fragd_stats(&alloc_stats);
 	struct open_stall *s;
-	__u64 o = clamp_order(order);
+	__u64 now, dur;
 
 	if (!st)
 		return 0;
 	s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0, 0);
-	if (!s || !s->start_ns || s->order != order) {
-		/* No stall of this order in this task: the fast path (or a failure that never stalled). */
-		st->allocs[o][granted ? FRAGD_OUTCOME_FAST : FRAGD_OUTCOME_FAILED]++;
-		return 0;
-	}
-	if (s->gen != count_gen) {
-		/* Opened before this counting period: this allocation's, or one that ended unwatched. */
-		st->allocs_at_switch[o]++;
-		s->start_ns = 0;
-		return 0;
-	}
+	if (stall_alloc_end(s, st, order, granted, count_gen, &now, &dur) == ALLOC_STALLED) {
+		__u32 result = granted ? FRAGD_RESULT_SUCCESS : FRAGD_RESULT_FAILURE;
 
-	__u64 now = bpf_ktime_get_ns();
-	__u64 dur = now - s->start_ns;
-	__u32 result = granted ? FRAGD_RESULT_SUCCESS : FRAGD_RESULT_FAILURE;
-
-	s->phase = PHASE_NONE;
-	st->allocs[o][granted ? FRAGD_OUTCOME_STALLED : FRAGD_OUTCOME_FAILED]++;
-	fragd_hist_add(&stall_hist, FRAGD_STALL_HIST_KEY(o, result), dur);
-	if (dur >= slow_stall_ns)
-		emit_slow(s, now, dur, result, st);
-	s->start_ns = 0;  /* closed; the storage stays with the task for its next stall */
+		fragd_hist_add(&stall_hist, FRAGD_STALL_HIST_KEY(clamp_order(order), result), dur);
+		if (dur >= slow_stall_ns)
+			emit_slow(s, now, dur, result, st);
+	}
 	return 0;
 }
 
@@ -243,7 +163,7 @@ int page_alloc_tp(struct trace_event_raw_mm_page_alloc *ctx)
 	({                                                                        \
 		int __order = BPF_CORE_READ(ctx, order);                          \
 		if (__order >= 0 && (__u32)__order >= min_order)                  \
-			stall_event(__order, READ_GFP(ctx, gfp_field), phase);    \
+			on_stall_event(__order, READ_GFP(ctx, gfp_field), phase);    \
 		0;                                                                \
 	})
 
@@ -264,10 +184,7 @@ int reclaim_end(void *ctx)
 {
 	struct open_stall *s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0, 0);
 
-	if (s && s->start_ns && s->phase == PHASE_RECLAIM) {
-		mark_phase(s, bpf_ktime_get_ns(), fragd_stats(&alloc_stats));
-		s->phase = PHASE_NONE;
-	}
+	stall_phase_end(s, fragd_stats(&alloc_stats), PHASE_RECLAIM, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -286,7 +203,6 @@ int compaction_run_end(void *ctx)
 	if (!(task->flags & FRAGD_PF_MEMALLOC))
 		return 0;
 	s = bpf_task_storage_get(&open_stalls, task, 0, 0);
-	if (s && s->start_ns && s->phase == PHASE_COMPACTION)
-		mark_phase(s, bpf_ktime_get_ns(), fragd_stats(&alloc_stats));
+	stall_phase_end(s, fragd_stats(&alloc_stats), PHASE_COMPACTION, bpf_ktime_get_ns());
 	return 0;
 }

@@ -10,7 +10,12 @@ struct compaction_stats {
 	__u64 runs[FRAGD_NR_TRIGGERS][FRAGD_NR_CSTATUS];
 	__u64 pages_migrated[FRAGD_NR_TRIGGERS];
 	__u64 pages_failed[FRAGD_NR_TRIGGERS];
-	__u64 runs_unmatched;  /* mm_compaction_end without a begin seen (attached mid-run) */
+	/*
+	 * Runs whose begin was not seen (under way when fragd attached), once each
+	 * at their end; their pages are in pages_migrated/failed under the trigger
+	 * their end names, they are not in runs[][] nor in compaction_hist.
+	 */
+	__u64 runs_unmatched;
 };
 
 /* Map compaction_hist: per-CPU array of struct fragd_hist, key = enum fragd_trigger. */

@@ -33,14 +33,39 @@ struct alloc_stats {
 	 */
 	__u64 allocs_at_switch[FRAGD_NR_ORDERS];
 	__u64 events_dropped;  /* slow-stall events the ring buffer had no room for */
+	/*
+	 * Stalls opened while allocation counting was on whose allocation's end
+	 * was never seen (a missed or skipped mm_page_alloc run): given up when
+	 * the task's next stall or allocation of that order came more than
+	 * FRAGD_STALL_IDLE_NS after the stall's last event, or when a stall of
+	 * another order opened in the task, by the order of the stall given up.
+	 */
+	__u64 stalls_abandoned[FRAGD_NR_ORDERS];
+	/* Stall events not followed: no task storage (its allocation failed, or it was busy on that CPU). */
+	__u64 events_no_storage;
+	/* Wake-ups (alloc_wakeups) the ring buffer had no room for. */
+	__u64 wakeups_dropped;
 };
+
+/*
+ * An open stall with no event (a phase start or end) for longer than this is
+ * given up: its allocation ended unseen. Between two events of one allocation
+ * the kernel's slow path only retries (get_page_from_freelist, cond_resched,
+ * a 1-jiffy memalloc_retry_wait); its longer sleeps (reclaim throttling, up to
+ * HZ/10) happen inside direct reclaim, between its begin and end events, and
+ * costly orders (> 3) never reach the OOM killer. One second is ten times the
+ * longest of them. A task kept off the CPU for longer between two events of one
+ * allocation has that stall split: counted abandoned, then timed from the next event.
+ */
+#define FRAGD_STALL_IDLE_NS 1000000000ULL
 
 /*
  * Allocation counting state, in the object's .bss, written by fragd:
  * count_gen goes up by one each time the mm_page_alloc program is attached or
- * detached; wake_armed = 1 asks the next stall event to send
- * one record over ring buffer alloc_wakeups, so fragd can switch counting on
- * within the stall instead of at its next tick.
+ * detached (it starts at 0, so it is odd while the program is attached);
+ * wake_armed = 1 asks the next stall event to send one record over ring buffer
+ * alloc_wakeups, so fragd can switch counting on within the stall instead of
+ * at its next tick.
  */
 
 /* Key of map stall_hist (per-CPU array of struct fragd_hist). */

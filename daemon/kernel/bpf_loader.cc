@@ -356,7 +356,10 @@ Result<void> BpfPrograms::attach_all(bool count_allocations) {
   for (const auto& it : items) {
     const bool per_page = it.prog == page_alloc_prog();
     if (per_page && count_allocations) __atomic_add_fetch(&stalls_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
-    attach_one(it.prog, std::string(it.category) + ":" + it.event, per_page, !per_page || count_allocations);
+    const bool attached =
+        attach_one(it.prog, std::string(it.category) + ":" + it.event, per_page, !per_page || count_allocations);
+    // count_gen is odd exactly while the program is attached (include/stalls.h): undo the move if it is not.
+    if (per_page && count_allocations && !attached) __atomic_add_fetch(&stalls_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
   }
   if (attached_count() == 0)
     return make_error("no BPF program could attach to its tracepoint; see the warnings above", ENOENT);

@@ -23,8 +23,9 @@ void compaction_metrics(const BpfSnapshot& bpf, Families& out) {
   emit(out, runs, dur, mig, fail);
 
   single(out, "fragd_compaction_events_unmatched_total",
-         "Compaction end or migration events with no run start seen (runs already under way "
-         "when fragd attached).",
+         "Zone compaction runs whose start was not seen (under way when fragd attached), once each at "
+         "their end; their pages are counted by the trigger their end names, they are not in "
+         "fragd_compaction_runs_total nor timed.",
          MetricType::Counter, c.runs_unmatched);
 }
 

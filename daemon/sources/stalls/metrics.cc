@@ -49,6 +49,13 @@ void stall_metrics(unsigned min_order, const BpfSnapshot& bpf, const CountingSta
                       "the end of its last zone run) and in direct reclaim (begin to end), by the allocation's "
                       "order; exact in every bpf.allocations mode.",
                       MetricType::Counter);
+  FamilyBuilder abandoned("fragd_alloc_stalls_abandoned_total",
+                          "Stalls opened while allocation counting was on whose allocation's end was never seen "
+                          "(its mm_page_alloc run was missed): given up, and not timed, when the task's next stall "
+                          "or allocation of that order came more than 1 s after the stall's last event, or its "
+                          "next stall was of another order; by the order of the stall. Absent with "
+                          "bpf.allocations off.",
+                          MetricType::Counter);
   const bool timed = self.allocations_mode != "off" || self.counting;
   for (unsigned o = min_order; o < FRAGD_NR_ORDERS; o++) {
     const std::string ol = std::to_string(o);
@@ -59,6 +66,7 @@ void stall_metrics(unsigned min_order, const BpfSnapshot& bpf, const CountingSta
         if (self.counting || k == FRAGD_OUTCOME_STALLED)
           total.counter({{"order", ol}, {"outcome", outcome_name(k)}}, a.allocs[o][k]);
       total.counter({{"order", ol}, {"outcome", "at_switch"}}, a.allocs_at_switch[o]);
+      abandoned.counter({{"order", ol}}, a.stalls_abandoned[o]);
       for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++)
         stall.histogram({{"order", ol}, {"result", result_name(r)}}, bpf.stall[o][r]);
     }
@@ -67,12 +75,21 @@ void stall_metrics(unsigned min_order, const BpfSnapshot& bpf, const CountingSta
       entries.counter({{"order", ol}, {"phase", phase_name(p)}}, a.direct_entries[o][p]);
     }
   }
-  if (timed) emit(out, total, stall);
+  if (timed) emit(out, total, stall, abandoned);
   emit(out, phase, entries);
 
   single(out, "fragd_events_dropped_total",
          "Slow-stall events lost because the BPF ring buffer was full.",
          MetricType::Counter, a.events_dropped);
+  FamilyBuilder lost("fragd_stall_events_lost_total",
+                     "Stall events the BPF programs could not follow, by reason: no_task_storage (the task's "
+                     "storage could not be had: its allocation failed or it was busy on that CPU; the stall is "
+                     "not timed, its entry is counted), wakeup_ring_full (a wake-up the ring buffer had no room "
+                     "for; counting switches on at the next tick instead).",
+                     MetricType::Counter);
+  lost.counter({{"reason", "no_task_storage"}}, a.events_no_storage);
+  lost.counter({{"reason", "wakeup_ring_full"}}, a.wakeups_dropped);
+  emit(out, lost);
 }
 
 void trace_metrics(const CountingStats& self, Families& out) {
