@@ -12,8 +12,25 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* fragd's own tgid, set between open and load: its writes are trigger "fragd". */
+/*
+ * Who is fragd, set between open and load. Process ids are those of fragd's
+ * pid namespace (dev and inode of its /proc/self/ns/pid): fragd's getpid() and
+ * the pids of the processes it starts to write compact_memory or nodeN/compact
+ * are namespace-relative, bpf_get_current_pid_tgid() is not. fragd_pidns_ino
+ * 0: fragd could not read its namespace, and tgids are compared as
+ * bpf_get_current_pid_tgid() gives them (right in the initial namespace only).
+ */
 const volatile __u32 fragd_tgid = 0;
+const volatile __u64 fragd_pidns_dev = 0;
+const volatile __u64 fragd_pidns_ino = 0;
+
+/* The processes fragd started to write a compaction file, by tgid in fragd's pid namespace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16);
+	__type(key, __u32);
+	__type(value, __u8);
+} fragd_writers SEC(".maps");
 
 /* Runs in progress, keyed by thread id. */
 struct {
@@ -33,10 +50,22 @@ static __always_inline __u32 trigger_of(struct compact_control *cc)
 		return FRAGD_TRIGGER_DIRECT;
 	if (cc->proactive_compaction)
 		return FRAGD_TRIGGER_PROACTIVE;
-	if (cc->order == -1)
-		return (bpf_get_current_pid_tgid() >> 32) == fragd_tgid ? FRAGD_TRIGGER_FRAGD
-									 : FRAGD_TRIGGER_MANUAL;
-	return FRAGD_TRIGGER_KCOMPACTD;
+	if (cc->order != -1)
+		return FRAGD_TRIGGER_KCOMPACTD;
+	/* A write to compact_memory or nodeN/compact: by fragd or by someone else. */
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (fragd_pidns_ino) {
+		struct bpf_pidns_info ns = {};
+
+		/* Fails for a task outside fragd's pid namespace: not fragd's. */
+		if (bpf_get_ns_current_pid_tgid(fragd_pidns_dev, fragd_pidns_ino, &ns, sizeof(ns)))
+			return FRAGD_TRIGGER_MANUAL;
+		tgid = ns.tgid;
+	}
+	if (tgid == fragd_tgid || bpf_map_lookup_elem(&fragd_writers, &tgid))
+		return FRAGD_TRIGGER_FRAGD;
+	return FRAGD_TRIGGER_MANUAL;
 }
 
 static __always_inline __u32 status_of(int status)

@@ -13,7 +13,9 @@ class Actuator {
  public:
   virtual ~Actuator() = default;
 
-  // Compacts every zone of `node` (synchronous: returns when the kernel is done).
+  // Compacts every zone of `node` (synchronous: returns when the kernel is
+  // done). Fails with errno ECANCELED when fragd stopped it mid-way because
+  // it is exiting: the action is "abandoned".
   virtual Result<void> compact_node(int node) = 0;
 
   virtual Result<unsigned> read_proactiveness() = 0;

@@ -2,6 +2,8 @@
 
 #include "act/pool.h"
 
+#include <cerrno>
+
 namespace fragd {
 
 ActionOutcome ActionExecutor::run(const ActionRequest& r, const Policy& p) {
@@ -26,8 +28,14 @@ ActionOutcome ActionExecutor::run(const ActionRequest& r, const Policy& p) {
       o.pages_migrated = migrated() - m0;
       if (auto s = act_.node_score(r.node)) o.score_after = static_cast<int>(*s);
       if (auto b = act_.free_blocks(r.node, order)) o.blocks_after = *b;
-      if (!w) fail(w.error());
-      else o.result = compaction_helped(o, p.compaction) ? "ok" : "no_gain";
+      if (!w && w.error().err == ECANCELED) {  // fragd is exiting: the write's process was killed
+        o.result = "abandoned";
+        o.detail = w.error().message;
+      } else if (!w) {
+        fail(w.error());
+      } else {
+        o.result = compaction_helped(o, p.compaction) ? "ok" : "no_gain";
+      }
       break;
     }
     case ActionKind::RaiseProactiveness: {

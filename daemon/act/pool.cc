@@ -1,6 +1,7 @@
 #include "act/pool.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 
 namespace fragd {
@@ -88,6 +89,7 @@ PoolOutcome resize_pool(Actuator& a, const PoolRequest& r) {
         for (int node : r.compact_nodes) {
           if (a.stop_requested()) return exiting();
           auto c = a.compact_node(node);
+          if (!c && c.error().err == ECANCELED) return exiting();  // the compaction's process was killed
           if (!c) return fail(c.error());
           out.compactions++;
         }

@@ -1,6 +1,7 @@
 #include "act/sysfs_actuator.h"
 
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,22 +36,50 @@ std::string write_fix(int err) {
   }
 }
 
+Result<void> write_here(const std::string& path, const std::string& value) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return sys_error("open " + path + " for writing");
+  const ssize_t n = write(fd, value.data(), value.size());
+  const int err = errno;
+  close(fd);
+  if (n < 0) return sys_error("write " + value + " to " + path, err);
+  if (static_cast<size_t>(n) != value.size()) return make_error("short write of " + value + " to " + path, EIO);
+  return {};
+}
+
 }  // namespace
 
-Result<void> SysfsActuator::write_value(const std::string& path, const char* pattern, const std::string& value) {
-  Result<void> r;
-  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) {
-    r = sys_error("open " + path + " for writing");
-  } else {
-    const ssize_t n = write(fd, value.data(), value.size());
-    const int err = errno;
-    close(fd);
-    if (n < 0) r = sys_error("write " + value + " to " + path, err);
-    else if (static_cast<size_t>(n) != value.size()) r = make_error("short write of " + value + " to " + path, EIO);
-  }
+SysfsActuator::SysfsActuator(std::string proc_root, std::string sys_root)
+    : proc_(std::move(proc_root)), sys_(std::move(sys_root)), stop_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  if (stop_fd_ < 0)
+    log_warn(sys_error("create the actuator's stop eventfd").message +
+             ": a compaction under way when fragd stops will not be interrupted");
+}
+
+SysfsActuator::~SysfsActuator() {
+  if (stop_fd_ >= 0) close(stop_fd_);
+}
+
+void SysfsActuator::request_stop() {
+  stop_ = true;
+  const uint64_t one = 1;
+  if (stop_fd_ >= 0) (void)!write(stop_fd_, &one, sizeof(one));
+}
+
+ChildWriteReport SysfsActuator::last_compaction_child() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_child_;
+}
+
+Result<void> SysfsActuator::write_value(const std::string& path, const char* pattern, const std::string& value,
+                                        bool killable) {
+  ChildWriteReport child;
+  const Result<void> r = killable ? write_in_child(path, value, stop_fd_, hooks_, &child) : write_here(path, value);
 
   std::lock_guard<std::mutex> lock(mu_);
+  if (killable) last_child_ = child;
+  // Stopped, or no child to write: not the kernel's refusal.
+  if (!r && killable && !child.attempted) return r;
   if (r) {
     if (auto it = refused_.find(path); it != refused_.end()) {
       log_info(path + " accepts writes again (refused with " + it->second + " before)");
@@ -92,10 +121,10 @@ Result<void> SysfsActuator::compact_node(int node) {
   const std::string nodes = sys_ + "/devices/system/node";
   if (!exists(nodes)) {
     if (node != 0) return make_error("compact: node " + std::to_string(node) + " does not exist", ENOENT);
-    return write_value(proc_ + "/sys/vm/compact_memory", "/proc/sys/vm/compact_memory", "1");
+    return write_value(proc_ + "/sys/vm/compact_memory", "/proc/sys/vm/compact_memory", "1", true);
   }
   return write_value(nodes + "/node" + std::to_string(node) + "/compact", "/sys/devices/system/node/node<N>/compact",
-                     "1");
+                     "1", true);
 }
 
 Result<unsigned> SysfsActuator::read_proactiveness() {

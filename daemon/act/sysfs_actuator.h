@@ -9,6 +9,12 @@
 //   /sys/devices/system/node/node<N>/hugepages/hugepages-<S>kB/nr_hugepages
 // The roots are fragd's --path.procfs and --path.sysfs.
 //
+// A compaction write (compact_node) runs in a child process that
+// request_stop() kills (act/child_write.h): it returns ECANCELED then, and
+// the action is recorded "abandoned". Every other write is made in the
+// calling thread: the kernel answers those at once (a pool write compacts
+// page by page and is not covered: see docs).
+//
 // A write the kernel refuses is counted by file (the pattern above, so the
 // label values are bounded) and errno name, for fragd_kernel_write_errors_total,
 // and logged once per file and errno: again only after a write to that file
@@ -23,13 +29,23 @@
 #include <utility>
 
 #include "act/actuator.h"
+#include "act/child_write.h"
 
 namespace fragd {
 
 class SysfsActuator : public Actuator {
  public:
-  explicit SysfsActuator(std::string proc_root = "/proc", std::string sys_root = "/sys")
-      : proc_(std::move(proc_root)), sys_(std::move(sys_root)) {}
+  explicit SysfsActuator(std::string proc_root = "/proc", std::string sys_root = "/sys");
+  ~SysfsActuator() override;
+  SysfsActuator(const SysfsActuator&) = delete;
+  SysfsActuator& operator=(const SysfsActuator&) = delete;
+
+  // Called around each compaction write's child process (act/child_write.h):
+  // the daemon registers the child with its BPF programs. Set before the
+  // first compaction, not while one may run.
+  void set_writer_hooks(ChildWriteHooks hooks) { hooks_ = std::move(hooks); }
+  // The last compaction write's child (pid, killed, time from kill to reaped).
+  ChildWriteReport last_compaction_child() const;
 
   // Refused writes so far: (file pattern, errno name) -> count. Any thread.
   using WriteErrors = std::map<std::pair<std::string, std::string>, uint64_t>;
@@ -46,17 +62,24 @@ class SysfsActuator : public Actuator {
   Result<void> drop_caches() override;
   bool stop_requested() override { return stop_.load(); }
 
-  void request_stop() { stop_ = true; }
+  // From any thread: multi-step actions stop at their next step, and a
+  // compaction write under way is killed. Irreversible.
+  void request_stop();
 
  private:
   std::string pool_path(int node, uint64_t size_kib) const;
   // `pattern` is the allow-listed file `path` is an instance of.
-  Result<void> write_value(const std::string& path, const char* pattern, const std::string& value);
+  // killable: from a child process that request_stop() kills.
+  Result<void> write_value(const std::string& path, const char* pattern, const std::string& value,
+                           bool killable = false);
   Result<uint64_t> read_value(const std::string& path);
 
   std::string proc_, sys_;
   std::atomic<bool> stop_{false};
-  mutable std::mutex mu_;                        // the two maps below (worker and main thread)
+  int stop_fd_ = -1;  // eventfd, readable once stop is requested
+  ChildWriteHooks hooks_;
+  mutable std::mutex mu_;                        // the members below (worker and main thread)
+  ChildWriteReport last_child_;
   WriteErrors write_errors_;
   std::map<std::string, std::string> refused_;  // path -> errno name of its last refused write
 };

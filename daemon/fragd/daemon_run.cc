@@ -89,6 +89,9 @@ int Daemon::run() {
   auto b = BpfPrograms::create(opts);
   if (!b) return log_error(b.error().message), 1;
   bpf_ = std::move(*b);
+  // The processes that write compact_memory / nodeN/compact for fragd count as trigger "fragd".
+  actuator_.set_writer_hooks(ChildWriteHooks{[this](pid_t pid) { return bpf_->own_writer(static_cast<uint32_t>(pid)); },
+                                             [this](pid_t pid) { bpf_->disown_writer(static_cast<uint32_t>(pid)); }});
   reader_ = std::make_unique<BpfReader>(*bpf_);
   ring_.reset(ring_buffer__new(bpf_->slow_stalls_fd(), on_ring_event, this, nullptr));
   if (!ring_) log_warn("cannot open the slow-stall ring buffer: `fragctl trace` will show nothing");
@@ -222,8 +225,8 @@ int Daemon::run() {
   }
   notify("STOPPING=1");
   metrics_->set_readiness("stopping: fragd is exiting");
-  // A running action ends first (a compaction finishes, a pool resize stops
-  // at its next step); then vm.compaction_proactiveness goes back.
+  // A running action ends first (a compaction write's process is killed, a
+  // pool resize stops at its next step); then the saved settings go back.
   runner_->stop();
   for (const auto& o : runner_->take_finished()) record(o);
   runner_.reset();

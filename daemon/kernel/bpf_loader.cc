@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -182,6 +183,14 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
   p->stalls_->rodata->min_order = opts.min_order;
   p->stalls_->rodata->slow_stall_ns = opts.slow_stall_ns;
   p->compaction_->rodata->fragd_tgid = opts.self_tgid;
+  if (struct stat ns; stat(opts.pidns_path.c_str(), &ns) == 0) {
+    p->compaction_->rodata->fragd_pidns_dev = ns.st_dev;
+    p->compaction_->rodata->fragd_pidns_ino = ns.st_ino;
+  } else {
+    log_warn(sys_error("stat " + opts.pidns_path).message +
+             ": fragd's own compactions are recognised by its process id in the initial pid namespace only; "
+             "in a container's pid namespace they count as trigger \"manual\" and escape compaction.cpu_budget");
+  }
 
   // --- pollution ledger: pageblock order and map size (one record per block of RAM at most).
   auto* fb = p->pollution_;
@@ -291,6 +300,19 @@ Result<void> BpfPrograms::set_counting(bool on) {
 
 void BpfPrograms::arm_wakeup() { __atomic_store_n(&stalls_->bss->wake_armed, 1u, __ATOMIC_SEQ_CST); }
 int BpfPrograms::wakeups_fd() const { return bpf_map__fd(stalls_->maps.alloc_wakeups); }
+
+Result<void> BpfPrograms::own_writer(uint32_t pid) {
+  const uint8_t one = 1;
+  if (bpf_map_update_elem(bpf_map__fd(compaction_->maps.fragd_writers), &pid, &one, BPF_ANY) != 0)
+    return sys_error("register process " + std::to_string(pid) +
+                     " as fragd's compaction writer (BPF map fragd_writers): its compaction would not count as "
+                     "trigger \"fragd\"");
+  return {};
+}
+
+void BpfPrograms::disown_writer(uint32_t pid) {
+  bpf_map_delete_elem(bpf_map__fd(compaction_->maps.fragd_writers), &pid);
+}
 
 std::vector<ProgramRunStats> BpfPrograms::run_stats() const {
   std::vector<ProgramRunStats> out;

@@ -41,7 +41,12 @@ struct ProgramRunStats {
 struct BpfOptions {
   uint32_t min_order = 1;
   uint64_t slow_stall_ns = 10'000'000;
+  // fragd's pid as getpid() gives it: in fragd's own pid namespace, which the
+  // loader identifies by /proc/self/ns/pid for the BPF side. A compaction
+  // written by this process or by a writer it registers (own_writer) is
+  // trigger "fragd", in a container's pid namespace too.
   uint32_t self_tgid = 0;
+  std::string pidns_path = "/proc/self/ns/pid";
   // Pollution ledger (bpf/pollution.bpf.c): recorded from mm_page_alloc_extfrag (fallbacks only).
   bool track_pollution = true;
   // Attach the mm_page_alloc counting program at start (bpf.allocations: exact).
@@ -85,6 +90,12 @@ class BpfPrograms {
   // Asks the next stall that opens to send a wake-up over wakeups_fd() (a ring buffer of __u32 orders).
   void arm_wakeup();
   int wakeups_fd() const;
+
+  // fragd's compaction writers (act/child_write.h), by pid in fragd's pid
+  // namespace: the compaction runs of a registered process count as trigger
+  // "fragd". A few at a time (the map holds 16).
+  Result<void> own_writer(uint32_t pid);
+  void disown_writer(uint32_t pid);
 
   // Run statistics of every loaded program.
   std::vector<ProgramRunStats> run_stats() const;

@@ -7,7 +7,12 @@
  * It then prints "ready <kept_kib>" on stdout and holds the memory until
  * stdin reaches EOF or it gets SIGTERM/SIGINT.
  *
- * usage: fragmenter --percent P | --mib M   [--keep K]   (K default 4)
+ * --share S: before "ready", S child processes share the kept pages (fork;
+ * each waits until the fragmenter exits). A page mapped by S+1 processes
+ * costs compaction S+1 reverse-map walks to move: a node compaction of the
+ * same memory takes several times as long, as on a host with far more.
+ *
+ * usage: fragmenter --percent P | --mib M   [--keep K]   [--share S]   (K default 4, S 0)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 static long mem_available_kib(void)
@@ -47,22 +53,23 @@ static void on_signal(int sig) { (void)sig; stop = 1; }
 
 int main(int argc, char **argv)
 {
-	long percent = 0, mib = 0, keep = 4;
+	long percent = 0, mib = 0, keep = 4, share = 0;
 	const long page = 4096, chunk = 2L << 20;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		long *dst = !strcmp(argv[i], "--percent") ? &percent :
 			    !strcmp(argv[i], "--mib")     ? &mib :
-			    !strcmp(argv[i], "--keep")    ? &keep : NULL;
+			    !strcmp(argv[i], "--keep")    ? &keep :
+			    !strcmp(argv[i], "--share")   ? &share : NULL;
 		if (!dst || parse_long(argv[i + 1], dst)) {
 			fprintf(stderr, "fragmenter: bad argument '%s %s'\n"
-				"usage: fragmenter --percent P | --mib M [--keep K]\n",
+				"usage: fragmenter --percent P | --mib M [--keep K] [--share S]\n",
 				argv[i], argv[i + 1]);
 			return 2;
 		}
 	}
 	if (argc % 2 == 0 || (!percent == !mib)) {
-		fprintf(stderr, "usage: fragmenter --percent P | --mib M [--keep K]\n");
+		fprintf(stderr, "usage: fragmenter --percent P | --mib M [--keep K] [--share S]\n");
 		return 2;
 	}
 	if (percent) {
@@ -96,6 +103,21 @@ int main(int argc, char **argv)
 			continue;
 		}
 		madvise(mem + off, page, MADV_DONTNEED);
+	}
+
+	for (long i = 0; i < share; i++) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "fragmenter: fork sharer %ld: %s\n", i + 1, strerror(errno));
+			return 1;
+		}
+		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(0);
+			for (;;)
+				pause();
+		}
 	}
 
 	/* No SA_RESTART: the blocking read() below must return on a signal. */

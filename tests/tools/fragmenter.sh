@@ -2,7 +2,7 @@
 # and the benchmarks (bench/lib.sh). Sourced, not run.
 # shellcheck shell=bash
 
-# start_fragmenter BIN DIR PERCENT SECONDS: starts BIN --percent PERCENT reading a FIFO
+# start_fragmenter BIN DIR PERCENT SECONDS [ARG...]: starts BIN --percent PERCENT [ARG...] reading a FIFO
 # (DIR/frag.in) whose write end this shell holds on fd 9: the fragmenter stops at EOF, when the
 # shell closes fd 9 (`exec 9>&-`) or exits, however it exits, or on SIGTERM. Its output goes
 # to DIR/frag.out, errors to DIR/frag.err. Waits up to SECONDS for its "ready" line. Sets
@@ -11,13 +11,14 @@
 # inherited, so the fragmenter never holds the lock.
 start_fragmenter() {
 	local bin=$1 dir=$2 percent=$3 seconds=$4 i
+	shift 4
 	exec 9>&-
 	rm -f "$dir/frag.in"
 	mkfifo "$dir/frag.in"
 	if [[ -n ${LOCK_FD:-} ]]; then
-		"$bin" --percent "$percent" <"$dir/frag.in" >"$dir/frag.out" 2>"$dir/frag.err" {LOCK_FD}>&- &
+		"$bin" --percent "$percent" "$@" <"$dir/frag.in" >"$dir/frag.out" 2>"$dir/frag.err" {LOCK_FD}>&- &
 	else
-		"$bin" --percent "$percent" <"$dir/frag.in" >"$dir/frag.out" 2>"$dir/frag.err" &
+		"$bin" --percent "$percent" "$@" <"$dir/frag.in" >"$dir/frag.out" 2>"$dir/frag.err" &
 	fi
 	FRAG_PID=$!
 	PIDS+=("$FRAG_PID")

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# A compaction write that fragd must be able to abandon, and fragd's own
+# compactions recognised in a pid namespace:
+#  a. SIGTERM while fragd's compaction write of nodeN/compact runs: the write
+#     is made by a child process ("fragd-write"), fragd kills it and exits 0
+#     within 5 s (its stop bound), that child is gone, and the action is
+#     logged "abandoned" after the signal. To make the compaction long, as on a larger machine, the
+#     fragmented memory's pages are mapped by 17 processes (fragmenter
+#     --share 16): a node compaction moves them several times slower.
+#  b. fragd in its own pid namespace (unshare -p -f --mount-proc): a
+#     `fragctl compact` counts in fragd_compaction_runs_total{trigger="fragd"},
+#     not trigger "manual", and in fragd_compaction_budget_used_seconds (its
+#     getpid() is 1 there, the kernel's tgid is another number).
+source "$(dirname "$0")/lib.sh"
+require_root
+command -v unshare >/dev/null || skip_or_fail "unshare missing (Debian package util-linux)"
+heavy_lock
+
+quiet_memory 0
+die() { tail -30 "$FRAGD_LOG" | cut -c1-300 >&2; fail "$*"; }
+
+# A policy that acts only when asked (fragctl compact).
+cat >"$WORK/act.yaml" <<'YAML'
+mode: act
+compaction:
+  method: node
+  score: {enabled: false}
+  demand: {enabled: false}
+pageblocks: {scan: false}
+YAML
+
+# --- a: SIGTERM during a compaction write ----------------------------------------
+# Fragmented memory whose pages 16 more processes map: each page moved costs 17 reverse-map
+# walks, and a node compaction of 5 GiB of it takes 13 s here instead of 3 s.
+wait_for 120 bash -c '! pgrep -x fragmenter >/dev/null' || fail "another fragmenter is still running"
+start_fragmenter "$BUILD/fragmenter" "$WORK" 95 360 --share 16 || fail "$FRAG_ERROR"
+log "fragmented, every kept page mapped 17 times: $(cat "$WORK/frag.out")"
+FRAGD_CONFIG="$WORK/act.yaml" start_fragd
+# compact_running: asks for a compaction of node 0 and returns once fragd says it runs; prints its id.
+compact_running() {
+  python3 - "$SOCK" <<'PY'
+import json, socket, sys, time
+def ask(obj):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(json.dumps(obj).encode() + b"\n")
+    buf = b""
+    while not buf.endswith(b"\n"):
+        d = s.recv(65536)
+        if not d:
+            break
+        buf += d
+    s.close()
+    return json.loads(buf)
+a = ask({"cmd": "compact", "node": 0})
+if not a.get("ok"):
+    sys.exit(f"compaction refused: {a}")
+aid = a["ids"][0]
+end = time.time() + 20
+while time.time() < end:
+    st = ask({"cmd": "action", "id": aid})
+    if st.get("state") == "running":
+        print(aid)
+        sys.exit(0)
+    if st.get("state") == "done":
+        sys.exit(f"action {aid} ended before it was seen running: {st}")
+    time.sleep(0.01)
+sys.exit(f"action {aid} never ran in 20 s")
+PY
+}
+score=$(node_score)
+id=$(compact_running) || die "no compaction seen running"
+sleep 1  # well into the compaction
+WRITER=$(pgrep -x fragd-write -P "$FRAGD_PID" || true)
+[ -z "$WRITER" ] || kill -0 "$WRITER" ||
+  die "the compaction of node 0 (score $score) ended within 1 s: memory not fragmented enough to test"
+t0=$(date +%s%N)
+kill -TERM "$FRAGD_PID"
+rc=0
+wait "$FRAGD_PID" || rc=$?
+t1=$(date +%s%N)
+stop_ms=$(((t1 - t0) / 1000000))
+log "a: SIGTERM 1 s into the compaction write (node 0 score $score): fragd exited $rc after $stop_ms ms"
+[ "$rc" -eq 0 ] || die "fragd exited $rc after SIGTERM during a compaction (want 0)"
+[ "$stop_ms" -lt 5000 ] || die "fragd took $stop_ms ms to exit after SIGTERM during a compaction (bound 5000 ms)"
+sig_line=$(grep -n 'received Terminated' "$FRAGD_LOG" | head -1 | cut -d: -f1 || true)
+out_line=$(grep -n "action $id compact node 0 .*: abandoned" "$FRAGD_LOG" | head -1 | cut -d: -f1 || true)
+[ -n "$sig_line" ] || die "no 'received Terminated' line"
+[ -n "$out_line" ] || die "the compaction was not logged abandoned: $(grep "action $id " "$FRAGD_LOG" || echo "no line for action $id")"
+[ "$out_line" -gt "$sig_line" ] || die "the compaction ended before the SIGTERM was handled"
+[ -n "$WRITER" ] || die "no fragd-write process was seen writing the compaction"
+! kill -0 "$WRITER" 2>/dev/null || die "the compaction writer $WRITER still runs after fragd exited"
+log "a: $(sed -n "${out_line}p" "$FRAGD_LOG" | sed 's/^<[0-9]>//' | cut -c1-160)"
+log "a: $(grep -o 'the writing process was killed and gone [0-9.]* ms later' "$FRAGD_LOG")"
+
+# --- b: fragd in a pid namespace ------------------------------------------------
+# Any compaction will do: the fragmenter ends, and the node compacts in a fraction of a second.
+exec 9>&-
+wait_for 60 bash -c '! pgrep -x fragmenter >/dev/null' || fail "the fragmenter did not exit"
+PORT=$(free_port)
+SOCK="$WORK/ns.sock"
+FRAGD_LOG="$WORK/fragd-ns.log"
+unshare -p -f --mount-proc "$BUILD/fragd" --config "$WORK/act.yaml" --listen "127.0.0.1:$PORT" --socket "$SOCK" \
+  >"$FRAGD_LOG" 2>&1 &
+NS_PID=$!
+PIDS+=("$NS_PID")
+wait_scored || die "fragd in a pid namespace did not publish a node score in 30 s"
+FRAGD_PID=$(pgrep -P "$NS_PID" -x fragd) || die "no fragd under unshare $NS_PID"
+PIDS+=("$FRAGD_PID")
+ns_pid=$(awk '/^NSpid:/ { print $NF }' "/proc/$FRAGD_PID/status")
+[ "$ns_pid" = 1 ] || die "fragd is not in a pid namespace of its own (NSpid says $ns_pid)"
+sleep 1
+scrape >"$WORK/b0.prom"
+FRAGCTL compact --node 0 >"$WORK/compact-b.txt" 2>&1 || die "fragctl compact failed: $(cat "$WORK/compact-b.txt")"
+sleep 2  # a tick reads the BPF counters
+scrape >"$WORK/b1.prom"
+runs() { metric "$1" fragd_compaction_runs_total "trigger=\"$2\""; }
+budget() { awk '$1 == "fragd_compaction_budget_used_seconds" { print $2 }' "$1"; }
+f0=$(runs "$WORK/b0.prom" fragd); f1=$(runs "$WORK/b1.prom" fragd)
+m0=$(runs "$WORK/b0.prom" manual); m1=$(runs "$WORK/b1.prom" manual)
+u0=$(budget "$WORK/b0.prom"); u1=$(budget "$WORK/b1.prom")
+log "b: pid namespace (fragd is pid 1 there, $FRAGD_PID here): runs by fragd $f0 -> $f1, manual $m0 -> $m1, budget used $u0 -> $u1 s; $(cat "$WORK/compact-b.txt" | head -1)"
+[ "$f1" -gt "$f0" ] || die "fragd's compaction in a pid namespace did not count as trigger fragd ($f0 -> $f1; manual $m0 -> $m1)"
+[ "$m1" -eq "$m0" ] || die "fragd's compaction in a pid namespace counted as trigger manual ($m0 -> $m1)"
+awk -v a="$u0" -v b="$u1" 'BEGIN { exit !(b > a) }' || die "fragd_compaction_budget_used_seconds did not grow ($u0 -> $u1)"
+kill -TERM "$FRAGD_PID"
+rc=0; wait "$NS_PID" || rc=$?
+[ "$rc" -eq 0 ] || die "fragd in a pid namespace exited $rc after SIGTERM"
+log "PASS in $((SECONDS - STARTED)) s"

@@ -1,0 +1,161 @@
+// The sysfs actuator's compaction write (act/sysfs_actuator.h, act/child_write.h)
+// against files in a scratch --path.sysfs: it is made by a child process that
+// fragd registers before it writes, and a stop kills it. The "long compaction"
+// is a FIFO nobody reads: the child's open blocks until it is killed, as a
+// write to nodeN/compact blocks until the kernel is done.
+#include "act/sysfs_actuator.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <fcntl.h>
+#include <future>
+#include <thread>
+
+#include "kernel/procfs_fixtures.h"
+
+namespace fragd {
+namespace {
+
+using namespace std::chrono_literals;
+using test::TempDir;
+
+std::string read_all(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+bool gone(pid_t pid) { return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH; }
+
+struct Node0 {
+  TempDir sys;
+  std::string compact;
+  Node0() : compact(sys.path() + "/devices/system/node/node0/compact") {
+    sys.write("devices/system/node/node0/compact", "");
+  }
+};
+
+TEST(SysfsCompact, WritesFromARegisteredChildThatIsReapedAfter) {
+  Node0 n;
+  SysfsActuator a("/nonexistent-proc", n.sys.path());
+  pid_t owned = -1, disowned = -1;
+  std::string seen_at_own = "unset";
+  a.set_writer_hooks({[&](pid_t pid) -> Result<void> {
+                        owned = pid;
+                        seen_at_own = read_all(n.compact);  // the child waits until fragd has registered it
+                        return {};
+                      },
+                      [&](pid_t pid) { disowned = pid; }});
+  ASSERT_TRUE(a.compact_node(0));
+  EXPECT_EQ(read_all(n.compact), "1");
+  EXPECT_EQ(seen_at_own, "");
+  EXPECT_GT(owned, 0);
+  EXPECT_NE(owned, getpid());
+  EXPECT_EQ(disowned, owned);
+  EXPECT_TRUE(gone(owned)) << "child " << owned << " was not reaped";
+  const ChildWriteReport c = a.last_compaction_child();
+  EXPECT_EQ(c.pid, owned);
+  EXPECT_TRUE(c.attempted);
+  EXPECT_FALSE(c.killed);
+}
+
+TEST(SysfsCompact, StopKillsAWriteThatDoesNotReturn) {
+  Node0 n;
+  ASSERT_EQ(unlink(n.compact.c_str()), 0);
+  ASSERT_EQ(mkfifo(n.compact.c_str(), 0600), 0);
+  SysfsActuator a("/nonexistent-proc", n.sys.path());
+  auto pending = std::async(std::launch::async, [&a] { return a.compact_node(0); });
+  // The write is under way (its open of the FIFO blocks) ...
+  ASSERT_EQ(pending.wait_for(300ms), std::future_status::timeout) << "the compaction write did not block";
+  const auto t0 = std::chrono::steady_clock::now();
+  a.request_stop();
+  // ... and the stop ends it. Should it not, a reader releases the blocked open so the test ends.
+  if (pending.wait_for(5s) == std::future_status::timeout) {
+    const int fd = open(n.compact.c_str(), O_RDONLY | O_NONBLOCK);
+    pending.wait();
+    if (fd >= 0) close(fd);
+    FAIL() << "request_stop() did not end a compaction write within 5 s";
+  }
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const Result<void> r = pending.get();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().err, ECANCELED) << r.error().message;
+  EXPECT_NE(r.error().message.find("fragd is exiting"), std::string::npos) << r.error().message;
+  EXPECT_LT(ms, 2000);
+  const ChildWriteReport c = a.last_compaction_child();
+  EXPECT_TRUE(c.killed);
+  EXPECT_FALSE(c.attempted);
+  EXPECT_TRUE(gone(c.pid)) << "child " << c.pid << " left running";
+  EXPECT_TRUE(a.write_errors().empty()) << "a stopped write counted as refused by the kernel";
+}
+
+TEST(SysfsCompact, AfterAStopNoWriteStarts) {
+  Node0 n;
+  SysfsActuator a("/nonexistent-proc", n.sys.path());
+  bool owned = false;
+  a.set_writer_hooks({[&](pid_t) -> Result<void> {
+                        owned = true;
+                        return {};
+                      },
+                      {}});
+  a.request_stop();
+  const Result<void> r = a.compact_node(0);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().err, ECANCELED);
+  EXPECT_FALSE(owned);
+  EXPECT_EQ(read_all(n.compact), "");
+}
+
+TEST(SysfsCompact, ARefusedOpenIsTheKernelsErrorAndCounted) {
+  TempDir sys;
+  sys.write("devices/system/node/node1/compact", "");  // node dirs exist, node 0's does not
+  SysfsActuator a("/nonexistent-proc", sys.path());
+  const Result<void> r = a.compact_node(0);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().err, ENOENT);
+  EXPECT_NE(r.error().message.find("open " + sys.path() + "/devices/system/node/node0/compact for writing"),
+            std::string::npos)
+      << r.error().message;
+  const auto errs = a.write_errors();
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs.begin()->first.first, "/sys/devices/system/node/node<N>/compact");
+  EXPECT_EQ(errs.begin()->first.second, "ENOENT");
+  EXPECT_TRUE(a.last_compaction_child().attempted);
+}
+
+TEST(SysfsCompact, NoWriteWhenTheChildCannotBeRegistered) {
+  Node0 n;
+  SysfsActuator a("/nonexistent-proc", n.sys.path());
+  pid_t child = -1;
+  bool disowned = false;
+  a.set_writer_hooks({[&](pid_t pid) -> Result<void> {
+                        child = pid;
+                        return make_error("BPF map full", ENOSPC);
+                      },
+                      [&](pid_t) { disowned = true; }});
+  const Result<void> r = a.compact_node(0);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().err, ENOSPC);
+  EXPECT_NE(r.error().message.find("BPF map full"), std::string::npos) << r.error().message;
+  EXPECT_EQ(read_all(n.compact), "") << "the child wrote although it was never registered";
+  EXPECT_FALSE(disowned);
+  EXPECT_TRUE(gone(child));
+  EXPECT_TRUE(a.write_errors().empty());
+}
+
+TEST(SysfsCompact, WholeMachineFileWithoutNodeDirs) {
+  TempDir proc, sys;
+  proc.write("sys/vm/compact_memory", "");
+  SysfsActuator a(proc.path(), sys.path());
+  ASSERT_TRUE(a.compact_node(0));
+  EXPECT_EQ(read_all(proc.path() + "/sys/vm/compact_memory"), "1");
+  EXPECT_TRUE(gone(a.last_compaction_child().pid));
+}
+
+}  // namespace
+}  // namespace fragd
