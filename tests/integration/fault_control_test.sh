@@ -9,7 +9,7 @@
 #     16 are let in, 48 refused (uid_limit); three more users take the slots left
 #     open to users other than root (server_full for the rest); root's `fragctl
 #     status` is still answered, and the refusals are counted by reason.
-# The tick lateness during (a) is a figure for docs/reliability/control.md, not
+# The tick lateness during (a) is a figure for RELIABILITY.md ("Fault suite"), not
 # an assertion here (timing goals live in benchmarks).
 source "$(dirname "$0")/lib.sh"
 require_root
