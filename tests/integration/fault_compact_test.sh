@@ -38,35 +38,7 @@ log "fragmented, every kept page mapped 17 times: $(cat "$WORK/frag.out")"
 FRAGD_CONFIG="$WORK/act.yaml" start_fragd
 # compact_running: asks for a compaction of node 0 and returns once fragd says it runs; prints its id.
 compact_running() {
-  python3 - "$SOCK" <<'PY'
-import json, socket, sys, time
-def ask(obj):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(sys.argv[1])
-    s.sendall(json.dumps(obj).encode() + b"\n")
-    buf = b""
-    while not buf.endswith(b"\n"):
-        d = s.recv(65536)
-        if not d:
-            break
-        buf += d
-    s.close()
-    return json.loads(buf)
-a = ask({"cmd": "compact", "node": 0})
-if not a.get("ok"):
-    sys.exit(f"compaction refused: {a}")
-aid = a["ids"][0]
-end = time.time() + 20
-while time.time() < end:
-    st = ask({"cmd": "action", "id": aid})
-    if st.get("state") == "running":
-        print(aid)
-        sys.exit(0)
-    if st.get("state") == "done":
-        sys.exit(f"action {aid} ended before it was seen running: {st}")
-    time.sleep(0.01)
-sys.exit(f"action {aid} never ran in 20 s")
-PY
+  python3 "$SRC/tests/integration/act_running.py" "$SOCK" '{"cmd": "compact", "node": 0}'
 }
 score=$(node_score)
 id=$(compact_running) || die "no compaction seen running"

@@ -48,36 +48,7 @@ PY
 # act_and_term JSON: sends an act request, polls its action until fragd says
 # "running", then sends fragd SIGTERM at once. Prints the action id.
 act_and_term() {
-  python3 - "$SOCK" "$1" "$FRAGD_PID" <<'PY'
-import json, os, signal, socket, sys, time
-def ask(obj):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(sys.argv[1])
-    s.sendall(json.dumps(obj).encode() + b"\n")
-    buf = b""
-    while not buf.endswith(b"\n"):
-        d = s.recv(65536)
-        if not d:
-            break
-        buf += d
-    s.close()
-    return json.loads(buf)
-a = ask(json.loads(sys.argv[2]))
-if not a.get("ok"):
-    sys.exit(f"request refused: {a}")
-aid = a["ids"][0]
-end = time.time() + 20
-while time.time() < end:
-    st = ask({"cmd": "action", "id": aid})
-    if st.get("state") == "running":
-        os.kill(int(sys.argv[3]), signal.SIGTERM)
-        print(aid)
-        sys.exit(0)
-    if st.get("state") == "done":
-        sys.exit(f"action {aid} ended before it was seen running: {st}")
-    time.sleep(0.0005)
-sys.exit(f"action {aid} never ran in 20 s")
-PY
+  python3 "$SRC/tests/integration/act_running.py" "$SOCK" "$1" "$FRAGD_PID"
 }
 # term_checks ID WHAT: after act_and_term, fragd must exit 0 having logged the
 # action's outcome after the signal, with proactiveness and the state file restored.
