@@ -280,4 +280,13 @@ Result<RestoreReport> restore_left_behind(Actuator& a, const std::string& file, 
   return rep;
 }
 
+Result<HostClaim> claim_host_settings(Actuator& a, const std::string& what) {
+  if (auto r = check_state_dir(kRunDir, geteuid()); !r) return r.error();
+  auto lock = ActLock::acquire(kActLockFile, what);
+  if (!lock) return lock.error();
+  auto rep = restore_left_behind(a);
+  if (!rep) return make_error("cannot " + what + ": " + rep.error().message, rep.error().err);
+  return HostClaim{std::move(*lock), std::move(*rep)};
+}
+
 }  // namespace fragd

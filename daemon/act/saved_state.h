@@ -31,10 +31,12 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "act/act_lock.h"
 #include "act/actuator.h"
 #include "base/result.h"
 
@@ -121,5 +123,16 @@ std::optional<std::string> adopt_legacy_state(SavedState& s, const std::string& 
 // only. An error: the file was refused (the message says why and the fix).
 Result<RestoreReport> restore_left_behind(Actuator& a, const std::string& file = kSavedStateFile,
                                           const std::string& legacy = kLegacyStateFile);
+
+// Becoming the one fragd that changes this host's settings: checks the run
+// directory, takes the act lock (`what` names the purpose in a refusal, see
+// ActLock::acquire) and puts back what a fragd that did not exit cleanly left
+// changed. An act-mode start, a reload into act mode and `fragd --restore`
+// all go this way; the caller logs the report.
+struct HostClaim {
+  std::unique_ptr<ActLock> lock;
+  RestoreReport report;
+};
+Result<HostClaim> claim_host_settings(Actuator& a, const std::string& what);
 
 }  // namespace fragd

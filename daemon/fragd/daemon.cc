@@ -291,16 +291,13 @@ void Daemon::on_finished() {
 
 Result<void> Daemon::take_act_lock(const std::string& why) {
   if (act_lock_) return {};
-  if (auto r = check_state_dir(kRunDir, geteuid()); !r) return r;
-  auto lock = ActLock::acquire(kActLockFile, why);
-  if (!lock) return lock.error();
-  auto rep = restore_left_behind(actuator_);
-  if (!rep) return make_error("cannot " + why + ": " + rep.error().message, rep.error().err);
-  for (const auto& m : rep->notes) log_warn(m);
-  for (const auto& m : rep->restored)
+  auto claim = claim_host_settings(actuator_, why);
+  if (!claim) return claim.error();
+  for (const auto& m : claim->report.notes) log_warn(m);
+  for (const auto& m : claim->report.restored)
     log_warn(m + ", left changed by a fragd that did not exit cleanly (" + kSavedStateFile + ")");
-  for (const auto& m : rep->failed) log_error(m);
-  act_lock_ = std::move(*lock);
+  for (const auto& m : claim->report.failed) log_error(m);
+  act_lock_ = std::move(claim->lock);
   return {};
 }
 

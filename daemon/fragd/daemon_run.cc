@@ -246,24 +246,23 @@ int restore_saved_settings(const std::string& proc_root, const std::string& sys_
     log_info(std::string("nothing to restore: ") + kRunDir + " does not exist");
     return 0;
   }
-  if (auto r = check_state_dir(kRunDir, geteuid()); !r) return log_error(r.error().message), 1;
-  auto lock = ActLock::acquire(kActLockFile, "restore the saved settings");
-  if (!lock) {
-    if (lock.error().err != EWOULDBLOCK) return log_error(lock.error().message), 1;
+  SysfsActuator actuator(proc_root, sys_root);
+  auto claim = claim_host_settings(actuator, "restore the saved settings");
+  if (!claim) {
+    const Error& e = claim.error();
+    if (e.err != EWOULDBLOCK) return log_error(e.message), 1;
     // Not an error: the running fragd owns the saved settings and puts them back when it stops.
-    log_info("nothing done: " + lock.error().message.substr(lock.error().message.find(": ") + 2) +
+    log_info("nothing done: " + e.message.substr(e.message.find(": ") + 2) +
              "; it puts back what it changed when it stops");
     return 0;
   }
-  SysfsActuator actuator(proc_root, sys_root);
-  auto rep = restore_left_behind(actuator);
-  if (!rep) return log_error("fragd --restore: " + rep.error().message), 1;
-  for (const auto& m : rep->notes) log_info(m);
-  for (const auto& m : rep->restored) log_info(m + " (from " + kSavedStateFile + ")");
-  for (const auto& m : rep->failed) log_error(m);
-  if (rep->restored.empty() && rep->failed.empty())
+  const RestoreReport& rep = claim->report;
+  for (const auto& m : rep.notes) log_info(m);
+  for (const auto& m : rep.restored) log_info(m + " (from " + kSavedStateFile + ")");
+  for (const auto& m : rep.failed) log_error(m);
+  if (rep.restored.empty() && rep.failed.empty())
     log_info(std::string("nothing to restore: no setting saved in ") + kSavedStateFile);
-  return rep->ok() ? 0 : 1;
+  return rep.ok() ? 0 : 1;
 }
 
 }  // namespace fragd
