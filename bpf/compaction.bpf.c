@@ -4,7 +4,9 @@
  * whichever task runs it. The BTF tracepoints pass struct compact_control,
  * which says who asked: an allocating task (direct), kcompactd on demand,
  * kcompactd's proactive compaction, or a write to compact_memory /
- * nodeN/compact (order -1) from fragd itself or from anyone else.
+ * nodeN/compact (order -1) from fragd itself or from anyone else. Direct
+ * compaction in one of fragd's own processes (a pool it grows to make free
+ * blocks) counts as fragd's.
  */
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
@@ -24,7 +26,7 @@ const volatile __u32 fragd_tgid = 0;
 const volatile __u64 fragd_pidns_dev = 0;
 const volatile __u64 fragd_pidns_ino = 0;
 
-/* The processes fragd started to write a compaction file, by tgid in fragd's pid namespace. */
+/* The processes fragd started to write a compaction or pool file, by tgid in fragd's pid namespace. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16);
@@ -44,15 +46,9 @@ FRAGD_STATS_MAP(compaction_stats, struct compaction_stats);
 
 FRAGD_HIST_MAP(compaction_hist, FRAGD_NR_TRIGGERS);
 
-static __always_inline __u32 trigger_of(struct compact_control *cc)
+/* The current task is fragd or one of the processes it started to write a compaction or pool file. */
+static __always_inline int is_fragd(void)
 {
-	if (cc->direct_compaction)
-		return FRAGD_TRIGGER_DIRECT;
-	if (cc->proactive_compaction)
-		return FRAGD_TRIGGER_PROACTIVE;
-	if (cc->order != -1)
-		return FRAGD_TRIGGER_KCOMPACTD;
-	/* A write to compact_memory or nodeN/compact: by fragd or by someone else. */
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	if (fragd_pidns_ino) {
@@ -60,12 +56,26 @@ static __always_inline __u32 trigger_of(struct compact_control *cc)
 
 		/* Fails for a task outside fragd's pid namespace: not fragd's. */
 		if (bpf_get_ns_current_pid_tgid(fragd_pidns_dev, fragd_pidns_ino, &ns, sizeof(ns)))
-			return FRAGD_TRIGGER_MANUAL;
+			return 0;
 		tgid = ns.tgid;
 	}
-	if (tgid == fragd_tgid || bpf_map_lookup_elem(&fragd_writers, &tgid))
+	return tgid == fragd_tgid || bpf_map_lookup_elem(&fragd_writers, &tgid) != NULL;
+}
+
+static __always_inline __u32 trigger_of(struct compact_control *cc)
+{
+	if (cc->proactive_compaction)
+		return FRAGD_TRIGGER_PROACTIVE;
+	if (cc->order != -1 && !cc->direct_compaction)
+		return FRAGD_TRIGGER_KCOMPACTD;
+	/*
+	 * A write to compact_memory or nodeN/compact, by fragd or by someone else;
+	 * or direct compaction, which in fragd's own process (a pool grown to make
+	 * free blocks) is fragd's doing too.
+	 */
+	if (is_fragd())
 		return FRAGD_TRIGGER_FRAGD;
-	return FRAGD_TRIGGER_MANUAL;
+	return cc->direct_compaction ? FRAGD_TRIGGER_DIRECT : FRAGD_TRIGGER_MANUAL;
 }
 
 static __always_inline __u32 status_of(int status)

@@ -16,25 +16,12 @@
 
 #include "stalls.h"
 
-enum stall_phase { PHASE_NONE, PHASE_COMPACTION, PHASE_RECLAIM };
-
-/* A task's open stall (task storage in BPF). start_ns == 0: no stall is open. */
-struct open_stall {
-	__u64 start_ns;
-	__u64 last_ns;    /* the stall's last event: its phase's start or last mark */
-	__u64 phase_ns[FRAGD_NR_PHASES];
-	__u64 gfp;
-	__u32 order;
-	__u32 phase;      /* enum stall_phase */
-	__u32 gen;        /* count_gen when the stall opened */
-	__u32 pad;
-};
-
 /* What ended at an mm_page_alloc (stall_alloc_end). */
 enum stall_alloc_end {
 	ALLOC_UNSTALLED, /* no open stall of its order: fast, or failed without a stall */
 	ALLOC_AT_SWITCH, /* the open stall began before counting switched */
 	ALLOC_STALLED,   /* closed a stall: *dur and *now are set */
+	ALLOC_OWN,       /* in one of fragd's own tasks: counted apart */
 };
 
 /* Orders above the table are counted in its last row. 64-bit so the verifier keeps the bound. */
@@ -112,6 +99,12 @@ FRAGD_INLINE void stall_mark_phase(struct open_stall *s, __u64 now, struct alloc
 FRAGD_INLINE int stall_event(struct open_stall *s, struct alloc_stats *st, __u32 order, __u64 gfp,
 			     __u32 phase, __u64 now, __u32 gen)
 {
+	if (s && s->own) {
+		/* fragd's own process (a pool grown to make free blocks): not a stall of the host's. */
+		if (st)
+			st->own_entries[phase == PHASE_RECLAIM ? FRAGD_PHASE_RECLAIM : FRAGD_PHASE_COMPACTION]++;
+		return 0;
+	}
 	if (st)
 		st->direct_entries[clamp_order(order)][phase == PHASE_RECLAIM ? FRAGD_PHASE_RECLAIM
 									  : FRAGD_PHASE_COMPACTION]++;
@@ -128,7 +121,7 @@ FRAGD_INLINE int stall_event(struct open_stall *s, struct alloc_stats *st, __u32
 	}
 	if (s->start_ns)
 		stall_abandon(s, st, gen);
-	__builtin_memset(s, 0, sizeof(*s));
+	__builtin_memset(s, 0, sizeof(*s));  /* own is 0: fragd's tasks returned above */
 	s->start_ns = now;
 	s->last_ns = now;
 	s->order = order;
@@ -164,6 +157,10 @@ FRAGD_INLINE int stall_alloc_end(struct open_stall *s, struct alloc_stats *st, _
 {
 	__u64 o = clamp_order(order);
 
+	if (s && s->own) {
+		st->own_allocs[o]++;
+		return ALLOC_OWN;
+	}
 	if (!s || !s->start_ns || s->order != order) {
 		/* No stall of this order in this task: the fast path (or a failure that never stalled). */
 		st->allocs[o][granted ? FRAGD_OUTCOME_FAST : FRAGD_OUTCOME_FAILED]++;

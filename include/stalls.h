@@ -45,6 +45,33 @@ struct alloc_stats {
 	__u64 events_no_storage;
 	/* Wake-ups (alloc_wakeups) the ring buffer had no room for. */
 	__u64 wakeups_dropped;
+	/*
+	 * In fragd's own processes (struct open_stall.own), kept out of every
+	 * counter above: entries into direct compaction / reclaim, and
+	 * allocations of order >= min_order that ended while counting was on.
+	 */
+	__u64 own_entries[FRAGD_NR_PHASES];
+	__u64 own_allocs[FRAGD_NR_ORDERS];
+};
+
+enum stall_phase { PHASE_NONE, PHASE_COMPACTION, PHASE_RECLAIM };
+
+/*
+ * A task's open stall (task storage open_stalls in BPF). start_ns == 0: no
+ * stall is open. own = 1: one of fragd's own processes (the child that grows a
+ * pool to make free blocks), set by fragd through the task's pidfd before it
+ * writes (a pidfd names the task itself, in any pid namespace): its stalls
+ * and allocations are counted in own_entries and own_allocs only.
+ */
+struct open_stall {
+	__u64 start_ns;
+	__u64 last_ns;    /* the stall's last event: its phase's start or last mark */
+	__u64 phase_ns[FRAGD_NR_PHASES];
+	__u64 gfp;
+	__u32 order;
+	__u32 phase;      /* enum stall_phase */
+	__u32 gen;        /* count_gen when the stall opened */
+	__u32 own;
 };
 
 /*

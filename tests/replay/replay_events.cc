@@ -65,6 +65,7 @@ std::map<std::string, uint64_t> counters(const replay_state& r) {
     const std::string os = std::to_string(o);
     for (unsigned k = 0; k < FRAGD_NR_OUTCOMES; k++) m[idx("allocs", {os, outcome_name(k)})] = a.allocs[o][k];
     m[idx("allocs_at_switch", {os})] = a.allocs_at_switch[o];
+    m[idx("own_allocs", {os})] = a.own_allocs[o];
     m[idx("stalls_abandoned", {os})] = a.stalls_abandoned[o];
     for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) {
       m[idx("phase_ns", {os, phase_name(p)})] = a.phase_ns[o][p];
@@ -73,6 +74,7 @@ std::map<std::string, uint64_t> counters(const replay_state& r) {
     for (unsigned res = 0; res < FRAGD_NR_RESULTS; res++)
       add_hist(m, idx("stall_hist", {os, result_name(res)}), r.stall_hist[FRAGD_STALL_HIST_KEY(o, res)]);
   }
+  for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) m[idx("own_entries", {phase_name(p)})] = a.own_entries[p];
   m["events_dropped"] = a.events_dropped;
   m["events_no_storage"] = a.events_no_storage;
   m["wakeups_dropped"] = a.wakeups_dropped;
@@ -145,6 +147,8 @@ std::vector<std::string> run_file(const std::string& path) {
         replay_set_counting(&r, f.count("on") ? 1 : 0);
       else if (event == "arm_wakeup")
         replay_arm_wakeup(&r);
+      else if (event == "own" && f.count("tid"))
+        replay_own(&r, static_cast<__u32>(num("tid", 0)));
       else
         err("unknown daemon action '" + event + "'");
       continue;

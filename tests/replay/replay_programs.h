@@ -41,6 +41,8 @@ void replay_init(struct replay_state *r);
 /* fragd's side: attach or detach the mm_page_alloc program (BpfPrograms::set_counting), arm a wake-up. */
 void replay_set_counting(struct replay_state *r, int on);
 void replay_arm_wakeup(struct replay_state *r);
+/* fragd marks thread `tid` as its own (BpfPrograms::own_writer: open_stalls.own = 1 through its pidfd). */
+void replay_own(struct replay_state *r, __u32 tid);
 
 /*
  * Tracepoints, in thread `tid`. storage = 0: the task storage cannot be had
