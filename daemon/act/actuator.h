@@ -26,6 +26,13 @@ class Actuator {
   // read the pool back.
   virtual Result<uint64_t> read_pool(int node, uint64_t size_kib) = 0;
   virtual Result<void> write_pool(int node, uint64_t size_kib, uint64_t count) = 0;
+  // The same for a write that grows the pool, where the kernel may compact
+  // for each page: fragd's daemon does it in a process it can kill
+  // (ECANCELED when fragd stopped it, as compact_node) and that its BPF
+  // programs know as fragd's own.
+  virtual Result<void> grow_pool(int node, uint64_t size_kib, uint64_t count) {
+    return write_pool(node, size_kib, count);
+  }
 
   virtual Result<uint64_t> mem_available_kib() = 0;
   // Free blocks able to hold one block of `order` on `node` (node < 0: every

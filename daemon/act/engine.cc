@@ -68,7 +68,8 @@ const char* trigger_label(Trigger t) {
 bool compaction_helped(const ActionOutcome& r, const CompactionPolicy& p) {
   const bool score_gain = r.score_before >= 0 && r.score_after >= 0 &&
                           r.score_before - r.score_after >= static_cast<int>(p.backoff.min_gain);
-  const bool block_gain = p.reserve.blocks > 0 && r.blocks_after > r.blocks_before;
+  const bool block_gain = (p.reserve.blocks > 0 || p.reserve.memory_percent > 0 || r.req.goal_blocks > 0) &&
+                          r.blocks_after > r.blocks_before;
   return score_gain || block_gain;
 }
 
@@ -157,8 +158,10 @@ void Engine::ingest(const Observation& o) {
     for (const auto& n : o.nodes) {
       seen.insert(n.node);
       NodeTrack& t = node_state_[n.node];
+      t.node = n.node;
       t.score = n.score;
       t.free_pages = n.free_pages;
+      t.total_pages = n.total_pages;
       t.free_blocks = n.free_blocks;
     }
     for (auto it = node_state_.begin(); it != node_state_.end();) {
@@ -245,6 +248,46 @@ uint64_t Engine::reserve_blocks(const NodeTrack& n) const {
   return blocks_of_order(n.free_blocks, policy_.compaction.reserve.order);
 }
 
+uint64_t Engine::reserve_goal(const NodeTrack& n) const {
+  const ReserveGoal& rg = policy_.compaction.reserve;
+  uint64_t goal = 0;
+  if (rg.blocks > 0 && sat_shl(rg.blocks, rg.order) != kU64Max && n.free_pages >= sat_shl(rg.blocks, rg.order))
+    goal = rg.blocks;
+  if (rg.memory_percent > 0 && rg.order < 64) {
+    const uint64_t share = n.total_pages / 100 * rg.memory_percent + n.total_pages % 100 * rg.memory_percent / 100;
+    goal = std::max(goal, std::min(share, n.free_pages / 2) >> rg.order);
+  }
+  return goal;
+}
+
+uint64_t Engine::window_stalls(uint64_t span_ns) const {
+  const Sample* b = baseline(span_ns);
+  if (!b || samples_.empty()) return 0;
+  return samples_.back().stalls - b->stalls;
+}
+
+uint64_t Engine::goal_blocks(const NodeTrack& n, bool demand, uint64_t room_ns) const {
+  const CompactionPolicy& c = policy_.compaction;
+  const unsigned order = c.reserve.order;
+  const uint64_t holds = n.free_pages >> order;  // blocks the free pages could make
+  const uint64_t have = reserve_blocks(n);
+  uint64_t goal = reserve_goal(n);
+  if (n.hot) {
+    const uint64_t want_pages = n.free_pages / 100 * (100 - c.score.low) + n.free_pages % 100 * (100 - c.score.low) / 100;
+    goal = std::max(goal, (want_pages + (uint64_t{1} << order) - 1) >> order);
+  }
+  if (demand) goal = std::max(goal, sat_add(have, window_stalls(c.demand.window_ns)));
+  goal = std::min(std::max(goal, have + 1), holds);
+  if (goal <= have) return have;  // nothing the free pages could add
+  if (goal * 10 >= holds * 9) return 0;
+  auto it = node_state_.find(n.node);
+  if (it != node_state_.end() && it->second.ns_per_block > 0) {
+    const uint64_t afford = room_ns / it->second.ns_per_block;
+    goal = std::min(goal, have + std::max<uint64_t>(afford, 1));
+  }
+  return goal;
+}
+
 std::vector<int> Engine::scope_nodes() const {
   std::vector<int> v;
   for (const auto& [id, t] : node_state_)
@@ -292,14 +335,12 @@ std::optional<Engine::Fired> Engine::node_trigger(int node, const NodeTrack& n,
                  strf("score %u >= low %u (hot since it rose above %u)", n.score, c.score.low, c.score.high)};
   }
   if (demand && n.score >= c.score.low) return Fired{Trigger::Demand, *demand};
-  if (c.reserve.blocks > 0) {
+  if (const uint64_t goal = reserve_goal(n); goal > 0) {
     const uint64_t have = reserve_blocks(n);
-    const bool feasible = n.free_pages >= sat_shl(c.reserve.blocks, c.reserve.order) &&
-                          sat_shl(c.reserve.blocks, c.reserve.order) != kU64Max;
-    if (have < c.reserve.blocks && feasible)
+    if (have < goal)
       return Fired{Trigger::Reserve, strf("reserve: %llu free order-%u blocks < %llu",
                                          static_cast<unsigned long long>(have), c.reserve.order,
-                                         static_cast<unsigned long long>(c.reserve.blocks))};
+                                         static_cast<unsigned long long>(goal))};
   }
   return std::nullopt;
 }
@@ -343,7 +384,11 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
   };
   std::vector<Candidate> ready;
   const uint64_t used = budget_used_ns();
-  const bool budget_ok = used + (proactive ? 0 : expected_duration_ns()) <= c.cpu_budget_ns;
+  // Method pool sizes its goal to the budget left (goal_blocks); a compaction
+  // written to a node cannot be, so it must fit whole.
+  const bool sized = c.method == CompactMethod::Pool;
+  const bool budget_ok = sized ? used < c.cpu_budget_ns
+                               : used + (proactive ? 0 : expected_duration_ns()) <= c.cpu_budget_ns;
   for (auto& [id, t] : node_state_) {
     t.waiting.clear();
     t.next_allowed_ns = 0;
@@ -427,6 +472,16 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
     r.kind = ActionKind::Compact;
     r.node = best.node;
     r.reason = best.fired.reason;
+    if (c.method == CompactMethod::Pool) {
+      const NodeTrack& t = node_state_.at(best.node);
+      r.have_blocks = reserve_blocks(t);
+      r.goal_blocks = goal_blocks(t, demand.has_value() && t.score >= c.score.low,
+                                  c.cpu_budget_ns > used ? c.cpu_budget_ns - used : 0);
+      if (r.goal_blocks == 0) r.reason += "; the goal is near all the node's free memory: whole node";
+      else r.reason += strf("; goal %llu free order-%u blocks (has %llu)",
+                            static_cast<unsigned long long>(r.goal_blocks), c.reserve.order,
+                            static_cast<unsigned long long>(r.have_blocks));
+    }
     return issue(std::move(r));
   }
   r.kind = ActionKind::RaiseProactiveness;

@@ -17,7 +17,9 @@
 //               window above the limit (with >= kDemandP99MinStalls stalls);
 //               only nodes whose score is >= score.low (something to compact).
 //      reserve: free blocks of reserve.order (larger ones counted as several)
-//               < reserve.blocks while the node's free pages could hold them.
+//               < the reserve goal: reserve.blocks while the node's free
+//               pages could hold them, or reserve.memory_percent of the
+//               node's pages capped at half its free pages, the larger.
 //    and every limit allows it:
 //      min_interval since the node's last action ended;
 //      cpu budget: compaction time caused by fragd in the last 60 s (trigger
@@ -28,6 +30,17 @@
 //      floor is the score it reached; the next try waits
 //      min_interval * 2^(misses) (capped at backoff.max) unless the score
 //      climbs to floor + min_gain or more. A compaction that helps clears it.
+//  - method pool (the default) sizes each compaction: its goal is the most
+//    free blocks of reserve.order any holding trigger asks for (reserve: the
+//    reserve goal; score: the blocks that bring the score to score.low,
+//    (100 - low)% of the free pages; demand: the blocks there are plus the
+//    stalls of the demand window), at least one more than the node has, at
+//    most what its free pages hold, and at most what the cpu budget left
+//    pays for at the node's learned time per block. A goal of 90% or more of
+//    what the free pages hold compacts the whole node (goal 0). The runner
+//    grows a temporary hugetlb pool on the node to the goal and frees it.
+//    A goal-sized compaction helps when it added blocks; each one that did
+//    teaches the node's pages migrated and time per block gained.
 //  - method proactiveness: instead of compacting, raise
 //    vm.compaction_proactiveness to proactiveness.value once (global) while
 //    any node is triggered; restore it when no node is hot and no demand or
@@ -86,6 +99,19 @@ struct ActionRequest {
   uint64_t size_kib = 0;           // Pool
   uint64_t target = 0;             // Pool
   std::vector<int> compact_nodes;  // Pool: nodes to compact when blocks are short
+  // Compact with method pool: the free blocks of reserve.order wanted on the
+  // node and those it had when decided; goal 0: compact the whole node.
+  uint64_t goal_blocks = 0, have_blocks = 0;
+};
+
+// One step of a multi-step action, in order: a pool write ("grow", "shrink",
+// "release": a temporary pool freed), a node compaction ("compact") or
+// "drop_caches".
+struct ActionStep {
+  std::string step;
+  int node = -1;             // compact: the node; a pool write: the pool's node (< 0: global)
+  uint64_t pool_after = 0;   // a pool write: the pool read back after it
+  uint64_t duration_ns = 0;
 };
 
 struct ActionOutcome {
@@ -99,12 +125,14 @@ struct ActionOutcome {
   uint64_t pages_migrated = 0;                    // trigger "fragd" pages, during the action
   uint64_t pool_before = 0, pool_after = 0;       // Pool
   unsigned attempts = 0, compactions = 0;         // Pool: pool writes, node compactions
+  std::vector<ActionStep> steps;                  // Pool, and Compact with a goal
 };
 
 struct NodeObservation {
   int node = 0;
   unsigned score = 0;                // fragmentation_score_node()
   uint64_t free_pages = 0;
+  uint64_t total_pages = 0;          // present pages of the node's zones
   std::vector<uint64_t> free_blocks; // per order, summed over the node's zones
 };
 
@@ -141,6 +169,11 @@ struct NodeState {
   unsigned misses = 0;                // compactions in a row that did not help
   uint64_t next_allowed_ns = 0;       // min_interval / back-off
   std::string waiting;                // "", "min_interval", "backoff", "cpu_budget"
+  // Learned from fragd's compactions of the node that added blocks of
+  // reserve.order (moving average, 0: none yet): pages migrated and
+  // compaction wall time per block gained.
+  double pages_per_block = 0;
+  uint64_t ns_per_block = 0;
 };
 
 struct PoolState {
@@ -194,6 +227,7 @@ class Engine {
   // What nodes() reports of a node (NodeState), and what only the engine keeps.
   struct NodeTrack : NodeState {
     uint64_t free_pages = 0;
+    uint64_t total_pages = 0;
     std::vector<uint64_t> free_blocks;
     std::optional<uint64_t> last_end_ns;
   };
@@ -231,6 +265,12 @@ class Engine {
   uint64_t expected_duration_ns() const;
   const Sample* baseline(uint64_t span_ns) const;
   uint64_t reserve_blocks(const NodeTrack& n) const;
+  uint64_t reserve_goal(const NodeTrack& n) const;
+  uint64_t window_stalls(uint64_t span_ns) const;
+  // Method pool: the free blocks of reserve.order a compaction of the node
+  // should reach, from every trigger that holds; 0: the whole node.
+  uint64_t goal_blocks(const NodeTrack& n, bool demand, uint64_t room_ns) const;
+  void learn(int node, const ActionOutcome& r);
   std::vector<int> scope_nodes() const;
   ActionRequest issue(ActionRequest r);
   ActionRequest restore_request(Trigger t, std::string reason);

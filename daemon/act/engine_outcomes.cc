@@ -29,6 +29,18 @@ void Engine::teach(int node, bool helped, std::optional<unsigned> reached, uint6
   }
 }
 
+void Engine::learn(int node, const ActionOutcome& r) {
+  auto it = node_state_.find(node);
+  if (it == node_state_.end() || r.blocks_after <= r.blocks_before || r.end_ns <= r.start_ns) return;
+  NodeTrack& t = it->second;
+  const uint64_t gained = r.blocks_after - r.blocks_before;
+  const double pages = static_cast<double>(r.pages_migrated) / static_cast<double>(gained);
+  const uint64_t ns = std::max<uint64_t>((r.end_ns - r.start_ns) / gained, 1);
+  // Half the weight on the newest: a node's cost per block changes with what fills it.
+  t.pages_per_block = t.ns_per_block == 0 ? pages : (t.pages_per_block + pages) / 2;
+  t.ns_per_block = t.ns_per_block == 0 ? ns : (t.ns_per_block + ns) / 2;
+}
+
 void Engine::finished(const ActionOutcome& r) {
   if (!in_flight_ || in_flight_->id != r.req.id) return;  // not the action fragd is waiting for
   const ActionRequest req = std::move(*in_flight_);
@@ -51,6 +63,7 @@ void Engine::finished(const ActionOutcome& r) {
         }
         std::optional<unsigned> reached;
         if (r.score_after >= 0) reached = static_cast<unsigned>(r.score_after);
+        learn(req.node, r);
         teach(req.node, compaction_helped(r, c), reached, end);
       } else {
         teach(req.node, false, std::nullopt, end);  // error, refused: time-only back-off

@@ -1,8 +1,14 @@
 #include "act/executor.h"
 
 #include "act/pool.h"
+#include "act/saved_state.h"
 
+#include <time.h>
+
+#include <algorithm>
 #include <cerrno>
+
+#include "base/text.h"
 
 namespace fragd {
 
@@ -23,6 +29,19 @@ ActionOutcome ActionExecutor::run(const ActionRequest& r, const Policy& p) {
         o.result = "dry_run";
         break;
       }
+      std::string no_pool;
+      if (r.goal_blocks > 0 && p.compaction.method == CompactMethod::Pool) {
+        const uint64_t size_kib = uint64_t{4} << order;
+        auto pool = act_.read_pool(r.node, size_kib);
+        if (pool || pool.error().err != ENOENT) {
+          compact_to_goal(r, p, o);
+          break;
+        }
+        // No hugetlb pool of the reserve order's size (no hugetlbfs, or reserve.order
+        // is not a hugepage size): the whole node, as method node.
+        no_pool = strf("no %llu kB hugetlb pool on this kernel: the whole node was compacted",
+                       static_cast<unsigned long long>(size_kib));
+      }
       const uint64_t m0 = migrated();
       auto w = act_.compact_node(r.node);
       o.pages_migrated = migrated() - m0;
@@ -35,6 +54,7 @@ ActionOutcome ActionExecutor::run(const ActionRequest& r, const Policy& p) {
         fail(w.error());
       } else {
         o.result = compaction_helped(o, p.compaction) ? "ok" : "no_gain";
+        o.detail = no_pool;
       }
       break;
     }
@@ -50,7 +70,7 @@ ActionOutcome ActionExecutor::run(const ActionRequest& r, const Policy& p) {
           break;
         }
         if (hooks_.remember)
-          if (auto k = hooks_.remember(*cur); !k) {
+          if (auto k = hooks_.remember(kProactivenessFile, *cur); !k) {
             fail(k.error());
             break;
           }
@@ -91,6 +111,7 @@ ActionOutcome ActionExecutor::run(const ActionRequest& r, const Policy& p) {
       o.pool_after = po.after;
       o.attempts = po.attempts;
       o.compactions = po.compactions;
+      o.steps = po.steps;
       if (po.dropped_caches) o.detail += std::string(o.detail.empty() ? "" : "; ") + "clean page cache dropped";
       break;
     }
@@ -102,8 +123,81 @@ Result<void> ActionExecutor::restore() {
   if (!saved_) return {};
   if (auto w = act_.write_proactiveness(*saved_); !w) return w;
   saved_.reset();
-  if (hooks_.forget) hooks_.forget();
+  if (hooks_.forget) hooks_.forget(kProactivenessFile);
   return {};
+}
+
+// The kernel has no "make N free blocks" call; a hugetlb pool of the goal's
+// page size is one: each page the pool takes beyond the free blocks there
+// are is made by direct compaction in the writing process, which stops as
+// soon as it has one (the kernel captures the block for the allocation).
+// The pool grows by the goal in fragd's own process (SysfsActuator::grow_pool:
+// a killable child that fragd's BPF programs know as its own, so its stalls
+// stay out of the stall statistics), and is put back at once: the blocks it
+// held are free. Its size before is saved first (saved_state.h), so a fragd
+// killed in between has it put back at its next start or by `fragd --restore`.
+void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, ActionOutcome& o) {
+  const unsigned order = p.compaction.reserve.order;
+  const uint64_t size_kib = uint64_t{4} << order;
+  const std::string file = pool_file(r.node, size_kib);
+  const std::string name = strf("node %d's %llu kB pool", r.node, static_cast<unsigned long long>(size_kib));
+  auto mono = [] { return now_ns(CLOCK_MONOTONIC); };
+  auto fail = [&o](const std::string& what) {
+    o.result = "error";
+    o.detail = what;
+  };
+
+  auto before = act_.read_pool(r.node, size_kib);
+  if (!before) return fail(before.error().message);
+  const uint64_t p0 = *before;
+  // The pool holds the goal's memory for a moment: never past the guard.
+  auto avail = act_.mem_available_kib();
+  if (!avail) return fail(avail.error().message);
+  const uint64_t room = *avail > p.hugepages.guard_kib ? (*avail - p.hugepages.guard_kib) / size_kib : 0;
+  const uint64_t take = std::min(r.goal_blocks, room);
+  if (take <= o.blocks_before) {
+    o.result = "guard";
+    o.detail = strf("goal %llu free blocks not tried: MemAvailable %llu kB leaves room for %llu %llu kB pages above "
+                    "the guard of %llu kB, no more than the node has free",
+                    static_cast<unsigned long long>(r.goal_blocks), static_cast<unsigned long long>(*avail),
+                    static_cast<unsigned long long>(room), static_cast<unsigned long long>(size_kib),
+                    static_cast<unsigned long long>(p.hugepages.guard_kib));
+    return;
+  }
+  if (hooks_.remember)
+    if (auto k = hooks_.remember(file, p0); !k) return fail(k.error().message);
+
+  const uint64_t m0 = migrated();
+  uint64_t t0 = mono();
+  auto grow = act_.grow_pool(r.node, size_kib, p0 + take);
+  o.attempts = 1;
+  auto mid = act_.read_pool(r.node, size_kib);
+  const uint64_t held = mid && *mid > p0 ? *mid - p0 : 0;
+  o.steps.push_back({"grow", r.node, mid ? *mid : 0, mono() - t0});
+  o.pages_migrated = migrated() - m0;
+
+  t0 = mono();
+  auto back = act_.write_pool(r.node, size_kib, p0);
+  auto after = act_.read_pool(r.node, size_kib);
+  o.steps.push_back({"release", r.node, after ? *after : 0, mono() - t0});
+  if (back && after && *after <= p0) {
+    if (hooks_.forget) hooks_.forget(file);
+  }
+  if (auto s = act_.node_score(r.node)) o.score_after = static_cast<int>(*s);
+  if (auto b = act_.free_blocks(r.node, order)) o.blocks_after = *b;
+
+  if (!back) return fail(name + " held " + std::to_string(held) + " pages and could not be put back to " +
+                         std::to_string(p0) + ": " + back.error().message + " (kept in the saved state)");
+  if (!grow && grow.error().err == ECANCELED) {
+    o.result = "abandoned";
+    o.detail = grow.error().message + "; " + name + " put back to " + std::to_string(p0);
+    return;
+  }
+  if (!grow) return fail(grow.error().message);
+  o.result = compaction_helped(o, p.compaction) ? "ok" : "no_gain";
+  o.detail = strf("%s held %llu of %llu pages for the goal of %llu free blocks, then freed them",
+                  name.c_str(), static_cast<unsigned long long>(held), static_cast<unsigned long long>(take),
+                  static_cast<unsigned long long>(r.goal_blocks));
 }
 
 }  // namespace fragd

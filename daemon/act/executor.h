@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "act/actuator.h"
 #include "act/engine.h"
@@ -20,12 +21,13 @@ class ActionExecutor {
   struct Hooks {
     // Cumulative pages migrated by fragd's own compactions; empty: 0.
     std::function<uint64_t()> pages_migrated;
-    // Called with vm.compaction_proactiveness's value before fragd first
-    // raises it, to keep it somewhere that outlives fragd; an error aborts
-    // the raise. Empty: nothing kept.
-    std::function<Result<void>(unsigned)> remember;
-    // Called once that value is back in place.
-    std::function<void()> forget;
+    // Called with a setting's canonical file (saved_state.h) and its value
+    // before fragd changes it for a while (vm.compaction_proactiveness
+    // raised, a temporary pool), to keep it somewhere that outlives fragd;
+    // an error aborts the change. Empty: nothing kept.
+    std::function<Result<void>(const std::string&, uint64_t)> remember;
+    // Called once that file's value is back in place.
+    std::function<void(const std::string&)> forget;
   };
 
   ActionExecutor(Actuator& a, Hooks hooks) : act_(a), hooks_(std::move(hooks)) {}
@@ -38,6 +40,8 @@ class ActionExecutor {
 
  private:
   uint64_t migrated() const { return hooks_.pages_migrated ? hooks_.pages_migrated() : 0; }
+  // Compact with method pool and a goal: the temporary pool (engine.h).
+  void compact_to_goal(const ActionRequest& r, const Policy& p, ActionOutcome& o);
 
   Actuator& act_;
   Hooks hooks_;

@@ -41,6 +41,28 @@ void act_metrics(const ActStats& act, Families& out) {
     hot.gauge({{"node", node_label(n.node)}}, n.hot);
     miss.gauge({{"node", node_label(n.node)}}, n.misses);
   }
+  FamilyBuilder ppb("fragd_compaction_pages_per_block",
+                    "Learned from fragd's compactions of the node that added free blocks of compaction.reserve.order: "
+                    "pages migrated per block gained (moving average); absent until one did.",
+                    MetricType::Gauge);
+  FamilyBuilder spb("fragd_compaction_seconds_per_block",
+                    "Learned like fragd_compaction_pages_per_block: wall time per block gained; the cpu budget "
+                    "sizes the next goal with it.",
+                    MetricType::Gauge);
+  for (const auto& n : act.nodes) {
+    if (n.ns_per_block == 0) continue;
+    ppb.gauge({{"node", node_label(n.node)}}, n.pages_per_block);
+    spb.gauge({{"node", node_label(n.node)}}, n.ns_per_block / 1e9);
+  }
+  FamilyBuilder steps("fragd_action_steps_total",
+                      "Steps of fragd's pool actions and goal-sized compactions, by step: grow (a pool write that "
+                      "may compact, in a fragd process), release (a temporary pool freed), shrink, compact (a "
+                      "whole-node compaction after a write that added nothing), drop_caches.",
+                      MetricType::Counter);
+  for (const char* k : {"grow", "release", "shrink", "compact", "drop_caches"}) {
+    auto it = act.steps.find(k);
+    steps.counter({{"step", k}}, it == act.steps.end() ? 0 : it->second);
+  }
   FamilyBuilder bud("fragd_compaction_budget_used_seconds",
                     "Compaction time caused by fragd in the last 60 s (compare with "
                     "fragd_compaction_budget_limit_seconds).",
@@ -54,7 +76,7 @@ void act_metrics(const ActStats& act, Families& out) {
                        "1 while fragd holds vm.compaction_proactiveness raised (method proactiveness).",
                        MetricType::Gauge);
   raised.gauge({}, act.proactiveness_raised);
-  emit(out, info, rel, acts, dur, mig, sc, hot, miss, bud, lim, raised);
+  emit(out, info, rel, acts, dur, mig, sc, hot, miss, ppb, spb, steps, bud, lim, raised);
 }
 
 }  // namespace fragd

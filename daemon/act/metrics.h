@@ -22,6 +22,7 @@ struct ActStats {
   std::map<std::string, LatencyHist> durations;                           // action -> durations
   std::map<std::string, uint64_t> pages_migrated;                         // action -> pages
   std::map<int, std::pair<int, int>> last_score;                          // node -> (before, after) of its last compaction
+  std::map<std::string, uint64_t> steps;                                  // step (grow, release, compact, ...) -> count
   std::vector<NodeState> nodes;
   std::vector<PoolState> pools;
   uint64_t reloads_ok = 0, reloads_failed = 0;

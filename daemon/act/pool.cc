@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <time.h>
+
+#include "base/text.h"
 
 namespace fragd {
 
@@ -58,19 +61,22 @@ PoolOutcome resize_pool(Actuator& a, const PoolRequest& r) {
   if (current == r.target) return finish("ok", name + " already at its target " + u(r.target));
 
   if (current > r.target) {
+    const uint64_t t0 = now_ns(CLOCK_MONOTONIC);
     auto w = a.write_pool(r.node, r.size_kib, r.target);
     out.attempts = 1;
     if (!w) return fail(w.error());
     auto back = a.read_pool(r.node, r.size_kib);
     if (!back) return fail(back.error());
+    out.steps.push_back({"shrink", r.node, *back, now_ns(CLOCK_MONOTONIC) - t0});
     out.after = *back;
     if (*back <= r.target) return finish("ok", name + " shrunk from " + u(current) + " to " + u(*back));
     return finish("short", name + " shrunk only to " + u(*back) + " of target " + u(r.target) +
                                ": pages in use stay in the pool until their users free them");
   }
 
-  const unsigned order = page_order(r.size_kib);
+  auto mono = [] { return now_ns(CLOCK_MONOTONIC); };
   unsigned misses = 0;
+  bool compacted = false;  // since the last progress
   while (out.attempts < kMaxAttempts) {
     if (a.stop_requested()) return exiting();
     auto avail = a.mem_available_kib();
@@ -82,42 +88,50 @@ PoolOutcome resize_pool(Actuator& a, const PoolRequest& r) {
                                  u(*avail) + " kB leaves no room for another " + u(r.size_kib) +
                                  " kB page above the guard of " + u(r.guard_kib) + " kB");
 
-    if (!r.compact_nodes.empty()) {
-      auto blocks = a.free_blocks(r.node, order);
-      if (!blocks) return fail(blocks.error());
-      if (*blocks < goal - current) {
-        for (int node : r.compact_nodes) {
-          if (a.stop_requested()) return exiting();
-          auto c = a.compact_node(node);
-          if (!c && c.error().err == ECANCELED) return exiting();  // the compaction's process was killed
-          if (!c) return fail(c.error());
-          out.compactions++;
-        }
-      }
-    }
-
-    auto w = a.write_pool(r.node, r.size_kib, goal);
+    const uint64_t t0 = mono();
+    auto w = a.grow_pool(r.node, r.size_kib, goal);
     out.attempts++;
+    if (!w && w.error().err == ECANCELED) return exiting();  // the write's process was killed
     if (!w) return fail(w.error());
     auto back = a.read_pool(r.node, r.size_kib);
     if (!back) return fail(back.error());
+    out.steps.push_back({"grow", r.node, *back, mono() - t0});
     out.after = *back;
     if (*back >= r.target) return finish("ok", name + " grown from " + u(out.before) + " to " + u(*back));
     const bool progress = *back > current;
     current = *back;
     if (progress) {
       misses = 0;
+      compacted = false;
       continue;
     }
-    if (++misses >= kMaxMisses)
-      return finish("short", name + " reached " + u(current) + " of target " + u(r.target) + ": " +
-                                 u(kMaxMisses) + " writes in a row added no page (memory too fragmented or in use)");
+    ++misses;
+    if (!compacted && !r.compact_nodes.empty()) {
+      for (int node : r.compact_nodes) {
+        if (a.stop_requested()) return exiting();
+        const uint64_t c0 = mono();
+        auto c = a.compact_node(node);
+        if (!c && c.error().err == ECANCELED) return exiting();  // the compaction's process was killed
+        if (!c) return fail(c.error());
+        out.compactions++;
+        out.steps.push_back({"compact", node, 0, mono() - c0});
+      }
+      compacted = true;
+      continue;
+    }
     if (r.drop_caches && !out.dropped_caches) {
       if (a.stop_requested()) return exiting();
+      const uint64_t d0 = mono();
       auto d = a.drop_caches();
       if (!d) return fail(d.error());
       out.dropped_caches = true;
+      out.steps.push_back({"drop_caches", -1, 0, mono() - d0});
+      compacted = false;  // the dropped cache's pages are compaction's to use now
+      continue;
     }
+    if (misses >= kMaxMisses)
+      return finish("short", name + " reached " + u(current) + " of target " + u(r.target) + ": " +
+                                 u(kMaxMisses) + " writes in a row added no page (memory too fragmented or in use)");
   }
   return finish("short", name + " reached " + u(current) + " of target " + u(r.target) + " after " +
                              u(kMaxAttempts) + " writes, the most one resize makes");

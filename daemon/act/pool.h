@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "act/actuator.h"
+#include "act/engine.h"
 
 namespace fragd {
 
@@ -30,17 +31,21 @@ struct PoolOutcome {
   unsigned attempts = 0;     // pool writes
   unsigned compactions = 0;  // node compactions run
   bool dropped_caches = false;
+  std::vector<ActionStep> steps;
 };
 
-// Grow:
+// Grow, with the least work (a pool write makes each page the way an
+// allocation does: from a free block, or by direct compaction in the writing
+// process until one block is free, which migrates about what the page needs):
 //  1. current == target: ok, nothing written.
 //  2. each attempt: goal = min(target, current + (MemAvailable - guard) / size);
-//     goal == current -> guard. When the free blocks of the page's order on
-//     the pool's node(s) are fewer than goal - current, compact
-//     compact_nodes first. Write goal, read back.
-//  3. progress (read back > current): next attempt. None: count a miss; two
-//     misses in a row -> short. After the first miss, drop caches when
-//     enabled. At most 16 attempts.
+//     goal == current -> guard. Write goal (Actuator::grow_pool), read back.
+//  3. progress (read back > current): write again. None: a miss. After a
+//     miss, compact compact_nodes once (whole nodes: what direct compaction
+//     gave up on) and try again; after a miss that followed a compaction,
+//     drop caches when enabled and compact again; two misses in a row with
+//     nothing left to try -> short. At most 16 attempts.
+// Every write, compaction and cache drop is a step (in order) of the outcome.
 // Shrink (current > target): write target, read back (the kernel keeps pages
 // in use as surplus): ok when read back <= target... else short.
 PoolOutcome resize_pool(Actuator& a, const PoolRequest& r);

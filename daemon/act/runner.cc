@@ -20,7 +20,8 @@ ActionRunner::ActionRunner(SysfsActuator& actuator, std::function<uint64_t()> pa
     : act_(actuator),
       state_(std::move(state_file)),
       exec_(actuator, ActionExecutor::Hooks{std::move(pages_migrated),
-                                            [this](unsigned v) { return remember(v); }, [this] { forget(); }}) {}
+                                            [this](const std::string& f, uint64_t v) { return remember(f, v); },
+                                            [this](const std::string& f) { forget(f); }}) {}
 
 ActionRunner::~ActionRunner() {
   stop();
@@ -103,17 +104,17 @@ ActionOutcome ActionRunner::execute(const Job& job) {
   return o;
 }
 
-Result<void> ActionRunner::remember(unsigned value) {
+Result<void> ActionRunner::remember(const std::string& file, uint64_t value) {
   // Written before the change, so that a fragd killed while holding the
-  // raised value has the old one put back later.
+  // changed value has the old one put back later.
   std::lock_guard<std::mutex> g(state_mu_);
-  return state_.remember(kProactivenessFile, value);
+  return state_.remember(file, value);
 }
 
-void ActionRunner::forget() {
+void ActionRunner::forget(const std::string& file) {
   std::lock_guard<std::mutex> g(state_mu_);
-  if (auto r = state_.forget(kProactivenessFile); !r)
-    log_warn(r.error().message + " (vm.compaction_proactiveness is back; the file still names it)");
+  if (auto r = state_.forget(file); !r)
+    log_warn(r.error().message + " (" + setting_name(file) + " is back; the file still names it)");
 }
 
 void ActionRunner::stop() {

@@ -56,8 +56,8 @@ class ActionRunner {
   };
   void loop();
   ActionOutcome execute(const Job& job);
-  Result<void> remember(unsigned value);  // the state file
-  void forget();
+  Result<void> remember(const std::string& file, uint64_t value);  // the state file
+  void forget(const std::string& file);
 
   SysfsActuator& act_;
   std::mutex state_mu_;  // state_: the worker, and stop() after the join

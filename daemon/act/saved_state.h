@@ -9,9 +9,9 @@
 //   nr_hugepages of a pool (global or node)  a pool target of the policy or
 //                                           `fragctl pool set` is the state the
 //                                           operator asked for: kept, not saved;
-//                                           a pool fragd grows only for a while
-//                                           would be saved here (the file names
-//                                           pools already)
+//                                           a node's pool that compaction method
+//                                           pool grows for a moment: saved here,
+//                                           put back
 //   nodeN/compact, compact_memory,          triggers, not settings: nothing to put
 //   drop_caches                             back
 //

@@ -150,11 +150,19 @@ Result<uint64_t> SysfsActuator::read_pool(int node, uint64_t size_kib) {
   return read_value(pool_path(node, size_kib));
 }
 
-Result<void> SysfsActuator::write_pool(int node, uint64_t size_kib, uint64_t count) {
+Result<void> SysfsActuator::write_pool(int node, uint64_t size_kib, uint64_t count, bool in_child) {
   return write_value(pool_path(node, size_kib),
                      node < 0 ? "/sys/kernel/mm/hugepages/hugepages-<S>kB/nr_hugepages"
                               : "/sys/devices/system/node/node<N>/hugepages/hugepages-<S>kB/nr_hugepages",
-                     std::to_string(count));
+                     std::to_string(count), in_child);
+}
+
+Result<void> SysfsActuator::write_pool(int node, uint64_t size_kib, uint64_t count) {
+  return write_pool(node, size_kib, count, false);
+}
+
+Result<void> SysfsActuator::grow_pool(int node, uint64_t size_kib, uint64_t count) {
+  return write_pool(node, size_kib, count, true);
 }
 
 Result<uint64_t> SysfsActuator::mem_available_kib() {

@@ -56,6 +56,7 @@ class SysfsActuator : public Actuator {
   Result<void> write_proactiveness(unsigned value) override;
   Result<uint64_t> read_pool(int node, uint64_t size_kib) override;
   Result<void> write_pool(int node, uint64_t size_kib, uint64_t count) override;
+  Result<void> grow_pool(int node, uint64_t size_kib, uint64_t count) override;  // in a child, killable
   Result<uint64_t> mem_available_kib() override;
   Result<uint64_t> free_blocks(int node, unsigned order) override;
   Result<unsigned> node_score(int node) override;
@@ -68,6 +69,7 @@ class SysfsActuator : public Actuator {
 
  private:
   std::string pool_path(int node, uint64_t size_kib) const;
+  Result<void> write_pool(int node, uint64_t size_kib, uint64_t count, bool in_child);
   // `pattern` is the allow-listed file `path` is an instance of.
   // killable: from a child process that request_stop() kills.
   Result<void> write_value(const std::string& path, const char* pattern, const std::string& value,

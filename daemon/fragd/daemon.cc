@@ -226,6 +226,7 @@ Observation Daemon::observe(uint64_t now) const {
       NodeObservation n;
       n.node = s.node;
       n.score = s.score;
+      n.total_pages = s.present_pages;
       for (const auto& z : last_mem_->zones) {
         if (z.node != s.node) continue;
         n.free_pages += buddy_free_pages(z);
@@ -278,6 +279,7 @@ void Daemon::record(const ActionOutcome& o) {
   }
   if (o.req.kind == ActionKind::Compact && o.result != "dry_run")
     act_.last_score[o.req.node] = {o.score_before, o.score_after};
+  for (const auto& s : o.steps) act_.steps[s.step]++;
   recent_.push_back(o);
   while (recent_.size() > kRecentActions) recent_.pop_front();
 }

@@ -132,6 +132,15 @@ ActionReport action_report(const ActionOutcome& o, uint64_t mono_now, uint64_t r
     a.attempts = o.attempts;
     a.compactions = o.compactions;
   }
+  if (r.goal_blocks > 0) a.goal_blocks = r.goal_blocks;
+  for (const auto& st : o.steps) {
+    ActionReport::Step e;
+    e.step = st.step;
+    e.node = st.node;
+    if (st.step != "compact" && st.step != "drop_caches") e.pool_after = st.pool_after;
+    e.duration_ns = st.duration_ns;
+    a.steps.push_back(std::move(e));
+  }
   return a;
 }
 
@@ -146,6 +155,8 @@ std::string outcome_line(const ActionOutcome& o) {
   if (r.kind == ActionKind::Compact && o.score_before >= 0) {
     s += ", score " + std::to_string(o.score_before);
     if (o.score_after >= 0) s += " -> " + std::to_string(o.score_after);
+    s += ", free blocks " + std::to_string(o.blocks_before) + " -> " + std::to_string(o.blocks_after);
+    if (r.goal_blocks > 0) s += " (goal " + std::to_string(r.goal_blocks) + ")";
     s += ", " + std::to_string(o.pages_migrated) + " pages migrated";
   }
   if (r.kind == ActionKind::Pool)

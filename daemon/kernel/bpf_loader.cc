@@ -14,6 +14,7 @@
 #include <cstdarg>
 #include <cstring>
 
+#include "stalls.h"
 #include "stalls.skel.h"
 #include "compaction.skel.h"
 #include "base/log.h"
@@ -307,6 +308,20 @@ Result<void> BpfPrograms::own_writer(uint32_t pid) {
     return sys_error("register process " + std::to_string(pid) +
                      " as fragd's compaction writer (BPF map fragd_writers): its compaction would not count as "
                      "trigger \"fragd\"");
+  // Its stalls and allocations are fragd's own, not the host's: marked in its
+  // task storage, which a pidfd names in any pid namespace.
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+  if (pidfd < 0)
+    return sys_error("open a pidfd for process " + std::to_string(pid) +
+                     " to mark it as fragd's own (its stalls would count as the host's)");
+  ::open_stall mark = {};
+  mark.own = 1;
+  const int rc = bpf_map_update_elem(bpf_map__fd(stalls_->maps.open_stalls), &pidfd, &mark, BPF_ANY);
+  const int err = errno;
+  close(pidfd);
+  if (rc != 0)
+    return sys_error("mark process " + std::to_string(pid) +
+                     " as fragd's own (task storage open_stalls): its stalls would count as the host's", err);
   return {};
 }
 

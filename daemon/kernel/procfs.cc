@@ -278,6 +278,15 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::strin
     optional_source("meminfo", meminfo_path, "MemFree/MemAvailable", "MemFree/MemAvailable",
                     [&](const std::string& text) { return parse_meminfo(text, meminfo_path, snap); });
 
+  if (!skip.count("vm_sysctls"))
+    for (const char* name : kCompactionSysctls) {
+      auto t = read_text_file(join(proc_root, std::string("sys/vm/") + name));
+      uint64_t v = 0;
+      std::string_view text = t ? std::string_view(*t) : std::string_view();
+      while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+      if (t && parse_u64(text, v)) snap.vm_sysctls[name] = v;
+    }
+
   if (!skip.count("hugepages")) {
     begin();
     PoolFault fault;

@@ -58,10 +58,15 @@ struct MemSnapshot {
   std::map<std::string, uint64_t> vmstat;  // every key of /proc/vmstat
   uint64_t mem_available_kib = 0, mem_free_kib = 0;
   std::vector<HugePool> hugepages;  // ordered by (node, size_kib)
+  // The compaction settings of /proc/sys/vm that fragd reports (kCompactionSysctls),
+  // by name; a file this kernel lacks (defrag_mode before 6.15) is absent.
+  std::map<std::string, uint64_t> vm_sysctls;
   // pagetypeinfo "Page block order: N"; 0 when pagetypeinfo was not read.
   unsigned pageblock_order = 0;
   std::vector<std::string> warnings;  // non-fatal problems, "path:line: why"
 };
+
+inline constexpr const char* kCompactionSysctls[] = {"compaction_proactiveness", "defrag_mode"};
 
 // Orders above this are rejected as garbage (the kernel's NR_PAGE_ORDERS is
 // 11 on x86-64 and at most a few more elsewhere); it also keeps the

@@ -81,6 +81,11 @@ Result<void> cpu_budget_range(const std::string& file, const YAML::Node& n, Conf
   return {};
 }
 
+Result<void> method_mark(const std::string&, const YAML::Node& n, Config& c) {
+  c.policy.compaction.method_mark = mark_of(n);
+  return {};
+}
+
 Result<void> reserve_mark(const std::string&, const YAML::Node& n, Config& c) {
   c.policy.compaction.reserve.mark = mark_of(n);
   return {};
@@ -236,21 +241,25 @@ const std::vector<Key>& config_keys() {
       {.path = "compaction", .type = Section, .rule = backoff_covers_min_interval, .sorted_hint = true},
       {.path = "compaction.nodes", .type = NodeList, .table = kPolicy, .def = "all",
        .field = FIELD(policy.compaction.nodes), .doc = "nodes fragd may compact: `all` or a list such as `[0, 1]`"},
-      {.path = "compaction.method", .type = Choice, .table = kPolicy, .choices = {"node", "proactiveness"},
-       .refusal = "is not a method; use node (write nodeN/compact) or proactiveness (raise "
-                  "vm.compaction_proactiveness for a while)", .def = "node", .field = FIELD(policy.compaction.method),
-       .doc = "`node`: write 1 to `/sys/devices/system/node/nodeN/compact` (synchronous, whole node). "
-              "`proactiveness`: raise `vm.compaction_proactiveness` to `proactiveness.value` while a trigger holds, "
-              "then put the old value back"},
+      {.path = "compaction.method", .type = Choice, .table = kPolicy, .choices = {"node", "proactiveness", "pool"},
+       .refusal = "is not a method; use pool (make the blocks a goal misses), node (write nodeN/compact) or "
+                  "proactiveness (raise vm.compaction_proactiveness for a while)",
+       .def = "pool", .field = FIELD(policy.compaction.method), .rule = method_mark,
+       .doc = "`pool`: make only the free blocks of `reserve.order` the goal misses (README \"Demand-sized "
+              "compaction\"): grow a hugetlb pool on the node by that many pages in a fragd process, so that the "
+              "kernel's direct compaction makes each block, then free the pool; a whole-node compaction when the "
+              "goal is near all the node's free memory. `node`: write 1 to `/sys/devices/system/node/nodeN/compact` "
+              "(synchronous, whole node). `proactiveness`: raise `vm.compaction_proactiveness` to "
+              "`proactiveness.value` while a trigger holds, then put the old value back"},
       {.path = "compaction.score", .type = Section, .rule = score_thresholds, .sorted_hint = true},
       {.path = "compaction.score.enabled", .type = Bool, .table = kPolicy, .def = "true",
        .field = FIELD(policy.compaction.score.enabled),
        .doc = "the fragmentation-score trigger (the kernel's node score, 0..100, exported as "
               "`fragd_node_fragmentation_score_percent`)"},
-      {.path = "compaction.score.high", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .def = "40",
+      {.path = "compaction.score.high", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .def = "90",
        .unit = "percent", .field = FIELD(policy.compaction.score.high),
        .doc = "a node whose score rises above this is compacted... (0..100)"},
-      {.path = "compaction.score.low", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .def = "20",
+      {.path = "compaction.score.low", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .def = "80",
        .unit = "percent", .field = FIELD(policy.compaction.score.low),
        .doc = "...until its score is below this (0..100, must be below `high`): hysteresis, so a node near one "
               "threshold does not flap"},
@@ -282,6 +291,10 @@ const std::vector<Key>& config_keys() {
        .def = "0", .field = FIELD(policy.compaction.reserve.blocks), .rule = reserve_mark,
        .doc = "keep at least this many free blocks of `order` (larger blocks count as several) on each node in "
               "scope, e.g. for a known consumer of 2 MiB pages. 0 = off"},
+      {.path = "compaction.reserve.memory_percent", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .def = "25",
+       .unit = "percent", .field = FIELD(policy.compaction.reserve.memory_percent),
+       .doc = "...or this share of each node's memory as free blocks of `order`, whichever is more (0..100; 0 = "
+              "off). Never more than half the node's free memory: it costs compaction, not memory"},
       {.path = "compaction.proactiveness", .type = Section, .sorted_hint = true},
       {.path = "compaction.proactiveness.value", .type = Integer, .table = kPolicy, .lo = 1, .hi = 100, .def = "90",
        .field = FIELD(policy.compaction.proactiveness.value),
@@ -321,9 +334,11 @@ const std::vector<Key>& config_keys() {
               "Off by default: every reader of files pays for it"},
       {.path = "hugepages.pools", .type = Pools, .table = kPolicy, .def = "[]",
        .field = FIELD(policy.hugepages.pools),
-       .doc = "hugetlb pool targets, each `{size, node, count}`: fragd compacts, allocates, reads the pool back and "
-              "retries while it makes progress (it stops after two attempts in a row without progress), never beyond "
-              "`count`, never below the guard, and shrinks the pool when `count` is lowered"},
+       .doc = "hugetlb pool targets, each `{size, node, count}`: fragd writes the target, reads the pool back and "
+              "writes again while it makes progress (the kernel compacts for each page a write asks for); only after "
+              "a write that added nothing does it compact the node(s) and try again (it stops after two attempts in "
+              "a row without progress), never beyond `count`, never below the guard, and shrinks the pool when "
+              "`count` is lowered"},
       {.path = "hugepages.pools[i].size", .type = PageSize, .table = kPolicy, .required = true,
        .doc = "a page size the kernel offers: `2MB`, `1GB` (also `2M`, `2MiB`, `2048kB`, `1G`, `1GiB`)"},
       {.path = "hugepages.pools[i].node", .type = Node, .table = kPolicy, .def = "all",

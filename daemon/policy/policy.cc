@@ -27,6 +27,7 @@ const char* method_name(CompactMethod m) {
   switch (m) {
     case CompactMethod::Node: return "node";
     case CompactMethod::Proactiveness: return "proactiveness";
+    case CompactMethod::Pool: return "pool";
   }
   return "?";
 }

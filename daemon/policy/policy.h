@@ -33,12 +33,13 @@ struct NodeSet {
 enum class CompactMethod {
   Node,            // write 1 to /sys/devices/system/node/nodeN/compact (synchronous, whole node)
   Proactiveness,   // raise vm.compaction_proactiveness for a while, then put it back
+  Pool,            // grow a temporary hugetlb pool on the node by the blocks the goal misses, then free it
 };
 
 struct ScoreTrigger {
   bool enabled = true;
-  unsigned high = 40;  // start when the node's fragmentation score is above this (0..100)
-  unsigned low = 20;   // and keep going until it is below this; low < high
+  unsigned high = 90;  // start when the node's fragmentation score is above this (0..100)
+  unsigned low = 80;   // and keep going until it is below this; low < high
 };
 
 // Demand from the BPF side: stalled allocations of order >= min_order.
@@ -58,6 +59,7 @@ inline constexpr uint64_t kDemandP99MinStalls = 5;
 struct ReserveGoal {
   unsigned order = 9;
   uint64_t blocks = 0;
+  unsigned memory_percent = 25;  // of the node's memory, as free blocks of `order`; 0 = off
   SourceMark mark;  // of `blocks`
 };
 
@@ -78,7 +80,8 @@ struct Backoff {
 
 struct CompactionPolicy {
   NodeSet nodes;
-  CompactMethod method = CompactMethod::Node;
+  CompactMethod method = CompactMethod::Pool;
+  SourceMark method_mark;
   ScoreTrigger score;
   DemandTrigger demand;
   ReserveGoal reserve;
@@ -152,6 +155,6 @@ Result<uint64_t> parse_page_size_kib(const std::string& text);
 // /proc/meminfo. Integers only.
 Result<uint64_t> parse_size_kib(const std::string& text);
 
-const char* method_name(CompactMethod m);  // "node", "proactiveness"
+const char* method_name(CompactMethod m);  // "node", "proactiveness", "pool"
 
 }  // namespace fragd

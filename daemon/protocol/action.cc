@@ -46,6 +46,16 @@ void to_json(json& j, const ActionReport& r) {
   put(j, "pool_after", r.pool_after);
   put(j, "attempts", r.attempts);
   put(j, "compactions", r.compactions);
+  put(j, "goal_blocks", r.goal_blocks);
+  if (!r.steps.empty()) {
+    json steps = json::array();
+    for (const auto& s : r.steps) {
+      json e{{"step", s.step}, {"node", s.node}, {"duration_ns", s.duration_ns}};
+      put(e, "pool_after", s.pool_after);
+      steps.push_back(std::move(e));
+    }
+    j["steps"] = std::move(steps);
+  }
 }
 
 void from_json(const json& j, ActionReport& o) {
@@ -74,6 +84,19 @@ void from_json(const json& j, ActionReport& o) {
   o.pool_after = opt_u64(j, "pool_after", w);
   o.attempts = opt_u64(j, "attempts", w);
   o.compactions = opt_u64(j, "compactions", w);
+  o.goal_blocks = opt_u64(j, "goal_blocks", w);
+  if (auto it = j.find("steps"); it != j.end()) {
+    if (!it->is_array()) malformed(w + ": \"steps\" is not an array");
+    for (const auto& e : *it) {
+      if (!e.is_object()) malformed(w + ": a step is not an object");
+      ActionReport::Step s;
+      s.step = req_str(e, "step", w + " step");
+      s.node = opt_i64(e, "node", w + " step").value_or(-1);
+      s.pool_after = opt_u64(e, "pool_after", w + " step");
+      s.duration_ns = opt_u64(e, "duration_ns", w + " step").value_or(0);
+      o.steps.push_back(std::move(s));
+    }
+  }
 }
 
 void to_json(json& j, const IdsReply& r) { j = json{{"ok", true}, {"ids", r.ids}}; }

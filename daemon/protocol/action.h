@@ -44,6 +44,14 @@ struct ActionReport {
   std::optional<uint64_t> blocks_before, blocks_after, pages_migrated;
   std::optional<uint64_t> size_kib, target, pool_before, pool_after;
   std::optional<uint64_t> attempts, compactions;  // pool only: pool writes, node compactions
+  std::optional<uint64_t> goal_blocks;            // compact with method pool: free blocks wanted
+  struct Step {
+    std::string step;  // grow, release, shrink, compact, drop_caches
+    int64_t node = -1;
+    std::optional<uint64_t> pool_after;
+    uint64_t duration_ns = 0;
+  };
+  std::vector<Step> steps;  // pool, and compact with a goal: in order
   // ok, dry_run and no_gain are successes; every other result is not.
   // no_gain: the compaction ran as asked; the node had nothing more to give.
   bool succeeded() const { return result == "ok" || result == "dry_run" || result == "no_gain"; }

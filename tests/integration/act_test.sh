@@ -6,6 +6,10 @@
 #  2. method proactiveness raises vm.compaction_proactiveness, and SIGTERM puts
 #     the old value back (exit 0); a value left by a killed fragd is restored
 #     at the next start;
+#  3a. method pool: a reserve goal of 400 more free 2 MiB blocks is met by a
+#     temporary pool in fragd's own process, put back to 0 at once; the
+#     direct compaction it causes counts as fragd's (trigger fragd, the
+#     fragd_own_* counters), not as the host's stalls;
 #  3. method node: fragd compacts, the node score falls below the policy's low
 #     threshold, the pool target is reached, and the action is visible in the
 #     metrics, the log and `fragctl status`;
@@ -25,6 +29,7 @@ dry_run: $2
 compaction:
   method: $3
   score: {high: 40, low: 20}
+  reserve: {memory_percent: 0}
   min_interval: 2s
   proactiveness: {value: 90, hold: 60s}
 hugepages:
@@ -100,6 +105,60 @@ stop_fragd
 [ "$(cat $PRO)" -eq 0 ] || fail "SIGTERM left compaction_proactiveness at $(cat $PRO), want 0"
 [ ! -e $STATE ] || fail "state file left after a clean exit"
 log "method proactiveness: raised to 90, restored to 0 on SIGTERM"
+
+# 3a. method pool: the reserve asks for 400 free 2 MiB blocks more than there are.
+free2m() { awk '{ for (i = 5 + 9; i <= NF; i++) n += $i * 2 ^ (i - 5 - 9) } END { print n + 0 }' /proc/buddyinfo; }
+goal_policy() {  # goal_policy BLOCKS
+  cat <<YAML
+mode: act
+compaction:
+  method: pool
+  score: {enabled: false}
+  demand: {enabled: false}
+  reserve: {order: 9, blocks: $1, memory_percent: 0}
+  min_interval: 60s
+hugepages: {guard: 1GiB}
+YAML
+}
+# Started with no goal, so that the counters are read before fragd acts.
+goal_policy 0 >"$WORK/goal.yaml"
+FRAGD_CONFIG="$WORK/goal.yaml" start_fragd
+# kcompactd may still be finishing the proactive compaction of 2b: wait until the free
+# blocks hold still, then ask for 400 more than there are.
+steady() { local a; a=$(free2m); sleep 2; [ "$(free2m)" -eq "$a" ]; }
+wait_for 60 steady || log "free 2 MiB blocks still moving after 60 s: $(free2m)"
+scrape >"$WORK/goal0.prom"
+s0=$(vmstat compact_stall)
+have=$(free2m)
+goal=$((have + 400))
+goal_policy $goal >"$WORK/goal.yaml"
+kill -HUP "$FRAGD_PID"
+wait_for 120 grep -qE "action [0-9]+ compact node 0 \[reserve: .*goal $goal free order-9 blocks.*\]: (ok|no_gain)" "$FRAGD_LOG" ||
+  { cat "$FRAGD_LOG" >&2; fail "no goal-sized compaction of node 0 in 120 s"; }
+made=$(free2m)
+sleep 2
+scrape >"$WORK/goal1.prom"
+s1=$(vmstat compact_stall)
+line=$(grep -E "action [0-9]+ compact node 0" "$FRAGD_LOG" | head -1)
+log "method pool: $line"
+[ "$(cat $HP)" -eq 0 ] || fail "the temporary pool was left at $(cat $HP) pages"
+[ ! -e $STATE ] || fail "the temporary pool's size is still in $STATE after the action: $(cat $STATE)"
+grep -q "held [0-9]* of $goal pages" <<<"$line" || fail "the outcome does not say what the pool held: $line"
+# Free blocks right after: the goal, less what others took meanwhile (10%).
+[ "$made" -ge $((goal * 9 / 10)) ] || fail "free 2 MiB blocks $have -> $made, goal $goal"
+d() { echo $(( $(metric "$WORK/goal1.prom" "$1" "$2") - $(metric "$WORK/goal0.prom" "$1" "$2") )); }
+own=$(d fragd_own_direct_stall_entries_total 'phase="compaction"')
+host=$(d fragd_direct_stall_entries_total 'phase="compaction"')
+runs=$(d fragd_compaction_runs_total 'trigger="fragd"')
+direct=$(d fragd_compaction_runs_total 'trigger="direct"')
+[ "$own" -gt 0 ] || fail "no direct compaction counted as fragd's own (the pool grew from $have free blocks to $goal)"
+[ "$runs" -gt 0 ] || fail "no compaction run counted as trigger fragd"
+# BPF sees every entry the kernel counts (and those it returns from as COMPACT_SKIPPED
+# before counting); fragd's own are not the host's: nothing else here allocates 2 MiB pages.
+[ $((own + host)) -ge $((s1 - s0)) ] || fail "compact_stall +$((s1 - s0)), fragd own $own + host $host"
+[ $((host * 4)) -le "$own" ] || fail "host stall entries +$host while fragd's own pool made $own: fragd's own counted as the host's?"
+log "method pool: free 2 MiB blocks $have -> $made (goal $goal), compact_stall +$((s1 - s0)) = fragd's own $own + host $host, $runs runs by fragd ($direct direct by others)"
+stop_fragd
 
 # 3. method node: compaction below the low threshold, pool target reached.
 # The pool target starts at 0 so that the score alone drives the first action (a pool

@@ -101,9 +101,10 @@ std::string format_outcome(const ActionReport& o) {
     if (measured) part("score " + score_text(o.score_before) + " -> " + score_text(o.score_after));
     // A dry run measures nothing after (it did nothing): its "after" fields are placeholders.
     const bool after_measured = o.result != "dry_run";
-    if (o.trigger == "reserve" && (o.blocks_before || o.blocks_after))
+    if ((o.trigger == "reserve" || o.goal_blocks) && (o.blocks_before || o.blocks_after))
       part("free blocks " + u64_or_dash(o.blocks_before) + " -> " +
-           (after_measured ? u64_or_dash(o.blocks_after) : std::string("-")));
+           (after_measured ? u64_or_dash(o.blocks_after) : std::string("-")) +
+           (o.goal_blocks ? " (goal " + std::to_string(*o.goal_blocks) + ")" : std::string()));
     if (o.pages_migrated && (o.action == "compact" || *o.pages_migrated > 0))
       part(plural(*o.pages_migrated, "page migrated", "pages migrated"));
   }

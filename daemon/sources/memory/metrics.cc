@@ -38,6 +38,19 @@ void memory_metrics(const MemSnapshot& mem, Families& out) {
   for (const auto& s : node_scores(mem.zones)) ns.gauge({{"node", node_label(s.node)}}, s.score);
   emit(out, ns);
 
+  // Absent where the kernel has no such file; fragd reads them, never writes defrag_mode.
+  FamilyBuilder pro("fragd_vm_compaction_proactiveness",
+                    "vm.compaction_proactiveness as read each tick (0..100): how hard kcompactd compacts in the "
+                    "background; fragd raises it only with compaction.method proactiveness.",
+                    MetricType::Gauge);
+  FamilyBuilder dm("fragd_vm_defrag_mode",
+                   "vm.defrag_mode as read each tick (Linux 6.15+; absent before): 1 = the kernel keeps pageblocks "
+                   "from mixing and compacts ahead to the high watermark. fragd never changes it.",
+                   MetricType::Gauge);
+  if (auto it = mem.vm_sysctls.find("compaction_proactiveness"); it != mem.vm_sysctls.end()) pro.gauge({}, it->second);
+  if (auto it = mem.vm_sysctls.find("defrag_mode"); it != mem.vm_sysctls.end()) dm.gauge({}, it->second);
+  emit(out, pro, dm);
+
 }
 
 }  // namespace fragd

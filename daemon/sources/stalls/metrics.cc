@@ -42,7 +42,8 @@ void stall_metrics(unsigned min_order, const BpfSnapshot& bpf, const CountingSta
                       MetricType::Histogram);
   FamilyBuilder entries("fragd_direct_stall_entries_total",
                         "Entries of allocating tasks into direct compaction (mm_compaction_try_to_compact_pages; "
-                        "the kernel's compact_stall, by order) and direct reclaim (mm_vmscan_direct_reclaim_begin).",
+                        "the kernel's compact_stall, by order, less fragd's own: fragd_own_direct_stall_entries_total) "
+                        "and direct reclaim (mm_vmscan_direct_reclaim_begin).",
                         MetricType::Counter);
   FamilyBuilder phase("fragd_alloc_stall_phase_seconds_total",
                       "Time allocating tasks spent in direct compaction (mm_compaction_try_to_compact_pages to "
@@ -89,7 +90,18 @@ void stall_metrics(unsigned min_order, const BpfSnapshot& bpf, const CountingSta
                      MetricType::Counter);
   lost.counter({{"reason", "no_task_storage"}}, a.events_no_storage);
   lost.counter({{"reason", "wakeup_ring_full"}}, a.wakeups_dropped);
-  emit(out, lost);
+  FamilyBuilder own_entries("fragd_own_direct_stall_entries_total",
+                            "Entries into direct compaction and reclaim in fragd's own processes (a hugetlb pool it "
+                            "grows: compaction method pool, pool targets), by phase; kept out of every stall figure "
+                            "and of the demand trigger.",
+                            MetricType::Counter);
+  for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) own_entries.counter({{"phase", phase_name(p)}}, a.own_entries[p]);
+  FamilyBuilder own_allocs("fragd_own_allocations_total",
+                           "High-order allocations in fragd's own processes seen while allocation counting was on, "
+                           "by order; kept out of fragd_alloc_total.",
+                           MetricType::Counter);
+  for (unsigned o = min_order; o < FRAGD_NR_ORDERS; o++) own_allocs.counter({{"order", std::to_string(o)}}, a.own_allocs[o]);
+  emit(out, lost, own_entries, own_allocs);
 }
 
 void trace_metrics(const CountingStats& self, Families& out) {

@@ -39,11 +39,34 @@ inline PoolTarget global_pool(uint64_t size_kib, uint64_t count) {
   return t;
 }
 
+// Act mode with whole-node compaction, score 40/20 and no reserve: the rules
+// the older tests pin down, whatever the shipped defaults (goal_policy()).
 inline Policy act_policy() {
   Policy p;
   p.act = true;
   p.compaction.demand.enabled = false;
+  p.compaction.method = CompactMethod::Node;
+  p.compaction.score.high = 40;
+  p.compaction.score.low = 20;
+  p.compaction.reserve.memory_percent = 0;
   return p;
+}
+
+// The shipped compaction policy in act mode (method pool, score 90/80, a
+// reserve of 25% of memory), demand off.
+inline Policy goal_policy() {
+  Policy p;
+  p.act = true;
+  p.compaction.demand.enabled = false;
+  return p;
+}
+
+// A node of `total_pages`, `free_pages` of them free, `blocks9` free 2 MiB blocks among them.
+inline NodeObservation sized_node(int id, uint64_t total_pages, uint64_t free_pages, uint64_t blocks9,
+                                  unsigned score) {
+  NodeObservation n = node_obs(id, score, free_pages, blocks9);
+  n.total_pages = total_pages;
+  return n;
 }
 
 inline ActionOutcome outcome(const ActionRequest& r, const std::string& result, uint64_t start, uint64_t end,

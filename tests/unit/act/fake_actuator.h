@@ -57,7 +57,7 @@ class FakeActuator : public Actuator {
   // Fails `op` with `err` `times` times (-1: until fail(op, 0)), after
   // letting `after` calls succeed.
   // ops: compact, read_proactiveness, write_proactiveness, read_pool,
-  // write_pool, mem_available, free_blocks, node_score, drop_caches.
+  // write_pool, grow_pool, mem_available, free_blocks, node_score, drop_caches.
   void fail(const std::string& op, int err, int times = -1, int after = 0) {
     if (err == 0) failures_.erase(op);
     else failures_[op] = {err, times, after};
@@ -174,6 +174,13 @@ class FakeActuator : public Actuator {
       }
     }
     return {};
+  }
+  // A pool write that may compact (in fragd's killable child in the daemon).
+  Result<void> grow_pool(int node, uint64_t size_kib, uint64_t count) override {
+    calls.push_back("grow_pool " + std::to_string(node) + " " + std::to_string(size_kib) + " " +
+                    std::to_string(count));
+    if (auto e = failing("grow_pool", "write " + pool_path(node, size_kib))) return *e;
+    return write_pool(node, size_kib, count);
   }
   Result<uint64_t> mem_available_kib() override {
     calls.push_back("mem_available");

@@ -71,7 +71,7 @@ TEST(PoolGrow, EnoughFreeBlocksNeedsNoCompaction) {
   EXPECT_EQ(f.count_calls("compact"), 0u);
 }
 
-TEST(PoolGrow, CompactsFirstWhenBlocksAreShort) {
+TEST(PoolGrow, WritesFirstAndCompactsOnlyAfterAWriteAddsNothing) {
   FakeActuator f;
   f.set_node(0, kFree, 95, 5);  // 100 free blocks, 1900 after compaction
   const PoolOutcome o = resize_pool(f, grow_request(0, 1000));
@@ -79,16 +79,30 @@ TEST(PoolGrow, CompactsFirstWhenBlocksAreShort) {
   EXPECT_EQ(o.before, 0u);
   EXPECT_EQ(o.after, 1000u);
   EXPECT_EQ(o.compactions, 1u);
-  EXPECT_EQ(o.attempts, 1u);
-  // The compaction came before the write.
-  size_t compact_at = 0, write_at = 0;
-  for (size_t i = 0; i < f.calls.size(); ++i) {
-    if (f.calls[i] == "compact 0") compact_at = i;
-    if (f.calls[i].rfind("write_pool", 0) == 0) write_at = i;
-  }
-  EXPECT_LT(compact_at, write_at);
-  EXPECT_EQ(f.calls[write_at], "write_pool 0 2048 1000");
+  // 0 -> 100 (the free blocks), 100 -> 100 (a miss), the node compacted, 100 -> 1000.
+  EXPECT_EQ(o.attempts, 3u);
+  ASSERT_EQ(o.steps.size(), 4u);
+  EXPECT_EQ(o.steps[0].step, "grow");
+  EXPECT_EQ(o.steps[0].pool_after, 100u);
+  EXPECT_EQ(o.steps[1].step, "grow");
+  EXPECT_EQ(o.steps[1].pool_after, 100u);
+  EXPECT_EQ(o.steps[2].step, "compact");
+  EXPECT_EQ(o.steps[2].node, 0);
+  EXPECT_EQ(o.steps[3].step, "grow");
+  EXPECT_EQ(o.steps[3].pool_after, 1000u);
+  EXPECT_EQ(f.count_calls("grow_pool"), 3u);
   expect_never_beyond(f, 1000);
+}
+
+TEST(PoolGrow, DirectCompactionInTheWriteNeedsNoNodeCompaction) {
+  FakeActuator f;
+  f.set_node(0, kFree, 95, 5);  // 100 free blocks
+  f.direct_yield = 100000;      // the kernel compacts for each page the write asks for
+  const PoolOutcome o = resize_pool(f, grow_request(0, 1000));
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  EXPECT_EQ(o.attempts, 1u);
+  EXPECT_EQ(o.compactions, 0u);
+  EXPECT_EQ(f.count_calls("compact"), 0u);
 }
 
 TEST(PoolGrow, TwoWritesWithoutProgressIsShort) {
@@ -129,13 +143,15 @@ TEST(PoolGrow, DropsCachesAfterTheFirstMissWhenEnabled) {
   EXPECT_TRUE(o.dropped_caches);
   EXPECT_EQ(o.after, 500u);
   EXPECT_EQ(f.count_calls("drop_caches"), 1u);
-  // Dropped only after a write that added nothing: writes 1 (0->20) and 2 (miss) came first.
+  // Dropped only when compaction did not help either: writes 1 (0->20) and 2 (a miss),
+  // the node compacted, write 3 (a miss again) came first.
   unsigned writes_before_drop = 0;
   for (const auto& c : f.calls) {
     if (c == "drop_caches") break;
-    if (c.rfind("write_pool", 0) == 0) ++writes_before_drop;
+    if (c.rfind("grow_pool", 0) == 0) ++writes_before_drop;
   }
-  EXPECT_EQ(writes_before_drop, 2u);
+  EXPECT_EQ(writes_before_drop, 3u);
+  EXPECT_EQ(o.compactions, 2u);  // before the drop, and after it on the freed cache
 
   FakeActuator g;  // the same without the option: short, cache untouched
   g.set_node(0, kFree, 99, 99);
@@ -237,15 +253,15 @@ TEST(PoolErrors, EachStepCanFail) {
   };
   for (const Case& c : {Case{"read_pool", ENOENT, "No such file or directory"},
                         Case{"mem_available", EIO, "Input/output error"},
-                        Case{"free_blocks", EIO, "Input/output error"},
+                        Case{"grow_pool", EIO, "Input/output error"},
                         Case{"compact", EBUSY, "Device or resource busy"}}) {
     FakeActuator f;
-    f.set_node(0, kFree, 98, 5);  // short of blocks: the compaction step runs
+    f.set_node(0, kFree, 98, 5);  // 40 free blocks: the second write adds nothing, the compaction step runs
     f.fail(c.op, c.err);
     const PoolOutcome o = resize_pool(f, grow_request(0, 500));
     EXPECT_EQ(o.result, "error") << c.op;
     EXPECT_NE(o.detail.find(c.text), std::string::npos) << c.op << ": " << o.detail;
-    EXPECT_EQ(f.count_calls("write_pool"), 0u) << c.op;
+    EXPECT_EQ(f.count_calls("write_pool"), std::string(c.op) == "compact" ? 2u : 0u) << c.op;
   }
   FakeActuator f;  // the read-back after a write
   f.set_node(0, kFree, 50, 5);

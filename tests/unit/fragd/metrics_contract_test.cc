@@ -57,7 +57,11 @@ struct FullFrame {
     act.durations["compact"] = fragd::LatencyHist{};
     act.pages_migrated["compact"] = 1;
     act.last_score[0] = {90, 10};
-    act.nodes.push_back(fragd::NodeState{});
+    fragd::NodeState ns;
+    ns.pages_per_block = 128;
+    ns.ns_per_block = 1000000;
+    act.nodes.push_back(ns);
+    mem.vm_sysctls = {{"compaction_proactiveness", 20}, {"defrag_mode", 0}};
     fragd::PoolState p;
     p.node = 0;
     p.size_kib = 2048;

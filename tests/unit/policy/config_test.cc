@@ -43,7 +43,9 @@ TEST(Config, EmptySectionsMeanDefaults) {
   auto c = parse_config("bpf:\ncompaction:\nhugepages:\n", "f.yaml");
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->min_order, 1u);
-  EXPECT_EQ(c->policy.compaction.score.high, 40u);
+  EXPECT_EQ(c->policy.compaction.score.high, 90u);
+  EXPECT_EQ(c->policy.compaction.method, fragd::CompactMethod::Pool);
+  EXPECT_EQ(c->policy.compaction.reserve.memory_percent, 25u);
   EXPECT_EQ(c->policy.hugepages.guard_kib, 1024u * 1024u);
 }
 

@@ -67,8 +67,8 @@ TEST(Binder, WrongTypeNamesTheExpectedOne) {
   EXPECT_EQ(error_of("tick_interval: [1s]\n"),
             "f.yaml:1:16: key 'tick_interval': expected a single value, not a list or map");
   EXPECT_EQ(error_of("compaction:\n  method: fast\n"),
-            "f.yaml:2:11: key 'compaction.method': 'fast' is not a method; use node (write nodeN/compact) or "
-            "proactiveness (raise vm.compaction_proactiveness for a while)");
+            "f.yaml:2:11: key 'compaction.method': 'fast' is not a method; use pool (make the blocks a goal "
+            "misses), node (write nodeN/compact) or proactiveness (raise vm.compaction_proactiveness for a while)");
 }
 
 // Just above its declared range, every integer and duration key is refused with that range.

@@ -16,10 +16,10 @@ TEST(Policy, DefaultsAreThoseOfPolicyH) {
   EXPECT_FALSE(p.act);
   EXPECT_FALSE(p.dry_run);
   EXPECT_TRUE(p.compaction.nodes.all);
-  EXPECT_EQ(p.compaction.method, CompactMethod::Node);
+  EXPECT_EQ(p.compaction.method, CompactMethod::Pool);
   EXPECT_TRUE(p.compaction.score.enabled);
-  EXPECT_EQ(p.compaction.score.high, 40u);
-  EXPECT_EQ(p.compaction.score.low, 20u);
+  EXPECT_EQ(p.compaction.score.high, 90u);
+  EXPECT_EQ(p.compaction.score.low, 80u);
   EXPECT_TRUE(p.compaction.demand.enabled);
   EXPECT_EQ(p.compaction.demand.min_order, 4u);
   EXPECT_EQ(p.compaction.demand.stalls_per_second, 10.0);
@@ -27,6 +27,7 @@ TEST(Policy, DefaultsAreThoseOfPolicyH) {
   EXPECT_EQ(p.compaction.demand.window_ns, 10'000'000'000u);
   EXPECT_EQ(p.compaction.reserve.order, 9u);
   EXPECT_EQ(p.compaction.reserve.blocks, 0u);
+  EXPECT_EQ(p.compaction.reserve.memory_percent, 25u);
   EXPECT_EQ(p.compaction.proactiveness.value, 90u);
   EXPECT_EQ(p.compaction.proactiveness.hold_ns, 60'000'000'000u);
   EXPECT_EQ(p.compaction.min_interval_ns, 10'000'000'000u);
@@ -232,7 +233,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadPolicy{"compaction:\n  demand:\n    p99: 1ms\n", "f.yaml:3:5: key 'compaction.demand.p99':",
                   "known keys here: enabled, min_order, stall_p99, stalls_per_second, window)"},
         BadPolicy{"compaction:\n  reserve:\n    size: 2MB\n", "f.yaml:3:5: key 'compaction.reserve.size':",
-                  "known keys here: blocks, order)"},
+                  "known keys here: blocks, memory_percent, order)"},
         BadPolicy{"compaction:\n  proactiveness:\n    for: 1m\n", "f.yaml:3:5: key 'compaction.proactiveness.for':",
                   "known keys here: hold, value)"},
         BadPolicy{"compaction:\n  backoff:\n    cycles: 10\n", "f.yaml:3:5: key 'compaction.backoff.cycles':",
@@ -275,7 +276,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadPolicy{"compaction:\n  nodes: [0, one]\n", "f.yaml:2:14: key 'compaction.nodes[1]':",
                   "expected an integer, got 'one'"},
         BadPolicy{"compaction:\n  method: fast\n", "f.yaml:2:11: key 'compaction.method':",
-                  "'fast' is not a method; use node"},
+                  "'fast' is not a method; use pool"},
         BadPolicy{"compaction:\n  min_interval: [1s]\n", "f.yaml:2:17: key 'compaction.min_interval':",
                   "expected a single value"},
         BadPolicy{"hugepages:\n  guard: 1024\n", "f.yaml:2:10: key 'hugepages.guard':",
@@ -334,10 +335,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadPolicy{"compaction:\n  score:\n    high: 30\n    low: 30\n", "f.yaml:4:10: key 'compaction.score.low':",
                   "contradictory thresholds: low 30 is not below high 30"},
-        BadPolicy{"compaction:\n  score:\n    low: 50\n", "f.yaml:3:10: key 'compaction.score.low':",
-                  "low 50 is not below high 40"},
+        BadPolicy{"compaction:\n  score:\n    low: 95\n", "f.yaml:3:10: key 'compaction.score.low':",
+                  "low 95 is not below high 90"},
         BadPolicy{"compaction:\n  score:\n    high: 10\n", "f.yaml:3:11: key 'compaction.score.high':",
-                  "low 20 is not below high 10"},
+                  "low 80 is not below high 10"},
         BadPolicy{"compaction:\n  demand:\n    stalls_per_second: 0\n    stall_p99: 0\n",
                   "f.yaml:3:24: key 'compaction.demand.stalls_per_second':",
                   "both of its checks are off (stalls_per_second 0 and stall_p99 0); set enabled: false instead"},

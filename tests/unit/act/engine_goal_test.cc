@@ -1,0 +1,219 @@
+// Demand-sized compaction (compaction.method pool, engine.h): the goal each
+// trigger sets, the whole-node fallback, the budget cap from what the node
+// taught, and the executor's temporary pool on the simulated kernel.
+#include "act/engine.h"
+#include "act/executor.h"
+#include "act/saved_state.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine_builders.h"
+#include "fake_actuator.h"
+
+namespace fragd {
+namespace {
+
+using namespace test;
+
+// 24 GiB of 4 KiB pages, 17 GiB of it free in 623 free 2 MiB blocks and
+// scattered pages: the benchmark's fragmented node.
+constexpr uint64_t kTotal = 6291456, kFreeP = 4456448, kHave = 623;
+
+TEST(EngineGoal, TheReserveShareSetsTheGoalAboveTheScoreGoal) {
+  Engine e(goal_policy());
+  auto r = e.decide(obs_at(0, {sized_node(0, kTotal, kFreeP, kHave, 93)}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->kind, ActionKind::Compact);
+  EXPECT_EQ(r->trigger, Trigger::Score);  // 93 > 90
+  EXPECT_EQ(r->have_blocks, kHave);
+  // Reserve: 25% of 6291456 pages = 3072 blocks; score to 80: 20% of the free
+  // pages = 1741 blocks. The larger wins.
+  EXPECT_EQ(r->goal_blocks, 3072u);
+  EXPECT_NE(r->reason.find("goal 3072 free order-9 blocks (has 623)"), std::string::npos) << r->reason;
+}
+
+TEST(EngineGoal, WithoutAReserveTheScoreGoalIsTheBlocksThatBringItToLow) {
+  Policy p = goal_policy();
+  p.compaction.reserve.memory_percent = 0;
+  Engine e(p);
+  auto r = e.decide(obs_at(0, {sized_node(0, kTotal, kFreeP, kHave, 93)}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->goal_blocks, (kFreeP / 5 + 511) / 512);  // 1741
+}
+
+TEST(EngineGoal, TheReserveAloneTriggersAndIsCappedAtHalfTheFreeMemory) {
+  Engine e(goal_policy());
+  // Score 70: not hot. 4 GiB free: the 25% share (6 GiB) is capped at 2 GiB = 1024 blocks.
+  auto r = e.decide(obs_at(0, {sized_node(0, kTotal, 1048576, 100, 70)}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->trigger, Trigger::Reserve);
+  EXPECT_NE(r->reason.find("reserve: 100 free order-9 blocks < 1024"), std::string::npos) << r->reason;
+  EXPECT_EQ(r->goal_blocks, 1024u);
+  // Met: nothing to do.
+  Engine met(goal_policy());
+  EXPECT_FALSE(met.decide(obs_at(0, {sized_node(0, kTotal, 1048576, 1024, 70)})));
+}
+
+TEST(EngineGoal, AGoalNearAllTheFreeMemoryCompactsTheWholeNode) {
+  Policy p = goal_policy();
+  p.compaction.score.high = 10;
+  p.compaction.score.low = 5;  // 95% of the free pages in blocks: >= 90% of what they hold
+  Engine e(p);
+  auto r = e.decide(obs_at(0, {sized_node(0, kTotal, kFreeP, kHave, 93)}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->goal_blocks, 0u);
+  EXPECT_NE(r->reason.find("whole node"), std::string::npos) << r->reason;
+}
+
+TEST(EngineGoal, DemandAsksForTheStallsOfItsWindowOnTopOfWhatThereIs) {
+  Policy p = goal_policy();
+  p.compaction.reserve.memory_percent = 0;
+  p.compaction.score.enabled = false;
+  p.compaction.demand.enabled = true;
+  p.compaction.demand.stalls_per_second = 10;
+  p.compaction.demand.stall_p99_ns = 0;
+  Engine e(p);
+  Observation o = obs_at(0, {sized_node(0, kTotal, kFreeP, kHave, 93)});
+  EXPECT_FALSE(e.decide(o));
+  o.now_ns = 10 * kS;
+  o.stalls_total = 500;  // 50/s over 10 s
+  auto r = e.decide(o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->trigger, Trigger::Demand);
+  EXPECT_EQ(r->goal_blocks, kHave + 500);
+}
+
+TEST(EngineGoal, TheNodeLearnsItsCostPerBlockAndTheBudgetCapsTheNextGoal) {
+  Policy p = goal_policy();
+  p.compaction.cpu_budget_ns = kS / 2;
+  Engine e(p);
+  auto r = e.decide(obs_at(0, {sized_node(0, kTotal, kFreeP, kHave, 93)}));
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->goal_blocks, 3072u);
+  ActionOutcome o = outcome(*r, "ok", 0, 2449 * kMs, 93, 85);  // 1 ms per block gained
+  o.blocks_before = kHave;
+  o.blocks_after = 3072;
+  o.pages_migrated = 2449 * 128;
+  e.finished(o);
+  ASSERT_EQ(e.nodes().size(), 1u);
+  EXPECT_DOUBLE_EQ(e.nodes()[0].pages_per_block, 128.0);
+  EXPECT_EQ(e.nodes()[0].ns_per_block, kMs);
+  // The blocks were taken; the reserve fires again. 0.5 s of budget pays for 500 blocks.
+  EXPECT_FALSE(e.decide(obs_at(10 * kS, {sized_node(0, kTotal, kFreeP, 100, 75)})));  // min_interval
+  auto next = e.decide(obs_at(20 * kS, {sized_node(0, kTotal, kFreeP, 100, 75)}));
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->trigger, Trigger::Reserve);
+  EXPECT_EQ(next->goal_blocks, 100u + 500u);
+}
+
+TEST(EngineGoal, AddedBlocksHelpEvenWhenTheScoreBarelyMoves) {
+  ActionOutcome o;
+  o.req.goal_blocks = 3072;
+  o.score_before = 93;
+  o.score_after = 90;
+  o.blocks_before = 623;
+  o.blocks_after = 3000;
+  CompactionPolicy c;
+  c.reserve.memory_percent = 0;
+  EXPECT_TRUE(compaction_helped(o, c));
+  o.blocks_after = 623;
+  EXPECT_FALSE(compaction_helped(o, c));
+}
+
+// The executor's temporary pool on the simulated kernel.
+struct GoalRun : ::testing::Test {
+  FakeActuator f;
+  std::vector<std::string> saved;  // remember/forget, in order
+  ActionExecutor exec{f, ActionExecutor::Hooks{{},
+                                               [this](const std::string& file, uint64_t v) -> Result<void> {
+                                                 saved.push_back("remember " + file + " " + std::to_string(v));
+                                                 return {};
+                                               },
+                                               [this](const std::string& file) { saved.push_back("forget " + file); }}};
+  ActionRequest req(uint64_t goal) {
+    ActionRequest r;
+    r.id = 3;
+    r.kind = ActionKind::Compact;
+    r.node = 0;
+    r.goal_blocks = goal;
+    return r;
+  }
+  Policy policy() {
+    Policy p = goal_policy();
+    p.hugepages.guard_kib = 0;
+    return p;
+  }
+};
+
+TEST_F(GoalRun, GrowsThePoolToTheGoalThenFreesItAndTheBlocksStayFree) {
+  f.set_node(0, 1024000, 95, 10);  // 100 free blocks; compaction could make 1800
+  f.nodes[0].pool[2048] = 7;       // the operator's own pages stay
+  f.direct_yield = 100000;         // direct compaction finds each block the pool asks for
+  const ActionOutcome o = exec.run(req(600), policy());
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  EXPECT_EQ(o.blocks_before, 100u);
+  EXPECT_EQ(o.blocks_after, 600u);
+  EXPECT_EQ(f.nodes[0].pool[2048], 7u);
+  ASSERT_EQ(o.steps.size(), 2u);
+  EXPECT_EQ(o.steps[0].step, "grow");
+  EXPECT_EQ(o.steps[0].pool_after, 607u);
+  EXPECT_EQ(o.steps[1].step, "release");
+  EXPECT_EQ(o.steps[1].pool_after, 7u);
+  const std::string file = pool_file(0, 2048);
+  EXPECT_EQ(saved, (std::vector<std::string>{"remember " + file + " 7", "forget " + file}));
+  EXPECT_EQ(f.nodes[0].compactions, 0u);  // no whole-node compaction
+}
+
+TEST_F(GoalRun, AGrowStoppedAsFragdExitsIsAbandonedAndThePoolGoesBack) {
+  f.set_node(0, 1024000, 95, 10);
+  f.fail("grow_pool", ECANCELED, 1);
+  const ActionOutcome o = exec.run(req(600), policy());
+  EXPECT_EQ(o.result, "abandoned") << o.detail;
+  EXPECT_EQ(f.nodes[0].pool[2048], 0u);
+  EXPECT_EQ(saved.back(), "forget " + pool_file(0, 2048));
+}
+
+TEST_F(GoalRun, AReleaseThatFailsKeepsTheSavedSizeForTheRestore) {
+  f.set_node(0, 1024000, 95, 10);
+  f.direct_yield = 100000;
+  f.fail("write_pool", EIO, 1, 1);  // the grow's own write passes, the release fails
+  const ActionOutcome o = exec.run(req(600), policy());
+  EXPECT_EQ(o.result, "error");
+  EXPECT_NE(o.detail.find("kept in the saved state"), std::string::npos) << o.detail;
+  EXPECT_EQ(saved.size(), 1u);  // remembered, never forgotten
+}
+
+TEST_F(GoalRun, TheGuardLimitsWhatThePoolMayHold) {
+  f.set_node(0, 1024000, 95, 10);
+  f.mem_available = 2048 * 50 + 1024 * 1024;  // room for 50 pages above a 1 GiB guard
+  Policy p = policy();
+  p.hugepages.guard_kib = 1024 * 1024;
+  const ActionOutcome o = exec.run(req(600), p);
+  EXPECT_EQ(o.result, "guard") << o.detail;
+  EXPECT_TRUE(saved.empty());
+}
+
+TEST_F(GoalRun, WithoutAHugetlbPoolOfTheOrderTheWholeNodeIsCompacted) {
+  f.set_node(0, 1024000, 95, 10);
+  Policy p = policy();
+  p.compaction.reserve.order = 4;  // 64 kB: no such hugetlb size
+  f.fail("read_pool", ENOENT, 1);
+  const ActionOutcome o = exec.run(req(600), p);
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  EXPECT_EQ(f.nodes[0].compactions, 1u);
+  EXPECT_NE(o.detail.find("no 64 kB hugetlb pool"), std::string::npos) << o.detail;
+  EXPECT_TRUE(saved.empty());
+}
+
+TEST_F(GoalRun, WholeNodeWhenTheGoalIsZero) {
+  f.set_node(0, 1024000, 95, 10);
+  const ActionOutcome o = exec.run(req(0), policy());
+  EXPECT_EQ(f.nodes[0].compactions, 1u);
+  EXPECT_TRUE(o.steps.empty());
+}
+
+}  // namespace
+}  // namespace fragd
