@@ -191,5 +191,106 @@ if start_fragd /etc/fragd-act.yaml; then
 else
 	check compact 1 "fragd in act mode did not start"
 fi
+# 7. Act mode per NUMA node: with node 1 splintered and node 0 left alone, fragd's policy
+# (compaction.nodes: all, the score trigger, a pool on node 1) must compact node 1 only
+# and put the pool on node 1 only.
+# The first fragmenter (step 2) gives its memory back first.
+exec 9>&-
+[ -n "$FRAG_PID" ] && wait "$FRAG_PID"
+FRAG_PID=
+if [ "$NODES" -lt 2 ]; then
+	check numa_act 0 "single node, skipped"
+else
+	POOL=64
+	node_pool() { cat /sys/devices/system/node/node$1/hugepages/hugepages-2048kB/nr_hugepages; }
+	node_memfree() { awk '$3 == "MemFree:" { print $4 }' /sys/devices/system/node/node$1/meminfo; }
+	# Both nodes compacted first (the earlier steps leave node 0 at scores up to ~30): node 0's
+	# score then stays far below high, and what follows on node 1 is the fragmenter's doing.
+	echo 1 >/proc/sys/vm/compact_memory
+	m0=$(node_memfree 0); m1=$(node_memfree 1)
+	# 70% of node 1's free memory leaves more than $POOL free 2 MiB blocks there: the pool is
+	# allocated without a compaction, and node 1's score stays above high for fragd's own.
+	mkfifo /tmp/hold1
+	/fragmenter --node 1 --percent 70 </tmp/hold1 >/tmp/frag1.out 2>&1 &
+	FRAG_PID=$!
+	exec 9>/tmp/hold1
+	i=0
+	while ! grep -q '^ready' /tmp/frag1.out && kill -0 "$FRAG_PID" 2>/dev/null && [ $i -lt 900 ]; do sleep 0.2; i=$((i + 1)); done
+	f0=$(node_memfree 0); f1=$(node_memfree 1)
+	# Node 0 may lose a little to the page cache, fragd's log and the like; not a tenth of node 1's.
+	check numa_fragment "$(grep -q '^ready' /tmp/frag1.out && [ $((m1 - f1)) -gt 0 ] && [ $(((m0 - f0) * 10)) -lt $((m1 - f1)) ]; echo $?)" \
+		"fragmenter --node 1: $(head -1 /tmp/frag1.out); MemFree node 0 $m0 -> $f0 kB, node 1 $m1 -> $f1 kB"
+	b0=$(node_free9 0); b1=$(node_free9 1)
+	cat >/tmp/fragd-numa.yaml <<-EOF
+	mode: act
+	pageblocks:
+	  scan: false
+	compaction:
+	  nodes: all
+	  score:
+	    enabled: true
+	    high: 40
+	    low: 20
+	  demand:
+	    enabled: false
+	hugepages:
+	  guard: 64MiB
+	  pools: [{size: 2MB, node: 1, count: $POOL}]
+	EOF
+	# The kernel's own account of who compacted which node: every zone compaction run starts
+	# with compaction:mm_compaction_begin, which names the zone by its first pfn.
+	T=/sys/kernel/tracing
+	echo 1 >$T/events/compaction/mm_compaction_begin/enable
+	echo >$T/trace
+	if start_fragd /tmp/fragd-numa.yaml; then
+		cp /tmp/m.prom /tmp/n0.prom
+		# Acted: the pool reached its target and a compaction of node 1 ended (ok or no_gain).
+		i=0
+		while [ $i -lt 120 ]; do
+			scrape >/tmp/n1.prom || true
+			c1=$(metric /tmp/n1.prom fragd_actions_total 'action="compact",node="1",result="(ok|no_gain)"')
+			[ "$c1" -gt 0 ] && [ "$(node_pool 1)" = "$POOL" ] && break
+			kill -0 "$FRAGD_PID" 2>/dev/null || break
+			sleep 1; i=$((i + 1))
+		done
+		# One more tick: an action on node 0 decided at the same time would show now.
+		sleep 2.5
+		scrape >/tmp/n1.prom
+		a0=$(node_free9 0); a1=$(node_free9 1)
+		echo 0 >$T/events/compaction/mm_compaction_begin/enable
+		# Runs by node, kcompactd's left out (the kernel wakes it on its own, on the node it
+		# serves): "NODE COMM" per run of fragd or any other task.
+		awk '/^Node/ { n = $2; sub(/,/, "", n); sp = 0 } $1 == "spanned" { sp = $2 }
+			$1 == "start_pfn:" && sp > 0 { printf "%x %s\n", $2, n }' /proc/zoneinfo >/tmp/zones
+		awk 'NR == FNR { node[$1] = $2; next }
+			/mm_compaction_begin:/ && $1 !~ /^kcompactd/ {
+				z = $0; sub(/.*zone_start=0x/, "", z); sub(/ .*/, "", z)
+				c = $1; sub(/-[0-9]+$/, "", c)
+				print (z in node ? node[z] : "?"), c }' /tmp/zones $T/trace >/tmp/runs
+		k0=$(awk '$1 != 1' /tmp/runs | wc -l); k1=$(awk '$1 == 1' /tmp/runs | wc -l)
+		who=$(sort /tmp/runs | uniq -c | awk '{ printf "%s%s on node %s x%s", (NR > 1 ? ", " : ""), $3, $2, $1 }')
+		p0=$(node_pool 0); p1=$(node_pool 1)
+		score() { metric "$1" fragd_node_fragmentation_score_percent "node=\"$2\""; }
+		c1=$(metric /tmp/n1.prom fragd_actions_total 'action="compact",node="1",result="(ok|no_gain)"')
+		c1all=$(metric /tmp/n1.prom fragd_actions_total 'action="compact",node="1",')
+		c0=$(metric /tmp/n1.prom fragd_actions_total 'action="compact",node="0",')
+		pool_acts=$(metric /tmp/n1.prom fragd_actions_total 'action="pool",node="1",result="ok"')
+		check numa_compact "$([ "$c1" -gt 0 ] && [ "$c0" = 0 ] && [ "$k1" -gt 0 ] && [ "$k0" = 0 ]; echo $?)" \
+			"after $i polls 1 s apart: fragd_actions_total{action=\"compact\"} node 1: $c1 ok|no_gain ($c1all in all), node 0: $c0; zone compaction runs (mm_compaction_begin, kcompactd aside) node 1: $k1, node 0 or unknown zone: $k0 (${who:-none}); score at start node 0 $(score /tmp/n0.prom 0), node 1 $(score /tmp/n0.prom 1); now node 0 $(score /tmp/n1.prom 0), node 1 $(score /tmp/n1.prom 1)"
+		check numa_pool "$([ "$p1" = "$POOL" ] && [ "$p0" = 0 ]; echo $?)" \
+			"2 MiB pool node 1: $p1 (want $POOL), node 0: $p0; fragd_actions_total{action=\"pool\",node=\"1\",result=\"ok\"} $pool_acts"
+		check numa_free_blocks "$([ "$a1" -gt "$b1" ]; echo $?)" \
+			"free 2 MiB blocks node 1: $b1 -> $a1 (and $p1 in its pool), node 0: $b0 -> $a0"
+		stop_fragd
+		check numa_act_exit "$RC" "exit status $RC"
+	else
+		check numa_compact 1 "fragd with /tmp/fragd-numa.yaml did not start"
+	fi
+	echo 0 >$T/events/compaction/mm_compaction_begin/enable
+	echo 0 >/sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages
+	exec 9>&-
+	wait "$FRAG_PID"
+	FRAG_PID=
+fi
 echo "FRAGD-RESULT $([ $FAILED = 0 ] && echo pass || echo fail)"
 finish

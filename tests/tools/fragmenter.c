@@ -7,22 +7,32 @@
  * It then prints "ready <kept_kib>" on stdout and holds the memory until
  * stdin reaches EOF or it gets SIGTERM/SIGINT.
  *
+ * --node N: the memory comes from node N alone (set_mempolicy MPOL_BIND before
+ * anything is touched), and --percent P means P% of that node's MemFree
+ * (/sys/devices/system/node/nodeN/meminfo) instead of the host's MemAvailable:
+ * one node splintered, the others left alone.
+ *
  * --share S: before "ready", S child processes share the kept pages (fork;
  * each waits until the fragmenter exits). A page mapped by S+1 processes
  * costs compaction S+1 reverse-map walks to move: a node compaction of the
  * same memory takes several times as long, as on a host with far more.
  *
- * usage: fragmenter --percent P | --mib M   [--keep K]   [--share S]   (K default 4, S 0)
+ * usage: fragmenter --percent P | --mib M   [--keep K]   [--share S]   [--node N]
+ *        (K default 4, S 0, N: no binding)
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/mempolicy.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#define USAGE "usage: fragmenter --percent P | --mib M [--keep K] [--share S] [--node N]\n"
 
 static long mem_available_kib(void)
 {
@@ -39,13 +49,65 @@ static long mem_available_kib(void)
 	return kib;
 }
 
-static int parse_long(const char *s, long *out)
+/* Node N's MemFree in KiB; -1 when the node has no meminfo (does not exist). */
+static long node_free_kib(long node)
+{
+	char path[64], line[256];
+	long kib = -1, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%ld/meminfo", node);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Node %ld MemFree: %ld kB", &n, &kib) == 2)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/* The kernel's list of nodes with memory ("0-1"), for error messages. */
+static const char *memory_nodes(void)
+{
+	static char list[256] = "unknown";
+	FILE *f = fopen("/sys/devices/system/node/has_memory", "r");
+
+	if (f) {
+		if (fgets(list, sizeof(list), f))
+			list[strcspn(list, "\n")] = '\0';
+		fclose(f);
+	}
+	return list;
+}
+
+static int parse_long(const char *s, long *out, long min)
 {
 	char *end;
 
 	errno = 0;
 	*out = strtol(s, &end, 10);
-	return errno || end == s || *end != '\0' || *out <= 0 ? -1 : 0;
+	return errno || end == s || *end != '\0' || *out < min ? -1 : 0;
+}
+
+/* All of this process's memory from now on comes from `node` alone. */
+static int bind_to_node(long node)
+{
+	unsigned long mask[16] = { 0 };
+	const unsigned long bits = 8 * sizeof(mask[0]);
+
+	if (node >= (long)(8 * sizeof(mask)) - 1 || node_free_kib(node) < 0) {
+		fprintf(stderr, "fragmenter: --node %ld: no such node (nodes with memory: %s)\n",
+			node, memory_nodes());
+		return -1;
+	}
+	mask[node / bits] = 1UL << (node % bits);
+	if (syscall(SYS_set_mempolicy, MPOL_BIND, mask, 8 * sizeof(mask))) {
+		fprintf(stderr, "fragmenter: set_mempolicy(MPOL_BIND, node %ld): %s (nodes with memory: %s)\n",
+			node, strerror(errno), memory_nodes());
+		return -1;
+	}
+	return 0;
 }
 
 static volatile sig_atomic_t stop;
@@ -53,29 +115,34 @@ static void on_signal(int sig) { (void)sig; stop = 1; }
 
 int main(int argc, char **argv)
 {
-	long percent = 0, mib = 0, keep = 4, share = 0;
+	long percent = 0, mib = 0, keep = 4, share = 0, node = -1;
 	const long page = 4096, chunk = 2L << 20;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		long *dst = !strcmp(argv[i], "--percent") ? &percent :
 			    !strcmp(argv[i], "--mib")     ? &mib :
 			    !strcmp(argv[i], "--keep")    ? &keep :
-			    !strcmp(argv[i], "--share")   ? &share : NULL;
-		if (!dst || parse_long(argv[i + 1], dst)) {
-			fprintf(stderr, "fragmenter: bad argument '%s %s'\n"
-				"usage: fragmenter --percent P | --mib M [--keep K] [--share S]\n",
-				argv[i], argv[i + 1]);
+			    !strcmp(argv[i], "--share")   ? &share :
+			    !strcmp(argv[i], "--node")    ? &node : NULL;
+		/* Sizes and counts are positive; a node number may be 0. */
+		if (!dst || parse_long(argv[i + 1], dst, dst == &node ? 0 : 1)) {
+			fprintf(stderr, "fragmenter: bad argument '%s %s'\n" USAGE, argv[i], argv[i + 1]);
 			return 2;
 		}
 	}
 	if (argc % 2 == 0 || (!percent == !mib)) {
-		fprintf(stderr, "usage: fragmenter --percent P | --mib M [--keep K] [--share S]\n");
+		fprintf(stderr, USAGE);
 		return 2;
 	}
+	if (node >= 0 && bind_to_node(node))
+		return 1;
 	if (percent) {
-		long avail = mem_available_kib();
+		long avail = node >= 0 ? node_free_kib(node) : mem_available_kib();
 		if (avail <= 0) {
-			fprintf(stderr, "fragmenter: cannot read MemAvailable from /proc/meminfo\n");
+			if (node >= 0)
+				fprintf(stderr, "fragmenter: cannot read MemFree from /sys/devices/system/node/node%ld/meminfo\n", node);
+			else
+				fprintf(stderr, "fragmenter: cannot read MemAvailable from /proc/meminfo\n");
 			return 1;
 		}
 		mib = avail / 1024 * percent / 100;
