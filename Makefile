@@ -4,7 +4,7 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CONFIG  ?= configs/fragd.yaml
 
-.PHONY: all build deps run test unit integration bench clean fuzz sanitize tsan test-kernels test-kernels-cma
+.PHONY: all build deps run test unit integration bench bench-act clean fuzz sanitize tsan test-kernels test-kernels-cma
 
 all: build
 
@@ -57,6 +57,13 @@ bench: deps
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/dashboard.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/load.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/soak.sh
+
+# Only the act-mode benchmark (bench/act.sh: every way of compacting, 3 interleaved rounds;
+# REPEATS=N sets the rounds); it prints how long it took at the end. BENCH_QUICK=1: one
+# short round that writes /tmp/fragd-bench-quick.md.
+bench-act: deps
+	$(MAKE) build
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/act.sh
 
 # libFuzzer targets (tests/fuzz), built with clang in $(BUILD)-fuzz and run for
 # FUZZ_SECONDS each, FUZZ_JOBS at a time, on scratch copies of tests/fuzz/corpus.

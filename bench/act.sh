@@ -1,39 +1,56 @@
 #!/usr/bin/env bash
 # fragd act-mode benchmark: how each way of compacting memory serves a burst of
-# 2 MiB allocations on a fragmented machine (DESIGN.md's table, issue 3).
-# Second half of `make bench`; run as root after the build:
+# 2 MiB allocations on a fragmented machine (DESIGN.md's table; issue "act mode
+# second step"). Part of `make bench`; only this part: `make bench-act`, or as root
+# after the build:
 #
-#   bash bench/act.sh                  # full run (~45 min), writes BENCHMARKS.md (act section)
-#   BENCH_QUICK=1 bash bench/act.sh    # smoke run (~2 min): scenario "fixed", modes ondemand and
-#                                      # fragd, 500 pages, --percent 50; writes /tmp/fragd-bench-quick.md
+#   bash bench/act.sh                  # full run (3 rounds), writes BENCHMARKS.md (act section)
+#   BENCH_QUICK=1 bash bench/act.sh    # smoke run: 1 round, 500 pages, --percent 50, 5 s wait;
+#                                      # writes /tmp/fragd-bench-quick.md
 #
-# Every run: fragd starts (observe mode, or act mode for the fragd rows), then
-# `fragmenter --percent P` splinters memory and prints "ready"; then the mode's
-# preparation; then, WAIT seconds after "ready" (none for the pool scenario),
-# the burst. Afterwards everything is stopped and the pool emptied. Modes:
-#   ondemand  vm.compaction_proactiveness=0
-#   kernel20  vm.compaction_proactiveness=20, set at "ready"
-#   kernel90  vm.compaction_proactiveness=90, set at "ready"
-#   manual    proactiveness 0; one write of 1 to /proc/sys/vm/compact_memory at "ready", timed
-#   hugeadm   proactiveness 0; the burst is `hugeadm --pool-pages-min 2MB:N --hard`
-#   fragd     proactiveness 0; fragd runs configs/fragd.yaml with only `mode: act` changed
+# Every run: vm.defrag_mode is set (1 for the defrag rows, 0 for the others) and
+# vm.compaction_proactiveness to 0; fragd starts (observe mode, or act mode for the
+# fragd rows); `fragmenter --percent P` splinters memory and prints "ready"; then the
+# mode's preparation; then, WAIT seconds after "ready" (none for the pool scenario),
+# the burst. For the modes that leave proactive compaction on, the run then watches
+# pgmigrate_success until the kernel's compaction has settled (below). Afterwards
+# everything is stopped, the pool emptied and the host's settings put back. Modes:
+#   ondemand      proactiveness 0
+#   kernel20      proactiveness 20, set at "ready"
+#   kernel90      proactiveness 90, set at "ready"
+#   manual        proactiveness 0; one write of 1 to /proc/sys/vm/compact_memory at "ready", timed
+#   hugeadm       proactiveness 0; the burst is `hugeadm --pool-pages-min 2MB:N --hard`
+#   fragd         proactiveness 0; fragd runs configs/fragd.yaml with only `mode: act` changed
+#   defrag        vm.defrag_mode=1 from before fragmenting; proactiveness 20 (the kernel's
+#                 default) set at "ready"
+#   defrag_fragd  as defrag, with fragd in act mode (as in fragd) on top
 # Scenarios (bursts):
 #   fixed  one write of PAGES to /proc/sys/vm/nr_hugepages
 #   free   one write of MemFree / 2 MiB (read at burst time) to /proc/sys/vm/nr_hugepages
 #   thp    bench/thpfault.c: PAGES MADV_HUGEPAGE 2 MiB regions faulted one at a time (no hugeadm row)
 #   pool   right after "ready": hugeadm --pool-pages-min 2MB:PAGES --hard vs
 #          `fragctl pool set 2MB PAGES` (only modes hugeadm and fragd)
-# Each run holds /tmp/fragd-heavy.lock for itself only, so other heavy jobs can
-# run between two runs.
+# Rounds: every (scenario, mode) runs REPEATS times, interleaved: round r runs every
+# scenario's modes once, in an order rotated by r*n/REPEATS places and reversed in odd
+# rounds (n > 2), so that no mode always follows the same one (the kernel keeps compaction
+# state from one run to the next). Each run holds /tmp/fragd-heavy.lock for itself
+# only, so other heavy jobs can run between two runs.
+# Settling (kernel20, kernel90, defrag, defrag_fragd; not pool): after the burst the
+# fragmenter keeps its memory and the run watches /proc/vmstat pgmigrate_success every
+# 0.5 s until it has not grown for 3 s with every node's fragmentation score (fragd's
+# reading) at or below the kernel's proactive threshold min(max(100 - p, 5) + 10, 100),
+# or has not grown for 40 s (longer than the kernel's longest proactive back-off,
+# 64 x 500 ms), or SETTLE_MAX seconds have passed.
 #
 # Knobs (environment): FRAGD_BUILD_DIR (fragd and fragctl, default build), BENCH_QUICK,
 # BENCH_ACT_MODES, BENCH_ACT_SCENARIOS (comma- or space-separated subsets, in that order),
-# BENCH_ACT_PAGES (3000; quick 500), BENCH_ACT_PERCENT (95; quick 50), BENCH_ACT_WAIT (20),
-# BENCH_ACT_WARMUP (1: touch ~all of MemAvailable once before the first run),
-# BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work directory.
-# Changes global settings, all restored on exit whatever happens: vm.compaction_proactiveness,
-# vm.nr_hugepages (must be 0 at start), THP enabled/defrag (only if they would not let
-# MADV_HUGEPAGE faults compact).
+# REPEATS or BENCH_ACT_REPEATS (3; quick 1), BENCH_ACT_PAGES (3000; quick 500),
+# BENCH_ACT_PERCENT (95; quick 50), BENCH_ACT_WAIT (20; quick 5), BENCH_ACT_SETTLE_MAX
+# (120; quick 10), BENCH_ACT_WARMUP (1: touch ~all of MemAvailable once before the first
+# run), BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work directory.
+# Changes global settings, all restored after every run and on exit whatever happens:
+# vm.compaction_proactiveness, vm.defrag_mode (where it exists), vm.nr_hugepages (must be
+# 0 at start), THP enabled/defrag (only if they would not let MADV_HUGEPAGE faults compact).
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -41,42 +58,48 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start act "it writes sysctls and loads BPF" fragd fragctl -- gcc bpftrace bpftool python3 curl hugeadm flock
 debian_python prometheus_client python3-prometheus-client
 
+ALL_MODES="ondemand kernel20 kernel90 manual hugeadm fragd defrag defrag_fragd"
+ALL_SCENARIOS="fixed free thp pool"
 QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then
-	D_MODES="ondemand fragd" D_SCENARIOS="fixed" D_PAGES=500 D_PERCENT=50
+	D_REPEATS=1 D_PAGES=500 D_PERCENT=50 D_WAIT=5 D_SETTLE=10
 else
-	D_MODES="ondemand kernel20 kernel90 manual hugeadm fragd" D_SCENARIOS="fixed free thp pool"
-	D_PAGES=3000 D_PERCENT=95
+	D_REPEATS=3 D_PAGES=3000 D_PERCENT=95 D_WAIT=20 D_SETTLE=120
 fi
-read -r -a MODES <<<"${BENCH_ACT_MODES:-$D_MODES}"
-read -r -a SCENARIOS <<<"${BENCH_ACT_SCENARIOS:-$D_SCENARIOS}"
+read -r -a MODES <<<"${BENCH_ACT_MODES:-$ALL_MODES}"
+read -r -a SCENARIOS <<<"${BENCH_ACT_SCENARIOS:-$ALL_SCENARIOS}"
 IFS=', ' read -r -a MODES <<<"${MODES[*]}"
 IFS=', ' read -r -a SCENARIOS <<<"${SCENARIOS[*]}"
+REPEATS=${BENCH_ACT_REPEATS:-${REPEATS:-$D_REPEATS}}
 PAGES=${BENCH_ACT_PAGES:-$D_PAGES}
 PERCENT=${BENCH_ACT_PERCENT:-$D_PERCENT}
-WAIT=${BENCH_ACT_WAIT:-20}
+WAIT=${BENCH_ACT_WAIT:-$D_WAIT}
+SETTLE_MAX=${BENCH_ACT_SETTLE_MAX:-$D_SETTLE}
 WARMUP=${BENCH_ACT_WARMUP:-1}
-for v in PAGES PERCENT WAIT WARMUP; do
+for v in REPEATS PAGES PERCENT WAIT SETTLE_MAX WARMUP; do
 	is_uint "${!v}" || die "BENCH_ACT_${v} must be a non-negative integer, got '${!v}'"
 done
+((REPEATS >= 1)) || die "REPEATS must be >= 1"
 ((PAGES >= 1)) || die "BENCH_ACT_PAGES must be >= 1"
 ((PERCENT >= 1 && PERCENT <= 98)) || die "BENCH_ACT_PERCENT must be in 1..98, got $PERCENT"
 ((WAIT >= 2)) || die "BENCH_ACT_WAIT must be >= 2 (seconds)"
 for m in "${MODES[@]}"; do
-	[[ $m =~ ^(ondemand|kernel20|kernel90|manual|hugeadm|fragd)$ ]] ||
-		die "unknown mode '$m' in BENCH_ACT_MODES (known: ondemand kernel20 kernel90 manual hugeadm fragd)"
+	[[ " $ALL_MODES " == *" $m "* ]] || die "unknown mode '$m' in BENCH_ACT_MODES (known: $ALL_MODES)"
 done
 for s in "${SCENARIOS[@]}"; do
-	[[ $s =~ ^(fixed|free|thp|pool)$ ]] || die "unknown scenario '$s' in BENCH_ACT_SCENARIOS (known: fixed free thp pool)"
+	[[ " $ALL_SCENARIOS " == *" $s "* ]] || die "unknown scenario '$s' in BENCH_ACT_SCENARIOS (known: $ALL_SCENARIOS)"
 done
 ((${#MODES[@]} > 0 && ${#SCENARIOS[@]} > 0)) || die "no mode or no scenario selected"
 
 HP=/proc/sys/vm/nr_hugepages
 PRO=/proc/sys/vm/compaction_proactiveness
+DFM=/proc/sys/vm/defrag_mode
 THP_EN=/sys/kernel/mm/transparent_hugepage/enabled
 THP_DF=/sys/kernel/mm/transparent_hugepage/defrag
 require_empty_pool
 PRO_ORIG=$(<"$PRO")
+DFM_ORIG=
+[[ -e $DFM ]] && DFM_ORIG=$(<"$DFM")
 thp_current() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
 THP_EN_ORIG=$(thp_current "$THP_EN" 2>/dev/null || true)
 THP_DF_ORIG=$(thp_current "$THP_DF" 2>/dev/null || true)
@@ -88,9 +111,15 @@ FAILED=1
 LOCKED=0
 exec {LOCK_FD}>>/tmp/fragd-heavy.lock
 
+# Puts back every global setting this script changes (after each run and on exit).
 restore_settings() {
 	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
 	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
+	if [[ -n $DFM_ORIG && $(<"$DFM") != "$DFM_ORIG" ]]; then
+		echo "$DFM_ORIG" >"$DFM" || log "cannot restore vm.defrag_mode=$DFM_ORIG"
+	fi
+}
+restore_thp() {
 	if [[ -n $THP_EN_ORIG && $(thp_current "$THP_EN") != "$THP_EN_ORIG" ]]; then
 		echo "$THP_EN_ORIG" >"$THP_EN" || log "cannot restore THP enabled=$THP_EN_ORIG"
 	fi
@@ -99,8 +128,9 @@ restore_settings() {
 	fi
 }
 
-restore_on_exit() { # run by cleanup (lib.sh)
+restore_on_exit() { # run by cleanup (lib.sh), once every tracked process is stopped
 	restore_settings
+	restore_thp
 	((LOCKED)) && flock -u "$LOCK_FD"
 }
 install_cleanup 15
@@ -125,8 +155,24 @@ sleep_until_us() {
 }
 
 # --- preparation -----------------------------------------------------------
+# Rows that need vm.defrag_mode are dropped, with the reason kept for the report,
+# where the kernel has no such sysctl.
+SKIPPED=()
+if [[ -z $DFM_ORIG ]]; then
+	keep=()
+	for m in "${MODES[@]}"; do
+		if [[ $m == defrag || $m == defrag_fragd ]]; then
+			SKIPPED+=("$m")
+		else
+			keep+=("$m")
+		fi
+	done
+	((${#SKIPPED[@]} == 0)) || log "skipping ${SKIPPED[*]}: $DFM does not exist on this kernel ($(uname -r))"
+	MODES=("${keep[@]}")
+	((${#MODES[@]} > 0)) || die "no mode left to run"
+fi
 need_fragd_act=0
-for m in "${MODES[@]}"; do [[ $m == fragd ]] && need_fragd_act=1; done
+for m in "${MODES[@]}"; do [[ $m == fragd || $m == defrag_fragd ]] && need_fragd_act=1; done
 # Private copies: others may rebuild the build directory while this runs.
 cp "$BUILD_DIR/fragd" "$WORK/fragd"
 cp "$BUILD_DIR/fragctl" "$WORK/fragctl"
@@ -165,11 +211,16 @@ meta hugeadm_version "$(dpkg-query -W -f='${Version}' libhugetlbfs-bin 2>/dev/nu
 meta thp_enabled "$(thp_current "$THP_EN" 2>/dev/null || true)"
 meta thp_defrag "$(thp_current "$THP_DF" 2>/dev/null || true)"
 meta proactiveness_orig "$PRO_ORIG"
+meta defrag_mode_orig "${DFM_ORIG:-absent}"
 meta quick "$QUICK"
+meta repeats "$REPEATS"
 meta pages "$PAGES"
 meta percent "$PERCENT"
+meta keep 4
 meta wait "$WAIT"
+meta settle_max "$SETTLE_MAX"
 meta modes "${MODES[*]}"
+meta skipped "${SKIPPED[*]}"
 meta scenarios "${SCENARIOS[*]}"
 meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 RUNS="$WORK/runs.tsv"
@@ -197,8 +248,8 @@ start_bpftrace() { # comm
 	die "bpftrace did not attach bench/act_alloc.bt in 60s"
 }
 
-# snap NAME [sync]: fragd's /metrics and /proc/vmstat now. With sync, first waits
-# (up to 2.5 s) for fragd's next collector tick, so that its counters are fresh.
+# snap NAME [sync]: fragd's /metrics, /proc/vmstat and /proc/buddyinfo now. With sync,
+# first waits (up to 2.5 s) for fragd's next collector tick, so that its counters are fresh.
 snap() {
 	local name=$1 sync=${2:-} prev v i
 	if [[ $sync == sync ]]; then
@@ -211,10 +262,12 @@ snap() {
 	fi
 	curl -sf --max-time 5 "$URL" >"$R/$name.prom" || log "cannot scrape fragd for snapshot $name"
 	cat /proc/vmstat >"$R/$name.vmstat"
+	cat /proc/buddyinfo >"$R/$name.buddyinfo"
 	echo "$name $(now_us)" >>"$R/times"
 }
 
 mem_available_kib() { awk '/^MemAvailable/ { print $2 }' /proc/meminfo; }
+rmeta() { printf '%s=%s\n' "$1" "$2" >>"$R/run.env"; }
 
 # Starts the fragmenter (FRAG_PID) and waits for "ready". Other processes on the
 # machine come and go: when they hold memory as the fragmenter sizes itself, and
@@ -254,24 +307,51 @@ fragment() {
 	rmeta fragment_attempts "$attempt"
 }
 
+# A fragd in act mode may hold a pool of its own for a while (compaction by a
+# temporary hugetlb pool): the burst starts from an empty pool, so wait for it.
+wait_empty_pool() {
+	local i n
+	for ((i = 0; i < 300; i++)); do
+		n=$(<"$HP")
+		[[ $n == 0 ]] && { rmeta pool_wait_s "$((i / 10))"; return 0; }
+		sleep 0.1
+	done
+	die "[${R##*/}] vm.nr_hugepages still $n 30 s after the burst was due (fragd's pool not given back?)"
+}
+
+# The kernel's proactive threshold (mm/compaction.c fragmentation_score_wmark, high).
+proactive_high() { # proactiveness
+	local low=$((100 - $1)) high
+	((low < 5)) && low=5
+	high=$((low + 10))
+	((high > 100)) && high=100
+	echo "$high"
+}
+
 run_one() {
-	local sc=$1 mode=$2 cfg=$WORK/fragd-observe.yaml comm=act_burst ready_us want burst_cmd prep_cmd
-	local rc pro_after
-	R="$WORK/$sc-$mode"
+	local round=$1 sc=$2 mode=$3 pos=$4 cfg=$WORK/fragd-observe.yaml comm=act_burst ready_us want burst_cmd prep_cmd
+	local rc pro_after dfm=0 pro_ready=0
+	R="$WORK/r$round-$sc-$mode"
 	mkdir -p "$R"
 	: >"$R/times"
 	: >"$R/run.env"
-	rmeta() { printf '%s=%s\n' "$1" "$2" >>"$R/run.env"; }
-	log "[$sc/$mode] waiting for the heavy lock"
+	log "[r$round $sc/$mode] waiting for the heavy lock"
 	lock
-	log "[$sc/$mode] start"
+	log "[r$round $sc/$mode] start"
 	rmeta lock_wait_s "$LOCK_WAIT"
 	rmeta loadavg "$(cut -d' ' -f1-3 /proc/loadavg)"
 	[[ $(<"$HP") == 0 ]] || die "vm.nr_hugepages is $(<"$HP") before a run: someone else uses a pool"
+	case $mode in
+	kernel20 | defrag | defrag_fragd) pro_ready=20 ;;
+	kernel90) pro_ready=90 ;;
+	esac
+	[[ $mode == defrag || $mode == defrag_fragd ]] && dfm=1
+	[[ -n $DFM_ORIG ]] && echo "$dfm" >"$DFM"
 	echo 0 >"$PRO"
-	[[ $mode == fragd ]] && cfg=$WORK/fragd-act.yaml
+	[[ $mode == fragd || $mode == defrag_fragd ]] && cfg=$WORK/fragd-act.yaml
 	start_fragd "$cfg"
 	rmeta fragd_config "$(basename "$cfg")"
+	rmeta defrag_mode "${DFM_ORIG:+$(<"$DFM")}"
 	if [[ $sc == fixed || $sc == free ]]; then
 		[[ $mode == hugeadm ]] && comm=hugeadm
 		start_bpftrace "$comm"
@@ -281,18 +361,19 @@ run_one() {
 	echo "ready $ready_us" >>"$R/times"
 	snap s1
 
-	prep_cmd="sysctl vm.compaction_proactiveness=0"
+	prep_cmd="sysctl vm.compaction_proactiveness=0 (before fragmenting)"
+	[[ -n $DFM_ORIG ]] && prep_cmd="sysctl vm.defrag_mode=$dfm vm.compaction_proactiveness=0 (before fragmenting)"
+	if ((pro_ready)); then
+		echo "$pro_ready" >"$PRO"
+		prep_cmd="$prep_cmd; sysctl vm.compaction_proactiveness=$pro_ready (at ready)"
+	fi
 	case $mode in
-	kernel20 | kernel90)
-		echo "${mode#kernel}" >"$PRO"
-		prep_cmd="sysctl vm.compaction_proactiveness=${mode#kernel} (at ready)"
-		;;
 	manual)
 		python3 bench/act_burst.py write /proc/sys/vm/compact_memory 1 >"$R/compact.json" {LOCK_FD}>&- ||
 			die "manual compaction failed"
 		prep_cmd="$prep_cmd; echo 1 > /proc/sys/vm/compact_memory (at ready, timed)"
 		;;
-	fragd) prep_cmd="$prep_cmd; fragd in act mode since before fragmenting" ;;
+	fragd | defrag_fragd) prep_cmd="$prep_cmd; fragd in act mode since before fragmenting" ;;
 	esac
 	rmeta prep_cmd "$prep_cmd"
 
@@ -303,15 +384,19 @@ run_one() {
 		snap s2 sync
 		sleep_until_us $((ready_us + WAIT * 1000000))
 	fi
+	wait_empty_pool
 	echo "burst $(now_us)" >>"$R/times"
 	rmeta mem_free_kib_burst "$(awk '/^MemFree/ { print $2 }' /proc/meminfo)"
 	rmeta mem_available_kib_burst "$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
+	# compact_stall over the burst alone: act_burst.py reads /proc/vmstat right before and
+	# after its timed part (vmstat_before/after in burst.json); for thpfault the shell does.
 	case $sc in
 	fixed | free)
 		if [[ $mode == hugeadm ]]; then
 			want=$PAGES
 			[[ $sc == free ]] && want=$(($(awk '/^MemFree/ { print $2 }' /proc/meminfo) / 2048))
 			burst_cmd="hugeadm --pool-pages-min 2MB:$want --hard"
+			[[ $sc == free ]] && burst_cmd="hugeadm --pool-pages-min 2MB:\$((MemFree / 2 MiB)) --hard"
 			python3 bench/act_burst.py exec --settle 0 "$want" -- hugeadm --pool-pages-min "2MB:$want" --hard \
 				>"$R/burst.json" {LOCK_FD}>&- || die "hugeadm burst failed"
 			echo 0 >"$HP"
@@ -325,7 +410,9 @@ run_one() {
 		;;
 	thp)
 		burst_cmd="thpfault $PAGES (MADV_HUGEPAGE, one first touch per 2 MiB)"
+		cat /proc/vmstat >"$R/b0.vmstat"
 		"$WORK/thpfault" "$PAGES" "$R/thp.lat" >"$R/thp.out" {LOCK_FD}>&- || die "thpfault failed"
+		cat /proc/vmstat >"$R/b1.vmstat"
 		;;
 	pool)
 		if [[ $mode == hugeadm ]]; then
@@ -343,12 +430,18 @@ run_one() {
 	rmeta burst_cmd "$burst_cmd"
 	snap s3 sync
 
+	if ((pro_ready)) && [[ $sc != pool ]]; then
+		python3 bench/act_burst.py settle --url "$URL" --high "$(proactive_high "$pro_ready")" \
+			--max "$SETTLE_MAX" >"$R/settle.json" {LOCK_FD}>&- || die "settle watch failed"
+		snap s4
+	fi
+
 	if [[ -n $BT_PID ]]; then
 		stop_pid "$BT_PID" 20 INT || log "bpftrace exited with status $? (see $R/bt.err)"
 		BT_PID=
 	fi
 	rc=0
-	kill -0 "$FRAGD_PID" 2>/dev/null || log "[$sc/$mode] fragd died during the run: $(tail -3 "$R/fragd.log")"
+	kill -0 "$FRAGD_PID" 2>/dev/null || log "[r$round $sc/$mode] fragd died during the run: $(tail -3 "$R/fragd.log")"
 	stop_pid "$FRAGD_PID" 20 || rc=$?
 	rmeta fragd_exit "$rc"
 	FRAGD_PID=
@@ -356,12 +449,31 @@ run_one() {
 	rmeta proactiveness_after_fragd "$pro_after"
 	rmeta pool_after_fragd "$(<"$HP")"
 	stop_pid "$FRAG_PID" 60 || true
-	echo 0 >"$HP"
-	[[ $(<"$HP") == 0 ]] || log "[$sc/$mode] the pool did not empty: $(<"$HP") pages left"
-	echo 0 >"$PRO"
-	printf '%s\t%s\t%s\n' "$sc" "$mode" "$R" >>"$RUNS"
+	restore_settings
+	[[ $(<"$HP") == 0 ]] || log "[r$round $sc/$mode] the pool did not empty: $(<"$HP") pages left"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$pos" "$sc" "$mode" "$R" >>"$RUNS"
 	unlock
-	log "[$sc/$mode] done: $(cat "$R/burst.json" "$R/thp.out" 2>/dev/null | cut -c1-200)"
+	log "[r$round $sc/$mode] done: $(cat "$R/burst.json" "$R/thp.out" 2>/dev/null | cut -c1-160)"
+}
+
+# The modes of scenario $1 that run, in the order of round $2 (see "Rounds" above).
+round_order() {
+	local sc=$1 r=$2 m ms=() n off i out=()
+	for m in "${MODES[@]}"; do
+		[[ $sc == thp && $m == hugeadm ]] && continue
+		[[ $sc == pool && $m != hugeadm && $m != fragd ]] && continue
+		ms+=("$m")
+	done
+	n=${#ms[@]}
+	((n > 0)) || return 0
+	off=$((r * n / REPEATS))
+	for ((i = 0; i < n; i++)); do out+=("${ms[(i + off) % n]}"); done
+	# (With two modes a reversal is a rotation too: rotate only.)
+	if ((r % 2 && n > 2)); then
+		for ((i = n - 1; i >= 0; i--)); do echo "${out[i]}"; done
+	else
+		printf '%s\n' "${out[@]}"
+	fi
 }
 
 # --- warm-up -------------------------------------------------------------------
@@ -376,21 +488,29 @@ fi
 # --- runs ------------------------------------------------------------------------
 MEMAVAIL_REF=$(mem_available_kib)
 meta mem_available_kib_ref "$MEMAVAIL_REF"
-for sc in "${SCENARIOS[@]}"; do
-	for mode in "${MODES[@]}"; do
-		[[ $sc == thp && $mode == hugeadm ]] && continue
-		[[ $sc == pool && $mode != hugeadm && $mode != fragd ]] && continue
-		run_one "$sc" "$mode"
+for ((round = 0; round < REPEATS; round++)); do
+	log "round $((round + 1)) of $REPEATS"
+	for sc in "${SCENARIOS[@]}"; do
+		pos=0
+		while read -r mode; do
+			[[ -n $mode ]] || continue
+			run_one "$round" "$sc" "$mode" "$pos" </dev/null
+			pos=$((pos + 1))
+		done < <(round_order "$sc" "$round")
 	done
 done
 restore_settings
+restore_thp
 
+RUNTIME=$(($(date +%s) - T_START))
 meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
-meta runtime_s "$(($(date +%s) - T_START))"
+meta runtime_s "$RUNTIME"
 
 # --- report ----------------------------------------------------------------------
 OUT=$(report_output "$QUICK" "$ROOT")
 "$PY" bench/act_report.py --work "$WORK" --output "$OUT" >"$WORK/section.md"
 cat "$WORK/section.md"
 log "section written to $OUT"
+[[ $QUICK == 1 && -z ${BENCH_OUTPUT:-} ]] && log "(quick run: BENCHMARKS.md not touched)"
+log "act benchmark took $((RUNTIME / 60)) min $((RUNTIME % 60)) s ($REPEATS round(s), $(wc -l <"$RUNS") runs)"
 FAILED=0

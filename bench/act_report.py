@@ -3,38 +3,43 @@
 
     act_report.py --work DIR --output FILE
 
-Reads DIR/meta.env, DIR/runs.tsv and each run's directory (fragd /metrics and
-/proc/vmstat snapshots s0..s3, the burst's JSON or thpfault output, bpftrace's
-per-allocation latencies, fragd's log). Writes the section between
+Reads DIR/meta.env, DIR/runs.tsv and each run's directory (fragd /metrics,
+/proc/vmstat and /proc/buddyinfo snapshots s0..s4, the burst's JSON or thpfault
+output, bpftrace's per-allocation latencies, the settle watch, fragd's log).
+Every (scenario, mode) ran once per round; each cell is the median over the
+rounds with the lowest and highest value. Writes the section between
 <!-- act:begin --> and <!-- act:end --> of FILE (created if missing, the rest
 kept) and prints it on stdout. Every goal verdict is computed here from the
-measured numbers.
+measured medians.
 """
 import argparse
 import json
 import os
 import re
+import statistics
 import sys
 
 from benchlib import measured_on, prom_sum, publish, quick_env, quantile, read_env, read_prom, section_head
 
-MODES = ["ondemand", "kernel20", "kernel90", "manual", "hugeadm", "fragd"]
+MODES = ["ondemand", "kernel20", "kernel90", "manual", "hugeadm", "fragd", "defrag", "defrag_fragd"]
 MODE_NAMES = {
     "ondemand": "on demand (proactiveness 0)",
     "kernel20": "kernel proactive 20",
     "kernel90": "kernel proactive 90",
     "manual": "one manual compaction",
     "hugeadm": "hugeadm --hard",
-    "fragd": "fragd, shipped policy, act",
+    "fragd": "fragd act (shipped policy)",
+    "defrag": "vm.defrag_mode=1 (proactiveness 20)",
+    "defrag_fragd": "vm.defrag_mode=1 + fragd act",
 }
+DEFRAG_MODES = ("defrag", "defrag_fragd")
 SCENARIOS = ["fixed", "free", "thp", "pool"]
+SNAPS = ("s0", "s1", "s2", "s3", "s4")
 
-# Goals of issue 3 for fragd's default policy.
-GOAL_STALL_FRAC = 0.01      # <= 1% of the burst's allocations stall
-GOAL_P90_VS_MANUAL = 2.0    # p90 <= 2x the manual-compaction ideal
-GOAL_MIGRATED_VS_MANUAL = 1.2
-GOAL_POOL_VS_HUGEADM = 1 / 3
-SAME_STALL_TOLERANCE = 0.01  # "the same stall fraction": within one percentage point
+# Goals of the issue "act mode second step" for fragd's shipped policy in act mode.
+GOAL_STALL_FRAC = 0.01       # <= 1% of the burst stalls
+GOAL_MIGRATED_VS_K90 = 0.5   # pages migrated <= 0.5x kernel proactive 90's
+GOAL_MIGRATED_VS_IDEAL = 1.6  # pages migrated <= 1.6x the ideal
 
 
 def read_vmstat(path):
@@ -46,6 +51,20 @@ def read_vmstat(path):
                 out[k] = int(v)
     return out
 
+
+def free_2m_blocks(path):
+    """-> free memory in whole 2 MiB blocks (order >= 9, all zones) of a /proc/buddyinfo copy, or None."""
+    if not os.path.exists(path):
+        return None
+    total = 0
+    with open(path) as f:
+        for line in f:
+            counts = line.split()[4:]  # "Node 0, zone Normal c0 c1 ... c10"
+            total += sum(int(c) * 2 ** (order - 9) for order, c in enumerate(counts) if order >= 9)
+    return total
+
+
+# --- formatting ---------------------------------------------------------------------
 
 def fmt_lat(ns):
     if ns is None:
@@ -66,16 +85,48 @@ def fmt_s(s):
     return f"{s:.3f} s"
 
 
+def fmt_int(x):
+    return "-" if x is None else f"{x:.0f}"
+
+
 def fmt_pct(x):
     return "-" if x is None else f"{x * 100:.1f}%"
 
 
+def values(xs):
+    return [x for x in xs if x is not None]
+
+
+def med(xs):
+    xs = values(xs)
+    return statistics.median(xs) if xs else None
+
+
+def cell(xs, fmt):
+    """'median (min–max)' of the measured xs, 'median' when they are all equal, '-' for none."""
+    xs = values(xs)
+    if not xs:
+        return "-"
+    m, lo, hi = statistics.median(xs), min(xs), max(xs)
+    if len(xs) == 1 or fmt(lo) == fmt(hi):
+        return fmt(m)
+    parts = [NUM_UNIT.match(fmt(x)) for x in (m, lo, hi)]
+    if all(parts) and len({p.group(2) for p in parts}) == 1:  # one unit: "2.7 µs (2.6–2.8)"
+        return f"{fmt(m)} ({parts[1].group(1)}–{parts[2].group(1)})"
+    return f"{fmt(m)} ({fmt(lo)}–{fmt(hi)})"
+
+
+NUM_UNIT = re.compile(r"^(-?[\d.]+)(\s*[^\d.\s].*)?$")
+
+
+# --- one run --------------------------------------------------------------------------
+
 class Run:
-    def __init__(self, scenario, mode, d):
-        self.scenario, self.mode, self.dir = scenario, mode, d
+    def __init__(self, rnd, pos, scenario, mode, d, m):
+        self.round, self.pos, self.scenario, self.mode, self.dir = rnd, pos, scenario, mode, d
         self.env = read_env(os.path.join(d, "run.env"), missing_ok=True)
-        self.snap = {s: read_prom(os.path.join(d, f"{s}.prom")) for s in ("s0", "s1", "s2", "s3")}
-        self.vm = {s: read_vmstat(os.path.join(d, f"{s}.vmstat")) for s in ("s0", "s1", "s2", "s3")}
+        self.snap = {s: read_prom(os.path.join(d, f"{s}.prom")) for s in SNAPS}
+        self.vm = {s: read_vmstat(os.path.join(d, f"{s}.vmstat")) for s in SNAPS}
         self.times = {}
         with open(os.path.join(d, "times")) as f:
             for line in f:
@@ -83,9 +134,10 @@ class Run:
                 self.times[k] = int(v)
         self.burst = self._json("burst.json")
         self.compact = self._json("compact.json")
+        self.settle = self._json("settle.json")
         self.thp = self._kv("thp.out")
         self.lat, self.lat_failed, self.bt_writes = self._latencies()
-        self._compute()
+        self._compute(m)
 
     def _json(self, name):
         p = os.path.join(self.dir, name)
@@ -113,17 +165,17 @@ class Run:
         lat, failed, writes = {}, set(), 0
         with open(p_bt) as f:
             for line in f:
-                m = re.match(r"^@lat\[(\d+)\]: (\d+)", line)
-                if m:
-                    lat[int(m.group(1))] = int(m.group(2))
+                mt = re.match(r"^@lat\[(\d+)\]: (\d+)", line)
+                if mt:
+                    lat[int(mt.group(1))] = int(mt.group(2))
                     continue
-                m = re.match(r"^@failed\[(\d+)\]: 1", line)
-                if m:
-                    failed.add(int(m.group(1)))
+                mt = re.match(r"^@failed\[(\d+)\]: 1", line)
+                if mt:
+                    failed.add(int(mt.group(1)))
                     continue
-                m = re.match(r"^@writes: (\d+)", line)
-                if m:
-                    writes = int(m.group(1))
+                mt = re.match(r"^@writes: (\d+)", line)
+                if mt:
+                    writes = int(mt.group(1))
         return [lat[i] for i in sorted(lat)], len(failed), writes
 
     def d_prom(self, a, b, name, **want):
@@ -141,9 +193,22 @@ class Run:
         return out
 
     def d_vm(self, a, b, key):
+        if not self.vm[a] or not self.vm[b]:
+            return None
         return self.vm[b].get(key, 0) - self.vm[a].get(key, 0)
 
-    def _compute(self):
+    def _burst_vm(self, key):
+        """The change of a /proc/vmstat counter over the burst alone, or None."""
+        b = self.burst or {}
+        if "vmstat_before" in b and "vmstat_after" in b:
+            return b["vmstat_after"].get(key, 0) - b["vmstat_before"].get(key, 0)
+        b0 = read_vmstat(os.path.join(self.dir, "b0.vmstat"))
+        b1 = read_vmstat(os.path.join(self.dir, "b1.vmstat"))
+        if b0 and b1:
+            return b1.get(key, 0) - b0.get(key, 0)
+        return None
+
+    def _compute(self, m):
         b = self.burst or {}
         if self.thp:
             self.requested, self.granted = self.thp["requested"], self.thp["granted"]
@@ -151,19 +216,27 @@ class Run:
         else:
             self.requested, self.granted = b.get("requested"), b.get("granted")
             self.wall_s = b["wall_ns"] / 1e9 if "wall_ns" in b else None
+        self.share = self.granted / self.requested if self.requested and self.granted is not None else None
         self.compact_s = self.compact["wall_ns"] / 1e9 if self.compact else None
-        # Stalls: during the burst (s2 -> s3).
+        self.have_metrics = all(self.snap[s] for s in ("s0", "s2", "s3"))
+        # Stalls as fragd counts them: from its last tick before the burst to its first after (s2 -> s3).
         self.stalled9 = self.d_prom("s2", "s3", "fragd_alloc_total", order="9", outcome="stalled")
         self.failed9 = self.d_prom("s2", "s3", "fragd_alloc_total", order="9", outcome="failed")
         self.attempts9 = self.d_prom("s2", "s3", "fragd_alloc_total", order="9")
-        self.stall_frac = self.stalled9 / self.attempts9 if self.attempts9 > 0 else None
-        self.compact_stall = self.d_vm("s2", "s3", "compact_stall")
-        # Costs: from just before fragmenting (s0) to the end of the burst (s3).
+        # Share of the burst: of the order-9 attempts fragd saw, or of the pages granted when it
+        # saw fewer (its adaptive counting may switch on during the burst).
+        denom = max(self.attempts9, self.granted or 0)
+        self.stall_frac = self.stalled9 / denom if self.have_metrics and denom > 0 else None
+        self.compact_stall = self._burst_vm("compact_stall")
+        self.migrated_burst = self._burst_vm("pgmigrate_success")
+        # Costs: from just before fragmenting (s0) to the end of the burst (s3), and to s4
+        # when the run waited for the kernel's compaction to settle.
         self.migrated = self.d_vm("s0", "s3", "pgmigrate_success")
+        self.migrated_settled = self.d_vm("s0", "s4", "pgmigrate_success") if self.settle else None
         self.migrated_split = [self.d_vm(a, b_, "pgmigrate_success")
                                for a, b_ in (("s0", "s1"), ("s1", "s2"), ("s2", "s3"))]
         dur = "fragd_compaction_duration_seconds_sum"
-        self.comp_s = self.d_prom("s0", "s3", dur)
+        self.comp_s = self.d_prom("s0", "s3", dur) if self.have_metrics else None
         self.comp_split = [self.d_prom(a, b_, dur) for a, b_ in (("s0", "s1"), ("s1", "s2"), ("s2", "s3"))]
         triggers = sorted({l.get("trigger") for n, l, _ in self.snap["s3"] if n == dur})
         self.comp_by_trigger = {t: self.d_prom("s0", "s3", dur, trigger=t) for t in triggers}
@@ -171,10 +244,14 @@ class Run:
                                 for t in triggers}
         self.runs_by_status = self.d_prom_by("s0", "s3", "fragd_compaction_runs_total", "trigger", "status")
         self.actions = self.d_prom_by("s0", "s3", "fragd_actions_total", "action", "result")
-        self.have_metrics = all(self.snap[s] for s in ("s0", "s2", "s3"))
-        # Free memory in 2 MiB units that needs no compaction, when the burst starts (as of s2).
-        self.free2m_burst = sum(v * 2 ** (int(l["order"]) - 9) for n, l, v in self.snap["s2"]
-                                if n == "fragd_free_blocks" and int(l.get("order", 0)) >= 9)
+        self.free_ready = free_2m_blocks(os.path.join(self.dir, "s1.buddyinfo"))
+        self.free_burst = free_2m_blocks(os.path.join(self.dir, "s2.buddyinfo"))
+        # The ideal: each missing free 2 MiB block made by moving the pages the fragmenter
+        # kept in one block (512 / keep), nothing else.
+        per_block = 512 // int(m.get("keep", 4))
+        want = self.requested if self.scenario in ("fixed", "thp", "pool") else None
+        self.ideal = (max(0, want - self.free_ready) * per_block
+                      if want is not None and self.free_ready is not None else None)
         self.p50, self.p90, self.p99 = (quantile(self.lat, q) for q in (0.5, 0.9, 0.99))
         self.wait_s = (self.times["burst"] - self.times["ready"]) / 1e6 if "burst" in self.times else None
         self.fragd_log_notes = []
@@ -183,93 +260,113 @@ class Run:
             with open(p, errors="replace") as f:
                 self.fragd_log_notes = [l.rstrip("\n") for l in f if re.match(r"^<[0-4]>", l)]
 
-    def granted_txt(self):
-        if self.requested is None or self.granted is None:
-            return "-"
-        return f"{self.granted} / {self.requested} ({self.granted / self.requested * 100:.0f}%)"
 
-
-def load(work):
-    runs = {}
+def load(work, m):
+    runs = []
     with open(os.path.join(work, "runs.tsv")) as f:
         for line in f:
-            sc, mode, d = line.rstrip("\n").split("\t")
-            runs[(sc, mode)] = Run(sc, mode, d)
+            rnd, pos, sc, mode, d = line.rstrip("\n").split("\t")
+            runs.append(Run(int(rnd), int(pos), sc, mode, d, m))
     return runs
 
 
+def group(runs):
+    """-> {(scenario, mode): [runs in round order]}."""
+    out = {}
+    for r in sorted(runs, key=lambda r: r.round):
+        out.setdefault((r.scenario, r.mode), []).append(r)
+    return out
+
+
+# --- goals ----------------------------------------------------------------------------
+
 def verdict(ok):
+    if ok is None:
+        return "n/a"
     return "**met**" if ok else "**not met**"
 
 
-def goals_for(sc, runs):
-    """-> list of (goal, fragd's figure, reference, verdict) for scenario sc."""
-    f = runs.get((sc, "fragd"))
-    man = runs.get((sc, "manual"))
-    k90 = runs.get((sc, "kernel90"))
-    hug = runs.get((sc, "hugeadm"))
+def le(a, b):
+    """a <= b for measured figures; None when either is missing."""
+    return None if a is None or b is None else a <= b
+
+
+def goals_for(sc, G, m):
+    """-> rows (goal, fragd's figure, reference, verdict) for scenario sc, from the medians."""
+    f = G.get((sc, "fragd"))
+    if not f:
+        return [("all goals", "fragd not run", "-", "n/a")]
+    k90 = G.get((sc, "kernel90"))
+    hug = G.get((sc, "hugeadm"))
     out = []
-    if f is None:
-        return [("all goals", "fragd mode not run", "-", "n/a")]
+    share = med(r.share for r in f)
+    stall = med(r.stall_frac for r in f)
+    mig = med(r.migrated for r in f)
+    stall_row = (f"<= {GOAL_STALL_FRAC * 100:.0f}% of the burst stalled (fragd's count)",
+                 f"{cell([r.stall_frac for r in f], fmt_pct)}; compact_stall "
+                 f"{cell([r.compact_stall for r in f], fmt_int)}", "-",
+                 verdict(le(stall, GOAL_STALL_FRAC)))
     if sc == "pool":
-        ok_reach = f.granted is not None and f.granted >= f.requested
-        out.append(("pool target reached (100%)", f.granted_txt(), "-", verdict(ok_reach)))
-        if hug and hug.wall_s and f.wall_s is not None:
-            out.append((f"wall time < 1/3 of hugeadm --hard's", fmt_s(f.wall_s),
-                        f"hugeadm {fmt_s(hug.wall_s)} (1/3: {fmt_s(hug.wall_s * GOAL_POOL_VS_HUGEADM)})",
-                        verdict(ok_reach and f.wall_s < hug.wall_s * GOAL_POOL_VS_HUGEADM)))
+        wall = med(r.wall_s for r in f)
+        out.append(("target reached", cell([r.share for r in f], fmt_pct), "-",
+                    verdict(None if share is None else share >= 1)))
+        if hug:
+            hw, hm = med(r.wall_s for r in hug), med(r.migrated for r in hug)
+            out.append(("wall time <= hugeadm --hard's", cell([r.wall_s for r in f], fmt_s),
+                        f"hugeadm {cell([r.wall_s for r in hug], fmt_s)}",
+                        verdict(le(wall, hw) if share is not None and share >= 1 else False)))
+            out.append(("pages migrated <= hugeadm --hard's", cell([r.migrated for r in f], fmt_int),
+                        f"hugeadm {cell([r.migrated for r in hug], fmt_int)}", verdict(le(mig, hm))))
         else:
-            out.append(("wall time < 1/3 of hugeadm --hard's", fmt_s(f.wall_s), "hugeadm not run", "n/a"))
+            out.append(("wall time and pages migrated <= hugeadm --hard's", "-", "hugeadm not run", "n/a"))
         return out
-    # A manual compaction that the kernel cut short is not the ideal the goals assume: say so.
-    man_note = ""
-    if man:
-        cut = sum(v for (t, st), v in man.runs_by_status.items() if t == "manual" and st != "complete")
-        if cut:
-            man_note = f"; its compaction ended early in {cut:.0f} zone run(s), not the ideal"
-    full = f.granted is not None and f.requested and f.granted >= f.requested
-    best = max((r.granted / r.requested for (s, _), r in runs.items()
-                if s == sc and r.requested and r.granted is not None), default=None)
-    out.append(("100% granted", f.granted_txt(),
-                f"best of all modes {fmt_pct(best)}", verdict(full)))
-    out.append((f"<= {GOAL_STALL_FRAC * 100:.0f}% of the burst's order-9 allocations stall",
-                f"{fmt_pct(f.stall_frac)} ({f.stalled9:.0f} of {f.attempts9:.0f})", "-",
-                verdict(f.stall_frac is not None and f.stall_frac <= GOAL_STALL_FRAC)))
-    if man and man.p90 is not None and f.p90 is not None:
-        out.append((f"p90 per allocation <= {GOAL_P90_VS_MANUAL:g}x manual compaction's", fmt_lat(f.p90),
-                    f"manual {fmt_lat(man.p90)} (x{GOAL_P90_VS_MANUAL:g}: {fmt_lat(man.p90 * GOAL_P90_VS_MANUAL)}"
-                    f"{man_note})",
-                    verdict(f.p90 <= man.p90 * GOAL_P90_VS_MANUAL)))
-    else:
-        out.append(("p90 per allocation <= 2x manual compaction's", fmt_lat(f.p90 if f else None),
-                    "manual not run", "n/a"))
-    if man:
-        out.append((f"pages migrated <= {GOAL_MIGRATED_VS_MANUAL:g}x manual compaction's", f"{f.migrated}",
-                    f"manual {man.migrated} (x{GOAL_MIGRATED_VS_MANUAL:g}: {man.migrated * GOAL_MIGRATED_VS_MANUAL:.0f}"
-                    f"{man_note})",
-                    verdict(f.migrated <= man.migrated * GOAL_MIGRATED_VS_MANUAL)))
-    else:
-        out.append(("pages migrated <= 1.2x manual compaction's", f"{f.migrated}", "manual not run", "n/a"))
-    if k90 and f.stall_frac is not None and k90.stall_frac is not None:
-        # The goal compares costs at equal outcome. Within SAME_STALL_TOLERANCE the outcomes are
-        # equal: less time wins. fragd stalling less AND spending less dominates (met); stalling
-        # more never meets it; stalling less but spending more is a different trade-off that one
-        # run cannot rank (the kernel might reach fragd's stall fraction with more time).
-        same = abs(f.stall_frac - k90.stall_frac) <= SAME_STALL_TOLERANCE
-        cheaper = f.comp_s < k90.comp_s
-        if same or f.stall_frac > k90.stall_frac:
-            v = verdict(cheaper and f.stall_frac <= k90.stall_frac + SAME_STALL_TOLERANCE)
-        elif cheaper:
-            v = verdict(True)
+    if sc == "free":
+        if hug:
+            hs = med(r.share for r in hug)
+            by_round = {r.round: r.share for r in hug}
+            wins = sum(1 for r in f if r.share is not None and by_round.get(r.round) is not None
+                       and r.share >= by_round[r.round])
+            paired = sum(1 for r in f if r.share is not None and by_round.get(r.round) is not None)
+            out.append(("granted share >= hugeadm --hard's", cell([r.share for r in f], fmt_pct),
+                        f"hugeadm {cell([r.share for r in hug], fmt_pct)}; fragd >= hugeadm in {wins} of "
+                        f"{paired} rounds", verdict(le(hs, share))))
         else:
-            v = "**not decided**: fragd stalls less but compacts longer; not the same stall fraction"
-        out.append(("less compaction time than kernel at 90 for the same stall fraction",
-                    f"{fmt_s(f.comp_s)}, stalls {fmt_pct(f.stall_frac)}",
-                    f"kernel90 {fmt_s(k90.comp_s)}, stalls {fmt_pct(k90.stall_frac)}", v))
+            out.append(("granted share >= hugeadm --hard's", cell([r.share for r in f], fmt_pct),
+                        "hugeadm not run", "n/a"))
+        out.append(stall_row)
+        return out
+    # fixed, thp
+    out.append(("100% granted", cell([r.share for r in f], fmt_pct), "-",
+                verdict(None if share is None else share >= 1)))
+    out.append(stall_row)
+    if k90:
+        k = med(r.migrated for r in k90)
+        out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's (at the burst)",
+                    cell([r.migrated for r in f], fmt_int),
+                    f"kernel 90 {cell([r.migrated for r in k90], fmt_int)} "
+                    f"(x{GOAL_MIGRATED_VS_K90:g}: {fmt_int(None if k is None else k * GOAL_MIGRATED_VS_K90)})",
+                    verdict(le(mig, None if k is None else k * GOAL_MIGRATED_VS_K90))))
+        ks = med(r.migrated_settled for r in k90)
+        unsettled = sum(1 for r in k90 if r.settle and not r.settle.get("settled"))
+        note = (f"; not settled within {m.get('settle_max')} s in {unsettled} of {len(k90)} runs"
+                if unsettled else "")
+        out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's (once its compaction settled)",
+                    cell([r.migrated for r in f], fmt_int),
+                    f"kernel 90 {cell([r.migrated_settled for r in k90], fmt_int)} "
+                    f"(x{GOAL_MIGRATED_VS_K90:g}: {fmt_int(None if ks is None else ks * GOAL_MIGRATED_VS_K90)}{note})",
+                    verdict(le(mig, None if ks is None else ks * GOAL_MIGRATED_VS_K90))))
     else:
-        out.append(("less compaction time than kernel at 90", fmt_s(f.comp_s), "kernel90 not run", "n/a"))
+        out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's", cell([r.migrated for r in f], fmt_int),
+                    "kernel 90 not run", "n/a"))
+    ideal = med(r.ideal for r in f)
+    out.append((f"pages migrated <= {GOAL_MIGRATED_VS_IDEAL:g}x the ideal", cell([r.migrated for r in f], fmt_int),
+                f"ideal {cell([r.ideal for r in f], fmt_int)} (x{GOAL_MIGRATED_VS_IDEAL:g}: "
+                f"{fmt_int(None if ideal is None else ideal * GOAL_MIGRATED_VS_IDEAL)})",
+                verdict(le(mig, None if ideal is None else ideal * GOAL_MIGRATED_VS_IDEAL))))
     return out
 
+
+# --- tables ---------------------------------------------------------------------------
 
 def scenario_title(sc, m):
     p = m["pages"]
@@ -281,89 +378,203 @@ def scenario_title(sc, m):
     }[sc]
 
 
-def table(sc, runs, m):
-    L = []
-    rows = [runs[(sc, mo)] for mo in MODES if (sc, mo) in runs]
+def granted_cell(rs):
+    req = med(r.requested for r in rs)
+    if req is None:
+        return "-"
+    same = len({r.requested for r in rs}) == 1
+    return (f"{cell([r.granted for r in rs], fmt_int)} / {'' if same else '~'}{req:.0f}: "
+            f"{cell([r.share for r in rs], fmt_pct)}")
+
+
+def wall_cell(rs):
+    w = cell([r.wall_s for r in rs], fmt_s)
+    if any(r.compact_s is not None for r in rs):
+        return f"{cell([r.compact_s for r in rs], fmt_s)} compaction + {w}"
+    return w
+
+
+def table(sc, G, m):
+    rows = [(mo, G[(sc, mo)]) for mo in MODES if (sc, mo) in G]
     if not rows:
-        return L
-    L += [f"### {scenario_title(sc, m)}", ""]
-    lat_hdr = "per allocation p50 / p90 / p99"
-    L.append(f"| mode | free 2 MiB blocks at burst | granted | stalled (fragd, order 9) | compact_stall "
-             f"| {lat_hdr} | pages migrated | compaction time | wall |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
-        lat = (f"{fmt_lat(r.p50)} / {fmt_lat(r.p90)} / {fmt_lat(r.p99)}" if r.lat else "-")
-        wall = fmt_s(r.wall_s)
-        if r.compact_s is not None:
-            wall = f"{fmt_s(r.compact_s)} compaction + {wall}"
-        stalled = f"{r.stalled9:.0f} ({fmt_pct(r.stall_frac)})" if r.have_metrics else "no metrics"
-        L.append(f"| {MODE_NAMES[r.mode]} | {r.free2m_burst:.0f} | {r.granted_txt()} | {stalled} | {r.compact_stall} | {lat} "
-                 f"| {r.migrated} | {fmt_s(r.comp_s)} | {wall} |")
+        return []
+    L = [f"### {scenario_title(sc, m)}", ""]
+    settle = any(r.settle for _, rs in rows for r in rs)
+    L.append("| mode | runs | free 2 MiB blocks at ready / at burst | granted | stalled (fragd, order 9) "
+             "| compact_stall (burst) | per allocation p50 | p90 | p99 | pages migrated "
+             + ("| pages migrated, settled " if settle else "") + "| compaction time | wall |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if settle else "") + "---:|---:|")
+    for mo, rs in rows:
+        has_lat = any(r.lat for r in rs)
+        lat = [cell([r.p50 for r in rs], fmt_lat), cell([r.p90 for r in rs], fmt_lat),
+               cell([r.p99 for r in rs], fmt_lat)] if has_lat else ["-", "-", "-"]
+        stalled = (f"{cell([r.stalled9 for r in rs], fmt_int)}: {cell([r.stall_frac for r in rs], fmt_pct)}"
+                   if all(r.have_metrics for r in rs) else "no metrics")
+        row = [MODE_NAMES[mo], str(len(rs)),
+               f"{cell([r.free_ready for r in rs], fmt_int)} / {cell([r.free_burst for r in rs], fmt_int)}",
+               granted_cell(rs), stalled, cell([r.compact_stall for r in rs], fmt_int)] + lat
+        row.append(cell([r.migrated for r in rs], fmt_int))
+        if settle:
+            row.append(cell([r.migrated_settled for r in rs], fmt_int) if any(r.settle for r in rs) else "-")
+        row += [cell([r.comp_s for r in rs], fmt_s), wall_cell(rs)]
+        L.append("| " + " | ".join(row) + " |")
     L.append("")
-    L.append("Commands (after `fragmenter --percent %s` printed \"ready\"):" % m["percent"])
+    skipped = m.get("skipped", "").split()
+    if skipped and sc != "pool":
+        L += [f"Not run: {', '.join(MODE_NAMES[s] for s in skipped if s in MODE_NAMES)}: /proc/sys/vm/defrag_mode "
+              f"does not exist on this kernel.", ""]
+    L.append(f"Commands (after `fragmenter --percent {m['percent']}` printed \"ready\"):")
     L.append("")
-    for r in rows:
-        L.append(f"- {MODE_NAMES[r.mode]}: `{r.env.get('prep_cmd', '?')}`, then "
-                 + ("at once" if sc == "pool" else f"{r.wait_s:.1f} s after ready")
-                 + f": `{r.env.get('burst_cmd', '?')}`")
-    L.append("")
-    goals = goals_for(sc, runs)
-    L.append(f"Goals of issue 3 for fragd's default policy, scenario {scenario_title(sc, m).split(' ')[0]}:")
-    L.append("")
-    L.append("| goal | fragd | reference | |")
-    L.append("|---|---:|---:|---|")
-    for g in goals:
-        L.append(f"| {g[0]} | {g[1]} | {g[2]} | {g[3]} |")
+    for mo, rs in rows:
+        r = rs[0]
+        when = "at once" if sc == "pool" else f"{cell([x.wait_s for x in rs], lambda s: f'{s:.1f} s')} after ready"
+        L.append(f"- {MODE_NAMES[mo]}: `{r.env.get('prep_cmd', '?')}`, then {when}: `{r.env.get('burst_cmd', '?')}`")
     L.append("")
     return L
 
 
-def details(runs, m):
-    L = ["<details><summary>per-run details (windows, compaction by trigger, fragd's actions, logs)</summary>",
+def goals_table(G, m, scenarios):
+    L = ["### Goals for fragd's shipped policy in act mode", "",
+         "From the medians above; the figures in parentheses are the lowest and highest run.", "",
+         "| scenario | goal | fragd act | reference | |", "|---|---|---:|---:|---|"]
+    for sc in scenarios:
+        for g in goals_for(sc, G, m):
+            L.append(f"| {scenario_title(sc, m).split(' ')[0]} | {g[0]} | {g[1]} | {g[2]} | {g[3]} |")
+    L.append("")
+    return L
+
+
+def details(runs):
+    L = ["<details><summary>per-run details (order, windows, compaction by trigger, fragd's actions, logs)</summary>",
          "", "```"]
-    for sc in SCENARIOS:
-        for mo in MODES:
-            r = runs.get((sc, mo))
-            if not r:
-                continue
-            e = r.env
-            att = int(e.get("fragment_attempts", 1))
-            L.append(f"[{sc}/{mo}] fragmenter kept {int(e.get('ready_kib', 0)) // 1024} MiB"
-                     + (f" (attempt {att}; earlier ones kept " + ", ".join(
-                         f"{int(e[f'attempt{i}_kept_kib']) // 1024}" for i in range(1, att)) + " MiB)" if att > 1 else "")
-                     + (" WEAK: below 90% of the expected size every time" if e.get("weak_fragmentation") else "")
-                     + "; at the burst "
-                     f"MemFree {int(e.get('mem_free_kib_burst', 0)) // 1024} MiB, MemAvailable "
-                     f"{int(e.get('mem_available_kib_burst', 0)) // 1024} MiB; wait "
-                     f"{'-' if r.wait_s is None else f'{r.wait_s:.1f} s'}; load {e.get('loadavg', '?')}; "
-                     f"config {e.get('fragd_config', '?')}")
-            L.append(f"    order-9 in burst (fragd): {r.attempts9:.0f} attempts, {r.stalled9:.0f} stalled, "
-                     f"{r.failed9:.0f} failed; latencies recorded {len(r.lat)}"
-                     + (f" ({r.lat_failed} failed, {r.bt_writes} write calls)" if r.bt_writes else ""))
-            L.append(f"    compaction time fragmenting / wait / burst: "
-                     + " / ".join(f"{x:.3f}" for x in r.comp_split)
-                     + " s; by trigger: " + ", ".join(f"{t} {v:.3f}" for t, v in r.comp_by_trigger.items() if v))
-            L.append(f"    pgmigrate_success fragmenting / wait / burst: "
-                     + " / ".join(str(x) for x in r.migrated_split)
-                     + "; fragd's migrated by trigger: "
-                     + ", ".join(f"{t} {v:.0f}" for t, v in r.migr_by_trigger.items() if v))
-            if r.runs_by_status:
-                L.append("    compaction runs (trigger/status): " + ", ".join(
-                    f"{t}/{st} {v:.0f}" for (t, st), v in sorted(r.runs_by_status.items())))
-            if r.actions:
-                L.append("    fragd actions: " + ", ".join(f"{a}/{res} {v:.0f}" for (a, res), v in
-                                                           sorted(r.actions.items())))
-            if r.burst and "exit_status" in r.burst:
-                L.append(f"    command exit status {r.burst['exit_status']}, its own wall "
-                         f"{r.burst['cmd_wall_ns'] / 1e9:.3f} s, pool max {r.burst.get('max_pool')}"
-                         + (f", stderr: {r.burst['stderr'].strip()[:160]!r}" if r.burst.get("stderr", "").strip()
-                            else ""))
-            L.append(f"    fragd exit status {e.get('fragd_exit', '?')}; vm.compaction_proactiveness after it "
-                     f"{e.get('proactiveness_after_fragd', '?')} (0 set before); pool after it "
-                     f"{e.get('pool_after_fragd', '?')}; warn/error log lines {len(r.fragd_log_notes)}"
-                     + (f", first: {r.fragd_log_notes[0][:200]}" if r.fragd_log_notes else ""))
+    key = {(sc, mo): (SCENARIOS.index(sc), MODES.index(mo)) for sc in SCENARIOS for mo in MODES}
+    for r in sorted(runs, key=lambda r: (key[(r.scenario, r.mode)], r.round)):
+        e = r.env
+        att = int(e.get("fragment_attempts", 1))
+        L.append(f"[{r.scenario}/{r.mode} round {r.round + 1}, #{r.pos + 1} of its round] fragmenter kept "
+                 f"{int(e.get('ready_kib', 0)) // 1024} MiB"
+                 + (f" (attempt {att}; earlier ones kept " + ", ".join(
+                     f"{int(e[f'attempt{i}_kept_kib']) // 1024}" for i in range(1, att)) + " MiB)" if att > 1 else "")
+                 + (" WEAK: below 90% of the expected size every time" if e.get("weak_fragmentation") else "")
+                 + f"; free 2 MiB blocks at ready {fmt_int(r.free_ready)}, at burst {fmt_int(r.free_burst)}"
+                 + (f", ideal {r.ideal}" if r.ideal is not None else "")
+                 + f"; at the burst MemFree {int(e.get('mem_free_kib_burst', 0)) // 1024} MiB, MemAvailable "
+                 f"{int(e.get('mem_available_kib_burst', 0)) // 1024} MiB; wait "
+                 f"{'-' if r.wait_s is None else f'{r.wait_s:.1f} s'}"
+                 + (f" (+{e['pool_wait_s']} s for an empty pool)" if e.get("pool_wait_s", "0") != "0" else "")
+                 + f"; load {e.get('loadavg', '?')}; config {e.get('fragd_config', '?')}; defrag_mode "
+                 f"{e.get('defrag_mode') or '-'}")
+        L.append(f"    order-9 in burst (fragd): {r.attempts9:.0f} attempts, {r.stalled9:.0f} stalled, "
+                 f"{r.failed9:.0f} failed; compact_stall {fmt_int(r.compact_stall)}, pgmigrate_success "
+                 f"{fmt_int(r.migrated_burst)} in the burst alone; latencies recorded {len(r.lat)}"
+                 + (f" ({r.lat_failed} failed, {r.bt_writes} write calls)" if r.bt_writes else ""))
+        L.append("    compaction time fragmenting / wait / burst: "
+                 + " / ".join(f"{x:.3f}" for x in r.comp_split)
+                 + " s; by trigger: " + ", ".join(f"{t} {v:.3f}" for t, v in r.comp_by_trigger.items() if v))
+        L.append("    pgmigrate_success fragmenting / wait / burst: "
+                 + " / ".join(fmt_int(x) for x in r.migrated_split)
+                 + "; fragd's migrated by trigger: "
+                 + ", ".join(f"{t} {v:.0f}" for t, v in r.migr_by_trigger.items() if v))
+        if r.settle:
+            s = r.settle
+            L.append(f"    after the burst: {'settled' if s['settled'] else 'NOT settled'} ({s['reason']}) after "
+                     f"{s['waited_s']:.1f} s, last migration {s['last_growth_s']:.1f} s in, "
+                     f"{s['pgmigrate_end'] - s['pgmigrate_start']} pages more; node scores "
+                     + ", ".join(f"{n}: {v:.0f}" for n, v in sorted(s.get("scores", {}).items()))
+                     + f" (threshold {s['high']:.0f})")
+        if r.runs_by_status:
+            L.append("    compaction runs (trigger/status): " + ", ".join(
+                f"{t}/{st} {v:.0f}" for (t, st), v in sorted(r.runs_by_status.items())))
+        if r.actions:
+            L.append("    fragd actions: " + ", ".join(f"{a}/{res} {v:.0f}" for (a, res), v in
+                                                       sorted(r.actions.items())))
+        if r.burst and "exit_status" in r.burst:
+            L.append(f"    command exit status {r.burst['exit_status']}, its own wall "
+                     f"{r.burst['cmd_wall_ns'] / 1e9:.3f} s, pool max {r.burst.get('max_pool')}"
+                     + (f", stderr: {r.burst['stderr'].strip()[:160]!r}" if r.burst.get("stderr", "").strip()
+                        else ""))
+        L.append(f"    fragd exit status {e.get('fragd_exit', '?')}; vm.compaction_proactiveness after it "
+                 f"{e.get('proactiveness_after_fragd', '?')}; pool after it "
+                 f"{e.get('pool_after_fragd', '?')}; warn/error log lines {len(r.fragd_log_notes)}"
+                 + (f", first: {r.fragd_log_notes[0][:200]}" if r.fragd_log_notes else ""))
     L += ["```", "</details>"]
     return L
+
+
+def method(m):
+    env = quick_env(m)
+    P, W, R = m["percent"], m["wait"], int(m["repeats"])
+    per_block = 512 // int(m.get("keep", 4))
+    dfm = m.get("defrag_mode_orig", "absent")
+    return [
+        measured_on(m) + f", hugeadm (libhugetlbfs-bin {m['hugeadm_version']}); THP enabled "
+        f"{m['thp_enabled']}, defrag {m['thp_defrag']}; vm.compaction_proactiveness {m['proactiveness_orig']} and "
+        f"vm.defrag_mode {dfm} on the host. Reproduce: `{env}make bench-act` (or `{env}bash bench/act.sh` as root "
+        f"after the build; `make bench` runs it with the other benchmarks). This run took "
+        f"{int(m['runtime_s']) / 60:.1f} min, load average {m['loadavg_start']} at start, {m['loadavg_end']} at "
+        f"the end.",
+        "",
+        f"Every row after the same fragmentation, {R} time{'s' if R > 1 else ''}. Each run: vm.defrag_mode is set "
+        f"(1 for the two defrag_mode rows, 0 for all others) and vm.compaction_proactiveness to 0; fragd starts "
+        f"(observe mode; for the fragd rows act mode, the shipped configs/fragd.yaml with only `mode: observe` "
+        f"changed to `mode: act`); then `fragmenter --percent {P}` (tests/tools/fragmenter.c) maps {P}% of "
+        f"MemAvailable in 4 KiB pages, touches them and frees 3 of every 4 pages in each 2 MiB chunk; when it "
+        f"prints \"ready\" the mode's preparation runs (a proactiveness value: 20 or 90 for the kernel rows, 20, "
+        f"the kernel's default, for the defrag_mode rows; or one manual compaction), and the burst starts {W} s "
+        f"after \"ready\" (at once for the pool scenario). vm.defrag_mode is on from before fragmenting, as the "
+        f"kernel's documentation advises enabling it early; fragd in act mode, too, runs from before fragmenting. "
+        f"Other processes on this machine come and go: a fragmentation starts only when MemAvailable is at least "
+        f"90% of its value at the start of the benchmark ({int(m.get('mem_available_kib_ref', 0)) // 1024} MiB), "
+        f"and is redone (at most twice) when the fragmenter kept less than 90% of the expected {P}% / 4 of that. "
+        f"~All of MemAvailable was touched once before the first run (the guest's memory is initialised at first "
+        f"use). After each run the fragmenter and fragd are stopped, the pool emptied, and the host's "
+        f"proactiveness and defrag_mode put back; each run holds /tmp/fragd-heavy.lock.",
+        "",
+        f"Rounds: round r runs every mode of every scenario once, the modes in an order rotated by r x n / {R} "
+        f"places and reversed in odd rounds, so that no mode always follows the same one: the kernel keeps "
+        f"compaction state from one run to the next (compaction deferred after failures, cached scanner "
+        f"positions, pageblock skip hints), and the rows that compact on demand vary a lot from run to run. Each "
+        f"cell is the median of the runs, with the lowest and highest in parentheses when they differ; the "
+        f"per-run details say which run came where.",
+        "",
+        "Columns. free 2 MiB blocks: free memory in whole 2 MiB blocks (orders >= 9, all zones, from "
+        "/proc/buddyinfo) at \"ready\" and at the end of the wait (2 s before the burst; at \"ready\" for the "
+        "pool scenario): the first is the fragmentation each run starts from, the second what the preparation "
+        "left for the burst. granted: pages in the pool after the write (read back), or for THP the mapping's "
+        "AnonHugePages / 2 MiB. stalled (fragd): the delta of `fragd_alloc_total{order=\"9\",outcome=\"stalled\"}` "
+        "from fragd's last collector tick before the burst to its first after it, with its share of the "
+        "order-9 allocations of the burst (the attempts fragd counted, or the pages granted when it counted "
+        "fewer); fragd leaves its own allocations (a temporary pool it grows to compact) out of that counter. "
+        "compact_stall (burst): the /proc/vmstat delta read by the bursting process right before and right "
+        "after its timed part (by the shell around thpfault), so it counts the burst alone, but every "
+        "direct compaction in that time, fragd's own included. Per allocation, hugetlb: bench/act_alloc.bt "
+        "(bpftrace) takes the order-9 kmem:mm_page_alloc events of the writing task (act_burst.py, or hugeadm) "
+        "and times each from the previous one, the first of each write(2) from the write's start: each "
+        "allocation's latency plus a few µs of pool work; failed attempts count too; each run's quantiles, "
+        "then their median. THP: bench/thpfault.c times each first touch of a 2 MiB region from user space: "
+        "fault, allocation, zeroing, and on this VM the host's own fault on memory it took back, so these are "
+        "noisy (DESIGN.md, machine caveats) while counts are not. pages migrated: /proc/vmstat "
+        "pgmigrate_success from just before fragmenting to the end of the burst, so that work done while "
+        "waiting, and fragd's while memory was being fragmented, counts. pages migrated, settled (rows that "
+        "leave proactive compaction on): from the same start until the kernel's compaction settled after the "
+        "burst, the fragmenter still holding its memory: pgmigrate_success watched every 0.5 s until it did "
+        "not grow for 3 s with every node's fragmentation score at or below the kernel's proactive threshold "
+        "(min(max(100 - proactiveness, 5) + 10, 100)), or did not grow for 40 s (longer than the kernel's "
+        f"longest proactive back-off, 64 x 500 ms), at most {m.get('settle_max')} s. compaction time: the sum "
+        "over all triggers of fragd's `fragd_compaction_duration_seconds_sum` (time inside zone compaction runs: "
+        "direct, kcompactd, proactive, manual writes, fragd's writes), over the same window as pages migrated. "
+        "wall: the burst (the write(2), the hugeadm or fragctl process until the pool stopped growing, or all "
+        "THP faults); for the manual row, the compaction write's own time first.",
+        "",
+        f"Goals: (a) and (c): 100% granted, <= {GOAL_STALL_FRAC * 100:.0f}% stalled, pages migrated <= "
+        f"{GOAL_MIGRATED_VS_K90:g}x kernel 90's in the same benchmark (at the burst, and once its compaction "
+        f"settled, both shown) and <= {GOAL_MIGRATED_VS_IDEAL:g}x the ideal, where ideal = max(0, {m['pages']} - "
+        f"free 2 MiB blocks at \"ready\") x {per_block} ({per_block} = the pages the fragmenter keeps in one 2 MiB "
+        f"block: moving them frees the block), the median over fragd's runs; (b): a granted share at least "
+        f"hugeadm --hard's, <= {GOAL_STALL_FRAC * 100:.0f}% stalled; (d): wall time and pages migrated at most "
+        f"hugeadm --hard's. Each verdict compares medians.",
+        "",
+    ]
 
 
 def main():
@@ -372,78 +583,16 @@ def main():
     ap.add_argument("--output", required=True)
     args = ap.parse_args()
     m = read_env(os.path.join(args.work, "meta.env"), missing_ok=True)
-    runs = load(args.work)
-    env = quick_env(m)
-
-    L = section_head("Acting on fragmentation: fragd vs the kernel, a manual compaction and hugeadm", m)
-    L += [
-        measured_on(m) + f", hugeadm (libhugetlbfs-bin {m['hugeadm_version']}); THP enabled "
-        f"{m['thp_enabled']}, defrag {m['thp_defrag']}. Reproduce: `{env}make bench` (runs bench/run.sh, then "
-        f"bench/act.sh), or only this part: `{env}bash bench/act.sh` as root after the build "
-        f"(this run took {int(m['runtime_s']) / 60:.1f} min, load average {m['loadavg_start']} at start, "
-        f"{m['loadavg_end']} at the end).",
-        "",
-        f"Every row is its own run, after the same fragmentation: fragd is started (observe mode; act mode "
-        f"with the shipped configs/fragd.yaml, only `mode: observe` changed to `mode: act`, for the fragd rows), "
-        f"vm.compaction_proactiveness is 0, then `fragmenter --percent {m['percent']}` "
-        f"(tests/tools/fragmenter.c) maps {m['percent']}% of MemAvailable in 4 KiB pages, touches them and "
-        f"frees 3 of every 4 pages in each 2 MiB chunk; when it prints \"ready\" the mode's preparation runs "
-        f"(a proactiveness value, or one manual compaction), and the burst starts {m['wait']} s after \"ready\" "
-        f"(at once for the pool scenario). Other processes on this machine come and go: a fragmentation is "
-        f"started only when MemAvailable is at least 90% of its value at the start of the benchmark "
-        f"({int(m.get('mem_available_kib_ref', 0)) // 1024} MiB), and redone (at most twice) when the fragmenter "
-        f"kept less than 90% of the expected {m['percent']}% / 4 of that (memory others held while it sized "
-        f"itself and freed later would stay unfragmented). ~All of MemAvailable was touched once before the first run "
-        f"(the guest's memory is initialised at first use). Between runs the fragmenter is stopped, the pool "
-        f"emptied; each run holds /tmp/fragd-heavy.lock.",
-        "",
-        "One run per row. The kernel keeps compaction state from one run to the next (compaction deferred "
-        "after failures, cached scanner positions, pageblock skip hints), so the rows whose allocations compact "
-        "on demand (on demand, kernel 20, hugeadm) vary a lot from run to run: the same write can stop early at "
-        "its first failed direct compaction, or get every page after stalling on most of them. The compaction "
-        "runs by trigger and end status in the details show which happened. Repeat the benchmark before "
-        "reading much into small differences.",
-        "",
-        "Columns. free 2 MiB blocks at burst: free blocks of order >= 9 (in 2 MiB units, all zones) in fragd's "
-        "last reading before the burst (≤ 2 s before it; for the pool scenario at \"ready\"): what a burst gets "
-        "without compacting; it shows when a run's fragmentation was weaker (other processes on the machine "
-        "freed memory after the fragmenter sized itself) or what the preparation achieved. granted: pages in the pool after the write (read back), or for THP the mapping's "
-        "AnonHugePages / 2 MiB. stalled (fragd): the delta of `fragd_alloc_total{order=\"9\",outcome=\"stalled\"}` "
-        "over the burst, with its share of all order-9 allocation attempts fragd saw in the burst; compact_stall: "
-        "the /proc/vmstat delta over the burst. Per allocation, hugetlb: bench/act_alloc.bt (bpftrace) takes the "
-        "order-9 kmem:mm_page_alloc events of the writing task (act_burst.py, or hugeadm) and times each from the "
-        "previous one, the first of each write(2) from the write's start (syscalls:sys_enter_write): the pool "
-        "grows one page at a time inside the write, in the writer, so this is each allocation's latency plus a "
-        "few µs of pool work; failed attempts count too. THP: bench/thpfault.c times each first touch of a 2 MiB "
-        "region from user space (clock_gettime around the write): fault, allocation, zeroing, and on this VM the "
-        "host's own fault on memory it took back, so these are noisy (DESIGN.md, machine caveats) while counts "
-        "are not. pages migrated: /proc/vmstat pgmigrate_success and compaction time: the sum over all triggers "
-        "of fragd's `fragd_compaction_duration_seconds_sum` (time inside zone compaction runs: direct, kcompactd, "
-        "proactive, manual writes, fragd's writes), both from just before fragmenting to the end of the burst, "
-        "so that work done while waiting, and fragd's work while memory was being fragmented, count. fragd's "
-        "counters are read right after one of its 1 s collector ticks. wall: the burst (the write(2), the "
-        "hugeadm or fragctl process until the pool stopped growing, or all THP faults); for the manual row, "
-        "the compaction write's own time first.",
-        "",
-    ]
-    for sc in SCENARIOS:
-        L += table(sc, runs, m)
-
-    ond = runs.get(("fixed", "ondemand"))
-    k20 = runs.get(("fixed", "kernel20"))
-    if ond or k20:
-        parts = []
-        if ond and ond.requested:
-            parts.append(f"on demand granted {ond.granted / ond.requested * 100:.0f}% (issue: 57%)")
-        if k20 and k20.stall_frac is not None:
-            parts.append(f"kernel at 20 stalled {k20.stall_frac * 100:.0f}% (issue: 46%)")
-        L += ["Against the figures the issue quotes for scenario (a): " + "; ".join(parts) + ".", ""]
-    L += [f"Goal rules: stall fractions within {SAME_STALL_TOLERANCE * 100:.0f} percentage point count as "
-          f"\"the same\"; fragd stalling less and compacting less than kernel 90 meets the CPU goal, stalling more "
-          f"does not, stalling less but compacting longer is not decided by one run. The reference column shows "
-          f"the comparison value. Scenario (b) asks for MemFree / 2 MiB, more than free memory can give once the "
-          f"kernel's watermarks are kept: its \"100% granted\" row shows the best share any mode got, for scale.", ""]
-    L += details(runs, m)
+    runs = load(args.work, m)
+    G = group(runs)
+    L = section_head("Acting on fragmentation: fragd vs the kernel, vm.defrag_mode, a manual compaction and "
+                     "hugeadm", m)
+    L += method(m)
+    scenarios = [sc for sc in SCENARIOS if any(s == sc for s, _ in G)]
+    for sc in scenarios:
+        L += table(sc, G, m)
+    L += goals_table(G, m, scenarios)
+    L += details(runs)
     publish(args.output, "act", L)
     return 0
 
