@@ -41,6 +41,7 @@ ${2:-}
 compaction:
   score: {enabled: false}
   demand: {enabled: true, min_order: 9, stalls_per_second: 1, stall_p99: 0, window: 5s}
+  reserve: {memory_percent: 0}
 EOF
   echo "$WORK/fragd-$1.yaml"
 }

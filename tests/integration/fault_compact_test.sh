@@ -26,6 +26,7 @@ compaction:
   method: node
   score: {enabled: false}
   demand: {enabled: false}
+  reserve: {memory_percent: 0}
 pageblocks: {scan: false}
 YAML
 

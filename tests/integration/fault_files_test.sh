@@ -92,6 +92,7 @@ pageblocks: {scan: true, interval: 10m}
 compaction:
   method: node
   score: {high: 40, low: 20}
+  reserve: {memory_percent: 0}
   demand: {enabled: false}
   min_interval: 2s
   backoff: {min_gain: 8, max: 10s}

@@ -79,6 +79,7 @@ compaction:
   method: proactiveness
   score: {high: $1, low: $2}
   demand: {enabled: false}
+  reserve: {memory_percent: 0}
   min_interval: 2s
   proactiveness: {value: 1, hold: 10m}
 hugepages: {guard: 1GiB}

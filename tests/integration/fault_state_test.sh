@@ -63,6 +63,7 @@ compaction:
   method: proactiveness
   score: {high: 40, low: 20}
   demand: {enabled: false}
+  reserve: {memory_percent: 0}
   min_interval: 2s
   proactiveness: {value: 90, hold: 10m}
 pageblocks: {scan: false}

@@ -103,6 +103,7 @@ mode: act
 socket_group: $GROUP
 compaction:
   score: {high: 100, low: 99}
+  reserve: {memory_percent: 0}
 YAML
 "$BUILD/fragd" --check-config "$WORK/group.yaml" >/dev/null || fail "policy with socket_group $GROUP rejected"
 PORT=$(free_port); SOCK="$WORK/group.sock"; FRAGD_LOG="$WORK/group.log"
