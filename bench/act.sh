@@ -11,8 +11,8 @@
 # Every run: vm.defrag_mode is set (1 for the defrag rows, 0 for the others) and
 # vm.compaction_proactiveness to 0; fragd starts (observe mode, or act mode for the
 # fragd rows); `fragmenter --percent P` splinters memory and prints "ready"; then the
-# mode's preparation; then, WAIT seconds after "ready" (none for the pool scenario),
-# the burst. For the modes that leave proactive compaction on, the run then watches
+# mode's preparation; then, WAIT seconds after "ready" (none for the pool scenario)
+# and once the pool is empty (fragd may hold a temporary pool of its own), the burst. For the modes that leave proactive compaction on, the run then watches
 # pgmigrate_success until the kernel's compaction has settled (below). Afterwards
 # everything is stopped, the pool emptied and the host's settings put back. Modes:
 #   ondemand      proactiveness 0
@@ -239,6 +239,7 @@ start_bpftrace() { # comm
 	BPFTRACE_MAP_KEYS_MAX=65536 bpftrace bench/act_alloc.bt "$1" >"$R/bt.out" 2>"$R/bt.err" {LOCK_FD}>&- &
 	BT_PID=$!
 	PIDS+=("$BT_PID")
+	STOP_SIGNAL[$BT_PID]=INT
 	# Its two tracepoints must be attached before anything is measured.
 	for ((i = 0; i < 600; i++)); do
 		kill -0 "$BT_PID" 2>/dev/null || die "bpftrace exited at start: $(grep -v RLIMIT "$R/bt.err" | head -5)"

@@ -508,34 +508,41 @@ def method(m):
     dfm = m.get("defrag_mode_orig", "absent")
     return [
         measured_on(m) + f", hugeadm (libhugetlbfs-bin {m['hugeadm_version']}); THP enabled "
-        f"{m['thp_enabled']}, defrag {m['thp_defrag']}; vm.compaction_proactiveness {m['proactiveness_orig']} and "
-        f"vm.defrag_mode {dfm} on the host. Reproduce: `{env}make bench-act` (or `{env}bash bench/act.sh` as root "
+        f"{m['thp_enabled']}, defrag {m['thp_defrag']}; on the host vm.compaction_proactiveness "
+        f"{m['proactiveness_orig']} and " + ("no vm.defrag_mode (this kernel has none)" if dfm == "absent" else
+                                             f"vm.defrag_mode {dfm}") + "."
+        f" Reproduce: `{env}make bench-act` (or `{env}bash bench/act.sh` as root "
         f"after the build; `make bench` runs it with the other benchmarks). This run took "
         f"{int(m['runtime_s']) / 60:.1f} min, load average {m['loadavg_start']} at start, {m['loadavg_end']} at "
         f"the end.",
         "",
-        f"Every row after the same fragmentation, {R} time{'s' if R > 1 else ''}. Each run: vm.defrag_mode is set "
+        f"Every row after the same fragmentation, {'once' if R == 1 else f'{R} times'}. Each run: vm.defrag_mode is set "
         f"(1 for the two defrag_mode rows, 0 for all others) and vm.compaction_proactiveness to 0; fragd starts "
         f"(observe mode; for the fragd rows act mode, the shipped configs/fragd.yaml with only `mode: observe` "
         f"changed to `mode: act`); then `fragmenter --percent {P}` (tests/tools/fragmenter.c) maps {P}% of "
         f"MemAvailable in 4 KiB pages, touches them and frees 3 of every 4 pages in each 2 MiB chunk; when it "
         f"prints \"ready\" the mode's preparation runs (a proactiveness value: 20 or 90 for the kernel rows, 20, "
         f"the kernel's default, for the defrag_mode rows; or one manual compaction), and the burst starts {W} s "
-        f"after \"ready\" (at once for the pool scenario). vm.defrag_mode is on from before fragmenting, as the "
-        f"kernel's documentation advises enabling it early; fragd in act mode, too, runs from before fragmenting. "
+        f"after \"ready\" (at once for the pool scenario), from an empty pool (a fragd in act mode may hold a "
+        f"temporary pool of its own for a while: the burst waits until it is given back; the details show any "
+        f"wait). vm.defrag_mode is on from before fragmenting, as the "
+        f"kernel's documentation (admin-guide/sysctl/vm.rst) advises enabling it right after boot; fragd in act mode, too, runs from before fragmenting. "
         f"Other processes on this machine come and go: a fragmentation starts only when MemAvailable is at least "
         f"90% of its value at the start of the benchmark ({int(m.get('mem_available_kib_ref', 0)) // 1024} MiB), "
         f"and is redone (at most twice) when the fragmenter kept less than 90% of the expected {P}% / 4 of that. "
-        f"~All of MemAvailable was touched once before the first run (the guest's memory is initialised at first "
-        f"use). After each run the fragmenter and fragd are stopped, the pool emptied, and the host's "
+        f"{P}% of MemAvailable was touched once before the first run (the guest's memory is initialised at "
+        f"first use). After each run the fragmenter and fragd are stopped, the pool emptied, and the host's "
         f"proactiveness and defrag_mode put back; each run holds /tmp/fragd-heavy.lock.",
         "",
-        f"Rounds: round r runs every mode of every scenario once, the modes in an order rotated by r x n / {R} "
-        f"places and reversed in odd rounds, so that no mode always follows the same one: the kernel keeps "
-        f"compaction state from one run to the next (compaction deferred after failures, cached scanner "
-        f"positions, pageblock skip hints), and the rows that compact on demand vary a lot from run to run. Each "
-        f"cell is the median of the runs, with the lowest and highest in parentheses when they differ; the "
-        f"per-run details say which run came where.",
+        (f"Rounds: round r runs every mode of every scenario once, the modes in an order rotated by r x n / {R} "
+         f"places and reversed in odd rounds (with more than two modes), so that no mode always follows the same "
+         f"one: the kernel keeps compaction state from one run to the next (compaction deferred after failures, "
+         f"cached scanner positions, pageblock skip hints), and the rows that compact on demand vary a lot from "
+         f"run to run. Each cell is the median of the runs, with the lowest and highest in parentheses when they "
+         f"differ; the per-run details say which run came where." if R > 1 else
+         "One round: each cell is one run, too few to read much into (the kernel keeps compaction state from one "
+         "run to the next, and the rows that compact on demand vary a lot from run to run). The full benchmark "
+         "runs 3 rounds and reports medians."),
         "",
         "Columns. free 2 MiB blocks: free memory in whole 2 MiB blocks (orders >= 9, all zones, from "
         "/proc/buddyinfo) at \"ready\" and at the end of the wait (2 s before the burst; at \"ready\" for the "
@@ -544,7 +551,8 @@ def method(m):
         "AnonHugePages / 2 MiB. stalled (fragd): the delta of `fragd_alloc_total{order=\"9\",outcome=\"stalled\"}` "
         "from fragd's last collector tick before the burst to its first after it, with its share of the "
         "order-9 allocations of the burst (the attempts fragd counted, or the pages granted when it counted "
-        "fewer); fragd leaves its own allocations (a temporary pool it grows to compact) out of that counter. "
+        "fewer); fragd keeps the stalls of its own writes (a temporary pool it grows to compact) out of that "
+        "counter. "
         "compact_stall (burst): the /proc/vmstat delta read by the bursting process right before and right "
         "after its timed part (by the shell around thpfault), so it counts the burst alone, but every "
         "direct compaction in that time, fragd's own included. Per allocation, hugetlb: bench/act_alloc.bt "

@@ -65,14 +65,16 @@ stop_pid() {
 	return "$rc"
 }
 
-# On exit, whatever happens: stops every tracked process (SIGTERM, then SIGKILL after
+# On exit, whatever happens: stops every tracked process (SIGTERM, or the signal
+# STOP_SIGNAL[pid] names, e.g. INT for bpftrace, which ignores TERM; SIGKILL after
 # CLEANUP_GRACE seconds), runs restore_on_exit, and removes the work directory unless
 # the run failed or BENCH_KEEP=1.
+declare -gA STOP_SIGNAL=()
 cleanup() {
 	local rc=$? p
 	set +e
 	trap - EXIT INT TERM
-	for p in "${PIDS[@]}"; do stop_pid "$p" "$CLEANUP_GRACE"; done
+	for p in "${PIDS[@]}"; do stop_pid "$p" "$CLEANUP_GRACE" "${STOP_SIGNAL[$p]:-TERM}"; done
 	restore_on_exit
 	if [[ ${BENCH_KEEP:-0} == 1 || $FAILED == 1 ]]; then
 		log "work directory kept: $WORK"
