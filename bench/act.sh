@@ -33,8 +33,8 @@
 #          `fragctl pool set 2MB PAGES` (only modes hugeadm and fragd)
 # Rounds: every (scenario, mode) runs REPEATS times, interleaved: round r runs every
 # scenario's modes once, in an order rotated by r*n/REPEATS places and reversed in odd
-# rounds (two modes alternate), so that no mode always follows the same one (the kernel keeps compaction
-# state from one run to the next). Each run holds /tmp/fragd-heavy.lock for itself
+# rounds (two modes alternate), so that no mode always follows the same one (the
+# kernel keeps compaction state from one run to the next). Each run holds /tmp/fragd-heavy.lock for itself
 # only, so other heavy jobs can run between two runs.
 # Settling (kernel20, kernel90, fragd, defrag, defrag_fragd; not pool): after the burst
 # the fragmenter keeps its memory and the run watches /proc/vmstat pgmigrate_success
@@ -49,8 +49,8 @@
 # BENCH_ACT_MODES, BENCH_ACT_SCENARIOS (comma- or space-separated subsets, in that order),
 # REPEATS or BENCH_ACT_REPEATS (3; quick 1), BENCH_ACT_PAGES (3000; quick 500),
 # BENCH_ACT_PERCENT (95; quick 50), BENCH_ACT_WAIT (20; quick 5), BENCH_ACT_SETTLE_MAX
-# (120; quick 20), BENCH_ACT_WARMUP (1: touch ~all of MemAvailable once before the first
-# run), BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work directory.
+# (120; quick 20), BENCH_ACT_WARMUP (1: touch PERCENT% of MemAvailable once before the
+# first run), BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work directory.
 # Changes global settings, all restored after every run and on exit whatever happens:
 # vm.compaction_proactiveness, vm.defrag_mode (where it exists), vm.nr_hugepages (must be
 # 0 at start), THP enabled/defrag (only if they would not let MADV_HUGEPAGE faults compact).
