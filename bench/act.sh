@@ -12,8 +12,9 @@
 # vm.compaction_proactiveness to 0; fragd starts (observe mode, or act mode for the
 # fragd rows); `fragmenter --percent P` splinters memory and prints "ready"; then the
 # mode's preparation; then, WAIT seconds after "ready" (none for the pool scenario)
-# and once the pool is empty (fragd may hold a temporary pool of its own), the burst. For the modes that leave proactive compaction on, the run then watches
-# pgmigrate_success until the kernel's compaction has settled (below). Afterwards
+# and once the pool is empty (fragd may hold a temporary pool of its own), the burst.
+# For the modes that leave proactive compaction on or fragd acting, the run then
+# watches pgmigrate_success until compaction has settled (below). Afterwards
 # everything is stopped, the pool emptied and the host's settings put back. Modes:
 #   ondemand      proactiveness 0
 #   kernel20      proactiveness 20, set at "ready"
@@ -32,22 +33,24 @@
 #          `fragctl pool set 2MB PAGES` (only modes hugeadm and fragd)
 # Rounds: every (scenario, mode) runs REPEATS times, interleaved: round r runs every
 # scenario's modes once, in an order rotated by r*n/REPEATS places and reversed in odd
-# rounds (n > 2), so that no mode always follows the same one (the kernel keeps compaction
-# state from one run to the next). Each run holds /tmp/fragd-heavy.lock for itself
+# rounds (two modes alternate), so that no mode always follows the same one (the
+# kernel keeps compaction state from one run to the next). Each run holds /tmp/fragd-heavy.lock for itself
 # only, so other heavy jobs can run between two runs.
-# Settling (kernel20, kernel90, defrag, defrag_fragd; not pool): after the burst the
-# fragmenter keeps its memory and the run watches /proc/vmstat pgmigrate_success every
-# 0.5 s until it has not grown for 3 s with every node's fragmentation score (fragd's
-# reading) at or below the kernel's proactive threshold min(max(100 - p, 5) + 10, 100),
-# or has not grown for 40 s (longer than the kernel's longest proactive back-off,
+# Settling (kernel20, kernel90, fragd, defrag, defrag_fragd; not pool): after the burst
+# the fragmenter keeps its memory and the run watches /proc/vmstat pgmigrate_success
+# every 0.5 s until it has not grown for 3 s (with fragd acting: the policy's
+# compaction.min_interval + 5 s, so that its next action would have come) with every
+# node's fragmentation score (fragd's reading) at or below the kernel's proactive
+# threshold min(max(100 - p, 5) + 10, 100) for the proactiveness p in force (none at
+# 0), or has not grown for 40 s (longer than the kernel's longest proactive back-off,
 # 64 x 500 ms), or SETTLE_MAX seconds have passed.
 #
 # Knobs (environment): FRAGD_BUILD_DIR (fragd and fragctl, default build), BENCH_QUICK,
 # BENCH_ACT_MODES, BENCH_ACT_SCENARIOS (comma- or space-separated subsets, in that order),
 # REPEATS or BENCH_ACT_REPEATS (3; quick 1), BENCH_ACT_PAGES (3000; quick 500),
 # BENCH_ACT_PERCENT (95; quick 50), BENCH_ACT_WAIT (20; quick 5), BENCH_ACT_SETTLE_MAX
-# (120; quick 10), BENCH_ACT_WARMUP (1: touch ~all of MemAvailable once before the first
-# run), BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work directory.
+# (120; quick 20), BENCH_ACT_WARMUP (1: touch PERCENT% of MemAvailable once before the
+# first run), BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work directory.
 # Changes global settings, all restored after every run and on exit whatever happens:
 # vm.compaction_proactiveness, vm.defrag_mode (where it exists), vm.nr_hugepages (must be
 # 0 at start), THP enabled/defrag (only if they would not let MADV_HUGEPAGE faults compact).
@@ -62,7 +65,7 @@ ALL_MODES="ondemand kernel20 kernel90 manual hugeadm fragd defrag defrag_fragd"
 ALL_SCENARIOS="fixed free thp pool"
 QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then
-	D_REPEATS=1 D_PAGES=500 D_PERCENT=50 D_WAIT=5 D_SETTLE=10
+	D_REPEATS=1 D_PAGES=500 D_PERCENT=50 D_WAIT=5 D_SETTLE=20
 else
 	D_REPEATS=3 D_PAGES=3000 D_PERCENT=95 D_WAIT=20 D_SETTLE=120
 fi
@@ -96,13 +99,9 @@ PRO=/proc/sys/vm/compaction_proactiveness
 DFM=/proc/sys/vm/defrag_mode
 THP_EN=/sys/kernel/mm/transparent_hugepage/enabled
 THP_DF=/sys/kernel/mm/transparent_hugepage/defrag
-require_empty_pool
-PRO_ORIG=$(<"$PRO")
-DFM_ORIG=
-[[ -e $DFM ]] && DFM_ORIG=$(<"$DFM")
 thp_current() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
-THP_EN_ORIG=$(thp_current "$THP_EN" 2>/dev/null || true)
-THP_DF_ORIG=$(thp_current "$THP_DF" 2>/dev/null || true)
+# The host's settings, read under the heavy lock below (SAVED=1 once read).
+SAVED=0 PRO_ORIG= DFM_ORIG= THP_EN_ORIG= THP_DF_ORIG=
 
 WORK=$(mktemp -d /tmp/fragd-bench-act.XXXXXX)
 T_START=$(date +%s)
@@ -111,8 +110,10 @@ FAILED=1
 LOCKED=0
 exec {LOCK_FD}>>/tmp/fragd-heavy.lock
 
-# Puts back every global setting this script changes (after each run and on exit).
+# Puts back every global setting this script changes (after each run and on exit);
+# nothing before they were read.
 restore_settings() {
+	((SAVED)) || return 0
 	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
 	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
 	if [[ -n $DFM_ORIG && $(<"$DFM") != "$DFM_ORIG" ]]; then
@@ -120,6 +121,7 @@ restore_settings() {
 	fi
 }
 restore_thp() {
+	((SAVED)) || return 0
 	if [[ -n $THP_EN_ORIG && $(thp_current "$THP_EN") != "$THP_EN_ORIG" ]]; then
 		echo "$THP_EN_ORIG" >"$THP_EN" || log "cannot restore THP enabled=$THP_EN_ORIG"
 	fi
@@ -146,6 +148,18 @@ unlock() {
 	flock -u "$LOCK_FD"
 	LOCKED=0
 }
+
+# Another benchmark's run changes these settings while it holds the heavy lock and
+# puts them back before letting go: read them under the lock, or its values would be
+# taken for the host's (and "restored").
+lock
+require_empty_pool
+PRO_ORIG=$(<"$PRO")
+[[ -e $DFM ]] && DFM_ORIG=$(<"$DFM")
+THP_EN_ORIG=$(thp_current "$THP_EN" 2>/dev/null || true)
+THP_DF_ORIG=$(thp_current "$THP_DF" 2>/dev/null || true)
+SAVED=1
+unlock
 
 now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
 sleep_until_us() {
@@ -184,6 +198,17 @@ sed 's/^mode: observe$/mode: act/' configs/fragd.yaml >"$WORK/fragd-act.yaml"
 changed=$(diff configs/fragd.yaml "$WORK/fragd-act.yaml" | grep -c '^>' || true)
 [[ $changed == 1 ]] && grep -q '^mode: act$' "$WORK/fragd-act.yaml" ||
 	die "configs/fragd.yaml has no line 'mode: observe' to turn into 'mode: act' ($changed lines changed)"
+# The policy's compaction.min_interval in seconds (default 10 s): the settle watch of the
+# fragd rows waits longer than that for fragd's next action.
+FRAGD_MIN_INTERVAL=$(awk '/^[^ #]/ { c = /^compaction:/ } c && /^  min_interval:/ { print $2; exit }' "$WORK/fragd-act.yaml")
+case $FRAGD_MIN_INTERVAL in
+'') FRAGD_MIN_INTERVAL=10 ;;
+*ms) FRAGD_MIN_INTERVAL=1 ;;
+*s) FRAGD_MIN_INTERVAL=${FRAGD_MIN_INTERVAL%s} ;;
+*m) FRAGD_MIN_INTERVAL=$((${FRAGD_MIN_INTERVAL%m} * 60)) ;;
+*h) FRAGD_MIN_INTERVAL=$((${FRAGD_MIN_INTERVAL%h} * 3600)) ;;
+esac
+is_uint "$FRAGD_MIN_INTERVAL" || die "cannot read compaction.min_interval from configs/fragd.yaml: '$FRAGD_MIN_INTERVAL'"
 if ((need_fragd_act)); then
 	"$FRAGD" --check-config "$WORK/fragd-act.yaml" >"$WORK/check-act.txt" 2>&1 ||
 		die "fragd --check-config rejects the shipped policy in act mode: $(tail -3 "$WORK/check-act.txt")"
@@ -219,6 +244,7 @@ meta percent "$PERCENT"
 meta keep 4
 meta wait "$WAIT"
 meta settle_max "$SETTLE_MAX"
+meta settle_quiet_fragd "$((FRAGD_MIN_INTERVAL + 5))"
 meta modes "${MODES[*]}"
 meta skipped "${SKIPPED[*]}"
 meta scenarios "${SCENARIOS[*]}"
@@ -331,7 +357,7 @@ proactive_high() { # proactiveness
 
 run_one() {
 	local round=$1 sc=$2 mode=$3 pos=$4 cfg=$WORK/fragd-observe.yaml comm=act_burst ready_us want burst_cmd prep_cmd
-	local rc pro_after dfm=0 pro_ready=0
+	local rc pro_after dfm=0 pro_ready=0 quiet
 	R="$WORK/r$round-$sc-$mode"
 	mkdir -p "$R"
 	: >"$R/times"
@@ -431,8 +457,10 @@ run_one() {
 	rmeta burst_cmd "$burst_cmd"
 	snap s3 sync
 
-	if ((pro_ready)) && [[ $sc != pool ]]; then
-		python3 bench/act_burst.py settle --url "$URL" --high "$(proactive_high "$pro_ready")" \
+	if [[ $sc != pool ]] && { ((pro_ready)) || [[ $cfg == "$WORK/fragd-act.yaml" ]]; }; then
+		quiet=3
+		[[ $cfg == "$WORK/fragd-act.yaml" ]] && quiet=$((FRAGD_MIN_INTERVAL + 5))
+		python3 bench/act_burst.py settle --url "$URL" --high "$(proactive_high "$pro_ready")" --quiet "$quiet" \
 			--max "$SETTLE_MAX" >"$R/settle.json" {LOCK_FD}>&- || die "settle watch failed"
 		snap s4
 	fi
@@ -468,6 +496,7 @@ round_order() {
 	n=${#ms[@]}
 	((n > 0)) || return 0
 	off=$((r * n / REPEATS))
+	((n > 2)) || off=$((r % n)) # two modes: alternate
 	for ((i = 0; i < n; i++)); do out+=("${ms[(i + off) % n]}"); done
 	# (With two modes a reversal is a rotation too: rotate only.)
 	if ((r % 2 && n > 2)); then

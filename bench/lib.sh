@@ -66,7 +66,7 @@ stop_pid() {
 }
 
 # On exit, whatever happens: stops every tracked process (SIGTERM, or the signal
-# STOP_SIGNAL[pid] names, e.g. INT for bpftrace, which ignores TERM; SIGKILL after
+# STOP_SIGNAL[pid] names, e.g. INT for bpftrace, which did not exit on TERM here; SIGKILL after
 # CLEANUP_GRACE seconds), runs restore_on_exit, and removes the work directory unless
 # the run failed or BENCH_KEEP=1.
 declare -gA STOP_SIGNAL=()
