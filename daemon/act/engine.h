@@ -170,8 +170,10 @@ struct NodeState {
   uint64_t next_allowed_ns = 0;       // min_interval / back-off
   std::string waiting;                // "", "min_interval", "backoff", "cpu_budget"
   // Learned from fragd's compactions of the node that added blocks of
-  // reserve.order (moving average, 0: none yet): pages migrated and
-  // compaction wall time per block gained.
+  // reserve.order (0: none yet): pages migrated and compaction wall time per
+  // block gained, over the recent ones weighted by the blocks each gained
+  // (each earlier one counts half as much as the next), so that one that
+  // gained two blocks while memory was being taken does not set the rate.
   double pages_per_block = 0;
   uint64_t ns_per_block = 0;
 };
@@ -230,6 +232,7 @@ class Engine {
     uint64_t total_pages = 0;
     std::vector<uint64_t> free_blocks;
     std::optional<uint64_t> last_end_ns;
+    double learned_pages = 0, learned_ns = 0, learned_blocks = 0;  // decayed sums
   };
   struct PoolTrack {
     PoolState s;

@@ -33,12 +33,13 @@ void Engine::learn(int node, const ActionOutcome& r) {
   auto it = node_state_.find(node);
   if (it == node_state_.end() || r.blocks_after <= r.blocks_before || r.end_ns <= r.start_ns) return;
   NodeTrack& t = it->second;
-  const uint64_t gained = r.blocks_after - r.blocks_before;
-  const double pages = static_cast<double>(r.pages_migrated) / static_cast<double>(gained);
-  const uint64_t ns = std::max<uint64_t>((r.end_ns - r.start_ns) / gained, 1);
-  // Half the weight on the newest: a node's cost per block changes with what fills it.
-  t.pages_per_block = t.ns_per_block == 0 ? pages : (t.pages_per_block + pages) / 2;
-  t.ns_per_block = t.ns_per_block == 0 ? ns : (t.ns_per_block + ns) / 2;
+  // Each earlier action counts half as much as the next: a node's cost per block
+  // changes with what fills it.
+  t.learned_pages = t.learned_pages / 2 + static_cast<double>(r.pages_migrated);
+  t.learned_ns = t.learned_ns / 2 + static_cast<double>(r.end_ns - r.start_ns);
+  t.learned_blocks = t.learned_blocks / 2 + static_cast<double>(r.blocks_after - r.blocks_before);
+  t.pages_per_block = t.learned_pages / t.learned_blocks;
+  t.ns_per_block = std::max<uint64_t>(static_cast<uint64_t>(t.learned_ns / t.learned_blocks), 1);
 }
 
 void Engine::finished(const ActionOutcome& r) {

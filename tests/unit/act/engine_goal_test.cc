@@ -109,6 +109,27 @@ TEST(EngineGoal, TheNodeLearnsItsCostPerBlockAndTheBudgetCapsTheNextGoal) {
   EXPECT_EQ(next->goal_blocks, 100u + 500u);
 }
 
+TEST(EngineGoal, ALittleGainDoesNotSetTheRateAlone) {
+  Engine e(goal_policy());
+  auto r = e.decide(obs_at(0, {sized_node(0, kTotal, kFreeP, kHave, 93)}));
+  ASSERT_TRUE(r);
+  ActionOutcome small = outcome(*r, "ok", 0, 30 * kMs, 93, 93);  // 2 blocks in 30 ms
+  small.blocks_before = kHave;
+  small.blocks_after = kHave + 2;
+  e.finished(small);
+  EXPECT_EQ(e.nodes()[0].ns_per_block, 15 * kMs);
+  r = e.decide(obs_at(20 * kS, {sized_node(0, kTotal, kFreeP, kHave, 93)}));
+  ASSERT_TRUE(r);
+  ActionOutcome big = outcome(*r, "ok", 20 * kS, 20 * kS + 140 * kMs, 93, 88);  // 340 blocks in 140 ms
+  big.blocks_before = kHave;
+  big.blocks_after = kHave + 340;
+  big.pages_migrated = 340 * 128;
+  e.finished(big);
+  // (15 ms + 140 ms) over (1 + 340) blocks: 0.45 ms, not the mean of 15 ms and 0.41 ms.
+  EXPECT_EQ(e.nodes()[0].ns_per_block, (15 * kMs + 140 * kMs) / 341);
+  EXPECT_NEAR(e.nodes()[0].pages_per_block, 340.0 * 128 / 341, 1e-9);
+}
+
 TEST(EngineGoal, AddedBlocksHelpEvenWhenTheScoreBarelyMoves) {
   ActionOutcome o;
   o.req.goal_blocks = 3072;
