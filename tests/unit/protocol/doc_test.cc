@@ -61,6 +61,8 @@ TEST(ProtocolDoc, NamesEveryKeyTheStructsWrite) {
   keys(json(fragd::ControlRequest::action(1)), all);
   fragd::ActionReport pool;
   pool.attempts = pool.compactions = 1;
+  pool.goal_blocks = 3;
+  pool.steps.push_back({"grow", 0, 5, 1});
   keys(json(pool), all);
   fragd::MapView none;
   keys(json(none), all);  // scan_error

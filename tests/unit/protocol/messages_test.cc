@@ -100,6 +100,22 @@ TEST(ProtocolMessages, ActionSummaryRoundTrip) {
   EXPECT_EQ(json(j.get<fragd::ActionSummary>()), j);
 }
 
+TEST(ProtocolMessages, ActionStepsRoundTrip) {
+  const json j = json::parse(R"({"id":7,"action":"compact","trigger":"reserve","node":0,"reason":"r",
+                                 "result":"ok","detail":"","goal_blocks":3072,
+                                 "steps":[{"step":"grow","node":0,"duration_ns":812345,"pool_after":3072},
+                                          {"step":"release","node":0,"duration_ns":9000,"pool_after":0},
+                                          {"step":"compact","node":1,"duration_ns":5}]})");
+  const auto r = j.get<fragd::ActionReport>();
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.steps[2].step, "compact");
+  EXPECT_FALSE(r.steps[2].pool_after.has_value());
+  EXPECT_EQ(r.goal_blocks, 3072u);
+  expect_same(j, json(r));
+  EXPECT_THROW(json::parse(R"({"id":7,"action":"pool","node":0,"result":"ok","steps":{}})").get<fragd::ActionReport>(),
+               fragd::Malformed);
+}
+
 TEST(ProtocolMessages, RequestsRoundTrip) {
   for (const char* text : {R"({"cmd":"hist"})", R"({"cmd":"status"})", R"({"cmd":"trace"})", R"({"cmd":"reload"})",
                            R"({"cmd":"map","max_age_ns":0})", R"({"cmd":"action","id":7})",
