@@ -10,7 +10,9 @@
 #  b. fragd in its own pid namespace (unshare -p -f --mount-proc): a
 #     `fragctl compact` counts in fragd_compaction_runs_total{trigger="fragd"},
 #     not trigger "manual", and in fragd_compaction_budget_used_seconds (its
-#     getpid() is 1 there, the kernel's tgid is another number).
+#     getpid() is 1 there, the kernel's tgid is another number); a pool grown
+#     past the free 2 MiB blocks stalls in fragd's writer, and those stalls
+#     count as fragd's own, not the host's.
 source "$(dirname "$0")/lib.sh"
 require_root
 command -v unshare >/dev/null || skip_or_fail "unshare missing (Debian package util-linux)"
@@ -96,6 +98,26 @@ log "b: pid namespace (fragd is pid 1 there, $FRAGD_PID here): runs by fragd $f0
 [ "$f1" -gt "$f0" ] || die "fragd's compaction in a pid namespace did not count as trigger fragd ($f0 -> $f1; manual $m0 -> $m1)"
 [ "$m1" -eq "$m0" ] || die "fragd's compaction in a pid namespace counted as trigger manual ($m0 -> $m1)"
 awk -v a="$u0" -v b="$u1" 'BEGIN { exit !(b > a) }' || die "fragd_compaction_budget_used_seconds did not grow ($u0 -> $u1)"
+# A pool grown past the free 2 MiB blocks: fragd's writer stalls in direct compaction,
+# and those stalls are fragd's own (marked through a pidfd), not the host's.
+fragment 60
+free2m() { awk '{ for (i = 5 + 9; i <= NF; i++) n += $i * 2 ^ (i - 5 - 9) } END { print n + 0 }' /proc/buddyinfo; }
+want=$(( $(free2m) + 300 ))
+sleep 1.5
+scrape >"$WORK/c0.prom"
+s0=$(vmstat compact_stall)
+FRAGCTL pool set 2MB "$want" >"$WORK/pool-c.txt" 2>&1 || log "b: fragctl pool set: $(cat "$WORK/pool-c.txt")"
+sleep 2
+scrape >"$WORK/c1.prom"
+s1=$(vmstat compact_stall)
+FRAGCTL pool set 2MB 0 >/dev/null 2>&1 || true
+echo 0 >/proc/sys/vm/nr_hugepages
+d() { echo $(( $(metric "$WORK/c1.prom" "$1" "$2") - $(metric "$WORK/c0.prom" "$1" "$2") )); }
+own=$(d fragd_own_direct_stall_entries_total 'phase="compaction"')
+host=$(d fragd_direct_stall_entries_total 'phase="compaction"')
+log "b: pool set 2MB $want in the namespace: compact_stall +$((s1 - s0)), fragd's own $own, host $host; $(head -1 "$WORK/pool-c.txt")"
+[ "$own" -gt 0 ] || die "the pool's direct compaction in a pid namespace was not counted as fragd's own (own +$own, host +$host, compact_stall +$((s1 - s0)))"
+[ $((host * 4)) -le "$own" ] || die "host stall entries +$host beside fragd's own +$own: fragd's own counted as the host's?"
 kill -TERM "$FRAGD_PID"
 rc=0; wait "$NS_PID" || rc=$?
 [ "$rc" -eq 0 ] || die "fragd in a pid namespace exited $rc after SIGTERM"
