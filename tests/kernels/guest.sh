@@ -76,6 +76,15 @@ fi
 check start 0 "fragd attached: $(grep -o 'attached [0-9]*/[0-9]* BPF programs' /tmp/fragd.log)"
 grep '^fragd_bpf_program_attached{' /tmp/m.prom | sed -E 's/^[^{]*\{program="([^"]*)",tracepoint="([^"]*)"\} ([01])$/FRAGD-PROGRAM \1 \2 \3/'
 
+# 1a. The compaction settings as the kernel has them: vm.defrag_mode (6.15+) reported only
+# where the file exists, proactiveness always.
+pro_m=$(grep -c '^fragd_vm_compaction_proactiveness ' /tmp/m.prom)
+pro_v=$(awk '$1 == "fragd_vm_compaction_proactiveness" { print $2 }' /tmp/m.prom)
+dm_m=$(grep -c '^fragd_vm_defrag_mode ' /tmp/m.prom)
+if [ -e /proc/sys/vm/defrag_mode ]; then dm_want=1; else dm_want=0; fi
+check vm_settings "$([ "$pro_m" = 1 ] && [ "$pro_v" = "$(cat /proc/sys/vm/compaction_proactiveness)" ] && [ "$dm_m" = "$dm_want" ]; echo $?)" \
+	"fragd_vm_compaction_proactiveness $pro_v (file $(cat /proc/sys/vm/compaction_proactiveness)); fragd_vm_defrag_mode series $dm_m, /proc/sys/vm/defrag_mode $([ $dm_want = 1 ] && echo present || echo absent)"
+
 # 1b. CMA (only a kernel booted with hugetlb_cma=): fragd reads the CMA pageblocks as the
 # kernel lists them, and a 1 GiB pool page comes from the CMA area (cma:cma_alloc_* fire).
 if grep -q 'hugetlb_cma=' /proc/cmdline; then
