@@ -136,6 +136,9 @@ Result<void> ActionExecutor::restore() {
 // stay out of the stall statistics), and is put back at once: the blocks it
 // held are free. Its size before is saved first (saved_state.h), so a fragd
 // killed in between has it put back at its next start or by `fragd --restore`.
+// Pool writes one goal-sized compaction makes at most (each only while the one before added pages).
+constexpr unsigned kGoalWrites = 4;
+
 void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, ActionOutcome& o) {
   const unsigned order = p.compaction.reserve.order;
   const uint64_t size_kib = uint64_t{4} << order;
@@ -168,12 +171,22 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
     if (auto k = hooks_.remember(file, p0); !k) return fail(k.error().message);
 
   const uint64_t m0 = migrated();
-  uint64_t t0 = mono();
-  auto grow = act_.grow_pool(r.node, size_kib, p0 + take);
-  o.attempts = 1;
-  auto mid = act_.read_pool(r.node, size_kib);
-  const uint64_t held = mid && *mid > p0 ? *mid - p0 : 0;
-  o.steps.push_back({"grow", r.node, mid ? *mid : 0, mono() - t0});
+  // Direct compaction gives up early after failures in the zone (the kernel defers it
+  // for a number of attempts): write again while a write adds pages, as pool targets do.
+  Result<void> grow;
+  uint64_t held = 0;
+  uint64_t t0 = 0;
+  for (unsigned i = 0; i < kGoalWrites; ++i) {
+    t0 = mono();
+    grow = act_.grow_pool(r.node, size_kib, p0 + take);
+    o.attempts++;
+    auto mid = act_.read_pool(r.node, size_kib);
+    const uint64_t now_held = mid && *mid > p0 ? *mid - p0 : 0;
+    o.steps.push_back({"grow", r.node, mid ? *mid : 0, mono() - t0});
+    const bool progress = now_held > held;
+    held = std::max(held, now_held);
+    if (!grow || !mid || held >= take || !progress || act_.stop_requested()) break;
+  }
   o.pages_migrated = migrated() - m0;
 
   t0 = mono();

@@ -188,6 +188,21 @@ TEST_F(GoalRun, GrowsThePoolToTheGoalThenFreesItAndTheBlocksStayFree) {
   EXPECT_EQ(f.nodes[0].compactions, 0u);  // no whole-node compaction
 }
 
+TEST_F(GoalRun, WritesAgainWhileAWriteAddsPages) {
+  f.set_node(0, 1024000, 95, 10);  // 100 free blocks
+  f.direct_yield = 200;            // direct compaction makes 200 blocks a write, then gives up
+  const ActionOutcome o = exec.run(req(600), policy());
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  // 0 -> 300 (100 free + 200 made), -> 500, -> 600: three grows, then the release.
+  ASSERT_EQ(o.steps.size(), 4u);
+  EXPECT_EQ(o.steps[0].pool_after, 300u);
+  EXPECT_EQ(o.steps[1].pool_after, 500u);
+  EXPECT_EQ(o.steps[2].pool_after, 600u);
+  EXPECT_EQ(o.steps[3].step, "release");
+  EXPECT_EQ(o.attempts, 3u);
+  EXPECT_EQ(o.blocks_after, 600u);
+}
+
 TEST_F(GoalRun, AGrowStoppedAsFragdExitsIsAbandonedAndThePoolGoesBack) {
   f.set_node(0, 1024000, 95, 10);
   f.fail("grow_pool", ECANCELED, 1);
