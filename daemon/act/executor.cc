@@ -207,10 +207,30 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
     return;
   }
   if (!grow) return fail(grow.error().message);
-  o.result = compaction_helped(o, p.compaction) ? "ok" : "no_gain";
   o.detail = strf("%s held %llu of %llu pages for the goal of %llu free blocks, then freed them",
                   name.c_str(), static_cast<unsigned long long>(held), static_cast<unsigned long long>(take),
                   static_cast<unsigned long long>(r.goal_blocks));
+  // No block made beyond the free ones: the kernel deferred direct compaction (after
+  // failures in the zone it skips up to 64 attempts), and writing again would not get past
+  // that. A node compaction is not deferred: the node's whole compaction, as method node.
+  if (held < take && held <= o.blocks_before && !act_.stop_requested()) {
+    const uint64_t c0 = mono();
+    const uint64_t m1 = migrated();
+    auto c = act_.compact_node(r.node);
+    o.steps.push_back({"compact", r.node, 0, mono() - c0});
+    o.pages_migrated += migrated() - m1;
+    if (auto s = act_.node_score(r.node)) o.score_after = static_cast<int>(*s);
+    if (auto b = act_.free_blocks(r.node, order)) o.blocks_after = *b;
+    if (!c && c.error().err == ECANCELED) {
+      o.result = "abandoned";
+      o.detail += "; " + c.error().message;
+      return;
+    }
+    if (!c) return fail(o.detail + "; then " + c.error().message);
+    o.detail += "; direct compaction made no block (the kernel defers it after failures): the whole node was "
+                "compacted";
+  }
+  o.result = compaction_helped(o, p.compaction) ? "ok" : "no_gain";
 }
 
 }  // namespace fragd

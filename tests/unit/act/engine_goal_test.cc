@@ -203,6 +203,20 @@ TEST_F(GoalRun, WritesAgainWhileAWriteAddsPages) {
   EXPECT_EQ(o.blocks_after, 600u);
 }
 
+TEST_F(GoalRun, WhenDirectCompactionMakesNoBlockTheWholeNodeIsCompacted) {
+  f.set_node(0, 1024000, 95, 10);  // 100 free blocks; direct compaction deferred: makes none
+  const ActionOutcome o = exec.run(req(600), policy());
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  ASSERT_EQ(o.steps.size(), 4u);
+  EXPECT_EQ(o.steps[0].pool_after, 100u);  // the free blocks, nothing made
+  EXPECT_EQ(o.steps[1].pool_after, 100u);  // again: no progress
+  EXPECT_EQ(o.steps[2].step, "release");
+  EXPECT_EQ(o.steps[3].step, "compact");
+  EXPECT_EQ(f.nodes[0].compactions, 1u);
+  EXPECT_GT(o.blocks_after, 600u);
+  EXPECT_NE(o.detail.find("the whole node was compacted"), std::string::npos) << o.detail;
+}
+
 TEST_F(GoalRun, AGrowStoppedAsFragdExitsIsAbandonedAndThePoolGoesBack) {
   f.set_node(0, 1024000, 95, 10);
   f.fail("grow_pool", ECANCELED, 1);
