@@ -45,8 +45,7 @@ ActionOutcome ActionExecutor::run(const ActionRequest& r, const Policy& p) {
       const uint64_t m0 = migrated();
       auto w = act_.compact_node(r.node);
       o.pages_migrated = migrated() - m0;
-      if (auto s = act_.node_score(r.node)) o.score_after = static_cast<int>(*s);
-      if (auto b = act_.free_blocks(r.node, order)) o.blocks_after = *b;
+      measure_after(r.node, order, o);
       if (!w && w.error().err == ECANCELED) {  // fragd is exiting: the write's process was killed
         o.result = "abandoned";
         o.detail = w.error().message;
@@ -136,6 +135,11 @@ Result<void> ActionExecutor::restore() {
 // stay out of the stall statistics), and is put back at once: the blocks it
 // held are free. Its size before is saved first (saved_state.h), so a fragd
 // killed in between has it put back at its next start or by `fragd --restore`.
+void ActionExecutor::measure_after(int node, unsigned order, ActionOutcome& o) {
+  if (auto sc = act_.node_score(node)) o.score_after = static_cast<int>(*sc);
+  if (auto b = act_.free_blocks(node, order)) o.blocks_after = *b;
+}
+
 // Pool writes one goal-sized compaction makes at most (each only while the one before added pages).
 constexpr unsigned kGoalWrites = 4;
 
@@ -196,8 +200,7 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
   if (back && after && *after <= p0) {
     if (hooks_.forget) hooks_.forget(file);
   }
-  if (auto s = act_.node_score(r.node)) o.score_after = static_cast<int>(*s);
-  if (auto b = act_.free_blocks(r.node, order)) o.blocks_after = *b;
+  measure_after(r.node, order, o);
 
   if (!back) return fail(name + " held " + std::to_string(held) + " pages and could not be put back to " +
                          std::to_string(p0) + ": " + back.error().message + " (kept in the saved state)");
@@ -219,8 +222,7 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
     auto c = act_.compact_node(r.node);
     o.steps.push_back({"compact", r.node, 0, mono() - c0});
     o.pages_migrated += migrated() - m1;
-    if (auto s = act_.node_score(r.node)) o.score_after = static_cast<int>(*s);
-    if (auto b = act_.free_blocks(r.node, order)) o.blocks_after = *b;
+    measure_after(r.node, order, o);
     if (!c && c.error().err == ECANCELED) {
       o.result = "abandoned";
       o.detail += "; " + c.error().message;

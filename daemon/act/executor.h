@@ -42,6 +42,8 @@ class ActionExecutor {
   uint64_t migrated() const { return hooks_.pages_migrated ? hooks_.pages_migrated() : 0; }
   // Compact with method pool and a goal: the temporary pool (engine.h).
   void compact_to_goal(const ActionRequest& r, const Policy& p, ActionOutcome& o);
+  // The node's score and free blocks of `order` after an action, into `o`.
+  void measure_after(int node, unsigned order, ActionOutcome& o);
 
   Actuator& act_;
   Hooks hooks_;
