@@ -132,6 +132,9 @@ void Daemon::tick() {
   frame.act = &act_;
   frame.scan = scanner_ ? &scan : nullptr;
   frame.pollution = pollution_ ? &*pollution_ : nullptr;
+  const std::vector<NodeForecast> forecast = forecast_.forecast();
+  frame.forecast = &forecast;
+  frame.forecast_window_ns = forecast_.window_ns();
   metrics_->publish(build_families(frame));
   metrics_->set_readiness(unready_programs(bpf_->programs(), cfg_.allocations));
 }
@@ -157,6 +160,7 @@ void Daemon::read_files(uint64_t now) {
   }
   if (pti_due) last_pti_ns_ = now;
   last_mem_ = std::move(*m);
+  forecast_.observe(now, last_mem_->zones);
   check_nodes();
 }
 
@@ -334,6 +338,8 @@ nlohmann::json Daemon::reload(const std::string& why) {
   // Read each tick: effective at once.
   cfg_.adaptive_hold_ns = c->adaptive_hold_ns;
   cfg_.adaptive_free_blocks = c->adaptive_free_blocks;
+  cfg_.forecast_window_ns = c->forecast_window_ns;
+  forecast_.set_window(cfg_.forecast_window_ns);
   cfg_.mode = c->mode;
   cfg_.policy = c->policy;
   engine_->set_policy(cfg_.policy);

@@ -25,6 +25,7 @@
 #include "kernel/bpf_maps.h"
 #include "kernel/procfs.h"
 #include "kernel/source_faults.h"
+#include "sources/memory/forecast.h"
 #include "policy/config.h"
 #include "protocol/request.h"
 #include "protocol/status.h"
@@ -133,6 +134,7 @@ class Daemon {
   std::string scan_off_;                         // why it is off
   std::vector<ZoneSpan> spans_;                  // zone spans, to place polluted blocks on nodes
   std::optional<PollutionStats> pollution_;      // last tick's; empty when off
+  BlockForecast forecast_{cfg_.forecast_window_ns};  // free 2 MiB blocks per node over forecast_window
   // The ledger's counters and blocks now, with who polluted each block.
   std::optional<PollutionStats> read_pollution();
   std::deque<ActionOutcome> recent_;   // last kRecentActions outcomes, oldest first

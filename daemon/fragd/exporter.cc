@@ -4,9 +4,11 @@
 #include <iterator>
 
 #include "sources/compaction/metrics.h"
+#include "sources/memory/forecast.h"
 #include "sources/memory/metrics.h"
 #include "sources/pools/metrics.h"
 #include "sources/programs/metrics.h"
+#include "sources/thp/metrics.h"
 #include "version.h"
 
 namespace fragd {
@@ -16,7 +18,7 @@ namespace {
 void self_metrics(const SelfStats& self, Families& out) {
   FamilyBuilder e("fragd_collect_errors_total",
                   "Failed reads of a source: the BPF maps, or one /proc or sysfs source (buddyinfo, zoneinfo, "
-                  "pagetypeinfo, vmstat, meminfo, hugepages, nodes). A failing source is read again at a "
+                  "pagetypeinfo, vmstat, meminfo, hugepages, mthp, nodes). A failing source is read again at a "
                   "doubling interval up to 60 s.",
                   MetricType::Counter);
   e.counter({{"source", "bpf"}}, self.collect_errors_bpf);
@@ -84,7 +86,9 @@ Families build_families(const ExportFrame& f) {
     if (f.act)
       for (const auto& p : f.act->pools) targets.push_back({p.node, p.size_kib, p.target});
     pool_metrics(*f.mem, targets, out);
+    thp_metrics(*f.mem, out);
   }
+  if (f.forecast) forecast_metrics(*f.forecast, f.forecast_window_ns, out);
   if (f.act) act_metrics(*f.act, out);
   if (f.scan) scan_metrics(*f.scan, out);
   if (f.pollution) pollution_metrics(*f.pollution, out);

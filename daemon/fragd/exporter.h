@@ -15,6 +15,7 @@
 #include "kernel/bpf_loader.h"
 #include "kernel/bpf_maps.h"
 #include "kernel/procfs.h"
+#include "sources/memory/forecast.h"
 #include "sources/pageblocks/metrics.h"
 #include "sources/pollution/metrics.h"
 #include "sources/stalls/metrics.h"
@@ -47,6 +48,8 @@ struct ExportFrame {
   const ActStats* act = nullptr;
   const ScanStats* scan = nullptr;
   const PollutionStats* pollution = nullptr;
+  const std::vector<NodeForecast>* forecast = nullptr;
+  uint64_t forecast_window_ns = 0;
 };
 
 // Builds every family fragd exports. Pure: no I/O.

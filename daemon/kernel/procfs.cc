@@ -138,6 +138,30 @@ std::vector<HugePool> read_hugepages_noting(const std::string& sys_root, std::ve
 
 }  // namespace
 
+std::vector<MthpStats> read_mthp_stats(const std::string& sys_root, std::vector<std::string>* warnings,
+                                       std::string* fault_path, std::string* fault_cause,
+                                       std::string* fault_message) {
+  std::vector<MthpStats> out;
+  const std::string thp = join(sys_root, "kernel/mm/transparent_hugepage");
+  PoolFault fault;
+  for (const auto& [size_kib, name] : numbered_dirs(thp, "hugepages-", "kB")) {
+    const std::string dir = join(join(thp, name), "stats");
+    std::error_code ec;
+    fs::directory_iterator it(dir, ec), end;
+    if (ec) continue;  // a size without statistics (kernels before 6.9 have the folder, not stats/)
+    MthpStats m{size_kib, {}};
+    for (; !ec && it != end; it.increment(ec)) {
+      const std::string file = it->path().filename().string();
+      if (auto v = read_number_file(join(dir, file), warnings, true, &fault)) m.stats[file] = *v;
+    }
+    if (!m.stats.empty()) out.push_back(std::move(m));
+  }
+  if (fault_path) *fault_path = fault.path;
+  if (fault_cause) *fault_cause = fault.cause;
+  if (fault_message) *fault_message = fault.message;
+  return out;
+}
+
 std::vector<HugePool> read_hugepages(const std::string& sys_root,
                                      std::vector<std::string>* warnings) {
   return read_hugepages_noting(sys_root, warnings, nullptr);
@@ -301,6 +325,21 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::strin
       std::error_code ec;
       const std::string nodes = join(sys_root, "devices/system/node");
       done("hugepages", fs::is_directory(nodes, ec) ? nodes : join(sys_root, "kernel/mm/hugepages"));
+    }
+  }
+
+  if (!skip.count("mthp")) {
+    begin();
+    std::string path, cause, message;
+    snap.mthp = read_mthp_stats(sys_root, &snap.warnings, &path, &cause, &message);
+    if (!cause.empty()) {
+      // As for the pools: all sizes or none, so that no series comes and goes with one bad file.
+      snap.mthp.clear();
+      report.push_back(SourceRead{"mthp", path, cause,
+                                  message + "; no per-size THP statistic is reported until every "
+                                                         "stats file reads"});
+    } else {
+      done("mthp", join(sys_root, "kernel/mm/transparent_hugepage"));
     }
   }
   return snap;

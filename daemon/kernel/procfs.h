@@ -51,6 +51,15 @@ struct HugePool {
   uint64_t surplus = 0;  // surplus_hugepages (0 when the file is absent)
 };
 
+// One transparent huge page size's statistics (Linux 6.9+):
+// kernel/mm/transparent_hugepage/hugepages-<size>kB/stats/<name>, every file
+// of that folder by name (anon_fault_alloc, anon_fault_fallback, shmem_alloc,
+// split, nr_anon, ...). Kernels without per-size statistics have none.
+struct MthpStats {
+  uint64_t size_kib = 0;
+  std::map<std::string, uint64_t> stats;
+};
+
 struct MemSnapshot {
   // Merged from buddyinfo + zoneinfo + pagetypeinfo by (node, zone), ordered
   // by node and then in the kernel's zone order (as zoneinfo lists them).
@@ -58,6 +67,7 @@ struct MemSnapshot {
   std::map<std::string, uint64_t> vmstat;  // every key of /proc/vmstat
   uint64_t mem_available_kib = 0, mem_free_kib = 0;
   std::vector<HugePool> hugepages;  // ordered by (node, size_kib)
+  std::vector<MthpStats> mthp;      // ordered by size_kib; empty before Linux 6.9
   // The compaction settings of /proc/sys/vm that fragd reports (kCompactionSysctls),
   // by name; a file this kernel lacks (defrag_mode before 6.15) is absent.
   std::map<std::string, uint64_t> vm_sysctls;
@@ -111,6 +121,15 @@ Result<void> parse_meminfo(std::string_view text, std::string_view path, MemSnap
 std::vector<HugePool> read_hugepages(const std::string& sys_root,
                                      std::vector<std::string>* warnings = nullptr);
 
+// Per-size THP statistics under `sys_root`/kernel/mm/transparent_hugepage:
+// every hugepages-<size>kB/stats folder, each of its files one number. No
+// such folder (a kernel before 6.9, or no THP) -> empty, without a warning.
+// A stats file that does not read or parse is left out with a warning; the
+// first such file, its cause and message go to *fault_path / *fault_cause / *fault_message.
+std::vector<MthpStats> read_mthp_stats(const std::string& sys_root, std::vector<std::string>* warnings = nullptr,
+                                       std::string* fault_path = nullptr, std::string* fault_cause = nullptr,
+                                       std::string* fault_message = nullptr);
+
 // Reads and merges everything. buddyinfo or zoneinfo missing, unreadable or
 // unparsable -> Error naming the path and the fix. pagetypeinfo (root-only,
 // mode 0400), vmstat and meminfo problems -> warnings, with the affected
@@ -125,8 +144,8 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root = "/proc",
                                   const MemSnapshot* pageblocks_from = nullptr);
 
 // The sources of a snapshot, as named in SourceRead and in the skip set.
-inline constexpr const char* kSnapshotSources[] = {"buddyinfo", "zoneinfo", "pagetypeinfo",
-                                                   "vmstat",    "meminfo",  "hugepages"};
+inline constexpr const char* kSnapshotSources[] = {"buddyinfo", "zoneinfo",  "pagetypeinfo", "vmstat",
+                                                   "meminfo",   "hugepages", "mthp"};
 
 // What became of one source in a read_snapshot() call.
 struct SourceRead {

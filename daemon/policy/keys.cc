@@ -205,6 +205,11 @@ const std::vector<Key>& config_keys() {
        .doc = "how often /proc/pagetypeinfo is read (1s..24h): the kernel walks every free list with the zone lock "
               "held and interrupts off to print it, 3–16 ms per read on this machine when fragmented, so fragd does "
               "not read it every tick"},
+      {.path = "forecast_window", .type = Duration, .table = kConfig, .lo = kMinute, .hi = kDay, .def = "10m",
+       .field = FIELD(forecast_window_ns),
+       .doc = "the window (1m..24h) over which each node's free 2 MiB blocks are fitted to a line for "
+              "`fragd_hugepages_exhaustion_seconds` and `fragd_free_hugepage_blocks_rate`: shorter follows a "
+              "burst sooner, longer ignores one"},
 
       {.path = "bpf", .type = Section},
       {.path = "bpf.allocations", .type = Choice, .table = kConfig, .choices = {"adaptive", "exact", "off"},

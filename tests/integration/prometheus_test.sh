@@ -94,6 +94,12 @@ if len(rules) != int(sys.argv[2]):
 sys.exit(1 if bad else 0)
 PY
 
+# The forecast exists once fragd has seen half its window (forecast_window 1m) and a node is
+# losing free 2 MiB blocks: the fragmenter and the pool write took them within the last minute.
+forecast_scraped() { [ -n "$(instant 'fragd_hugepages_exhaustion_seconds')" ]; }
+wait_for 60 forecast_scraped || fail "no fragd_hugepages_exhaustion_seconds 60 s after the pool write took every free 2 MiB block"
+log "forecast: node runs out in $(instant 'min(fragd_hugepages_exhaustion_seconds)') s, $(instant 'min(fragd_free_hugepage_blocks_rate)') blocks/s"
+
 scrape >"$WORK/scrape.prom"
 INSTANCE_RE="127\\\\.0\\\\.0\\\\.1:$PORT"   # Grafana's regex escaping of a multi-value variable
 if ! /usr/bin/python3 "$CHECK" --dashboard "$DASH" --rules-json "$WORK/rules.json" --scrape "$WORK/scrape.prom" \

@@ -85,6 +85,13 @@ if [ -e /proc/sys/vm/defrag_mode ]; then dm_want=1; else dm_want=0; fi
 check vm_settings "$([ "$pro_m" = 1 ] && [ "$pro_v" = "$(cat /proc/sys/vm/compaction_proactiveness)" ] && [ "$dm_m" = "$dm_want" ]; echo $?)" \
 	"fragd_vm_compaction_proactiveness $pro_v (file $(cat /proc/sys/vm/compaction_proactiveness)); fragd_vm_defrag_mode series $dm_m, /proc/sys/vm/defrag_mode $([ $dm_want = 1 ] && echo present || echo absent)"
 
+# 1a'. THP sizes: fragd_thp_allocations_total has a series for each size whose
+# hugepages-<size>kB/stats the kernel has (6.9+), and none where it has none (absent, not 0).
+k_sizes=$(for d in /sys/kernel/mm/transparent_hugepage/hugepages-*kB/stats; do [ -e "$d/anon_fault_alloc" ] && { d=${d%/stats}; echo "${d##*/hugepages-}"; }; done | sort | tr '\n' ' ')
+f_sizes=$(grep '^fragd_thp_allocations_total{' /tmp/m.prom | grep 'path="anon_fault"' | sed -E 's/.*size="([^"]*)".*/\1/' | sort | tr '\n' ' ')
+check thp_sizes "$([ "$k_sizes" = "$f_sizes" ]; echo $?)" \
+	"fragd anon_fault sizes [${f_sizes% }], kernel stats [${k_sizes% }]"
+
 # 1b. CMA (only a kernel booted with hugetlb_cma=): fragd reads the CMA pageblocks as the
 # kernel lists them, and a 1 GiB pool page comes from the CMA area (cma:cma_alloc_* fire).
 if grep -q 'hugetlb_cma=' /proc/cmdline; then

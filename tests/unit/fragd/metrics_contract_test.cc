@@ -37,6 +37,7 @@ struct FullFrame {
   fragd::ActStats act;
   fragd::ScanStats scan;
   fragd::PollutionStats pollution;
+  std::vector<fragd::NodeForecast> forecast;
 
   FullFrame() {
     fragd::ZoneFree z;
@@ -73,6 +74,11 @@ struct FullFrame {
     r->zones.push_back(zs);
     scan.scan = r;
     pollution.summary.nodes.push_back({0, 1, 1});
+    mem.mthp.push_back({2048,
+                        {{"anon_fault_alloc", 1}, {"anon_fault_fallback", 1}, {"anon_fault_fallback_charge", 0},
+                         {"split", 1}, {"swpout", 1}, {"nr_anon", 1}, {"nr_anon_partially_mapped", 0}}});
+    mem.vmstat = {{"thp_fault_alloc", 1}, {"compact_stall", 1}};
+    forecast.push_back({0, 100, -1.0, true, 100.0});
   }
 
   fragd::ExportFrame frame() {
@@ -84,6 +90,8 @@ struct FullFrame {
     f.act = &act;
     f.scan = &scan;
     f.pollution = &pollution;
+    f.forecast = &forecast;
+    f.forecast_window_ns = 600'000'000'000ULL;
     return f;
   }
 };

@@ -127,6 +127,66 @@ TEST(Hugepages, FallsBackToGlobalPoolsAsNodeZero) {
   EXPECT_TRUE(read_hugepages("/nonexistent/fragd-sys").empty());
 }
 
+// --- per-size THP statistics (Linux 6.9+) ---------------------------------
+
+TEST(MthpStats, EverySizeWithStatsEveryFile) {
+  TempDir sys;
+  const std::string thp = "kernel/mm/transparent_hugepage/";
+  sys.write(thp + "hugepages-2048kB/stats/anon_fault_alloc", "120\n");
+  sys.write(thp + "hugepages-2048kB/stats/anon_fault_fallback", "7\n");
+  sys.write(thp + "hugepages-2048kB/stats/nr_anon", "3\n");
+  sys.write(thp + "hugepages-64kB/stats/anon_fault_alloc", "5\n");
+  sys.write(thp + "hugepages-64kB/enabled", "never [inherit]\n");  // beside stats/, not read
+  sys.write(thp + "hugepages-1048576kB/enabled", "never\n");       // no stats/ folder: left out
+  sys.write(thp + "enabled", "always [madvise] never\n");
+  std::vector<std::string> w;
+  std::string path, cause, message;
+  auto m = read_mthp_stats(sys.path(), &w, &path, &cause, &message);
+  EXPECT_TRUE(w.empty());
+  EXPECT_TRUE(cause.empty());
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].size_kib, 64u);  // ordered by size
+  EXPECT_EQ(m[0].stats.at("anon_fault_alloc"), 5u);
+  EXPECT_EQ(m[1].size_kib, 2048u);
+  EXPECT_EQ(m[1].stats.size(), 3u);
+  EXPECT_EQ(m[1].stats.at("anon_fault_fallback"), 7u);
+  EXPECT_EQ(m[1].stats.at("nr_anon"), 3u);
+}
+
+TEST(MthpStats, AbsentOnKernelsWithoutThemAndABadFileIsNamed) {
+  EXPECT_TRUE(read_mthp_stats("/nonexistent/fragd-sys").empty());
+  TempDir sys;
+  const std::string stats = "kernel/mm/transparent_hugepage/hugepages-2048kB/stats/";
+  sys.write(stats + "anon_fault_alloc", "12\n");
+  sys.write(stats + "split", "x\n");
+  std::vector<std::string> w;
+  std::string path, cause, message;
+  auto m = read_mthp_stats(sys.path(), &w, &path, &cause, &message);
+  ASSERT_EQ(m.size(), 1u);  // the good file is kept by the reader ...
+  EXPECT_EQ(m[0].stats.count("split"), 0u);
+  EXPECT_EQ(cause, "format");
+  EXPECT_EQ(path, sys.path() + "/" + stats + "split");
+  EXPECT_NE(message.find("stats/split:1: expected one number"), std::string::npos) << message;
+  ASSERT_EQ(w.size(), 1u);
+
+  // ... and read_snapshot reports none of them, with the file named, rather than a partial set.
+  TempDir proc;
+  proc.write("buddyinfo", fixture("one_node", "buddyinfo"));
+  proc.write("zoneinfo", fixture("one_node", "zoneinfo"));
+  std::vector<SourceRead> report;
+  auto snap = read_snapshot(proc.path(), sys.path(), nullptr, {}, report);
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_TRUE(snap->mthp.empty());
+  bool named = false;
+  for (const SourceRead& r : report)
+    if (r.source == "mthp") {
+      named = true;
+      EXPECT_EQ(r.cause, "format");
+      EXPECT_EQ(r.path, sys.path() + "/" + stats + "split");
+    }
+  EXPECT_TRUE(named);
+}
+
 // --- read_snapshot ----------------------------------------------------------
 
 TEST(ReadSnapshot, OneNodeFixtureWithoutSysfs) {
