@@ -65,11 +65,12 @@ FRAGD_INLINE int stall_stale(const struct open_stall *s, __u64 now)
 }
 
 /*
- * Adds the time since the phase's last mark to the stall and the counters.
+ * Adds the time since the phase's last mark to the stall and the counters, and
+ * returns it (0 outside a phase): the caller adds it to the stall's site and cgroup.
  * Compaction time is marked at each zone run's end, so a direct compaction
  * whose task goes on to other work never runs on; reclaim is marked at its end.
  */
-FRAGD_INLINE void stall_mark_phase(struct open_stall *s, __u64 now, struct alloc_stats *st)
+FRAGD_INLINE __u64 stall_mark_phase(struct open_stall *s, __u64 now, struct alloc_stats *st)
 {
 	__u64 d = now - s->last_ns;
 	__u32 p;
@@ -79,11 +80,12 @@ FRAGD_INLINE void stall_mark_phase(struct open_stall *s, __u64 now, struct alloc
 	else if (s->phase == PHASE_RECLAIM)
 		p = FRAGD_PHASE_RECLAIM;
 	else
-		return;
+		return 0;
 	s->phase_ns[p] += d;
 	if (st)
 		st->phase_ns[clamp_order(s->order)][p] += d;
 	s->last_ns = now;
+	return d;
 }
 
 /*
@@ -135,15 +137,18 @@ FRAGD_INLINE int stall_event(struct open_stall *s, struct alloc_stats *st, __u32
  * The end of a phase in the stall's task: a direct reclaim's end
  * (PHASE_RECLAIM: the phase closes) or a zone compaction run's end in direct
  * compaction (PHASE_COMPACTION: time up to here counts, the phase goes on
- * until the next event).
+ * until the next event). Returns the time it counted.
  */
-FRAGD_INLINE void stall_phase_end(struct open_stall *s, struct alloc_stats *st, __u32 phase, __u64 now)
+FRAGD_INLINE __u64 stall_phase_end(struct open_stall *s, struct alloc_stats *st, __u32 phase, __u64 now)
 {
+	__u64 d;
+
 	if (!s || !s->start_ns || s->phase != phase)
-		return;
-	stall_mark_phase(s, now, st);
+		return 0;
+	d = stall_mark_phase(s, now, st);
 	if (phase == PHASE_RECLAIM)
 		s->phase = PHASE_NONE;
+	return d;
 }
 
 /*

@@ -33,6 +33,8 @@ __u32 wake_armed = 0;
 
 /* PF_MEMALLOC (include/linux/sched.h): set around direct compaction and reclaim. */
 #define FRAGD_PF_MEMALLOC 0x00000800
+/* PF_KTHREAD: a kernel thread. */
+#define FRAGD_PF_KTHREAD 0x00200000
 
 /*
  * Open stalls in task-local storage: a pointer walk from the current task
@@ -61,12 +63,88 @@ struct {
 	__uint(max_entries, 4096);
 } alloc_wakeups SEC(".maps");
 
+/*
+ * Attribution: stall entries and phase time by site (task kind, gfp, order,
+ * kernel stack) and by cgroup. fragd reads them, names the consumer and the call
+ * site from the stack, and deletes the entries of cgroups that are gone.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, FRAGD_STALL_STACKS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, FRAGD_STACK_DEPTH * sizeof(__u64));
+} stall_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FRAGD_STALL_SITES);
+	__type(key, struct stall_site_key);
+	__type(value, struct stall_attr);
+} stall_sites SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FRAGD_STALL_CGROUPS);
+	__type(key, __u64);
+	__type(value, struct stall_attr);
+} stall_cgroups SEC(".maps");
+
+/* Adds to `key`'s entry of `map`, making it; 1 when the map is full (nothing added). */
+static __always_inline int attr_add(void *map, const void *key, __u64 entries, __u64 ns)
+{
+	struct stall_attr *a = bpf_map_lookup_elem(map, key);
+
+	if (!a) {
+		struct stall_attr zero = {};
+
+		bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+		a = bpf_map_lookup_elem(map, key);
+		if (!a)
+			return 1;
+	}
+	__sync_fetch_and_add(&a->entries, entries);
+	__sync_fetch_and_add(&a->ns, ns);
+	return 0;
+}
+
+/* The stall's site and cgroup get `entries` and `ns`; what finds its map full goes to the stats. */
+static __always_inline void attribute(const struct stall_site_key *site, __u64 cgroup_id, __u64 entries,
+				      __u64 ns, struct alloc_stats *st)
+{
+	if (attr_add(&stall_sites, site, entries, ns) && st) {
+		__u64 o = clamp_order(site->order);
+
+		st->sites_full_entries[o] += entries;
+		st->sites_full_ns[o] += ns;
+	}
+	if (attr_add(&stall_cgroups, &cgroup_id, entries, ns) && st) {
+		st->cgroups_full_entries += entries;
+		st->cgroups_full_ns += ns;
+	}
+}
+
+static __always_inline __u32 task_kind(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	char comm[FRAGD_COMM_LEN] = {};
+
+	if (!(task->flags & FRAGD_PF_KTHREAD))
+		return FRAGD_TASK_USER;
+	bpf_get_current_comm(comm, sizeof(comm));
+	if (comm[0] == 'k' && comm[1] == 'h' && comm[2] == 'u' && comm[3] == 'g' && comm[4] == 'e' &&
+	    comm[5] == 'p' && comm[6] == 'a' && comm[7] == 'g' && comm[8] == 'e' && comm[9] == 'd' && comm[10] == 0)
+		return FRAGD_TASK_KHUGEPAGED;
+	return FRAGD_TASK_KTHREAD;
+}
+
 /* A stall event of `order` in the current task: open the stall or enter a new phase. */
-static __always_inline void on_stall_event(__u32 order, __u64 gfp, __u32 phase)
+static __always_inline void on_stall_event(void *ctx, __u32 order, __u64 gfp, __u32 phase)
 {
 	struct open_stall *s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0,
 						    BPF_LOCAL_STORAGE_GET_F_CREATE);
 	struct alloc_stats *st = fragd_stats(&alloc_stats);
+	struct stall_site_key site = {};
+	__u64 cgroup_id;
 
 	if (stall_event(s, st, order, gfp, phase, bpf_ktime_get_ns(), count_gen) && wake_armed) {
 		__u32 o = order;
@@ -75,6 +153,28 @@ static __always_inline void on_stall_event(__u32 order, __u64 gfp, __u32 phase)
 		if (bpf_ringbuf_output(&alloc_wakeups, &o, sizeof(o), BPF_RB_FORCE_WAKEUP) && st)
 			st->wakeups_dropped++;
 	}
+	if (s && s->own)
+		return;  /* fragd's own: counted apart by stall_event */
+	site.gfp = gfp;
+	site.order = order;
+	site.task_kind = task_kind();
+	site.stack_id = bpf_get_stackid(ctx, &stall_stacks, 0);
+	cgroup_id = bpf_get_current_cgroup_id();
+	attribute(&site, cgroup_id, 1, 0, st);
+	if (s) {
+		s->site = site;
+		s->cgroup_id = cgroup_id;
+	}
+}
+
+/* The end of a phase in the current task: its time to the counters, the site and the cgroup. */
+static __always_inline void on_phase_end(struct open_stall *s, __u32 phase)
+{
+	struct alloc_stats *st = fragd_stats(&alloc_stats);
+	__u64 d = stall_phase_end(s, st, phase, bpf_ktime_get_ns());
+
+	if (d && s)
+		attribute(&s->site, s->cgroup_id, 0, d, st);
 }
 
 static __always_inline void emit_slow(const struct open_stall *s, __u64 now, __u64 dur,
@@ -163,7 +263,7 @@ int page_alloc_tp(struct trace_event_raw_mm_page_alloc *ctx)
 	({                                                                        \
 		int __order = BPF_CORE_READ(ctx, order);                          \
 		if (__order >= 0 && (__u32)__order >= min_order)                  \
-			on_stall_event(__order, READ_GFP(ctx, gfp_field), phase);    \
+			on_stall_event(ctx, __order, READ_GFP(ctx, gfp_field), phase); \
 		0;                                                                \
 	})
 
@@ -182,9 +282,7 @@ int reclaim_begin(struct trace_event_raw_mm_vmscan_direct_reclaim_begin_template
 SEC("tracepoint/vmscan/mm_vmscan_direct_reclaim_end")
 int reclaim_end(void *ctx)
 {
-	struct open_stall *s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0, 0);
-
-	stall_phase_end(s, fragd_stats(&alloc_stats), PHASE_RECLAIM, bpf_ktime_get_ns());
+	on_phase_end(bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0, 0), PHASE_RECLAIM);
 	return 0;
 }
 
@@ -203,6 +301,6 @@ int compaction_run_end(void *ctx)
 	if (!(task->flags & FRAGD_PF_MEMALLOC))
 		return 0;
 	s = bpf_task_storage_get(&open_stalls, task, 0, 0);
-	stall_phase_end(s, fragd_stats(&alloc_stats), PHASE_COMPACTION, bpf_ktime_get_ns());
+	on_phase_end(s, PHASE_COMPACTION);
 	return 0;
 }

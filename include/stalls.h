@@ -52,7 +52,44 @@ struct alloc_stats {
 	 */
 	__u64 own_entries[FRAGD_NR_PHASES];
 	__u64 own_allocs[FRAGD_NR_ORDERS];
+	/*
+	 * Attribution (maps stall_sites and stall_cgroups) that found its map full:
+	 * the entries and phase time that have no site / no cgroup of their own.
+	 * With them, the sites' and the cgroups' sums each equal direct_entries
+	 * and phase_ns.
+	 */
+	__u64 sites_full_entries[FRAGD_NR_ORDERS];
+	__u64 sites_full_ns[FRAGD_NR_ORDERS];
+	__u64 cgroups_full_entries;
+	__u64 cgroups_full_ns;
 };
+
+/* Who stalls (enum fragd_task_kind): the kind of task that entered the stall. */
+enum fragd_task_kind { FRAGD_TASK_USER, FRAGD_TASK_KHUGEPAGED, FRAGD_TASK_KTHREAD };
+
+/*
+ * Where a stall came from: key of map stall_sites. Every stall event (an entry
+ * into direct compaction or reclaim) counts one entry under the key of its task
+ * and call path, and the phase time that follows goes to the same key.
+ */
+struct stall_site_key {
+	__u64 gfp;
+	__s32 stack_id;   /* kernel stack in map stall_stacks; < 0: none (that map was full) */
+	__u32 order;
+	__u32 task_kind;  /* enum fragd_task_kind */
+	__u32 pad;
+};
+
+/* Value of maps stall_sites and stall_cgroups (key: cgroup v2 id). */
+struct stall_attr {
+	__u64 entries;
+	__u64 ns;
+};
+
+#define FRAGD_STALL_SITES 4096
+#define FRAGD_STALL_CGROUPS 8192
+#define FRAGD_STALL_STACKS 2048
+#define FRAGD_STACK_DEPTH 32
 
 enum stall_phase { PHASE_NONE, PHASE_COMPACTION, PHASE_RECLAIM };
 
@@ -72,6 +109,9 @@ struct open_stall {
 	__u32 phase;      /* enum stall_phase */
 	__u32 gen;        /* count_gen when the stall opened */
 	__u32 own;
+	/* The site and cgroup of the stall's latest event: its phase time goes to them. */
+	struct stall_site_key site;
+	__u64 cgroup_id;
 };
 
 /*

@@ -91,6 +91,7 @@ void Daemon::tick() {
                                          "until the maps read well)");
   }
   read_files(t0);
+  attribute(now_ns());
   steer_counting(now_ns());
   self_.run_stats = bpf_->run_stats();
   act(now_ns());
@@ -135,8 +136,36 @@ void Daemon::tick() {
   const std::vector<NodeForecast> forecast = forecast_.forecast();
   frame.forecast = &forecast;
   frame.forecast_window_ns = forecast_.window_ns();
+  frame.attribution = attribution_read_ ? &attribution_.view() : nullptr;
   metrics_->publish(build_families(frame));
   metrics_->set_readiness(unready_programs(bpf_->programs(), cfg_.allocations));
+}
+
+// The attribution maps are read when the stall counters moved (a hash map read costs more
+// than the per-CPU counters), and every 10 s to notice deleted cgroups.
+void Daemon::attribute(uint64_t now) {
+  if (!last_bpf_ || !symbols_ || !cgroup_paths_) return;
+  const alloc_stats& st = last_bpf_->alloc;
+  uint64_t total = 0;
+  for (unsigned o = 0; o < FRAGD_NR_ORDERS; o++)
+    for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) total += st.direct_entries[o][p] + st.phase_ns[o][p];
+  const bool sweep = now - attribution_swept_ns_ >= 10'000'000'000ULL;
+  if (attribution_read_ && total == attributed_total_ && !sweep) return;
+  std::vector<SiteCount> sites;
+  std::vector<CgroupCount> cgroups;
+  if (auto r = reader_->read_attribution(sites, cgroups); !r) {
+    warn_once("attribution", r.error().message + " (stall attribution is not updated until the maps read well)");
+    return;
+  }
+  warn_cleared("attribution", "stall attribution maps readable again");
+  attribution_.update(sites, cgroups, st, [this](int32_t id) { return reader_->read_stack(id); }, symbols_.get(),
+                      *cgroup_paths_, sweep);
+  for (uint64_t id : attribution_.take_forgotten()) reader_->forget_cgroup(id);
+  if (!attribution_.view().symbols)
+    warn_once("symbols", "stall call sites are \"unknown\": " + attribution_.view().symbols_why_not);
+  attributed_total_ = total;
+  attribution_read_ = true;
+  if (sweep) attribution_swept_ns_ = now;
 }
 
 // The /proc and sysfs sources. One that fails is counted, logged once per
@@ -339,6 +368,9 @@ nlohmann::json Daemon::reload(const std::string& why) {
   cfg_.adaptive_hold_ns = c->adaptive_hold_ns;
   cfg_.adaptive_free_blocks = c->adaptive_free_blocks;
   cfg_.forecast_window_ns = c->forecast_window_ns;
+  cfg_.top_cgroups = c->top_cgroups;
+  cfg_.top_callsites = c->top_callsites;
+  attribution_.set_limits(cfg_.top_cgroups, cfg_.top_callsites);
   forecast_.set_window(cfg_.forecast_window_ns);
   cfg_.mode = c->mode;
   cfg_.policy = c->policy;

@@ -25,6 +25,8 @@
 #include "kernel/bpf_maps.h"
 #include "kernel/procfs.h"
 #include "kernel/source_faults.h"
+#include "kernel/kallsyms.h"
+#include "sources/attribution/attribution.h"
 #include "sources/memory/forecast.h"
 #include "policy/config.h"
 #include "protocol/request.h"
@@ -135,6 +137,13 @@ class Daemon {
   std::vector<ZoneSpan> spans_;                  // zone spans, to place polluted blocks on nodes
   std::optional<PollutionStats> pollution_;      // last tick's; empty when off
   BlockForecast forecast_{cfg_.forecast_window_ns};  // free 2 MiB blocks per node over forecast_window
+  // Who stalls, who pays, where (sources/attribution): updated when the stall counters move.
+  StallAttribution attribution_{cfg_.top_cgroups, cfg_.top_callsites};
+  std::unique_ptr<KernelSymbols> symbols_;  // /proc/kallsyms opened before the capabilities were dropped
+  std::unique_ptr<CgroupPaths> cgroup_paths_;
+  uint64_t attributed_total_ = 0, attribution_swept_ns_ = 0;
+  bool attribution_read_ = false;
+  void attribute(uint64_t now);
   // The ledger's counters and blocks now, with who polluted each block.
   std::optional<PollutionStats> read_pollution();
   std::deque<ActionOutcome> recent_;   // last kRecentActions outcomes, oldest first

@@ -112,6 +112,10 @@ int Daemon::run() {
   // runner and the scanner start.
   // /proc/iomem shows addresses only through an fd opened with CAP_SYS_ADMIN: open it now for the scanner.
   const int iomem_fd = cfg_.scan_pageblocks ? ::open((cfg_.proc_root + "/iomem").c_str(), O_RDONLY | O_CLOEXEC) : -1;
+  // /proc/kallsyms likewise shows addresses only to a reader that opened it with CAP_SYSLOG.
+  const std::string kallsyms = cfg_.proc_root + "/kallsyms";
+  symbols_ = std::make_unique<KernelSymbols>(::open(kallsyms.c_str(), O_RDONLY | O_CLOEXEC), kallsyms);
+  cgroup_paths_ = std::make_unique<CgroupPaths>(cfg_.sys_root);
   if (auto d = drop_capabilities()) log_info(*d);
   else return log_error(d.error().message), 1;
   auto m = MetricsServer::start(cfg_.listen, 3 * cfg_.tick_ns + 5'000'000'000ULL);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "sources/attribution/metrics.h"
 #include "sources/compaction/metrics.h"
 #include "sources/memory/forecast.h"
 #include "sources/memory/metrics.h"
@@ -88,6 +89,7 @@ Families build_families(const ExportFrame& f) {
     pool_metrics(*f.mem, targets, out);
     thp_metrics(*f.mem, out);
   }
+  if (f.attribution) attribution_metrics(*f.attribution, out);
   if (f.forecast) forecast_metrics(*f.forecast, f.forecast_window_ns, out);
   if (f.act) act_metrics(*f.act, out);
   if (f.scan) scan_metrics(*f.scan, out);

@@ -15,6 +15,7 @@
 #include "kernel/bpf_loader.h"
 #include "kernel/bpf_maps.h"
 #include "kernel/procfs.h"
+#include "sources/attribution/attribution.h"
 #include "sources/memory/forecast.h"
 #include "sources/pageblocks/metrics.h"
 #include "sources/pollution/metrics.h"
@@ -49,6 +50,7 @@ struct ExportFrame {
   const ScanStats* scan = nullptr;
   const PollutionStats* pollution = nullptr;
   const std::vector<NodeForecast>* forecast = nullptr;
+  const AttributionView* attribution = nullptr;
   uint64_t forecast_window_ns = 0;
 };
 

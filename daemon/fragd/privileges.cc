@@ -57,7 +57,7 @@ Result<std::string> drop_capabilities() {
   // Which capability, if any, is kept: none as root (mode bits let uid 0 in).
   std::vector<cap_value_t> keep;
   std::string why = "none: every later access is an fd opened before (BPF maps, links, ring buffer, "
-                    "/proc/iomem) or a root-owned file uid 0 may open by its mode bits";
+                    "/proc/iomem, /proc/kallsyms) or a root-owned file uid 0 may open by its mode bits";
   if (geteuid() != 0) {
     cap_flag_value_t v = CAP_CLEAR;
     cap_get_flag(before.get(), CAP_DAC_OVERRIDE, CAP_PERMITTED, &v);

@@ -415,6 +415,9 @@ int BpfPrograms::slow_stalls_fd() const { return bpf_map__fd(stalls_->maps.slow_
 int BpfPrograms::compaction_stats_fd() const { return bpf_map__fd(compaction_->maps.compaction_stats); }
 int BpfPrograms::compaction_hist_fd() const { return bpf_map__fd(compaction_->maps.compaction_hist); }
 int BpfPrograms::fallback_stats_fd() const { return bpf_map__fd(pollution_->maps.fallback_stats); }
+int BpfPrograms::stall_sites_fd() const { return bpf_map__fd(stalls_->maps.stall_sites); }
+int BpfPrograms::stall_cgroups_fd() const { return bpf_map__fd(stalls_->maps.stall_cgroups); }
+int BpfPrograms::stall_stacks_fd() const { return bpf_map__fd(stalls_->maps.stall_stacks); }
 int BpfPrograms::pollution_stats_fd() const { return bpf_map__fd(pollution_->maps.pollution_stats); }
 int BpfPrograms::polluted_blocks_fd() const { return bpf_map__fd(pollution_->maps.polluted_blocks); }
 

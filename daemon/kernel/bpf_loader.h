@@ -79,6 +79,9 @@ class BpfPrograms {
   int compaction_stats_fd() const;
   int compaction_hist_fd() const;
   int fallback_stats_fd() const;
+  int stall_sites_fd() const;    // HASH struct stall_site_key -> struct stall_attr
+  int stall_cgroups_fd() const;  // HASH cgroup v2 id -> struct stall_attr
+  int stall_stacks_fd() const;   // STACK_TRACE id -> FRAGD_STACK_DEPTH return addresses
 
   // Allocation counting: the mm_page_alloc program attached or not. Each
   // switch moves the objects' count_gen on (include/stalls.h), so a stall opened

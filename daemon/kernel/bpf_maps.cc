@@ -120,6 +120,34 @@ Result<BpfSnapshot> BpfReader::read() const {
   return s;
 }
 
+Result<void> BpfReader::read_attribution(std::vector<SiteCount>& sites, std::vector<CgroupCount>& cgroups) const {
+  std::vector<stall_site_key> skeys;
+  std::vector<stall_attr> vals;
+  if (auto r = read_hash(progs_.stall_sites_fd(), FRAGD_STALL_SITES, skeys, vals, "stall_sites"); !r)
+    return r.error();
+  sites.clear();
+  for (size_t i = 0; i < skeys.size(); i++) sites.push_back({skeys[i], vals[i]});
+  std::vector<uint64_t> ckeys;
+  if (auto r = read_hash(progs_.stall_cgroups_fd(), FRAGD_STALL_CGROUPS, ckeys, vals, "stall_cgroups"); !r)
+    return r.error();
+  cgroups.clear();
+  for (size_t i = 0; i < ckeys.size(); i++) cgroups.push_back({ckeys[i], vals[i]});
+  return {};
+}
+
+Result<std::vector<uint64_t>> BpfReader::read_stack(int32_t id) const {
+  std::vector<uint64_t> ips(FRAGD_STACK_DEPTH, 0);
+  const uint32_t key = static_cast<uint32_t>(id);
+  if (id < 0 || bpf_map_lookup_elem(progs_.stall_stacks_fd(), &key, ips.data()) != 0)
+    return sys_error("read BPF map stall_stacks key " + std::to_string(id));
+  while (!ips.empty() && ips.back() == 0) ips.pop_back();
+  return ips;
+}
+
+void BpfReader::forget_cgroup(uint64_t cgroup_id) const {
+  bpf_map_delete_elem(progs_.stall_cgroups_fd(), &cgroup_id);
+}
+
 Result<PollutionCounters> BpfReader::read_pollution_counters() const {
   if (!progs_.pollution_enabled())
     return make_error("the pollution ledger is off (see fragd's start-up warnings for why)", ENOENT);

@@ -50,6 +50,16 @@ struct PollutionSnapshot {
 };
 
 
+// One entry of map stall_sites / stall_cgroups.
+struct SiteCount {
+  stall_site_key key{};
+  stall_attr attr{};
+};
+struct CgroupCount {
+  uint64_t cgroup_id = 0;
+  stall_attr attr{};
+};
+
 struct BpfSnapshot {
   alloc_stats alloc{};
   std::array<std::array<LatencyHist, FRAGD_NR_RESULTS>, FRAGD_NR_ORDERS> stall;  // [order][result]
@@ -69,6 +79,13 @@ class BpfReader {
   Result<PollutionSnapshot> read_pollution() const;
   // The counters alone (a per-CPU array read): enough to tell whether the ledger moved.
   Result<PollutionCounters> read_pollution_counters() const;
+  // Every entry of maps stall_sites and stall_cgroups (unordered).
+  Result<void> read_attribution(std::vector<SiteCount>& sites, std::vector<CgroupCount>& cgroups) const;
+  // The return addresses of stack `id` of map stall_stacks (innermost first, zeros dropped).
+  Result<std::vector<uint64_t>> read_stack(int32_t id) const;
+  // Forgets a cgroup's stall counts (the cgroup is gone, its counts are folded in by fragd).
+  void forget_cgroup(uint64_t cgroup_id) const;
+
   // Deletes a block's record (the scan found it clean); a missing one is no error.
   Result<void> release_polluted(uint64_t block) const;
   // The block's latest recorded fallback, CLOCK_BOOTTIME ns (error when it has no record).

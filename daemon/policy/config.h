@@ -27,6 +27,8 @@ struct Config {
   uint64_t tick_ns = 1'000'000'000;          // collector tick
   uint64_t pagetypeinfo_ns = 60'000'000'000; // /proc/pagetypeinfo is read this often (it stalls the allocator)
   uint64_t forecast_window_ns = 600'000'000'000;  // free 2 MiB blocks' trend is fitted over this
+  uint64_t top_cgroups = 20;    // cgroups with a stall series of their own
+  uint64_t top_callsites = 20;  // kernel call sites with one
   uint32_t min_order = 1;                    // allocations below this order are not traced
   uint64_t slow_stall_ns = 10'000'000;       // stalls at least this long go to `fragctl trace`
   // bpf.allocations: when the per-page mm_page_alloc counting program is attached.

@@ -231,6 +231,17 @@ const std::vector<Key>& config_keys() {
       {.path = "bpf.track_pollution", .type = Bool, .table = kConfig, .def = "true", .field = FIELD(track_pollution),
        .doc = "the pollution ledger (`kmem:mm_page_alloc_extfrag`, fallbacks only; released by the pageblock scan)"},
 
+      {.path = "attribution", .type = Section},
+      {.path = "attribution.top_cgroups", .type = Integer, .table = kConfig, .lo = 1, .hi = 1000, .def = "20",
+       .field = FIELD(top_cgroups),
+       .doc = "cgroups with a stall series of their own (`fragd_cgroup_stall_seconds_total`), 1..1000: the first "
+              "ones by stall time while fewer have one, each kept until its cgroup is deleted; the rest are "
+              "cgroup=\"other\""},
+      {.path = "attribution.top_callsites", .type = Integer, .table = kConfig, .lo = 1, .hi = 1000, .def = "20",
+       .field = FIELD(top_callsites),
+       .doc = "kernel call sites with a series of their own (`fragd_stall_callsite_seconds_total`), 1..1000; the "
+              "rest are callsite=\"other\""},
+
       {.path = "pageblocks", .type = Section},
       {.path = "pageblocks.scan", .type = Bool, .table = kConfig, .def = "true", .field = FIELD(scan_pageblocks),
        .doc = "classify pageblocks from /proc/kpageflags (root only; without it the feature is off with one warning)"},

@@ -38,6 +38,7 @@ struct FullFrame {
   fragd::ScanStats scan;
   fragd::PollutionStats pollution;
   std::vector<fragd::NodeForecast> forecast;
+  fragd::AttributionView attribution;
 
   FullFrame() {
     fragd::ZoneFree z;
@@ -79,6 +80,9 @@ struct FullFrame {
                          {"split", 1}, {"swpout", 1}, {"nr_anon", 1}, {"nr_anon_partially_mapped", 0}}});
     mem.vmstat = {{"thp_fault_alloc", 1}, {"compact_stall", 1}};
     forecast.push_back({0, 100, -1.0, true, 100.0});
+    attribution.consumers[{9u, "hugetlb"}] = {1, 1000};
+    attribution.cgroups = {{"/a", {1, 1000}}, {"other", {0, 0}}};
+    attribution.callsites = {{"alloc_pool_huge_folio", {1, 1000}}, {"other", {0, 0}}};
   }
 
   fragd::ExportFrame frame() {
@@ -91,6 +95,7 @@ struct FullFrame {
     f.scan = &scan;
     f.pollution = &pollution;
     f.forecast = &forecast;
+    f.attribution = &attribution;
     f.forecast_window_ns = 600'000'000'000ULL;
     return f;
   }

@@ -224,7 +224,7 @@ TEST_P(PolicyErrors, NamesFileLineColumnKeyAndReason) {
 INSTANTIATE_TEST_SUITE_P(
     UnknownKeys, PolicyErrors,
     ::testing::Values(
-        BadPolicy{"compactoin:\n", "f.yaml:1:1: key 'compactoin':", "unknown key (known keys here: bpf, compaction"},
+        BadPolicy{"compactoin:\n", "f.yaml:1:1: key 'compactoin':", "unknown key (known keys here: attribution, bpf, compaction"},
         BadPolicy{"compaction:\n  nodez: all\n", "f.yaml:2:3: key 'compaction.nodez':",
                   "known keys here: backoff, cpu_budget, demand, method, min_interval, nodes, proactiveness, reserve, "
                   "score)"},

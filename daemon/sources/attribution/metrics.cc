@@ -1,0 +1,55 @@
+#include "sources/attribution/metrics.h"
+
+namespace fragd {
+
+void attribution_metrics(const AttributionView& v, Families& out) {
+  FamilyBuilder n("fragd_stalls_total",
+                  "Entries into direct compaction or reclaim by order and by who pays: consumer=thp_fault, khugepaged, "
+                  "hugetlb (pool growth), slab, net, page_cache, other (README \"Who stalls\" gives the rules). The sum "
+                  "over consumer is fragd_direct_stall_entries_total summed over phase.",
+                  MetricType::Counter);
+  FamilyBuilder s("fragd_stall_seconds_total",
+                  "Time in direct compaction and reclaim by order and consumer; the sum over consumer is "
+                  "fragd_alloc_stall_phase_seconds_total summed over phase.",
+                  MetricType::Counter);
+  for (const auto& [k, a] : v.consumers) {
+    const Labels l{{"order", std::to_string(k.first)}, {"consumer", k.second}};
+    n.counter(l, a.entries);
+    s.counter(l, a.ns / 1e9);
+  }
+  emit(out, n, s);
+
+  FamilyBuilder cn("fragd_cgroup_stalls_total",
+                   "Entries into direct compaction or reclaim by cgroup (v2 path as the host sees it): the top "
+                   "attribution.top_cgroups by stall time, the rest as cgroup=\"other\".",
+                   MetricType::Counter);
+  FamilyBuilder cs("fragd_cgroup_stall_seconds_total",
+                   "Time in direct compaction and reclaim by cgroup, as fragd_cgroup_stalls_total.", MetricType::Counter);
+  for (const auto& [cg, a] : v.cgroups) {
+    cn.counter({{"cgroup", cg}}, a.entries);
+    cs.counter({{"cgroup", cg}}, a.ns / 1e9);
+  }
+  emit(out, cn, cs);
+
+  FamilyBuilder site("fragd_stall_callsite_seconds_total",
+                     "Time in direct compaction and reclaim by kernel call site (the first function outside the page "
+                     "allocator on the stall's stack): the top attribution.top_callsites, the rest as "
+                     "callsite=\"other\"; \"unknown\" without a stack or symbols.",
+                     MetricType::Counter);
+  for (const auto& [c, a] : v.callsites) site.counter({{"callsite", c}}, a.ns / 1e9);
+  emit(out, site);
+
+  FamilyBuilder full("fragd_attribution_map_full_total",
+                     "Stall events whose site (map=\"sites\") or cgroup (map=\"cgroups\") found its BPF map full: "
+                     "counted as consumer \"other\", call site \"unknown\" or cgroup \"other\".",
+                     MetricType::Counter);
+  full.counter({{"map", "sites"}}, v.sites_full_entries);
+  full.counter({{"map", "cgroups"}}, v.cgroups_full_entries);
+  emit(out, full);
+  single(out, "fragd_cgroups_removed_total",
+         "Cgroups deleted since fragd started whose stall counts fragd folded into cgroup=\"other\" and dropped "
+         "from its BPF map.",
+         MetricType::Counter, v.cgroups_removed);
+}
+
+}  // namespace fragd

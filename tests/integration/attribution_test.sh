@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Who stalls, who pays, where, against what the test did. On memory fragmented
+# (1 page in 4 kept) with every free 2 MiB block taken into the hugetlb pool, so that
+# each later 2 MiB allocation compacts:
+#  1. cgroup A grows the pool by 20 pages, cgroup B faults 256 MiB of MADV_HUGEPAGE
+#     memory: each cgroup has its own series with stalls; consumer hugetlb and
+#     thp_fault hold at least A's and B's stalls; a hugetlb call site and a THP fault
+#     call site have stall time (kernel frames named through /proc/kallsyms);
+#  2. 200 more cgroups grow the pool by one page each, with no free 2 MiB block left
+#     before each: at most K + 1 cgroup series
+#     (attribution.top_cgroups 5), the others summed in "other", which grew;
+#  3. the cgroups are deleted: their series vanish at the next sweep (10 s),
+#     fragd_cgroups_removed_total counts them, "other" never shrinks;
+# and at every scrape the sums over consumer, over cgroup (with "other") equal
+# fragd_direct_stall_entries_total and the stall seconds equal
+# fragd_alloc_stall_phase_seconds_total (both summed over phase).
+source "$(dirname "$0")/lib.sh"
+require_root
+CGROOT=/sys/fs/cgroup
+[ -f $CGROOT/cgroup.controllers ] || CGROOT=/sys/fs/cgroup/unified
+[ -f $CGROOT/cgroup.controllers ] || skip_or_fail "no cgroup v2 hierarchy at /sys/fs/cgroup or /sys/fs/cgroup/unified"
+THP=/sys/kernel/mm/transparent_hugepage
+grep -q '\[never\]' $THP/enabled && skip_or_fail "THP is off on this host ($THP/enabled)"
+heavy_lock
+quiet_memory 0
+
+K=5
+cat >"$WORK/fragd.yaml" <<YAML
+mode: observe
+attribution: {top_cgroups: $K, top_callsites: 10}
+YAML
+FRAGD_CONFIG="$WORK/fragd.yaml" start_fragd
+
+CGS=()
+mkcg() {
+  mkdir "$CGROOT/$1"
+  CGS+=("$1")
+  RESTORE+=("rmdir $CGROOT/$1 2>/dev/null || true")
+}
+# in_cgroup CG CMD...: CMD in a new process that first moves itself into CG.
+in_cgroup() {
+  local cg=$1
+  shift
+  bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROOT/$cg" "$@"
+}
+grow_pool() { echo $(($(cat $HP) + $1)) >$HP; }
+
+log "fragmenting 95% of available memory (keeps 1 of every 4 pages)"
+start_fragmenter "$BUILD/fragmenter" "$WORK" 95 360 || fail "$FRAG_ERROR"
+free0=$(free_blocks9)
+grow_pool "$free0"
+log "fragmented; the pool took the $free0 free 2 MiB blocks (now $(cat $HP) pages, $(free_blocks9) free blocks left)"
+
+# check FILE: the sums over consumer and cgroup equal the stall totals.
+check_sums() {
+  /usr/bin/python3 - "$1" <<'PY' || fail "attribution sums differ from the stall totals in $1 (above)"
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+tot = {}
+for fam in text_string_to_metric_families(open(sys.argv[1]).read()):
+    for s in fam.samples:
+        tot[s.name] = tot.get(s.name, 0) + s.value
+entries = tot.get("fragd_direct_stall_entries_total", 0)
+secs = tot.get("fragd_alloc_stall_phase_seconds_total", 0)
+bad = []
+for name, want in (("fragd_stalls_total", entries), ("fragd_cgroup_stalls_total", entries),
+                   ("fragd_stall_seconds_total", secs), ("fragd_cgroup_stall_seconds_total", secs),
+                   ("fragd_stall_callsite_seconds_total", secs)):
+    got = tot.get(name)
+    if got is None or abs(got - want) > 1e-6 * max(1.0, want):
+        bad.append(f"{name} sums to {got}, the stall total is {want}")
+for b in bad:
+    print("FAIL", b)
+print(f"sums: {entries:.0f} stall entries, {secs:.6f} s in stalls, equal over consumer, cgroup and call site" if not bad else "")
+sys.exit(1 if bad else 0)
+PY
+}
+# quiet_scrape FILE: after the work ended, two ticks, then the scrape.
+quiet_scrape() { sleep 2.5; scrape >"$1"; }
+cgval() { metric "$1" "$2" "cgroup=\"$3\""; }
+
+# 1. Two cgroups, two consumers.
+mkcg fragd-attr-a
+mkcg fragd-attr-b
+s0=$(scrape)
+echo "$s0" >"$WORK/s0.prom"
+in_cgroup fragd-attr-a bash -c "echo \$((\$(cat $HP) + 20)) > $HP"
+in_cgroup fragd-attr-b python3 - <<'PY'
+import mmap
+m = mmap.mmap(-1, 256 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+m.madvise(mmap.MADV_HUGEPAGE)
+for off in range(0, len(m), 4096):
+    m[off] = 1
+PY
+quiet_scrape "$WORK/s1.prom"
+check_sums "$WORK/s1.prom"
+a=$(cgval "$WORK/s1.prom" fragd_cgroup_stalls_total /fragd-attr-a)
+b=$(cgval "$WORK/s1.prom" fragd_cgroup_stalls_total /fragd-attr-b)
+[ "$a" -gt 0 ] || fail "cgroup A grew the pool on fragmented memory but has no stall series ($a)"
+[ "$b" -gt 0 ] || fail "cgroup B faulted huge pages on fragmented memory but has no stall series ($b)"
+hug=$(( $(metric "$WORK/s1.prom" fragd_stalls_total 'consumer="hugetlb"') - $(metric "$WORK/s0.prom" fragd_stalls_total 'consumer="hugetlb"') ))
+thp=$(( $(metric "$WORK/s1.prom" fragd_stalls_total 'consumer="thp_fault"') - $(metric "$WORK/s0.prom" fragd_stalls_total 'consumer="thp_fault"') ))
+[ "$hug" -ge "$a" ] || fail "consumer hugetlb gained $hug stalls, fewer than cgroup A's $a pool stalls"
+[ "$thp" -ge "$b" ] || fail "consumer thp_fault gained $thp stalls, fewer than cgroup B's $b fault stalls"
+log "cgroup A $a stalls (hugetlb +$hug), cgroup B $b stalls (thp_fault +$thp)"
+grep -E '^fragd_stall_callsite_seconds_total' "$WORK/s1.prom" | sed 's/^/    /'
+hsite=$(awk '/^fragd_stall_callsite_seconds_total\{callsite="[^"]*huge[^"]*folio[^"]*"\}/ && $2 > 0' "$WORK/s1.prom" | head -1)
+tsite=$(awk '/^fragd_stall_callsite_seconds_total\{callsite="(vma_alloc_anon_folio_pmd|do_huge_pmd_anonymous_page|alloc_anon_folio)"\}/ && $2 > 0' "$WORK/s1.prom" | head -1)
+[ -n "$hsite" ] || fail "no hugetlb call site (a *huge*folio* function) with stall time"
+[ -n "$tsite" ] || fail "no THP fault call site (vma_alloc_anon_folio_pmd / do_huge_pmd_anonymous_page) with stall time"
+log "call sites: $hsite; $tsite"
+
+# 2. 200 cgroups, one stall each at least: at most K + 1 series.
+other1=$(cgval "$WORK/s1.prom" fragd_cgroup_stalls_total other)
+# A compaction run may free more than the one block it was for: before each cgroup's page,
+# the pool takes whatever free 2 MiB blocks there are, so that the cgroup's own must compact.
+for i in $(seq 1 200); do
+  mkcg "fragd-attr-$i"
+  grow_pool "$(free_blocks9)"
+  in_cgroup "fragd-attr-$i" bash -c "echo \$((\$(cat $HP) + 1)) > $HP"
+done
+quiet_scrape "$WORK/s2.prom"
+check_sums "$WORK/s2.prom"
+series=$(grep -c '^fragd_cgroup_stalls_total{' "$WORK/s2.prom")
+other2=$(cgval "$WORK/s2.prom" fragd_cgroup_stalls_total other)
+[ "$series" -le $((K + 1)) ] || fail "$series cgroup series with attribution.top_cgroups $K (want <= $((K + 1)))"
+[ $((other2 - other1)) -ge 100 ] || fail "\"other\" grew by $((other2 - other1)) stalls after 200 cgroups stalled (want >= 100)"
+for cg in /fragd-attr-a /fragd-attr-b; do
+  [ "$(cgval "$WORK/s2.prom" fragd_cgroup_stalls_total $cg)" -ge "$(cgval "$WORK/s1.prom" fragd_cgroup_stalls_total $cg)" ] ||
+    fail "the series of $cg went down"
+done
+log "200 cgroups: $series series (K = $K), \"other\" $other1 -> $other2 stalls"
+
+# 3. Delete them all: series gone at the next sweep, counts kept in "other".
+for cg in "${CGS[@]}"; do rmdir "$CGROOT/$cg"; done
+removed() { [ "$(metric <(scrape) fragd_cgroups_removed_total)" -ge 2 ]; }
+wait_for 25 removed || fail "fragd_cgroups_removed_total stayed below 2 for 25 s after the test cgroups were deleted"
+quiet_scrape "$WORK/s3.prom"
+check_sums "$WORK/s3.prom"
+grep -q 'cgroup="/fragd-attr' "$WORK/s3.prom" && fail "a deleted cgroup still has a series: $(grep 'cgroup="/fragd-attr' "$WORK/s3.prom" | head -2)"
+other3=$(cgval "$WORK/s3.prom" fragd_cgroup_stalls_total other)
+[ "$other3" -ge "$other2" ] || fail "\"other\" went down from $other2 to $other3 when cgroups were deleted"
+log "deleted: $(metric "$WORK/s3.prom" fragd_cgroups_removed_total) cgroups folded into \"other\" ($other3 stalls)"
+stop_fragd
+log "PASS"

@@ -1,0 +1,287 @@
+// Who stalls, who pays, where: the consumer rules on recorded stacks and flags for
+// every class, the call site past the allocator's frames, kallsyms naming, cgroup
+// paths by inode, and the top-K series: bounded at K + "other", monotonic, a
+// deleted cgroup folded into "other", sums equal to the stall totals.
+#include "sources/attribution/attribution.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "sources/attribution/classify.h"
+#include "sources/attribution/metrics.h"
+
+namespace fragd {
+namespace {
+
+stall_site_key site(uint64_t gfp, int32_t stack, uint32_t order, uint32_t kind = FRAGD_TASK_USER) {
+  stall_site_key k{};
+  k.gfp = gfp;
+  k.stack_id = stack;
+  k.order = order;
+  k.task_kind = kind;
+  return k;
+}
+
+// Stacks as the kernel records them at mm_compaction_try_to_compact_pages (innermost first),
+// taken on this machine's 6.18 kernel and from the same paths on others.
+const std::vector<std::string> kHugetlbPool = {"try_to_compact_pages", "__alloc_pages_direct_compact",
+                                               "__alloc_pages_slowpath", "__alloc_frozen_pages_noprof",
+                                               "only_alloc_fresh_hugetlb_folio", "alloc_pool_huge_folio",
+                                               "set_max_huge_pages", "nr_hugepages_store_common", "proc_sys_call_handler"};
+const std::vector<std::string> kThpFault = {"try_to_compact_pages", "__alloc_pages_direct_compact",
+                                            "__alloc_pages_slowpath", "__alloc_frozen_pages_noprof", "alloc_pages_mpol",
+                                            "folio_alloc_mpol_noprof", "vma_alloc_folio_noprof",
+                                            "vma_alloc_anon_folio_pmd", "do_huge_pmd_anonymous_page",
+                                            "__handle_mm_fault", "handle_mm_fault", "do_user_addr_fault"};
+const std::vector<std::string> kKhugepaged = {"try_to_compact_pages", "__alloc_pages_slowpath",
+                                              "__alloc_frozen_pages_noprof", "__folio_alloc_noprof",
+                                              "alloc_charge_folio", "collapse_huge_page", "hpage_collapse_scan_pmd",
+                                              "khugepaged_scan_mm_slot", "khugepaged", "kthread"};
+const std::vector<std::string> kSlab = {"try_to_compact_pages", "__alloc_pages_slowpath", "__alloc_frozen_pages_noprof",
+                                        "alloc_pages_mpol", "allocate_slab", "___slab_alloc",
+                                        "__kmalloc_cache_noprof", "seq_read_iter", "vfs_read"};
+const std::vector<std::string> kNetViaSlab = {"try_to_compact_pages", "__alloc_pages_slowpath",
+                                              "__alloc_frozen_pages_noprof", "allocate_slab", "___slab_alloc",
+                                              "__kmalloc_node_track_caller_noprof", "kmalloc_reserve", "__alloc_skb",
+                                              "tcp_stream_alloc_skb", "tcp_sendmsg_locked"};
+const std::vector<std::string> kNetFrag = {"try_to_compact_pages", "__alloc_pages_slowpath",
+                                           "__alloc_frozen_pages_noprof", "skb_page_frag_refill",
+                                           "sk_page_frag_refill", "tcp_sendmsg_locked", "tcp_sendmsg"};
+const std::vector<std::string> kPageCache = {"try_to_compact_pages", "__alloc_pages_slowpath",
+                                             "__alloc_frozen_pages_noprof", "alloc_pages_mpol", "folio_alloc_noprof",
+                                             "filemap_alloc_folio_noprof", "page_cache_ra_order", "filemap_fault"};
+
+constexpr uint64_t kThpGfp = kGfpMovable | kGfpComp | kGfpNomemalloc;
+constexpr uint64_t kHugetlbGfp = kGfpMovable | kGfpComp | kGfpRetryMayfail;
+
+TEST(Consumer, EveryClassFromItsStack) {
+  EXPECT_EQ(classify_consumer(site(kHugetlbGfp, 1, 9), kHugetlbPool), "hugetlb");
+  EXPECT_EQ(classify_consumer(site(kThpGfp, 2, 9), kThpFault), "thp_fault");
+  EXPECT_EQ(classify_consumer(site(kThpGfp, 3, 9, FRAGD_TASK_KTHREAD), kKhugepaged), "khugepaged");
+  EXPECT_EQ(classify_consumer(site(kGfpComp, 4, 3, FRAGD_TASK_USER), kSlab), "slab");
+  // Slab frames innermost, the network further out: the network pays.
+  EXPECT_EQ(classify_consumer(site(kGfpComp, 5, 3), kNetViaSlab), "net");
+  EXPECT_EQ(classify_consumer(site(kGfpComp, 6, 3), kNetFrag), "net");
+  // Movable compound without __GFP_NOMEMALLOC, from the page cache's readahead.
+  EXPECT_EQ(classify_consumer(site(kGfpMovable | kGfpComp, 7, 4), kPageCache), "page_cache");
+}
+
+TEST(Consumer, FlagsDecideWithoutAStackOrSymbols) {
+  const std::vector<std::string> none;
+  EXPECT_EQ(classify_consumer(site(kHugetlbGfp, -1, 9), none), "hugetlb");
+  EXPECT_EQ(classify_consumer(site(kThpGfp, -1, 9), none), "thp_fault");
+  EXPECT_EQ(classify_consumer(site(kThpGfp, -1, 9, FRAGD_TASK_KHUGEPAGED), none), "khugepaged");
+  EXPECT_EQ(classify_consumer(site(kThpGfp, -1, 9, FRAGD_TASK_KTHREAD), none), "page_cache");
+  EXPECT_EQ(classify_consumer(site(kGfpMovable | kGfpComp, -1, 4), none), "page_cache");
+  EXPECT_EQ(classify_consumer(site(kGfpComp | kGfpReclaimable, -1, 3), none), "slab");
+  EXPECT_EQ(classify_consumer(site(0, -1, 2), none), "other");
+  // Unnamed frames (no symbols) fall back on the flags too.
+  EXPECT_EQ(classify_consumer(site(kThpGfp, 9, 9), {"", "", ""}), "thp_fault");
+}
+
+TEST(CallSite, FirstFrameOutsideTheAllocator) {
+  EXPECT_EQ(call_site(kHugetlbPool), "only_alloc_fresh_hugetlb_folio");
+  EXPECT_EQ(call_site(kThpFault), "vma_alloc_anon_folio_pmd");
+  EXPECT_EQ(call_site(kSlab), "allocate_slab");
+  EXPECT_EQ(call_site({"try_to_compact_pages", "__alloc_pages_slowpath"}), "unknown");
+  EXPECT_EQ(call_site({}), "unknown");
+}
+
+TEST(Kallsyms, NamesTheTextSymbolAtOrBelowEachAddress) {
+  const std::string text =
+      "ffffffff81000000 T _stext\n"
+      "ffffffff81001000 t foo.isra.0\n"
+      "ffffffff81001800 D some_data\n"  // not text: never a name
+      "ffffffff81002000 T bar\n"
+      "ffffffffc0a00000 t modfn\t[mymod]\n";
+  const auto n = KernelSymbols::name_addresses(
+      text, {0xffffffff81001010, 0xffffffff81001900, 0xffffffff81002004, 0xffffffffc0a00010, 0xffffffffc0f00000, 0x10});
+  EXPECT_EQ(n.at(0xffffffff81001010), "foo");  // suffix dropped
+  EXPECT_EQ(n.at(0xffffffff81001900), "foo");  // data symbols skipped
+  EXPECT_EQ(n.at(0xffffffff81002004), "bar");
+  EXPECT_EQ(n.at(0xffffffffc0a00010), "modfn");
+  EXPECT_EQ(n.at(0xffffffffc0f00000), "");  // 5 MiB past the last symbol: a module loaded since
+  EXPECT_EQ(n.at(0x10), "");
+}
+
+TEST(Kallsyms, ZeroAddressesMeanNoSymbols) {
+  char path[] = "/tmp/fragd-kallsyms.XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string text = "0000000000000000 T _stext\n0000000000000000 t foo\n";
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  KernelSymbols s(fd, path);
+  s.resolve({0xffffffff81000010});
+  EXPECT_FALSE(s.usable());
+  EXPECT_NE(s.why_not().find("CAP_SYSLOG"), std::string::npos) << s.why_not();
+  EXPECT_EQ(s.name(0xffffffff81000010), "");
+  unlink(path);
+}
+
+TEST(CgroupPathsTest, IdsAreDirectoryInodes) {
+  char tmpl[] = "/tmp/fragd-cg.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string sys = tmpl;
+  namespace fs = std::filesystem;
+  fs::create_directories(sys + "/fs/cgroup/unified/kubepods.slice/pod1");
+  std::ofstream(sys + "/fs/cgroup/unified/cgroup.controllers") << "memory\n";
+  struct stat st {};
+  ASSERT_EQ(stat((sys + "/fs/cgroup/unified/kubepods.slice/pod1").c_str(), &st), 0);
+  CgroupPaths p(sys);
+  EXPECT_EQ(p.root(), sys + "/fs/cgroup/unified");  // hybrid: no cgroup.controllers in fs/cgroup
+  EXPECT_EQ(p.path(st.st_ino).value_or("?"), "/kubepods.slice/pod1");
+  EXPECT_TRUE(p.exists(st.st_ino, "/kubepods.slice/pod1"));
+  fs::remove(sys + "/fs/cgroup/unified/kubepods.slice/pod1");
+  EXPECT_FALSE(p.exists(st.st_ino, "/kubepods.slice/pod1"));
+  p.new_round();
+  EXPECT_FALSE(p.path(st.st_ino).has_value());
+  fs::remove_all(sys);
+}
+
+// A cgroup tree in memory: ids to paths; deleting one makes it vanish.
+struct FakeCgroups : CgroupLookup {
+  std::map<uint64_t, std::string> paths;
+  std::optional<std::string> path(uint64_t id) override {
+    auto it = paths.find(id);
+    return it == paths.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+  bool exists(uint64_t id, const std::string& p) override { return paths.count(id) && paths[id] == p; }
+};
+
+struct Round {
+  std::vector<SiteCount> sites;
+  std::vector<CgroupCount> cgroups;
+  alloc_stats st{};
+  // Adds `e` entries and `ns` to cgroup `cg` at a site of `order`, and to the per-CPU totals.
+  void add(uint64_t cg, uint64_t e, uint64_t ns, int32_t stack = 1, uint32_t order = 9) {
+    bool found = false;
+    for (auto& c : cgroups)
+      if (c.cgroup_id == cg) {
+        c.attr.entries += e;
+        c.attr.ns += ns;
+        found = true;
+      }
+    if (!found) cgroups.push_back({cg, {e, ns}});
+    found = false;
+    for (auto& s : sites)
+      if (s.key.stack_id == stack && s.key.order == order) {
+        s.attr.entries += e;
+        s.attr.ns += ns;
+        found = true;
+      }
+    if (!found) sites.push_back({site(kHugetlbGfp, stack, order), {e, ns}});
+    st.direct_entries[order][FRAGD_PHASE_COMPACTION] += e;
+    st.phase_ns[order][FRAGD_PHASE_COMPACTION] += ns;
+  }
+};
+
+const StallAttribution::StackReader kStacks = [](int32_t id) -> Result<std::vector<uint64_t>> {
+  return std::vector<uint64_t>{0x1000u + static_cast<uint64_t>(id)};
+};
+
+Attr sum(const std::vector<std::pair<std::string, Attr>>& v) {
+  Attr a;
+  for (const auto& [_, x] : v) a += x;
+  return a;
+}
+Attr find(const std::vector<std::pair<std::string, Attr>>& v, const std::string& label) {
+  for (const auto& [l, x] : v)
+    if (l == label) return x;
+  return Attr{~0ull, ~0ull};
+}
+
+TEST(TopK, BoundedMonotonicAndSumsToTheTotals) {
+  FakeCgroups cg;
+  StallAttribution a(3, 2);
+  Round r;
+  // 200 cgroups, each stalling once with a different time; 3 get series, 197 are "other".
+  for (uint64_t id = 100; id < 300; id++) {
+    cg.paths[id] = "/pod" + std::to_string(id);
+    r.add(id, 1, id * 1000, static_cast<int32_t>(id % 5));
+  }
+  a.update(r.sites, r.cgroups, r.st, kStacks, nullptr, cg, true);
+  auto v = a.view();
+  ASSERT_EQ(v.cgroups.size(), 4u);
+  EXPECT_EQ(v.cgroups.back().first, "other");
+  // The three with the most stall time.
+  EXPECT_EQ(find(v.cgroups, "/pod299").ns, 299000u);
+  EXPECT_EQ(find(v.cgroups, "/pod298").ns, 298000u);
+  EXPECT_EQ(find(v.cgroups, "/pod297").ns, 297000u);
+  EXPECT_EQ(sum(v.cgroups).entries, 200u);
+  // No symbol table here: every stack's call site is "unknown" (one series), then "other".
+  ASSERT_EQ(v.callsites.size(), 2u);
+  EXPECT_EQ(find(v.callsites, "unknown").entries, 200u);
+  Attr consumers;
+  for (const auto& [k, x] : v.consumers) consumers += x;
+  EXPECT_EQ(consumers.entries, 200u);
+  EXPECT_EQ(sum(v.callsites).ns, consumers.ns);
+  const Attr other1 = find(v.cgroups, "other");
+
+  // A cgroup from "other" with a burst now: no slot is free, it stays in "other".
+  r.add(150, 10, 10'000'000);
+  a.update(r.sites, r.cgroups, r.st, kStacks, nullptr, cg, false);
+  v = a.view();
+  EXPECT_EQ(v.cgroups.size(), 4u);
+  EXPECT_GE(find(v.cgroups, "other").ns, other1.ns);
+  EXPECT_EQ(sum(v.cgroups).entries, 210u);
+
+  // /pod299 is deleted: its series goes, its counts to "other"; /pod150 takes the slot from
+  // what it showed in the last round on (that stays in "other").
+  const Attr other2 = find(v.cgroups, "other");
+  cg.paths.erase(299);
+  r.add(150, 1, 1000);
+  a.update(r.sites, r.cgroups, r.st, kStacks, nullptr, cg, false);
+  v = a.view();
+  EXPECT_EQ(find(v.cgroups, "/pod299").entries, ~0ull);
+  EXPECT_EQ(find(v.cgroups, "/pod150").entries, 1u);
+  EXPECT_EQ(find(v.cgroups, "/pod150").ns, 1000u);
+  EXPECT_GE(find(v.cgroups, "other").ns, other2.ns);
+  EXPECT_EQ(sum(v.cgroups).entries, 211u);
+  EXPECT_EQ(v.cgroups_removed, 1u);
+  EXPECT_EQ(a.take_forgotten(), std::vector<uint64_t>{299});
+  // The BPF entry is gone (the caller deleted it): the sums hold.
+  r.cgroups.erase(std::remove_if(r.cgroups.begin(), r.cgroups.end(), [](const CgroupCount& c) { return c.cgroup_id == 299; }),
+                  r.cgroups.end());
+  a.update(r.sites, r.cgroups, r.st, kStacks, nullptr, cg, false);
+  EXPECT_EQ(sum(a.view().cgroups).entries, 211u);
+  EXPECT_GE(find(a.view().cgroups, "other").ns, find(v.cgroups, "other").ns);
+}
+
+TEST(TopK, FullMapsGoToOtherAndTheSumsHold) {
+  FakeCgroups cg;
+  cg.paths[7] = "/a";
+  StallAttribution a(5, 5);
+  Round r;
+  r.add(7, 4, 4000);
+  // Events whose site and cgroup found their maps full: per-CPU counters only.
+  r.st.direct_entries[9][FRAGD_PHASE_RECLAIM] += 3;
+  r.st.phase_ns[9][FRAGD_PHASE_RECLAIM] += 300;
+  r.st.sites_full_entries[9] = 3;
+  r.st.sites_full_ns[9] = 300;
+  r.st.cgroups_full_entries = 3;
+  r.st.cgroups_full_ns = 300;
+  a.update(r.sites, r.cgroups, r.st, kStacks, nullptr, cg, true);
+  const auto& v = a.view();
+  EXPECT_EQ(find(v.cgroups, "other").entries, 3u);
+  EXPECT_EQ(find(v.cgroups, "/a").entries, 4u);
+  EXPECT_EQ(find(v.callsites, "unknown").entries, 7u);  // no symbols here: the named site is unknown too
+  EXPECT_EQ(v.consumers.at({9u, "other"}).entries, 3u);
+  EXPECT_EQ(v.consumers.at({9u, "hugetlb"}).entries, 4u);
+  EXPECT_EQ(v.consumers.size(), std::size(kConsumers));  // every consumer of order 9, zeros included
+  Families fs;
+  attribution_metrics(v, fs);
+  std::set<std::string> names;
+  for (const auto& f : fs) names.insert(f.name);
+  for (const char* n : {"fragd_stalls_total", "fragd_stall_seconds_total", "fragd_cgroup_stalls_total",
+                        "fragd_cgroup_stall_seconds_total", "fragd_stall_callsite_seconds_total",
+                        "fragd_attribution_map_full_total", "fragd_cgroups_removed_total"})
+    EXPECT_TRUE(names.count(n)) << n;
+}
+
+}  // namespace
+}  // namespace fragd
