@@ -24,6 +24,17 @@ int cmd_status(const std::string& socket_path, bool as_json);
 int cmd_cost(const std::string& socket_path, double seconds, bool as_json);
 int cmd_trace(const std::string& socket_path, bool as_json);
 
+struct TopArgs {
+  double interval_s = 2;
+  uint64_t count = 0;  // screens; 0: until Ctrl-C
+  bool once = false;   // the totals since fragd started, once
+  std::string sort = "time";
+  size_t limit = 10;
+  bool stacks = false;
+  bool json = false;
+};
+int cmd_top(const std::string& socket_path, const TopArgs& a);
+
 struct MapArgs {
   fragd::MapFilter filter;
   std::string png;  // empty: no picture

@@ -4,12 +4,16 @@
 #include <cstdio>
 #include <ctime>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "base/format.h"
 #include "fragctl/cost.h"
 #include "fragctl/render/ctl_format.h"
 #include "fragctl/render/map_png.h"
+#include "fragctl/render/top.h"
+#include "protocol/top.h"
 #include "fragctl/session.h"
 
 namespace fragd::ctl {
@@ -65,6 +69,58 @@ int cmd_hist(const std::string& socket_path, const HistArgs& a) {
       std::printf("%s\n", fragd::hist_output_json(d, view, local_time("%Y-%m-%dT%H:%M:%S%z"), interval).dump().c_str());
     } else {
       std::printf("\n%s\n%s", local_time("%H:%M:%S").c_str(), fragd::format_hist_text(d, view).c_str());
+    }
+    std::fflush(stdout);
+    older = std::move(*newer);
+  }
+  return 0;
+}
+
+int cmd_top(const std::string& socket_path, const TopArgs& a) {
+  auto query = [&]() -> fragd::Result<fragd::TopReply> {
+    auto j = request(socket_path, ControlRequest::read("top"));
+    if (!j) return j.error();
+    return fragd::read_answer<fragd::TopReply>(*j, "top");
+  };
+  fragd::TopViewOptions view;
+  view.sort = a.sort;
+  view.limit = a.limit;
+  view.stacks = a.stacks;
+  auto first = query();
+  if (!first) return fail(first.error());
+  if (a.once) {
+    if (a.json) {
+      std::printf("%s\n", json(*first).dump(2).c_str());
+    } else {
+      std::printf("fragd top: totals since fragd started %s ago\n\n%s",
+                  fragd::format_duration(first->uptime_ns, fragd::DurationStyle::Age).c_str(),
+                  fragd::format_top_text(*first, view).c_str());
+    }
+    return 0;
+  }
+  // A terminal gets a fresh screen each interval, as top does; a pipe gets them one after another.
+  const bool tty = isatty(STDOUT_FILENO);
+  view.interval_s = a.interval_s;
+  fragd::TopReply older = std::move(*first);
+  const int64_t start = mono_ms();
+  const int64_t step = std::llround(a.interval_s * 1000.0);
+  for (uint64_t i = 1; a.count == 0 || i <= a.count; ++i) {
+    if (!sleep_until(start + static_cast<int64_t>(i) * step)) return 0;  // Ctrl-C
+    auto newer = query();
+    if (!newer) {
+      if (newer.error().err == fragd::ctl::kInterrupted) return 0;
+      return fail(newer.error());
+    }
+    const fragd::TopReply d = fragd::top_interval(*newer, older);
+    if (a.json) {
+      json j = d;
+      j["interval_s"] = a.interval_s;
+      j["time"] = local_time("%Y-%m-%dT%H:%M:%S%z");
+      std::printf("%s\n", j.dump().c_str());
+    } else {
+      std::printf("%sfragd top  %s  every %g s, sorted by %s%s\n\n%s", tty ? "\033[H\033[2J" : (i > 1 ? "\n" : ""),
+                  local_time("%H:%M:%S").c_str(), a.interval_s, a.sort == "stalls" ? "stalls" : "stall time",
+                  tty ? "  (Ctrl-C ends)" : "", fragd::format_top_text(d, view).c_str());
     }
     std::fflush(stdout);
     older = std::move(*newer);

@@ -3,6 +3,7 @@
 //   fragctl [--socket PATH] hist [--order N] [--interval SEC [--count N]] [--json]
 //   fragctl [--socket PATH] status [--json]
 //   fragctl [--socket PATH] trace [--json]
+//   fragctl [--socket PATH] top [--interval SEC] [--count N | --once] [--sort time|stalls] [--limit N] [--stacks] [--json]
 //   fragctl [--socket PATH] map [--node N] [--zone Z] [--max-age SEC] [--png FILE] [--json]
 //   fragctl [--socket PATH] compact [--node N] [--timeout SEC] [--json]
 //   fragctl [--socket PATH] pool set SIZE COUNT [--node N] [--timeout SEC] [--json]
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
       "  fragctl [--socket PATH] hist [--order N] [--interval SEC [--count N]] [--json]\n"
       "  fragctl [--socket PATH] status [--json]\n"
       "  fragctl [--socket PATH] trace [--json]\n"
+      "  fragctl [--socket PATH] top [--interval SEC] [--count N | --once] [--sort time|stalls] [--limit N] [--stacks] [--json]\n"
       "  fragctl [--socket PATH] map [--node N] [--zone Z] [--max-age SEC] [--png FILE] [--json]\n"
       "  fragctl [--socket PATH] compact [--node N] [--timeout SEC] [--json]\n"
       "  fragctl [--socket PATH] pool set SIZE COUNT [--node N] [--timeout SEC] [--json]\n"
@@ -87,6 +89,23 @@ int main(int argc, char** argv) {
   status->footer("In act mode also the policy: its state per node, pool targets, the action running and the last "
                  "actions.");
 
+  TopArgs top_args;
+  auto* top = app.add_subcommand("top", "Who stalls, who pays, where: cgroups, consumers and call sites by stall time");
+  top->add_option("--interval", top_args.interval_s, "Seconds between screens (default 2)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->type_name("SEC");
+  top->add_option("--count", top_args.count, "Number of screens (default: until Ctrl-C)")->type_name("N");
+  top->add_flag("--once", top_args.once, "One screen of the totals since fragd started, then exit");
+  top->add_option("--sort", top_args.sort, "Sort rows by stall time or by number of stalls")
+      ->check(CLI::IsMember({"time", "stalls"}))
+      ->capture_default_str();
+  top->add_option("--limit", top_args.limit, "Rows per table")->check(CLI::Range(1, 1000))->capture_default_str();
+  top->add_flag("--stacks", top_args.stacks, "Also the whole kernel stacks of the stalls");
+  top->add_flag("--json", top_args.json, "fragd's answer as JSON (with --interval: one object per interval)");
+  top->footer(
+      "Each screen shows the interval just past (and the %CPU its stall time is of one CPU); --once the totals "
+      "since fragd started. Cgroups and call sites are those with a series of their own in fragd's metrics "
+      "(attribution.top_cgroups, attribution.top_callsites), the rest summed as other.");
   bool trace_json = false;
   auto* trace = app.add_subcommand("trace", "Stream slow allocation stalls as they happen");
   trace->add_flag("--json", trace_json, "fragd's events as JSON lines");
@@ -193,6 +212,7 @@ int main(int argc, char** argv) {
   }
   if (status->parsed()) return cmd_status(socket_path, status_json);
   if (trace->parsed()) return cmd_trace(socket_path, trace_json);
+  if (top->parsed()) return cmd_top(socket_path, top_args);
   if (map->parsed()) {
     if (map_node_opt->count() > 0) map_args.filter.node = map_node;
     if (map_zone_opt->count() > 0) map_args.filter.zone = map_zone;

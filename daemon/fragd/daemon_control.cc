@@ -129,6 +129,8 @@ nlohmann::json Daemon::handle(const ControlRequest& req) {
     h.counting = bpf_->counting();
     return h;
   }
+  if (cmd == "top") return top_reply(attribution_read_ ? &attribution_.view() : nullptr, last_mem_ ? &*last_mem_ : nullptr,
+                                    now_ns() - start_ns_);
   if (cmd == "status") {
     StatusReply r = status_reply(last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,
                                  bpf_->programs(), cfg_.tick_ns);

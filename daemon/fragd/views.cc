@@ -243,4 +243,32 @@ std::string unready_programs(const std::vector<ProgramState>& programs, const st
   return out;
 }
 
+TopReply top_reply(const AttributionView* a, const MemSnapshot* mem, uint64_t uptime_ns) {
+  TopReply r;
+  r.uptime_ns = uptime_ns;
+  if (mem) {
+    std::map<int, TopNode> nodes;
+    for (const auto& s : node_scores(mem->zones)) nodes[s.node] = TopNode{s.node, s.score, 0, 0};
+    for (const auto& z : mem->zones) {
+      if (z.present_pages == 0) continue;
+      TopNode& n = nodes[z.node];
+      n.node = z.node;
+      n.free_2m += blocks_of_order(z.free_blocks, kCompactionHpageOrder);
+      n.free_1g += blocks_of_order(z.free_blocks, kCompactionHpageOrder + 9);
+    }
+    for (const auto& [_, n] : nodes) r.nodes.push_back(n);
+  }
+  if (!a) return r;
+  r.symbols = a->symbols;
+  for (const auto& [cg, x] : a->cgroups) r.cgroups.push_back({cg, {x.entries, x.ns}});
+  for (const auto& [cs, x] : a->callsites) r.callsites.push_back({cs, {x.entries, x.ns}});
+  for (const auto& [k, x] : a->consumers) r.consumers.push_back({k.first, k.second, {x.entries, x.ns}});
+  // The 50 stacks with the most stall time (the map holds up to 2048).
+  for (size_t i = 0; i < a->stacks.size() && i < 50; i++) {
+    const StackView& s = a->stacks[i];
+    r.stacks.push_back({s.consumer, s.callsite, s.frames, {s.attr.entries, s.attr.ns}});
+  }
+  return r;
+}
+
 }  // namespace fragd

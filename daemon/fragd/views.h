@@ -14,6 +14,8 @@
 #include "protocol/hist.h"
 #include "protocol/map.h"
 #include "protocol/status.h"
+#include "protocol/top.h"
+#include "sources/attribution/attribution.h"
 #include "sources/pageblocks/pageblock.h"
 #include "sources/pollution/pollution.h"
 
@@ -26,6 +28,8 @@ HistSnapshot hist_reply(const BpfSnapshot& s, unsigned min_order, uint64_t uptim
 StatusReply status_reply(const MemSnapshot* mem, const BpfSnapshot* bpf, const std::vector<ProgramState>& programs,
                          uint64_t tick_ns);
 StallEvent stall_message(const stall_event& e);
+// The answer to "top": the attribution (null: nothing read yet) and each node's score and free blocks.
+TopReply top_reply(const AttributionView* a, const MemSnapshot* mem, uint64_t uptime_ns);
 
 // Act mode (docs/control-protocol.md "Acting"). Times in outcomes are
 // CLOCK_MONOTONIC; `mono_now`/`real_now` convert them to Unix time.

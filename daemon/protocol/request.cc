@@ -19,6 +19,7 @@ constexpr CommandSpec kCommands[] = {
     {"hist", Access::Read, {nullptr}},
     {"status", Access::Read, {nullptr}},
     {"trace", Access::Read, {nullptr}},
+    {"top", Access::Read, {nullptr}},
     {"map", Access::Read, {"max_age_ns", nullptr}},
     {"action", Access::Read, {"id", nullptr}},
     {"compact", Access::Act, {"node", nullptr}},
@@ -26,7 +27,7 @@ constexpr CommandSpec kCommands[] = {
     {"reload", Access::Act, {nullptr}},
 };
 
-constexpr const char* kKnown = "hist, status, trace, map, action, compact, pool, reload";
+constexpr const char* kKnown = "hist, status, trace, top, map, action, compact, pool, reload";
 
 std::optional<int64_t> int_field(const nlohmann::json& req, const char* key, int64_t lo, int64_t hi) {
   const auto it = req.find(key);

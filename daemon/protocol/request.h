@@ -21,7 +21,7 @@ constexpr size_t kMaxRequestBytes = 16 * 1024;
 enum class Access { Read, Act };
 
 struct ControlRequest {
-  std::string cmd;  // hist, status, trace, map, action (read); compact, pool, reload (act)
+  std::string cmd;  // hist, status, trace, top, map, action (read); compact, pool, reload (act)
   Access access = Access::Read;
   std::optional<int> node;            // compact, pool: 0..4095
   std::optional<uint64_t> size_kib;   // pool: 4 KiB .. 1 TiB (also 2^40 KiB)

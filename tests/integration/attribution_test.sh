@@ -9,6 +9,7 @@
 #  2. 200 more cgroups grow the pool by one page each, with no free 2 MiB block left
 #     before each: at most K + 1 cgroup series
 #     (attribution.top_cgroups 5), the others summed in "other", which grew;
+#     `fragctl top` shows the same counts and names the stacks' frames;
 #  3. the cgroups are deleted: their series vanish at the next sweep (10 s),
 #     fragd_cgroups_removed_total counts them, "other" never shrinks;
 # and at every scrape the sums over consumer, over cgroup (with "other") equal
@@ -109,6 +110,19 @@ tsite=$(awk '/^fragd_stall_callsite_seconds_total\{callsite="(vma_alloc_anon_fol
 [ -n "$hsite" ] || fail "no hugetlb call site (a *huge*folio* function) with stall time"
 [ -n "$tsite" ] || fail "no THP fault call site (vma_alloc_anon_folio_pmd / do_huge_pmd_anonymous_page) with stall time"
 log "call sites: $hsite; $tsite"
+
+# fragctl top: the same figures, its key paths as listed, the stacks named.
+FRAGCTL top --once --json >"$WORK/top.json" || fail "fragctl top --once --json failed"
+[ -n "${FRAGD_ATTR_OUT:-}" ] && cp "$WORK/top.json" "$FRAGD_ATTR_OUT/top.json"
+python3 "$SRC/tests/contract/keypaths.py" check "$SRC/tests/contract/fragctl-json.txt" top <"$WORK/top.json" ||
+  fail "fragctl top --json differs from tests/contract/fragctl-json.txt"
+ta=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sum(c["stalls"] for c in r["cgroups"] if c["cgroup"] == "/fragd-attr-a"))' "$WORK/top.json")
+[ "$ta" = "$a" ] || fail "fragctl top shows $ta stalls for cgroup A, /metrics $a"
+FRAGCTL top --once --stacks >"$WORK/top.txt" || fail "fragctl top --once --stacks failed"
+grep -q '^    only_alloc_fresh_hugetlb_folio$' "$WORK/top.txt" || fail "fragctl top --stacks names no hugetlb frame: $(head -40 "$WORK/top.txt")"
+FRAGCTL top --interval 0.5 --count 1 >"$WORK/top-interval.txt" || fail "fragctl top --interval 0.5 --count 1 failed"
+grep -q '^CGROUP' "$WORK/top-interval.txt" || fail "fragctl top --interval printed no screen"
+sed 's/^/    /' "$WORK/top.txt" | head -30
 
 # 2. 200 cgroups, one stall each at least: at most K + 1 series.
 other1=$(cgval "$WORK/s1.prom" fragd_cgroup_stalls_total other)

@@ -2,7 +2,7 @@
 # fragctl's --json output is a contract with scripts: the key paths of every command that has
 # --json must be those tests/contract/fragctl-json.txt lists (tests/contract/keypaths.py says
 # how paths are written). A live fragd in act mode with dry_run (it decides and writes nothing)
-# answers hist, status, map, compact, pool set, cost and trace.
+# answers hist, status, map, compact, pool set, cost, top and trace.
 # FRAGD_CONTRACT_OUT=DIR keeps each command's output there (to record the unit tests' answers).
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -38,13 +38,15 @@ FRAGCTL compact --node 0 --timeout 60 --json >"$OUT/compact.json" || fail "fragc
 pool=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)
 FRAGCTL pool set 2MB "$pool" --timeout 60 --json >"$OUT/pool.json" || fail "fragctl pool set --json failed (dry_run)"
 FRAGCTL cost --seconds 0.5 --json >"$OUT/cost.json" || fail "fragctl cost --json failed"
+FRAGCTL top --once --json >"$OUT/top.json" || fail "fragctl top --once --json failed"
+FRAGCTL top --json --interval 0.5 --count 1 >>"$OUT/top.json" || fail "fragctl top --json --interval failed"
 # status once more: now with the actions above among its last actions.
 FRAGCTL status --json >>"$OUT/status.json" || fail "fragctl status --json failed"
 kill -INT "$TRACE_PID" 2>/dev/null || true
 wait "$TRACE_PID" 2>/dev/null || true
 
 bad=0
-for cmd in hist status map compact pool cost; do
+for cmd in hist status map compact pool cost top; do
   if python3 "$KEYS" check "$LIST" "$cmd" <"$OUT/$cmd.json"; then
     log "$cmd --json: key paths as listed"
   else

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/top.h"
+
 #include "protocol/action.h"
 #include "protocol/hist.h"
 #include "protocol/map.h"
@@ -66,6 +68,13 @@ TEST(ProtocolDoc, NamesEveryKeyTheStructsWrite) {
   keys(json(pool), all);
   fragd::MapView none;
   keys(json(none), all);  // scan_error
+  fragd::TopReply top;
+  top.nodes.push_back({});
+  top.cgroups.push_back({"/a", {}});
+  top.callsites.push_back({"f", {}});
+  top.consumers.push_back({9, "hugetlb", {}});
+  top.stacks.push_back({"hugetlb", "f", {"f"}, {}});
+  keys(json(top), all);
   fragd::StatusReply st;
   st.warnings = std::vector<std::string>{"w"};
   st.programs = std::vector<fragd::ProgramStatus>{{"p", "t", false, 0, "why"}};

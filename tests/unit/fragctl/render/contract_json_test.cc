@@ -12,6 +12,9 @@
 
 #include "fragctl/render/ctl_format.h"
 #include "fragctl/render/map_view.h"
+#include "fragctl/render/top.h"
+#include "protocol/top.h"
+#include "protocol/wire.h"
 #include "contract.h"
 
 using nlohmann::json;
@@ -35,6 +38,17 @@ TEST(ContractJson, Status) {
   auto text = fragd::format_status(a);
   ASSERT_TRUE(text.ok()) << text.error().message;
   expect_contract("status", {fragd::status_output_json(a)});
+}
+
+TEST(ContractJson, Top) {
+  const json a = answer("top.json");
+  auto r = fragd::read_answer<fragd::TopReply>(a, "top");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  json interval = fragd::top_interval(*r, *r);
+  interval["interval_s"] = 2.0;
+  interval["time"] = "2026-01-01T00:00:02+0000";
+  expect_contract("top", {json(*r), interval});
+  EXPECT_FALSE(fragd::format_top_text(*r, {}).empty());
 }
 
 TEST(ContractJson, Map) {
