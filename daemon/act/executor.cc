@@ -213,10 +213,12 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
   o.detail = strf("%s held %llu of %llu pages for the goal of %llu free blocks, then freed them",
                   name.c_str(), static_cast<unsigned long long>(held), static_cast<unsigned long long>(take),
                   static_cast<unsigned long long>(r.goal_blocks));
-  // No block made beyond the free ones: the kernel deferred direct compaction (after
+  // Fewer than half the missing blocks made: the kernel deferred direct compaction (after
   // failures in the zone it skips up to 64 attempts), and writing again would not get past
   // that. A node compaction is not deferred: the node's whole compaction, as method node.
-  if (held < take && held <= o.blocks_before && !act_.stop_requested()) {
+  const uint64_t made = held > o.blocks_before ? held - o.blocks_before : 0;
+  const uint64_t missing = take > o.blocks_before ? take - o.blocks_before : 0;
+  if (held < take && made * 2 < missing && !act_.stop_requested()) {
     const uint64_t c0 = mono();
     const uint64_t m1 = migrated();
     auto c = act_.compact_node(r.node);
@@ -229,8 +231,9 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
       return;
     }
     if (!c) return fail(o.detail + "; then " + c.error().message);
-    o.detail += "; direct compaction made no block (the kernel defers it after failures): the whole node was "
-                "compacted";
+    o.detail += strf("; direct compaction made %llu of the %llu missing blocks (the kernel defers it after "
+                     "failures): the whole node was compacted",
+                     static_cast<unsigned long long>(made), static_cast<unsigned long long>(missing));
   }
   o.result = compaction_helped(o, p.compaction) ? "ok" : "no_gain";
 }
