@@ -46,8 +46,8 @@ in_cgroup() {
 }
 grow_pool() { echo $(($(cat $HP) + $1)) >$HP; }
 
-log "fragmenting 95% of available memory (keeps 1 of every 4 pages)"
-start_fragmenter "$BUILD/fragmenter" "$WORK" 95 360 || fail "$FRAG_ERROR"
+log "fragmenting 60% of available memory (keeps 1 of every 4 pages)"
+start_fragmenter "$BUILD/fragmenter" "$WORK" 60 360 || fail "$FRAG_ERROR"
 free0=$(free_blocks9)
 grow_pool "$free0"
 log "fragmented; the pool took the $free0 free 2 MiB blocks (now $(cat $HP) pages, $(free_blocks9) free blocks left)"

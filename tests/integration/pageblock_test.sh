@@ -10,6 +10,8 @@
 #     compaction followed by a pool write gives. The estimate is of what
 #     compaction could do: on physmap's layouts below the kernel's
 #     compaction ends early, so they are not the ones to compare with;
+#  4b. the estimate of 1 GiB pages (wholly free ranges + those contiguous-range
+#     migration could free) within 10% (or 1) of what a 1 GiB pool write gets;
 #  1. physmap fragments memory, freeing 1 page in 8 of every pageblock it
 #     owned whole (it reads its own /proc/self/pagemap); the scanner must
 #     classify those blocks movable, with at least the kept pages in use;
@@ -113,6 +115,25 @@ if [ "$completed" -eq 1 ]; then
     fail "estimate $est is not within 10% of the $got huge pages obtained"
 else
   log "NOT COMPARED: five compactions in a row ended contended; the kernel did not compact, so $got says nothing of the estimate"
+fi
+
+# 4b. 1 GiB pages: the estimate (free ranges + those contiguous-range migration could free)
+# against a 1 GiB pool write of more than that, on the same splintered memory.
+G1=/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages
+if [ -w "$G1" ]; then
+  save_sysctl "$G1"
+  RESTORE+=("echo 0 > $G1")
+  map_json "$WORK/map4.json"
+  sleep 1.5  # a tick: /metrics follows the new scan
+  est1g=$(metric <(scrape) fragd_hugepages_obtainable 'size="1GiB"')
+  echo $((est1g + 4)) >"$G1"
+  got1g=$(cat "$G1")
+  echo 0 >"$G1"
+  log "1 GiB pages: estimate $est1g (free $(metric <(scrape) fragd_hugepages_obtainable 'size="1GiB",how="free"')), a pool write of $((est1g + 4)) got $got1g"
+  python3 -c 'import sys; e, g = map(int, sys.argv[1:]); sys.exit(abs(e - g) > max(1, 0.10 * g))' "$est1g" "$got1g" ||
+    fail "1 GiB estimate $est1g is not within 10% (or 1) of the $got1g 1 GiB pages obtained"
+else
+  log "1 GiB pages: no 1 GiB hugetlb pool on this kernel ($G1), not compared"
 fi
 
 # The fragmenter gives its memory back.

@@ -152,6 +152,15 @@ entries=$(d fragd_direct_stall_entries_total 'phase="compaction"')
 check stalls "$([ "$stalls" -gt 0 ]; echo $?)" "compact_stall +$stalls while growing the pool by $grown in $((try + 1)) write(s)"
 check alloc_counts "$([ "$ok9" -eq "$grown" ]; echo $?)" "fragd counted $ok9 granted order-9 allocations, the pool grew $grown"
 check stall_entries "$([ "$entries" -eq "$stalls" ]; echo $?)" "fragd $entries direct compaction entries, compact_stall +$stalls"
+# Attribution: the pool's stalls are consumer hugetlb, all entries are some cgroup's, and the
+# call site is named (fragd is root here: /proc/kallsyms shows addresses).
+all=$(d fragd_direct_stall_entries_total '')
+hug=$(d fragd_stalls_total 'consumer="hugetlb"')
+cons=$(d fragd_stalls_total '')
+cgs=$(d fragd_cgroup_stalls_total '')
+site=$(awk '/^fragd_stall_callsite_seconds_total\{callsite="[^"]*huge[^"]*folio[^"]*"\}/ && $2 > 0 { print $1; exit }' /tmp/after.prom)
+check attribution "$([ "$cons" -eq "$all" ] && [ "$cgs" -eq "$all" ] && [ "$hug" -ge "$entries" ] && [ -n "$site" ]; echo $?)" \
+	"stall entries +$all: by consumer +$cons (hugetlb +$hug), by cgroup +$cgs; call site ${site:-none named}"
 echo 0 >/proc/sys/vm/nr_hugepages
 
 # 3. Score and free blocks on every node.

@@ -128,8 +128,10 @@ std::string format_map_text(const MapView& v, const MapTextOptions& opt) {
     if (!opt.rows) continue;
     const uint64_t first_row = z.first_block / row * row;
     const uint64_t end_block = z.first_block + z.blocks();
+    // 1 GiB boundaries: a row starting at one is marked '>' (where a 1 GiB page could start).
+    const uint64_t giga_pages = (uint64_t{1} << 30) / (page_kib * 1024);
     for (uint64_t r = first_row; r < end_block; r += row) {
-      out += "  " + strf("%12s ", addr_hex(r << order, page_kib).c_str());
+      out += ((r << order) % giga_pages == 0 ? "> " : "  ") + strf("%12s ", addr_hex(r << order, page_kib).c_str());
       std::string cells;
       for (uint64_t b = r; b < r + row; ++b) {
         if (b > r && (b - r) % 16 == 0) cells += ' ';
@@ -143,7 +145,7 @@ std::string format_map_text(const MapView& v, const MapTextOptions& opt) {
     out += "\nlegend:";
     for (size_t c = 0; c < kBlockClasses; ++c)
       out += strf(" %c %s ", block_class_char(static_cast<BlockClass>(c)), block_class_name(static_cast<BlockClass>(c)));
-    out += strf("(one character = %s, one row = %s)\n", block_size.c_str(),
+    out += strf("(one character = %s, one row = %s; '>' starts a row at a 1 GiB boundary)\n", block_size.c_str(),
                 format_size_kib(row * block_pages * page_kib).c_str());
   }
 

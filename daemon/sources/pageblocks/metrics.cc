@@ -1,5 +1,8 @@
 #include "sources/pageblocks/metrics.h"
 
+#include <algorithm>
+#include <map>
+
 namespace fragd {
 
 void scan_metrics(const ScanStats& scan, Families& out) {
@@ -23,11 +26,18 @@ void scan_metrics(const ScanStats& scan, Families& out) {
                       "offline (holes, offline memory).",
                       MetricType::Gauge);
     FamilyBuilder obt("fragd_hugepages_obtainable",
-                      "Huge pages (one per pageblock) obtainable in the zone: how=\"free\" free blocks now, "
-                      "how=\"compaction\" further ones a full compaction could make (movable blocks, bounded by the "
-                      "free pages above the zone's reserve). Their sum is what compaction and then a pool write "
-                      "would get.",
+                      "Huge pages obtainable in the zone, by size. size=\"2MiB\" (one per pageblock): how=\"free\" "
+                      "free blocks now, how=\"compaction\" further ones a full compaction could make (movable "
+                      "blocks, bounded by the free pages above the zone's reserve). size=\"1GiB\" (aligned 1 GiB "
+                      "ranges): how=\"free\" wholly free now, how=\"compaction\" further ones contiguous-range "
+                      "migration could free (ranges of free and movable blocks only, while free pages elsewhere "
+                      "can take their pages). The sum is what a pool write of that size would get.",
                       MetricType::Gauge);
+    FamilyBuilder run("fragd_free_contiguous_max_bytes",
+                      "The longest run of physically contiguous free memory on the node, in whole pageblocks "
+                      "(from the pageblock scan).",
+                      MetricType::Gauge);
+    std::map<int, uint64_t> longest;
     FamilyBuilder pol("fragd_hugepages_polluted",
                       "Huge pages lost to pollution: hybrid pageblocks, which compaction cannot free while their "
                       "unmovable pages live.",
@@ -41,12 +51,16 @@ void scan_metrics(const ScanStats& scan, Families& out) {
       for (size_t c = 0; c < kBlockClasses; c++)
         cls.gauge({{"node", n}, {"zone", z.zone}, {"class", block_class_name(static_cast<BlockClass>(c))}},
                   z.counts[c]);
-      obt.gauge({{"node", n}, {"zone", z.zone}, {"how", "free"}}, z.hugepages_free);
-      obt.gauge({{"node", n}, {"zone", z.zone}, {"how", "compaction"}}, z.hugepages_compaction);
+      obt.gauge({{"node", n}, {"zone", z.zone}, {"size", "2MiB"}, {"how", "free"}}, z.hugepages_free);
+      obt.gauge({{"node", n}, {"zone", z.zone}, {"size", "2MiB"}, {"how", "compaction"}}, z.hugepages_compaction);
+      obt.gauge({{"node", n}, {"zone", z.zone}, {"size", "1GiB"}, {"how", "free"}}, z.gigantic_free);
+      obt.gauge({{"node", n}, {"zone", z.zone}, {"size", "1GiB"}, {"how", "compaction"}}, z.gigantic_migration);
+      longest[z.node] = std::max(longest[z.node], z.free_run_max_pages);
       pol.gauge({{"node", n}, {"zone", z.zone}}, z.hugepages_polluted);
       cost.gauge({{"node", n}, {"zone", z.zone}}, z.compaction_cost_pages);
     }
-    emit(out, cls, obt, pol, cost);
+    for (const auto& [node, pages] : longest) run.gauge({{"node", node_label(node)}}, pages * 4096.0);
+    emit(out, cls, obt, run, pol, cost);
     FamilyBuilder dur("fragd_scan_duration_seconds", "Wall time of the last pageblock scan.", MetricType::Gauge);
     dur.gauge({}, r.duration_ns / 1e9);
     FamilyBuilder ts("fragd_scan_timestamp_seconds", "Unix time the last pageblock scan began.", MetricType::Gauge);

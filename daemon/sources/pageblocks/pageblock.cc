@@ -128,6 +128,55 @@ void estimate_zone(ZoneScan& z, unsigned pageblock_order) {
   const uint64_t room = capacity > z.hugepages_free ? capacity - z.hugepages_free : 0;
   z.hugepages_compaction = std::min<uint64_t>(z.movable_sorted.size(), room);
   z.compaction_cost_pages = z.cost_for(z.hugepages_compaction);
+
+  // The longest run of free blocks.
+  uint64_t run = 0, best = 0;
+  for (const auto& b : z.blocks) {
+    run = b.cls == BlockClass::Free ? run + 1 : 0;
+    best = std::max(best, run);
+  }
+  z.free_run_max_pages = best * bp;
+
+  // 1 GiB ranges: aligned, wholly inside the zone.
+  z.gigantic_free = z.gigantic_migration = 0;
+  if (pageblock_order >= kGiganticOrder) return;
+  const uint64_t per = uint64_t{1} << (kGiganticOrder - pageblock_order);  // blocks per range
+  const uint64_t gp = uint64_t{1} << kGiganticOrder;                        // pages per range
+  std::vector<uint64_t> used;  // movable pages to migrate, per candidate range
+  uint64_t free_in_candidates = 0;
+  for (uint64_t first = (z.start_pfn + gp - 1) / gp * gp; first + gp <= z.end_pfn; first += gp) {
+    const uint64_t b0 = (first >> pageblock_order) - z.first_block;
+    if (b0 + per > z.blocks.size()) break;
+    bool all_free = true, movable_only = true;
+    uint64_t u = 0, f = 0;
+    for (uint64_t i = b0; i < b0 + per; i++) {
+      const BlockInfo& b = z.blocks[i];
+      all_free = all_free && b.cls == BlockClass::Free;
+      // Untyped pages count as movable here: contiguous-range migration takes free pages on
+      // the per-CPU lists (which kpageflags shows untyped: a pool just freed leaves whole blocks
+      // so) and fails only on typed unmovable pages.
+      movable_only = movable_only && (b.cls == BlockClass::Free || b.cls == BlockClass::Movable ||
+                                      (b.cls == BlockClass::Unmovable && b.unmovable == 0));
+      u += std::min<uint64_t>(b.used, bp);
+      f += bp - std::min<uint64_t>(b.used, bp);
+    }
+    if (all_free) {
+      z.gigantic_free++;
+      free_in_candidates += f;
+    } else if (movable_only) {
+      used.push_back(u);
+    }
+  }
+  // Migration moves a range's pages into free pages outside it: the free pages of the zone not
+  // in a range already taken (free ones included), above the reserve.
+  std::sort(used.begin(), used.end());
+  uint64_t outside = usable > z.reserve_pages + free_in_candidates ? usable - z.reserve_pages - free_in_candidates : 0;
+  for (uint64_t u : used) {
+    const uint64_t f = gp - u;  // the range's own free pages leave the pool of targets
+    if (outside < f + u) break;
+    outside -= f + u;
+    z.gigantic_migration++;
+  }
 }
 
 ScanClock ScanClock::now() { return {now_ns(CLOCK_REALTIME), now_ns(CLOCK_BOOTTIME)}; }

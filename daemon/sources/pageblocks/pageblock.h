@@ -87,8 +87,19 @@ struct ZoneScan : ZoneSpan {
   uint64_t compaction_cost_pages = 0;
   // Movable pages of the movable blocks, ascending: cost_for(n) sums the first n.
   std::vector<uint16_t> movable_sorted;
+  // 1 GiB pages (kGiganticOrder-aligned ranges wholly in the zone): free now (every block
+  // free), and further ones contiguous-range migration (alloc_contig_range, which a 1 GiB
+  // pool write uses) could free: ranges without a typed unmovable page (free, movable and
+  // untyped pages: untyped ones may be free pages on per-CPU lists), the least occupied
+  // first, while the free pages outside them above the reserve can take their movable pages.
+  uint64_t gigantic_free = 0, gigantic_migration = 0;
+  // The longest run of free blocks, in pages (whole blocks only).
+  uint64_t free_run_max_pages = 0;
   uint64_t cost_for(uint64_t n) const;
 };
+
+// The order of a 1 GiB page with 4 KiB pages (x86-64's PUD order).
+inline constexpr unsigned kGiganticOrder = 18;
 
 struct ScanResult {
   unsigned pageblock_order = 9;

@@ -317,17 +317,17 @@ TEST(MapView, FormatText) {
                    "1290 pages free\n"),
             std::string::npos)
       << t;
-  // DMA32's row starts at block 0 (address 0): blocks 0..7 are outside the zone.
-  EXPECT_NE(t.find("\n           0x0         mm.U\n"), std::string::npos) << t;
-  // Normal: block 2048 = 0x100000000; 64 blocks in 4 groups, then the next row of 6.
-  EXPECT_NE(t.find("\n   0x100000000 .mxUH-.mxUH-.mxU H-.mxUH-.mxUH-.m xUH-.mxUH-.mxUH- .mxUH-.mxUH-.mxU\n"
+  // DMA32's row starts at block 0 (address 0, a 1 GiB boundary: '>'): blocks 0..7 are outside the zone.
+  EXPECT_NE(t.find("\n>          0x0         mm.U\n"), std::string::npos) << t;
+  // Normal: block 2048 = 0x100000000 (4 GiB, marked); 64 blocks in 4 groups, then the next row of 6 (not at 1 GiB).
+  EXPECT_NE(t.find("\n>  0x100000000 .mxUH-.mxUH-.mxU H-.mxUH-.mxUH-.m xUH-.mxUH-.mxUH- .mxUH-.mxUH-.mxU\n"
                    "   0x108000000 H-.mxU\n"),
             std::string::npos)
       << t;
   EXPECT_NE(t.find("\nnode 1 Normal: pfn 0x640000-0x640600 (6 MiB), 3 blocks:"), std::string::npos) << t;
-  EXPECT_NE(t.find("\n   0x640000000 x.m\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("\n>  0x640000000 x.m\n"), std::string::npos) << t;
   EXPECT_NE(t.find("\nlegend: . free  m movable  x hybrid  U unmovable  H huge  - offline (one character = 2 MiB, "
-                   "one row = 128 MiB)\n"),
+                   "one row = 128 MiB; '>' starts a row at a 1 GiB boundary)\n"),
             std::string::npos)
       << t;
   EXPECT_NE(t.find("pollution (unmovable pages in movable blocks, whole host): 12 blocks, 40 pages tracked, "

@@ -333,5 +333,40 @@ TEST(ScanLive, MissingKpageflagsNamesThePathAndTheFix) {
   EXPECT_NE(r.error().message.find("pageblock scan is off"), std::string::npos) << r.error().message;
 }
 
+// 1 GiB pages: aligned ranges of 512 blocks; free ones count now, ranges of free and movable
+// blocks only count while the free pages outside them can take their pages; the longest
+// run of free blocks.
+TEST(EstimateZone, GiganticRangesAndTheLongestFreeRun) {
+  ZoneScan z;
+  z.start_pfn = 0;
+  z.end_pfn = 4 * 262144 + 1000;  // 4 whole ranges, and a part of a fifth (not counted)
+  z.first_block = 0;
+  auto blocks = [&](BlockClass c, uint16_t used, size_t n) {
+    for (size_t i = 0; i < n; i++) z.blocks.push_back(BlockInfo{c, used, static_cast<uint16_t>(c == BlockClass::Movable ? used : 0), 0});
+  };
+  blocks(BlockClass::Free, 0, 512);       // range 0: free now
+  blocks(BlockClass::Movable, 100, 512);  // range 1: 100 pages to move per block
+  blocks(BlockClass::Movable, 400, 511);  // range 2: 400 per block, and one unmovable block:
+  z.blocks.push_back(BlockInfo{BlockClass::Unmovable, 500, 0, 20});  // typed unmovable pages: never obtainable
+  blocks(BlockClass::Movable, 400, 511);  // range 3: 400 per block, and one block of untyped
+  z.blocks.push_back(BlockInfo{BlockClass::Unmovable, 400, 0, 0});   // pages only (per-CPU lists?): counted
+  blocks(BlockClass::Free, 0, 1);         // the partial fifth range
+  uint64_t free_pages = 0;
+  for (const auto& b : z.blocks)
+    if (b.cls != BlockClass::Unmovable) free_pages += 512 - b.used;
+  z.free_pages = free_pages;
+  estimate_zone(z, 9);
+  EXPECT_EQ(z.gigantic_free, 1u);
+  // Outside range 0 (taken): 412 + 112 + 112 free pages per block of ranges 1-3. Range 1 needs
+  // its own 412 and the 100 it moves out: it fits; range 3 then finds too few left.
+  EXPECT_EQ(z.gigantic_migration, 1u);
+  EXPECT_EQ(z.free_run_max_pages, 512u * 512u);
+  // A reserve that leaves too little: no range by migration.
+  z.reserve_pages = 400 * 512;
+  estimate_zone(z, 9);
+  EXPECT_EQ(z.gigantic_free, 1u);
+  EXPECT_EQ(z.gigantic_migration, 0u);
+}
+
 }  // namespace
 }  // namespace fragd
