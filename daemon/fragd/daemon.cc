@@ -180,6 +180,11 @@ void Daemon::read_files(uint64_t now) {
   std::set<std::string> skip;
   for (const char* s : kSnapshotSources)
     if (!faults_.due(s, now)) skip.insert(s);
+  // The per-size THP statistics every kMthpIntervalNs; in between they are carried over
+  // (while the source backs off after a failure they are absent, as any source's).
+  const bool mthp_backing_off = skip.count("mthp") > 0;
+  const bool mthp_due = !last_mem_ || now - last_mthp_ns_ >= kMthpIntervalNs;
+  if (!mthp_due) skip.insert("mthp");
   std::vector<SourceRead> report;
   auto m = read_snapshot(cfg_.proc_root, cfg_.sys_root, pti_due ? nullptr : &*last_mem_, skip, report);
   for (const auto& r : report) note_source(r, now);
@@ -188,6 +193,10 @@ void Daemon::read_files(uint64_t now) {
     return;
   }
   if (pti_due) last_pti_ns_ = now;
+  if (!mthp_backing_off) {
+    if (mthp_due) last_mthp_ns_ = now;
+    else if (last_mem_) m->mthp = last_mem_->mthp;
+  }
   last_mem_ = std::move(*m);
   forecast_.observe(now, last_mem_->zones);
   check_nodes();

@@ -116,6 +116,9 @@ class Daemon {
   uint64_t start_ns_ = 0;
   TickClock ticks_{0, cfg_.tick_ns};  // the timer's due times; reset when the timer starts
   uint64_t last_pti_ns_ = 0;
+  uint64_t last_mthp_ns_ = 0;
+  // The per-size THP statistics (some 150 sysfs files, 1 ms a read here) are read this often.
+  static constexpr uint64_t kMthpIntervalNs = 10'000'000'000ULL;
   std::set<std::string> warned_;
   // /proc and sysfs sources that fail: retried from one tick up to every 60 s, each cause logged once.
   SourceFaults faults_{cfg_.tick_ns, 60'000'000'000ULL};

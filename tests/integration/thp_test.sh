@@ -5,7 +5,8 @@
 #  - every per-size statistic fragd exports (fragd_thp_allocations_total,
 #    _fallbacks_total by cause, _splits_total, _swapouts_total, _anon_folios) lies
 #    within the values the kernel's hugepages-<size>kB/stats file showed, read every
-#    0.1 s from before fragd's tick to after the scrape, for every size it lists;
+#    0.1 s over the 12 s before the scrape (fragd reads them every 10 s) and after it,
+#    for every size it lists;
 #  - the faults moved the 2048kB and 64kB anon_fault counters (the workload
 #    reached the kernel), and fragd's counters moved with them;
 #  - every thp_* and compact_* counter of /proc/vmstat is exported under its name,
@@ -16,6 +17,9 @@ THP=/sys/kernel/mm/transparent_hugepage
 [ -d "$THP/hugepages-2048kB/stats" ] || skip_or_fail "this kernel has no per-size THP statistics (Linux 6.9+): $THP/hugepages-2048kB/stats"
 [ -f "$THP/hugepages-64kB/enabled" ] || skip_or_fail "this kernel has no 64 KiB mTHP ($THP/hugepages-64kB/enabled)"
 grep -q '\[never\]' "$THP/enabled" && skip_or_fail "THP is off on this host ($THP/enabled is never)"
+
+# Huge page faults need free 2 MiB blocks: not while another test or benchmark fragments memory.
+heavy_lock
 
 # The bracketed choice of a THP setting file.
 choice() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
@@ -50,31 +54,40 @@ afb64=$(cat "$THP/hugepages-64kB/stats/anon_fault_fallback")
   fail "the 16 MiB region made $((after64 - before64)) 64 KiB faults and $((afb64 - fb64)) fallbacks (want >= 128 in all)"
 log "2048kB anon_fault_alloc +$((after - before)); 64kB +$((after64 - before64)), fallbacks +$((afb64 - fb64))"
 
-# Snapshot of every stats file and of vmstat, into FILE as "key value" lines.
+# The kernel's files (every stats file, vmstat thp_*/compact_*) as "key value" lines in FILE.
 kernel_state() {
-  for d in "$THP"/hugepages-*kB/stats; do
-    size=${d%/stats}
-    size=${size##*/hugepages-}
-    for f in "$d"/*; do echo "$size/${f##*/} $(cat "$f")"; done
-  done >"$1"
-  grep -E '^(thp|compact)_' /proc/vmstat | sed 's/^/vmstat\//' >>"$1"
+  python3 - "$1" <<'PY'
+import glob, sys
+out = []
+for f in glob.glob("/sys/kernel/mm/transparent_hugepage/hugepages-*kB/stats/*"):
+    size = f.split("/hugepages-")[1].split("/")[0]
+    out.append(f"{size}/{f.rsplit('/', 1)[1]} {open(f).read().strip()}")
+for line in open("/proc/vmstat"):
+    if line.startswith(("thp_", "compact_")):
+        out.append("vmstat/" + line.strip())
+open(sys.argv[1], "w").write("\n".join(out) + "\n")
+PY
 }
 # Other processes fault huge pages too: 64 KiB back to what it was, then the kernel's
-# files every 0.1 s from before fragd's next tick (1 s) to after the scrape. fragd's
-# figure must lie within what the kernel showed over that time.
+# files every 0.1 s from before fragd's last read of them (it reads the per-size
+# statistics every 10 s, vmstat every tick) to after the scrape. fragd's figure must
+# lie within what the kernel showed over that time.
 echo "$old64" >"$THP/hugepages-64kB/enabled"
-for i in $(seq 0 14); do kernel_state "$WORK/k$i"; sleep 0.1; done
+N=0
+end=$((SECONDS + 12))
+while [ $SECONDS -lt $end ]; do kernel_state "$WORK/k$N"; N=$((N + 1)); sleep 0.1; done
 scrape >"$WORK/s.prom"
-kernel_state "$WORK/k15"
+kernel_state "$WORK/k$N"
+N=$((N + 1))
 
-/usr/bin/python3 - "$WORK" "$WORK/s.prom" "$before" "$after" "$before64" <<'PY' || fail "fragd's THP figures differ from the kernel's files (above)"
+/usr/bin/python3 - "$WORK" "$WORK/s.prom" "$before" "$after" "$before64" "$N" <<'PY' || fail "fragd's THP figures differ from the kernel's files (above)"
 import sys
 from prometheus_client.parser import text_string_to_metric_families
 
 def read(p):
     return {k: int(v) for k, v in (l.split() for l in open(p) if l.strip())}
 
-ks = [read(f"{sys.argv[1]}/k{i}") for i in range(16)]
+ks = [read(f"{sys.argv[1]}/k{i}") for i in range(int(sys.argv[6]))]
 k0 = ks[0]
 b2m, a2m, b64 = (int(x) for x in sys.argv[3:6])
 got = {}
