@@ -26,6 +26,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Knobs, set by fragd between open and load. */
 const volatile __u32 min_order = 1;
 const volatile __u64 slow_stall_ns = 10 * 1000 * 1000ULL;
+/* A stack is taken at most this often per (task kind, gfp, order); 0: at every stall. */
+const volatile __u64 stack_interval_ns = 1000 * 1000 * 1000ULL;
 
 /* Allocation counting state, written by fragd (include/stalls.h). */
 __u32 count_gen = 0;
@@ -89,6 +91,37 @@ struct {
 	__type(value, struct stall_attr);
 } stall_cgroups SEC(".maps");
 
+/*
+ * The last stack taken per (task kind, gfp, order) and when: unwinding the kernel stack is
+ * the costly part of a stall event (about 30 us here, against 5 us for the rest), so stalls of
+ * one kind within stack_interval_ns count under the stack taken last. LRU: a kind not seen for
+ * long makes room.
+ */
+struct stack_sample {
+	__u64 last_ns;
+	__s32 stack_id;
+	__u32 pad;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct stall_site_key);  /* stack_id -1: the kind alone */
+	__type(value, struct stack_sample);
+} stack_samples SEC(".maps");
+
+static __always_inline __s32 stall_stack(void *ctx, const struct stall_site_key *kind, __u64 now)
+{
+	struct stack_sample *last = bpf_map_lookup_elem(&stack_samples, kind);
+	struct stack_sample fresh = {};
+
+	if (last && last->stack_id >= 0 && now - last->last_ns < stack_interval_ns)
+		return last->stack_id;
+	fresh.last_ns = now;
+	fresh.stack_id = bpf_get_stackid(ctx, &stall_stacks, 0);
+	bpf_map_update_elem(&stack_samples, kind, &fresh, BPF_ANY);
+	return fresh.stack_id;
+}
+
 /* Adds to `key`'s entry of `map`, making it; 1 when the map is full (nothing added). */
 static __always_inline int attr_add(void *map, const void *key, __u64 entries, __u64 ns)
 {
@@ -146,7 +179,10 @@ static __always_inline void on_stall_event(void *ctx, __u32 order, __u64 gfp, __
 	struct stall_site_key site = {};
 	__u64 cgroup_id;
 
-	if (stall_event(s, st, order, gfp, phase, bpf_ktime_get_ns(), count_gen) && wake_armed) {
+	__u64 now = bpf_ktime_get_ns();
+	int opened = stall_event(s, st, order, gfp, phase, now, count_gen);
+
+	if (opened && wake_armed) {
 		__u32 o = order;
 
 		wake_armed = 0;
@@ -155,10 +191,17 @@ static __always_inline void on_stall_event(void *ctx, __u32 order, __u64 gfp, __
 	}
 	if (s && s->own)
 		return;  /* fragd's own: counted apart by stall_event */
+	if (s && !opened && s->start_ns) {
+		/* The next event of an open stall: the same allocation, its site and cgroup. */
+		attribute(&s->site, s->cgroup_id, 1, 0, st);
+		return;
+	}
 	site.gfp = gfp;
 	site.order = order;
 	site.task_kind = task_kind();
-	site.stack_id = bpf_get_stackid(ctx, &stall_stacks, 0);
+	/* The stack at the stall's first event, or the last one of its kind (stall_stack). */
+	site.stack_id = -1;
+	site.stack_id = stall_stack(ctx, &site, now);
 	cgroup_id = bpf_get_current_cgroup_id();
 	attribute(&site, cgroup_id, 1, 0, st);
 	if (s) {

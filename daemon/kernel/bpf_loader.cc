@@ -183,6 +183,7 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
   // --- knobs (rodata)
   p->stalls_->rodata->min_order = opts.min_order;
   p->stalls_->rodata->slow_stall_ns = opts.slow_stall_ns;
+  p->stalls_->rodata->stack_interval_ns = opts.stack_interval_ns;
   p->compaction_->rodata->fragd_tgid = opts.self_tgid;
   if (struct stat ns; stat(opts.pidns_path.c_str(), &ns) == 0) {
     p->compaction_->rodata->fragd_pidns_dev = ns.st_dev;

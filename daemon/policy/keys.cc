@@ -241,6 +241,11 @@ const std::vector<Key>& config_keys() {
        .field = FIELD(top_callsites),
        .doc = "kernel call sites with a series of their own (`fragd_stall_callsite_seconds_total`), 1..1000; the "
               "rest are callsite=\"other\""},
+      {.path = "attribution.stack_interval", .type = Duration, .table = kConfig, .lo = 0, .hi = kHour, .def = "1s",
+       .field = FIELD(stack_interval_ns),
+       .doc = "a stall's kernel stack is taken at most this often per (task kind, gfp flags, order) (0..1h; 0: at "
+              "every stall); the stalls of that kind in between count under the stack taken last. Unwinding is the "
+              "costly part of a stall event: see \"Who stalls, who pays, where\". Read at start"},
 
       {.path = "pageblocks", .type = Section},
       {.path = "pageblocks.scan", .type = Bool, .table = kConfig, .def = "true", .field = FIELD(scan_pageblocks),
