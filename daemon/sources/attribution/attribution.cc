@@ -23,7 +23,7 @@ Attr minus(const Attr& a, const Attr& b) {
 // A key seen in the previous round (`prev`) starts from what it showed then: that stays in "other".
 template <class Key, class LabelOf>
 void fill_series(const std::map<Key, Attr>& now, const std::map<Key, Attr>& prev, size_t k,
-                 std::map<Key, std::pair<std::string, Attr>>& series, const LabelOf& label_of) {
+                 std::map<Key, TopSeries>& series, const LabelOf& label_of) {
   if (series.size() >= k) return;
   std::vector<std::pair<Key, Attr>> cands;
   for (const auto& [key, a] : now)
@@ -38,6 +38,25 @@ void fill_series(const std::map<Key, Attr>& now, const std::map<Key, Attr>& prev
     auto p = prev.find(key);
     series[key] = {label, p == prev.end() ? Attr{} : p->second};
   }
+}
+
+// The rows of a top-K family: each series (sorted by label) since it began, then "other": the
+// rest of `now` and `outside` (counts no key holds any more).
+template <class Key>
+std::vector<std::pair<std::string, Attr>> top_rows(const std::map<Key, Attr>& now, const std::map<Key, TopSeries>& series,
+                                                   Attr outside) {
+  std::vector<std::pair<std::string, Attr>> rows;
+  Attr total = outside, in_series;
+  for (const auto& [k, a] : now) total += a;
+  for (const auto& [k, s] : series) {
+    auto it = now.find(k);
+    const Attr val = minus(it == now.end() ? Attr{} : it->second, s.base);
+    in_series += val;
+    rows.push_back({s.label, val});
+  }
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  rows.push_back({"other", minus(total, in_series)});
+  return rows;
 }
 
 }  // namespace
@@ -119,27 +138,12 @@ void StallAttribution::update(const std::vector<SiteCount>& sites, const std::ve
   std::sort(v.stacks.begin(), v.stacks.end(), [](const StackView& a, const StackView& b) { return a.attr.ns > b.attr.ns; });
 
   // Call sites: top K by stall time, the rest "other".
-  {
-    std::map<std::string, std::pair<std::string, Attr>> series;
-    for (const auto& [k, s] : cs_series_) series[k] = {s.label, s.base};
-    fill_series<std::string>(by_site, cs_prev_, top_callsites_, series,
-                             [](const std::string& k, std::string& label) {
-                               label = k;
-                               return true;
-                             });
-    Attr total, in_series;
-    for (const auto& [k, a] : by_site) total += a;
-    cs_series_.clear();
-    for (const auto& [k, s] : series) {
-      cs_series_[k] = {s.first, s.second};
-      const Attr val = minus(by_site[k], s.second);
-      in_series += val;
-      v.callsites.push_back({s.first, val});
-    }
-    std::sort(v.callsites.begin(), v.callsites.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    v.callsites.push_back({"other", minus(total, in_series)});
-    cs_prev_ = by_site;
-  }
+  fill_series<std::string>(by_site, cs_prev_, top_callsites_, cs_series_, [](const std::string& k, std::string& label) {
+    label = k;
+    return true;
+  });
+  v.callsites = top_rows(by_site, cs_series_, Attr{});
+  cs_prev_ = by_site;
 
   // Cgroups.
   std::map<uint64_t, Attr> now;
@@ -162,30 +166,17 @@ void StallAttribution::update(const std::vector<SiteCount>& sites, const std::ve
     it = now.erase(it);
   }
   v.cgroups_removed = view_.cgroups_removed;
-  {
-    std::map<uint64_t, std::pair<std::string, Attr>> series;
-    for (const auto& [k, s] : cg_series_) series[k] = {s.label, s.base};
-    fill_series<uint64_t>(now, cg_prev_, top_cgroups_, series, [&](uint64_t id, std::string& label) {
-      auto p = lookup.path(id);
-      if (!p) return false;
-      label = *p;
-      return true;
-    });
-    Attr total = cg_gone_, in_series;
-    total += Attr{st.cgroups_full_entries, st.cgroups_full_ns};
-    v.cgroups_full_entries = st.cgroups_full_entries;
-    for (const auto& [k, a] : now) total += a;
-    cg_series_.clear();
-    for (const auto& [k, s] : series) {
-      cg_series_[k] = {s.first, s.second};
-      const Attr val = minus(now[k], s.second);
-      in_series += val;
-      v.cgroups.push_back({s.first, val});
-    }
-    std::sort(v.cgroups.begin(), v.cgroups.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    v.cgroups.push_back({"other", minus(total, in_series)});
-    cg_prev_ = now;
-  }
+  fill_series<uint64_t>(now, cg_prev_, top_cgroups_, cg_series_, [&](uint64_t id, std::string& label) {
+    auto p = lookup.path(id);
+    if (!p) return false;
+    label = *p;
+    return true;
+  });
+  Attr outside = cg_gone_;
+  outside += Attr{st.cgroups_full_entries, st.cgroups_full_ns};
+  v.cgroups_full_entries = st.cgroups_full_entries;
+  v.cgroups = top_rows(now, cg_series_, outside);
+  cg_prev_ = now;
   view_ = std::move(v);
 }
 

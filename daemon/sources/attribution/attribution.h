@@ -39,6 +39,12 @@ struct Attr {
   }
 };
 
+// One series of a top-K family: its label and what was already in "other" when it began.
+struct TopSeries {
+  std::string label;
+  Attr base;
+};
+
 // A stack as fragd shows it (fragctl top --stacks).
 struct StackView {
   int32_t stack_id = -1;
@@ -80,10 +86,6 @@ class StallAttribution {
   struct SiteInfo {
     std::string consumer, callsite;
   };
-  struct Series {
-    std::string label;
-    Attr base;  // what was already in "other" when the series began
-  };
   using SiteKey = std::tuple<uint64_t, int32_t, uint32_t, uint32_t>;  // gfp, stack, order, task kind
   static SiteKey key_of(const stall_site_key& k) { return {k.gfp, k.stack_id, k.order, k.task_kind}; }
   void name_stacks(const std::vector<SiteCount>& sites, const StackReader& read_stack, KernelSymbols* syms);
@@ -93,11 +95,11 @@ class StallAttribution {
   std::map<int32_t, std::vector<std::string>> frames_;  // by stack id
   // Cgroups: exported series by id, what each id showed in the last round (in "other"
   // or in its series), and the counts of deleted cgroups.
-  std::map<uint64_t, Series> cg_series_;
+  std::map<uint64_t, TopSeries> cg_series_;
   std::map<uint64_t, Attr> cg_prev_;
   Attr cg_gone_;
   std::vector<uint64_t> forgotten_;
-  std::map<std::string, Series> cs_series_;  // call sites
+  std::map<std::string, TopSeries> cs_series_;  // call sites
   std::map<std::string, Attr> cs_prev_;
   AttributionView view_;
 };
