@@ -15,6 +15,8 @@
 #include "protocol/hist.h"
 #include "protocol/map.h"
 #include "protocol/status.h"
+#include "protocol/top.h"
+#include "fragctl/render/top.h"
 #include "protocol/wire.h"
 
 namespace {
@@ -107,6 +109,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   typed<fragd::IdsReply>(j, "compact");
   typed<fragd::ReloadReply>(j, "reload");
   typed<fragd::TraceAck>(j, "trace");
+  typed<fragd::TopReply>(j, "top");
+  if (auto t = fragd::read_answer<fragd::TopReply>(j, "top")) {
+    fragd::TopViewOptions o;
+    o.stacks = true;
+    o.interval_s = 1;
+    (void)fragd::format_top_text(fragd::top_interval(*t, *t), o);
+  }
   hist(j);
   (void)fragd::format_status(j, 4, true);
   (void)fragd::format_status(j, 64, false);
