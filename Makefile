@@ -57,6 +57,7 @@ bench: deps
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/dashboard.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/load.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/soak.sh
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/stall_cost.sh
 
 # Only the act-mode benchmark (bench/act.sh: every way of compacting, 3 interleaved rounds;
 # REPEATS=N sets the rounds); it prints how long it took at the end. BENCH_QUICK=1: one
