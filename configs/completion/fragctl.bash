@@ -4,14 +4,14 @@
 # bash-completion package), or source it from ~/.bashrc. It needs nothing from bash-completion:
 # file names are completed with its _filedir when present, else with compgen -f.
 #
-# Completes the commands (hist status trace map compact pool set reload cost policy check), each
+# Completes the commands (hist status trace top map compact pool set reload cost policy check), each
 # command's options (an option already given is not offered again; --png and --json exclude
 # each other), --order 0..10, --node with the host's NUMA nodes, --zone with zone names, pool
 # sizes 2MB and 1GB for `pool set`, and file names for --socket, --png and `policy check`.
 # tests/integration/docs_test.sh checks these lists against `fragctl --help`.
 
 # Options that take a value, on any level: the word after one of them is its value.
-_fragctl_value_opts=" --socket --order --interval --count --node --zone --png --max-age --timeout --seconds "
+_fragctl_value_opts=" --socket --order --interval --count --node --zone --png --max-age --timeout --seconds --sort --limit "
 
 # File names matching $1 into COMPREPLY.
 _fragctl_files() {
@@ -79,7 +79,11 @@ _fragctl() {
       COMPREPLY=($(compgen -W "DMA DMA32 Normal Movable" -- "$cur"))
       return 0
       ;;
-    --interval | --count | --max-age | --timeout | --seconds)
+    --sort)
+      COMPREPLY=($(compgen -W "time stalls" -- "$cur"))
+      return 0
+      ;;
+    --interval | --count | --max-age | --timeout | --seconds | --limit)
       return 0  # a number: nothing to offer
       ;;
   esac
@@ -87,9 +91,10 @@ _fragctl() {
   local opts="" words=""
   case $cmd in
     "") opts="--socket --help --version"
-        words="hist status trace map compact pool reload cost policy" ;;
+        words="hist status trace top map compact pool reload cost policy" ;;
     hist) opts="--order --interval --count --json --help" ;;
     status | trace) opts="--json --help" ;;
+    top) opts="--interval --count --once --sort --limit --stacks --json --help" ;;
     map) opts="--node --zone --png --json --max-age --help" ;;
     compact) opts="--node --timeout --json --help" ;;
     reload) opts="--help" ;;
