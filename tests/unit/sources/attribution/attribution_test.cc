@@ -123,6 +123,31 @@ TEST(Kallsyms, ZeroAddressesMeanNoSymbols) {
   unlink(path);
 }
 
+TEST(Kallsyms, ReadsTheFileInPiecesAcrossLineBreaks) {
+  char path[] = "/tmp/fragd-kallsyms.XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  // 20000 symbols, 16 bytes apart: over 64 KiB, so lines straddle the reads.
+  std::string text;
+  char line[96];
+  for (int i = 0; i < 20000; i++) {
+    std::snprintf(line, sizeof line, "%016llx t fn_%d\n", 0xffffffff81000000ULL + 16ULL * i, i);
+    text += line;
+  }
+  ASSERT_GT(text.size(), 65536u * 4);
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  KernelSymbols s(fd, path);
+  std::vector<uint64_t> want;
+  for (int i = 0; i < 20000; i += 997) want.push_back(0xffffffff81000000ULL + 16ULL * i + 3);
+  s.resolve(want);
+  EXPECT_TRUE(s.usable()) << s.why_not();
+  EXPECT_EQ(s.passes(), 1u);
+  for (size_t k = 0; k < want.size(); k++) EXPECT_EQ(s.name(want[k]), "fn_" + std::to_string(k * 997));
+  s.resolve(want);  // named already: no second pass
+  EXPECT_EQ(s.passes(), 1u);
+  unlink(path);
+}
+
 TEST(CgroupPathsTest, IdsAreDirectoryInodes) {
   char tmpl[] = "/tmp/fragd-cg.XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
