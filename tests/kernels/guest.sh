@@ -158,7 +158,7 @@ all=$(d fragd_direct_stall_entries_total '')
 hug=$(d fragd_stalls_total 'consumer="hugetlb"')
 cons=$(d fragd_stalls_total '')
 cgs=$(d fragd_cgroup_stalls_total '')
-site=$(awk '/^fragd_stall_callsite_seconds_total\{callsite="[^"]*huge[^"]*folio[^"]*"\}/ && $2 > 0 { print $1; exit }' /tmp/after.prom)
+site=$(awk '/^fragd_stall_callsite_seconds_total\{callsite="[^"]*huge[^"]*(folio|page)[^"]*"\}/ && $2 > 0 { print $1; exit }' /tmp/after.prom)
 check attribution "$([ "$cons" -eq "$all" ] && [ "$cgs" -eq "$all" ] && [ "$hug" -ge "$entries" ] && [ -n "$site" ]; echo $?)" \
 	"stall entries +$all: by consumer +$cons (hugetlb +$hug), by cgroup +$cgs; call site ${site:-none named}"
 echo 0 >/proc/sys/vm/nr_hugepages

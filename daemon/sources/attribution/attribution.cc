@@ -154,7 +154,7 @@ void StallAttribution::update(const std::vector<SiteCount>& sites, const std::ve
     const uint64_t id = it->first;
     bool gone = false;
     if (auto s = cg_series_.find(id); s != cg_series_.end()) gone = !lookup.exists(id, s->second.label);
-    else if (sweep) gone = !lookup.path(id);
+    else if (sweep && lookup.available()) gone = !lookup.path(id);
     if (!gone) {
       ++it;
       continue;

@@ -21,6 +21,9 @@ class CgroupLookup {
   virtual bool exists(uint64_t id, const std::string& path) = 0;
   // A new round of lookups (one tick): CgroupPaths walks the tree at most once per round.
   virtual void new_round() {}
+  // False when there is no hierarchy to look in (no cgroup2 mount): an id without a path is
+  // then not a deleted cgroup.
+  virtual bool available() const { return true; }
 };
 
 class CgroupPaths : public CgroupLookup {
@@ -31,6 +34,7 @@ class CgroupPaths : public CgroupLookup {
   std::optional<std::string> path(uint64_t id) override;
   bool exists(uint64_t id, const std::string& path) override;
   void new_round() override { walked_ = false; }
+  bool available() const override { return !root_.empty(); }
   const std::string& root() const { return root_; }
   uint64_t walks() const { return walks_; }
 

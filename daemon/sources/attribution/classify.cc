@@ -21,7 +21,10 @@ bool is_khugepaged(const std::string& fn) {
 bool is_hugetlb(const std::string& fn) {
   return any_prefix(fn, {"alloc_buddy_hugetlb_folio", "alloc_fresh_hugetlb_folio", "only_alloc_fresh_hugetlb_folio",
                          "alloc_pool_huge_folio", "alloc_surplus_hugetlb_folio", "alloc_hugetlb_folio",
-                         "alloc_buddy_frozen_folio", "set_max_huge_pages", "alloc_migrate_hugetlb_folio"});
+                         "alloc_buddy_frozen_folio", "set_max_huge_pages", "alloc_migrate_hugetlb_folio",
+                         // Linux 6.1 (before folios): *_huge_page
+                         "alloc_buddy_huge_page", "alloc_fresh_huge_page", "alloc_pool_huge_page",
+                         "alloc_surplus_huge_page", "alloc_migrate_huge_page"});
 }
 bool is_net(const std::string& fn) {
   return any_prefix(fn, {"skb_page_frag_refill", "sk_page_frag_refill", "page_pool_", "__page_pool_", "napi_alloc",

@@ -61,6 +61,10 @@ constexpr uint64_t kHugetlbGfp = kGfpMovable | kGfpComp | kGfpRetryMayfail;
 
 TEST(Consumer, EveryClassFromItsStack) {
   EXPECT_EQ(classify_consumer(site(kHugetlbGfp, 1, 9), kHugetlbPool), "hugetlb");
+  // Linux 6.1 names them pages, not folios; flags that say nothing still give hugetlb.
+  EXPECT_EQ(classify_consumer(site(0, 1, 9), {"try_to_compact_pages", "__alloc_pages_slowpath", "alloc_buddy_huge_page",
+                                              "alloc_fresh_huge_page", "alloc_pool_huge_page", "set_max_huge_pages"}),
+            "hugetlb");
   EXPECT_EQ(classify_consumer(site(kThpGfp, 2, 9), kThpFault), "thp_fault");
   EXPECT_EQ(classify_consumer(site(kThpGfp, 3, 9, FRAGD_TASK_KTHREAD), kKhugepaged), "khugepaged");
   EXPECT_EQ(classify_consumer(site(kGfpComp, 4, 3, FRAGD_TASK_USER), kSlab), "slab");
@@ -171,6 +175,8 @@ TEST(CgroupPathsTest, IdsAreDirectoryInodes) {
 // A cgroup tree in memory: ids to paths; deleting one makes it vanish.
 struct FakeCgroups : CgroupLookup {
   std::map<uint64_t, std::string> paths;
+  bool hierarchy = true;
+  bool available() const override { return hierarchy; }
   std::optional<std::string> path(uint64_t id) override {
     auto it = paths.find(id);
     return it == paths.end() ? std::nullopt : std::optional<std::string>(it->second);
@@ -275,6 +281,18 @@ TEST(TopK, BoundedMonotonicAndSumsToTheTotals) {
   a.update(r.sites, r.cgroups, r.st, kStacks, nullptr, cg, false);
   EXPECT_EQ(sum(a.view().cgroups).entries, 211u);
   EXPECT_GE(find(a.view().cgroups, "other").ns, find(v.cgroups, "other").ns);
+}
+
+TEST(TopK, WithoutAHierarchyNoCgroupIsTakenForDeleted) {
+  FakeCgroups cg;  // no path for any id, as in a guest without a cgroup2 mount
+  cg.hierarchy = false;
+  StallAttribution a(5, 5);
+  Round r;
+  r.add(7, 2, 200);
+  a.update(r.sites, r.cgroups, r.st, kStacks, nullptr, cg, true);
+  EXPECT_TRUE(a.take_forgotten().empty());
+  EXPECT_EQ(a.view().cgroups_removed, 0u);
+  EXPECT_EQ(find(a.view().cgroups, "other").entries, 2u);
 }
 
 TEST(TopK, FullMapsGoToOtherAndTheSumsHold) {
