@@ -69,6 +69,14 @@ sleep 0.5
 WANT=1200
 log "exact: asking for $WANT x 2 MiB huge pages in one write"
 echo $WANT > $HP
+# A zone whose compaction an earlier failure deferred gives only its free blocks and
+# migrates nothing: write again (up to 40 times) until direct compaction migrates pages.
+for ((try = 2; try <= 40 && $(vmstat pgmigrate_success) == mig0; try++)); do
+  sleep 0.25
+  echo $WANT > $HP
+done
+[ "$(vmstat pgmigrate_success)" -gt "$mig0" ] || log "exact: 40 writes and no page migrated: direct compaction stayed deferred"
+[ "$try" -gt 2 ] && log "exact: $((try - 1)) writes (compaction deferred)"
 granted=$(cat $HP)
 sleep 1.5   # let a tick read the maps
 kill -INT "$TRACE_PID"; wait "$TRACE_PID" || true
@@ -121,17 +129,19 @@ stop_fragd
 # burst N: grows the pool by the free 2 MiB blocks plus N pages in one write, so
 # that N of them have to stall; sets FREE9 (free blocks before the first write),
 # GROWN and STALLS (compact_stall delta). After failed compactions the kernel
-# defers compaction for a while and a write may get nothing: then it writes
-# again, up to 4 times, 2 s apart; the totals cover every write.
+# defers compaction of the zone for up to 64 attempts (compact_defer_shift; an order-9
+# allocation makes 2 or 3 of them, each a compact_stall with no zone run): a write then gets
+# only the free blocks. So it writes again, up to 40 times, 0.25 s apart, until the pool grew
+# by half the stalling pages; the totals cover every write.
 burst() {
   local p0 s0 try
   p0=$(cat $HP); s0=$(vmstat compact_stall); FREE9=$(free_blocks9)
-  for try in 1 2 3 4; do
+  for ((try = 1; try <= 40; try++)); do
     echo $((p0 + FREE9 + $1)) > $HP
     [ $(( $(cat $HP) - p0 )) -ge $(( FREE9 + $1 / 2 )) ] && break
-    log "burst: the pool grew $(( $(cat $HP) - p0 )) of $((FREE9 + $1)) (compaction deferred?): writing again"
-    sleep 2
+    sleep 0.25
   done
+  [ "$try" -gt 1 ] && log "burst: $try writes (compaction deferred), the pool grew $(( $(cat $HP) - p0 )) of $((FREE9 + $1))"
   GROWN=$(( $(cat $HP) - p0 )); STALLS=$(( $(vmstat compact_stall) - s0 ))
   sleep 1.5   # a tick reads the maps
 }

@@ -160,6 +160,14 @@ fragment() {
   log "fragmented: $(cat "$WORK/frag.out")"
 }
 
+# refragment PERCENT: ends the running fragmenter (closing its FIFO), waits for its memory to
+# come back, and fragments again.
+refragment() {
+  exec 9>&-
+  wait "$FRAG_PID" 2>/dev/null || true
+  fragment "$1"
+}
+
 node_score() { awk '$1 ~ /^fragd_node_fragmentation_score_percent\{node="0"\}/ { print $2 }' <(scrape); }
 # wait_scored: until fragd has published its first node score (BPF loaded, first tick done).
 has_score() { [ -n "$(node_score)" ]; }

@@ -220,33 +220,43 @@ grep -q "polluted" "$WORK/map-polluted.txt" || fail "fragctl map --png printed n
 
 # Freed page tables leave their blocks without unmovable pages: the next scan
 # (fragctl map --max-age 5 asks for one) finds them clean and fragd releases
-# them from the ledger. A page that a per-CPU refill recorded for physmap but
-# another task then took keeps its block unmovable while that task holds it (a
-# sanitized fragd, whose heap and page tables grow, takes some): up to 2% of
-# the blocks tracked may stay, not what physmap held. (`listed` is capped at the
-# 256 worst blocks the map answer carries, so the bound is of `tracked`.)
+# them from the ledger. What stays listed must be what the same scan still sees
+# polluted: a block the kernel claimed for unmovable pages keeps taking other
+# tasks' kernel allocations (slab, page tables; a sanitized fragd's own), and a
+# page a per-CPU refill recorded for physmap may be held by another task. That
+# share depends on the rest of the machine (2.5% of the blocks tracked in a CI
+# run): up to 5% may stay, and each that stays must be hybrid or unmovable.
+# (`listed` is capped at the 256 worst blocks the map answer carries, so the
+# bound is of `tracked`.)
 exec 6>&-
 wait "$PT_PID" || fail "physmap pgtables exited non-zero"
-left_max=$(( (tracked > listed ? tracked : listed) / 50 ))
+left_max=$(( (tracked > listed ? tracked : listed) / 20 ))
 released() {
   FRAGCTL map --max-age 5 --json >"$WORK/map-rel.json" &&
     python3 - "$WORK/map-rel.json" "$left_max" "$WORK/left.txt" <<'PY'
 import json, sys
-p = json.load(open(sys.argv[1]))["pollution"]
+j = json.load(open(sys.argv[1]))
+p = j["pollution"]
+cls = {}
+for z in j["scan"]["zones"]:
+    for i, c in enumerate(z["classes"]):
+        cls[z["first_block"] + i] = c
 left = [b for b in p["blocks"] if b["comm"] == "physmap"]
-open(sys.argv[3], "w").write("%d blocks, %d pages" % (len(left), sum(b["pages"] for b in left)))
-sys.exit(1 if len(left) > int(sys.argv[2]) else 0)
+clean = [b["block"] for b in left if cls.get(b["block"]) not in ("x", "U")]
+open(sys.argv[3], "w").write("%d blocks, %d pages, %d of them clean in the same scan %s" %
+                             (len(left), sum(b["pages"] for b in left), len(clean), clean[:8]))
+sys.exit(1 if len(left) > int(sys.argv[2]) or clean else 0)
 PY
 }
 wait_for 30 released ||
-  fail "blocks polluted by physmap still listed 30 s after its page tables were freed: $(cat "$WORK/left.txt") (want <= $left_max blocks)"
+  fail "blocks polluted by physmap still listed 30 s after its page tables were freed: $(cat "$WORK/left.txt") (want <= $left_max blocks, none clean)"
 log "page tables freed: the ledger lists $(cat "$WORK/left.txt") of physmap's (<= $left_max allowed, of $listed)"
 # /metrics is built at each tick: the releases show there within one. Nearly every block
 # tracked was physmap's.
 rel=0
-released_metric() { rel=$(metric <(scrape) fragd_pollution_released_pageblocks_total ''); [ "$rel" -ge $((tracked - tracked / 50)) ]; }
+released_metric() { rel=$(metric <(scrape) fragd_pollution_released_pageblocks_total ''); [ "$rel" -ge $((tracked - tracked / 20)) ]; }
 wait_for 5 released_metric ||
-  fail "fragd_pollution_released_pageblocks_total is $rel, below 98% of the $tracked blocks tracked"
+  fail "fragd_pollution_released_pageblocks_total is $rel, below 95% of the $tracked blocks tracked"
 log "released by scans: $rel blocks (fragd_pollution_released_pageblocks_total)"
 exec 7>&-
 
