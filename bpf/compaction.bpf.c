@@ -137,3 +137,116 @@ int compaction_migratepages(struct trace_event_raw_mm_compaction_migratepages *c
 		bpf_map_update_elem(&runs, &tid, &fresh, BPF_NOEXIST);
 	return 0;
 }
+
+/*
+ * CMA allocations, timed from cma_alloc_start to cma_alloc_finish in the same task
+ * (cma_alloc sleeps in the task that called it). Loaded only where the kernel has the
+ * cma tracepoints (CONFIG_CMA). Raw tracepoints: the arguments keep their order (name
+ * first, then pfn, page, count, align) in every kernel whose cma events carry the area's
+ * name, while their types (count: int or long) and the trailing errorno vary; the
+ * result is read from the page, NULL on failure in all of them.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, __u64);
+} cma_open SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FRAGD_CMA_AREAS);
+	__type(key, struct cma_area_key);
+	__type(value, struct cma_area_stats);
+} cma_areas SEC(".maps");
+
+/* Zeroes to create an area's entry from (its value is larger than the BPF stack). */
+FRAGD_STATS_MAP(cma_zero, struct cma_area_stats);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cma_misc);
+} cma_misc SEC(".maps");
+
+static __always_inline struct cma_area_stats *cma_area(__u64 name)
+{
+	struct cma_area_key key = {};
+	struct cma_area_stats *a;
+	struct cma_misc *m;
+	void *zero;
+
+	bpf_probe_read_kernel_str(key.name, sizeof(key.name), (const void *)name);
+	a = bpf_map_lookup_elem(&cma_areas, &key);
+	if (a)
+		return a;
+	zero = fragd_stats(&cma_zero);
+	if (zero)
+		bpf_map_update_elem(&cma_areas, &key, zero, BPF_NOEXIST);
+	a = bpf_map_lookup_elem(&cma_areas, &key);
+	if (!a && (m = fragd_stats(&cma_misc)))
+		__sync_fetch_and_add(&m->areas_full, 1);
+	return a;
+}
+
+/* fragd_hist_add for a histogram that all CPUs share (atomic adds). */
+static __always_inline void cma_hist_add(struct fragd_hist *h, __u64 ns)
+{
+	__u64 b = fragd_hist_bucket(ns);
+
+	if (b > FRAGD_HIST_BUCKETS - 1)
+		b = FRAGD_HIST_BUCKETS - 1;
+	barrier_var(b);
+	if (b > FRAGD_HIST_BUCKETS - 1)
+		b = FRAGD_HIST_BUCKETS - 1;
+	__sync_fetch_and_add(&h->buckets[b], 1);
+	__sync_fetch_and_add(&h->count, 1);
+	__sync_fetch_and_add(&h->sum_ns, ns);
+}
+
+/* TP_PROTO(const char *name, unsigned long count, unsigned int align) */
+SEC("raw_tp/cma_alloc_start")
+int cma_alloc_start(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 now = bpf_ktime_get_ns();
+	struct cma_misc *m;
+
+	if (bpf_map_update_elem(&cma_open, &tid, &now, BPF_ANY) && (m = fragd_stats(&cma_misc)))
+		__sync_fetch_and_add(&m->open_lost, 1);
+	return 0;
+}
+
+/* TP_PROTO(const char *name, unsigned long pfn, const struct page *page, unsigned long count, unsigned int align[, int errorno]) */
+SEC("raw_tp/cma_alloc_finish")
+int cma_alloc_finish(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 res = ctx->args[2] ? FRAGD_RESULT_SUCCESS : FRAGD_RESULT_FAILURE;
+	struct cma_area_stats *a = cma_area(ctx->args[0]);
+	__u64 *start = bpf_map_lookup_elem(&cma_open, &tid);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (a) {
+		__sync_fetch_and_add(&a->pages[res & 1], ctx->args[3]);
+		if (start && now >= *start)
+			cma_hist_add(&a->hist[res & 1], now - *start);
+		else
+			__sync_fetch_and_add(&a->unmatched, 1);
+	}
+	if (start)
+		bpf_map_delete_elem(&cma_open, &tid);
+	return 0;
+}
+
+/* TP_PROTO(const char *name, unsigned long pfn, const struct page *page, unsigned long count, unsigned int align) */
+SEC("raw_tp/cma_alloc_busy_retry")
+int cma_alloc_busy_retry(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct cma_area_stats *a = cma_area(ctx->args[0]);
+
+	if (a)
+		__sync_fetch_and_add(&a->busy_retries, 1);
+	return 0;
+}

@@ -134,6 +134,9 @@ int Daemon::run() {
   for (const auto& p : bpf_->programs())
     if (!p.attached && !(p.per_page && cfg_.allocations != "exact"))
       log_warn("program " + p.name + " (" + p.tracepoint + ") is not attached: " + p.error);
+  std::string absent;
+  for (const auto& n : bpf_->absent()) absent += (absent.empty() ? "" : ", ") + n;
+  if (!absent.empty()) log_info("not loaded, for tracepoints this kernel lacks: " + absent);
   log_info("fragd " FRAGD_VERSION " attached " + std::to_string(bpf_->attached_count()) + "/" +
            std::to_string(bpf_->programs().size()) + " BPF programs (allocation counting " +
            cfg_.allocations + ": " + (bpf_->counting() ? "on" : "off") + "); metrics on http://" + cfg_.listen +

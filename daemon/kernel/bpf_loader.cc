@@ -237,6 +237,13 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
     bpf_program__set_autoload(p->compaction_->progs.compaction_begin, false);
     bpf_program__set_autoload(p->compaction_->progs.compaction_end, false);
   }
+  // CMA allocations: only where the kernel has the cma tracepoints (CONFIG_CMA).
+  const bool cma = has_btf_tracepoint(vmlinux, "cma_alloc_start") &&
+                   has_btf_tracepoint(vmlinux, "cma_alloc_finish");
+  bpf_program__set_autoload(p->compaction_->progs.cma_alloc_start, cma);
+  bpf_program__set_autoload(p->compaction_->progs.cma_alloc_finish, cma);
+  bpf_program__set_autoload(p->compaction_->progs.cma_alloc_busy_retry,
+                            cma && has_btf_tracepoint(vmlinux, "cma_alloc_busy_retry"));
   btf__free(vmlinux);
 
   // --- load
@@ -379,6 +386,7 @@ Result<void> BpfPrograms::attach_all(bool count_allocations) {
     bpf_program* prog;
     const char* category;
     const char* event;
+    bool kernel_may_lack = false;  // a kernel without this tracepoint is not degraded (CONFIG_CMA off)
   };
   const Item items[] = {
       {page_alloc_prog(), "kmem", "mm_page_alloc"},
@@ -390,8 +398,15 @@ Result<void> BpfPrograms::attach_all(bool count_allocations) {
       {compaction_->progs.compaction_end, "compaction", "mm_compaction_end"},
       {compaction_->progs.compaction_migratepages, "compaction", "mm_compaction_migratepages"},
       {pollution_->progs.page_alloc_extfrag, "kmem", "mm_page_alloc_extfrag"},
+      {compaction_->progs.cma_alloc_start, "cma", "cma_alloc_start", true},
+      {compaction_->progs.cma_alloc_finish, "cma", "cma_alloc_finish", true},
+      {compaction_->progs.cma_alloc_busy_retry, "cma", "cma_alloc_busy_retry", true},
   };
   for (const auto& it : items) {
+    if (it.kernel_may_lack && !bpf_program__autoload(it.prog)) {
+      absent_.push_back(bpf_program__name(it.prog));
+      continue;
+    }
     const bool per_page = it.prog == page_alloc_prog();
     if (per_page && count_allocations) __atomic_add_fetch(&stalls_->bss->count_gen, 1, __ATOMIC_SEQ_CST);
     const bool attached =
@@ -415,6 +430,13 @@ int BpfPrograms::stall_hist_fd() const { return bpf_map__fd(stalls_->maps.stall_
 int BpfPrograms::slow_stalls_fd() const { return bpf_map__fd(stalls_->maps.slow_stalls); }
 int BpfPrograms::compaction_stats_fd() const { return bpf_map__fd(compaction_->maps.compaction_stats); }
 int BpfPrograms::compaction_hist_fd() const { return bpf_map__fd(compaction_->maps.compaction_hist); }
+int BpfPrograms::cma_areas_fd() const { return bpf_map__fd(compaction_->maps.cma_areas); }
+int BpfPrograms::cma_misc_fd() const { return bpf_map__fd(compaction_->maps.cma_misc); }
+bool BpfPrograms::cma_traced() const {
+  for (const auto& ps : programs_)
+    if (ps.name == "cma_alloc_finish") return ps.attached;
+  return false;
+}
 int BpfPrograms::fallback_stats_fd() const { return bpf_map__fd(pollution_->maps.fallback_stats); }
 int BpfPrograms::stall_sites_fd() const { return bpf_map__fd(stalls_->maps.stall_sites); }
 int BpfPrograms::stall_cgroups_fd() const { return bpf_map__fd(stalls_->maps.stall_cgroups); }

@@ -73,12 +73,19 @@ class BpfPrograms {
 
   const std::vector<ProgramState>& programs() const { return programs_; }
   size_t attached_count() const;
+  // Programs left out because this kernel lacks their tracepoints (the cma programs
+  // without CONFIG_CMA): not in programs(), not exported, not a readiness matter.
+  const std::vector<std::string>& absent() const { return absent_; }
 
   int alloc_stats_fd() const;
   int stall_hist_fd() const;
   int slow_stalls_fd() const;
   int compaction_stats_fd() const;
   int compaction_hist_fd() const;
+  int cma_areas_fd() const;
+  int cma_misc_fd() const;
+  // cma_alloc_finish is attached: fragd_cma_* are read and exported (kernels with CONFIG_CMA).
+  bool cma_traced() const;
   int fallback_stats_fd() const;
   int stall_sites_fd() const;    // HASH struct stall_site_key -> struct stall_attr
   int stall_cgroups_fd() const;  // HASH cgroup v2 id -> struct stall_attr
@@ -122,6 +129,7 @@ class BpfPrograms {
   std::vector<::bpf_link*> links_;
   ::bpf_link* counting_link_ = nullptr;  // the mm_page_alloc program's, while counting
   std::vector<ProgramState> programs_;
+  std::vector<std::string> absent_;
   unsigned pageblock_order_ = 9;
   bool track_pollution_ = false;
   bool pollution_on_ = false;

@@ -117,6 +117,26 @@ Result<BpfSnapshot> BpfReader::read() const {
       return r.error();
     s.compaction_hist[t] = to_hist(h);
   }
+  if (progs_.cma_traced()) {
+    s.cma_traced = true;
+    std::vector<cma_area_key> keys;
+    std::vector<cma_area_stats> vals;
+    if (auto r = read_hash(progs_.cma_areas_fd(), FRAGD_CMA_AREAS, keys, vals, "cma_areas"); !r) return r.error();
+    for (size_t i = 0; i < keys.size(); i++) {
+      CmaArea a;
+      a.name.assign(keys[i].name, strnlen(keys[i].name, sizeof(keys[i].name)));
+      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) {
+        a.hist[r] = to_hist(vals[i].hist[r]);
+        a.pages[r] = vals[i].pages[r];
+      }
+      a.busy_retries = vals[i].busy_retries;
+      a.unmatched = vals[i].unmatched;
+      s.cma.push_back(std::move(a));
+    }
+    std::sort(s.cma.begin(), s.cma.end(), [](const CmaArea& x, const CmaArea& y) { return x.name < y.name; });
+    const uint32_t zero = 0;
+    if (bpf_map_lookup_elem(progs_.cma_misc_fd(), &zero, &s.cma_lost) != 0) return sys_error("read BPF map cma_misc");
+  }
   return s;
 }
 

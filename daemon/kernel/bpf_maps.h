@@ -60,12 +60,25 @@ struct CgroupCount {
   stall_attr attr{};
 };
 
+// One CMA area's allocations (map cma_areas).
+struct CmaArea {
+  std::string name;
+  std::array<LatencyHist, FRAGD_NR_RESULTS> hist;  // [result]
+  std::array<uint64_t, FRAGD_NR_RESULTS> pages{};
+  uint64_t busy_retries = 0;
+  uint64_t unmatched = 0;
+};
+
 struct BpfSnapshot {
   alloc_stats alloc{};
   std::array<std::array<LatencyHist, FRAGD_NR_RESULTS>, FRAGD_NR_ORDERS> stall;  // [order][result]
   compaction_stats compaction{};
   std::array<LatencyHist, FRAGD_NR_TRIGGERS> compaction_hist;                     // [trigger]
   fallback_stats fallback{};
+  // CMA allocations: cma_traced false (and cma empty) where the kernel has no cma tracepoints.
+  bool cma_traced = false;
+  std::vector<CmaArea> cma;  // sorted by name
+  cma_misc cma_lost{};
 };
 
 class BpfReader {

@@ -104,20 +104,35 @@ if grep -q 'hugetlb_cma=' /proc/cmdline; then
 		"fragd_pageblocks{migratetype=\"CMA\"} $fragd_cma, /proc/pagetypeinfo $kernel_cma"
 	T=/sys/kernel/tracing
 	G=/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages
-	echo 1 >$T/events/cma/cma_alloc_start/enable
-	echo 1 >$T/events/cma/cma_alloc_finish/enable
+	for e in cma_alloc_start cma_alloc_finish cma_alloc_busy_retry; do echo 1 >$T/events/cma/$e/enable; done
 	echo >$T/trace
+	# The area holds one 1 GiB page: the first comes from it, the second's cma_alloc fails
+	# (the kernel then takes it from outside the area, or not at all).
 	echo 1 >$G
 	got=$(cat $G)
+	echo 2 >$G
 	starts=$(grep -c 'cma_alloc_start:' $T/trace)
 	finishes=$(grep -c 'cma_alloc_finish:' $T/trace)
-	echo 0 >$T/events/cma/cma_alloc_start/enable
-	echo 0 >$T/events/cma/cma_alloc_finish/enable
+	# Success: a page; failure: page=0000000000000000 (or (nil)) in the event.
+	k_fail=$(grep 'cma_alloc_finish:' $T/trace | grep -cE 'page=(0+|\(null\)|\(nil\)) ' || true)
+	k_ok=$((finishes - k_fail))
+	k_busy=$(grep -c 'cma_alloc_busy_retry:' $T/trace || true)
+	for e in cma_alloc_start cma_alloc_finish cma_alloc_busy_retry; do echo 0 >$T/events/cma/$e/enable; done
 	sleep 2.5
 	scrape >/tmp/cma1.prom
 	pool=$(metric /tmp/cma1.prom fragd_hugepages 'size="1048576kB",state="total"')
-	check cma_pool "$([ "$got" = 1 ] && [ "$starts" -gt 0 ] && [ "$finishes" -gt 0 ] && [ "$pool" = 1 ]; echo $?)" \
-		"1 GiB pool $got, cma_alloc_start x$starts, cma_alloc_finish x$finishes, fragd_hugepages{size=\"1048576kB\",state=\"total\"} $pool"
+	check cma_pool "$([ "$got" = 1 ] && [ "$starts" -gt 0 ] && [ "$finishes" -gt 0 ] && [ "$pool" = "$(cat $G)" ]; echo $?)" \
+		"1 GiB pool $got then $(cat $G), cma_alloc_start x$starts, cma_alloc_finish x$finishes, fragd_hugepages{size=\"1048576kB\",state=\"total\"} $pool"
+	# fragd's CMA histograms against the kernel's own events, counted from fragd's start.
+	f_ok=$(metric /tmp/cma1.prom fragd_cma_alloc_seconds_count 'result="success"')
+	f_fail=$(metric /tmp/cma1.prom fragd_cma_alloc_seconds_count 'result="failure"')
+	f_busy=$(metric /tmp/cma1.prom fragd_cma_alloc_busy_retries_total '')
+	f_pages=$(metric /tmp/cma1.prom fragd_cma_alloc_pages_total 'result="success"')
+	f_sum=$(awk '/^fragd_cma_alloc_seconds_sum\{.*result="success"/ { s += $2 } END { print s + 0 }' /tmp/cma1.prom)
+	areas=$(grep -o '^fragd_cma_alloc_seconds_count{area="[^"]*"' /tmp/cma1.prom | sort -u | sed 's/.*area=//' | tr '\n' ' ')
+	check cma_alloc "$([ "$k_ok" -ge 1 ] && [ "$f_ok" = "$k_ok" ] && [ "$f_fail" = "$k_fail" ] && [ "$f_busy" = "$k_busy" ] &&
+		[ "$f_pages" = $((k_ok * 262144)) ] && [ "$f_sum" != 0 ]; echo $?)" \
+		"fragd_cma_alloc_seconds_count success $f_ok failure $f_fail (kernel's events: $k_ok, $k_fail), busy retries $f_busy ($k_busy), pages $f_pages, $f_sum s, areas $areas"
 	echo 0 >$G
 fi
 

@@ -27,6 +27,40 @@ void compaction_metrics(const BpfSnapshot& bpf, Families& out) {
          "their end; their pages are counted by the trigger their end names, they are not in "
          "fragd_compaction_runs_total nor timed.",
          MetricType::Counter, c.runs_unmatched);
+
+  // CMA allocations: absent where the kernel has no cma tracepoints (no CONFIG_CMA).
+  if (!bpf.cma_traced) return;
+  FamilyBuilder cma("fragd_cma_alloc_seconds",
+                    "Time of CMA allocations (cma_alloc: cma:cma_alloc_start to cma_alloc_finish in the same "
+                    "task), by CMA area (the kernel's name, as in /sys/kernel/mm/cma) and result (failure: no "
+                    "page). Absent on kernels without CMA.",
+                    MetricType::Histogram);
+  FamilyBuilder pages("fragd_cma_alloc_pages_total",
+                      "Pages asked for by CMA allocations, by area and result.", MetricType::Counter);
+  FamilyBuilder busy("fragd_cma_alloc_busy_retries_total",
+                     "Busy ranges a CMA allocation stepped over (cma:cma_alloc_busy_retry: a page in the range "
+                     "could not be migrated or isolated, the next range was tried), by area.",
+                     MetricType::Counter);
+  FamilyBuilder unmatched("fragd_cma_alloc_unmatched_total",
+                          "CMA allocations whose start was not seen (under way when fragd attached, or not "
+                          "recorded: fragd_cma_events_lost_total), by area: counted in the pages, not timed.",
+                          MetricType::Counter);
+  for (const auto& a : bpf.cma) {
+    for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) {
+      cma.histogram({{"area", a.name}, {"result", result_name(r)}}, a.hist[r]);
+      pages.counter({{"area", a.name}, {"result", result_name(r)}}, a.pages[r]);
+    }
+    busy.counter({{"area", a.name}}, a.busy_retries);
+    unmatched.counter({{"area", a.name}}, a.unmatched);
+  }
+  emit(out, cma, pages, busy, unmatched);
+  FamilyBuilder lost("fragd_cma_events_lost_total",
+                     "CMA events fragd could not count, by reason: areas_full (an area beyond the 64 fragd "
+                     "follows), start_not_recorded (the table of allocations under way was full).",
+                     MetricType::Counter);
+  lost.counter({{"reason", "areas_full"}}, bpf.cma_lost.areas_full);
+  lost.counter({{"reason", "start_not_recorded"}}, bpf.cma_lost.open_lost);
+  emit(out, lost);
 }
 
 }  // namespace fragd

@@ -125,3 +125,39 @@ TEST(Exporter, ActModeTargetsAreAFamilyOfTheirOwn) {
 }
 
 }  // namespace
+
+TEST(Exporter, CmaFamiliesOnlyWhereTheKernelTracesCma) {
+  fragd::BpfSnapshot bpf{};
+  fragd::ExportFrame f;
+  f.bpf = &bpf;
+  // A kernel without CMA: absent, not zero.
+  for (const char* absent : {"fragd_cma_alloc_seconds", "fragd_cma_alloc_pages_total",
+                             "fragd_cma_alloc_busy_retries_total", "fragd_cma_events_lost_total"})
+    EXPECT_EQ(find(fragd::build_families(f), absent), nullptr) << absent;
+
+  bpf.cma_traced = true;
+  fragd::CmaArea a;
+  a.name = "hugetlb0";
+  a.hist[FRAGD_RESULT_SUCCESS].buckets.assign(FRAGD_HIST_BUCKETS, 0);
+  a.hist[FRAGD_RESULT_SUCCESS].buckets[100] = 1;
+  a.hist[FRAGD_RESULT_SUCCESS].count = 1;
+  a.hist[FRAGD_RESULT_SUCCESS].sum_ns = 250'000'000;
+  a.pages = {262144, 262144};
+  a.busy_retries = 3;
+  bpf.cma.push_back(a);
+  const auto fs = fragd::build_families(f);
+  const auto* h = find(fs, "fragd_cma_alloc_seconds");
+  ASSERT_NE(h, nullptr);
+  ASSERT_EQ(h->metric.size(), 2u);  // success and failure of hugetlb0
+  EXPECT_EQ(h->metric[0].label[0].value, "hugetlb0");
+  EXPECT_EQ(h->metric[0].label[1].value, "success");
+  EXPECT_EQ(h->metric[0].histogram.sample_count, 1u);
+  EXPECT_DOUBLE_EQ(h->metric[0].histogram.sample_sum, 0.25);
+  EXPECT_EQ(h->metric[1].histogram.sample_count, 0u);
+  const auto* busy = find(fs, "fragd_cma_alloc_busy_retries_total");
+  ASSERT_NE(busy, nullptr);
+  EXPECT_EQ(busy->metric[0].counter.value, 3);
+  const auto* pages = find(fs, "fragd_cma_alloc_pages_total");
+  ASSERT_NE(pages, nullptr);
+  EXPECT_EQ(pages->metric[1].counter.value, 262144);
+}

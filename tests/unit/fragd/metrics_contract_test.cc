@@ -80,6 +80,11 @@ struct FullFrame {
                          {"split", 1}, {"swpout", 1}, {"nr_anon", 1}, {"nr_anon_partially_mapped", 0}}});
     mem.vmstat = {{"thp_fault_alloc", 1}, {"compact_stall", 1}};
     forecast.push_back({0, 100, -1.0, true, 100.0});
+    bpf.cma_traced = true;
+    fragd::CmaArea cma;
+    cma.name = "hugetlb0";
+    cma.pages[FRAGD_RESULT_SUCCESS] = 262144;
+    bpf.cma.push_back(cma);
     attribution.consumers[{9u, "hugetlb"}] = {1, 1000};
     attribution.cgroups = {{"/a", {1, 1000}}, {"other", {0, 0}}};
     attribution.callsites = {{"alloc_pool_huge_folio", {1, 1000}}, {"other", {0, 0}}};
