@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Thin wrapper over CMake. `make` builds; `make run` and `make test` also
 # install whatever Debian packages are missing first.
 BUILD   ?= build

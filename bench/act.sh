@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # fragd act-mode benchmark: how each way of compacting memory serves a burst of
 # 2 MiB allocations on a fragmented machine (DESIGN.md's table; issue "act mode
 # second step"). Part of `make bench`; only this part: `make bench-act`, or as root

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Timed kernel writes and a settle watch for bench/act.sh. Prints one JSON object on stdout.
 
     act_burst.py write PATH VALUE

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reading and formatting helpers of bench/act_report.py: /proc/vmstat and
 /proc/buddyinfo snapshots, and the table cells (a median with its lowest and
 highest value)."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turns the raw results of bench/act.sh into the act section of BENCHMARKS.md.
 
     act_report.py --work DIR --output FILE

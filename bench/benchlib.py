@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What fragd's benchmark scripts share: the key=value files bench/run.sh and
 bench/act.sh write, timed writes to kernel files, summary statistics, scrapes of
 /metrics (read with python3-prometheus-client's parser), and the sections of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Renders fragd's Grafana dashboard (dashboards/fragd.json) with the data of a
 # real scenario, as one PNG (docs/dashboard.png): there is no Grafana here, so
 # every panel's PromQL is evaluated by a real Prometheus and drawn by

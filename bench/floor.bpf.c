@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * The floor of any per-page hook: an empty BTF tracepoint program on
  * kmem:mm_page_alloc, the one per-page event fragd can attach to. Whatever a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // floor: loads bench/floor.bpf.o (an empty tp_btf program on
 // kmem:mm_page_alloc), prints "attached" once it is, and holds it until
 // SIGINT or SIGTERM. The floor arm of bench/run.sh.

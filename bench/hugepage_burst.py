@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Hugepage burst for bench/run.sh: time the kernel side of growing the hugetlb pool.
 
     hugepage_burst.py PAGES CYCLES

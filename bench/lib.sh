@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shell helpers of fragd's benchmarks, sourced by bench/run.sh and bench/act.sh.
 #
 # The sourcing script sets, before calling them:

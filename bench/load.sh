@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # fragd under load: 50 concurrent /metrics scrapers and 20 fragctl clients for 60 s on
 # loopback, against a fragd that runs as in production (root, real BPF, the shipped
 # config) on fragmented memory, so that /metrics, status and map carry real data.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """fragctl clients of bench/load.sh: N loops, each running fragctl back to back
 for SECONDS, and every call timed and checked.
 

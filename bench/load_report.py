@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The load section of RELIABILITY.md from a bench/load.sh work directory.
 
 usage: load_report.py --work DIR --output FILE

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Samples a running fragd for bench/load.sh and bench/soak.sh: one JSON line per sample.
 
 usage: procmon.py --pid PID --interval SEC --out FILE [--url URL] [--socket PATH] [--duration SEC]

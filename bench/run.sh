@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # fragd benchmarks: tracing overhead (page faults, hugepage burst) and footprint.
 # Entry point of `make bench`; run from anywhere as root after the build:
 #

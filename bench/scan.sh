@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # fragd pageblock scan benchmark (issue 4): how long a full scan of
 # /proc/kpageflags takes and how much memory it adds to fragd, on an idle and
 # on a fragmented machine, with 1 and 2 reading threads; and the physical

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writes the scan section of BENCHMARKS.md from bench/scan.sh's work directory.
 
 usage: scan_report.py WORK OUTPUT

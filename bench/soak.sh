@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # fragd soak: SOAK_SECONDS (600) of continuous fragmentation churn and hugepage bursts
 # with fragd in act mode, sampling fragd every 5 s. Run as root after the build,
 # holding the heavy lock (it fragments memory for the whole run):

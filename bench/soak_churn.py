@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The workload of bench/soak.sh: fragmentation churn and hugepage bursts, for SECONDS.
 
 usage: soak_churn.py --fragmenter PATH --percent P --hold S --burst-period S

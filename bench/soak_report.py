@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The soak section of RELIABILITY.md and its picture, from a bench/soak.sh work directory.
 
 usage: soak_report.py --work DIR --output FILE --plot PNG

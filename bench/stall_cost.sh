@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What one stall event costs fragd's programs: `fragctl cost` (the kernel's BPF run-time
 # statistics) over 20 s while 300 one-page hugetlb pool writes stall on memory fragmented 60%
 # with no free 2 MiB block left. try_to_compact is the program that opens a stall and

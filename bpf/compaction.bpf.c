@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Compaction runs: one mm_compaction_begin/end pair per zone compaction, in
  * whichever task runs it. The BTF tracepoints pass struct compact_control,

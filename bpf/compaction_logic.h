@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * The compaction run accounting of bpf/compaction.bpf.c: a run's begin, its
  * migration batches and its end, as functions of plain values and pointers.

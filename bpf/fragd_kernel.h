@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * The few kernel types fragd's BPF programs use, written by hand instead of a
  * vendored vmlinux.h. Every struct is marked preserve_access_index, so clang

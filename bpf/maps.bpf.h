@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* BPF-only helpers shared by fragd's programs. */
 #ifndef FRAGD_MAPS_BPF_H
 #define FRAGD_MAPS_BPF_H

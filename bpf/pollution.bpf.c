@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Migratetype fallbacks: an allocation found no free page of its own
  * migratetype and took one from another type's free list. An UNMOVABLE or

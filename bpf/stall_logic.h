@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * The stall accounting of bpf/stalls.bpf.c: opening a stall, its phases, its
  * end, as functions of plain values and pointers. The BPF programs call them

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bpf_object(name source)
 #
 # Compiles bpf/<source> with clang -target bpf (CO-RE, BTF), generates a libbpf

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libFuzzer targets for fragd's parsers of untrusted input (tests/fuzz/).
 #
 #   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DFRAGD_FUZZ=ON

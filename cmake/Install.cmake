@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Installation layout, the systemd unit and the Debian package (CPack).
 #
 #   cmake --install build          (DESTDIR=... to stage)     cd build && cpack -G DEB
@@ -42,6 +43,8 @@ install(FILES ${CMAKE_SOURCE_DIR}/configs/fragd.yaml DESTINATION ${FRAGD_CONFIG_
 install(FILES ${CMAKE_BINARY_DIR}/fragd.service DESTINATION ${FRAGD_SYSTEMD_UNIT_DIR})
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/BENCHMARKS.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# Debian's place for the licenses (machine-readable, README "License").
+install(FILES ${CMAKE_SOURCE_DIR}/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # fragd_install_glob(SRC_DIR PATTERN DEST [RENAME NAME]): installs SRC_DIR/PATTERN
 # into DEST (relative to the prefix), globbing at install time: files added to the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # FRAGD_SANITIZE: AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer
 # for every C and C++ target defined after this file is included: fragd_core,
 # fragctl_render, fragd, fragctl and the unit tests (not the test tools: see below).

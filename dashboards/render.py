@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Draws fragd's Grafana dashboard as one PNG from a real Prometheus.
 
 Grafana is not needed: every panel target of the dashboard (as found by

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Constants and helpers shared by fragd's BPF programs and user space.
  * Plain C, fixed-width types only; included by the BPF programs in bpf/ and by daemon/.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shared between bpf/pollution.bpf.c and the daemon: migratetype fallbacks and pollution. */
 #ifndef FRAGD_FALLBACK_H
 #define FRAGD_FALLBACK_H

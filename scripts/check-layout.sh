@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The layout's rules (docs/architecture.md), checked on every `make test`:
 #  1. an #include "room/..." in daemon/ only goes to a room the including room may use;
 #  2. no source file (C, C++, Python, shell) in the repository is over 600 lines;

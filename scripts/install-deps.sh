@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages fragd needs to build, test and benchmark, only
 # those missing. Run as root (make run / make test call it).
 set -euo pipefail

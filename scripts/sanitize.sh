@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs fragd's tests (ctest) in a sanitizer build dir and fails if any process
 # reported anything:
 #   -DFRAGD_SANITIZE=ON (make sanitize): ASan (memory errors), LeakSanitizer (leaks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One act-mode fragd per host. Acting means changing host-wide kernel
 // settings (vm.compaction_proactiveness, hugepage pools) and keeping the
 // values to put back in one host-wide file (act/saved_state.h); two fragds

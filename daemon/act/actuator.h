@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What fragd can do to the kernel, as an interface: the daemon's
 // SysfsActuator (act/sysfs_actuator.h) writes the real files; the unit
 // tests drive the decision logic and the pool strategy with a fake.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One write to a kernel file from a child process that fragd can kill.
 //
 // A write of 1 to /proc/sys/vm/compact_memory or nodeN/compact returns when

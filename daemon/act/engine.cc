@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "act/engine.h"
 #include "act/engine_detail.h"
 

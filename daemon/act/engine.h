@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The decision logic of act mode: from each tick's observation (node scores,
 // free blocks, stalls seen by BPF, compaction time, pools) it decides which
 // action to start, within the policy's limits, and learns from each action's

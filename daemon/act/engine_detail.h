@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers and constants shared by engine.cc and engine_outcomes.cc; not an API.
 #pragma once
 

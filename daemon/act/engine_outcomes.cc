@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's outcomes (what a finished action teaches it), manual requests
 // (fragctl compact / pool set) and its status. The decisions are in engine.cc.
 #include "act/engine.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs one act-mode action against an Actuator and measures its outcome
 // (scores and free blocks before and after, pool read back, pages migrated).
 // The daemon's ActionRunner calls it on its worker thread with the sysfs

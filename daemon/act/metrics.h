@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What act mode did and where its policy stands. Families fragd_policy_*,
 // fragd_action*, fragd_compaction_budget_{used,limit}_seconds, fragd_proactiveness_raised.
 #pragma once

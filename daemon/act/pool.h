@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hugetlb pool strategy: reach a target count when it is feasible,
 // never beyond it, never below the MemAvailable guard. Pure logic over an
 // Actuator, so it is tested with a fake one.

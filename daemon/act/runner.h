@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs act-mode actions off the collector tick, one at a time, on a worker
 // thread: a node compaction takes seconds and a pool resize longer, and the
 // collector, /metrics and the control socket must not wait for them.

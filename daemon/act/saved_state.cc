@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "act/saved_state.h"
 
 #include <fcntl.h>

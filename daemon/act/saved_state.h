@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel settings fragd changed, with the values they had before, kept in
 // a file that outlives fragd so that whatever ends it, the values go back:
 // at its stop (ActionRunner::stop), at the next start of an act-mode fragd,

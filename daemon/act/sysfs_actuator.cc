@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "act/sysfs_actuator.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Actuator (act/actuator.h) over the kernel's files. Every path it
 // writes is built here from a node number and a page size that were
 // validated against the machine, never from a string of the policy:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one formatter of each kind of quantity fragd prints: durations, sizes and
 // counts. Each has a few styles for the places that need them (a config value
 // that must read back exactly, a measured figure, an age), chosen by argument.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fragd's log-linear latency histograms (include/fragd_common.h): interval
 // arithmetic and percentiles. Pure logic, shared by the daemon and fragctl;
 // their JSON form is the control protocol's (protocol/hist.h), their text

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Minimal leveled logging to stderr (journald adds timestamps under systemd).
 #pragma once
 

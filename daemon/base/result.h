@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one error type of fragd: a value or an Error carrying errno and a
 // message that says what failed, on what, and what to do.
 #pragma once

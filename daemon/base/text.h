@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text helpers every room uses: printf into a std::string, the one tokenizer of
 // kernel text files (lines, whitespace- or comma-separated tokens, whole-token
 // numbers, a token quoted for a message), and clock readings in nanoseconds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fragctl's client of fragd's control socket: a Unix stream socket carrying
 // one JSON object per line in each direction (docs/control-protocol.md).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fragctl's commands, one function each (main.cc parses the command line):
 // the read commands (commands_read.cc) and the acting ones (commands_act.cc).
 // Each returns fragctl's exit status (main.cc's header lists them).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fragctl cost`: what fragd's BPF programs cost the host, measured.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fragctl: command-line client of fragd's control socket.
 //
 //   fragctl [--socket PATH] hist [--order N] [--interval SEC [--count N]] [--json]

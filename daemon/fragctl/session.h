@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every fragctl command shares: the signal fd that cuts waits short,
 // error exits, and one exchange with fragd (a request out, an answer in).
 #pragma once

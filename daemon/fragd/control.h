@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The control socket: a Unix stream socket speaking JSON lines
 // (docs/control-protocol.md). Serviced from the main loop; never blocks it.
 //

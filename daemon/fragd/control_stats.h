@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the control server counts about its connections, by reason; exported
 // as fragd_control_clients_dropped_total{reason} and
 // fragd_control_clients_refused_total{reason}, every reason from the start.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon: what fragd composes from the rooms below it (BPF programs and
 // their maps, the /proc and sysfs readers, the sources' metrics, the act-mode
 // engine and runner, the pageblock scanner, the control and HTTP servers) and

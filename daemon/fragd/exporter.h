@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exporter's families: each tick the collector builds every family from the
 // latest snapshots, one source after another; scrapes copy the last built set
 // (no work per scrape). A new concern adds its sources/<concern>/metrics.h

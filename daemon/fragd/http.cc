@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "fragd/http.h"
 
 #include <CivetServer.h>

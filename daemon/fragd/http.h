@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP endpoint: GET /metrics (Prometheus text format), GET /healthz
 // (liveness: the collector ticks) and GET /readyz (readiness: the first tick
 // is done with every program attached as configured), nothing else. civetweb serves it from a small pool of worker threads, each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fragd: watches high-order allocation stalls, compaction and memory
 // fragmentation with BPF tracepoints and /proc, exports them, and acts on them.
 // main: the command line; the daemon itself is fragd/daemon.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Least privilege after start-up. Loading and attaching the BPF programs needs
 // CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN), and /proc/iomem shows addresses
 // only to an opener with CAP_SYS_ADMIN. Once those are done, everything fragd

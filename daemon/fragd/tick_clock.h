@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The collector's tick schedule. A periodic timer's due times are fixed; a loop
 // busy past one of them shows as lateness, and past a whole tick as expirations
 // that were never ticked (fragd_collector_tick_late_max_seconds,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The control socket's answers (docs/control-protocol.md), built as the
 // protocol's structs (protocol/) from fragd's snapshots and act/'s records.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kernel/bpf_loader.h"
 
 #include <bpf/bpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loads and attaches fragd's three BPF objects (embedded skeletons).
 // open -> set rodata -> load -> attach are separate steps, so every failure
 // says which step failed, on which program, and what to do.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads fragd's BPF maps into plain totals (per-CPU values summed).
 #pragma once
 

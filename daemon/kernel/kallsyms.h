@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel function names for the return addresses of stall stacks, from
 // /proc/kallsyms. The kernel shows real addresses only to a reader that held
 // CAP_SYSLOG when it opened the file (kptr_restrict 0 or 1), and checks the

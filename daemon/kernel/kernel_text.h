@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How fragd's parsers of kernel text files (/proc/buddyinfo, zoneinfo,
 // pagetypeinfo, vmstat, meminfo) lex lines and report bad ones: every skipped
 // line is a warning naming file:line, and a file with nothing usable is one

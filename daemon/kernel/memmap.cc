@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kernel/memmap.h"
 
 #include "base/text.h"

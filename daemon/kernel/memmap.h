@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where memory is: zone spans and reserves (/proc/zoneinfo) and the RAM ranges
 // of /proc/iomem, in page frame numbers.
 #pragma once

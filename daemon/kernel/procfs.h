@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Readers for the kernel's memory-layout files: /proc/buddyinfo,
 // /proc/zoneinfo, /proc/pagetypeinfo, /proc/vmstat, /proc/meminfo and the
 // hugetlb pools in sysfs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Faults of the kernel files fragd reads, kept per source ("buddyinfo",
 // "vmstat", ...): a source that fails is retried at a doubling interval, and
 // each cause of failure is reported once, not once per tick; when the source

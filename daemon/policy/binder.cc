@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The YAML binder (policy/binder.h): the key declarations drive every check
 // a single key needs; rules between keys run after their section.
 #include "policy/binder.h"

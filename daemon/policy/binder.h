@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The YAML binder: walks a config file with the key declarations
 // (policy/keys.h) and sets the Config fields they name. Unknown keys, keys
 // given twice or without a value, wrong types and values out of range are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the config file: YAML text -> the binder (policy/binder.h) -> Config.
 #include "policy/config.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fragd's configuration file (YAML): parsed into plain structs, then validated.
 // The action policy (`mode: act`, `dry_run`, `compaction:`, `hugepages:`) is
 // parsed into Config::policy (policy/policy.h); README "Policy" documents it.

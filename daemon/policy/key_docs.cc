@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // README's key tables, printed from the declarations (policy/keys.h).
 #include <string>
 

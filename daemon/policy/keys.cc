@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every key of the config file, declared once (policy/keys.h), and the rules
 // between keys that run once their section is bound.
 #include "policy/keys.h"

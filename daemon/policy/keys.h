@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every key of the config file, declared once: its path, type, range, default,
 // unit, the Config field it sets and a one-line doc. The binder
 // (policy/binder.h) reads the YAML with these declarations, and README's key

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sizes and page sizes, and the checks of a policy against the machine with the
 // facts those checks need. The keys that set a policy are in policy/keys.cc.
 #include "policy/policy.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fragd's action policy: when to compact, how, within which limits, and the
 // hugetlb pool targets to reach. Parsed from the `compaction:` and
 // `hugepages:` sections of the config file (policy/config.h) into these plain

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The YAML readers of the config file (policy/values.h).
 #include "policy/values.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The YAML readers of the config file: one per kind of value. The binder
 // (policy/binder.h) picks one by a key's declared type. `file` names the file
 // in messages, `key` is the full key path ("hugepages.pools[1].size"); errors

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Acting through the control socket (docs/control-protocol.md "Acting"): the
 // answers to compact and pool (the ids queued), to action (its state, and
 // its outcome once done), to reload, and the action records status carries.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The answer to {"cmd":"hist"} (docs/control-protocol.md): per order the
 // allocations by outcome, the time stalled in each phase and the stall
 // latency histograms, in the sparse JSON form of a LatencyHist defined here.

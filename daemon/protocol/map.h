@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The answer to {"cmd":"map"} (docs/control-protocol.md): the pageblock
 // classes and pages in use of every zone from fragd's last kpageflags scan,
 // and the pollution fragd tracked. fragd fills it from its scanner and its

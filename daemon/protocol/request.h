@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Control-socket requests (docs/control-protocol.md): one JSON object per line,
 // parsed and checked here, before anything acts on it. fragd reads them with
 // from_json (through parse_request), fragctl writes them with to_json.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The answer to {"cmd":"status"} (docs/control-protocol.md): per node its
 // score, zones and hugepage pools; the BPF programs; compaction runs;
 // allocation counting; the last pageblock scan and the pollution tracked;

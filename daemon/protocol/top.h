@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The answer to {"cmd":"top"} (docs/control-protocol.md): who stalls, who pays,
 // where, cumulative since fragd started, with each node's score and free 2 MiB
 // and 1 GiB blocks. fragd fills it from its attribution (sources/attribution);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every message of the control protocol (docs/control-protocol.md) shares:
 // the envelope ("ok", "error"), the readers the from_json functions of
 // protocol/ check fields with, and the boundary that turns a malformed answer

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Key paths of fragctl's --json output, and their check against tests/contract/fragctl-json.txt.
 
   keypaths.py paths COMMAND < output          print the key paths of one command's output

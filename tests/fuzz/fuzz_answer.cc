@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fragctl's readers of fragd's answers: the input is parsed as JSON (what is
 // not JSON stops there, as in fragctl) and read as every message of the
 // protocol (protocol/: the typed from_json) and, when one accepts it, written

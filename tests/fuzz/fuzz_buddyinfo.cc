@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/buddyinfo: parse_buddyinfo() on any text. When it accepts the text,
 // every zone has the same number of orders (1..kMaxOrders) and appears once.
 #include <set>

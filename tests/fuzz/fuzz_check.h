@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the fuzz targets: an invariant check that stops the run
 // (libFuzzer then saves the input as a crash), and the input as text.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/iomem: parse_iomem_ram() on any text. Accepted ranges are non-empty
 // and sorted.
 #include "sources/pageblocks/pageblock.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pageblock scanner: scan_pageblocks() and classify_block() over a made-up
 // /proc/kpageflags.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/pagetypeinfo: parse_pagetypeinfo() on any text, merging into no zones
 // and into the zones of a fixed buddyinfo. On error the zones are untouched.
 #include <set>

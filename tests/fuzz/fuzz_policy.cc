@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The config file (YAML) and its action policy: parse_config() on any text;
 // when it accepts the text, the limits it promises hold, and check_policy_on()
 // judges the policy against two fixed machines without crashing; when that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Control-socket requests: parse_request() (the typed from_json) on any line.
 // An accepted request names a known command, has the access that command
 // needs (Act exactly for compact, pool and reload), and only fields of that

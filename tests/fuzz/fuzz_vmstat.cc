@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/vmstat and /proc/meminfo: both "name value" files, so one input feeds
 // parse_vmstat() and parse_meminfo().
 #include "kernel/procfs.h"

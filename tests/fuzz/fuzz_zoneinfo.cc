@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/zoneinfo, read two ways: parse_zoneinfo() (counters, merged into no
 // zones and into the zones of a fixed buddyinfo) and parse_zone_spans() (the
 // pfn spans the pageblock scanner walks).

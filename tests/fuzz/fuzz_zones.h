@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The zones of a fixed /proc/buddyinfo, which the zoneinfo and pagetypeinfo
 // targets merge their input into.
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed inputs of fuzz_kpageflags (see the header layout at the top
 of fuzz_kpageflags.cc) into the directory given (default: corpus/fuzz_kpageflags
 next to this script)."""

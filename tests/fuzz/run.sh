@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds fragd's libFuzzer targets with clang and runs each on a scratch copy
 # of its seed corpus (tests/fuzz/corpus/<target>); nothing is written into the
 # source tree. `make fuzz` calls this.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Sends one act request to fragd's control socket and polls its action until fragd
 says it is "running"; then, with a PID, sends that process SIGTERM at once. Prints the
 action's id. Exits non-zero with the reason when the request is refused or the action

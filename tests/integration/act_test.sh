@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Act mode against a fragmented machine:
 #  1. observe and dry_run write nothing to the kernel: fragd runs under strace
 #     and opens no /proc/sys or /sys file for writing, while its policy wants

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Who stalls, who pays, where, against what the test did. On memory fragmented
 # (1 page in 4 kept) with every free 2 MiB block taken into the hugetlb pool, so that
 # each later 2 MiB allocation compacts:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # fragd and fragctl end to end on a live daemon, and the bad-input paths a
 # user meets first: no daemon, a taken port, a taken or bogus socket path, no
 # privileges, a broken config file. Every refusal must be one clear line that

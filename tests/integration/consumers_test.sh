@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Who pays, one consumer class at a time: on fragmented memory (1 page in 4 kept, the
 # free 2 MiB blocks taken into the hugetlb pool), a workload that allocates as that class
 # does, and the kernel's own record of the same stalls to compare with:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # fragctl's --json output is a contract with scripts: the key paths of every command that has
 # --json must be those tests/contract/fragctl-json.txt lists (tests/contract/keypaths.py says
 # how paths are written). A live fragd in act mode with dry_run (it decides and writes nothing)

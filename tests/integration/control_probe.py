@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Greedy clients of fragd's control socket, for fault_control_test.sh.
 
 flood SOCK SECONDS: four clients that ask for hist and status as fast as fragd

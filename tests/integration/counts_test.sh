@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fragments memory as DESIGN.md describes, asks for 2 MiB huge pages with
 # on-demand compaction only, and checks fragd's counts against the kernel's
 # in each bpf.allocations mode, one burst of pool growth after another on the

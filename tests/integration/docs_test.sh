@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The operator-facing files agree with the programs they describe:
 # - configs/completion/fragctl.bash completes exactly the commands and options that
 #   `fragctl --help` and `fragctl COMMAND --help` list, values included;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A compaction write that fragd must be able to abandon, and fragd's own
 # compactions recognised in a pid namespace:
 #  a. SIGTERM while fragd's compaction write of nodeN/compact runs: the write

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Control clients that do not read, and clients that take every slot:
 #  a. four clients ask for hist and status as fast as fragd takes requests and
 #     read nothing, a fifth reads a trickle (the audit's attack), for up to 25 s:

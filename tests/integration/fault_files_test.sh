@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Faults of the kernel files fragd reads and writes, injected in a scratch tree
 # that fragd is pointed at with --path.procfs / --path.sysfs (the real /proc and
 # /sys are never touched: fragd only writes the scratch copies). The tree holds

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # fragd killed, stopped and flooded:
 #  a. SIGKILL mid-run, then a new fragd on the same control socket: no BPF
 #     program or link of the killed one is left (its ids, read from its fds,

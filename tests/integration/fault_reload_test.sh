@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A policy reload storm: 100 SIGHUPs in a tight loop while the policy file
 # alternates between valid variants and invalid ones (bad values, broken YAML,
 # unknown keys, half a file), ending on a known valid one. Afterwards fragd

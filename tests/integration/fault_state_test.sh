@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # fragd's host-wide state: the act lock, the saved kernel settings, readiness
 # and least privilege. fragd acts on a scratch tree (--path.procfs/--path.sysfs,
 # every zone fragmented, so that method proactiveness raises the scratch

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers of fragd's integration tests (sourced, not run).
 # Each test restores every kernel setting it changes and ends what it starts.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Concurrent clients against a live fragd, correctness only (the timing goals are
 # bench/load.sh's): on fragmented memory, for LOAD_TEST_SECONDS (15) at once,
 #  - 20 scrapers, each GET /metrics back to back on a new connection: every answer is

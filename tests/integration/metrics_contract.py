@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Holds a live /metrics scrape to tests/contract/metrics.txt.
 
 Parsed with python3-prometheus-client's text parser. Fails when a family in the scrape

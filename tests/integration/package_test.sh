@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package: cpack builds it from the build dir; dpkg installs it; every
 # file is where the unit and a distribution expect it; the installed policy passes
 # --check-config (as nobody) and a broken one fails the unit's reload check; the

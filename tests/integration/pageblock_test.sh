@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The pageblock scanner and pollution tracking, in this order:
 #  0. bad input: with /proc/kpageflags unreadable (a mode-000 file bound over
 #     it in a private mount namespace, fragd without CAP_DAC_OVERRIDE) the

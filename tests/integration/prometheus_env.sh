@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What tests/integration/prometheus_test.sh and bench/dashboard.sh share (sourced):
 # the fragd policy that makes every panel have data, and Prometheus' config.
 # shellcheck shell=bash

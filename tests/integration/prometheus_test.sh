@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Grafana dashboard and the Prometheus rules against a real Prometheus:
 #  1. promtool check rules / test rules (unit tests of every alert) pass;
 #  2. with memory fragmented and huge pages asked for, a Prometheus server on

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks the PromQL of fragd's Grafana dashboard and Prometheus rules.
 
 Every expression (panel targets, annotations, template variables of the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Hostile and greedy clients of fragd's control socket and HTTP endpoint, for security_test.sh.
 
 Each subcommand prints what it saw and exits 1 with the reason when fragd did not behave."""

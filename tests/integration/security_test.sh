@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Least privilege and bounded doors: the control socket is root's alone unless a
 # group is configured, and then members may only look; malformed, oversized,
 # unfinished and too many requests are answered with an error and cut off;

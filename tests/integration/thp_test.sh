@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # THP coverage against the kernel's own files. With 64 KiB anonymous mTHP switched
 # on (put back on exit), one region faulted with MADV_HUGEPAGE (2 MiB pages) and one
 # without (64 KiB pages):

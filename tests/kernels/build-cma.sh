@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build (once, cached) a kernel with CMA for `make test-kernels-cma`: Debian's own
 # kernels are built without CONFIG_CMA, so hugetlb_cma= and the cma:* tracepoints can
 # only be tried on a kernel built here. Source: Debian's linux-source-6.12 package;

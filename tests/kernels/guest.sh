@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: Apache-2.0
 # fragd's guest suite: runs as /init of a small initramfs (busybox-static, fragd,
 # fragctl, fragmenter, bpftool, curl and their libraries) on the kernel under test,
 # prints one "FRAGD-..." line per fact or check on the serial console, and

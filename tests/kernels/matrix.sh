@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make test-kernels: fragd on the kernels fleets run, each booted as a qemu guest.
 #
 # For each kernel of tests/kernels/kernels.tsv: fetch Debian's linux-image package

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Plays today's tests/replay/*.events through the accounting logic of an older commit
 # (its bpf/*_logic.h and its harness), to show a sequence fails without a fix:
 #   bash tests/replay/at_commit.sh COMMIT [gtest args...]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads a replay file (tests/replay/*.events) and plays it through the BPF
 // programs' logic compiled for user space (replay_programs.h).
 //

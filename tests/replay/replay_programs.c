@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * The programs of bpf/stalls.bpf.c and bpf/compaction.bpf.c in user space:
  * each function below does what its program does, in the same order, around

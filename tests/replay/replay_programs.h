@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * fragd's BPF programs (bpf/stalls.bpf.c, bpf/compaction.bpf.c) as user-space
  * functions over the same accounting logic (bpf/stall_logic.h,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Each tests/replay/*.events file, played through the BPF programs' accounting
 // logic compiled for user space (replay_events.h says the format). The files
 // come from FRAGD_REPLAY_DIR (environment) or this source folder.

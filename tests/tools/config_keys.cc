@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prints README's key tables from the declarations (daemon/policy/keys.cc);
 // with --update FILE, rewrites the tables between their markers in FILE.
 #include <cstdio>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fragmenter: splinters free memory the way a long-running host does.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Starting tests/tools/fragmenter.c, shared by the integration tests (tests/integration/lib.sh)
 # and the benchmarks (bench/lib.sh). Sourced, not run.
 # shellcheck shell=bash

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * physmap: lays out memory at known physical pages for the pageblock-scanner
  * integration test. Reads its own /proc/self/pagemap: needs root (without

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The contract of fragctl's --json output (tests/contract/fragctl-json.txt) for unit tests:
 // expect_contract(command, printed) checks the key paths of what fragctl prints for
 // `command` against the list, by the rules of tests/contract/keypaths.py.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fragctl compact`, `pool set`, `reload` and the actions in `status`: the
 // requests, the answers (protocol/action.h) read and checked, the outcome
 // lines, and the wait for queued actions. Pure logic (the socket and the clock

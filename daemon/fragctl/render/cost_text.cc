@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "fragctl/render/cost_text.h"
 
 #include <nlohmann/json.hpp>

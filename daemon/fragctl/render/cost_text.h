@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fragctl cost`: the measurement of fragctl/cost.h as text.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fragctl's renderers of control-socket answers (docs/control-protocol.md),
 // one header per command: hist, status, trace, actions (compact, pool,
 // action, reload), cost. The answers themselves are protocol/'s structs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fragctl hist`: the answer to {"cmd":"hist"} (protocol/hist.h) as text
 // (bcc-style log2 histograms) and as the JSON fragctl prints, and intervals
 // between two answers. Pure logic, unit-tested on fixtures.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A latency histogram (base/histogram.h) as text, bcc style.
 #pragma once
 

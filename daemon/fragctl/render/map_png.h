@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The physical memory map of `fragctl map --png FILE`, drawn with cairo:
 // a title (host, scan time, totals) and a legend of the block classes with
 // their counts; per zone a grid with one cell per pageblock, coloured by

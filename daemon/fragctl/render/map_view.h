@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fragctl's view of the answer to {"cmd":"map"} (protocol/map.h): which
 // zones to show, and the text map `fragctl map` prints. Pure logic (no
 // sockets, no clock), unit-tested on hand-made answers. Malformed answers give

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fragctl status`: the answer to {"cmd":"status"} (protocol/status.h) as
 // text. Pure logic, unit-tested on fixtures.
 #pragma once

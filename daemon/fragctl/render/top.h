@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fragctl top`'s screen: each node's score and free 2 MiB / 1 GiB blocks, then
 // cgroups, consumers and kernel call sites by stall time (or stall count), and
 // with --stacks the whole stacks. Pure: the caller prints it.

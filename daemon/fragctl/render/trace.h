@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fragctl trace`: the stream of slow allocation stalls (protocol/hist.h
 // StallEvent), one bcc-style line per event.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who stalls, who pays, where: the BPF side's stall sites and cgroups turned into
 // bounded, monotonic series.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cgroup v2 ids, as bpf_get_current_cgroup_id() returns them (the inode number
 // of the cgroup's directory in the v2 hierarchy), to the cgroup's path as the
 // host sees it: "/" for the root, "/kubepods.slice/kubepods-pod<UID>.slice/..."

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who pays for a stall (its consumer) and where it came from (its call site),
 // from what the BPF side records at each stall event: the task's kind, the gfp
 // mask, the order and the kernel stack (function names, innermost first).

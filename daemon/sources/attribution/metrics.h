@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attribution's families: fragd_stalls_total / fragd_stall_seconds_total by
 // (order, consumer), fragd_cgroup_stalls_total / fragd_cgroup_stall_seconds_total
 // by cgroup (top K + "other"), fragd_stall_callsite_seconds_total by call site

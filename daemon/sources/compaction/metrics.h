@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Zone compaction runs (bpf/compaction.bpf.c): by trigger and status, their
 // durations and pages moved. Families fragd_compaction_*.
 #pragma once

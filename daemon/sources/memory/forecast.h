@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When does a node run out of free 2 MiB blocks? From the free blocks of order
 // >= 9 (kCompactionHpageOrder) per node, sampled every tick: the least-squares
 // slope over the last `window` (blocks made minus blocks consumed, per second).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sources/memory/metrics.h"
 
 #include "sources/memory/score.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Free memory by zone and order (/proc/buddyinfo, zoneinfo, pagetypeinfo) and
 // the kernel's fragmentation scores computed from it. Families
 // fragd_zone_fragmentation_score_percent, fragd_node_fragmentation_score_percent, fragd_free_blocks,

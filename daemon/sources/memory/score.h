@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fragmentation score math, computed from procfs snapshots the same way the
 // kernel computes it (integer arithmetic included), so that fragd reports
 // the very number kcompactd acts on.

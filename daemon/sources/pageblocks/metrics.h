@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pageblock scan (sources/pageblocks/pageblock.h): blocks by class, huge
 // pages obtainable and lost to pollution, compaction's cost. Families
 // fragd_scans_total, fragd_pageblock_class, fragd_hugepages_obtainable,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pageblock scanner: classifies every pageblock of every zone from
 // /proc/kpageflags (one 64-bit flag word per page frame) and derives how many
 // huge pages are free now, how many compaction could make, how many are lost

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sources/pageblocks/scanner.h"
 
 #include "base/text.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs the pageblock scan (sources/pageblocks/pageblock.h) on its own thread, at a lower CPU
 // priority, and keeps the latest result for the collector and `fragctl map`.
 // A scan reads 8 bytes of /proc/kpageflags per page frame (about 0.1 us of

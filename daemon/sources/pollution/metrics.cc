@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sources/pollution/metrics.h"
 
 #include "kernel/bpf_maps.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Migratetype fallbacks (bpf/pollution.bpf.c) and the pollution ledger they
 // feed. Families fragd_fallback_total, fragd_polluted_*, fragd_pollution_*.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pageblock pollution, from fragd's BPF records (bpf/pollution.bpf.c): which
 // MOVABLE pageblocks hold pages of UNMOVABLE or RECLAIMABLE allocations that
 // fell back into them without claiming them, since when, and who did it.

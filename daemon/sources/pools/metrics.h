@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hugetlb pools per node and size (sysfs), and the targets act mode keeps them
 // at. Families fragd_hugepages, fragd_hugepages_target.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BPF programs themselves: attached or not, and their run statistics
 // (kernel/bpf_loader.h). Families fragd_bpf_program_*.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation stalls (bpf/stalls.bpf.c): counted allocations by outcome, stall
 // times, direct compaction and reclaim entries and time, allocation counting
 // (bpf.allocations) and the slow-stall event stream. Families fragd_alloc_*,

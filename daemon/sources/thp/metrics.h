@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transparent huge pages as the kernel counts them: per size (Linux 6.9+ per-size
 // statistics, hugepages-<size>kB/stats) allocations, fallbacks, splits, swap-outs
 // and anon folios in use, and the thp_* and compact_* counters of /proc/vmstat

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hand-built observations, policies and outcomes for the engine's tests
 // (engine_test.cc, engine_manual_test.cc).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Demand-sized compaction (compaction.method pool, engine.h): the goal each
 // trigger sets, the whole-node fallback, the budget cap from what the node
 // taught, and the executor's temporary pool on the simulated kernel.

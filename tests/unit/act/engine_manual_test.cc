@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The act-mode engine (act/engine.h) on hand-built observations: observe mode,
 // manual requests, proactiveness, pools, labels.
 #include "act/engine.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The act-mode decision logic (act/engine.h) on recorded sequences of node
 // scores, stalls and failures (tests/fixtures/sequences, format in its
 // README), replayed through decide() and finished() against the simulated

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The act-mode decision logic (act/engine.h), one rule at a time on hand-built
 // observations: scores, limits, demand, the reserve, robustness, dry run.
 #include "act/engine.h"

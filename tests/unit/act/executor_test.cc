@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The executor (act/executor.h) reports a compaction that fragd stopped as it
 // exits (the actuator's ECANCELED) as "abandoned", not as an error, on its
 // own and inside a pool resize; the simulated kernel of fake_actuator.h.

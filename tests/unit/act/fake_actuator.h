@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A simulated kernel behind the Actuator interface, for the pool strategy
 // and decision-logic tests. It records every call and keeps a small model of
 // each node:

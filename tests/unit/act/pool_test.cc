@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hugetlb pool strategy (act/pool.h) against the simulated kernel of
 // fake_actuator.h: grow with compaction when blocks are short, stop after two
 // writes in a row without progress, the MemAvailable guard, shrink, errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The action runner's saved state, end to end on a scratch tree: the runner
 // raises vm.compaction_proactiveness through a SysfsActuator whose procfs root
 // is a temporary directory, and the file that keeps the value to restore is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The saved kernel settings (act/saved_state.h) and the act lock
 // (act/act_lock.h) on a scratch directory: the file's format and checks, the
 // list restored through the actuator, and the lock refusing a second holder.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sysfs actuator's compaction write (act/sysfs_actuator.h, act/child_write.h)
 // against files in a scratch --path.sysfs: it is made by a child process that
 // fragd registers before it writes, and a stop kills it. The "long compaction"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the log-linear histogram buckets (include/fragd_common.h) and of
 // base/histogram: percentiles and interval arithmetic.
 #include "base/histogram.h"

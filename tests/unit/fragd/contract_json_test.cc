@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fragctl prints what fragd's views build for `trace --json` (each event as sent) and in
 // `pool set --json` (the outcomes as sent): their key paths against
 // tests/contract/fragctl-json.txt (see tests/unit/fragctl/render/contract_json_test.cc).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The control server over a real Unix socket in a scratch folder, driven the way
 // the main loop drives it (poll_fds / on_poll / service), with a handler of the test's.
 #include "fragd/control.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exporter: which families each source contributes, from synthetic snapshots,
 // and that a source that is off contributes nothing (absent, not zero).
 #include "fragd/exporter.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP endpoint over a real loopback socket: /readyz says 503 until the
 // daemon reports its first tick with every program attached as configured, and
 // why; /healthz is not changed by readiness. Also the rule that decides which

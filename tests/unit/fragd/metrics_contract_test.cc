@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The /metrics contract: every family fragd can export, its type and its label names,
 // held to tests/contract/metrics.txt. A family is added, renamed or dropped only by
 // changing that list in the same commit (and the CHANGELOG when a name changes).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The collector's tick schedule: lateness and missed ticks from timer expirations.
 #include "fragd/tick_clock.h"
 

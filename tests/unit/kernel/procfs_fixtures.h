@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fixture paths and small helpers shared by the /proc parser tests.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsers for /proc/{vmstat,meminfo}, the sysfs hugepage pools and read_snapshot,
 // on recorded fixtures and inline edge cases; mutated inputs never crash a parser.
 #include "kernel/procfs.h"

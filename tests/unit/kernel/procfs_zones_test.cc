@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsers for /proc/{buddyinfo,zoneinfo,pagetypeinfo} (kernel/procfs_zones.cc), on
 // recorded fixtures and inline edge cases.
 #include "kernel/procfs.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Faults of the files fragd reads: the per-source back-off and log-once
 // bookkeeping (kernel/source_faults.h), and what read_snapshot() reports per
 // source when files vanish, turn into directories or stop parsing.

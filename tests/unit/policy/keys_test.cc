@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The key declarations and the binder that reads the file with them.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // check_listen_address: the `listen` key and fragd's --listen flag. The host is an IPv4
 // address (Debian's civetweb serves no IPv6), the port 1..65535; each refusal says what is wrong.
 #include <gtest/gtest.h>

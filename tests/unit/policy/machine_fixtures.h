@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fake machines of tests/fixtures/machine (/proc + /sys trees) and the shipped
 // config, for the policy tests.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy against a machine (fake /proc + /sys trees in tests/fixtures/machine):
 // the facts read from them and the checks that need them.
 #include <gtest/gtest.h>

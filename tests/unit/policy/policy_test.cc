@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy sections of the config file and their validation.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // docs/control-protocol.md names every key the protocol's structs write: the
 // recorded answers (tests/fixtures/answers) read and written back, requests,
 // a stall event and a pool outcome, each key looked up as "key" or `key`.

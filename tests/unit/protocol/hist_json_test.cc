@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The protocol's JSON form of a latency histogram (protocol/hist.h).
 #include "protocol/hist.h"
 

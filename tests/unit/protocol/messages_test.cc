@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The protocol's messages (protocol/): each answer fragd sent (recorded from a
 // live fragd in tests/fixtures/answers) read with from_json and written back
 // with to_json is the same JSON, value for value and type for type, so fragd

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "top" answer: a round trip through JSON, a malformed answer named by its
 // field, intervals row by row, and the screen fragctl draws from it.
 #include "protocol/top.h"

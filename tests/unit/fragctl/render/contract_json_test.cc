@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fragctl's --json output against tests/contract/fragctl-json.txt, without root: recorded
 // answers of a live fragd (tests/fixtures/answers, recorded by
 // tests/integration/contract_json_test.sh's fragd) go through what fragctl prints for each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of fragctl's side of acting (fragctl/render/ctl_format.h): requests, answers
 // to compact/pool/action/reload, the text of every kind of outcome, and the
 // polling of actions, driven by recorded answers and a fake clock.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of core/ctl_format: fragctl's parsing and formatting of control
 // socket answers, on fixtures that follow docs/control-protocol.md.
 #include "fragctl/render/ctl_format.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of fragctl/render/log2: a latency histogram as bcc-style log2 rows.
 #include "fragctl/render/log2.h"
 

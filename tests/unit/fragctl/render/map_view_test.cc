@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of core/map_view (parsing, filtering and the text of `fragctl map`)
 // and fragctl/map_png (the PNG), on answers to {"cmd":"map"} built as
 // docs/control-protocol.md describes them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who stalls, who pays, where: the consumer rules on recorded stacks and flags for
 // every class, the call site past the allocator's frames, kallsyms naming, cgroup
 // paths by inode, and the top-K series: bounded at K + "other", monotonic, a

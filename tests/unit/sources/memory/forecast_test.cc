@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exhaustion forecast: a least-squares line through each node's free 2 MiB
 // blocks over the window; a forecast only for a node losing blocks, only once half
 // a window was seen; samples older than the window drop out.

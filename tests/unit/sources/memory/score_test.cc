@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fragmentation score math against hand-computed values.
 #include "sources/memory/score.h"
 

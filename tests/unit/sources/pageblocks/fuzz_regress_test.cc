@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inputs the fuzz targets of tests/fuzz found mishandled, kept as unit tests
 // so the fixes stay.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pageblock classifier and scanner on synthetic /proc/kpageflags arrays.
 #include "sources/pageblocks/pageblock.h"
 

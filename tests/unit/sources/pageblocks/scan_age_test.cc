@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A scan's age, which decides whether `fragctl map` is answered from the
 // latest scan or waits for a new one, is measured on the boot clock: setting
 // the wall clock (NTP, an operator, a VM resumed) neither makes an old scan

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pollution summary: blocks placed on nodes by zone span, polluters and
 // blocks ranked with deterministic ties, bounds respected.
 #include "sources/pollution/pollution.h"

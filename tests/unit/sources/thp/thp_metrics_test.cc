@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // THP coverage families from the per-size statistics and /proc/vmstat: each
 // kernel file lands in its family and label, fallbacks split by cause sum to the
 // kernel's fallback count, and what the kernel lacks is absent, not zero.
