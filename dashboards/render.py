@@ -86,7 +86,7 @@ def fetch(a):
     dashboard, exprs = promql_check.dashboard_exprs(a.dashboard)
     interval, rate = grafana_intervals(a.step)
     # Grafana escapes a multi-value variable's value as a regex, inside a PromQL string (backslashes doubled).
-    variables = {"instance": re.escape(a.instance).replace("\\", "\\\\"), "order": ".+",
+    variables = {"job": ".+", "instance": re.escape(a.instance).replace("\\", "\\\\"), "order": ".+",
                  "__interval": f"{interval:g}s", "__rate_interval": f"{rate:g}s",
                  "__interval_ms": f"{interval * 1000:g}", "__range": f"{a.end - a.start:.0f}s",
                  "__range_s": f"{a.end - a.start:.0f}", "__range_ms": f"{(a.end - a.start) * 1000:.0f}"}

@@ -114,7 +114,7 @@ fi
 INSTANCE_RE="127\\\\.0\\\\.0\\\\.1:$PORT"   # Grafana's regex escaping of a multi-value variable
 if ! /usr/bin/python3 "$CHECK" --dashboard "$DASH" --rules-json "$WORK/rules.json" --scrape "$WORK/scrape.prom" \
   --contract "$SRC/tests/contract/metrics.txt" ${KERNEL_LACKS[@]/#/--kernel-lacks=} \
-  --readme "$SRC/README.md" --prom "$PROM" --var "instance=$INSTANCE_RE" --var "order=.+" >"$WORK/check.out" 2>&1; then
+  --readme "$SRC/README.md" --prom "$PROM" --var "job=fragd" --var "instance=$INSTANCE_RE" --var "order=.+" >"$WORK/check.out" 2>&1; then
   sed 's/^/    /' "$WORK/check.out" >&2
   fail "a dashboard or rule expression failed (above)"
 fi
@@ -133,7 +133,7 @@ log "every dashboard and rule expression parses and names only exported metrics;
 # refused KIND NAME DASHBOARD RULES: the checker must fail on them, naming NAME.
 refused() {
   if /usr/bin/python3 "$CHECK" --dashboard "$3" --rules-json "$4" --scrape "$WORK/scrape.prom" \
-    --names-only --var "instance=x" --var "order=.+" >"$WORK/bad-$1.out" 2>&1; then
+    --names-only --var "job=x" --var "instance=x" --var "order=.+" >"$WORK/bad-$1.out" 2>&1; then
     fail "the checker passed a $1 naming $2"
   fi
   grep -q "does not export: $2" "$WORK/bad-$1.out" ||
