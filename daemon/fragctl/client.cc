@@ -46,16 +46,17 @@ Result<Client> Client::connect(const std::string& path) {
     switch (err) {
       case ENOENT:
         return make_error("fragd is not running (no socket at " + path +
-                              "): start it with 'make run' or 'systemctl start fragd'",
+                              "): start it with 'systemctl start fragd' ('make run' in a source tree)",
                           err);
       case ECONNREFUSED:
         return make_error("fragd is not running (nothing listens on " + path +
-                              "): start it with 'make run' or 'systemctl start fragd'",
+                              "): start it with 'systemctl start fragd' ('make run' in a source tree)",
                           err);
       case EACCES:
       case EPERM:
         return make_error("permission denied on " + path +
-                              ": fragctl must run as root or as a member of the socket's group",
+                              ": fragctl must run as root, or as a member of fragd's socket_group if the policy "
+                              "sets one",
                           err);
       default:
         return sys_error("cannot connect to fragd at " + path, err);

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
       "  fragctl [--socket PATH] reload\n"
       "  fragctl policy check FILE\n"
       "'fragctl COMMAND --help' tells more. Exit status: 0 success, 1 error, 2 usage error, 130 interrupted.");
-  app.set_version_flag("--version", std::string("fragctl ") + FRAGD_VERSION);
+  app.set_version_flag("-V,--version", std::string("fragctl ") + FRAGD_VERSION);
   app.require_subcommand(1);
 
   std::string socket_path = "/run/fragd/fragd.sock";

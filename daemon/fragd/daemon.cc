@@ -95,6 +95,7 @@ void Daemon::tick() {
   attribute(now_ns());
   steer_counting(now_ns());
   self_.run_stats = bpf_->run_stats();
+  if (auto p = read_process_stats()) self_.process = *p;  // process_*: absent if /proc/self cannot be read
   act(now_ns());
   if (bpf_->pollution_enabled()) refresh_pollution();
   ScanStats scan;
@@ -138,6 +139,7 @@ void Daemon::tick() {
   frame.forecast = &forecast;
   frame.forecast_window_ns = forecast_.window_ns();
   frame.attribution = attribution_read_ ? &attribution_.view() : nullptr;
+  frame.cgroup_anon = attribution_read_ ? &cgroup_anon_ : nullptr;
   metrics_->publish(build_families(frame));
   metrics_->set_readiness(unready_programs(bpf_->programs(), cfg_.allocations));
 }
@@ -166,7 +168,20 @@ void Daemon::attribute(uint64_t now) {
     warn_once("symbols", "stall call sites are \"unknown\": " + attribution_.view().symbols_why_not);
   attributed_total_ = total;
   attribution_read_ = true;
-  if (sweep) attribution_swept_ns_ = now;
+  if (sweep) {
+    attribution_swept_ns_ = now;
+    // THP coverage of the cgroups with a series of their own (the same 10 s as the deletion check).
+    cgroup_anon_.clear();
+    for (const auto& [path, _] : attribution_.view().cgroups) {
+      if (path == "other") continue;
+      if (auto a = read_cgroup_anon(cgroup_paths_->root(), cfg_.sys_root + "/fs/cgroup/memory", path)) {
+        cgroup_anon_[path] = *a;
+        warn_cleared("cgroup_anon", "cgroup memory.stat readable again");
+      } else {
+        warn_once("cgroup_anon", a.error().message + " (fragd_thp_cgroup_anon_*: no series for that cgroup)");
+      }
+    }
+  }
 }
 
 // The /proc and sysfs sources. One that fails is counted, logged once per

@@ -29,6 +29,7 @@
 #include "kernel/kallsyms.h"
 #include "sources/attribution/attribution.h"
 #include "sources/memory/forecast.h"
+#include "sources/thp/cgroup_anon.h"
 #include "policy/config.h"
 #include "protocol/request.h"
 #include "protocol/status.h"
@@ -147,6 +148,7 @@ class Daemon {
   std::unique_ptr<CgroupPaths> cgroup_paths_;
   uint64_t attributed_total_ = 0, attribution_swept_ns_ = 0;
   bool attribution_read_ = false;
+  std::map<std::string, CgroupAnon> cgroup_anon_;  // THP coverage of the exported cgroups, every sweep
   void attribute(uint64_t now);
   // The ledger's counters and blocks now, with who polluted each block.
   std::optional<PollutionStats> read_pollution();

@@ -106,6 +106,7 @@ int Daemon::run() {
   }
   start_ns_ = now_ns();
   counted_until_ns_ = start_ns_;
+  self_.kernel = kernel_release();
   self_.counting.allocations_mode = cfg_.allocations;
   self_.counting.counting = bpf_->counting();
 

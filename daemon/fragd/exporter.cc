@@ -17,7 +17,24 @@ namespace fragd {
 namespace {
 
 
+// The process_* families of every Prometheus client library, same names and meanings.
+void process_metrics(const ProcessStats& p, Families& out) {
+  single(out, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", MetricType::Counter,
+         p.cpu_seconds);
+  single(out, "process_resident_memory_bytes", "Resident memory size in bytes.", MetricType::Gauge,
+         static_cast<double>(p.resident_bytes));
+  single(out, "process_virtual_memory_bytes", "Virtual memory size in bytes.", MetricType::Gauge,
+         static_cast<double>(p.virtual_bytes));
+  single(out, "process_open_fds", "Number of open file descriptors.", MetricType::Gauge,
+         static_cast<double>(p.open_fds));
+  single(out, "process_max_fds", "Maximum number of open file descriptors.", MetricType::Gauge,
+         static_cast<double>(p.max_fds));
+  single(out, "process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
+         MetricType::Gauge, p.start_time_seconds);
+}
+
 void self_metrics(const SelfStats& self, Families& out) {
+  if (self.process) process_metrics(*self.process, out);
   FamilyBuilder e("fragd_collect_errors_total",
                   "Failed reads of a source: the BPF maps, or one /proc or sysfs source (buddyinfo, zoneinfo, "
                   "pagetypeinfo, vmstat, meminfo, hugepages, mthp, nodes). A failing source is read again at a "
@@ -71,8 +88,9 @@ Families build_families(const ExportFrame& f) {
   const SelfStats& self = f.self ? *f.self : kNoSelf;
   Families out;
   {
-    FamilyBuilder b("fragd_build_info", "fragd's version; always 1.", MetricType::Gauge);
-    b.gauge({{"version", FRAGD_VERSION}}, 1);
+    FamilyBuilder b("fragd_build_info", "fragd's version and the kernel release it runs on (uname -r); always 1.",
+                    MetricType::Gauge);
+    b.gauge({{"version", FRAGD_VERSION}, {"kernel", self.kernel.empty() ? "unknown" : self.kernel}}, 1);
     emit(out, b);
   }
   program_metrics(f.programs ? *f.programs : kNoPrograms, self.run_stats, out);
@@ -92,6 +110,7 @@ Families build_families(const ExportFrame& f) {
   }
   if (f.attribution) attribution_metrics(*f.attribution, out);
   if (f.forecast) forecast_metrics(*f.forecast, f.forecast_window_ns, out);
+  if (f.cgroup_anon) cgroup_anon_metrics(*f.cgroup_anon, out);
   if (f.act) act_metrics(*f.act, out);
   if (f.scan) scan_metrics(*f.scan, out);
   if (f.pollution) pollution_metrics(*f.pollution, out);

@@ -5,6 +5,8 @@
 // call to build_families (exporter.cc): one line.
 #pragma once
 
+#include <optional>
+
 #include <map>
 #include <string>
 #include <utility>
@@ -15,12 +17,14 @@
 #include "fragd/control_stats.h"
 #include "kernel/bpf_loader.h"
 #include "kernel/bpf_maps.h"
+#include "kernel/process.h"
 #include "kernel/procfs.h"
 #include "sources/attribution/attribution.h"
 #include "sources/memory/forecast.h"
 #include "sources/pageblocks/metrics.h"
 #include "sources/pollution/metrics.h"
 #include "sources/stalls/metrics.h"
+#include "sources/thp/cgroup_anon.h"
 
 namespace fragd {
 
@@ -38,6 +42,8 @@ struct SelfStats {
   std::vector<ProgramRunStats> run_stats;  // per program, from bpf_prog_info
   CountingStats counting;                  // allocation counting and the slow-stall stream
   ControlStats control;                    // control connections dropped and refused, by reason
+  std::optional<ProcessStats> process;     // fragd's own process (process_* families); unset: not read
+  std::string kernel;                      // the kernel release, a label of fragd_build_info
 };
 
 // What one tick read, for the exporter; null/empty: that source is off or has nothing yet.
@@ -52,6 +58,7 @@ struct ExportFrame {
   const PollutionStats* pollution = nullptr;
   const std::vector<NodeForecast>* forecast = nullptr;
   const AttributionView* attribution = nullptr;
+  const std::map<std::string, CgroupAnon>* cgroup_anon = nullptr;  // THP coverage of exported cgroups
   uint64_t forecast_window_ns = 0;
 };
 

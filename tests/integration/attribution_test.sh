@@ -11,6 +11,8 @@
 #     before each: at most K + 1 cgroup series
 #     (attribution.top_cgroups 5), the others summed in "other", which grew;
 #     `fragctl top` shows the same counts and names the stacks' frames;
+#  1b. B's THP coverage (fragd_thp_cgroup_anon_*) equals its memory.stat (v2, or the v1
+#     memory controller of a hybrid host) while B holds its memory;
 #  3. the cgroups are deleted: their series vanish at the next sweep (10 s),
 #     fragd_cgroups_removed_total counts them, "other" never shrinks;
 # and at every scrape the sums over consumer, over cgroup (with "other") equal
@@ -34,16 +36,26 @@ YAML
 FRAGD_CONFIG="$WORK/fragd.yaml" start_fragd
 
 CGS=()
+# On a hybrid host the memory controller is v1's (/sys/fs/cgroup/memory): each test cgroup gets
+# a v1 memory cgroup of the same path, as systemd keeps them, and its processes join both.
+V1MEM=/sys/fs/cgroup/memory
+[ "$CGROOT" != /sys/fs/cgroup/unified ] || [ -f $V1MEM/cgroup.procs ] || V1MEM=
+[ "$CGROOT" = /sys/fs/cgroup/unified ] || V1MEM=
 mkcg() {
   mkdir "$CGROOT/$1"
   CGS+=("$1")
   RESTORE+=("rmdir $CGROOT/$1 2>/dev/null || true")
+  if [ -n "$V1MEM" ]; then
+    mkdir "$V1MEM/$1"
+    RESTORE+=("rmdir $V1MEM/$1 2>/dev/null || true")
+  fi
 }
 # in_cgroup CG CMD...: CMD in a new process that first moves itself into CG.
 in_cgroup() {
   local cg=$1
   shift
-  bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROOT/$cg" "$@"
+  bash -c 'echo $$ >"$0/cgroup.procs" && { [ -z "$1" ] || echo $$ >"$1/cgroup.procs"; } && shift && exec "$@"' \
+    "$CGROOT/$cg" "${V1MEM:+$V1MEM/$cg}" "$@"
 }
 grow_pool() { echo $(($(cat $HP) + $1)) >$HP; }
 
@@ -90,13 +102,19 @@ echo "$s0" >"$WORK/s0.prom"
 grow_pool "$(free_blocks9)"
 in_cgroup fragd-attr-a bash -c "echo \$((\$(cat $HP) + 20)) > $HP"
 grow_pool "$(free_blocks9)"
-in_cgroup fragd-attr-b python3 - <<'PY'
-import mmap
+# B keeps its memory until the test is done with B's THP coverage (section 1b).
+in_cgroup fragd-attr-b python3 - "$WORK/b.faulted" <<'PY' &
+import mmap, sys, time
 m = mmap.mmap(-1, 256 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
 m.madvise(mmap.MADV_HUGEPAGE)
 for off in range(0, len(m), 4096):
     m[off] = 1
+open(sys.argv[1], "w").close()
+time.sleep(120)
 PY
+BPID=$!
+PIDS+=("$BPID")
+wait_for 120 test -e "$WORK/b.faulted" || fail "cgroup B did not fault its 256 MiB in 120 s"
 quiet_scrape "$WORK/s1.prom"
 check_sums "$WORK/s1.prom"
 a=$(cgval "$WORK/s1.prom" fragd_cgroup_stalls_total /fragd-attr-a)
@@ -128,6 +146,26 @@ FRAGCTL top --interval 0.5 --count 1 >"$WORK/top-interval.txt" || fail "fragctl 
 grep -q '^CGROUP' "$WORK/top-interval.txt" || fail "fragctl top --interval printed no screen"
 sed 's/^/    /' "$WORK/top.txt" | head -30
 
+# 1b. THP coverage of an exported cgroup: what fragd read (every 10 s) equals the kernel's
+# memory.stat while B holds its memory still.
+b_kernel() {
+  if [ -f "$CGROOT/fragd-attr-b/memory.stat" ] && grep -q '^anon_thp ' "$CGROOT/fragd-attr-b/memory.stat"; then
+    awk '$1 == "anon" { a = $2 } $1 == "anon_thp" { h = $2 } END { print a, h }' "$CGROOT/fragd-attr-b/memory.stat"
+  elif [ -n "$V1MEM" ]; then
+    awk '$1 == "total_rss" { a = $2 } $1 == "total_rss_huge" { h = $2 } END { print a, h }' "$V1MEM/fragd-attr-b/memory.stat"
+  fi
+}
+read -r k_anon k_huge < <(b_kernel)
+[ -n "${k_huge:-}" ] || skip_or_fail "no memory.stat with anon_thp (v2) or total_rss_huge (v1) for cgroup B"
+b_fragd() { metric <(scrape) fragd_thp_cgroup_anon_huge_bytes 'cgroup="/fragd-attr-b"'; }
+b_read() { [ "$(b_fragd)" -eq "$k_huge" ]; }
+wait_for 25 b_read || fail "fragd_thp_cgroup_anon_huge_bytes{cgroup=\"/fragd-attr-b\"} is $(b_fragd), the kernel's memory.stat $k_huge (25 s: two sweeps)"
+f_anon=$(metric <(scrape) fragd_thp_cgroup_anon_bytes 'cgroup="/fragd-attr-b"')
+[ "$f_anon" -eq "$k_anon" ] || fail "fragd_thp_cgroup_anon_bytes for B is $f_anon, memory.stat says $k_anon"
+[ "$k_huge" -gt 0 ] || fail "B faulted 256 MiB with MADV_HUGEPAGE and has no huge page: nothing to compare"
+log "THP coverage of B: $((k_huge >> 20)) of $((k_anon >> 20)) MiB anon mapped huge, as memory.stat says ($( [ -f "$CGROOT/fragd-attr-b/memory.stat" ] && echo v2 || echo "v1 memory controller"))"
+kill "$BPID"; wait "$BPID" 2>/dev/null || true
+
 # 2. 200 cgroups, one stall each at least: at most K + 1 series.
 other1=$(cgval "$WORK/s1.prom" fragd_cgroup_stalls_total other)
 # A compaction run may free more than the one block it was for: before each cgroup's page,
@@ -150,7 +188,7 @@ done
 log "200 cgroups: $series series (K = $K), \"other\" $other1 -> $other2 stalls"
 
 # 3. Delete them all: series gone at the next sweep, counts kept in "other".
-for cg in "${CGS[@]}"; do rmdir "$CGROOT/$cg"; done
+for cg in "${CGS[@]}"; do rmdir "$CGROOT/$cg"; [ -z "$V1MEM" ] || rmdir "$V1MEM/$cg"; done
 removed() { [ "$(metric <(scrape) fragd_cgroups_removed_total)" -ge 2 ]; }
 wait_for 25 removed || fail "fragd_cgroups_removed_total stayed below 2 for 25 s after the test cgroups were deleted"
 quiet_scrape "$WORK/s3.prom"

@@ -40,6 +40,7 @@ struct FullFrame {
   fragd::PollutionStats pollution;
   std::vector<fragd::NodeForecast> forecast;
   fragd::AttributionView attribution;
+  std::map<std::string, fragd::CgroupAnon> cgroup_anon{{"/a", {100, 50, false}}};
 
   FullFrame() {
     fragd::ZoneFree z;
@@ -53,6 +54,8 @@ struct FullFrame {
     programs.push_back({"handle_alloc", "kmem:mm_page_alloc", true, "", 1, -1, true});
     self.run_stats.push_back({"handle_alloc", 1, 10, 1000, 0});
     self.kernel_write_errors[{"/sys/devices/system/node/node<N>/compact", "EBUSY"}] = 1;
+    self.process = fragd::ProcessStats{1.5, 10 << 20, 100 << 20, 12, 1024, 1.7e9};
+    self.kernel = "6.18.0";
     self.counting.allocations_mode = "exact";
     self.counting.counting = true;
     act.mode = "act";
@@ -102,6 +105,7 @@ struct FullFrame {
     f.pollution = &pollution;
     f.forecast = &forecast;
     f.attribution = &attribution;
+    f.cgroup_anon = &cgroup_anon;
     f.forecast_window_ns = 600'000'000'000ULL;
     return f;
   }
@@ -160,7 +164,7 @@ TEST(MetricsContract, FamilyNamesInTheSourceAreTheListedOnes) {
   std::set<std::string> listed, written;
   std::istringstream in(checked_in());
   for (std::string line; std::getline(in, line);) listed.insert(line.substr(0, line.find(' ')));
-  const std::regex name_re("\"(fragd_[a-z0-9_]+)\"");
+  const std::regex name_re("\"((?:fragd|process)_[a-z0-9_]+)\"");
   for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(FRAGD_SOURCE_DIR) + "/daemon")) {
     if (!e.is_regular_file()) continue;
     std::ifstream f(e.path());
