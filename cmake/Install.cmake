@@ -64,13 +64,33 @@ function(fragd_install_glob src_dir pattern dest)
 endfunction()
 fragd_install_glob(${CMAKE_SOURCE_DIR}/docs "*.md" ${CMAKE_INSTALL_DOCDIR})
 fragd_install_glob(${CMAKE_SOURCE_DIR}/docs "*.png" ${CMAKE_INSTALL_DOCDIR})
-fragd_install_glob(${CMAKE_SOURCE_DIR}/docs/man "*.1" ${CMAKE_INSTALL_MANDIR}/man1)
-fragd_install_glob(${CMAKE_SOURCE_DIR}/docs/man "*.8" ${CMAKE_INSTALL_MANDIR}/man8)
+# Man pages and the changelog, compressed as Debian ships them (gzip -9n: no name or time stamp,
+# so the same page gives the same bytes).
+file(GLOB FRAGD_MAN_PAGES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/man/*.[18])
+set(FRAGD_GZIPPED "")
+foreach(src ${FRAGD_MAN_PAGES} ${CMAKE_SOURCE_DIR}/debian/changelog)
+  get_filename_component(name ${src} NAME)
+  set(out ${CMAKE_BINARY_DIR}/gz/${name}.gz)
+  add_custom_command(OUTPUT ${out}
+                     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/gz
+                     COMMAND sh -c "gzip -9n < '${src}' > '${out}'"
+                     DEPENDS ${src} VERBATIM)
+  list(APPEND FRAGD_GZIPPED ${out})
+  if(name MATCHES "\\.([18])$")
+    install(FILES ${out} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${CMAKE_MATCH_1})
+  endif()
+endforeach()
+add_custom_target(fragd_gzipped ALL DEPENDS ${FRAGD_GZIPPED})
+# A native package's changelog: debian/changelog, as /usr/share/doc/fragd/changelog.gz.
+install(FILES ${CMAKE_BINARY_DIR}/gz/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR})
 fragd_install_glob(${CMAKE_SOURCE_DIR}/configs/completion "fragctl.bash"
                    ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME fragctl)
 fragd_install_glob(${CMAKE_SOURCE_DIR}/dashboards "*.json" ${FRAGD_DATA_DIR}/dashboards)
-fragd_install_glob(${CMAKE_SOURCE_DIR}/configs/prometheus "*.yml" ${FRAGD_DATA_DIR}/prometheus)
+# The rules alone: their promtool test file beside them would be loaded by a rule_files glob.
+install(FILES ${CMAKE_SOURCE_DIR}/configs/prometheus/fragd-rules.yml DESTINATION ${FRAGD_DATA_DIR}/prometheus)
 fragd_install_glob(${CMAKE_SOURCE_DIR}/configs/kubernetes "*.yaml" ${FRAGD_DATA_DIR}/kubernetes)
+fragd_install_glob(${CMAKE_SOURCE_DIR}/configs/kubernetes/base "*.yaml" ${FRAGD_DATA_DIR}/kubernetes/base)
+fragd_install_glob(${CMAKE_SOURCE_DIR}/configs/kubernetes/act "*.yaml" ${FRAGD_DATA_DIR}/kubernetes/act)
 
 # --- Debian package ---------------------------------------------------------------
 set(FRAGD_DEB_MAINTAINER "fragd maintainers <maintainers@users.noreply.a-seed-5c33cf52.example>"
@@ -81,12 +101,13 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "${FRAGD_DEB_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "memory fragmentation observability and control daemon (eBPF)")
+# Lines of at most 80 characters: CPack copies them as they are.
 set(CPACK_PACKAGE_DESCRIPTION
-    "fragd traces high-order allocation stalls, compaction and migratetype fallbacks \
-with BPF on kernel tracepoints, scores memory fragmentation per node, classifies \
-pageblocks, and exports it all as Prometheus metrics. In act mode it compacts memory \
-ahead of demand and keeps hugetlb pools filled. fragctl shows live histograms, \
-status and a physical memory map.")
+    "fragd traces high-order allocation stalls, compaction and migratetype
+fallbacks with BPF on kernel tracepoints, scores memory fragmentation per
+node, classifies pageblocks, and exports it all as Prometheus metrics. In
+act mode it compacts memory ahead of demand and keeps hugetlb pools filled.
+fragctl shows live histograms, status and a physical memory map.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # fragd_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
@@ -101,14 +122,14 @@ set(CPACK_STRIP_FILES ON)
 # or in a container without it every script still succeeds.
 set(FRAGD_DEB_POSTINST [=[#!/bin/sh
 set -e
-if [ "$1" = configure ] || [ "$1" = abort-upgrade ] || [ "$1" = abort-remove ]; then
-  if [ -x /usr/bin/deb-systemd-helper ]; then
-    # was-enabled is true for a unit it has never seen: a first install enables it.
-    if deb-systemd-helper --quiet was-enabled fragd.service; then
-      deb-systemd-helper enable fragd.service >/dev/null || true
-    else
-      deb-systemd-helper update-state fragd.service >/dev/null || true
-    fi
+if [ "$1" = configure ] || [ "$1" = abort-upgrade ] || [ "$1" = abort-deconfigure ] || [ "$1" = abort-remove ]; then
+  # deb-systemd-helper comes with init-system-helpers, an essential package.
+  deb-systemd-helper unmask fragd.service >/dev/null || true
+  # was-enabled is true for a unit it has never seen: a first install enables it.
+  if deb-systemd-helper --quiet was-enabled fragd.service; then
+    deb-systemd-helper enable fragd.service >/dev/null || true
+  else
+    deb-systemd-helper update-state fragd.service >/dev/null || true
   fi
   if [ -d /run/systemd/system ]; then
     systemctl --system daemon-reload >/dev/null || true
@@ -132,9 +153,8 @@ if [ -d /run/systemd/system ]; then
   systemctl --system daemon-reload >/dev/null || true
 fi
 if [ "$1" = purge ]; then
-  if [ -x /usr/bin/deb-systemd-helper ]; then
-    deb-systemd-helper purge fragd.service >/dev/null || true
-  fi
+  deb-systemd-helper purge fragd.service >/dev/null || true
+  deb-systemd-helper unmask fragd.service >/dev/null || true
   # RuntimeDirectoryPreserve=yes keeps it across stops; a purge leaves nothing.
   rm -rf /run/fragd
 fi

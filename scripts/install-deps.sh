@@ -17,6 +17,7 @@ packages=(
   libhugetlbfs-bin  # hugeadm: the prior art the act benchmark compares with
   strace       # proves in the act test that observe and dry_run write nothing to the kernel
   systemd      # systemd-analyze: the package test verifies and scores the unit
+  lintian      # the package test: no error or warning in the .deb
   python3-prometheus-client  # the Prometheus text parser of the tests and benchmarks
   groff-base python3-yaml  # docs_test: man pages render without warnings, the DaemonSet parses
   python3-matplotlib  # dashboards/render.py draws docs/dashboard.png

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The Debian package: cpack builds it from the build dir; dpkg installs it; every
+# The Debian package: cpack builds it from the build dir; lintian finds no error or
+# warning in it; dpkg installs it; every
 # file is where the unit and a distribution expect it; the installed policy passes
 # --check-config (as nobody) and a broken one fails the unit's reload check; the
 # unit passes `systemd-analyze verify` and scores an exposure <= 4.0; the installed
-# fragd serves metrics and fragctl talks to it; `dpkg -r` keeps only the conffile
+# fragd serves metrics and fragctl talks to it; an upgrade keeps the operator's edit
+# of the policy; `dpkg -r` keeps only the conffile
 # and `dpkg --purge` leaves nothing. There is no systemd as PID 1 here, so fragd is
 # started by hand, not through the unit.
 source "$(dirname "$0")/lib.sh"
@@ -66,6 +68,18 @@ done
 dpkg-deb -c "$DEB" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' >"$WORK/files"
 [ -s "$WORK/files" ] || fail "the package holds no files"
 
+# Debian's own checker: no error, no warning. lintian reads the .deb as an unprivileged user.
+if command -v lintian >/dev/null; then
+  install -d -m 0755 "$WORK/lintian" && install -m 0644 "$DEB" "$WORK/lintian/"
+  chmod 0755 "$WORK"
+  setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/tmp \
+    lintian --fail-on error,warning --tag-display-limit 0 "$WORK/lintian/$(basename "$DEB")" >"$WORK/lintian.out" 2>&1 ||
+    { cat "$WORK/lintian.out" >&2; fail "lintian found errors or warnings in $(basename "$DEB") (above)"; }
+  log "lintian: no error, no warning$(grep -q . "$WORK/lintian.out" && echo ": $(tr '\n' ' ' <"$WORK/lintian.out")")"
+else
+  skip_or_fail "lintian is not installed (Debian package lintian; scripts/install-deps.sh installs it)"
+fi
+
 log "installing it"
 RESTORE+=("dpkg --purge fragd >/dev/null 2>&1")  # on any failure below
 dpkg -i "$DEB" >"$WORK/dpkg-i.log" 2>&1 || { cat "$WORK/dpkg-i.log" >&2; fail "dpkg -i $(basename "$DEB") failed"; }
@@ -83,7 +97,8 @@ cmp -s "$CONF" "$SRC/configs/fragd.yaml" || fail "$CONF differs from configs/fra
 [ -f "$UNIT" ] || fail "the unit is not at $UNIT"
 grep -q "^ExecStart=$FRAGD_BIN --config $CONF\$" "$UNIT" || fail "$UNIT does not start $FRAGD_BIN --config $CONF"
 dpkg-query -W -f='${Conffiles}\n' fragd | grep -q " $CONF " || fail "dpkg does not list $CONF as a conffile"
-for pair in "dashboards:*.json:dashboards" "configs/prometheus:*.yml:prometheus" "configs/kubernetes:*.yaml:kubernetes"; do
+for pair in "dashboards:*.json:dashboards" "configs/prometheus:fragd-rules.yml:prometheus" "configs/kubernetes:*.yaml:kubernetes" \
+  "configs/kubernetes/base:*.yaml:kubernetes/base" "configs/kubernetes/act:*.yaml:kubernetes/act"; do
   IFS=: read -r dir pat dest <<<"$pair"
   for f in "$SRC"/$dir/$pat; do
     [ -e "$f" ] || continue
@@ -91,6 +106,9 @@ for pair in "dashboards:*.json:dashboards" "configs/prometheus:*.yml:prometheus"
   done
 done
 [ -f "$PREFIX/share/doc/fragd/README.md" ] || fail "README.md is not in $PREFIX/share/doc/fragd"
+# No test file: a rule_files glob over the rules directory would load the promtool test as rules.
+! grep -q 'test' <(ls "$SHARE/prometheus") || fail "a test file is installed with the rules: $(ls "$SHARE/prometheus")"
+[ -f "$PREFIX/share/doc/fragd/copyright" ] || fail "no copyright file in $PREFIX/share/doc/fragd"
 log "$(wc -l <"$WORK/files") files in place; policy at $CONF, unit at $UNIT"
 
 # Enabled for the next boot (deb-systemd-helper works without a running systemd).
@@ -147,6 +165,19 @@ python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("nod
   fail "fragctl status --json has no nodes: $(head -c 300 "$WORK/status.json")"
 stop_fragd
 log "installed fragd: $attached/$total programs attached, $(grep -c '^fragd_' "$WORK/m.prom") samples scraped, stopped cleanly"
+
+# An upgrade keeps the operator's edit of the policy: the same package at a later version,
+# over the installed one whose conffile was changed.
+echo "# edited by the operator" >>"$CONF"
+cpack -G DEB --config "$BUILD/CPackConfig.cmake" -B "$WORK/pkg2" -D CPACK_PACKAGE_VERSION=0.1.0+upgrade \
+  >"$WORK/cpack2.log" 2>&1 || { cat "$WORK/cpack2.log" >&2; fail "cpack of the upgrade package failed"; }
+DEB2=$(ls "$WORK"/pkg2/fragd_*.deb | head -1)
+dpkg -i "$DEB2" >"$WORK/dpkg-up.log" 2>&1 </dev/null || { cat "$WORK/dpkg-up.log" >&2; fail "the upgrade to $(basename "$DEB2") failed"; }
+[ "$(dpkg-query -W -f='${Version}' fragd)" = 0.1.0+upgrade ] || fail "after the upgrade fragd is $(dpkg-query -W -f='${Version}' fragd)"
+tail -1 "$CONF" | grep -qx '# edited by the operator' || fail "the upgrade lost the operator's edit of $CONF"
+! ls "$CONF".dpkg-* >/dev/null 2>&1 || fail "the upgrade left $(ls "$CONF".dpkg-*)"
+"$FRAGD_BIN" --check-config "$CONF" >/dev/null 2>&1 || fail "the edited policy does not pass --check-config after the upgrade"
+log "upgrade to 0.1.0+upgrade kept the edited $CONF"
 
 # Removal keeps only the conffile; purge leaves nothing.
 dpkg -r fragd >"$WORK/dpkg-r.log" 2>&1 || { cat "$WORK/dpkg-r.log" >&2; fail "dpkg -r fragd failed"; }
