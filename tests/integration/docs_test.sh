@@ -5,17 +5,18 @@
 #   `fragctl --help` and `fragctl COMMAND --help` list, values included;
 # - docs/man/fragctl.8 and fragd.8 render without groff warnings, document every option the
 #   programs have and mention none they lack, and their fragctl examples parse;
-# - configs/kubernetes/fragd-daemonset.yaml parses, its policy passes `fragd --check-config`,
+# - configs/kubernetes/base/fragd-daemonset.yaml parses, its policy passes `fragd --check-config`,
 #   and it mounts, grants and annotates what fragd needs.
 # Needs no root and no running fragd.
 source "$(dirname "$0")/lib.sh"
 
 COMPLETION="$SRC/configs/completion/fragctl.bash"
 MAN_DIR="$SRC/docs/man"
-DAEMONSET="$SRC/configs/kubernetes/fragd-daemonset.yaml"
+DAEMONSET="$SRC/configs/kubernetes/base/fragd-daemonset.yaml"
+ACT_PATCH="$SRC/configs/kubernetes/act/fragd-act-patch.yaml"
 
 for f in "$BUILD/fragctl" "$BUILD/fragd"; do [ -x "$f" ] || fail "$f is missing: build first (make build)"; done
-for f in "$COMPLETION" "$MAN_DIR/fragctl.8" "$MAN_DIR/fragd.8" "$DAEMONSET"; do [ -f "$f" ] || fail "$f is missing"; done
+for f in "$COMPLETION" "$MAN_DIR/fragctl.8" "$MAN_DIR/fragd.8" "$DAEMONSET" "$ACT_PATCH"; do [ -f "$f" ] || fail "$f is missing"; done
 command -v groff >/dev/null || skip_or_fail "groff is not installed (Debian groff-base; scripts/install-deps.sh installs it)"
 python3 -c 'import yaml' 2>/dev/null || skip_or_fail "python3 has no yaml module (Debian python3-yaml; scripts/install-deps.sh installs it)"
 
@@ -39,11 +40,11 @@ mkdir -p "$WORK/files"
 touch "$WORK/files/policy.yaml" "$WORK/files/map.png"
 
 log "help, completion, man pages and DaemonSet against each other"
-python3 - "$BUILD" "$COMPLETION" "$MAN_DIR" "$DAEMONSET" "$WORK" <<'PY'
+python3 - "$BUILD" "$COMPLETION" "$MAN_DIR" "$DAEMONSET" "$WORK" "$ACT_PATCH" <<'PY'
 import os, re, shlex, subprocess, sys
 import yaml
 
-build, completion, man_dir, daemonset, work = sys.argv[1:6]
+build, completion, man_dir, daemonset, work, act_patch = sys.argv[1:7]
 FRAGCTL, FRAGD = os.path.join(build, "fragctl"), os.path.join(build, "fragd")
 NO_SOCKET = os.path.join(work, "no-fragd.sock")
 errors = []
@@ -342,8 +343,10 @@ def check_daemonset():
                 return args[i + 1]
         return None
     caps = set(c.get("securityContext", {}).get("capabilities", {}).get("add", []))
-    if not {"BPF", "PERFMON", "SYS_ADMIN"} <= caps:
-        err(f"container adds capabilities {sorted(caps)}; fragd needs BPF, PERFMON, SYS_ADMIN")
+    if caps != {"BPF", "PERFMON", "SYS_ADMIN", "SYSLOG"}:
+        err(f"container adds capabilities {sorted(caps)}; fragd needs BPF, PERFMON, SYS_ADMIN, SYSLOG and no more")
+    if c.get("securityContext", {}).get("appArmorProfile", {}).get("type") != "RuntimeDefault":
+        err("observe mode's container is not under the runtime's default AppArmor profile")
     res = c.get("resources", {})
     for kind in ("requests", "limits"):
         if "memory" not in res.get(kind, {}):
@@ -357,7 +360,8 @@ def check_daemonset():
             continue
         mounts[m["mountPath"]] = (volumes[m["name"]], bool(m.get("readOnly")))
     # Host paths fragd opens by fixed names must appear at the same path in the container.
-    want_host = {"/sys": False, "/sys/kernel/btf": True, "/sys/kernel/tracing": False, "/run/fragd": False}
+    # Observe mode writes nothing on the node but /run/fragd; /sys is the container's read-only one.
+    want_host = {"/sys/kernel/btf": True, "/sys/kernel/tracing": True, "/run/fragd": False}
     for path, ro in want_host.items():
         if path not in mounts or "hostPath" not in mounts[path][0]:
             err(f"container does not mount the host's {path} at {path}")
@@ -406,10 +410,23 @@ def check_daemonset():
         err(f"scrape annotations {ann} do not say scrape true, port {port}, path /metrics")
     if port not in ports:
         err(f"--listen port {port} is not a containerPort ({sorted(ports)})")
-    for probe in ("readinessProbe", "livenessProbe"):
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
         g = c.get(probe, {}).get("httpGet", {})
-        if g.get("path") != "/metrics" or str(g.get("port")) not in (port, ports.get(port)):
-            err(f"{probe} is not an HTTP GET of /metrics on port {port}")
+        if g.get("path") != path or str(g.get("port")) not in (port, ports.get(port)):
+            err(f"{probe} is not an HTTP GET of {path} on port {port}")
+    if pod.get("priorityClassName") not in {d["metadata"]["name"] for d in by_kind.get("PriorityClass", [])}:
+        err(f"priorityClassName {pod.get('priorityClassName')} is not a PriorityClass of the manifest")
+    # The act overlay: the two sysfs directories act mode writes, read-write, and nothing else.
+    patch = yaml.safe_load(open(act_patch))
+    pc = patch["spec"]["template"]["spec"]["containers"][0]
+    pvols = {v["name"]: v["hostPath"]["path"] for v in patch["spec"]["template"]["spec"]["volumes"]}
+    pmounts = {m["mountPath"]: (pvols.get(m["name"]), bool(m.get("readOnly"))) for m in pc["volumeMounts"]}
+    want_act = {"/sys/devices/system/node": ("/sys/devices/system/node", False),
+                "/sys/kernel/mm/hugepages": ("/sys/kernel/mm/hugepages", False)}
+    if pc.get("name") != c["name"] or pmounts != want_act:
+        err(f"the act overlay mounts {pmounts}, want {want_act} in container {c['name']}")
+    if set(pc.get("securityContext", {})) != {"appArmorProfile"}:
+        err(f"the act overlay changes {sorted(pc.get('securityContext', {}))} of the security context; want appArmorProfile alone")
     if pod.get("hostNetwork") and listen.startswith("127."):
         err("hostNetwork with a loopback --listen: Prometheus could not reach fragd")
 
