@@ -164,7 +164,11 @@ f_anon=$(metric <(scrape) fragd_thp_cgroup_anon_bytes 'cgroup="/fragd-attr-b"')
 [ "$f_anon" -eq "$k_anon" ] || fail "fragd_thp_cgroup_anon_bytes for B is $f_anon, memory.stat says $k_anon"
 [ "$k_huge" -gt 0 ] || fail "B faulted 256 MiB with MADV_HUGEPAGE and has no huge page: nothing to compare"
 log "THP coverage of B: $((k_huge >> 20)) of $((k_anon >> 20)) MiB anon mapped huge, as memory.stat says ($( [ -f "$CGROOT/fragd-attr-b/memory.stat" ] && echo v2 || echo "v1 memory controller"))"
-kill "$BPID"; wait "$BPID" 2>/dev/null || true
+# $! is the subshell that ran in_cgroup; B's python is in the cgroup: end every process there.
+b_procs() { cat "$CGROOT/fragd-attr-b/cgroup.procs"; }
+for p in $(b_procs); do kill "$p" 2>/dev/null || true; done
+wait "$BPID" 2>/dev/null || true
+wait_for 10 bash -c "[ -z \"\$(cat $CGROOT/fragd-attr-b/cgroup.procs)\" ]" || fail "cgroup B still has processes: $(b_procs)"
 
 # 2. 200 cgroups, one stall each at least: at most K + 1 series.
 other1=$(cgval "$WORK/s1.prom" fragd_cgroup_stalls_total other)

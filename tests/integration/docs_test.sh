@@ -321,7 +321,7 @@ def check_daemonset():
     ds = by_kind["DaemonSet"][0]
     ns = ds["metadata"]["namespace"]
     for d in docs:
-        if d["kind"] != "Namespace" and d["metadata"].get("namespace") != ns:
+        if d["kind"] not in ("Namespace", "PriorityClass") and d["metadata"].get("namespace") != ns:  # cluster-scoped
             err(f"{daemonset}: {d['kind']} {d['metadata']['name']} is not in namespace {ns}")
     spec = ds["spec"]
     pod = spec["template"]["spec"]
