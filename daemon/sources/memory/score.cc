@@ -139,7 +139,17 @@ bool memory_changed(const MemSnapshot& then, const MemSnapshot& now, unsigned pa
     if (moved(buddy_suitable_pages(a, pageblock_order), buddy_suitable_pages(b, pageblock_order), limit) ||
         moved(buddy_free_pages(a), buddy_free_pages(b), limit))
       return true;
-    if (a.pageblocks != b.pageblocks) return true;
+    // Blocks that changed migratetype: each moves one count out of a type and into another.
+    uint64_t moved_counts = 0;
+    for (const auto& [type, n] : b.pageblocks) {
+      auto it = a.pageblocks.find(type);
+      const uint64_t m = it == a.pageblocks.end() ? 0 : it->second;
+      moved_counts += n > m ? n - m : m - n;
+    }
+    for (const auto& [type, m] : a.pageblocks)
+      if (!b.pageblocks.count(type)) moved_counts += m;
+    const uint64_t block_pages = uint64_t{1} << pageblock_order;
+    if (static_cast<double>(moved_counts / 2 * block_pages) >= limit && moved_counts > 0) return true;
   }
   return false;
 }

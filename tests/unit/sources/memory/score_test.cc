@@ -260,11 +260,20 @@ TEST(MemoryChanged, FreeBlocksOrFreePagesMoveByOnePercent) {
 }
 
 TEST(MemoryChanged, PageblockTypesOrZonesChange) {
+  // 100000 present pages: 1% is 1000 pages, two pageblocks of 512.
   auto a = snap_of({make_zone(0, "Normal", {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 100000)});
-  a.zones[0].pageblocks = {{"Movable", 100}, {"Unmovable", 3}};
+  a.zones[0].pageblocks = {{"Movable", 190}, {"Unmovable", 5}};
   auto b = a;
-  b.zones[0].pageblocks["Unmovable"] = 4;  // a movable block claimed by an unmovable allocation
+  b.zones[0].pageblocks["Movable"] = 189;  // one movable block claimed by an unmovable allocation:
+  b.zones[0].pageblocks["Unmovable"] = 6;  // not worth a scan
+  EXPECT_FALSE(memory_changed(a, b, 9));
+  b.zones[0].pageblocks["Movable"] = 188;  // two: 1024 pages, 1% of the zone
+  b.zones[0].pageblocks["Unmovable"] = 7;
   EXPECT_TRUE(memory_changed(a, b, 9));
+  auto g = a;
+  g.zones[0].pageblocks.erase("Unmovable");  // a type gone from the list counts too
+  g.zones[0].pageblocks["Isolate"] = 5;
+  EXPECT_TRUE(memory_changed(a, g, 9));
   auto c = a;
   c.zones.push_back(make_zone(1, "Normal", {}, 100000));  // a node came online
   EXPECT_TRUE(memory_changed(a, c, 9));
