@@ -193,14 +193,7 @@ static __always_inline struct cma_area_stats *cma_area(__u64 name)
 /* fragd_hist_add for a histogram that all CPUs share (atomic adds). */
 static __always_inline void cma_hist_add(struct fragd_hist *h, __u64 ns)
 {
-	__u64 b = fragd_hist_bucket(ns);
-
-	if (b > FRAGD_HIST_BUCKETS - 1)
-		b = FRAGD_HIST_BUCKETS - 1;
-	barrier_var(b);
-	if (b > FRAGD_HIST_BUCKETS - 1)
-		b = FRAGD_HIST_BUCKETS - 1;
-	__sync_fetch_and_add(&h->buckets[b], 1);
+	__sync_fetch_and_add(&h->buckets[fragd_hist_index(ns)], 1);
 	__sync_fetch_and_add(&h->count, 1);
 	__sync_fetch_and_add(&h->sum_ns, ns);
 }

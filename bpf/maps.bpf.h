@@ -36,27 +36,32 @@ static __always_inline void *fragd_stats(void *map)
 	return bpf_map_lookup_elem(map, &zero);
 }
 
-/* Adds one sample to histogram `key` of a per-CPU array of struct fragd_hist. */
-static __always_inline void fragd_hist_add(void *map, __u32 key, __u64 ns)
+/*
+ * The bucket of `ns`, for indexing struct fragd_hist's buckets. The index is clamped as a
+ * 64-bit value, then again after a compiler barrier, so the compare and the load use the
+ * same register: older verifiers (Debian's 6.1) lose the bound of a 32-bit value copied to
+ * another register ("R0 unbounded memory access").
+ */
+static __always_inline __u64 fragd_hist_index(__u64 ns)
 {
-	struct fragd_hist *h = bpf_map_lookup_elem(map, &key);
-	__u64 b;
+	__u64 b = fragd_hist_bucket(ns);
 
-	if (!h)
-		return;
-	/*
-	 * The index is clamped as a 64-bit value, then again after a compiler barrier, so
-	 * the compare and the load use the same register: older verifiers (Debian's 6.1)
-	 * lose the bound of a 32-bit value copied to another register ("R0 unbounded
-	 * memory access").
-	 */
-	b = fragd_hist_bucket(ns);
 	if (b > FRAGD_HIST_BUCKETS - 1)
 		b = FRAGD_HIST_BUCKETS - 1;
 	barrier_var(b);
 	if (b > FRAGD_HIST_BUCKETS - 1)
 		b = FRAGD_HIST_BUCKETS - 1;
-	h->buckets[b]++;
+	return b;
+}
+
+/* Adds one sample to histogram `key` of a per-CPU array of struct fragd_hist. */
+static __always_inline void fragd_hist_add(void *map, __u32 key, __u64 ns)
+{
+	struct fragd_hist *h = bpf_map_lookup_elem(map, &key);
+
+	if (!h)
+		return;
+	h->buckets[fragd_hist_index(ns)]++;
 	h->count++;
 	h->sum_ns += ns;
 }

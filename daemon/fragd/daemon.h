@@ -29,7 +29,6 @@
 #include "kernel/kallsyms.h"
 #include "sources/attribution/attribution.h"
 #include "sources/memory/forecast.h"
-#include "sources/thp/cgroup_anon.h"
 #include "policy/config.h"
 #include "protocol/request.h"
 #include "protocol/status.h"
