@@ -70,6 +70,18 @@ wait_for 30 scrapes_at_least $((before + 2)) || fail "Prometheus did not scrape 
 stalls=$(instant 'sum(fragd_alloc_stall_seconds_count{order="9"})')
 [ -n "$stalls" ] && [ "${stalls%.*}" -gt 0 ] || fail "no order-9 stall recorded (fragd_alloc_stall_seconds_count = '$stalls'): the scene the dashboard shows did not happen"
 log "order-9 stalls seen by Prometheus: $stalls"
+# A rate needs two samples of a series in its window, and the stall families by consumer
+# appear with the first stall fragd reads (a tick after the write, maybe after the scrapes
+# above): wait until Prometheus holds two samples of each.
+two_samples() {
+  local f n
+  for f in fragd_stalls_total fragd_stall_seconds_total fragd_cgroup_stalls_total fragd_cgroup_stall_seconds_total \
+    fragd_stall_callsite_seconds_total; do
+    n=$(instant "min(count_over_time($f[1m]))")
+    [ -n "$n" ] && [ "$n" -ge 2 ] || return 1
+  done
+}
+wait_for 30 two_samples || fail "Prometheus holds fewer than two samples of a stall attribution series 30 s after the stalls"
 
 # Every rule evaluated at least once, without error.
 curl -sf "$PROM/api/v1/rules" -o "$WORK/rules.json" || fail "GET /api/v1/rules"
