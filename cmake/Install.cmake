@@ -86,9 +86,23 @@ install(FILES ${CMAKE_BINARY_DIR}/gz/changelog.gz DESTINATION ${CMAKE_INSTALL_DO
 fragd_install_glob(${CMAKE_SOURCE_DIR}/configs/completion "fragctl.bash"
                    ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME fragctl)
 fragd_install_glob(${CMAKE_SOURCE_DIR}/dashboards "*.json" ${FRAGD_DATA_DIR}/dashboards)
+# Runbook links: each alert's runbook_url is README.md#runbook-<alert>, relative in the source tree.
+# FRAGD_RUNBOOK_BASE_URL, where the fleet serves this README's directory, makes them absolute in the
+# rules and the PrometheusRule the build installs (and so in the .deb and the image).
+set(FRAGD_RUNBOOK_BASE_URL "" CACHE STRING
+    "URL prefixed to the alerts' runbook_url (README.md#runbook-...) in the installed rules; empty: relative")
+set(FRAGD_RULES ${CMAKE_SOURCE_DIR}/configs/prometheus/fragd-rules.yml)
+set(FRAGD_MONITORING ${CMAKE_SOURCE_DIR}/configs/kubernetes/fragd-monitoring.yaml)
+if(FRAGD_RUNBOOK_BASE_URL)
+  include(${CMAKE_SOURCE_DIR}/cmake/RunbookUrls.cmake)
+  fragd_runbook_urls("${FRAGD_RUNBOOK_BASE_URL}" ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}/prometheus)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${FRAGD_RULES})
+  set(FRAGD_RULES ${CMAKE_BINARY_DIR}/prometheus/fragd-rules.yml)
+  set(FRAGD_MONITORING ${CMAKE_BINARY_DIR}/prometheus/fragd-monitoring.yaml)
+endif()
 # The rules alone: their promtool test file beside them would be loaded by a rule_files glob.
-install(FILES ${CMAKE_SOURCE_DIR}/configs/prometheus/fragd-rules.yml DESTINATION ${FRAGD_DATA_DIR}/prometheus)
-fragd_install_glob(${CMAKE_SOURCE_DIR}/configs/kubernetes "*.yaml" ${FRAGD_DATA_DIR}/kubernetes)
+install(FILES ${FRAGD_RULES} DESTINATION ${FRAGD_DATA_DIR}/prometheus)
+install(FILES ${FRAGD_MONITORING} DESTINATION ${FRAGD_DATA_DIR}/kubernetes)
 fragd_install_glob(${CMAKE_SOURCE_DIR}/configs/kubernetes/base "*.yaml" ${FRAGD_DATA_DIR}/kubernetes/base)
 fragd_install_glob(${CMAKE_SOURCE_DIR}/configs/kubernetes/act "*.yaml" ${FRAGD_DATA_DIR}/kubernetes/act)
 
@@ -107,11 +121,15 @@ set(CPACK_PACKAGE_DESCRIPTION
 fallbacks with BPF on kernel tracepoints, scores memory fragmentation per
 node, classifies pageblocks, and exports it all as Prometheus metrics. In
 act mode it compacts memory ahead of demand and keeps hugetlb pools filled.
-fragctl shows live histograms, status and a physical memory map.")
+fragctl shows live histograms, status and a physical memory map (as a
+PNG when libcairo2 is installed).")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # fragd_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # libbpf1, libelf1, libyaml-cpp0.7, ... from dpkg-shlibdeps
+# fragctl opens libcairo only to draw `fragctl map --png` (fragctl/render/cairo_lib.h): a
+# recommendation, so that the container image (make image) carries no graphics stack.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS libcairo2)
 set(CPACK_PACKAGING_INSTALL_PREFIX "${CMAKE_INSTALL_PREFIX}")
 set(CPACK_STRIP_FILES ON)
 

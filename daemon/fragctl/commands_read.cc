@@ -11,6 +11,7 @@
 
 #include "base/format.h"
 #include "fragctl/cost.h"
+#include "fragctl/render/cairo_lib.h"
 #include "fragctl/render/ctl_format.h"
 #include "fragctl/render/map_png.h"
 #include "fragctl/render/top.h"
@@ -208,6 +209,9 @@ int cmd_trace(const std::string& socket_path, bool as_json) {
 // The pageblock map: text (default), the answer as JSON, or a PNG plus the
 // summary lines of the text.
 int cmd_map(const std::string& socket_path, const MapArgs& a) {
+  // Before asking fragd for a scan: without libcairo there is nothing to draw with.
+  if (!a.png.empty())
+    if (auto c = fragd::load_cairo(); !c) return fail("--png " + a.png + ": " + c.error().message);
   // A scan reads every page's flags (~0.6 s for 24 GiB here); allow for a large host.
   auto j = request(socket_path, ControlRequest::map(static_cast<int64_t>(a.max_age_s * 1e9)), 60000);
   if (!j) return fail(j.error());

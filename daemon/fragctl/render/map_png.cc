@@ -2,8 +2,6 @@
 #include "fragctl/render/map_png.h"
 #include "base/text.h"
 
-#include <cairo.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -16,6 +14,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "fragctl/render/cairo_lib.h"
 #include "fragctl/render/ctl_format.h"
 
 namespace fragd {
@@ -64,55 +63,57 @@ constexpr uint32_t kInk = 0x202020, kMuted = 0x606060, kRule = 0xd0d0d0, kFrame 
 
 class Painter {
  public:
-  explicit Painter(cairo_t* cr) : cr_(cr) {}
+  Painter(const CairoLib& cl, cairo_t* cr) : cl_(cl), cr_(cr) {}
   void color(uint32_t c) {
     Rgb x = rgb(c);
-    cairo_set_source_rgb(cr_, x.r, x.g, x.b);
+    cl_.cairo_set_source_rgb(cr_, x.r, x.g, x.b);
   }
   void rect(double x, double y, double w, double h, uint32_t c) {
     color(c);
-    cairo_rectangle(cr_, x, y, w, h);
-    cairo_fill(cr_);
+    cl_.cairo_rectangle(cr_, x, y, w, h);
+    cl_.cairo_fill(cr_);
   }
   enum Align { Left, Right, Center };
   // Text with its baseline at y; returns its width.
   double text(double x, double y, const std::string& s, double size, uint32_t c, Align a = Left, bool bold = false,
               bool mono = false) {
-    cairo_select_font_face(cr_, mono ? "DejaVu Sans Mono" : "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+    cl_.cairo_select_font_face(cr_, mono ? "DejaVu Sans Mono" : "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
                            bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr_, size);
+    cl_.cairo_set_font_size(cr_, size);
     cairo_text_extents_t e;
-    cairo_text_extents(cr_, s.c_str(), &e);
+    cl_.cairo_text_extents(cr_, s.c_str(), &e);
     double left = a == Left ? x : a == Right ? x - e.x_advance : x - e.x_advance / 2;
     color(c);
-    cairo_move_to(cr_, left, y);
-    cairo_show_text(cr_, s.c_str());
+    cl_.cairo_move_to(cr_, left, y);
+    cl_.cairo_show_text(cr_, s.c_str());
     return e.x_advance;
   }
   double text_width(const std::string& s, double size, bool bold = false) {
-    cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+    cl_.cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
                            bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr_, size);
+    cl_.cairo_set_font_size(cr_, size);
     cairo_text_extents_t e;
-    cairo_text_extents(cr_, s.c_str(), &e);
+    cl_.cairo_text_extents(cr_, s.c_str(), &e);
     return e.x_advance;
   }
   // A crisp 1-px line between pixel centres.
   void line(double x0, double y0, double x1, double y1, uint32_t c, bool dashed = false) {
     color(c);
-    cairo_set_line_width(cr_, 1.0);
+    cl_.cairo_set_line_width(cr_, 1.0);
     if (dashed) {
       const double d[] = {4.0, 3.0};
-      cairo_set_dash(cr_, d, 2, 0);
+      cl_.cairo_set_dash(cr_, d, 2, 0);
     }
-    cairo_move_to(cr_, x0, y0);
-    cairo_line_to(cr_, x1, y1);
-    cairo_stroke(cr_);
-    cairo_set_dash(cr_, nullptr, 0, 0);
+    cl_.cairo_move_to(cr_, x0, y0);
+    cl_.cairo_line_to(cr_, x1, y1);
+    cl_.cairo_stroke(cr_);
+    cl_.cairo_set_dash(cr_, nullptr, 0, 0);
   }
   cairo_t* cr() { return cr_; }
+  const CairoLib& cl() { return cl_; }
 
  private:
+  const CairoLib& cl_;
   cairo_t* cr_;
 };
 
@@ -194,7 +195,7 @@ void draw_zone(Painter& p, const MapView& v, const MapPngLayout& L, size_t zi, c
   const uint64_t first_row = z.first_block / cols;
   const uint64_t rows = zone_rows(z, cols);
   // Frame around the rows, so partial first and last rows read as such.
-  cairo_set_antialias(p.cr(), CAIRO_ANTIALIAS_NONE);
+  p.cl().cairo_set_antialias(p.cr(), CAIRO_ANTIALIAS_NONE);
   p.rect(kGridX - 1, top - 1, kGridW + 2, static_cast<double>(rows * cell) + 2, kFrame);
   p.rect(kGridX, top, kGridW, static_cast<double>(rows * cell), 0xffffff);
   const int gap = cell >= 6 ? 1 : 0;
@@ -204,7 +205,7 @@ void draw_zone(Painter& p, const MapView& v, const MapPngLayout& L, size_t zi, c
     const int y = top + static_cast<int>(b / cols - first_row) * cell;
     p.rect(x, y, cell - gap, cell - gap, map_class_rgb(z.classes[i]));
   }
-  cairo_set_antialias(p.cr(), CAIRO_ANTIALIAS_DEFAULT);
+  p.cl().cairo_set_antialias(p.cr(), CAIRO_ANTIALIAS_DEFAULT);
 
   // Row addresses, as many as fit (at least 13 px apart), on rows that are
   // a power of two apart.
@@ -251,11 +252,11 @@ void draw_plot(Painter& p, const MapView& v, const MapPngLayout& L, const MapPng
     p.text(x0 - 6, yy + 4, strf("%llu", ull(v.block_pages() * q / 4)), 10, kMuted, Painter::Right);
   }
   // y axis title, rotated.
-  cairo_save(p.cr());
-  cairo_translate(p.cr(), x0 - 44, y0 + H / 2);
-  cairo_rotate(p.cr(), -M_PI / 2);
+  p.cl().cairo_save(p.cr());
+  p.cl().cairo_translate(p.cr(), x0 - 44, y0 + H / 2);
+  p.cl().cairo_rotate(p.cr(), -M_PI / 2);
   p.text(0, 0, "pages in use", 11, kInk, Painter::Center);
-  cairo_restore(p.cr());
+  p.cl().cairo_restore(p.cr());
 
   // x ticks in GiB (MiB when the span is under 1 GiB).
   const uint64_t page_bytes = page_kib * 1024;
@@ -289,7 +290,7 @@ void draw_plot(Painter& p, const MapView& v, const MapPngLayout& L, const MapPng
   uint64_t blocks = 0;
   for (const auto& z : v.zones) blocks += z.blocks();
   const double dot = blocks <= 256 ? 5 : blocks <= 2048 ? 3 : 2;
-  cairo_set_antialias(p.cr(), CAIRO_ANTIALIAS_NONE);
+  p.cl().cairo_set_antialias(p.cr(), CAIRO_ANTIALIAS_NONE);
   static constexpr std::array<BlockClass, kBlockClasses> kDrawOrder = {
       BlockClass::Free, BlockClass::Movable, BlockClass::Huge, BlockClass::Offline, BlockClass::Hybrid,
       BlockClass::Unmovable};
@@ -303,11 +304,11 @@ void draw_plot(Painter& p, const MapView& v, const MapPngLayout& L, const MapPng
         double x = std::floor(cx - dot / 2), y = std::floor(cy - dot / 2);
         x = std::clamp(x, x0, x0 + W - dot);
         y = std::clamp(y, y0, y0 + H - dot);
-        cairo_rectangle(p.cr(), x, y, dot, dot);
+        p.cl().cairo_rectangle(p.cr(), x, y, dot, dot);
       }
-    cairo_fill(p.cr());
+    p.cl().cairo_fill(p.cr());
   }
-  cairo_set_antialias(p.cr(), CAIRO_ANTIALIAS_DEFAULT);
+  p.cl().cairo_set_antialias(p.cr(), CAIRO_ANTIALIAS_DEFAULT);
   // Frame last, over the points at the edges.
   p.line(x0 + 0.5, y0, x0 + 0.5, y0 + H + 0.5, kInk);
   p.line(x0, y0 + H + 0.5, x0 + W, y0 + H + 0.5, kInk);
@@ -401,22 +402,25 @@ Result<MapPngInfo> write_map_png(const MapView& v, const std::string& path, cons
   if (opt.page_kib == 0) opt.page_kib = 4;
   const MapPngLayout L = map_png_layout(v);
 
+  auto loaded = load_cairo();
+  if (!loaded) return make_error("cannot draw " + path + ": " + loaded.error().message);
+  const CairoLib& cl = **loaded;
   std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)> surface(
-      cairo_image_surface_create(CAIRO_FORMAT_RGB24, L.width, L.height), cairo_surface_destroy);
-  if (cairo_surface_status(surface.get()) != CAIRO_STATUS_SUCCESS)
+      cl.cairo_image_surface_create(CAIRO_FORMAT_RGB24, L.width, L.height), cl.cairo_surface_destroy);
+  if (cl.cairo_surface_status(surface.get()) != CAIRO_STATUS_SUCCESS)
     return make_error(strf("cannot create a %dx%d image for %s: %s", L.width, L.height, path.c_str(),
-                           cairo_status_to_string(cairo_surface_status(surface.get()))));
-  std::unique_ptr<cairo_t, decltype(&cairo_destroy)> cr(cairo_create(surface.get()), cairo_destroy);
-  Painter p(cr.get());
+                           cl.cairo_status_to_string(cl.cairo_surface_status(surface.get()))));
+  std::unique_ptr<cairo_t, decltype(&cairo_destroy)> cr(cl.cairo_create(surface.get()), cl.cairo_destroy);
+  Painter p(cl, cr.get());
   p.rect(0, 0, L.width, L.height, 0xffffff);
 
   int y = kTop;
   draw_title(p, v, opt, y);
   for (size_t z = 0; z < v.zones.size(); ++z) draw_zone(p, v, L, z, opt);
   draw_plot(p, v, L, opt);
-  cairo_surface_flush(surface.get());
-  if (cairo_status(cr.get()) != CAIRO_STATUS_SUCCESS)
-    return make_error(strf("drawing the map for %s failed: %s", path.c_str(), cairo_status_to_string(cairo_status(cr.get()))));
+  cl.cairo_surface_flush(surface.get());
+  if (cl.cairo_status(cr.get()) != CAIRO_STATUS_SUCCESS)
+    return make_error(strf("drawing the map for %s failed: %s", path.c_str(), cl.cairo_status_to_string(cl.cairo_status(cr.get()))));
 
   // A new file is created (and removed again if writing fails); an existing
   // path is written in place, so a symlink, FIFO or device stays what it is.
@@ -433,7 +437,7 @@ Result<MapPngInfo> write_map_png(const MapView& v, const std::string& path, cons
                           " (check that its directory exists and is writable)",
                       err);
   }
-  cairo_status_t st = cairo_surface_write_to_png_stream(surface.get(), png_write, &sink);
+  cairo_status_t st = cl.cairo_surface_write_to_png_stream(surface.get(), png_write, &sink);
   const int close_err = ::close(sink.fd) == 0 ? 0 : errno;
   if (st != CAIRO_STATUS_SUCCESS || close_err) {
     if (created) ::unlink(path.c_str());
@@ -442,7 +446,7 @@ Result<MapPngInfo> write_map_png(const MapView& v, const std::string& path, cons
       const int err = sink.err ? sink.err : close_err;
       return make_error("cannot write " + path + ": " + std::strerror(err) + left, err);
     }
-    return make_error("cannot encode the map as PNG into " + path + ": " + cairo_status_to_string(st) + left);
+    return make_error("cannot encode the map as PNG into " + path + ": " + cl.cairo_status_to_string(st) + left);
   }
   MapPngInfo info;
   info.width = L.width;
