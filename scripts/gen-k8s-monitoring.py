@@ -4,11 +4,12 @@
 for the DaemonSet's pods and a PrometheusRule holding configs/prometheus/fragd-rules.yml's groups
 as they are. The rules file is the one source; this output is generated from it.
 
-  scripts/gen-k8s-monitoring.py [--check] [--runbook-base URL]
+  scripts/gen-k8s-monitoring.py [--check] [--runbook-base URL] [--rules FILE] [--out FILE]
 
 --check: compare with the checked-in file instead of writing it (the `manifests` test).
 --runbook-base: prefix the alerts' runbook_url ("README.md#runbook-...") with URL, for example
-  where the README is served; default: left relative, as in the rules file.
+  where the README is served; default: left relative, as in the rules file. The build does this
+  with FRAGD_RUNBOOK_BASE_URL (cmake/Install.cmake) for what it installs.
 """
 import argparse
 import os
@@ -33,8 +34,8 @@ HEADER = """\
 """
 
 
-def build(runbook_base):
-    groups = yaml.safe_load(open(RULES))["groups"]
+def build(runbook_base, rules=RULES):
+    groups = yaml.safe_load(open(rules))["groups"]
     if runbook_base:
         for g in groups:
             for r in g["rules"]:
@@ -76,16 +77,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--runbook-base", default="")
+    ap.add_argument("--rules", default=RULES, help="the rules file to read (default: %(default)s)")
+    ap.add_argument("--out", default=OUT, help="where to write (default: %(default)s)")
     a = ap.parse_args()
-    text = build(a.runbook_base)
+    text = build(a.runbook_base, a.rules)
     if a.check:
-        have = open(OUT).read() if os.path.exists(OUT) else ""
+        have = open(a.out).read() if os.path.exists(a.out) else ""
         if have != text:
-            print(f"{OUT} differs from what scripts/gen-k8s-monitoring.py makes of {RULES}: run it", file=sys.stderr)
+            print(f"{a.out} differs from what scripts/gen-k8s-monitoring.py makes of {a.rules}: run it", file=sys.stderr)
             return 1
-        print(f"{OUT}: as generated from {RULES}")
+        print(f"{a.out}: as generated from {a.rules}")
         return 0
-    open(OUT, "w").write(text)
+    open(a.out, "w").write(text)
     return 0
 
 
