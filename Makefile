@@ -5,7 +5,7 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CONFIG  ?= configs/fragd.yaml
 
-.PHONY: all build deps run test unit integration bench bench-act clean fuzz sanitize tsan test-kernels test-kernels-cma
+.PHONY: all build deps run test unit integration image bench bench-act clean fuzz sanitize tsan test-kernels test-kernels-cma
 
 all: build
 
@@ -31,6 +31,12 @@ unit: build
 
 integration: build
 	ctest --test-dir $(BUILD) --output-on-failure -L integration
+
+# The OCI image fragd:<version> from Debian packages (scripts/build-image.sh: cpack, mmdebstrap,
+# buildah; no Docker, no registry) into $(BUILD)/image/fragd-<version>.oci.tar. Root.
+image: deps
+	$(MAKE) build
+	bash scripts/build-image.sh $(BUILD) $(BUILD)/image
 
 # The kernel matrix (tests/kernels): Debian's 6.1, 6.12, 6.12-rt and a 2-node NUMA guest,
 # each booted under qemu with fragd and its guest suite; kernels cached in

@@ -18,6 +18,7 @@ packages=(
   strace       # proves in the act test that observe and dry_run write nothing to the kernel
   systemd      # systemd-analyze: the package test verifies and scores the unit
   lintian      # the package test: no error or warning in the .deb
+  mmdebstrap buildah  # make image: the OCI image from Debian packages (scripts/build-image.sh)
   python3-prometheus-client  # the Prometheus text parser of the tests and benchmarks
   groff-base python3-yaml  # docs_test: man pages render without warnings, the DaemonSet parses
   python3-matplotlib  # dashboards/render.py draws docs/dashboard.png
