@@ -81,9 +81,9 @@ fuzz:
 	FUZZ_BUILD=$(BUILD)-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) JOBS=$(JOBS) bash tests/fuzz/run.sh
 
 # ASan + LeakSanitizer + UBSan (cmake/Sanitize.cmake), built in $(BUILD)-asan: every unit and
-# integration test but those labelled `workload` (tests/CMakeLists.txt) runs under them, and any
-# sanitizer report from any process fails the run. SANITIZE_ARGS= runs the workload tests too.
-SANITIZE_ARGS ?= -LE workload
+# integration test but those labelled `workload` or `image` (tests/CMakeLists.txt) runs under them,
+# and any sanitizer report from any process fails the run. SANITIZE_ARGS= runs them too.
+SANITIZE_ARGS ?= -LE 'workload|image'
 sanitize:
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAGD_SANITIZE=ON
 	cmake --build $(BUILD)-asan -j $(JOBS)
