@@ -95,7 +95,6 @@ void Daemon::tick() {
   attribute(now_ns());
   steer_counting(now_ns());
   self_.run_stats = bpf_->run_stats();
-  if (auto p = read_process_stats()) self_.process = *p;  // process_*: absent if /proc/self cannot be read
   act(now_ns());
   if (bpf_->pollution_enabled()) refresh_pollution();
   ScanStats scan;

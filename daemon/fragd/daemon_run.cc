@@ -124,6 +124,11 @@ int Daemon::run() {
   auto m = MetricsServer::start(cfg_.listen, 3 * cfg_.tick_ns + 5'000'000'000ULL);
   if (!m) return log_error(m.error().message), 1;
   metrics_ = std::move(*m);
+  // process_*: read at each scrape; absent if /proc/self cannot be read.
+  metrics_->set_scrape_families([] {
+    auto p = read_process_stats();
+    return p ? process_families(*p) : Families{};
+  });
   runner_ = std::make_unique<ActionRunner>(
       actuator_,
       [this]() -> uint64_t {

@@ -17,24 +17,7 @@ namespace fragd {
 namespace {
 
 
-// The process_* families of every Prometheus client library, same names and meanings.
-void process_metrics(const ProcessStats& p, Families& out) {
-  single(out, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", MetricType::Counter,
-         p.cpu_seconds);
-  single(out, "process_resident_memory_bytes", "Resident memory size in bytes.", MetricType::Gauge,
-         static_cast<double>(p.resident_bytes));
-  single(out, "process_virtual_memory_bytes", "Virtual memory size in bytes.", MetricType::Gauge,
-         static_cast<double>(p.virtual_bytes));
-  single(out, "process_open_fds", "Number of open file descriptors.", MetricType::Gauge,
-         static_cast<double>(p.open_fds));
-  single(out, "process_max_fds", "Maximum number of open file descriptors.", MetricType::Gauge,
-         static_cast<double>(p.max_fds));
-  single(out, "process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
-         MetricType::Gauge, p.start_time_seconds);
-}
-
 void self_metrics(const SelfStats& self, Families& out) {
-  if (self.process) process_metrics(*self.process, out);
   FamilyBuilder e("fragd_collect_errors_total",
                   "Failed reads of a source: the BPF maps, or one /proc or sysfs source (buddyinfo, zoneinfo, "
                   "pagetypeinfo, vmstat, meminfo, hugepages, mthp, nodes). A failing source is read again at a "
@@ -116,6 +99,23 @@ Families build_families(const ExportFrame& f) {
   if (f.pollution) pollution_metrics(*f.pollution, out);
   self_metrics(self, out);
   trace_metrics(self.counting, out);
+  return out;
+}
+
+Families process_families(const ProcessStats& p) {
+  Families out;
+  single(out, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", MetricType::Counter,
+         p.cpu_seconds);
+  single(out, "process_resident_memory_bytes", "Resident memory size in bytes.", MetricType::Gauge,
+         static_cast<double>(p.resident_bytes));
+  single(out, "process_virtual_memory_bytes", "Virtual memory size in bytes.", MetricType::Gauge,
+         static_cast<double>(p.virtual_bytes));
+  single(out, "process_open_fds", "Number of open file descriptors.", MetricType::Gauge,
+         static_cast<double>(p.open_fds));
+  single(out, "process_max_fds", "Maximum number of open file descriptors.", MetricType::Gauge,
+         static_cast<double>(p.max_fds));
+  single(out, "process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
+         MetricType::Gauge, p.start_time_seconds);
   return out;
 }
 

@@ -42,7 +42,6 @@ struct SelfStats {
   std::vector<ProgramRunStats> run_stats;  // per program, from bpf_prog_info
   CountingStats counting;                  // allocation counting and the slow-stall stream
   ControlStats control;                    // control connections dropped and refused, by reason
-  std::optional<ProcessStats> process;     // fragd's own process (process_* families); unset: not read
   std::string kernel;                      // the kernel release, a label of fragd_build_info
 };
 
@@ -62,7 +61,11 @@ struct ExportFrame {
   uint64_t forecast_window_ns = 0;
 };
 
-// Builds every family fragd exports. Pure: no I/O.
+// Builds every family fragd exports at a tick. Pure: no I/O.
 Families build_families(const ExportFrame& f);
+
+// The process_* families of every Prometheus client library (same names and meanings), built
+// at each scrape as those libraries do, not at each tick.
+Families process_families(const ProcessStats& p);
 
 }  // namespace fragd

@@ -111,10 +111,24 @@ void MetricsServer::publish(std::vector<prometheus::MetricFamily> families) {
   published_ns_ = now_ns();
 }
 
-std::shared_ptr<const std::string> MetricsServer::exposition() {
+void MetricsServer::set_scrape_families(std::function<std::vector<prometheus::MetricFamily>()> build) {
   std::lock_guard<std::mutex> g(mu_);
-  if (!text_) text_ = std::make_shared<const std::string>(prometheus::TextSerializer().Serialize(families_));
-  return text_;
+  scrape_families_ = std::move(build);
+}
+
+std::shared_ptr<const std::string> MetricsServer::exposition() {
+  std::shared_ptr<const std::string> tick;
+  std::function<std::vector<prometheus::MetricFamily>()> build;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (!text_) text_ = std::make_shared<const std::string>(prometheus::TextSerializer().Serialize(families_));
+    tick = text_;
+    build = scrape_families_;
+  }
+  if (!build) return tick;
+  const std::vector<prometheus::MetricFamily> now = build();
+  if (now.empty()) return tick;
+  return std::make_shared<const std::string>(*tick + prometheus::TextSerializer().Serialize(now));
 }
 
 std::pair<int, std::string> MetricsServer::health() const {

@@ -9,6 +9,7 @@
 #include <prometheus/metric_family.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,6 +36,9 @@ class MetricsServer {
                                                       HttpLimits limits = {});
   // A tick's families; serialized on the first scrape after, shared by every scrape until the next.
   void publish(std::vector<prometheus::MetricFamily> families);
+  // Families built anew at each scrape and served after the tick's (fragd's process_* figures,
+  // read when asked, as every client library does). Called from the HTTP worker threads.
+  void set_scrape_families(std::function<std::vector<prometheus::MetricFamily>()> build);
 
   // For the handlers.
   std::shared_ptr<const std::string> exposition();
@@ -51,6 +55,7 @@ class MetricsServer {
   mutable std::mutex mu_;
   std::vector<prometheus::MetricFamily> families_;
   std::shared_ptr<const std::string> text_;  // families_ serialized; null until a scrape asks
+  std::function<std::vector<prometheus::MetricFamily>()> scrape_families_;
   uint64_t published_ns_ = 0;                // CLOCK_MONOTONIC of the last publish
   uint64_t stale_after_ns_ = 0;
   std::string unready_ = "starting: the first tick has not run yet";

@@ -12,8 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "fragd/views.h"
 
@@ -81,6 +83,45 @@ TEST(Readyz, NotReadyOnceTheCollectorIsStale) {
   const auto [code, body] = get(port, "/readyz");
   EXPECT_EQ(code, 503) << body;
   EXPECT_NE(body.find("stale"), std::string::npos) << body;
+}
+
+// /metrics: the tick's families, serialized once per publish, then the families built at the
+// scrape itself, anew for each scrape.
+TEST(Metrics, ScrapeFamiliesAreBuiltAtEachScrapeAfterTheTicks) {
+  const int port = free_port();
+  auto m = fragd::MetricsServer::start("127.0.0.1:" + std::to_string(port), 60'000'000'000ULL);
+  ASSERT_TRUE(m) << m.error().message;
+  std::vector<prometheus::MetricFamily> tick(1);
+  tick[0].name = "fragd_tick_family";
+  tick[0].help = "h";
+  tick[0].type = prometheus::MetricType::Gauge;
+  tick[0].metric.resize(1);
+  tick[0].metric[0].gauge.value = 7;
+  (*m)->publish(tick);
+  std::atomic<int> built{0};  // written by the HTTP worker thread
+  (*m)->set_scrape_families([&built] {
+    std::vector<prometheus::MetricFamily> f(1);
+    f[0].name = "process_scrapes";
+    f[0].help = "h";
+    f[0].type = prometheus::MetricType::Counter;
+    f[0].metric.resize(1);
+    f[0].metric[0].counter.value = ++built;
+    return f;
+  });
+  auto [code, body] = get(port, "/metrics");
+  ASSERT_EQ(code, 200) << body;
+  EXPECT_NE(body.find("fragd_tick_family 7"), std::string::npos) << body;
+  EXPECT_NE(body.find("process_scrapes 1"), std::string::npos) << body;
+  EXPECT_LT(body.find("fragd_tick_family"), body.find("process_scrapes")) << body;
+  std::tie(code, body) = get(port, "/metrics");
+  EXPECT_NE(body.find("process_scrapes 2"), std::string::npos) << "built again for the second scrape: " << body;
+  EXPECT_EQ(built.load(), 2);
+  // Nothing built at the scrape (its source unreadable): the tick's families alone.
+  (*m)->set_scrape_families([] { return std::vector<prometheus::MetricFamily>{}; });
+  std::tie(code, body) = get(port, "/metrics");
+  EXPECT_EQ(code, 200);
+  EXPECT_NE(body.find("fragd_tick_family 7"), std::string::npos) << body;
+  EXPECT_EQ(body.find("process_scrapes"), std::string::npos) << body;
 }
 
 fragd::ProgramState prog(const std::string& name, bool attached, bool per_page = false) {
