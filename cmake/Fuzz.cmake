@@ -40,9 +40,11 @@ endif()
 add_library(fragd_core_fuzz STATIC ${FRAGD_LIB_SOURCES} ${FRAGCTL_RENDER_SOURCES})
 target_include_directories(fragd_core_fuzz PUBLIC
   ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/daemon ${CMAKE_BINARY_DIR}/generated)
+# cairo's headers only: fragctl's renderer opens the library when it draws (fragctl/render/cairo_lib.h).
+target_include_directories(fragd_core_fuzz SYSTEM PUBLIC ${CAIRO_INCLUDE_DIRS})
 target_compile_options(fragd_core_fuzz PUBLIC ${FRAGD_FUZZ_COMPILE_FLAGS})
 target_link_libraries(fragd_core_fuzz PUBLIC yaml-cpp nlohmann_json::nlohmann_json Threads::Threads
-  stalls_skel compaction_skel pollution_skel PkgConfig::CAIRO)
+  stalls_skel compaction_skel pollution_skel ${CMAKE_DL_LIBS})
 
 set(FRAGD_FUZZ_DIR ${CMAKE_SOURCE_DIR}/tests/fuzz)
 set(FRAGD_FUZZERS fuzz_policy fuzz_buddyinfo fuzz_pagetypeinfo fuzz_zoneinfo fuzz_vmstat fuzz_iomem
