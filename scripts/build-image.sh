@@ -13,6 +13,10 @@
 # 3. buildah makes it the single layer of an OCI image whose entrypoint is fragd,
 #    and writes OUT_DIR/fragd-<version>.oci.tar (oci-archive, tagged fragd:<version>).
 #
+# Two builds of the same tree against the same Debian packages give the same digest
+# (SOURCE_DATE_EPOCH, default the last commit's time, bounds every file time and is the image's
+# creation time).
+#
 # Prints the image's uncompressed size (its layer as a tar), the archive's size and
 # the manifest digest, and writes them to OUT_DIR/image.txt. Needs root (mmdebstrap
 # and buildah's chroot); buildah keeps its storage under OUT_DIR and it is removed.
@@ -56,7 +60,11 @@ find "$ROOT/usr/share/doc" -type f ! -name copyright -delete
 find "$ROOT/usr/share/doc" -depth -type d -empty -delete
 mkdir -p "$ROOT/run/fragd" "$ROOT/tmp"
 chmod 1777 "$ROOT/tmp"
-tar --numeric-owner --sort=name -C "$ROOT" -cf "$OUT/rootfs.tar" .
+# Reproducible: names sorted, owners numeric, no file newer than SOURCE_DATE_EPOCH (default: the
+# source tree's last commit), and the image's creation time that epoch too.
+EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$(dirname "$0")/.." log -1 --format=%ct 2>/dev/null || echo 0)}
+tar --numeric-owner --owner=0 --group=0 --sort=name --mtime="@$EPOCH" --clamp-mtime \
+  --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime -C "$ROOT" -cf "$OUT/rootfs.tar" .
 rm -rf "$ROOT"
 
 B=(buildah --root "$OUT/storage" --runroot "$OUT/runroot" --storage-driver vfs)
@@ -73,7 +81,7 @@ ctr=$("${B[@]}" from scratch)
   --label org.opencontainers.image.licenses="Apache-2.0 AND (GPL-2.0-only OR BSD-2-Clause)" \
   --label org.opencontainers.image.base.name="debian:$SUITE (extracted packages)" \
   "$ctr"
-"${B[@]}" commit --quiet --rm "$ctr" "fragd:$VERSION" >/dev/null
+"${B[@]}" commit --quiet --rm --timestamp "$EPOCH" --omit-history "$ctr" "fragd:$VERSION" >/dev/null
 ARCHIVE="$OUT/fragd-$VERSION.oci.tar"
 rm -f "$ARCHIVE"
 "${B[@]}" push --quiet --digestfile "$OUT/digest" "fragd:$VERSION" "oci-archive:$ARCHIVE:fragd:$VERSION" >/dev/null

@@ -6,7 +6,7 @@
 # names the package's version, `fragd --check-config` passes the shipped policy and
 # fails a broken one naming its file and line, and fragctl runs; it holds no shell, no
 # package manager and no graphics library; its entrypoint is fragd; the DaemonSet
-# names this image.
+# names this image; a second build of the same tree gives the same digest.
 source "$(dirname "$0")/lib.sh"
 require_root
 for tool in cpack mmdebstrap buildah; do
@@ -22,6 +22,13 @@ IMAGE=$(field image) ARCHIVE=$(field archive) BYTES=$(field uncompressed_bytes) 
 VERSION=${IMAGE#fragd:}
 [ -s "$ARCHIVE" ] || fail "no image archive at '$ARCHIVE'"
 [[ "$DIGEST" =~ ^sha256:[0-9a-f]{64}$ ]] || fail "image digest '$DIGEST' is not a sha256 digest"
+# Reproducible: a second build of the same tree gives the same digest.
+bash "$SRC/scripts/build-image.sh" "$BUILD" "$WORK/image2" >"$WORK/build2.log" 2>&1 ||
+  { cat "$WORK/build2.log" >&2; fail "the second scripts/build-image.sh failed (above)"; }
+DIGEST2=$(awk '$1 == "digest" { print $2 }' "$WORK/image2/image.txt")
+[ "$DIGEST2" = "$DIGEST" ] || fail "two builds of the same tree gave digests $DIGEST and $DIGEST2"
+rm -rf "$WORK/image2"
+log "a second build gives the same digest $DIGEST"
 LIMIT=30000000
 if sanitized; then
   log "sanitizer build: its image is $BYTES bytes; the $LIMIT-byte bound holds the release build"
