@@ -17,7 +17,8 @@ done
 bash "$SRC/scripts/build-image.sh" "$BUILD" "$WORK/image" >"$WORK/build.log" 2>&1 ||
   { cat "$WORK/build.log" >&2; fail "scripts/build-image.sh failed (above)"; }
 cat "$WORK/build.log"
-field() { awk -v k="$1" '$1 == k { print $2 }' "$WORK/image/image.txt"; }
+# field KEY [DIR]: a value of the build's image.txt (DIR: $WORK/image).
+field() { awk -v k="$1" '$1 == k { print $2 }' "${2:-$WORK/image}/image.txt"; }
 IMAGE=$(field image) ARCHIVE=$(field archive) BYTES=$(field uncompressed_bytes) DIGEST=$(field digest)
 VERSION=${IMAGE#fragd:}
 [ -s "$ARCHIVE" ] || fail "no image archive at '$ARCHIVE'"
@@ -25,7 +26,7 @@ VERSION=${IMAGE#fragd:}
 # Reproducible: a second build of the same tree gives the same digest.
 bash "$SRC/scripts/build-image.sh" "$BUILD" "$WORK/image2" >"$WORK/build2.log" 2>&1 ||
   { cat "$WORK/build2.log" >&2; fail "the second scripts/build-image.sh failed (above)"; }
-DIGEST2=$(awk '$1 == "digest" { print $2 }' "$WORK/image2/image.txt")
+DIGEST2=$(field digest "$WORK/image2")
 [ "$DIGEST2" = "$DIGEST" ] || fail "two builds of the same tree gave digests $DIGEST and $DIGEST2"
 rm -rf "$WORK/image2"
 log "a second build gives the same digest $DIGEST"
