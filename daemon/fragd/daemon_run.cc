@@ -115,9 +115,17 @@ int Daemon::run() {
   // runner and the scanner start.
   // /proc/iomem shows addresses only through an fd opened with CAP_SYS_ADMIN: open it now for the scanner.
   const int iomem_fd = cfg_.scan_pageblocks ? ::open((cfg_.proc_root + "/iomem").c_str(), O_RDONLY | O_CLOEXEC) : -1;
-  // /proc/kallsyms likewise shows addresses only to a reader that opened it with CAP_SYSLOG.
-  const std::string kallsyms = cfg_.proc_root + "/kallsyms";
-  symbols_ = std::make_unique<KernelSymbols>(::open(kallsyms.c_str(), O_RDONLY | O_CLOEXEC), kallsyms);
+  // /proc/kallsyms likewise shows addresses only to a reader that opened it with CAP_SYSLOG. A copy
+  // (--path.kallsyms, taken by the unit before the sandbox hides the real one) is read, then unlinked:
+  // the descriptor is all fragd needs, and no file of kernel addresses is left behind.
+  const std::string kallsyms = cfg_.kallsyms_path.empty() ? cfg_.proc_root + "/kallsyms" : cfg_.kallsyms_path;
+  const int kallsyms_fd = ::open(kallsyms.c_str(), O_RDONLY | O_CLOEXEC);
+  if (kallsyms_fd < 0)
+    log_warn("cannot open " + kallsyms + ": " + std::strerror(errno) + "; stall call sites stay \"unknown\"" +
+             (cfg_.kallsyms_path.empty() ? "" : " (--path.kallsyms: the unit's ExecStartPre writes it)"));
+  else if (!cfg_.kallsyms_path.empty() && ::unlink(kallsyms.c_str()) != 0)
+    log_warn("cannot delete " + kallsyms + " after reading it: " + std::strerror(errno));
+  symbols_ = std::make_unique<KernelSymbols>(kallsyms_fd, kallsyms);
   cgroup_paths_ = std::make_unique<CgroupPaths>(cfg_.sys_root);
   if (auto d = drop_capabilities()) log_info(*d);
   else return log_error(d.error().message), 1;
@@ -153,7 +161,7 @@ int Daemon::run() {
   if (cfg_.scan_pageblocks) {
     const unsigned order = last_mem_ && last_mem_->pageblock_order ? last_mem_->pageblock_order : 9;
     if (auto s = PageblockScanner::start(cfg_.scan_ns, cfg_.scan_threads, order, iomem_fd, cfg_.proc_root,
-                                         cfg_.scan_max_age_ns)) {
+                                         cfg_.scan_max_age_ns, cfg_.sys_root)) {
       scanner_ = std::move(*s);
     } else {
       scan_off_ = s.error().message;

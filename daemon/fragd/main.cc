@@ -30,6 +30,11 @@ int main(int argc, char** argv) {
   app.add_option("--path.sysfs", sysfs,
                  "where sysfs is mounted: fragd reads and writes node and hugepage files there (default /sys; "
                  "tracefs and /sys/kernel/btf are always the real ones)");
+  std::string kallsyms;
+  app.add_option("--path.kallsyms", kallsyms,
+                 "a copy of /proc/kallsyms taken with CAP_SYSLOG, for where the real one is hidden (the unit's "
+                 "ProtectKernelTunables): fragd names stall call sites from it, then deletes it (default: "
+                 "PROCFS/kallsyms, kept)");
   app.add_option("--log-level", log_level, "debug, info, warn or error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
   app.add_flag("--restore", restore,
@@ -80,6 +85,7 @@ int main(int argc, char** argv) {
   }
   cfg.proc_root = procfs;
   cfg.sys_root = sysfs;
+  cfg.kallsyms_path = kallsyms;
   if (!listen.empty()) {
     if (auto r = check_listen_address(listen); !r) {
       log_error("--listen: " + r.error().message);

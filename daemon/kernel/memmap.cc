@@ -2,8 +2,13 @@
 #include "kernel/memmap.h"
 
 #include "base/text.h"
+#include "kernel/procfs.h"
+
+#include <dirent.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 namespace fragd {
 
@@ -93,6 +98,50 @@ Result<std::vector<PfnRange>> parse_iomem_ram(std::string_view text, std::string
                                                ? ": addresses read as zero (only root sees them); run fragd as root"
                                                : ": no \"System RAM\" range"),
                       zero_addresses ? EACCES : EINVAL);
+  std::sort(out.begin(), out.end(), [](const PfnRange& a, const PfnRange& b) { return a.start_pfn < b.start_pfn; });
+  return out;
+}
+
+namespace {
+// A sysfs value without its surrounding whitespace and newline.
+std::string_view trimmed(std::string_view s) {
+  const size_t b = s.find_first_not_of(" \t\n");
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
+}
+// "0x1f" (sysfs writes addresses with the prefix) as a number.
+bool parse_hex(std::string_view s, uint64_t& out) {
+  s = trimmed(s);
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+  return parse_u64(s, out, 16);
+}
+}  // namespace
+
+Result<std::vector<PfnRange>> read_firmware_memmap_ram(const std::string& sys_root) {
+  const std::string dir = sys_root + "/firmware/memmap";
+  DIR* d = opendir(dir.c_str());
+  if (!d)
+    return make_error("cannot open " + dir + ": " + std::strerror(errno) +
+                          " (the kernel lacks CONFIG_FIRMWARE_MEMMAP, or /sys is not mounted there)",
+                      errno);
+  std::vector<std::string> entries;
+  while (dirent* e = readdir(d))
+    if (e->d_name[0] != '.') entries.emplace_back(e->d_name);
+  closedir(d);
+  std::vector<PfnRange> out;
+  for (const auto& name : entries) {
+    const std::string base = dir + "/" + name;
+    auto type = read_text_file(base + "/type");
+    if (!type || trimmed(*type) != "System RAM") continue;
+    auto lo_text = read_text_file(base + "/start");
+    auto hi_text = read_text_file(base + "/end");
+    uint64_t lo, hi;
+    if (!lo_text || !hi_text || !parse_hex(*lo_text, lo) || !parse_hex(*hi_text, hi) || hi < lo)
+      return make_error(base + ": start and end are not two hexadecimal addresses, start <= end", EINVAL);
+    const uint64_t start = (lo + 4095) / 4096, end = (hi + 1) / 4096;
+    if (end > start) out.push_back({start, end});
+  }
+  if (out.empty()) return make_error(dir + ": no \"System RAM\" range", EINVAL);
   std::sort(out.begin(), out.end(), [](const PfnRange& a, const PfnRange& b) { return a.start_pfn < b.start_pfn; });
   return out;
 }

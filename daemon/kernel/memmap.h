@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Where memory is: zone spans and reserves (/proc/zoneinfo) and the RAM ranges
-// of /proc/iomem, in page frame numbers.
+// of /proc/iomem or /sys/firmware/memmap, in page frame numbers.
 #pragma once
 
 #include <cstdint>
@@ -36,5 +36,11 @@ Result<std::vector<ZoneSpan>> parse_zone_spans(std::string_view text, std::strin
 // The top-level "System RAM" ranges of /proc/iomem, in pfns (4 KiB pages).
 // Error when there is none (unprivileged readers see all-zero addresses).
 Result<std::vector<PfnRange>> parse_iomem_ram(std::string_view text, std::string_view path);
+
+// The "System RAM" ranges of the firmware's memory map, /sys/firmware/memmap/N/{start,end,type}
+// under `sys_root`, in pfns. The same ranges as /proc/iomem's top level, but readable by uid 0
+// without CAP_SYS_ADMIN (root's 0400 files): where /proc/iomem shows zeros, fragd reads these.
+// Error when the directory is missing (no CONFIG_FIRMWARE_MEMMAP) or holds no RAM range.
+Result<std::vector<PfnRange>> read_firmware_memmap_ram(const std::string& sys_root);
 
 }  // namespace fragd

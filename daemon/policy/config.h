@@ -49,6 +49,10 @@ struct Config {
   // Not in the file: fragd's --path.procfs and --path.sysfs. Where fragd reads and writes
   // what the kernel shows under /proc and /sys (tracefs and /sys/kernel/btf excepted).
   std::string proc_root = "/proc";
+  // --path.kallsyms: a copy of /proc/kallsyms to name stall call sites from, where the real
+  // file is hidden (the unit's ProtectKernelTunables); fragd opens it, then unlinks it. "": the
+  // real one, proc_root + "/kallsyms".
+  std::string kallsyms_path;
   std::string sys_root = "/sys";
 };
 

@@ -300,7 +300,7 @@ Result<ScanResult> scan_pageblocks(const std::vector<ZoneSpan>& spans, const std
 }
 
 Result<ScanResult> scan_live(const std::string& proc_root, unsigned pageblock_order, unsigned threads,
-                             int iomem_fd) {
+                             int iomem_fd, const std::string& sys_root) {
   const std::string kpf_path = proc_root + "/kpageflags";
   const int fd = ::open(kpf_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -323,11 +323,21 @@ Result<ScanResult> scan_live(const std::string& proc_root, unsigned pageblock_or
   if (!spans) return spans.error();
   std::vector<PfnRange> ram;
   std::vector<std::string> warnings;
+  // /proc/iomem shows its addresses only through an fd opened with CAP_SYS_ADMIN; without it
+  // (the shipped unit does not grant it) the firmware's map under sysfs gives the same ranges.
+  std::string iomem_error;
   if (auto io = iomem_fd >= 0 ? read_text_fd(iomem_fd, proc_root + "/iomem") : read_text_file(proc_root + "/iomem")) {
     if (auto r = parse_iomem_ram(*io, proc_root + "/iomem")) ram = std::move(*r);
-    else warnings.push_back(r.error().message + "; holes inside zones are classified by their flags");
+    else iomem_error = r.error().message;
   } else {
-    warnings.push_back(io.error().message + "; holes inside zones are classified by their flags");
+    iomem_error = io.error().message;
+  }
+  if (!iomem_error.empty()) {
+    auto fw = sys_root.empty() ? Result<std::vector<PfnRange>>(make_error("no sysfs to read", ENOENT))
+                               : read_firmware_memmap_ram(sys_root);
+    if (fw) ram = std::move(*fw);
+    else warnings.push_back(iomem_error + "; " + fw.error().message +
+                            "; holes inside zones are classified by their flags");
   }
   FlagReader reader = [&](uint64_t pfn, uint64_t* out, size_t n) -> Result<size_t> {
     size_t done = 0;

@@ -159,6 +159,6 @@ Result<ScanResult> scan_pageblocks(const std::vector<ZoneSpan>& spans, const std
 // `iomem_fd`, when >= 0, is /proc/iomem opened earlier (its addresses show only
 // to an opener with CAP_SYS_ADMIN, which fragd drops after start-up).
 Result<ScanResult> scan_live(const std::string& proc_root = "/proc", unsigned pageblock_order = 9,
-                             unsigned threads = 1, int iomem_fd = -1);
+                             unsigned threads = 1, int iomem_fd = -1, const std::string& sys_root = "");
 
 }  // namespace fragd

@@ -22,7 +22,8 @@ uint64_t mono_ns() { return now_ns(CLOCK_MONOTONIC); }
 
 Result<std::unique_ptr<PageblockScanner>> PageblockScanner::start(uint64_t interval_ns, unsigned threads,
                                                                    unsigned pageblock_order, int iomem_fd,
-                                                                   std::string proc_root, uint64_t max_age_ns) {
+                                                                   std::string proc_root, uint64_t max_age_ns,
+                                                                   std::string sys_root) {
   const std::string kpf = proc_root + "/kpageflags";
   const int fd = ::open(kpf.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -38,6 +39,7 @@ Result<std::unique_ptr<PageblockScanner>> PageblockScanner::start(uint64_t inter
   ::close(fd);
   std::unique_ptr<PageblockScanner> s(new PageblockScanner(interval_ns, threads, pageblock_order, std::move(proc_root), max_age_ns));
   s->iomem_fd_ = iomem_fd;
+  s->sys_root_ = std::move(sys_root);
   s->event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (s->event_fd_ < 0) return sys_error("create the pageblock scanner's eventfd");
   s->thread_ = std::thread([p = s.get()] { p->loop(); });
@@ -56,7 +58,7 @@ PageblockScanner::~PageblockScanner() {
 }
 
 Result<std::shared_ptr<const ScanResult>> PageblockScanner::scan_once() {
-  auto r = scan_live(proc_root_, order_, threads_, iomem_fd_);
+  auto r = scan_live(proc_root_, order_, threads_, iomem_fd_, sys_root_);
   std::lock_guard<std::mutex> g(mu_);
   const uint64_t one = 1;
   if (event_fd_ >= 0) (void)!::write(event_fd_, &one, sizeof(one));

@@ -26,11 +26,12 @@ class PageblockScanner {
   // first scan begins at once.
   // `iomem_fd`: /proc/iomem opened while fragd had CAP_SYS_ADMIN (-1: open it
   // at each scan); the scanner owns and closes it. `proc_root`: where
-  // kpageflags, zoneinfo and iomem are (fragd's --path.procfs).
+  // kpageflags, zoneinfo and iomem are (fragd's --path.procfs). `sys_root`: where
+  // firmware/memmap is, read when /proc/iomem shows no address ("": not read).
   static Result<std::unique_ptr<PageblockScanner>> start(uint64_t interval_ns, unsigned threads,
                                                          unsigned pageblock_order, int iomem_fd = -1,
                                                          std::string proc_root = "/proc",
-                                                         uint64_t max_age_ns = 0);
+                                                         uint64_t max_age_ns = 0, std::string sys_root = "");
   ~PageblockScanner();
   PageblockScanner(const PageblockScanner&) = delete;
   PageblockScanner& operator=(const PageblockScanner&) = delete;
@@ -70,6 +71,7 @@ class PageblockScanner {
   const uint64_t interval_ns_, max_age_ns_;
   const unsigned threads_, order_;
   const std::string proc_root_;
+  std::string sys_root_;
   int iomem_fd_ = -1;
   int event_fd_ = -1;
   bool requested_ = false;

@@ -327,6 +327,29 @@ TEST(IomemRam, TopLevelSystemRamOnly) {
   EXPECT_NE(hidden.error().message.find("only root"), std::string::npos);
 }
 
+// The firmware's map (read where /proc/iomem shows zeros, as without CAP_SYS_ADMIN): the same
+// RAM ranges as iomem's top level, recorded on the same machine, but for the first page (iomem
+// lists it as Reserved), in address order whatever the directory order.
+TEST(FirmwareMemmapRam, SameRangesAsIomem) {
+  auto r = read_firmware_memmap_ram(kFixtures + "/one_node/sys");
+  ASSERT_TRUE(r) << r.error().message;
+  auto io = parse_iomem_ram(slurp(kFixtures + "/one_node/iomem"), "iomem");
+  ASSERT_TRUE(io) << io.error().message;
+  ASSERT_EQ(r->size(), io->size());
+  EXPECT_EQ((*r)[0].start_pfn, 0u);
+  for (size_t i = 0; i < r->size(); i++) {
+    if (i > 0) {
+      EXPECT_EQ((*r)[i].start_pfn, (*io)[i].start_pfn) << i;
+    }
+    EXPECT_EQ((*r)[i].end_pfn, (*io)[i].end_pfn) << i;
+  }
+
+  auto missing = read_firmware_memmap_ram(kFixtures + "/two_nodes/sys");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("two_nodes/sys/firmware/memmap"), std::string::npos) << missing.error().message;
+  EXPECT_NE(missing.error().message.find("CONFIG_FIRMWARE_MEMMAP"), std::string::npos) << missing.error().message;
+}
+
 TEST(ScanLive, MissingKpageflagsNamesThePathAndTheFix) {
   auto r = scan_live(kFixtures + "/one_node");
   ASSERT_FALSE(r);
