@@ -123,10 +123,25 @@ node, classifies pageblocks, and exports it all as Prometheus metrics. In
 act mode it compacts memory ahead of demand and keeps hugetlb pools filled.
 fragctl shows live histograms, status and a physical memory map (as a
 PNG when libcairo2 is installed).")
+# One source built once per Debian release (scripts/build-deb.sh, make deb) gives one package per
+# release, told apart by a suffix of the version: +deb12 on bookworm, +deb13 on trixie, as Debian
+# marks what it builds for one stable release (+debNuM). 0.1.0 < 0.1.0+deb12 < 0.1.0+deb13 <
+# 0.1.1: an upgrade from bookworm to trixie replaces the bookworm build, and the next release
+# supersedes both. Empty (the default): the plain project version, as a host `cpack` gives it;
+# and then `cpack -D CPACK_PACKAGE_VERSION=...` still sets the package's version.
+set(FRAGD_DEB_VERSION_SUFFIX "" CACHE STRING
+    "Appended to the .deb's version and file name (make deb: +deb12, +deb13); empty: the plain version")
+if(FRAGD_DEB_VERSION_SUFFIX)
+  if(NOT FRAGD_DEB_VERSION_SUFFIX MATCHES "^[+~][A-Za-z0-9.+~]+$")
+    message(FATAL_ERROR "FRAGD_DEB_VERSION_SUFFIX '${FRAGD_DEB_VERSION_SUFFIX}' is not a Debian version suffix "
+                        "(+ or ~, then letters, digits, '.', '+', '~'; e.g. +deb12)")
+  endif()
+  set(CPACK_DEBIAN_PACKAGE_VERSION "${PROJECT_VERSION}${FRAGD_DEB_VERSION_SUFFIX}")
+endif()
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # fragd_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # libbpf1, libelf1, libyaml-cpp0.7, ... from dpkg-shlibdeps
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # libbpf1, libyaml-cpp0.7 (0.8 on trixie), ... from dpkg-shlibdeps
 # fragctl opens libcairo only to draw `fragctl map --png` (fragctl/render/cairo_lib.h): a
 # recommendation, so that the container image (make image) carries no graphics stack.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS libcairo2)

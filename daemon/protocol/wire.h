@@ -74,9 +74,16 @@ const json* opt_member(const json& obj, const char* key, json::value_t kind, con
 
 // Members of answers where every field must be there (map): "<path>: missing
 // \"key\"", "<path>.<key>: not ...".
-const json& member(const json& obj, const char* key, const std::string& path);
-const json& object_member(const json& obj, const char* key, const std::string& path);
-const json& array_member(const json& obj, const char* key, const std::string& path);
+// The reference returned is into `obj`, never `path`: gnu::no_dangling (GCC 14) keeps
+// -Wdangling-reference from taking a temporary `path` ("answer") for what it refers to.
+#if __has_cpp_attribute(gnu::no_dangling)
+#define FRAGD_NO_DANGLING [[gnu::no_dangling]]
+#else
+#define FRAGD_NO_DANGLING
+#endif
+FRAGD_NO_DANGLING const json& member(const json& obj, const char* key, const std::string& path);
+FRAGD_NO_DANGLING const json& object_member(const json& obj, const char* key, const std::string& path);
+FRAGD_NO_DANGLING const json& array_member(const json& obj, const char* key, const std::string& path);
 std::string string_member(const json& obj, const char* key, const std::string& path);
 uint64_t as_u64(const json& j, const std::string& path);
 uint64_t u64_member(const json& obj, const char* key, const std::string& path);

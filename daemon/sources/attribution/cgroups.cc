@@ -23,7 +23,8 @@ void CgroupPaths::walk() {
   paths_.clear();
   if (root_.empty()) return;
   struct stat st {};
-  if (::stat(root_.c_str(), &st) == 0) paths_[st.st_ino] = "/";
+  // assign(1, '/'), not = "/": GCC 12 at -O2 warns of a memcpy overlap that cannot happen (PR105329).
+  if (::stat(root_.c_str(), &st) == 0) paths_[st.st_ino].assign(1, '/');
   std::error_code ec;
   fs::recursive_directory_iterator it(root_, fs::directory_options::skip_permission_denied, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
