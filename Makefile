@@ -5,7 +5,7 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CONFIG  ?= configs/fragd.yaml
 
-.PHONY: all build deps run test unit integration image bench bench-act clean fuzz sanitize tsan test-kernels test-kernels-cma
+.PHONY: all build deps run test unit integration image deb test-service bench bench-act clean fuzz sanitize tsan test-kernels test-kernels-cma
 
 all: build
 
@@ -37,6 +37,23 @@ integration: build
 image: deps
 	$(MAKE) build
 	bash scripts/build-image.sh $(BUILD) $(BUILD)/image
+
+# fragd's .deb for each supported Debian release, each built in a clean chroot of its own release
+# and lintian-clean by that release's lintian (scripts/build-deb.sh: mmdebstrap, the chroots cached
+# in /var/cache/fragd-build) into $(BUILD)/deb/<suite>/fragd_<version>+deb<N>_amd64.deb. Root.
+SUITES ?= bookworm trixie
+deb: deps
+	set -e; for suite in $(SUITES); do bash scripts/build-deb.sh $$suite $(BUILD)/deb/$$suite; done
+
+# fragd as a systemd service on each supported release (tests/service/run.sh): a Debian 12 and a
+# Debian 13 system, each booted with its own stock kernel and systemd as PID 1 under qemu, the
+# release's package (make deb) installed and upgraded by apt, then started, reloaded, killed,
+# acted with, removed and purged through systemctl and apt. RELEASES="bookworm" picks some. Root.
+RELEASES ?= bookworm trixie
+test-service: deps
+	$(MAKE) build
+	$(MAKE) deb SUITES="$(RELEASES)"
+	FRAGD_BUILD_DIR=$(BUILD) bash tests/service/run.sh $(RELEASES)
 
 # The kernel matrix (tests/kernels): Debian's 6.1, 6.12, 6.12-rt and a 2-node NUMA guest,
 # each booted under qemu with fragd and its guest suite; kernels cached in

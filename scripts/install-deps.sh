@@ -19,9 +19,15 @@ packages=(
   systemd      # systemd-analyze: the package test verifies and scores the unit
   lintian      # the package test: no error or warning in the .deb
   mmdebstrap buildah  # make image: the OCI image from Debian packages (scripts/build-image.sh)
+  # make deb (scripts/build-deb.sh): mmdebstrap (above) makes each release's build chroot, git
+  # lists the source files copied into it
+  git
   python3-prometheus-client  # the Prometheus text parser of the tests and benchmarks
   groff-base python3-yaml  # docs_test: man pages render without warnings, the DaemonSet parses
   python3-matplotlib  # dashboards/render.py draws docs/dashboard.png
+  # runtime_test: the image run by podman with the DaemonSet's security context; runc, not crun
+  # (crun 1.8 refuses hybrid cgroups); busybox-static probes the running container's mounts
+  podman runc busybox-static
   apache2-utils
 )
 
