@@ -5,6 +5,18 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CONFIG  ?= configs/fragd.yaml
 
+# ccache, once installed (scripts/install-deps.sh): the build, sanitizer, TSan and fuzz trees of any
+# clone share one cache (~/.cache/ccache): a file compiled before with the same flags, in any clone,
+# is not compiled again (CI rebuilds four trees from a fresh clone each run).
+# CMake reads the launchers from the environment; paths under the source dir are hashed relative
+# to it and the working directory not at all, so two clones at different paths share hits.
+ifneq ($(shell command -v ccache 2>/dev/null),)
+export CMAKE_C_COMPILER_LAUNCHER := ccache
+export CMAKE_CXX_COMPILER_LAUNCHER := ccache
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
+endif
+
 .PHONY: all build deps run test unit integration image deb test-service bench bench-act clean fuzz sanitize tsan test-kernels test-kernels-cma
 
 all: build

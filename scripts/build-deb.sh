@@ -15,7 +15,9 @@
 #    included, untracked files not), are copied into the chroot.
 # 3. configure, build, cpack: cmake with FRAGD_BUILD_TESTS=OFF (no tests, no test tools, no
 #    GoogleTest) and FRAGD_DEB_VERSION_SUFFIX=+debN (cmake/Install.cmake: 0.1.0+deb12 on
-#    bookworm, 0.1.0+deb13 on trixie), then `cpack -G DEB`: fragd_<version>_<arch>.deb.
+#    bookworm, 0.1.0+deb13 on trixie), then `cpack -G DEB`: fragd_<version>_<arch>.deb. The
+#    compilers run under ccache, whose cache, FRAGD_DEB_CACHE/ccache-SUITE, is moved into the
+#    chroot for the build and back out after: a rebuild compiles only what changed.
 # 4. lintian: that release's lintian on the .deb, as an unprivileged user; any error or warning
 #    fails the build (--fail-on error,warning); its output goes to OUT_DIR/lintian.txt.
 # The .deb is copied to OUT_DIR, with build.log (cmake, the compiler, cpack) and build-deb.txt
@@ -69,7 +71,7 @@ PACKAGES=(
   cmake pkg-config clang bpftool libbpf-dev libelf-dev zlib1g-dev
   prometheus-cpp-dev libcivetweb-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libsystemd-dev libcap-dev libcairo2-dev
-  dpkg-dev file lintian util-linux
+  dpkg-dev file lintian util-linux ccache
 )
 # The unprivileged user that builds and runs lintian (no passwd package in the buildd variant:
 # the entries are written directly). Manual pages, info, documentation (but the copyright files)
@@ -110,6 +112,9 @@ cleanup() {
   set +e
   stop_child
   rm -f "$CACHE/.$SUITE-$HASH.tar.tmp.$$"
+  if [ -n "$WORK" ] && [ -d "$WORK/root/build/.ccache" ] && [ ! -e "$CACHE/ccache-$SUITE" ]; then
+    mv "$WORK/root/build/.ccache" "$CACHE/ccache-$SUITE"
+  fi
   # Nothing is mounted under WORK in this mount namespace (/proc was in the command's own).
   if [ -n "$WORK" ] && [ -d "$WORK" ]; then
     if grep -q " $WORK/" /proc/self/mounts; then
@@ -161,7 +166,8 @@ in_chroot() {
   unshare --mount --pid --net --uts --ipc --fork --kill-child --mount-proc="$ROOT/proc" \
     chroot "$ROOT" /usr/bin/setpriv --reuid=builder --regid=builder --clear-groups \
     /usr/bin/env -i HOME=/build PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 TMPDIR=/tmp \
-    SOURCE_DATE_EPOCH="$EPOCH" "$@" &
+    SOURCE_DATE_EPOCH="$EPOCH" CCACHE_DIR=/build/.ccache CCACHE_BASEDIR=/build/src CCACHE_MAXSIZE=2G \
+    CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache "$@" &
   CHILD=$!
   local rc=0
   wait "$CHILD" || rc=$?
@@ -176,6 +182,11 @@ mkdir -p "$ROOT/build/src"
 git -C "$SRC" ls-files -z | while IFS= read -r -d '' f; do
   if [ -e "$SRC/$f" ] || [ -L "$SRC/$f" ]; then printf '%s\0' "$f"; fi
 done | tar -C "$SRC" --null -T - -cf - | tar -C "$ROOT/build/src" -xf -
+# The release's compiler cache (ccache, kept beside the chroot tarball) moves into the chroot for
+# the build and back out after, whatever the outcome: a rebuild compiles only what changed.
+CCACHE_HOST="$CACHE/ccache-$SUITE"
+mkdir -p "$CCACHE_HOST"
+mv "$CCACHE_HOST" "$ROOT/build/.ccache"
 chown -R 1000:1000 "$ROOT/build"
 # The package's files are dated no later than the last commit (CPack and gzip -n honour it).
 EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$SRC" log -1 --format=%ct)}

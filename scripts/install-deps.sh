@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config curl
+  ccache  # the Makefile's compiler launcher: a fresh clone does not compile again what an earlier one did
   clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
   libclang-rt-dev  # libFuzzer and clang's sanitizer runtimes: make fuzz
   prometheus-cpp-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
