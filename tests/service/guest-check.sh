@@ -240,7 +240,6 @@ check act_restarted "$([ "$(prop ActiveState)" = active ] && [ "$(prop NRestarts
 # Restart= and systemctl restart both fail at the policy check, ExecStopPost runs after each,
 # and the value stays as it was before fragd changed it.
 wait_for 120 changed; held=$?
-cp $ACT /tmp/act.good
 sed -i 's/^mode: act$/mode: sometimes/' $ACT
 kill -KILL "$(prop MainPID)"
 wait_for 30 restored
