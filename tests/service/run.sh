@@ -62,14 +62,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 mkdir -p "$CACHE" "$OUT"
 
-accel() {
-	# kvm_pvm (this project's own VMs) runs only kernels built for it: KVM only with kvm_intel or kvm_amd.
-	if [ -w /dev/kvm ] && grep -qsE '^(kvm_intel|kvm_amd) ' /proc/modules; then
-		echo "-accel kvm -cpu host"
-	else
-		echo "-accel tcg,thread=single -cpu max"
-	fi
-}
+. "$HERE/../kernels/accel.sh"
 
 # 1. Each release's root file system, one after the other (apt's downloads, the CPU of cpio).
 prepare_release() { # RELEASE
