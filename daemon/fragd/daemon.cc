@@ -111,6 +111,8 @@ void Daemon::tick() {
     scan.ok = scanner_->scans_ok();
     scan.failed = scanner_->scans_failed();
     scan.skipped = scanner_->scans_skipped();
+    scan.cost = scanner_->cost();
+    scan.now_boot_ns = now_ns(CLOCK_BOOTTIME);
     if (scan.ok > scans_ok_seen_) warn_cleared("scan failed", "pageblock scans work again");
     scans_ok_seen_ = scan.ok;
   }
@@ -387,7 +389,8 @@ nlohmann::json Daemon::reload(const std::string& why) {
   if (c->allocations != cfg_.allocations) restart.push_back("bpf.allocations");
   if (c->track_pollution != cfg_.track_pollution) restart.push_back("bpf.track_pollution");
   if (c->scan_pageblocks != cfg_.scan_pageblocks || c->scan_ns != cfg_.scan_ns ||
-      c->scan_max_age_ns != cfg_.scan_max_age_ns || c->scan_threads != cfg_.scan_threads)
+      c->scan_max_age_ns != cfg_.scan_max_age_ns || c->scan_threads != cfg_.scan_threads ||
+      c->scan_mode != cfg_.scan_mode || c->scan_budget_percent != cfg_.scan_budget_percent)
     restart.push_back("pageblocks");
   // Read each tick: effective at once.
   cfg_.adaptive_hold_ns = c->adaptive_hold_ns;

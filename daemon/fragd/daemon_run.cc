@@ -160,8 +160,16 @@ int Daemon::run() {
   tick();
   if (cfg_.scan_pageblocks) {
     const unsigned order = last_mem_ && last_mem_->pageblock_order ? last_mem_->pageblock_order : 9;
-    if (auto s = PageblockScanner::start(cfg_.scan_ns, cfg_.scan_threads, order, iomem_fd, cfg_.proc_root,
-                                         cfg_.scan_max_age_ns, cfg_.sys_root)) {
+    ScanSettings ss;
+    ss.interval_ns = cfg_.scan_ns;
+    ss.max_age_ns = cfg_.scan_max_age_ns;
+    ss.threads = cfg_.scan_threads;
+    ss.pageblock_order = order;
+    ss.sample = cfg_.scan_mode == "sample";
+    ss.budget = cfg_.scan_budget_percent / 100;
+    ss.proc_root = cfg_.proc_root;
+    ss.sys_root = cfg_.sys_root;
+    if (auto s = PageblockScanner::start(ss, iomem_fd)) {
       scanner_ = std::move(*s);
     } else {
       scan_off_ = s.error().message;

@@ -195,8 +195,10 @@ MapView map_reply(const ScanResult& r, const ScanClock& now) {
     m.hugepages_compaction = z.hugepages_compaction;
     m.hugepages_polluted = z.hugepages_polluted;
     m.compaction_cost_pages = z.compaction_cost_pages;
+    if (z.sample_blocks < z.blocks.size()) m.sample = MapZone::Sample{z.sample_blocks, z.compaction_ci, z.polluted_ci};
     v.zones.push_back(std::move(m));
   }
+  if (r.map_oldest_boot_ns) v.map_age_ns = now.boot_ns > r.map_oldest_boot_ns ? now.boot_ns - r.map_oldest_boot_ns : 0;
   return v;
 }
 
@@ -231,8 +233,14 @@ ScanSummary scan_summary(const ScanResult& r, const ScanClock& now) {
     zs.hugepages_compaction = z.hugepages_compaction;
     zs.hugepages_polluted = z.hugepages_polluted;
     zs.compaction_cost_pages = z.compaction_cost_pages;
+    zs.blocks = z.blocks.size();
+    zs.sample_blocks = z.sample_blocks;
+    zs.compaction_lower = z.compaction_ci.lo;
+    zs.compaction_upper = z.compaction_ci.hi;
     s.zones->push_back(std::move(zs));
   }
+  s.sampled = r.sampled;
+  if (r.map_oldest_boot_ns) s.map_age_ns = now.boot_ns > r.map_oldest_boot_ns ? now.boot_ns - r.map_oldest_boot_ns : 0;
   return s;
 }
 

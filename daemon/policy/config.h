@@ -43,7 +43,9 @@ struct Config {
   bool scan_pageblocks = true;               // classify pageblocks from /proc/kpageflags
   uint64_t scan_ns = 60'000'000'000;         // ... at most this often, when memory changed
   uint64_t scan_max_age_ns = 600'000'000'000;  // ... and at least this often
-  unsigned scan_threads = 1;                 // ... reading with this many threads
+  unsigned scan_threads = 1;                 // ... reading with this many threads (full scans)
+  std::string scan_mode = "sample";          // ... "sample" rounds within scan_budget_percent, or "full"
+  double scan_budget_percent = 0.1;          // ... a sample round's CPU time per interval, % of one core
   Policy policy;                             // policy.act mirrors mode == "act"
   std::string source;                        // file it came from, for messages
   // Not in the file: fragd's --path.procfs and --path.sysfs. Where fragd reads and writes

@@ -258,7 +258,19 @@ const std::vector<Key>& config_keys() {
       {.path = "pageblocks.max_age", .type = Duration, .table = kConfig, .lo = kSecond, .hi = 7 * kDay, .def = "10m",
        .field = FIELD(scan_max_age_ns), .doc = "at least this often, changed or not (at least `interval`)"},
       {.path = "pageblocks.threads", .type = Integer, .table = kConfig, .lo = 1, .hi = 64, .def = "1",
-       .field = FIELD(scan_threads), .doc = "threads reading kpageflags (1..64)"},
+       .field = FIELD(scan_threads), .doc = "threads reading kpageflags in a full scan (1..64)"},
+      {.path = "pageblocks.mode", .type = Choice, .table = kConfig, .choices = {"sample", "full"},
+       .refusal = "is not a scan mode; use 'sample' (each round reads a random sample of pageblocks within "
+                  "pageblocks.budget, whatever the memory size) or 'full' (each round reads every page frame)",
+       .def = "sample", .field = FIELD(scan_mode),
+       .doc = "`sample`: each round reads a random sample of each zone's pageblocks, as many as `budget` buys, "
+              "estimates the counts with 95% intervals and updates the map `fragctl map` draws, which converges "
+              "round by round; `full`: every round reads every page frame (about 27 ms of a core per GiB). "
+              "`fragctl map --max-age` asks for a full scan in both"},
+      {.path = "pageblocks.budget", .type = Number, .table = kConfig, .number_lo = 0.001, .number_hi = 100,
+       .def = "0.1", .unit = "% of one core", .field = FIELD(scan_budget_percent),
+       .doc = "sample rounds: the scanner thread's CPU time per `interval`, in percent of one core "
+              "(0.001..100); the blocks a round reads follow from what a block cost so far"},
 
       {.path = "compaction", .type = Section, .rule = backoff_covers_min_interval, .sorted_hint = true},
       {.path = "compaction.nodes", .type = NodeList, .table = kPolicy, .def = "all",

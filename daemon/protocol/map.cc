@@ -37,11 +37,14 @@ MapZone parse_zone(const json& z, const std::string& path, unsigned order) {
     malformed(strf("%s.classes: %zu blocks, but pfns %llu..%llu span %llu blocks", path.c_str(), classes.size(),
                    ull(m.start_pfn), ull(m.end_pfn), ull(nblocks)));
   m.classes.reserve(classes.size());
-  std::array<uint64_t, kBlockClasses> counted{};
+  const auto sample_it = z.find("sample");
+  const bool sampled = sample_it != z.end() && !sample_it->is_null();
+  std::array<uint64_t, kBlockClasses + 1> counted{};
   for (size_t i = 0; i < classes.size(); ++i) {
     BlockClass c;
-    if (!block_class_from_char(classes[i], c))
-      malformed(strf("%s.classes: character 0x%02x at block %zu is not a block class (one of . m x U H -)",
+    if (!block_class_from_char(classes[i], c) || (c == BlockClass::Unseen && !sampled))
+      malformed(strf("%s.classes: character 0x%02x at block %zu is not a block class (one of . m x U H -, and ? "
+                     "in a sampled zone)",
                      path.c_str(), static_cast<unsigned char>(classes[i]), i));
     m.classes.push_back(c);
     ++counted[static_cast<size_t>(c)];
@@ -62,8 +65,8 @@ MapZone parse_zone(const json& z, const std::string& path, unsigned order) {
   const json& counts = object_member(z, "counts", path);
   for (size_t c = 0; c < kBlockClasses; ++c) {
     const char* name = block_class_name(static_cast<BlockClass>(c));
-    m.counts[c] = u64_member(counts, name, path + ".counts");
-    if (m.counts[c] != counted[c])
+    m.counts[c] = sampled ? bounded_member(counts, name, path + ".counts", nblocks) : u64_member(counts, name, path + ".counts");
+    if (!sampled && m.counts[c] != counted[c])
       malformed(strf("%s.counts.%s: %llu, but \"classes\" has %llu %s blocks", path.c_str(), name,
                      ull(m.counts[c]), ull(counted[c]), name));
   }
@@ -74,6 +77,25 @@ MapZone parse_zone(const json& z, const std::string& path, unsigned order) {
   m.hugepages_compaction = bounded_member(huge, "compaction", path + ".hugepages", nblocks);
   m.hugepages_polluted = bounded_member(huge, "polluted", path + ".hugepages", nblocks);
   m.compaction_cost_pages = bounded_member(z, "compaction_cost_pages", path, m.end_pfn - m.start_pfn);
+  if (sampled) {
+    const std::string sp = path + ".sample";
+    if (!sample_it->is_object()) malformed(sp + ": not an object or null");
+    MapZone::Sample s;
+    s.blocks = bounded_member(*sample_it, "blocks", sp, nblocks);
+    auto interval = [&](const char* key, uint64_t value) {
+      const json& a = array_member(*sample_it, key, sp);
+      const std::string ip = sp + "." + key;
+      if (a.size() != 2) malformed(ip + ": not [lower, upper]");
+      Bounds b{as_u64(a[0], ip + "[0]"), as_u64(a[1], ip + "[1]")};
+      if (b.lo > value || value > b.hi || b.hi > nblocks)
+        malformed(strf("%s: [%llu, %llu] does not hold the estimate %llu within the %llu blocks", ip.c_str(),
+                       ull(b.lo), ull(b.hi), ull(value), ull(nblocks)));
+      return b;
+    };
+    s.compaction = interval("compaction", m.hugepages_compaction);
+    s.polluted = interval("polluted", m.hugepages_polluted);
+    m.sample = s;
+  }
   return m;
 }
 
@@ -137,6 +159,7 @@ MapView parse_body(const json& a) {
     v.age_ns = u64_member(scan, "age_ns", "scan");
     v.duration_ns = u64_member(scan, "duration_ns", "scan");
     v.pages_read = u64_member(scan, "pages_read", "scan");
+    if (auto it = scan.find("map_age_ns"); it != scan.end() && !it->is_null()) v.map_age_ns = as_u64(*it, "scan.map_age_ns");
     v.pageblock_order = static_cast<unsigned>(bounded_member(scan, "pageblock_order", "scan", kMaxMapPageblockOrder));
     const json& zones = array_member(scan, "zones", "scan");
     for (size_t i = 0; i < zones.size(); ++i)
@@ -156,7 +179,7 @@ json zone_json(const MapZone& z) {
   for (BlockClass c : z.classes) classes += block_class_char(c);
   json counts;
   for (size_t c = 0; c < kBlockClasses; c++) counts[block_class_name(static_cast<BlockClass>(c))] = z.counts[c];
-  return {{"node", z.node},
+  json j = {{"node", z.node},
           {"zone", z.zone},
           {"start_pfn", z.start_pfn},
           {"end_pfn", z.end_pfn},
@@ -168,6 +191,11 @@ json zone_json(const MapZone& z) {
           {"hugepages",
            {{"free", z.hugepages_free}, {"compaction", z.hugepages_compaction}, {"polluted", z.hugepages_polluted}}},
           {"compaction_cost_pages", z.compaction_cost_pages}};
+  if (z.sample)
+    j["sample"] = {{"blocks", z.sample->blocks},
+                   {"compaction", {z.sample->compaction.lo, z.sample->compaction.hi}},
+                   {"polluted", {z.sample->polluted.lo, z.sample->polluted.hi}}};
+  return j;
 }
 
 }  // namespace
@@ -215,6 +243,7 @@ void to_json(json& j, const MapView& v) {
                {"pageblock_order", v.pageblock_order},
                {"pages_read", v.pages_read},
                {"zones", std::move(zones)}};
+  if (v.map_age_ns) j["scan"]["map_age_ns"] = *v.map_age_ns;
 }
 
 void from_json(const json& j, MapView& v) { v = parse_body(j); }

@@ -35,6 +35,15 @@ struct MapZone {
   uint64_t free_pages = 0;
   uint64_t hugepages_free = 0, hugepages_compaction = 0, hugepages_polluted = 0;
   uint64_t compaction_cost_pages = 0;  // pages compaction migrates for hugepages_compaction
+  // Set when the zone's estimates come from a sample of its blocks ("sample": absent when the
+  // zone was read whole, and then the counts are the classes counted): the blocks read, and
+  // the 95% intervals of hugepages.compaction and hugepages.polluted. Blocks the map has not
+  // read yet are Unseen ('?').
+  struct Sample {
+    uint64_t blocks = 0;
+    Bounds compaction, polluted;
+  };
+  std::optional<Sample> sample;
   uint64_t blocks() const { return classes.size(); }
 };
 
@@ -69,6 +78,8 @@ struct MapView {
   bool scanned = false;    // false: "scan" was null
   std::string scan_error;  // why there is no scan (when !scanned)
   uint64_t time_ns = 0, age_ns = 0, duration_ns = 0, pages_read = 0;
+  // Age of the map's least recently read block; absent while some block was never read.
+  std::optional<uint64_t> map_age_ns;
   unsigned pageblock_order = 9;
   std::vector<MapZone> zones;
   std::optional<PollutionInfo> pollution;  // nullopt: pollution programs not attached
@@ -77,9 +88,11 @@ struct MapView {
 
 // from_json checks every field's presence, type and range: node 0..65535, a
 // non-empty zone name, start_pfn < end_pfn, first_block = start_pfn >> order,
-// one class per block overlapping the zone (only the six class characters),
-// "used" as long as "classes" with each value at most the block's pages,
-// "counts" equal to the classes counted, hugepages at most the blocks. The
+// one class per block overlapping the zone (the six class characters, and '?'
+// in a zone with "sample"), "used" as long as "classes" with each value at most
+// the block's pages, "counts" equal to the classes counted (at most the blocks
+// in a sampled zone), hugepages at most the blocks, a sample's intervals
+// around their estimates. The
 // error names the field ("scan.zones[1].used[17]").
 void to_json(nlohmann::json& j, const MapView& v);
 void from_json(const nlohmann::json& j, MapView& v);

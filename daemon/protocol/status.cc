@@ -92,8 +92,16 @@ ScanSummary read_scan(const json& s) {
       zs.hugepages_polluted = opt_u64(*h, "polluted", "hugepages");
     }
     zs.compaction_cost_pages = opt_u64(z, "compaction_cost_pages", "scan.zones");
+    zs.blocks = opt_u64(z, "blocks", "scan.zones");
+    zs.sample_blocks = opt_u64(z, "sample_blocks", "scan.zones");
+    if (const json* h = opt_member(z, "hugepages", json::value_t::object, "scan.zones")) {
+      zs.compaction_lower = opt_u64(*h, "compaction_lower", "hugepages");
+      zs.compaction_upper = opt_u64(*h, "compaction_upper", "hugepages");
+    }
     return zs;
   });
+  r.sampled = opt_bool(s, "sampled", "scan");
+  r.map_age_ns = opt_u64(s, "map_age_ns", "scan");
   return r;
 }
 
@@ -147,10 +155,16 @@ json scan_json(const ScanSummary& s) {
       put(h, "free", z.hugepages_free);
       put(h, "compaction", z.hugepages_compaction);
       put(h, "polluted", z.hugepages_polluted);
+      put(h, "compaction_lower", z.compaction_lower);
+      put(h, "compaction_upper", z.compaction_upper);
       if (!h.empty()) e["hugepages"] = std::move(h);
       put(e, "compaction_cost_pages", z.compaction_cost_pages);
+      put(e, "blocks", z.blocks);
+      put(e, "sample_blocks", z.sample_blocks);
       return e;
     });
+  put(j, "sampled", s.sampled);
+  put(j, "map_age_ns", s.map_age_ns);
   return j;
 }
 

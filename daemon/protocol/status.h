@@ -90,9 +90,15 @@ struct ScanZoneSummary {
   std::optional<std::map<std::string, uint64_t>> counts;  // block class -> blocks
   std::optional<uint64_t> hugepages_free, hugepages_compaction, hugepages_polluted;
   std::optional<uint64_t> compaction_cost_pages;
+  // The zone's blocks and how many the estimates come from (fewer: a sample), and the 95%
+  // interval of hugepages_compaction.
+  std::optional<uint64_t> blocks, sample_blocks;
+  std::optional<uint64_t> compaction_lower, compaction_upper;
 };
 struct ScanSummary {
   std::optional<uint64_t> age_ns, duration_ns;
+  std::optional<bool> sampled;        // the estimates come from a sample of pageblocks
+  std::optional<uint64_t> map_age_ns;  // the map's least recently read block (absent: not whole yet)
   std::optional<std::vector<ScanZoneSummary>> zones;
 };
 

@@ -349,6 +349,7 @@ uint32_t map_class_rgb(BlockClass c) {
     case BlockClass::Unmovable: return 0xc9252c;  // red
     case BlockClass::Huge: return 0x8a56b0;       // purple: a huge page in use
     case BlockClass::Offline: return 0x4a4a4a;    // dark grey: hole
+    case BlockClass::Unseen: return 0xdcdcdc;     // light grey: not read yet
   }
   return 0;
 }

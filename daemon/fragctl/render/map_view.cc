@@ -115,17 +115,28 @@ std::string format_map_text(const MapView& v, const MapTextOptions& opt) {
                          format_realtime(v.time_ns, opt.utc_times).c_str(), format_duration(v.age_ns, DurationStyle::Age).c_str(),
                          format_duration(static_cast<double>(v.duration_ns)).c_str(), ull(v.pages_read),
                          block_size.c_str(), order);
+  bool sampled = false, unseen = false;
+  for (const auto& z : v.zones) sampled = sampled || z.sample.has_value();
+  if (sampled)
+    out += "estimates from a random sample of each zone's blocks, with 95% intervals; the map shows each block's "
+           "last class (" + (v.map_age_ns ? "the oldest read " + format_duration(*v.map_age_ns, DurationStyle::Age) + " ago"
+                                           : std::string("'?': not read yet")) + ")\n";
   for (const auto& z : v.zones) {
-    out += strf("\nnode %d %s: pfn 0x%llx-0x%llx (%s), %llu blocks:", z.node, printable(z.zone).c_str(),
+    out += strf("\nnode %d %s: pfn 0x%llx-0x%llx (%s), %llu blocks", z.node, printable(z.zone).c_str(),
                 ull(z.start_pfn), ull(z.end_pfn), format_size_kib((z.end_pfn - z.start_pfn) * page_kib).c_str(),
                 ull(z.blocks()));
+    out += z.sample ? strf(" (%llu sampled, estimated):", ull(z.sample->blocks)) : std::string(":");
     for (size_t c = 0; c < kBlockClasses; ++c)
       out += strf(" %llu %s%s", ull(z.counts[c]), block_class_name(static_cast<BlockClass>(c)),
                   c + 1 < kBlockClasses ? "," : "");
-    out += strf("\n  hugepages of %s: %llu free, +%llu by compaction (migrating %llu pages, %s), %llu polluted; "
+    auto ci = [&](const Bounds& b) { return z.sample ? strf(" (95%%: %llu-%llu)", ull(b.lo), ull(b.hi)) : std::string(); };
+    out += strf("\n  hugepages of %s: %llu free, +%llu%s by compaction (migrating %llu pages, %s), %llu%s polluted; "
                 "%llu pages free\n",
-                block_size.c_str(), ull(z.hugepages_free), ull(z.hugepages_compaction), ull(z.compaction_cost_pages),
-                mib(z.compaction_cost_pages).c_str(), ull(z.hugepages_polluted), ull(z.free_pages));
+                block_size.c_str(), ull(z.hugepages_free), ull(z.hugepages_compaction),
+                z.sample ? ci(z.sample->compaction).c_str() : "", ull(z.compaction_cost_pages),
+                mib(z.compaction_cost_pages).c_str(), ull(z.hugepages_polluted),
+                z.sample ? ci(z.sample->polluted).c_str() : "", ull(z.free_pages));
+    for (BlockClass c : z.classes) unseen = unseen || c == BlockClass::Unseen;
     if (!opt.rows) continue;
     const uint64_t first_row = z.first_block / row * row;
     const uint64_t end_block = z.first_block + z.blocks();
@@ -146,6 +157,7 @@ std::string format_map_text(const MapView& v, const MapTextOptions& opt) {
     out += "\nlegend:";
     for (size_t c = 0; c < kBlockClasses; ++c)
       out += strf(" %c %s ", block_class_char(static_cast<BlockClass>(c)), block_class_name(static_cast<BlockClass>(c)));
+    if (unseen) out += strf(" %c not read yet ", block_class_char(BlockClass::Unseen));
     out += strf("(one character = %s, one row = %s; '>' starts a row at a 1 GiB boundary)\n", block_size.c_str(),
                 format_size_kib(row * block_pages * page_kib).c_str());
   }

@@ -107,6 +107,7 @@ void format_mobility(const StatusReply& a, uint64_t page_kib, std::string& out) 
     const ScanSummary& scan = *a.scan;
     out += "\npageblocks (scan " + (scan.age_ns ? format_duration(*scan.age_ns, DurationStyle::Age) : std::string("-")) +
            " ago, took " + (scan.duration_ns ? format_duration(static_cast<double>(*scan.duration_ns)) : std::string("-")) +
+           (scan.sampled.value_or(false) ? "; estimated from a sample of blocks, 95% intervals in brackets" : "") +
            "; fragctl map shows them):\n";
     out += strf("  %-4s %-8s %7s %7s %7s %9s %5s %7s  %s\n", "node", "zone", "free", "movable", "hybrid",
                 "unmovable", "huge", "offline", "huge pages: free / +compaction (pages to migrate) / polluted");
@@ -118,10 +119,15 @@ void format_mobility(const StatusReply& a, uint64_t page_kib, std::string& out) 
           return it == z.counts->end() ? std::string("-") : std::to_string(it->second);
         };
         const auto& cost = z.compaction_cost_pages;
+        std::string comp = u64_or_dash(z.hugepages_compaction);
+        if (z.blocks && z.sample_blocks && *z.sample_blocks < *z.blocks && z.compaction_lower && z.compaction_upper)
+          comp += strf(" [%llu-%llu, %llu of %llu blocks read]", static_cast<unsigned long long>(*z.compaction_lower),
+                       static_cast<unsigned long long>(*z.compaction_upper),
+                       static_cast<unsigned long long>(*z.sample_blocks), static_cast<unsigned long long>(*z.blocks));
         out += strf("  %-4s %-8s %7s %7s %7s %9s %5s %7s  %s / +%s (%s, %s) / %s\n", u64_or_dash(z.node).c_str(),
                     printable(z.zone.value_or("?")).c_str(), cnt("free").c_str(), cnt("movable").c_str(),
                     cnt("hybrid").c_str(), cnt("unmovable").c_str(), cnt("huge").c_str(), cnt("offline").c_str(),
-                    u64_or_dash(z.hugepages_free).c_str(), u64_or_dash(z.hugepages_compaction).c_str(),
+                    u64_or_dash(z.hugepages_free).c_str(), comp.c_str(),
                     u64_or_dash(cost).c_str(), cost ? format_size_kib(*cost * page_kib).c_str() : "-",
                     u64_or_dash(z.hugepages_polluted).c_str());
       }

@@ -10,6 +10,7 @@
 
 #include "base/family.h"
 #include "sources/pageblocks/pageblock.h"
+#include "sources/pageblocks/scanner.h"
 
 namespace fragd {
 
@@ -18,6 +19,8 @@ struct ScanStats {
   std::shared_ptr<const ScanResult> scan;  // latest; null before the first scan ends
   uint64_t ok = 0, failed = 0;
   uint64_t skipped = 0;  // interval checks that found memory unchanged and did not scan
+  ScanCost cost;
+  uint64_t now_boot_ns = 0;  // CLOCK_BOOTTIME at the tick (the map's age)
 };
 
 void scan_metrics(const ScanStats& scan, Families& out);

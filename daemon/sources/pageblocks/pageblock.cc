@@ -21,8 +21,9 @@
 namespace fragd {
 namespace {
 
-constexpr const char* kClassNames[kBlockClasses] = {"free", "movable", "hybrid", "unmovable", "huge", "offline"};
-constexpr char kClassChars[kBlockClasses] = {'.', 'm', 'x', 'U', 'H', '-'};
+constexpr const char* kClassNames[kBlockClasses + 1] = {"free", "movable", "hybrid", "unmovable",
+                                                        "huge", "offline", "unseen"};
+constexpr char kClassChars[kBlockClasses + 1] = {'.', 'm', 'x', 'U', 'H', '-', '?'};
 
 
 // One page's kind from its flags (holes already marked with KPF_NOPAGE).
@@ -46,16 +47,16 @@ PageKind page_kind(uint64_t f, PageKind& carry) {
 
 const char* block_class_name(BlockClass c) {
   const auto i = static_cast<size_t>(c);
-  return i < kBlockClasses ? kClassNames[i] : "unknown";
+  return i <= kBlockClasses ? kClassNames[i] : "unknown";
 }
 
 char block_class_char(BlockClass c) {
   const auto i = static_cast<size_t>(c);
-  return i < kBlockClasses ? kClassChars[i] : '?';
+  return i <= kBlockClasses ? kClassChars[i] : '?';
 }
 
 bool block_class_from_char(char ch, BlockClass& out) {
-  for (size_t i = 0; i < kBlockClasses; i++)
+  for (size_t i = 0; i <= kBlockClasses; i++)
     if (kClassChars[i] == ch) {
       out = static_cast<BlockClass>(i);
       return true;
@@ -112,6 +113,7 @@ void estimate_zone(ZoneScan& z, unsigned pageblock_order) {
   z.counts.fill(0);
   z.movable_sorted.clear();
   for (const auto& b : z.blocks) {
+    if (b.cls == BlockClass::Unseen) continue;
     z.counts[static_cast<size_t>(b.cls)]++;
     if (b.cls == BlockClass::Movable) z.movable_sorted.push_back(b.movable);
   }
@@ -129,6 +131,22 @@ void estimate_zone(ZoneScan& z, unsigned pageblock_order) {
   const uint64_t room = capacity > z.hugepages_free ? capacity - z.hugepages_free : 0;
   z.hugepages_compaction = std::min<uint64_t>(z.movable_sorted.size(), room);
   z.compaction_cost_pages = z.cost_for(z.hugepages_compaction);
+  // Every block was read: the estimates are exact.
+  z.sample_blocks = z.blocks.size();
+  for (size_t c = 0; c < kBlockClasses; c++) z.counts_ci[c] = {z.counts[c], z.counts[c]};
+  z.compaction_ci = {z.hugepages_compaction, z.hugepages_compaction};
+  z.polluted_ci = {z.hugepages_polluted, z.hugepages_polluted};
+  estimate_from_map(z, pageblock_order);
+}
+
+void estimate_from_map(ZoneScan& z, unsigned pageblock_order) {
+  const uint64_t bp = uint64_t{1} << pageblock_order;
+  // The free pages compaction and migration can use (as estimate_zone counts them).
+  uint64_t usable = 0;
+  for (const auto& b : z.blocks)
+    if (b.cls == BlockClass::Free || b.cls == BlockClass::Movable || b.cls == BlockClass::Hybrid)
+      usable += bp - std::min<uint64_t>(b.used, bp);
+  usable = std::min(usable, z.free_pages);
 
   // The longest run of free blocks.
   uint64_t run = 0, best = 0;
@@ -293,41 +311,36 @@ Result<ScanResult> scan_pageblocks(const std::vector<ZoneSpan>& spans, const std
       r.warnings.push_back("zone " + std::to_string(z.node) + "/" + z.zone + ": page flags end at pfn " +
                            std::to_string(short_at[i]) + ", before the zone's end " + std::to_string(z.end_pfn) +
                            " (memory removed while scanning?); the rest is reported offline");
+    z.seen_boot_ns.assign(z.blocks.size(), r.boot_time_ns);
     estimate_zone(z, pageblock_order);
   }
+  r.map_oldest_boot_ns = r.boot_time_ns;
   r.duration_ns = now_ns(CLOCK_MONOTONIC) - t0;
   return r;
 }
 
-Result<ScanResult> scan_live(const std::string& proc_root, unsigned pageblock_order, unsigned threads,
-                             int iomem_fd, const std::string& sys_root) {
-  const std::string kpf_path = proc_root + "/kpageflags";
-  const int fd = ::open(kpf_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int e = errno;
-    std::string fix = e == EACCES || e == EPERM
-                          ? "it is root's alone (mode 0400): run fragd as root"
-                          : e == ENOENT ? "the kernel lacks CONFIG_PROC_PAGE_MONITOR"
-                                        : "check the kernel's procfs";
-    return make_error("cannot open " + kpf_path + ": " + std::strerror(e) + "; " + fix +
-                          " (the pageblock scan is off, everything else works)",
-                      e);
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+Result<LiveLayout> read_live_layout(const std::string& proc_root, int iomem_fd, const std::string& sys_root,
+                                    bool with_free) {
+  LiveLayout l;
   auto zi = read_text_file(proc_root + "/zoneinfo");
   if (!zi) return zi.error();
   auto spans = parse_zone_spans(*zi, proc_root + "/zoneinfo");
   if (!spans) return spans.error();
-  std::vector<PfnRange> ram;
-  std::vector<std::string> warnings;
+  l.spans = std::move(*spans);
+  if (with_free) {
+    // Free pages (zoneinfo) and free blocks by order (buddyinfo), as the kernel counts them.
+    auto bi = read_text_file(proc_root + "/buddyinfo");
+    if (!bi) return bi.error();
+    auto zones = parse_buddyinfo(*bi, proc_root + "/buddyinfo");
+    if (!zones) return zones.error();
+    if (auto r = parse_zoneinfo(*zi, proc_root + "/zoneinfo", *zones); !r) return r.error();
+    l.free = std::move(*zones);
+  }
   // /proc/iomem shows its addresses only through an fd opened with CAP_SYS_ADMIN; without it
   // (the shipped unit does not grant it) the firmware's map under sysfs gives the same ranges.
   std::string iomem_error;
   if (auto io = iomem_fd >= 0 ? read_text_fd(iomem_fd, proc_root + "/iomem") : read_text_file(proc_root + "/iomem")) {
-    if (auto r = parse_iomem_ram(*io, proc_root + "/iomem")) ram = std::move(*r);
+    if (auto r = parse_iomem_ram(*io, proc_root + "/iomem")) l.ram = std::move(*r);
     else iomem_error = r.error().message;
   } else {
     iomem_error = io.error().message;
@@ -335,11 +348,29 @@ Result<ScanResult> scan_live(const std::string& proc_root, unsigned pageblock_or
   if (!iomem_error.empty()) {
     auto fw = sys_root.empty() ? Result<std::vector<PfnRange>>(make_error("no sysfs to read", ENOENT))
                                : read_firmware_memmap_ram(sys_root);
-    if (fw) ram = std::move(*fw);
-    else warnings.push_back(iomem_error + "; " + fw.error().message +
-                            "; holes inside zones are classified by their flags");
+    if (fw) l.ram = std::move(*fw);
+    else l.warnings.push_back(iomem_error + "; " + fw.error().message +
+                              "; holes inside zones are classified by their flags");
   }
-  FlagReader reader = [&](uint64_t pfn, uint64_t* out, size_t n) -> Result<size_t> {
+  return l;
+}
+
+Result<int> open_kpageflags(const std::string& proc_root) {
+  const std::string kpf_path = proc_root + "/kpageflags";
+  const int fd = ::open(kpf_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) return fd;
+  const int e = errno;
+  std::string fix = e == EACCES || e == EPERM
+                        ? "it is root's alone (mode 0400): run fragd as root"
+                        : e == ENOENT ? "the kernel lacks CONFIG_PROC_PAGE_MONITOR"
+                                      : "check the kernel's procfs";
+  return make_error("cannot open " + kpf_path + ": " + std::strerror(e) + "; " + fix +
+                        " (the pageblock scan is off, everything else works)",
+                    e);
+}
+
+FlagReader fd_flag_reader(int fd, std::string path) {
+  return [fd, path = std::move(path)](uint64_t pfn, uint64_t* out, size_t n) -> Result<size_t> {
     size_t done = 0;
     while (done < n) {
       const ssize_t got = ::pread(fd, reinterpret_cast<char*>(out + done), (n - done) * sizeof(uint64_t),
@@ -347,8 +378,7 @@ Result<ScanResult> scan_live(const std::string& proc_root, unsigned pageblock_or
       if (got < 0) {
         if (errno == EINTR) continue;
         if (errno == EINVAL && done == 0) return size_t{0};  // past the last pfn
-        return make_error("reading " + kpf_path + " at pfn " + std::to_string(pfn + done) + ": " +
-                              std::strerror(errno),
+        return make_error("reading " + path + " at pfn " + std::to_string(pfn + done) + ": " + std::strerror(errno),
                           errno);
       }
       if (got == 0) break;
@@ -357,8 +387,21 @@ Result<ScanResult> scan_live(const std::string& proc_root, unsigned pageblock_or
     }
     return done;
   };
-  auto r = scan_pageblocks(*spans, ram, pageblock_order, reader, 64, threads);
-  if (r) r->warnings.insert(r->warnings.begin(), warnings.begin(), warnings.end());
+}
+
+Result<ScanResult> scan_live(const std::string& proc_root, unsigned pageblock_order, unsigned threads,
+                             int iomem_fd, const std::string& sys_root) {
+  auto fd = open_kpageflags(proc_root);
+  if (!fd) return fd.error();
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{*fd};
+  auto layout = read_live_layout(proc_root, iomem_fd, sys_root, false);
+  if (!layout) return layout.error();
+  auto r = scan_pageblocks(layout->spans, layout->ram, pageblock_order, fd_flag_reader(*fd, proc_root + "/kpageflags"),
+                           64, threads);
+  if (r) r->warnings.insert(r->warnings.begin(), layout->warnings.begin(), layout->warnings.end());
   return r;
 }
 

@@ -40,16 +40,18 @@
 
 #include "base/result.h"
 #include "kernel/memmap.h"
+#include "kernel/procfs.h"
 
 namespace fragd {
 
-enum class BlockClass : uint8_t { Free = 0, Movable, Hybrid, Unmovable, Huge, Offline };
+enum class BlockClass : uint8_t { Free = 0, Movable, Hybrid, Unmovable, Huge, Offline, Unseen };
+// The classes a block can be found in; Unseen (a block of the map no scan has read yet) is not one.
 inline constexpr size_t kBlockClasses = 6;
 
-// "free", "movable", "hybrid", "unmovable", "huge", "offline": the `class` label.
+// "free", "movable", "hybrid", "unmovable", "huge", "offline": the `class` label ("unseen").
 const char* block_class_name(BlockClass c);
 // One character per class for text maps: '.' free, 'm' movable, 'x' hybrid,
-// 'U' unmovable, 'H' huge, '-' offline.
+// 'U' unmovable, 'H' huge, '-' offline ('?' unseen).
 char block_class_char(BlockClass c);
 // The reverse of block_class_char; false for any other character.
 bool block_class_from_char(char ch, BlockClass& out);
@@ -67,16 +69,32 @@ inline constexpr uint64_t bit(int b) { return uint64_t{1} << b; }
 
 // One pageblock's summary.
 struct BlockInfo {
-  BlockClass cls = BlockClass::Offline;
+  BlockClass cls = BlockClass::Unseen;
   uint16_t used = 0;       // pages not free (movable + unmovable + untyped + huge)
   uint16_t movable = 0;    // movable pages: what compaction migrates to free the block
   uint16_t unmovable = 0;  // typed unmovable pages
 };
 
+// A 95% interval of an estimate (lo == hi == the value when every block was read).
+struct Bounds {
+  uint64_t lo = 0, hi = 0;
+};
+
 // The zone's span (node, zone, start_pfn, end_pfn, reserve_pages), and what the scan found in it.
+// A full scan reads every block; a sampled round (sources/pageblocks/sample.h) reads a random
+// sample of them, keeps each block's last class in `blocks` (the map, converging round by
+// round) and estimates the counts below from the round's sample, with their intervals.
 struct ZoneScan : ZoneSpan {
   uint64_t first_block = 0;          // block number (pfn >> order) of blocks[0]
   std::vector<BlockInfo> blocks;     // every block overlapping [start_pfn, end_pfn)
+  // CLOCK_BOOTTIME when each block was last read (0: never; its class is Unseen).
+  std::vector<uint64_t> seen_boot_ns;
+  // Blocks the estimates below come from: blocks.size() when the zone was read whole (the
+  // estimates are then exact and every interval is empty), fewer for a sample.
+  uint64_t sample_blocks = 0;
+  // 95% intervals of counts[], hugepages_compaction and hugepages_polluted.
+  std::array<Bounds, kBlockClasses> counts_ci{};
+  Bounds compaction_ci, polluted_ci;
   std::array<uint64_t, kBlockClasses> counts{};  // blocks per class
   uint64_t free_pages = 0;           // pages seen free (KPF_BUDDY)
   // Huge pages (one per block): free now; further ones a full compaction
@@ -104,6 +122,11 @@ inline constexpr unsigned kGiganticOrder = 18;
 
 struct ScanResult {
   unsigned pageblock_order = 9;
+  // The estimates come from a sample (some zone's sample_blocks < its blocks).
+  bool sampled = false;
+  // CLOCK_BOOTTIME when the map's least recently read block was read; 0 while some block of
+  // the map was never read (the 1 GiB estimates and the longest free run wait for a whole map).
+  uint64_t map_oldest_boot_ns = 0;
   uint64_t wall_time_ns = 0;   // CLOCK_REALTIME when the scan began
   uint64_t boot_time_ns = 0;   // CLOCK_BOOTTIME when the scan began (the BPF records' clock)
   uint64_t duration_ns = 0;
@@ -136,7 +159,13 @@ using FlagReader = std::function<Result<size_t>(uint64_t pfn, uint64_t* out, siz
 // (usable free pages - reserve_pages) / block_pages - hugepages_free), where
 // usable free pages are those of free, movable and hybrid blocks (compaction
 // takes no migration target from an unmovable block).
+// Every block read: also sets the intervals (empty) and what estimate_from_map sets.
 void estimate_zone(ZoneScan& z, unsigned pageblock_order);
+
+// What needs the whole map rather than a sample: the longest run of free blocks and the 1 GiB
+// estimates (gigantic_*), from each block's last class. Unseen blocks count as neither free
+// nor movable, so while some are left these are lower bounds.
+void estimate_from_map(ZoneScan& z, unsigned pageblock_order);
 
 // Classifies one block from the flag words of its `n` pages (n < block_pages
 // at a zone edge: the missing pages count as holes). `carry` is the kind of
@@ -152,6 +181,22 @@ BlockInfo classify_block(const uint64_t* flags, size_t n, size_t block_pages, Pa
 Result<ScanResult> scan_pageblocks(const std::vector<ZoneSpan>& spans, const std::vector<PfnRange>& ram,
                                    unsigned pageblock_order, const FlagReader& read,
                                    size_t chunk_blocks = 64, unsigned threads = 1);
+
+// Where memory is, read live under proc_root: the zones' spans (/proc/zoneinfo), the RAM
+// ranges (/proc/iomem through `iomem_fd` when >= 0, else opened; /sys/firmware/memmap under
+// sys_root when it shows no address: a warning when neither does) and, with `with_free`, each
+// zone's free pages and free blocks by order (/proc/zoneinfo, /proc/buddyinfo).
+struct LiveLayout {
+  std::vector<ZoneSpan> spans;
+  std::vector<PfnRange> ram;
+  std::vector<ZoneFree> free;
+  std::vector<std::string> warnings;
+};
+Result<LiveLayout> read_live_layout(const std::string& proc_root, int iomem_fd, const std::string& sys_root,
+                                    bool with_free);
+// proc_root/kpageflags opened (Error naming the path and the fix), and a reader of it.
+Result<int> open_kpageflags(const std::string& proc_root);
+FlagReader fd_flag_reader(int fd, std::string path);
 
 // The live scan: /proc/zoneinfo, /proc/iomem, /proc/kpageflags under
 // proc_root. Error when kpageflags cannot be opened (names the path and the

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Runs the pageblock scan (sources/pageblocks/pageblock.h) on its own thread, at a lower CPU
-// priority, and keeps the latest result for the collector and `fragctl map`.
-// A scan reads 8 bytes of /proc/kpageflags per page frame (about 0.1 us of
-// kernel time each), so it runs only when it can tell something new: at most
-// every `interval` while the collector reports that memory changed
-// (mark_changed), at least every `max_age`, and at once when asked (request).
+// Runs the pageblock scan (sources/pageblocks/pageblock.h) on its own thread ("fragd-scan"), at
+// a lower CPU priority, and keeps the latest picture for the collector and `fragctl map`.
+// Reading /proc/kpageflags costs about 0.1 us of kernel time per page frame, so the thread
+// reads only when it can tell something new: at most every `interval` while the collector
+// reports that memory changed (mark_changed), at least every `max_age`, and at once when
+// asked (request: a full scan). In sample mode (the default) each of those rounds reads a
+// random sample of pageblocks (sources/pageblocks/sample.h) sized so that the thread's CPU
+// time stays within `budget` (a share of one core, measured on the thread's own clock) of the
+// interval, whatever the memory size; in full mode every round reads every page frame.
 #pragma once
 
 #include <condition_variable>
@@ -15,9 +18,25 @@
 #include <thread>
 
 #include "sources/pageblocks/pageblock.h"
+#include "sources/pageblocks/sample.h"
 #include "base/result.h"
 
 namespace fragd {
+
+struct ScanSettings {
+  uint64_t interval_ns = 60'000'000'000, max_age_ns = 0;  // max_age 0: interval
+  unsigned threads = 1, pageblock_order = 9;
+  bool sample = true;    // rounds read a sample (false: every round is a full scan)
+  double budget = 0.001; // sample rounds' CPU time per interval, as a share of one core
+  std::string proc_root = "/proc", sys_root;  // sys_root "": firmware/memmap is not read
+};
+
+// What the thread spent, for fragd_scan_* (counters since start).
+struct ScanCost {
+  uint64_t cpu_ns = 0;  // the thread's CPU time in rounds and scans (user and system)
+  uint64_t blocks_sample = 0, blocks_full = 0;  // pageblocks read by sample rounds and by full scans
+  uint64_t round_blocks = 0;  // the blocks the next sample round may read
+};
 
 class PageblockScanner {
  public:
@@ -28,10 +47,7 @@ class PageblockScanner {
   // at each scan); the scanner owns and closes it. `proc_root`: where
   // kpageflags, zoneinfo and iomem are (fragd's --path.procfs). `sys_root`: where
   // firmware/memmap is, read when /proc/iomem shows no address ("": not read).
-  static Result<std::unique_ptr<PageblockScanner>> start(uint64_t interval_ns, unsigned threads,
-                                                         unsigned pageblock_order, int iomem_fd = -1,
-                                                         std::string proc_root = "/proc",
-                                                         uint64_t max_age_ns = 0, std::string sys_root = "");
+  static Result<std::unique_ptr<PageblockScanner>> start(const ScanSettings& settings, int iomem_fd = -1);
   ~PageblockScanner();
   PageblockScanner(const PageblockScanner&) = delete;
   PageblockScanner& operator=(const PageblockScanner&) = delete;
@@ -56,22 +72,34 @@ class PageblockScanner {
   uint64_t scans_failed() const;
   // Problems since the last call (failed scans, warnings), each once.
   std::vector<std::string> take_messages();
+  ScanCost cost() const;
 
  private:
-  PageblockScanner(uint64_t interval_ns, unsigned threads, unsigned order, std::string proc_root,
-                   uint64_t max_age_ns)
-      : interval_ns_(interval_ns),
-        max_age_ns_(max_age_ns ? max_age_ns : interval_ns),
-        threads_(threads),
-        order_(order),
-        proc_root_(std::move(proc_root)) {}
+  explicit PageblockScanner(const ScanSettings& s)
+      : interval_ns_(s.interval_ns),
+        max_age_ns_(s.max_age_ns ? s.max_age_ns : s.interval_ns),
+        threads_(s.threads),
+        order_(s.pageblock_order),
+        sample_(s.sample),
+        budget_(s.budget),
+        proc_root_(s.proc_root),
+        sys_root_(s.sys_root) {}
   void loop();
-  Result<std::shared_ptr<const ScanResult>> scan_once();
+  Result<std::shared_ptr<const ScanResult>> scan_once(bool full);
+  Result<ScanResult> round();
 
   const uint64_t interval_ns_, max_age_ns_;
   const unsigned threads_, order_;
-  const std::string proc_root_;
-  std::string sys_root_;
+  const bool sample_;
+  const double budget_;
+  const std::string proc_root_, sys_root_;
+  // The thread's own: the map sample rounds update, where each zone is in its permutation,
+  // and the CPU time one block costs (measured, smoothed).
+  ScanResult map_;
+  std::vector<SampleCursor> cursors_;
+  uint64_t key_seed_ = 0;
+  double ns_per_block_ = 0;
+  ScanCost cost_;
   int iomem_fd_ = -1;
   int event_fd_ = -1;
   bool requested_ = false;

@@ -69,8 +69,12 @@ std::vector<uint64_t> blocks_found_clean(const std::vector<PollutedBlock>& ledge
     if (b.last_boot_ns >= scan.boot_time_ns) continue;
     for (const auto& z : scan.zones) {
       if (b.block < z.first_block || b.block - z.first_block >= z.blocks.size()) continue;
-      const BlockInfo& info = z.blocks[b.block - z.first_block];
-      if (info.unmovable == 0 && info.cls != BlockClass::Unmovable && info.cls != BlockClass::Hybrid &&
+      const size_t i = b.block - z.first_block;
+      const BlockInfo& info = z.blocks[i];
+      // Read after the block's last fallback: a sampled map holds blocks read rounds ago.
+      const uint64_t seen = i < z.seen_boot_ns.size() ? z.seen_boot_ns[i] : scan.boot_time_ns;
+      if (seen <= b.last_boot_ns) break;
+      if (info.cls != BlockClass::Unseen && info.unmovable == 0 && info.cls != BlockClass::Unmovable && info.cls != BlockClass::Hybrid &&
           info.cls != BlockClass::Offline)
         out.push_back(b.block);
       break;

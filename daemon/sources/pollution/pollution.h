@@ -48,8 +48,9 @@ PollutionSummary summarize_pollution(const std::vector<PollutedBlock>& blocks, c
 
 // The ledger blocks `scan` found clean: the block lies in a scanned zone, holds
 // no unmovable page and is not classed unmovable or hybrid, and its last
-// recorded fallback came before the scan began (a fallback during the scan may
-// not have been seen by it). Ascending block numbers.
+// recorded fallback came before the block was read (a fallback during the scan
+// may not have been seen by it; a sampled map holds blocks read rounds ago, and
+// blocks not read yet). Ascending block numbers.
 std::vector<uint64_t> blocks_found_clean(const std::vector<PollutedBlock>& ledger, const ScanResult& scan);
 
 }  // namespace fragd

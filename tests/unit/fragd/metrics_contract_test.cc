@@ -73,6 +73,7 @@ struct FullFrame {
     p.target = 4;
     act.pools.push_back(p);
     auto r = std::make_shared<fragd::ScanResult>();
+    r->map_oldest_boot_ns = 1;  // a whole map: the families that wait for one are there
     fragd::ZoneScan zs;
     zs.zone = "Normal";
     r->zones.push_back(zs);

@@ -144,7 +144,9 @@ TEST(BlockClass, NamesAndCharsRoundTrip) {
   EXPECT_STREQ(block_class_name(BlockClass::Hybrid), "hybrid");
   EXPECT_EQ(block_class_char(BlockClass::Free), '.');
   BlockClass out;
-  EXPECT_FALSE(block_class_from_char('?', out));
+  ASSERT_TRUE(block_class_from_char('?', out));  // a block of a sampled map not read yet
+  EXPECT_EQ(out, BlockClass::Unseen);
+  EXPECT_FALSE(block_class_from_char('*', out));
 }
 
 // A synthetic physical memory: `flags[pfn]`.
