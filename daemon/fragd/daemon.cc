@@ -94,10 +94,8 @@ void Daemon::tick() {
   read_files(t0);
   attribute(now_ns());
   steer_counting(now_ns());
-  self_.run_stats = bpf_->run_stats();
   act(now_ns());
   if (bpf_->pollution_enabled()) refresh_pollution();
-  ScanStats scan;
   if (scanner_ && last_mem_) {
     if (!scan_ref_ || memory_changed(*scan_ref_, *last_mem_, bpf_->pageblock_order())) {
       scanner_->mark_changed();
@@ -107,18 +105,30 @@ void Daemon::tick() {
   if (scanner_) {
     for (const auto& m : scanner_->take_messages())
       warn_once(m.rfind("pageblock scan failed", 0) == 0 ? std::string("scan failed") : m, m);
+    const uint64_t ok = scanner_->scans_ok();
+    if (ok > scans_ok_seen_) warn_cleared("scan failed", "pageblock scans work again");
+    scans_ok_seen_ = ok;
+  }
+  self_.kernel_write_errors = actuator_.write_errors();
+  self_.control = control_->stats();
+  self_.last_tick_seconds = (now_ns() - t0) / 1e9;
+  // The families are built when a scrape asks for them (publish_metrics), not here.
+  metrics_->ticked();
+  metrics_->set_readiness(unready_programs(bpf_->programs(), cfg_.allocations));
+}
+
+// The families from the state of the last tick: run when a scrape asks (MetricsServer::want_fd).
+void Daemon::publish_metrics() {
+  self_.run_stats = bpf_->run_stats();
+  ScanStats scan;
+  if (scanner_) {
     scan.scan = scanner_->latest();
     scan.ok = scanner_->scans_ok();
     scan.failed = scanner_->scans_failed();
     scan.skipped = scanner_->scans_skipped();
     scan.cost = scanner_->cost();
     scan.now_boot_ns = now_ns(CLOCK_BOOTTIME);
-    if (scan.ok > scans_ok_seen_) warn_cleared("scan failed", "pageblock scans work again");
-    scans_ok_seen_ = scan.ok;
   }
-  self_.kernel_write_errors = actuator_.write_errors();
-  self_.control = control_->stats();
-  self_.last_tick_seconds = (now_ns() - t0) / 1e9;
   act_.nodes = engine_->nodes();
   act_.pools = engine_->pools();
   act_.proactiveness_raised = engine_->proactiveness_raised();
@@ -142,7 +152,6 @@ void Daemon::tick() {
   frame.attribution = attribution_read_ ? &attribution_.view() : nullptr;
   frame.cgroup_anon = attribution_read_ ? &cgroup_anon_ : nullptr;
   metrics_->publish(build_families(frame));
-  metrics_->set_readiness(unready_programs(bpf_->programs(), cfg_.allocations));
 }
 
 // The attribution maps are read when the stall counters moved (a hash map read costs more

@@ -54,6 +54,7 @@ class Daemon {
 
  private:
   void tick();
+  void publish_metrics();
   nlohmann::json handle(const ControlRequest& req);
   static int on_ring_event(void* ctx, void* data, size_t size);
   static int on_wakeup(void* ctx, void* data, size_t size);

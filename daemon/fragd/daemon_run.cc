@@ -210,6 +210,8 @@ int Daemon::run() {
     if (wakeups_) fds.push_back({ring_buffer__epoll_fd(wakeups_.get()), POLLIN, 0});
     const size_t scan_idx = fds.size();
     if (scanner_) fds.push_back({scanner_->event_fd(), POLLIN, 0});
+    const size_t want_idx = fds.size();
+    fds.push_back({metrics_->want_fd(), POLLIN, 0});
     const size_t ctl_first = fds.size();
     for (const pollfd& p : control_->poll_fds()) fds.push_back(p);
     int timeout_ms = control_->timeout_ms();
@@ -248,6 +250,10 @@ int Daemon::run() {
     }
     if (fds[2].revents & POLLIN) on_finished();
     if (scanner_ && (fds[scan_idx].revents & POLLIN)) on_scan_done();
+    if (fds[want_idx].revents & POLLIN) {
+      metrics_->take_want();
+      publish_metrics();
+    }
     if (ring_ && (fds[ring_idx].revents & POLLIN)) ring_buffer__consume(ring_.get());
     if (wakeups_ && (fds[wake_idx].revents & POLLIN)) ring_buffer__consume(wakeups_.get());
     for (size_t i = ctl_first; i < fds.size(); i++)

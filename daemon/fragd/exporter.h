@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The exporter's families: each tick the collector builds every family from the
-// latest snapshots, one source after another; scrapes copy the last built set
-// (no work per scrape). A new concern adds its sources/<concern>/metrics.h
+// The exporter's families: when a scrape asks for them (MetricsServer::want_fd), the
+// collector builds every family from the last tick's snapshots, one source after another;
+// scrapes until the next tick share that set. Nothing is built while nobody scrapes. A new concern adds its sources/<concern>/metrics.h
 // call to build_families (exporter.cc): one line.
 #pragma once
 

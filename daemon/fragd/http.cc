@@ -3,6 +3,10 @@
 
 #include <CivetServer.h>
 #include <prometheus/text_serializer.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <chrono>
 
 #include <cstring>
 
@@ -71,7 +75,24 @@ struct MetricsServer::Handlers {
 };
 
 MetricsServer::~MetricsServer() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stopping_ = true;
+  }
+  built_.notify_all();
   server_.reset();  // stops the workers before the handlers go
+  if (want_fd_ >= 0) ::close(want_fd_);
+}
+
+void MetricsServer::ticked() {
+  std::lock_guard<std::mutex> g(mu_);
+  ticked_gen_++;
+  published_ns_ = now_ns();
+}
+
+void MetricsServer::take_want() {
+  uint64_t n = 0;
+  (void)!::read(want_fd_, &n, sizeof(n));
 }
 
 Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& listen, uint64_t stale_after_ns,
@@ -79,6 +100,8 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& l
   std::unique_ptr<MetricsServer> s(new MetricsServer());
   s->stale_after_ns_ = stale_after_ns;
   s->published_ns_ = now_ns();
+  s->want_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->want_fd_ < 0) return sys_error("create the metrics server's eventfd");
   s->handlers_ = std::make_unique<Handlers>(s.get());
   const std::vector<std::string> options = {
       "listening_ports", listen,
@@ -105,10 +128,15 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& l
 }
 
 void MetricsServer::publish(std::vector<prometheus::MetricFamily> families) {
-  std::lock_guard<std::mutex> g(mu_);
-  families_ = std::move(families);
-  text_.reset();
-  published_ns_ = now_ns();
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    families_ = std::move(families);
+    text_.reset();
+    published_ns_ = now_ns();
+    built_gen_ = ticked_gen_;
+    asked_ = false;
+  }
+  built_.notify_all();
 }
 
 void MetricsServer::set_scrape_families(std::function<std::vector<prometheus::MetricFamily>()> build) {
@@ -120,7 +148,18 @@ std::shared_ptr<const std::string> MetricsServer::exposition() {
   std::shared_ptr<const std::string> tick;
   std::function<std::vector<prometheus::MetricFamily>()> build;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    std::unique_lock<std::mutex> g(mu_);
+    if (built_gen_ < ticked_gen_ && !stopping_) {
+      // The collector ticked since the families were built: ask for new ones, once for all
+      // the scrapes waiting, and wait for them (a collector that does not answer in time
+      // leaves this scrape with the last ones).
+      const uint64_t want = ticked_gen_;
+      if (!asked_) {
+        const uint64_t one = 1;
+        asked_ = ::write(want_fd_, &one, sizeof(one)) == sizeof(one);
+      }
+      built_.wait_for(g, std::chrono::milliseconds(build_wait_ms_), [&] { return built_gen_ >= want || stopping_; });
+    }
     if (!text_) text_ = std::make_shared<const std::string>(prometheus::TextSerializer().Serialize(families_));
     tick = text_;
     build = scrape_families_;

@@ -8,6 +8,7 @@
 
 #include <prometheus/metric_family.h>
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,6 +37,15 @@ class MetricsServer {
                                                       HttpLimits limits = {});
   // A tick's families; serialized on the first scrape after, shared by every scrape until the next.
   void publish(std::vector<prometheus::MetricFamily> families);
+  // Families built when a scrape asks, not at every tick: ticked() says the collector's state
+  // moved on (and keeps /healthz fresh); a scrape that finds the published families older than
+  // the last tick makes want_fd() readable and waits up to `build_wait_ms` for the collector's
+  // publish(), then serves what was published last. The collector polls want_fd() and, when it
+  // is readable, calls take_want() and publishes.
+  void ticked();
+  int want_fd() const { return want_fd_; }
+  void take_want();
+  void set_build_wait_ms(unsigned ms) { build_wait_ms_ = ms; }
   // Families built anew at each scrape and served after the tick's (fragd's process_* figures,
   // read when asked, as every client library does). Called from the HTTP worker threads.
   void set_scrape_families(std::function<std::vector<prometheus::MetricFamily>()> build);
@@ -53,6 +63,11 @@ class MetricsServer {
  private:
   MetricsServer() = default;
   mutable std::mutex mu_;
+  std::condition_variable built_;
+  uint64_t ticked_gen_ = 0, built_gen_ = 0;  // ticks seen; the tick the published families are from
+  bool asked_ = false, stopping_ = false;
+  int want_fd_ = -1;
+  unsigned build_wait_ms_ = 2000;
   std::vector<prometheus::MetricFamily> families_;
   std::shared_ptr<const std::string> text_;  // families_ serialized; null until a scrape asks
   std::function<std::vector<prometheus::MetricFamily>()> scrape_families_;

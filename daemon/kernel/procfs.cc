@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kernel/procfs.h"
 
+#include <linux/magic.h>
+#include <sys/vfs.h>
+
+#include <unordered_map>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -18,11 +23,55 @@ namespace fragd {
 // ---------------------------------------------------------------------------
 // File access.
 
+namespace {
+
+// The procfs and sysfs files a thread reads again and again (the collector reads a dozen every
+// tick): kept open and read again from offset 0, which makes the kernel generate them anew, so
+// a tick pays no path walk, open or close. Files elsewhere (recorded fixtures, a --path.procfs
+// copy) are opened at each read: a file replaced between reads is then seen.
+class OpenFiles {
+ public:
+  ~OpenFiles() {
+    for (auto& [_, fd] : fds_) ::close(fd);
+  }
+  // -1 when the file is not kept open (not procfs or sysfs, or too many kept already).
+  int fd_for(const std::string& path, int fd) {
+    if (fds_.size() >= kMaxKept) return -1;
+    struct statfs st;
+    if (::fstatfs(fd, &st) != 0 || (st.f_type != PROC_SUPER_MAGIC && st.f_type != SYSFS_MAGIC)) return -1;
+    fds_.emplace(path, fd);
+    return fd;
+  }
+  int find(const std::string& path) const {
+    auto it = fds_.find(path);
+    return it == fds_.end() ? -1 : it->second;
+  }
+  void forget(const std::string& path) {
+    if (auto it = fds_.find(path); it != fds_.end()) {
+      ::close(it->second);
+      fds_.erase(it);
+    }
+  }
+
+ private:
+  static constexpr size_t kMaxKept = 64;
+  std::unordered_map<std::string, int> fds_;
+};
+
+thread_local OpenFiles open_files;
+
+}  // namespace
+
 Result<std::string> read_text_file(const std::string& path) {
+  if (const int kept = open_files.find(path); kept >= 0) {
+    if (auto r = read_text_fd(kept, path)) return r;
+    // A file that went away (a hugepage size or node removed, procfs remounted): open anew.
+    open_files.forget(path);
+  }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return sys_error("cannot open " + path);
   auto r = read_text_fd(fd, path);
-  ::close(fd);
+  if (!r || open_files.fd_for(path, fd) < 0) ::close(fd);
   return r;
 }
 
