@@ -198,6 +198,14 @@ TEST(MapView, RejectsMalformedFieldsNamingThem) {
       {"scan.zones[0].hugepages.polluted: not a non-negative integer",
        [&](json& a) { z0(a)["hugepages"]["polluted"] = nullptr; }},
       {"scan.zones[0]: missing \"compaction_cost_pages\"", [&](json& a) { z0(a).erase("compaction_cost_pages"); }},
+      {"scan.zones[0].classes: character 0x3f at block 1", [&](json& a) { z0(a)["classes"] = "m?.U"; }},
+      {"scan.zones[0].sample: not an object or null", [&](json& a) { z0(a)["sample"] = 3; }},
+      {"scan.zones[0].sample.blocks: 5 is out of range (at most 4)",
+       [&](json& a) { z0(a)["sample"] = {{"blocks", 5}, {"compaction", {0, 1}}, {"polluted", {0, 0}}}; }},
+      {"scan.zones[0].sample.compaction: [2, 3] does not hold the estimate 1",
+       [&](json& a) { z0(a)["sample"] = {{"blocks", 2}, {"compaction", {2, 3}}, {"polluted", {0, 0}}}; }},
+      {"scan.zones[0].sample.polluted: not [lower, upper]",
+       [&](json& a) { z0(a)["sample"] = {{"blocks", 2}, {"compaction", {0, 1}}, {"polluted", {0}}}; }},
       {"missing \"pollution\"", [](json& a) { a.erase("pollution"); }},
       {"pollution: not an object or null", [](json& a) { a["pollution"] = "off"; }},
       {"pollution.tracked_pages: not a non-negative integer", [](json& a) { a["pollution"]["tracked_pages"] = -2; }},
@@ -527,4 +535,31 @@ TEST(MapPng, UnwritablePathIsNamed) {
   auto e = fragd::write_map_png(empty, temp_png("empty"));
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().message.find("no zone"), std::string::npos);
+}
+
+// A sampled round's zone: '?' for blocks not read yet, counts that are estimates, the intervals
+// printed beside the estimates.
+TEST(MapView, SampledZoneParsesAndPrintsItsIntervals) {
+  json a = good_answer();
+  json& z = a["scan"]["zones"][0];
+  z["classes"] = "m??U";
+  z["counts"] = {{"free", 0}, {"movable", 2}, {"hybrid", 0}, {"unmovable", 2}, {"huge", 0}, {"offline", 0}};
+  z["sample"] = {{"blocks", 2}, {"compaction", {0, 2}}, {"polluted", {0, 1}}};
+  a["scan"]["map_age_ns"] = 7000000000ULL;
+  const fragd::MapView v = parsed(a);
+  ASSERT_TRUE(v.zones[0].sample.has_value());
+  EXPECT_EQ(v.zones[0].sample->blocks, 2u);
+  EXPECT_EQ(v.zones[0].sample->compaction.hi, 2u);
+  EXPECT_EQ(v.zones[0].classes[1], BlockClass::Unseen);
+  EXPECT_EQ(v.map_age_ns.value_or(0), 7000000000ULL);
+  EXPECT_FALSE(v.zones[1].sample.has_value());
+  // Round trip through to_json.
+  json back = v;
+  EXPECT_EQ(back["scan"]["zones"][0]["classes"], "m??U");
+  EXPECT_EQ(back["scan"]["zones"][0]["sample"]["compaction"], json::array({0, 2}));
+  const std::string text = fragd::format_map_text(v, {});
+  EXPECT_NE(text.find("(2 sampled, estimated)"), std::string::npos) << text;
+  EXPECT_NE(text.find("+1 (95%: 0-2) by compaction"), std::string::npos) << text;
+  EXPECT_NE(text.find("? not read yet"), std::string::npos) << text;
+  EXPECT_NE(text.find("the oldest read 7s ago"), std::string::npos) << text;
 }
