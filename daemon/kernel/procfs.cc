@@ -54,7 +54,7 @@ class OpenFiles {
   }
 
  private:
-  static constexpr size_t kMaxKept = 64;
+  static constexpr size_t kMaxKept = 256;  // the per-size THP statistics alone are ~150 files
   std::unordered_map<std::string, int> fds_;
 };
 
