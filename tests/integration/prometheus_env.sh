@@ -6,13 +6,15 @@
 # panel_policy FILE TARGET: act mode with dry_run (nothing is written) and a
 # 2 MiB pool target of TARGET pages far above what is asked for, so fragd's
 # pool decisions go on and the action and target series exist. The free-block
-# forecast is fitted over 1 minute, so that it exists 30 s after fragd starts.
+# forecast is fitted over 1 minute, so that it exists 30 s after fragd starts. Full pageblock
+# scans: the 1 GiB and longest-free-run panels need a whole map, which sampled rounds build
+# over many minutes.
 panel_policy() {
 	cat >"$1" <<YAML
 mode: act
 dry_run: true
 forecast_window: 1m
-pageblocks: {scan: true, interval: 10s}
+pageblocks: {scan: true, mode: full, interval: 10s}
 compaction:
   min_interval: 2s
 hugepages:
