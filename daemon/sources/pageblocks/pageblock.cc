@@ -108,6 +108,22 @@ BlockInfo classify_block(const uint64_t* flags, size_t n, size_t block_pages, Pa
   return b;
 }
 
+namespace {
+
+// The free pages compaction and migration can use: those of free, movable and hybrid blocks.
+// Free pages in unmovable blocks can neither join a huge page nor take a migrated page
+// (compaction's free scanner skips unmovable pageblocks).
+uint64_t usable_free_pages(const ZoneScan& z, unsigned pageblock_order) {
+  const uint64_t bp = uint64_t{1} << pageblock_order;
+  uint64_t usable = 0;
+  for (const auto& b : z.blocks)
+    if (b.cls == BlockClass::Free || b.cls == BlockClass::Movable || b.cls == BlockClass::Hybrid)
+      usable += bp - std::min<uint64_t>(b.used, bp);
+  return std::min(usable, z.free_pages);
+}
+
+}  // namespace
+
 void estimate_zone(ZoneScan& z, unsigned pageblock_order) {
   const uint64_t bp = uint64_t{1} << pageblock_order;
   z.counts.fill(0);
@@ -120,13 +136,7 @@ void estimate_zone(ZoneScan& z, unsigned pageblock_order) {
   std::sort(z.movable_sorted.begin(), z.movable_sorted.end());
   z.hugepages_free = z.counts[static_cast<size_t>(BlockClass::Free)];
   z.hugepages_polluted = z.counts[static_cast<size_t>(BlockClass::Hybrid)];
-  // Free pages in unmovable blocks can neither join a huge page nor take a
-  // migrated page (compaction's free scanner skips unmovable pageblocks).
-  uint64_t usable = 0;
-  for (const auto& b : z.blocks)
-    if (b.cls == BlockClass::Free || b.cls == BlockClass::Movable || b.cls == BlockClass::Hybrid)
-      usable += bp - std::min<uint64_t>(b.used, bp);
-  usable = std::min(usable, z.free_pages);
+  const uint64_t usable = usable_free_pages(z, pageblock_order);
   const uint64_t capacity = usable > z.reserve_pages ? (usable - z.reserve_pages) / bp : 0;
   const uint64_t room = capacity > z.hugepages_free ? capacity - z.hugepages_free : 0;
   z.hugepages_compaction = std::min<uint64_t>(z.movable_sorted.size(), room);
@@ -141,12 +151,7 @@ void estimate_zone(ZoneScan& z, unsigned pageblock_order) {
 
 void estimate_from_map(ZoneScan& z, unsigned pageblock_order) {
   const uint64_t bp = uint64_t{1} << pageblock_order;
-  // The free pages compaction and migration can use (as estimate_zone counts them).
-  uint64_t usable = 0;
-  for (const auto& b : z.blocks)
-    if (b.cls == BlockClass::Free || b.cls == BlockClass::Movable || b.cls == BlockClass::Hybrid)
-      usable += bp - std::min<uint64_t>(b.used, bp);
-  usable = std::min(usable, z.free_pages);
+  const uint64_t usable = usable_free_pages(z, pageblock_order);
 
   // The longest run of free blocks.
   uint64_t run = 0, best = 0;
@@ -202,6 +207,27 @@ ScanClock ScanClock::now() { return {now_ns(CLOCK_REALTIME), now_ns(CLOCK_BOOTTI
 
 uint64_t scan_age_ns(const ScanResult& r, const ScanClock& now) {
   return now.boot_ns > r.boot_time_ns ? now.boot_ns - r.boot_time_ns : 0;
+}
+
+void mark_holes(uint64_t* flags, uint64_t first_pfn, size_t n, size_t got, const ZoneSpan& zone,
+                const std::vector<PfnRange>& ram) {
+  std::fill(flags + got, flags + n, kpf::bit(kpf::kNopage));
+  auto mark_hole = [&](uint64_t lo, uint64_t hi) {  // pfns [lo, hi)
+    lo = std::max(lo, first_pfn);
+    hi = std::min(hi, first_pfn + n);
+    for (uint64_t p = lo; p < hi; p++) flags[p - first_pfn] = kpf::bit(kpf::kNopage);
+  };
+  mark_hole(first_pfn, zone.start_pfn);
+  mark_hole(zone.end_pfn, first_pfn + n);
+  if (ram.empty()) return;
+  uint64_t cursor = first_pfn;
+  for (const auto& rr : ram) {
+    if (rr.end_pfn <= cursor) continue;
+    if (rr.start_pfn >= first_pfn + n) break;
+    mark_hole(cursor, rr.start_pfn);
+    cursor = std::max(cursor, rr.end_pfn);
+  }
+  mark_hole(cursor, first_pfn + n);
 }
 
 Result<ScanResult> scan_pageblocks(const std::vector<ZoneSpan>& spans, const std::vector<PfnRange>& ram,
@@ -263,26 +289,7 @@ Result<ScanResult> scan_pageblocks(const std::vector<ZoneSpan>& spans, const std
       const size_t got = std::min(*n, want);
       it.pages_read = got;
       if (got < want) it.short_at = first_pfn + got;
-      std::fill(buf.begin() + static_cast<std::ptrdiff_t>(got), buf.begin() + static_cast<std::ptrdiff_t>(want),
-                kpf::bit(kpf::kNopage));
-      // Pages outside the zone or outside RAM are holes.
-      auto mark_hole = [&](uint64_t lo, uint64_t hi) {  // pfns [lo, hi)
-        lo = std::max(lo, first_pfn);
-        hi = std::min(hi, first_pfn + want);
-        for (uint64_t p = lo; p < hi; p++) buf[p - first_pfn] = kpf::bit(kpf::kNopage);
-      };
-      mark_hole(first_pfn, z.start_pfn);
-      mark_hole(z.end_pfn, first_pfn + want);
-      if (!ram.empty()) {
-        uint64_t cursor = first_pfn;
-        for (const auto& rr : ram) {
-          if (rr.end_pfn <= cursor) continue;
-          if (rr.start_pfn >= first_pfn + want) break;
-          mark_hole(cursor, rr.start_pfn);
-          cursor = std::max(cursor, rr.end_pfn);
-        }
-        mark_hole(cursor, first_pfn + want);
-      }
+      mark_holes(buf.data(), first_pfn, want, got, z, ram);
       PageKind carry = PageKind::Untyped;
       for (uint64_t k = 0; k < it.nblocks; k++) {
         const uint64_t* f = buf.data() + k * bp;

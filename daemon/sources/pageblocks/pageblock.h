@@ -167,6 +167,12 @@ void estimate_zone(ZoneScan& z, unsigned pageblock_order);
 // nor movable, so while some are left these are lower bounds.
 void estimate_from_map(ZoneScan& z, unsigned pageblock_order);
 
+// Marks as holes (KPF_NOPAGE) the flag words of pfns [first_pfn, first_pfn + n) that a read did
+// not return (from `got` on), that lie outside `zone`, or outside every range of `ram` (when not
+// empty).
+void mark_holes(uint64_t* flags, uint64_t first_pfn, size_t n, size_t got, const ZoneSpan& zone,
+                const std::vector<PfnRange>& ram);
+
 // Classifies one block from the flag words of its `n` pages (n < block_pages
 // at a zone edge: the missing pages count as holes). `carry` is the kind of
 // the last compound head seen, for tails whose head came before (updated).

@@ -243,24 +243,7 @@ Result<uint64_t> sample_round(ScanResult& map, std::vector<SampleCursor>& cursor
       if (!got) return got.error();
       const size_t n = std::min<size_t>(*got, bp);
       map.pages_read += n;
-      std::fill(buf.begin() + static_cast<std::ptrdiff_t>(n), buf.end(), kpf::bit(kpf::kNopage));
-      auto mark_hole = [&](uint64_t lo, uint64_t hi) {
-        lo = std::max(lo, first_pfn);
-        hi = std::min(hi, first_pfn + bp);
-        for (uint64_t p = lo; p < hi; p++) buf[p - first_pfn] = kpf::bit(kpf::kNopage);
-      };
-      mark_hole(first_pfn, z.start_pfn);
-      mark_hole(z.end_pfn, first_pfn + bp);
-      if (!ram.empty()) {
-        uint64_t cursor = first_pfn;
-        for (const auto& rr : ram) {
-          if (rr.end_pfn <= cursor) continue;
-          if (rr.start_pfn >= first_pfn + bp) break;
-          mark_hole(cursor, rr.start_pfn);
-          cursor = std::max(cursor, rr.end_pfn);
-        }
-        mark_hole(cursor, first_pfn + bp);
-      }
+      mark_holes(buf.data(), first_pfn, bp, n, z, ram);
       if (!whole) carry = PageKind::Unmovable;
       for (uint64_t p = 0; p < bp; p++)
         if (buf[p] & kpf::bit(kpf::kBuddy)) free_seen++;

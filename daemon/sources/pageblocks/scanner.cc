@@ -22,19 +22,12 @@ uint64_t mono_ns() { return now_ns(CLOCK_MONOTONIC); }
 }  // namespace
 
 Result<std::unique_ptr<PageblockScanner>> PageblockScanner::start(const ScanSettings& settings, int iomem_fd) {
-  const std::string kpf = settings.proc_root + "/kpageflags";
-  const int fd = ::open(kpf.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int e = errno;
+  auto fd = open_kpageflags(settings.proc_root);
+  if (!fd) {
     if (iomem_fd >= 0) ::close(iomem_fd);
-    return make_error("cannot open " + kpf + ": " + std::strerror(e) + "; " +
-                          (e == ENOENT ? "the kernel lacks CONFIG_PROC_PAGE_MONITOR"
-                                       : "it is root's alone (mode 0400): run fragd as root") +
-                          ". The pageblock scan is off (fragd_pageblock_class is not exported); everything "
-                          "else works",
-                      e);
+    return fd.error();
   }
-  ::close(fd);
+  ::close(*fd);
   std::unique_ptr<PageblockScanner> s(new PageblockScanner(settings));
   s->iomem_fd_ = iomem_fd;
   s->key_seed_ = now_ns(CLOCK_REALTIME) ^ (static_cast<uint64_t>(getpid()) << 32);
