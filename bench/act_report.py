@@ -147,9 +147,12 @@ class Run:
         self.compact_s = self.compact["wall_ns"] / 1e9 if self.compact else None
         self.have_metrics = all(self.snap[s] for s in ("s0", "s2", "s3"))
         # Stalls as fragd counts them: from its last tick before the burst to its first after (s2 -> s3).
-        self.stalled9 = self.d_prom("s2", "s3", "fragd_alloc_total", order="9", outcome="stalled")
-        self.failed9 = self.d_prom("s2", "s3", "fragd_alloc_total", order="9", outcome="failed")
-        self.attempts9 = self.d_prom("s2", "s3", "fragd_alloc_total", order="9")
+        # Order 9 as fragd labels it: alone where metrics.orders lists 10, or in the shipped
+        # config's group "9-10" (no scenario here allocates order 10).
+        o9 = "9" if any(n == "fragd_alloc_total" and l.get("order") == "9" for n, l, _ in self.snap["s3"] or []) else "9-10"
+        self.stalled9 = self.d_prom("s2", "s3", "fragd_alloc_total", order=o9, outcome="stalled")
+        self.failed9 = self.d_prom("s2", "s3", "fragd_alloc_total", order=o9, outcome="failed")
+        self.attempts9 = self.d_prom("s2", "s3", "fragd_alloc_total", order=o9)
         # Share of the burst: of the order-9 attempts fragd saw, or of the pages granted when it
         # saw fewer (its adaptive counting may switch on during the burst).
         denom = max(self.attempts9, self.granted or 0)
@@ -480,7 +483,8 @@ def method(m):
         "/proc/buddyinfo) at \"ready\" and at the end of the wait (2 s before the burst; at \"ready\" for the "
         "pool scenario): the first is the fragmentation each run starts from, the second what the preparation "
         "left for the burst. granted: pages in the pool after the write (read back), or for THP the mapping's "
-        "AnonHugePages / 2 MiB. stalled (fragd): the delta of `fragd_alloc_total{order=\"9\",outcome=\"stalled\"}` "
+        "AnonHugePages / 2 MiB. stalled (fragd): the delta of `fragd_alloc_total{order=\"9-10\",outcome=\"stalled\"}` "
+        "(the shipped metrics.orders' group; `order=\"9\"` where it lists 10) "
         "from fragd's last collector tick before the burst to its first after it, with its share of the "
         "order-9 allocations of the burst (the attempts fragd counted, or the pages granted when it counted "
         "fewer); fragd keeps the stalls of its own writes (a temporary pool it grows to compact) out of that "

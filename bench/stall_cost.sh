@@ -56,4 +56,4 @@ s1=$(awk '$1 == "compact_stall" { print $2 }' /proc/vmstat)
 wait "$COST"
 echo "compact_stall +$((s1 - s0)) during 300 one-page pool writes (fragd $B/fragd${STALL_COST_YAML:+, $STALL_COST_YAML})"
 cat "$WORK/cost.txt"
-curl -s "http://127.0.0.1:$PORT/metrics" | grep -E '^fragd_(alloc_stall_phase_seconds|direct_stall_entries)_total\{order="9"'
+curl -s "http://127.0.0.1:$PORT/metrics" | grep -E '^fragd_(alloc_stall_phase_seconds|direct_stall_entries)_total\{order="9(-10)?"'

@@ -65,12 +65,15 @@ phase_done() { PHASES+=("$1 $2"); say "$1: $2 s${3:+ ($3)}"; }
 # The same package names on bookworm and trixie (prometheus-cpp-dev on both; trixie has no
 # libprometheus-cpp-dev). The buildd variant brings build-essential (gcc, g++, make, dpkg-dev)
 # and apt. clang and bpftool build the BPF objects (cmake/BpfObject.cmake; no other LLVM tool
-# is used); libcairo2-dev for fragctl's cairo headers; file, which cpack's DEB generator needs to
+# is used); libcairo2-dev for fragctl's cairo headers; libprotobuf-dev, protobuf-compiler and
+# golang-github-prometheus-client-model-dev (its metrics.proto) for the protobuf exposition of
+# /metrics; file, which cpack's DEB generator needs to
 # find the ELF files it gives dpkg-shlibdeps; util-linux for setpriv.
 PACKAGES=(
   cmake pkg-config clang bpftool libbpf-dev libelf-dev zlib1g-dev
   prometheus-cpp-dev libcivetweb-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libsystemd-dev libcap-dev libcairo2-dev
+  libprotobuf-dev protobuf-compiler golang-github-prometheus-client-model-dev
   dpkg-dev file lintian util-linux ccache
 )
 # The unprivileged user that builds and runs lintian (no passwd package in the buildd variant:

@@ -12,6 +12,9 @@ packages=(
   prometheus-cpp-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
   libcairo2-dev  # fragctl map --png
   libcivetweb-dev libcap-dev  # the HTTP endpoint; dropping capabilities after attach
+  # the protobuf exposition of /metrics (native histograms): the library, protoc, and Prometheus'
+  # io/prometheus/client/metrics.proto as Debian ships it
+  libprotobuf-dev protobuf-compiler golang-github-prometheus-client-model-dev
   libgtest-dev
   prometheus   # promtool checks the /metrics output in the tests
   bpftrace     # the reference the overhead benchmark compares with

@@ -3,7 +3,7 @@
 
 namespace fragd {
 
-void act_metrics(const ActStats& act, Families& out) {
+void act_metrics(const ActStats& act, const SeriesPlan& plan, Families& out) {
   FamilyBuilder info("fragd_policy_info",
                      "The running policy: mode (observe|act), dry_run and compaction method; always 1.",
                      MetricType::Gauge);
@@ -20,7 +20,8 @@ void act_metrics(const ActStats& act, Families& out) {
     acts.counter({{"action", std::get<0>(k)}, {"node", node_label(std::get<1>(k))}, {"result", std::get<2>(k)}}, v);
   FamilyBuilder dur("fragd_action_duration_seconds", "Wall time of fragd's actions, by action.",
                     MetricType::Histogram);
-  for (const auto& [a, h] : act.durations) dur.histogram({{"action", a}}, h);
+  for (const auto& [a, h] : act.durations)
+    dur.histogram({{"action", a}}, h, plan.buckets, HistogramUse::CountAndSum);
   FamilyBuilder mig("fragd_action_pages_migrated_total",
                     "Pages migrated by compaction during fragd's actions (compaction trigger \"fragd\").",
                     MetricType::Counter);

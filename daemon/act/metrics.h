@@ -31,6 +31,7 @@ struct ActStats {
   uint64_t budget_used_ns = 0, budget_ns = 0;
 };
 
-void act_metrics(const ActStats& act, Families& out);
+// Action durations with the plan's bucket layout (count and sum alone when coarse).
+void act_metrics(const ActStats& act, const SeriesPlan& plan, Families& out);
 
 }  // namespace fragd

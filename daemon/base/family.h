@@ -6,17 +6,28 @@
 
 #include <prometheus/metric_family.h>
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/histogram.h"
+#include "base/series.h"
 
 namespace fragd {
 
 using prometheus::MetricType;
-using Families = std::vector<prometheus::MetricFamily>;
 using Labels = std::vector<std::pair<std::string, std::string>>;
+
+// The families of one build, in order, as the text exposition serves them; and beside them the
+// full resolution of every latency histogram (the fine BPF buckets) for the exposition that
+// carries it: the protobuf one's native histograms (fragd/exposition.h). fine[name][i] belongs to
+// metric i of family `name`.
+struct Families : std::vector<prometheus::MetricFamily> {
+  Families() = default;
+  Families(std::vector<prometheus::MetricFamily> families) : vector(std::move(families)) {}  // no histogram's fine buckets
+  std::map<std::string, std::vector<LatencyHist>> fine;
+};
 
 class FamilyBuilder {
  public:
@@ -24,19 +35,23 @@ class FamilyBuilder {
   prometheus::ClientMetric& add(Labels labels);
   void counter(Labels labels, double v) { add(std::move(labels)).counter.value = v; }
   void gauge(Labels labels, double v) { add(std::move(labels)).gauge.value = v; }
-  // A latency histogram in seconds, on power-of-two nanosecond bounds 1.024 us .. 17.2 s
-  // (25 buckets + Inf), each the union of whole fine BPF buckets.
-  void histogram(Labels labels, const LatencyHist& h);
+  // A latency histogram in seconds. Its classic buckets are powers of two of nanoseconds
+  // (classic_bucket_shifts of `layout` and `use`, then +Inf), each the union of whole fine BPF
+  // buckets; the fine ones are kept for a native histogram.
+  void histogram(Labels labels, const LatencyHist& h, BucketLayout layout, HistogramUse use);
+  // Appends the family (and its fine histograms) to `out`.
+  void take_into(Families& out);
   prometheus::MetricFamily take() { return std::move(f_); }
 
  private:
   prometheus::MetricFamily f_;
+  std::vector<LatencyHist> fine_;
 };
 
 // Appends finished families to `out`, in order.
 template <class... Builders>
 void emit(Families& out, Builders&... b) {
-  (out.push_back(b.take()), ...);
+  (b.take_into(out), ...);
 }
 
 // Appends a family of one unlabelled sample (a counter's or a gauge's value).

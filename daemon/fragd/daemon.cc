@@ -120,6 +120,7 @@ void Daemon::tick() {
 // The families from the state of the last tick: run when a scrape asks (MetricsServer::want_fd).
 void Daemon::publish_metrics() {
   self_.run_stats = bpf_->run_stats();
+  self_.map_memory = bpf_->map_memory();
   ScanStats scan;
   if (scanner_) {
     scan.scan = scanner_->latest();
@@ -138,7 +139,7 @@ void Daemon::publish_metrics() {
   act_.dry_run = cfg_.policy.dry_run;
   act_.method = method_name(cfg_.policy.compaction.method);
   ExportFrame frame;
-  frame.min_order = cfg_.min_order;
+  frame.plan = series_plan(cfg_.metrics, cfg_.min_order, cfg_.policy.compaction.demand.min_order);
   frame.bpf = last_bpf_ ? &*last_bpf_ : nullptr;
   frame.mem = last_mem_ ? &*last_mem_ : nullptr;
   frame.programs = &bpf_->programs();
@@ -407,6 +408,7 @@ nlohmann::json Daemon::reload(const std::string& why) {
   cfg_.forecast_window_ns = c->forecast_window_ns;
   cfg_.top_cgroups = c->top_cgroups;
   cfg_.top_callsites = c->top_callsites;
+  cfg_.metrics = c->metrics;
   attribution_.set_limits(cfg_.top_cgroups, cfg_.top_callsites);
   forecast_.set_window(cfg_.forecast_window_ns);
   cfg_.mode = c->mode;

@@ -76,25 +76,26 @@ Families build_families(const ExportFrame& f) {
     b.gauge({{"version", FRAGD_VERSION}, {"kernel", self.kernel.empty() ? "unknown" : self.kernel}}, 1);
     emit(out, b);
   }
-  program_metrics(f.programs ? *f.programs : kNoPrograms, self.run_stats, out);
+  program_metrics(f.programs ? *f.programs : kNoPrograms, self.run_stats, f.plan, out);
+  map_memory_metrics(self.map_memory, out);
   counting_metrics(self.counting, out);
   if (f.bpf) {
-    stall_metrics(f.min_order, *f.bpf, self.counting, out);
-    compaction_metrics(*f.bpf, out);
+    stall_metrics(f.plan, *f.bpf, self.counting, out);
+    compaction_metrics(f.plan, *f.bpf, out);
     fallback_metrics(*f.bpf, out);
   }
   if (f.mem) {
-    memory_metrics(*f.mem, out);
+    memory_metrics(*f.mem, f.plan, out);
     std::vector<PoolGauge> targets;
     if (f.act)
       for (const auto& p : f.act->pools) targets.push_back({p.node, p.size_kib, p.target});
     pool_metrics(*f.mem, targets, out);
-    thp_metrics(*f.mem, out);
+    thp_metrics(*f.mem, f.plan, out);
   }
-  if (f.attribution) attribution_metrics(*f.attribution, out);
+  if (f.attribution) attribution_metrics(*f.attribution, f.plan, out);
   if (f.forecast) forecast_metrics(*f.forecast, f.forecast_window_ns, out);
   if (f.cgroup_anon) cgroup_anon_metrics(*f.cgroup_anon, out);
-  if (f.act) act_metrics(*f.act, out);
+  if (f.act) act_metrics(*f.act, f.plan, out);
   if (f.scan) scan_metrics(*f.scan, out);
   if (f.pollution) pollution_metrics(*f.pollution, out);
   self_metrics(self, out);

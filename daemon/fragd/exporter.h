@@ -14,6 +14,7 @@
 
 #include "act/metrics.h"
 #include "base/family.h"
+#include "base/series.h"
 #include "fragd/control_stats.h"
 #include "kernel/bpf_loader.h"
 #include "kernel/bpf_maps.h"
@@ -40,6 +41,7 @@ struct SelfStats {
   double tick_late_max_seconds = 0;  // largest delay of a tick after its due time
   uint64_t ticks_missed = 0;         // ticks that never ran because the loop was a whole tick late
   std::vector<ProgramRunStats> run_stats;  // per program, from bpf_prog_info
+  std::vector<MapMemory> map_memory;       // per BPF map, the kernel's memlock figure
   CountingStats counting;                  // allocation counting and the slow-stall stream
   ControlStats control;                    // control connections dropped and refused, by reason
   std::string kernel;                      // the kernel release, a label of fragd_build_info
@@ -47,7 +49,9 @@ struct SelfStats {
 
 // What one tick read, for the exporter; null/empty: that source is off or has nothing yet.
 struct ExportFrame {
-  unsigned min_order = 1;
+  // Which series (the config's metrics: section, resolved with the running bpf.min_order and
+  // compaction.demand.min_order); the default: every order, bucket and dimension.
+  SeriesPlan plan = widest_plan(1);
   const BpfSnapshot* bpf = nullptr;
   const MemSnapshot* mem = nullptr;
   const std::vector<ProgramState>* programs = nullptr;

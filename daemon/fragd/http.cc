@@ -2,7 +2,6 @@
 #include "fragd/http.h"
 
 #include <CivetServer.h>
-#include <prometheus/text_serializer.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -30,13 +29,18 @@ struct MetricsServer::Handlers {
   struct Metrics : CivetHandler {
     MetricsServer* s;
     explicit Metrics(MetricsServer* server) : s(server) {}
+    static ExpositionFormat format(mg_connection* conn) {
+      const char* accept = mg_get_header(conn, "Accept");
+      return accept ? negotiate(accept) : ExpositionFormat::Text;
+    }
     bool handleGet(CivetServer*, mg_connection* conn) override {
-      const auto text = s->exposition();
-      reply(conn, 200, "text/plain; version=0.0.4; charset=utf-8", *text);
+      const ExpositionFormat f = format(conn);
+      reply(conn, 200, content_type(f), *s->exposition(f));
       return true;
     }
     bool handleHead(CivetServer*, mg_connection* conn) override {
-      reply(conn, 200, "text/plain; version=0.0.4; charset=utf-8", *s->exposition(), true);
+      const ExpositionFormat f = format(conn);
+      reply(conn, 200, content_type(f), *s->exposition(f), true);
       return true;
     }
   };
@@ -127,11 +131,12 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& l
   return s;
 }
 
-void MetricsServer::publish(std::vector<prometheus::MetricFamily> families) {
+void MetricsServer::publish(Families families) {
   {
     std::lock_guard<std::mutex> g(mu_);
     families_ = std::move(families);
     text_.reset();
+    proto_.reset();
     published_ns_ = now_ns();
     built_gen_ = ticked_gen_;
     asked_ = false;
@@ -144,7 +149,7 @@ void MetricsServer::set_scrape_families(std::function<std::vector<prometheus::Me
   scrape_families_ = std::move(build);
 }
 
-std::shared_ptr<const std::string> MetricsServer::exposition() {
+std::shared_ptr<const std::string> MetricsServer::exposition(ExpositionFormat format) {
   std::shared_ptr<const std::string> tick;
   std::function<std::vector<prometheus::MetricFamily>()> build;
   {
@@ -160,14 +165,15 @@ std::shared_ptr<const std::string> MetricsServer::exposition() {
       }
       built_.wait_for(g, std::chrono::milliseconds(build_wait_ms_), [&] { return built_gen_ >= want || stopping_; });
     }
-    if (!text_) text_ = std::make_shared<const std::string>(prometheus::TextSerializer().Serialize(families_));
-    tick = text_;
+    auto& cached = format == ExpositionFormat::Protobuf ? proto_ : text_;
+    if (!cached) cached = std::make_shared<const std::string>(serialize(families_, format));
+    tick = cached;
     build = scrape_families_;
   }
   if (!build) return tick;
-  const std::vector<prometheus::MetricFamily> now = build();
+  const Families now = build();
   if (now.empty()) return tick;
-  return std::make_shared<const std::string>(*tick + prometheus::TextSerializer().Serialize(now));
+  return std::make_shared<const std::string>(*tick + serialize(now, format));
 }
 
 std::pair<int, std::string> MetricsServer::health() const {

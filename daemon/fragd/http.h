@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The HTTP endpoint: GET /metrics (Prometheus text format), GET /healthz
+// The HTTP endpoint: GET /metrics (Prometheus text format, or protobuf with native histograms
+// when the scraper's Accept header asks for it: fragd/exposition.h), GET /healthz
 // (liveness: the collector ticks) and GET /readyz (readiness: the first tick
 // is done with every program attached as configured), nothing else. civetweb serves it from a small pool of worker threads, each
 // request bounded in size and time, so a slow or oversized client costs one
@@ -16,7 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "base/family.h"
 #include "base/result.h"
+#include "fragd/exposition.h"
 
 class CivetServer;
 
@@ -36,7 +39,7 @@ class MetricsServer {
   static Result<std::unique_ptr<MetricsServer>> start(const std::string& listen, uint64_t stale_after_ns,
                                                       HttpLimits limits = {});
   // A tick's families; serialized on the first scrape after, shared by every scrape until the next.
-  void publish(std::vector<prometheus::MetricFamily> families);
+  void publish(Families families);
   // Families built when a scrape asks, not at every tick: ticked() says the collector's state
   // moved on (and keeps /healthz fresh); a scrape that finds the published families older than
   // the last tick makes want_fd() readable and waits up to `build_wait_ms` for the collector's
@@ -51,7 +54,7 @@ class MetricsServer {
   void set_scrape_families(std::function<std::vector<prometheus::MetricFamily>()> build);
 
   // For the handlers.
-  std::shared_ptr<const std::string> exposition();
+  std::shared_ptr<const std::string> exposition(ExpositionFormat format = ExpositionFormat::Text);
   // 200 and "ok" when the collector ticked recently; 503 and why otherwise.
   std::pair<int, std::string> health() const;
   // What keeps fragd from being ready ("" once it is), set after each tick.
@@ -68,8 +71,9 @@ class MetricsServer {
   bool asked_ = false, stopping_ = false;
   int want_fd_ = -1;
   unsigned build_wait_ms_ = 2000;
-  std::vector<prometheus::MetricFamily> families_;
-  std::shared_ptr<const std::string> text_;  // families_ serialized; null until a scrape asks
+  Families families_;
+  // families_ serialized in each format; null until a scrape asks for it.
+  std::shared_ptr<const std::string> text_, proto_;
   std::function<std::vector<prometheus::MetricFamily>()> scrape_families_;
   uint64_t published_ns_ = 0;                // CLOCK_MONOTONIC of the last publish
   uint64_t stale_after_ns_ = 0;

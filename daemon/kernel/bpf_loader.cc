@@ -206,19 +206,15 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
   uint32_t record_entries = 1;
   if (p->track_pollution_) {
     const uint64_t max_pfn = opts.max_pfn ? opts.max_pfn : zoneinfo_max_pfn();
-    uint64_t blocks = FRAGD_POLLUTION_BLOCK_ENTRIES;
+    const LedgerSize size = pollution_ledger_size(max_pfn, p->pageblock_order_, FRAGD_POLLUTION_BLOCK_ENTRIES);
     if (max_pfn == 0)
       log_warn("cannot read the zone spans from /proc/zoneinfo: sizing the pollution ledger for " +
                std::to_string(FRAGD_POLLUTION_BLOCK_ENTRIES) + " pageblocks");
-    else
-      blocks = ((max_pfn - 1) >> p->pageblock_order_) + 1;
-    if (blocks > FRAGD_POLLUTION_BLOCK_ENTRIES) {
-      log_warn("memory spans " + std::to_string(blocks) + " pageblocks; the pollution ledger holds " +
+    if (size.capped)
+      log_warn("memory spans " + std::to_string(size.blocks) + " pageblocks; the pollution ledger holds " +
                std::to_string(FRAGD_POLLUTION_BLOCK_ENTRIES) +
                " at most (fallbacks into more count in fragd's untracked pollution events)");
-      blocks = FRAGD_POLLUTION_BLOCK_ENTRIES;
-    }
-    record_entries = static_cast<uint32_t>(blocks);
+    record_entries = static_cast<uint32_t>(size.entries);
   }
   if (bpf_map__set_max_entries(fb->maps.polluted_blocks, record_entries))
     return sys_error("size the pollution ledger of BPF object pollution");
@@ -245,6 +241,12 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
   bpf_program__set_autoload(p->compaction_->progs.cma_alloc_finish, cma);
   bpf_program__set_autoload(p->compaction_->progs.cma_alloc_busy_retry,
                             cma && has_btf_tracepoint(vmlinux, "cma_alloc_busy_retry"));
+  // Their maps only serve them: without the programs they would hold kernel memory for nothing.
+  if (!cma)
+    for (bpf_map* m : {p->compaction_->maps.cma_open, p->compaction_->maps.cma_areas, p->compaction_->maps.cma_zero,
+                       p->compaction_->maps.cma_misc})
+      if (bpf_map__set_autocreate(m, false))
+        return sys_error(std::string("leave out BPF map ") + bpf_map__name(m) + " of object compaction");
   btf__free(vmlinux);
 
   // --- load
@@ -346,6 +348,31 @@ std::vector<ProgramRunStats> BpfPrograms::run_stats() const {
     uint32_t len = sizeof(info);
     if (bpf_obj_get_info_by_fd(ps.fd, &info, &len) != 0) continue;
     out.push_back({ps.name, info.id, info.run_cnt, info.run_time_ns, info.recursion_misses});
+  }
+  return out;
+}
+
+std::vector<MapMemory> BpfPrograms::map_memory() const {
+  std::vector<MapMemory> out;
+  const std::pair<const char*, const bpf_object*> objects[] = {
+      {"stalls", stalls_->obj}, {"compaction", compaction_->obj}, {"pollution", pollution_->obj}};
+  for (const auto& [object, obj] : objects) {
+    const bpf_map* m = nullptr;
+    bpf_object__for_each_map(m, obj) {
+      const int fd = bpf_map__fd(m);
+      if (fd < 0) continue;  // not created on this kernel
+      const std::string path = "/proc/self/fdinfo/" + std::to_string(fd);
+      const auto text = read_text_file(path);
+      const Result<uint64_t> bytes = text ? parse_fdinfo_memlock(*text, path) : Result<uint64_t>(text.error());
+      if (!bytes) {
+        if (!map_memory_warned_)
+          log_warn("cannot read what BPF map " + std::string(bpf_map__name(m)) + " of object " + object +
+                   " takes (" + bytes.error().message + "): fragd_bpf_map_memory_bytes is not exported");
+        map_memory_warned_ = true;
+        return {};
+      }
+      add_map_memory(out, object, bpf_map__name(m), bpf_map__is_internal(m), *bytes);
+    }
   }
   return out;
 }

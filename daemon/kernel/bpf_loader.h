@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "kernel/bpf_memory.h"
 
 struct stalls_bpf;
 struct compaction_bpf;
@@ -111,6 +112,11 @@ class BpfPrograms {
 
   // Run statistics of every loaded program.
   std::vector<ProgramRunStats> run_stats() const;
+  // What each map of the three objects takes in the kernel (its fdinfo's memlock), one entry
+  // per map and one for each object's global variables; maps not created on this kernel (the
+  // CMA ones without CONFIG_CMA) are not there. Empty, with one warning, when an fdinfo
+  // cannot be read: a partial sum would understate the total.
+  std::vector<MapMemory> map_memory() const;
 
   // The pollution ledger: the extfrag program is attached and recording.
   bool pollution_enabled() const { return pollution_on_; }
@@ -134,6 +140,7 @@ class BpfPrograms {
   unsigned pageblock_order_ = 9;
   bool track_pollution_ = false;
   bool pollution_on_ = false;
+  mutable bool map_memory_warned_ = false;
 };
 
 // Checks for CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN); the message names what is missing.

@@ -18,7 +18,7 @@ using namespace values;
 
 namespace {
 
-bool may_be_empty(KeyType t) { return t == KeyType::Section || t == KeyType::Pools; }
+bool may_be_empty(KeyType t) { return t == KeyType::Section || t == KeyType::Pools || t == KeyType::Words; }
 
 std::string join(std::vector<std::string> names, bool sorted) {
   if (sorted) std::sort(names.begin(), names.end());
@@ -146,6 +146,8 @@ Result<KeyValue> read_key(const Key& k, const std::string& path, const std::stri
     case KeyType::NodeList: return widen(node_list(file, n, path));
     case KeyType::Node: return widen(node_scalar(file, n, path));
     case KeyType::Pools: return read_pools(k, file, n);
+    case KeyType::Orders: return widen(order_list(file, n, path, k.lo, k.hi));
+    case KeyType::Words: return widen(word_list(file, n, path, k.choices));
     case KeyType::Choice: {
       auto s = scalar(file, n, path);
       if (!s) return s.error();
@@ -163,9 +165,16 @@ void store_key(const Key& k, const KeyValue& v, Config& c) {
       [&](auto field) {
         if constexpr (std::is_same_v<decltype(field), std::monostate>) {
           return;
-        } else if constexpr (std::is_same_v<decltype(field), FieldOf<CompactMethod>>) {
+        } else if constexpr (std::is_enum_v<std::remove_reference_t<decltype(field(c))>>) {
+          // A choice's word stands for the enum value of its place in `choices`.
+          using E = std::remove_reference_t<decltype(field(c))>;
           const auto it = std::find(k.choices.begin(), k.choices.end(), std::get<std::string>(v));
-          field(c) = static_cast<CompactMethod>(it - k.choices.begin());
+          field(c) = static_cast<E>(it - k.choices.begin());
+        } else if constexpr (std::is_same_v<decltype(field), FieldOf<DetailSet>>) {
+          DetailSet d;
+          for (const auto& w : std::get<std::vector<std::string>>(v))
+            d.add(static_cast<Detail>(std::find(k.choices.begin(), k.choices.end(), w) - k.choices.begin()));
+          field(c) = d;
         } else {
           using T = std::remove_reference_t<decltype(field(c))>;
           field(c) = as<T>(v);

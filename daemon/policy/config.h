@@ -12,6 +12,7 @@
 #include "policy/policy.h"
 #include "base/format.h"
 #include "base/result.h"
+#include "base/series.h"
 
 namespace YAML {
 class Node;
@@ -46,6 +47,7 @@ struct Config {
   unsigned scan_threads = 1;                 // ... reading with this many threads (full scans)
   std::string scan_mode = "sample";          // ... "sample" rounds within scan_budget_percent, or "full"
   double scan_budget_percent = 0.1;          // ... a sample round's CPU time per interval, % of one core
+  SeriesSettings metrics;                    // which series /metrics carries (`metrics:`)
   Policy policy;                             // policy.act mirrors mode == "act"
   std::string source;                        // file it came from, for messages
   // Not in the file: fragd's --path.procfs and --path.sysfs. Where fragd reads and writes

@@ -272,6 +272,41 @@ const std::vector<Key>& config_keys() {
        .doc = "sample rounds: the scanner thread's CPU time per `interval`, in percent of one core "
               "(0.001..100); the blocks a round reads follow from what a block cost so far"},
 
+      {.path = "metrics", .type = Section},
+      {.path = "metrics.orders", .type = Orders, .table = kConfig, .lo = 1, .hi = 10, .def = "[1, 4, 9]",
+       .field = FIELD(metrics.orders),
+       .doc = "the per-order families (`fragd_alloc_*`, `fragd_direct_stall_entries_total`, `fragd_stalls_total`, "
+              "`fragd_stall_seconds_total`, `fragd_own_allocations_total`, `fragd_free_blocks`, "
+              "`fragd_unusable_free_index_ratio`) count orders in groups: each order listed (increasing, 1..10) "
+              "starts one that runs up to the next, labelled `order=\"4-8\"` (one order alone: `\"9\"`); "
+              "`bpf.min_order` and `compaction.demand.min_order` always start one, and the free lists' order 0 is "
+              "a group of its own. The default keeps apart what decisions read: orders below the kernel's costly "
+              "order 3, the demand trigger's orders, and the 2 MiB order 9 (THP, hugetlb) with 10; "
+              "`[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]` exports every order on its own"},
+      {.path = "metrics.buckets", .type = Choice, .table = kConfig, .choices = {"coarse", "fine"},
+       .refusal = "is not a bucket layout; use 'coarse' (the buckets decisions read) or 'fine' (every power of two "
+                  "from 1.024 us to 17.2 s)",
+       .def = "coarse", .field = FIELD(metrics.buckets),
+       .doc = "the classic buckets of the latency histograms in the text exposition. `coarse`: the stall and CMA "
+              "times at 16.4 us, 262 us, 4.19 ms, 67.1 ms and 1.07 s (a p99 against the default 5 ms reads the "
+              "4.19 ms bound), the compaction and action durations as count and sum alone (what the rules and "
+              "the dashboard read of them); `fine`: every power of two of nanoseconds from 1.024 us to 17.2 s (25 "
+              "buckets). A scraper that asks for the protobuf exposition gets native histograms with every fine "
+              "BPF bucket whatever this says"},
+      {.path = "metrics.detail", .type = Words, .table = kConfig,
+       .choices = {"zones", "results", "statuses", "thp_sizes", "kernel_counters", "programs"}, .def = "[]",
+       .field = FIELD(metrics.detail),
+       .doc = "dimensions kept apart, each summed into one series labelled `all` (or left out) otherwise: `zones` "
+              "(`fragd_free_blocks`, `fragd_unusable_free_index_ratio`, `fragd_pageblocks`, `fragd_zone_free_pages` "
+              "by zone, and `fragd_zone_fragmentation_score_percent`; otherwise per node with `zone=\"all\"`), "
+              "`results` (`fragd_alloc_stall_seconds` by result; otherwise `result=\"all\"`), `statuses` "
+              "(`fragd_compaction_runs_total` by status; otherwise `status=\"all\"`), `thp_sizes` (the per-size THP "
+              "families for every mTHP size; otherwise the PMD size alone), `kernel_counters` "
+              "(`fragd_thp_vmstat_total`, `fragd_compaction_vmstat_total`), `programs` "
+              "(`fragd_bpf_program_runs_total`, `fragd_bpf_program_run_seconds_total`, which count only while the "
+              "kernel's BPF statistics are on, and `fragd_bpf_program_recursion_misses_total` by program; "
+              "otherwise one series, `program=\"all\"`). README \"Series\" gives what each costs"},
+
       {.path = "compaction", .type = Section, .rule = backoff_covers_min_interval, .sorted_hint = true},
       {.path = "compaction.nodes", .type = NodeList, .table = kPolicy, .def = "all",
        .field = FIELD(policy.compaction.nodes), .doc = "nodes fragd may compact: `all` or a list such as `[0, 1]`"},

@@ -34,20 +34,24 @@ enum class KeyType {
   NodeList,  // all, or a list of node numbers
   Node,      // all, or one node number
   Pools,     // a list of hugepage pool targets, each a map of the keys below "<path>[i]"
+  Orders,    // a list of integers in lo..hi, each above the one before
+  Words,     // a list of words from `choices`, none twice ([] for none)
 };
 
 // The README table a key is listed in.
 enum class KeyTable { None, Config, Policy };
 
 // A value as read, before it is stored.
-using KeyValue = std::variant<bool, uint64_t, double, std::string, NodeSet, std::vector<PoolTarget>>;
+using KeyValue = std::variant<bool, uint64_t, double, std::string, NodeSet, std::vector<PoolTarget>,
+                              std::vector<unsigned>, std::vector<std::string>>;
 
 // The Config field a key sets: FIELD(policy.dry_run).
 template <class T>
 using FieldOf = T& (*)(Config&);
 using KeyField = std::variant<std::monostate, FieldOf<bool>, FieldOf<unsigned>, FieldOf<uint64_t>, FieldOf<double>,
                               FieldOf<std::string>, FieldOf<NodeSet>, FieldOf<CompactMethod>,
-                              FieldOf<std::vector<PoolTarget>>>;
+                              FieldOf<std::vector<PoolTarget>>, FieldOf<std::vector<unsigned>>,
+                              FieldOf<BucketLayout>, FieldOf<DetailSet>>;
 #define FIELD(member) (+[](Config& c) -> auto& { return c.member; })
 
 // Run after a key's value is stored (`n` is the value) or after a section is
@@ -61,7 +65,7 @@ struct Key {
   KeyTable table = KeyTable::None;
   uint64_t lo = 0, hi = 0;                // Integer; Duration in ns
   double number_lo = 0, number_hi = 0;    // Number
-  std::vector<std::string_view> choices{};  // Choice: the words, in the order of the enum a field holds
+  std::vector<std::string_view> choices{};  // Choice, Words: the words, in the order of the enum a field holds
   std::string_view refusal{};             // Choice: the message is "'WORD' " + refusal
   std::string_view def{};                 // the default as written in the file; "" = none
   bool required = false;                  // a list entry's key that must be given

@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -215,6 +216,45 @@ Result<NodeSet> node_list(const std::string& file, const YAML::Node& n, const st
     s.marks.push_back(m);
   }
   return s;
+}
+
+Result<std::vector<unsigned>> order_list(const std::string& file, const YAML::Node& n, const std::string& key,
+                                         uint64_t lo, uint64_t hi) {
+  if (!n.IsSequence()) return bad(file, n, key, "expected a list of orders like [1, 4, 9]");
+  if (n.size() == 0)
+    return bad(file, n, key, "the list is empty; list at least one order (" + std::to_string(lo) + ".." +
+                                 std::to_string(hi) + "), e.g. [9]");
+  std::vector<unsigned> out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string k = key + "[" + std::to_string(i) + "]";
+    auto v = integer(file, n[i], k, lo, hi);
+    if (!v) return v.error();
+    if (!out.empty() && *v <= out.back())
+      return bad(file, n[i], k,
+                 "order " + std::to_string(*v) + " does not come after " + std::to_string(out.back()) +
+                     "; list each order once, in increasing order");
+    out.push_back(static_cast<unsigned>(*v));
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> word_list(const std::string& file, const YAML::Node& n, const std::string& key,
+                                           const std::vector<std::string_view>& words) {
+  std::string known;
+  for (auto w : words) known += (known.empty() ? "" : ", ") + std::string(w);
+  if (!n.IsSequence()) return bad(file, n, key, "expected a list of words from " + known + " (or [] for none)");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string k = key + "[" + std::to_string(i) + "]";
+    auto w = scalar(file, n[i], k);
+    if (!w) return w.error();
+    if (std::find(words.begin(), words.end(), *w) == words.end())
+      return bad(file, n[i], k, "'" + *w + "' is not one of " + known);
+    if (std::find(out.begin(), out.end(), *w) != out.end())
+      return bad(file, n[i], k, "'" + *w + "' is listed twice; keep one");
+    out.push_back(*w);
+  }
+  return out;
 }
 
 }  // namespace fragd::values

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "policy/policy.h"
@@ -51,5 +53,11 @@ Result<uint64_t> page_size_kib(const std::string& file, const YAML::Node& n, con
 Result<NodeSet> node_scalar(const std::string& file, const YAML::Node& n, const std::string& key);
 // `all`, or a list of node numbers (not empty, none twice).
 Result<NodeSet> node_list(const std::string& file, const YAML::Node& n, const std::string& key);
+// A list of plain integers in lo..hi, not empty, each above the one before.
+Result<std::vector<unsigned>> order_list(const std::string& file, const YAML::Node& n, const std::string& key,
+                                         uint64_t lo, uint64_t hi);
+// A list of words from `words`, none twice; [] is an empty list.
+Result<std::vector<std::string>> word_list(const std::string& file, const YAML::Node& n, const std::string& key,
+                                           const std::vector<std::string_view>& words);
 
 }  // namespace fragd::values

@@ -30,11 +30,13 @@ echo 0 > $HP
 
 # config MODE [extra bpf line]: act mode in dry_run with the demand trigger
 # alone (it decides and logs but writes nothing, so memory stays fragmented
-# for the next burst); every stall becomes a trace event.
+# for the next burst); every stall becomes a trace event. Order 9 on its own and
+# stall times by result (metrics:), as the kernel's counts are compared with them.
 config() {
   cat >"$WORK/fragd-$1.yaml" <<EOF
 mode: act
 dry_run: true
+metrics: {orders: [1, 4, 9, 10], detail: [results]}
 bpf:
   allocations: $1
   slow_stall_threshold: 1us

@@ -53,7 +53,7 @@ log "built $(basename "$DEB") ($(stat -c %s "$DEB") bytes)"
 [ "$(dpkg-deb -f "$DEB" Package)" = fragd ] || fail "package name is '$(dpkg-deb -f "$DEB" Package)', want fragd"
 deps=$(dpkg-deb -f "$DEB" Depends)
 log "Depends: $deps"
-for lib in libbpf1 libyaml-cpp0.7 libprometheus-cpp libstdc++6; do
+for lib in libbpf1 libyaml-cpp0.7 libprometheus-cpp libprotobuf libstdc++6; do
   grep -q "$lib" <<<"$deps" || fail "Depends lacks $lib: $deps"
 done
 # fragctl opens libcairo for --png alone: recommended, not a dependency (the image leaves it out).

@@ -81,8 +81,10 @@ log "kpageflags unreadable: scan off with one warning, no fragd_pageblock_class,
 
 # The shipped defaults but a sampled round every 10 s: 0.6% of a core over 10 s buys the blocks
 # the default 0.1% buys over 60 s, so the rounds here are the size the shipped config makes.
+# Compaction runs by status (metrics.detail), which the compaction below reads.
 cat >"$WORK/sampled.yaml" <<'YAML'
 pageblocks: {mode: sample, interval: 10s, max_age: 10s, budget: 0.6}
+metrics: {detail: [statuses]}
 YAML
 FRAGD_CONFIG="$WORK/sampled.yaml" start_fragd
 wait_scored || { cat "$FRAGD_LOG" >&2; fail "fragd did not publish a node score in 30 s"; }

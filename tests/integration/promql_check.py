@@ -101,10 +101,12 @@ def metric_names(expr):
 
 
 def scrape_names(path):
-    """-> the sample names of a saved scrape (python3-prometheus-client's parser)."""
+    """-> the sample names of a saved scrape (python3-prometheus-client's parser), and the name
+    of each histogram family: the series of its native histogram where Prometheus ingests those."""
     from prometheus_client.parser import text_string_to_metric_families
     with open(path) as f:
-        return {s.name for fam in text_string_to_metric_families(f.read()) for s in fam.samples}
+        fams = list(text_string_to_metric_families(f.read()))
+    return {s.name for fam in fams for s in fam.samples} | {fam.name for fam in fams if fam.type == "histogram"}
 
 
 def github_slug(heading):

@@ -28,7 +28,9 @@ old64=$(choice "$THP/hugepages-64kB/enabled")
 RESTORE+=("echo $old64 > $THP/hugepages-64kB/enabled")
 echo always >"$THP/hugepages-64kB/enabled"
 
-FRAGD_CONFIG="$SRC/configs/fragd.yaml" start_fragd
+# Every mTHP size and the kernel's counters by name (metrics.detail): all of them are compared.
+printf 'metrics: {detail: [thp_sizes, kernel_counters]}\n' >"$WORK/fragd.yaml"
+FRAGD_CONFIG="$WORK/fragd.yaml" start_fragd
 
 before=$(cat "$THP/hugepages-2048kB/stats/anon_fault_alloc")
 before64=$(cat "$THP/hugepages-64kB/stats/anon_fault_alloc")

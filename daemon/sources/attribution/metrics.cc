@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sources/attribution/metrics.h"
 
+#include <map>
+#include <utility>
+
 namespace fragd {
 
-void attribution_metrics(const AttributionView& v, Families& out) {
+void attribution_metrics(const AttributionView& v, const SeriesPlan& plan, Families& out) {
   FamilyBuilder n("fragd_stalls_total",
                   "Entries into direct compaction or reclaim by order and by who pays: consumer=thp_fault, khugepaged, "
                   "hugetlb (pool growth), slab, net, page_cache, other (README \"Who stalls\" gives the rules). The sum "
@@ -13,10 +16,19 @@ void attribution_metrics(const AttributionView& v, Families& out) {
                   "Time in direct compaction and reclaim by order and consumer; the sum over consumer is "
                   "fragd_alloc_stall_phase_seconds_total summed over phase.",
                   MetricType::Counter);
+  // By order group (metrics.orders), in the order of the groups, then of the consumers.
+  std::map<std::pair<size_t, std::string>, std::pair<double, double>> by_group;  // -> (entries, seconds)
   for (const auto& [k, a] : v.consumers) {
-    const Labels l{{"order", std::to_string(k.first)}, {"consumer", k.second}};
-    n.counter(l, a.entries);
-    s.counter(l, a.ns / 1e9);
+    size_t g = 0;
+    while (g + 1 < plan.traced.size() && k.first > plan.traced[g].last) g++;
+    auto& sum = by_group[{g, k.second}];
+    sum.first += a.entries;
+    sum.second += a.ns / 1e9;
+  }
+  for (const auto& [k, sum] : by_group) {
+    const Labels l{{"order", plan.traced[k.first].label}, {"consumer", k.second}};
+    n.counter(l, sum.first);
+    s.counter(l, sum.second);
   }
   emit(out, n, s);
 

@@ -10,6 +10,7 @@
 
 namespace fragd {
 
-void attribution_metrics(const AttributionView& v, Families& out);
+// Stalls by consumer counted in the plan's traced order groups.
+void attribution_metrics(const AttributionView& v, const SeriesPlan& plan, Families& out);
 
 }  // namespace fragd

@@ -3,10 +3,11 @@
 
 namespace fragd {
 
-void compaction_metrics(const BpfSnapshot& bpf, Families& out) {
+void compaction_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, Families& out) {
   const auto& c = bpf.compaction;
   FamilyBuilder runs("fragd_compaction_runs_total",
-                     "Zone compaction runs (mm_compaction_begin/end) by who ran them and how they ended.",
+                     "Zone compaction runs (mm_compaction_begin/end) by who ran them and how they ended "
+                     "(status=\"all\": every status, unless metrics.detail lists statuses).",
                      MetricType::Counter);
   FamilyBuilder dur("fragd_compaction_duration_seconds", "Duration of zone compaction runs, by trigger.",
                     MetricType::Histogram);
@@ -15,9 +16,15 @@ void compaction_metrics(const BpfSnapshot& bpf, Families& out) {
   FamilyBuilder fail("fragd_compaction_pages_failed_total", "Pages compaction failed to move, by trigger.",
                      MetricType::Counter);
   for (unsigned t = 0; t < FRAGD_NR_TRIGGERS; t++) {
-    for (unsigned s = 0; s < FRAGD_NR_CSTATUS; s++)
-      runs.counter({{"trigger", trigger_name(t)}, {"status", cstatus_name(s)}}, c.runs[t][s]);
-    dur.histogram({{"trigger", trigger_name(t)}}, bpf.compaction_hist[t]);
+    if (plan.has(Detail::Statuses)) {
+      for (unsigned s = 0; s < FRAGD_NR_CSTATUS; s++)
+        runs.counter({{"trigger", trigger_name(t)}, {"status", cstatus_name(s)}}, c.runs[t][s]);
+    } else {
+      double n = 0;
+      for (unsigned s = 0; s < FRAGD_NR_CSTATUS; s++) n += c.runs[t][s];
+      runs.counter({{"trigger", trigger_name(t)}, {"status", "all"}}, n);
+    }
+    dur.histogram({{"trigger", trigger_name(t)}}, bpf.compaction_hist[t], plan.buckets, HistogramUse::CountAndSum);
     mig.counter({{"trigger", trigger_name(t)}}, c.pages_migrated[t]);
     fail.counter({{"trigger", trigger_name(t)}}, c.pages_failed[t]);
   }
@@ -48,7 +55,7 @@ void compaction_metrics(const BpfSnapshot& bpf, Families& out) {
                           MetricType::Counter);
   for (const auto& a : bpf.cma) {
     for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) {
-      cma.histogram({{"area", a.name}, {"result", result_name(r)}}, a.hist[r]);
+      cma.histogram({{"area", a.name}, {"result", result_name(r)}}, a.hist[r], plan.buckets, HistogramUse::Quantiles);
       pages.counter({{"area", a.name}, {"result", result_name(r)}}, a.pages[r]);
     }
     busy.counter({{"area", a.name}}, a.busy_retries);

@@ -8,6 +8,8 @@
 
 namespace fragd {
 
-void compaction_metrics(const BpfSnapshot& bpf, Families& out);
+// Runs by status only with metrics.detail `statuses`; durations as count and sum alone with
+// coarse buckets; CMA times with the buckets their quantiles need.
+void compaction_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, Families& out);
 
 }  // namespace fragd

@@ -1,36 +1,78 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sources/memory/metrics.h"
 
+#include <map>
+
 #include "sources/memory/score.h"
 
 namespace fragd {
 
-void memory_metrics(const MemSnapshot& mem, Families& out) {
+namespace {
+
+// A node's zones as one: free blocks, pageblocks and present pages summed (zone "all").
+std::vector<ZoneFree> per_node(const std::vector<ZoneFree>& zones) {
+  std::map<int, ZoneFree> nodes;
+  for (const auto& z : zones) {
+    if (z.present_pages == 0) continue;
+    ZoneFree& n = nodes[z.node];
+    n.node = z.node;
+    n.zone = "all";
+    n.present_pages += z.present_pages;
+    if (n.free_blocks.size() < z.free_blocks.size()) n.free_blocks.resize(z.free_blocks.size(), 0);
+    for (size_t o = 0; o < z.free_blocks.size(); o++) n.free_blocks[o] += z.free_blocks[o];
+    for (const auto& [mt, count] : z.pageblocks) n.pageblocks[mt] += count;
+  }
+  std::vector<ZoneFree> out;
+  for (auto& [_, n] : nodes) out.push_back(std::move(n));
+  return out;
+}
+
+}  // namespace
+
+void memory_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& out) {
+  const bool by_zone = plan.has(Detail::Zones);
   FamilyBuilder zs("fragd_zone_fragmentation_score_percent",
                    "The kernel's fragmentation score of a zone (extfrag_for_order at order 9): percent of free "
-                   "memory not in free blocks of 2 MiB or more. 0 = unfragmented, 100 = no free 2 MiB block.",
+                   "memory not in free blocks of 2 MiB or more. 0 = unfragmented, 100 = no free 2 MiB block. "
+                   "Exported with metrics.detail zones (the node score is what decisions read).",
                    MetricType::Gauge);
-  FamilyBuilder fbk("fragd_free_blocks", "Free blocks of each order (/proc/buddyinfo).", MetricType::Gauge);
+  FamilyBuilder fbk("fragd_free_blocks",
+                    "Free blocks of each order (/proc/buddyinfo), by order group (metrics.orders: order=\"4-8\" "
+                    "counts the free blocks of orders 4 to 8), per zone with metrics.detail zones, per node "
+                    "(zone=\"all\") otherwise.",
+                    MetricType::Gauge);
   FamilyBuilder ufi("fragd_unusable_free_index_ratio",
                     "The kernel's unusable free space index: fraction of free memory unusable for an "
-                    "allocation of this order.",
+                    "allocation of this order, at the first order of each order group; per zone with "
+                    "metrics.detail zones, per node (zone=\"all\", from the node's free blocks) otherwise.",
                     MetricType::Gauge);
-  FamilyBuilder pb("fragd_pageblocks", "Pageblocks of each migratetype (/proc/pagetypeinfo).", MetricType::Gauge);
-  FamilyBuilder fp("fragd_zone_free_pages", "Free pages in the zone (from /proc/buddyinfo).", MetricType::Gauge);
-  for (const auto& z : mem.zones) {
+  FamilyBuilder pb("fragd_pageblocks",
+                   "Pageblocks of each migratetype (/proc/pagetypeinfo), per zone with metrics.detail zones, per "
+                   "node (zone=\"all\") otherwise.",
+                   MetricType::Gauge);
+  FamilyBuilder fp("fragd_zone_free_pages",
+                   "Free pages (from /proc/buddyinfo), per zone with metrics.detail zones, per node "
+                   "(zone=\"all\") otherwise.",
+                   MetricType::Gauge);
+  const std::vector<ZoneFree> nodes = by_zone ? std::vector<ZoneFree>{} : per_node(mem.zones);
+  for (const auto& z : by_zone ? mem.zones : nodes) {
     if (z.present_pages == 0) continue;  // empty zones (Movable, Device) carry nothing
     const std::string n = node_label(z.node);
-    zs.gauge({{"node", n}, {"zone", z.zone}}, zone_score(z));
+    if (by_zone) zs.gauge({{"node", n}, {"zone", z.zone}}, zone_score(z));
     const auto ui = unusable_index(z);
-    for (size_t o = 0; o < z.free_blocks.size(); o++) {
-      fbk.gauge({{"node", n}, {"zone", z.zone}, {"order", std::to_string(o)}}, z.free_blocks[o]);
-      if (o < ui.size()) ufi.gauge({{"node", n}, {"zone", z.zone}, {"order", std::to_string(o)}}, ui[o]);
+    for (const OrderGroup& g : plan.buddy) {
+      if (g.first >= z.free_blocks.size()) break;
+      double blocks = 0;
+      for (unsigned o = g.first; o <= g.last && o < z.free_blocks.size(); o++) blocks += z.free_blocks[o];
+      fbk.gauge({{"node", n}, {"zone", z.zone}, {"order", g.label}}, blocks);
+      if (g.first < ui.size()) ufi.gauge({{"node", n}, {"zone", z.zone}, {"order", std::to_string(g.first)}}, ui[g.first]);
     }
     fp.gauge({{"node", n}, {"zone", z.zone}}, buddy_free_pages(z));
     for (const auto& [mt, count] : z.pageblocks)
       pb.gauge({{"node", n}, {"zone", z.zone}, {"migratetype", mt}}, count);
   }
-  emit(out, zs, fbk, ufi, pb, fp);
+  if (by_zone) emit(out, zs);
+  emit(out, fbk, ufi, pb, fp);
 
   FamilyBuilder ns("fragd_node_fragmentation_score_percent",
                    "The kernel's node fragmentation score (what proactive compaction compares with its "

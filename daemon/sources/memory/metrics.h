@@ -10,6 +10,8 @@
 
 namespace fragd {
 
-void memory_metrics(const MemSnapshot& mem, Families& out);
+// Free blocks by the plan's free-list order groups, the unusable index at each group's first
+// order; per zone with metrics.detail `zones`, per node (zone="all") otherwise.
+void memory_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& out);
 
 }  // namespace fragd

@@ -4,7 +4,7 @@
 namespace fragd {
 
 void program_metrics(const std::vector<ProgramState>& programs, const std::vector<ProgramRunStats>& run_stats,
-                     Families& out) {
+                     const SeriesPlan& plan, Families& out) {
   FamilyBuilder f("fragd_bpf_program_attached",
                   "1 when the BPF program is attached to its tracepoint, 0 when it is not (its feature is off).",
                   MetricType::Gauge);
@@ -21,14 +21,34 @@ void program_metrics(const std::vector<ProgramState>& programs, const std::vecto
                      MetricType::Counter);
   FamilyBuilder miss("fragd_bpf_program_recursion_misses_total",
                      "Runs of each BPF program the kernel skipped because another BPF program was running on "
-                     "that CPU (their events are lost).",
+                     "that CPU (their events are lost); program=\"all\": every program's, unless metrics.detail "
+                     "lists programs.",
                      MetricType::Counter);
+  if (!plan.has(Detail::Programs)) {
+    double misses = 0;
+    for (const auto& r : run_stats) misses += r.recursion_misses;
+    miss.counter({{"program", "all"}}, misses);
+    emit(out, miss);
+    return;
+  }
   for (const auto& r : run_stats) {
     runs.counter({{"program", r.name}}, r.run_cnt);
     secs.counter({{"program", r.name}}, r.run_time_ns / 1e9);
     miss.counter({{"program", r.name}}, r.recursion_misses);
   }
   emit(out, runs, secs, miss);
+}
+
+void map_memory_metrics(const std::vector<MapMemory>& maps, Families& out) {
+  if (maps.empty()) return;
+  FamilyBuilder f("fragd_bpf_map_memory_bytes",
+                  "Kernel memory of each of fragd's BPF maps as the kernel accounts it (the memlock of the map's "
+                  "fdinfo, as `bpftool map show` prints it); map=\"globals\": the object's global variables. Fixed "
+                  "at load: the pollution ledger (polluted_blocks) is sized from the physical memory, the per-CPU "
+                  "maps by the possible CPUs.",
+                  MetricType::Gauge);
+  for (const auto& m : maps) f.gauge({{"object", m.object}, {"map", m.map}}, static_cast<double>(m.bytes));
+  emit(out, f);
 }
 
 }  // namespace fragd

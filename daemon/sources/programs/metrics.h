@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The BPF programs themselves: attached or not, and their run statistics
-// (kernel/bpf_loader.h). Families fragd_bpf_program_*.
+// (kernel/bpf_loader.h), and what their maps take. Families fragd_bpf_program_*, fragd_bpf_map_*.
 #pragma once
 
 #include <vector>
@@ -10,7 +10,13 @@
 
 namespace fragd {
 
+// Run counts and time by program with metrics.detail `programs` (absent otherwise: they count
+// only while the kernel's BPF statistics are on); recursion misses by program with it, as one
+// series (program="all") without.
 void program_metrics(const std::vector<ProgramState>& programs, const std::vector<ProgramRunStats>& run_stats,
-                     Families& out);
+                     const SeriesPlan& plan, Families& out);
+
+// fragd_bpf_map_memory_bytes: one series per map (BpfPrograms::map_memory); absent when empty.
+void map_memory_metrics(const std::vector<MapMemory>& maps, Families& out);
 
 }  // namespace fragd

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sources/stalls/metrics.h"
 
+#include <array>
+
 namespace fragd {
 
 void counting_metrics(const CountingStats& self, Families& out) {
@@ -24,11 +26,12 @@ void counting_metrics(const CountingStats& self, Families& out) {
   emit(out, on, secs_on, sw);
 }
 
-void stall_metrics(unsigned min_order, const BpfSnapshot& bpf, const CountingStats& self, Families& out) {
+void stall_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, const CountingStats& self, Families& out) {
   const auto& a = bpf.alloc;
   FamilyBuilder total("fragd_alloc_total",
                       "High-order page allocations seen at kmem:mm_page_alloc while allocation counting was on, "
-                      "by order and outcome: fast (no direct compaction or reclaim), stalled (granted after a "
+                      "by order (a group of orders, metrics.orders: order=\"4-8\") and outcome: fast (no direct "
+                      "compaction or reclaim), stalled (granted after a "
                       "stall), failed (not granted), at_switch (ended just after counting switched on, in a task "
                       "whose stall began before). fast and failed are absent while counting is off (see "
                       "fragd_alloc_counting): bpf.allocations adaptive switches it on at every stall, so stalled "
@@ -37,44 +40,67 @@ void stall_metrics(unsigned min_order, const BpfSnapshot& bpf, const CountingSta
                       MetricType::Counter);
   FamilyBuilder stall("fragd_alloc_stall_seconds",
                       "Time from an allocation's first direct compaction or reclaim event to its completion "
-                      "(a lower bound of its latency), by order and result; allocations that ended while "
+                      "(a lower bound of its latency), by order group and result (success, failure; \"all\" "
+                      "for both unless metrics.detail lists results); allocations that ended while "
                       "allocation counting was on (bpf.allocations adaptive: every stall after the one that "
                       "switched counting on; absent with bpf.allocations off).",
                       MetricType::Histogram);
   FamilyBuilder entries("fragd_direct_stall_entries_total",
                         "Entries of allocating tasks into direct compaction (mm_compaction_try_to_compact_pages; "
-                        "the kernel's compact_stall, by order, less fragd's own: fragd_own_direct_stall_entries_total) "
+                        "the kernel's compact_stall, by order group, less fragd's own: "
+                        "fragd_own_direct_stall_entries_total) "
                         "and direct reclaim (mm_vmscan_direct_reclaim_begin).",
                         MetricType::Counter);
   FamilyBuilder phase("fragd_alloc_stall_phase_seconds_total",
                       "Time allocating tasks spent in direct compaction (mm_compaction_try_to_compact_pages to "
                       "the end of its last zone run) and in direct reclaim (begin to end), by the allocation's "
-                      "order; exact in every bpf.allocations mode.",
+                      "order group; exact in every bpf.allocations mode.",
                       MetricType::Counter);
   FamilyBuilder abandoned("fragd_alloc_stalls_abandoned_total",
                           "Stalls opened while allocation counting was on whose allocation's end was never seen "
                           "(its mm_page_alloc run was missed): given up, and not timed, when the task's next stall "
                           "or allocation of that order came more than 1 s after the stall's last event, or its "
-                          "next stall was of another order; by the order of the stall. Absent with "
+                          "next stall was of another order; by the order group of the stall. Absent with "
                           "bpf.allocations off.",
                           MetricType::Counter);
   const bool timed = self.allocations_mode != "off" || self.counting;
-  for (unsigned o = min_order; o < FRAGD_NR_ORDERS; o++) {
-    const std::string ol = std::to_string(o);
+  const bool by_result = plan.has(Detail::Results);
+  for (const OrderGroup& g : plan.traced) {
+    const std::string& ol = g.label;
+    // Sums over the group's orders.
+    std::array<double, FRAGD_NR_OUTCOMES> allocs{};
+    double at_switch = 0, abandoned_n = 0;
+    std::array<double, FRAGD_NR_PHASES> phase_s{}, entries_n{};
+    std::array<LatencyHist, FRAGD_NR_RESULTS> times{};
+    for (unsigned o = g.first; o <= g.last; o++) {
+      for (unsigned k = 0; k < FRAGD_NR_OUTCOMES; k++) allocs[k] += a.allocs[o][k];
+      at_switch += a.allocs_at_switch[o];
+      abandoned_n += a.stalls_abandoned[o];
+      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) {
+        phase_s[p] += a.phase_ns[o][p] / 1e9;
+        entries_n[p] += a.direct_entries[o][p];
+      }
+      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) times[r] += bpf.stall[o][r];
+    }
     // Stalls switch counting on, so stalled allocations and their times are counted
     // whenever counting can be on; fast ones and failures without a stall only while it is.
     if (timed) {
       for (unsigned k = 0; k < FRAGD_NR_OUTCOMES; k++)
         if (self.counting || k == FRAGD_OUTCOME_STALLED)
-          total.counter({{"order", ol}, {"outcome", outcome_name(k)}}, a.allocs[o][k]);
-      total.counter({{"order", ol}, {"outcome", "at_switch"}}, a.allocs_at_switch[o]);
-      abandoned.counter({{"order", ol}}, a.stalls_abandoned[o]);
-      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++)
-        stall.histogram({{"order", ol}, {"result", result_name(r)}}, bpf.stall[o][r]);
+          total.counter({{"order", ol}, {"outcome", outcome_name(k)}}, allocs[k]);
+      total.counter({{"order", ol}, {"outcome", "at_switch"}}, at_switch);
+      abandoned.counter({{"order", ol}}, abandoned_n);
+      if (by_result) {
+        for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++)
+          stall.histogram({{"order", ol}, {"result", result_name(r)}}, times[r], plan.buckets, HistogramUse::Quantiles);
+      } else {
+        stall.histogram({{"order", ol}, {"result", "all"}}, times[FRAGD_RESULT_SUCCESS] + times[FRAGD_RESULT_FAILURE],
+                        plan.buckets, HistogramUse::Quantiles);
+      }
     }
     for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) {
-      phase.counter({{"order", ol}, {"phase", phase_name(p)}}, a.phase_ns[o][p] / 1e9);
-      entries.counter({{"order", ol}, {"phase", phase_name(p)}}, a.direct_entries[o][p]);
+      phase.counter({{"order", ol}, {"phase", phase_name(p)}}, phase_s[p]);
+      entries.counter({{"order", ol}, {"phase", phase_name(p)}}, entries_n[p]);
     }
   }
   if (timed) emit(out, total, stall, abandoned);
@@ -99,9 +125,13 @@ void stall_metrics(unsigned min_order, const BpfSnapshot& bpf, const CountingSta
   for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) own_entries.counter({{"phase", phase_name(p)}}, a.own_entries[p]);
   FamilyBuilder own_allocs("fragd_own_allocations_total",
                            "High-order allocations in fragd's own processes seen while allocation counting was on, "
-                           "by order; kept out of fragd_alloc_total.",
+                           "by order group; kept out of fragd_alloc_total.",
                            MetricType::Counter);
-  for (unsigned o = min_order; o < FRAGD_NR_ORDERS; o++) own_allocs.counter({{"order", std::to_string(o)}}, a.own_allocs[o]);
+  for (const OrderGroup& g : plan.traced) {
+    double n = 0;
+    for (unsigned o = g.first; o <= g.last; o++) n += a.own_allocs[o];
+    own_allocs.counter({{"order", g.label}}, n);
+  }
   emit(out, lost, own_entries, own_allocs);
 }
 

@@ -27,7 +27,8 @@ struct CountingStats {
 };
 
 void counting_metrics(const CountingStats& self, Families& out);
-void stall_metrics(unsigned min_order, const BpfSnapshot& bpf, const CountingStats& self, Families& out);
+// By the plan's traced order groups; stall times by result only with detail `results`.
+void stall_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, const CountingStats& self, Families& out);
 void trace_metrics(const CountingStats& self, Families& out);
 
 }  // namespace fragd

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sources/thp/metrics.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace fragd {
@@ -17,7 +18,7 @@ bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(
 
 }  // namespace
 
-void thp_metrics(const MemSnapshot& mem, Families& out) {
+void thp_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& out) {
   FamilyBuilder alloc("fragd_thp_allocations_total",
                       "Transparent huge pages of this size allocated (per-size statistics, Linux 6.9+): "
                       "path=\"anon_fault\" at an anonymous page fault, \"shmem\" for shmem/tmpfs, \"swpin\" swapped "
@@ -48,7 +49,10 @@ void thp_metrics(const MemSnapshot& mem, Families& out) {
   static const Path kPaths[] = {{"anon_fault", "anon_fault_alloc", "anon_fault_fallback", "anon_fault_fallback_charge"},
                                 {"shmem", "shmem_alloc", "shmem_fallback", "shmem_fallback_charge"},
                                 {"swpin", "swpin", "swpin_fallback", "swpin_fallback_charge"}};
+  uint64_t pmd_kib = 0;
+  for (const MthpStats& m : mem.mthp) pmd_kib = std::max(pmd_kib, m.size_kib);
   for (const MthpStats& m : mem.mthp) {
+    if (!plan.has(Detail::ThpSizes) && m.size_kib != pmd_kib) continue;
     const std::string size = std::to_string(m.size_kib) + "kB";
     for (const Path& p : kPaths) {
       if (const uint64_t* v = stat_of(m, p.alloc)) alloc.counter({{"size", size}, {"path", p.path}}, *v);
@@ -73,6 +77,7 @@ void thp_metrics(const MemSnapshot& mem, Families& out) {
     if (const uint64_t* v = stat_of(m, "nr_anon_partially_mapped")) part.gauge({{"size", size}}, *v);
   }
   emit(out, alloc, fall, split, swp, anon, part);
+  if (!plan.has(Detail::KernelCounters)) return;
 
   FamilyBuilder thp("fragd_thp_vmstat_total",
                     "The kernel's THP event counters (/proc/vmstat thp_*: PMD-sized pages, 2 MiB on x86-64, and the zero page), "

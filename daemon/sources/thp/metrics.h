@@ -14,6 +14,8 @@
 
 namespace fragd {
 
-void thp_metrics(const MemSnapshot& mem, Families& out);
+// The per-size families for the PMD size (the largest mTHP size: 2048 kB on x86-64) alone,
+// every size with metrics.detail `thp_sizes`; the vmstat counters with `kernel_counters`.
+void thp_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& out);
 
 }  // namespace fragd

@@ -74,7 +74,7 @@ TEST(Exporter, StallOutcomesFollowAllocationCounting) {
   bpf.alloc.allocs[9][FRAGD_OUTCOME_STALLED] = 2;
   fragd::SelfStats self;
   fragd::ExportFrame f;
-  f.min_order = 9;
+  f.plan = fragd::widest_plan(9);
   f.bpf = &bpf;
   f.self = &self;
 

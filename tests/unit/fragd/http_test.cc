@@ -5,10 +5,6 @@
 // programs must be attached.
 #include "fragd/http.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -18,41 +14,16 @@
 #include <vector>
 
 #include "fragd/views.h"
+#include "fragd/loopback_http.h"
 
 namespace {
 
-int free_port() {
-  const int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  close(s);
-  return ntohs(a.sin_port);
-}
+using fragd_test::free_port;
 
 // GET `path`: the status code and the body.
 std::pair<int, std::string> get(int port, const std::string& path) {
-  const int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    close(s);
-    return {-1, "connect failed"};
-  }
-  const std::string req = "GET " + path + " HTTP/1.0\r\n\r\n";
-  (void)!write(s, req.data(), req.size());
-  std::string resp;
-  char buf[4096];
-  for (ssize_t n; (n = read(s, buf, sizeof buf)) > 0;) resp.append(buf, static_cast<size_t>(n));
-  close(s);
-  if (resp.size() < 12) return {-1, resp};
-  const auto body = resp.find("\r\n\r\n");
-  return {std::stoi(resp.substr(9, 3)), body == std::string::npos ? "" : resp.substr(body + 4)};
+  const auto r = fragd_test::http_get(port, path);
+  return {r.status, r.body};
 }
 
 TEST(Readyz, NotReadyUntilTheDaemonSaysSoThenReady) {

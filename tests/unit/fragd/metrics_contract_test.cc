@@ -53,6 +53,7 @@ struct FullFrame {
     mem.hugepages.push_back({0, 2048, 3, 1});
     programs.push_back({"handle_alloc", "kmem:mm_page_alloc", true, "", 1, -1, true});
     self.run_stats.push_back({"handle_alloc", 1, 10, 1000, 0});
+    self.map_memory.push_back({"pollution", "polluted_blocks", 1799296, 1});
     self.kernel_write_errors[{"/sys/devices/system/node/node<N>/compact", "EBUSY"}] = 1;
     self.kernel = "6.18.0";
     self.counting.allocations_mode = "exact";

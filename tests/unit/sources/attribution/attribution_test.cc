@@ -318,7 +318,7 @@ TEST(TopK, FullMapsGoToOtherAndTheSumsHold) {
   EXPECT_EQ(v.consumers.at({9u, "hugetlb"}).entries, 4u);
   EXPECT_EQ(v.consumers.size(), std::size(kConsumers));  // every consumer of order 9, zeros included
   Families fs;
-  attribution_metrics(v, fs);
+  attribution_metrics(v, widest_plan(1), fs);
   std::set<std::string> names;
   for (const auto& f : fs) names.insert(f.name);
   for (const char* n : {"fragd_stalls_total", "fragd_stall_seconds_total", "fragd_cgroup_stalls_total",

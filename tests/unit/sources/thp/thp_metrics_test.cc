@@ -44,7 +44,7 @@ TEST(ThpMetrics, PerSizeStatisticsByPathAndCause) {
                        {"nr_anon", 280},
                        {"nr_anon_partially_mapped", 3}}});
   Families fs;
-  thp_metrics(mem, fs);
+  thp_metrics(mem, widest_plan(1), fs);
 
   const auto alloc = samples(fs, "fragd_thp_allocations_total");
   EXPECT_EQ(alloc.at("size=64kB,path=anon_fault"), 40);
@@ -78,7 +78,7 @@ TEST(ThpMetrics, ChargeCountedAheadOfTheFallbackNeverGoesNegative) {
   MemSnapshot mem;
   mem.mthp.push_back({2048, {{"anon_fault_fallback", 3}, {"anon_fault_fallback_charge", 4}}});
   Families fs;
-  thp_metrics(mem, fs);
+  thp_metrics(mem, widest_plan(1), fs);
   EXPECT_EQ(samples(fs, "fragd_thp_fallbacks_total").at("size=2048kB,path=anon_fault,cause=alloc"), 0);
 }
 
@@ -87,7 +87,7 @@ TEST(ThpMetrics, VmstatThpAndCompactCountersByName) {
   mem.vmstat = {{"thp_fault_alloc", 11}, {"thp_fault_fallback", 2}, {"compact_stall", 5},
                 {"compact_daemon_wake", 8}, {"nr_free_pages", 1000}, {"pgmigrate_success", 77}};
   Families fs;
-  thp_metrics(mem, fs);
+  thp_metrics(mem, widest_plan(1), fs);
   const auto thp = samples(fs, "fragd_thp_vmstat_total");
   EXPECT_EQ(thp.size(), 2u);
   EXPECT_EQ(thp.at("counter=thp_fault_alloc"), 11);
@@ -101,7 +101,7 @@ TEST(ThpMetrics, VmstatThpAndCompactCountersByName) {
 TEST(ThpMetrics, KernelWithoutPerSizeStatisticsHasNoPerSizeSeries) {
   MemSnapshot mem;  // before 6.9: no stats folders
   Families fs;
-  thp_metrics(mem, fs);
+  thp_metrics(mem, widest_plan(1), fs);
   for (const char* name : {"fragd_thp_allocations_total", "fragd_thp_fallbacks_total", "fragd_thp_splits_total",
                            "fragd_thp_swapouts_total", "fragd_thp_anon_folios"})
     EXPECT_TRUE(samples(fs, name).empty()) << name;
