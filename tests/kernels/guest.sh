@@ -9,18 +9,9 @@
 #   FRAGD-KERNEL <uname -r> <nodes>
 #   FRAGD-PROGRAM <program> <tracepoint> <attached 0|1>
 #   FRAGD-CHECK <name> ok|FAIL <detail>
+#   FRAGD-SERIES <series the shipped config exports> <zones in the pageblock sample>
 #   FRAGD-END
-/bin/busybox mkdir -p /proc /sys /dev /run /tmp /bin /sbin /usr/bin /usr/sbin
-/bin/busybox --install -s
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /tmp
-mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
-mount -t bpf bpf /sys/fs/bpf 2>/dev/null
-ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+. /guest_setup.sh
 
 FAILED=0
 check() { # NAME OK(0|1) DETAIL
@@ -334,6 +325,17 @@ else
 	exec 9>&-
 	wait "$FRAG_PID"
 	FRAG_PID=
+fi
+# 8. The series the shipped config exports on this guest's nodes and zones (README "Series"),
+# once the first sampled round is in.
+if start_fragd /etc/fragd-default.yaml; then
+	i=0
+	until [ "$(metric /tmp/m.prom fragd_scans_total 'result="ok"')" -ge 1 ] || [ $i -ge 300 ]; do
+		sleep 0.2; i=$((i + 1)); scrape >/tmp/m.prom
+	done
+	scrape >/tmp/m.prom
+	echo "FRAGD-SERIES $(grep -vc '^#' /tmp/m.prom) $(grep -c '^fragd_pageblock_sample_blocks' /tmp/m.prom)"
+	stop_fragd
 fi
 echo "FRAGD-RESULT $([ $FAILED = 0 ] && echo pass || echo fail)"
 finish

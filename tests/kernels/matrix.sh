@@ -94,12 +94,18 @@ build_initramfs() {
 		done
 	done
 	cp "$HERE/guest.sh" "$root/init"
+	cp "$HERE/guest_setup.sh" "$root/guest_setup.sh"
+	cp "$SRC/configs/fragd.yaml" "$root/etc/fragd-default.yaml"
 	chmod 755 "$root/init"
 	# Every allocation counted (the counts are compared), no pageblock scan (it reads all of
-	# memory under TCG), pools guarded by 64 MiB only (the guest has 2 GiB).
+	# memory under TCG), pools guarded by 64 MiB only (the guest has 2 GiB); order 9 on its own
+	# and every mTHP size (metrics:), as the checks compare them with the kernel's.
 	sed -e 's/^  allocations: adaptive$/  allocations: exact/' -e 's/^  scan: true$/  scan: false/' \
+		-e 's/^  orders: \[1, 4, 9\]$/  orders: [1, 4, 9, 10]/' -e 's/^  detail: \[\]$/  detail: [thp_sizes]/' \
 		"$SRC/configs/fragd.yaml" >"$root/etc/fragd-exact.yaml"
 	grep -q '^  allocations: exact$' "$root/etc/fragd-exact.yaml" || die "configs/fragd.yaml has no 'allocations: adaptive' line"
+	grep -q '^  orders: \[1, 4, 9, 10\]$' "$root/etc/fragd-exact.yaml" || die "configs/fragd.yaml has no 'orders: [1, 4, 9]' line"
+	grep -q '^  detail: \[thp_sizes\]$' "$root/etc/fragd-exact.yaml" || die "configs/fragd.yaml has no 'detail: []' line"
 	sed -e 's/^mode: observe$/mode: act/' -e 's/^  guard: 1GiB$/  guard: 64MiB/' -e 's/^    enabled: true$/    enabled: false/' \
 		"$root/etc/fragd-exact.yaml" >"$root/etc/fragd-act.yaml"
 	grep -q '^mode: act$' "$root/etc/fragd-act.yaml" || die "configs/fragd.yaml has no 'mode: observe' line"
@@ -174,8 +180,10 @@ run_kernel() { # ID PACKAGE MEMORY NUMA APPEND
 	else
 		verdict=PASS
 	fi
-	RESULTS+=("$(printf '%-16s %-28s %s: %s, programs %d/%d as expected, %d checks, console at %ss, suite done at %ss' \
-		"$id" "${kernel:-?}" "${nodes:-?} node(s)" "$verdict" "$progs_ok" "$(wc -l <"$WORK/want")" "$checks" "${boot:-?}" "${end:-?}")")
+	series=$(awk '$2 == "FRAGD-SERIES" { print $3 " series (shipped config, " $4 " zones)" }' "$serial")
+	RESULTS+=("$(printf '%-16s %-28s %s: %s, programs %d/%d as expected, %d checks, %s, console at %ss, suite done at %ss' \
+		"$id" "${kernel:-?}" "${nodes:-?} node(s)" "$verdict" "$progs_ok" "$(wc -l <"$WORK/want")" "$checks" \
+		"${series:-series not counted}" "${boot:-?}" "${end:-?}")")
 	log "${RESULTS[-1]}"
 	[ -n "$detail" ] && log "  $detail"
 	for b in "${progs_bad[@]}"; do log "  program not as in programs.tsv: $b"; done
