@@ -83,7 +83,8 @@ test-kernels-cma: deps
 
 # Tracing overhead (bench/run.sh), acting on fragmentation (bench/act.sh), the pageblock scan (bench/scan.sh),
 # the dashboard's data drawn from a real Prometheus (bench/dashboard.sh -> docs/dashboard.png),
-# 50 scrapers and 20 fragctl clients (bench/load.sh), 10 minutes of churn with fragd acting (bench/soak.sh);
+# 50 scrapers and 20 fragctl clients (bench/load.sh), 10 minutes of churn with fragd acting (bench/soak.sh),
+# fragd's CPU on a quiet and a busy host and the scan's cost by memory size (bench/cost.sh, ~50 min);
 # BENCH_QUICK=1 makes each a smoke run that writes /tmp/fragd-bench-quick.md.
 bench: deps
 	$(MAKE) build
@@ -94,6 +95,7 @@ bench: deps
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/load.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/soak.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/stall_cost.sh
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/cost.sh
 
 # Only the act-mode benchmark (bench/act.sh: every way of compacting, 3 interleaved rounds;
 # REPEATS=N sets the rounds); it prints how long it took at the end. BENCH_QUICK=1: one

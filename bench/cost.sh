@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# fragd's cost on a quiet and on a busy host, and the pageblock scan's cost by memory size.
+# Part of `make bench`; run as root after the build:
+#
+#   bash bench/cost.sh                 # writes BENCHMARKS.md (cost section); about 50 min
+#   BENCH_QUICK=1 bash bench/cost.sh   # 2 short runs per arm, short guests; /tmp/fragd-bench-quick.md
+#
+# 1. Two arms, interleaved (quiet, busy, quiet, busy, ...), RUNS runs each: fragd with the
+#    shipped configs/fragd.yaml, alone (quiet) or while bench/cost_churn.py churns memory
+#    (busy: every PERIOD s, map ANON MiB of anonymous memory, touch it, unmap it; write a file
+#    of FILE MiB, read it back, drop it from the page cache and delete it). fragd starts, runs
+#    SETTLE s, then for SECONDS s a curl loop scrapes /metrics every SCRAPE s (as Prometheus
+#    would) while bench/cost_snap.py reads utime + stime of the process and of each thread
+#    (/proc/PID/stat, /proc/PID/task/TID/stat) and fragd_scan_* at the start and at the end.
+# 2. The full scan's cost per GiB: fragd (shipped config) asked for SCANS full scans with
+#    `fragctl map --max-age 0`; each answer's duration_ns and pages_read, and the scanner
+#    thread's CPU time around it (fragd_scan_cpu_seconds_total, or the fragd-scan thread's
+#    /proc stat when fragd does not export it).
+# 3. What fragd's BPF maps take for larger memories: tests/tools/bpf_map_memory --ram G.
+# 4. Guests (bench/cost_guest.sh, qemu): the blocks a sampled round reads in a small and a
+#    large guest, and the maps' memory with many possible CPUs. Skipped, and said so, when
+#    qemu or the kernel package is missing or a guest does not finish.
+# bench/cost_report.py writes the section from the work directory.
+#
+# Knobs: FRAGD_BUILD_DIR (build), BENCH_COST_RUNS (3; quick 2), BENCH_COST_SECONDS (300; quick
+# 45), BENCH_COST_SETTLE (30; quick 10), BENCH_COST_SCRAPE (15), BENCH_COST_SCANS (5; quick 2),
+# BENCH_COST_ANON_MIB (2048), BENCH_COST_FILE_MIB (1024), BENCH_COST_PERIOD (10),
+# BENCH_COST_GUESTS ("small:3:2:R big:12:2:R cpus:3:64:0", R = 6 rounds, quick 2; "" skips
+# them), BENCH_OUTPUT, BENCH_KEEP=1. Changes no kernel setting; every process it starts is
+# ended by its pid on exit and the churn frees its memory and deletes its file.
+set -euo pipefail
+
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start cost "fragd loads BPF and reads kpageflags" fragd fragctl bpf_map_memory -- python3 curl flock
+debian_python "prometheus_client" "python3-prometheus-client"
+
+QUICK=${BENCH_QUICK:-0}
+q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
+RUNS=${BENCH_COST_RUNS:-$(q 3 2)}
+SECS=${BENCH_COST_SECONDS:-$(q 300 45)}
+SETTLE=${BENCH_COST_SETTLE:-$(q 30 10)}
+SCRAPE=${BENCH_COST_SCRAPE:-15}
+SCANS=${BENCH_COST_SCANS:-$(q 5 2)}
+ANON=${BENCH_COST_ANON_MIB:-2048}
+FILE_MIB=${BENCH_COST_FILE_MIB:-1024}
+PERIOD=${BENCH_COST_PERIOD:-10}
+GROUNDS=$(q 6 2)
+GUESTS=${BENCH_COST_GUESTS-"small:3:2:$GROUNDS big:12:2:$GROUNDS cpus:3:64:0"}
+for v in RUNS SECS SETTLE SCRAPE SCANS ANON FILE_MIB PERIOD; do
+	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
+done
+((QUICK == 1 || (RUNS >= 3 && SECS >= 300))) || log "note: fewer than 3 runs of 5 minutes per arm: not a figure to quote"
+OUT=$(report_output "$QUICK" "$ROOT")
+
+WORK=$(mktemp -d /tmp/fragd-bench-cost.XXXXXX)
+FAILED=1
+PIDS=()
+restore_on_exit() { :; }  # no kernel setting is changed
+install_cleanup 60
+T_START=$SECONDS
+FRAGD="$BUILD_DIR/fragd"
+
+avail_mib=$(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024))
+((avail_mib > ANON + FILE_MIB + 2048)) || die "MemAvailable is $avail_mib MiB: the churn needs $ANON + $FILE_MIB MiB and 2 GiB to spare"
+take_heavy_lock
+# fragd does not hold the lock (start_fragd_in closes LOCK_FD in it).
+[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
+
+begin_meta "$FRAGD"
+meta quick "$QUICK"
+meta runs "$RUNS"
+meta seconds "$SECS"
+meta settle "$SETTLE"
+meta scrape "$SCRAPE"
+meta scans "$SCANS"
+meta anon_mib "$ANON"
+meta file_mib "$FILE_MIB"
+meta period "$PERIOD"
+meta load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+meta possible_cpus "$(cat /sys/devices/system/cpu/possible)"
+
+# run_arm NAME quiet|busy: one run (see the head of this file) in $WORK/NAME.
+run_arm() {
+	local name=$1 arm=$2 dir="$WORK/$1" churn_pid="" scraper
+	mkdir -p "$dir"
+	printf 'arm=%s\nload_start=%s\n' "$arm" "$(cut -d' ' -f1-3 /proc/loadavg)" >"$dir/run.env"
+	if [[ $arm == busy ]]; then
+		"$PY" bench/cost_churn.py --dir "$dir" --anon-mib "$ANON" --file-mib "$FILE_MIB" --period "$PERIOD" \
+			--events "$dir/churn.jsonl" 2>"$dir/churn.err" &
+		churn_pid=$!
+		PIDS+=("$churn_pid")
+	fi
+	start_fragd_in "$dir" configs/fragd.yaml
+	echo "threads_attached=$FRAGD_PROGRAMS" >>"$dir/run.env"
+	sleep "$SETTLE"
+	[[ -z $churn_pid ]] || kill -0 "$churn_pid" 2>/dev/null || die "$name: the churn ended early: $(tail -3 "$dir/churn.err")"
+	# Prometheus' part: one scrape every SCRAPE s for as long as the run lasts.
+	(
+		while :; do
+			curl -s -o /dev/null --max-time 10 -w '%{http_code} %{time_total}\n' "$URL" || echo "000 0"
+			sleep "$SCRAPE"
+		done
+	) >"$dir/scrapes.txt" 2>/dev/null &
+	scraper=$!
+	PIDS+=("$scraper")
+	"$PY" bench/cost_snap.py "$FRAGD_PID" "$URL" "$dir/snaps.jsonl" || die "$name: cannot read fragd at the start"
+	sleep "$SECS"
+	"$PY" bench/cost_snap.py "$FRAGD_PID" "$URL" "$dir/snaps.jsonl" || die "$name: cannot read fragd at the end"
+	stop_pid "$scraper" 5 || true  # its status is the signal's
+	local rc=0
+	stop_pid "$FRAGD_PID" 15 || rc=$?
+	echo "fragd_exit=$rc" >>"$dir/run.env"
+	if [[ -n $churn_pid ]]; then
+		kill -0 "$churn_pid" 2>/dev/null || die "$name: the churn ended during the run: $(tail -3 "$dir/churn.err")"
+		stop_pid "$churn_pid" 60 || die "$name: the churn did not exit cleanly: $(tail -3 "$dir/churn.err")"
+		[[ -z $(ls "$dir"/cost-churn-* 2>/dev/null) ]] || die "$name: the churn left its file behind"
+	fi
+	echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/run.env"
+	log "$name: $("$PY" - "$dir/snaps.jsonl" <<'PY'
+import json, sys
+a, b = [json.loads(l) for l in open(sys.argv[1])][-2:]
+dt = b["mono"] - a["mono"]
+print(f"fragd {(b['proc_ticks'] - a['proc_ticks']) / a['clk_tck'] / dt * 100:.3f}% of a core over {dt:.0f} s")
+PY
+)"
+	((rc == 0)) || die "$name: fragd exited $rc after SIGTERM (log $dir/fragd.log)"
+	# The next run starts on a host the churn has left.
+	sleep "$(q 10 3)"
+}
+
+for ((r = 1; r <= RUNS; r++)); do
+	run_arm "quiet$r" quiet
+	run_arm "busy$r" busy
+done
+
+# 2. Full scans: their cost per GiB of page frames read.
+mkdir -p "$WORK/full"
+start_fragd_in "$WORK/full" configs/fragd.yaml
+scan_tid() { local t; for t in /proc/"$FRAGD_PID"/task/*; do [[ $(<"$t/comm") == fragd-scan ]] && { echo "${t##*/}"; return; }; done; }
+TID=$(scan_tid)
+[[ -n $TID ]] || die "fragd has no thread named fragd-scan"
+thread_ticks() { sed 's/.*) //' "/proc/$FRAGD_PID/task/$TID/stat" | awk '{ print $12 + $13 }'; }
+scan_cpu() { curl -sf "$URL" | awk '$1 == "fragd_scan_cpu_seconds_total" { print $2 }'; }
+# fragd builds its families at most once a tick (1 s): 2 s after a scan a scrape shows it.
+sleep 2
+for ((i = 0; i < SCANS; i++)); do
+	t0=$(thread_ticks)
+	c0=$(scan_cpu)
+	"$BUILD_DIR/fragctl" --socket "$SOCK" map --max-age 0 --json >"$WORK/full/scan$i.json"
+	t1=$(thread_ticks)
+	sleep 2
+	c1=$(scan_cpu)
+	"$PY" - "$WORK/full/scan$i.json" "$t0" "$t1" "${c0:-}" "${c1:-}" >>"$WORK/full/scans.jsonl" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["scan"]
+rec = {"pages_read": s["pages_read"], "duration_ns": s["duration_ns"], "thread_ticks": int(sys.argv[3]) - int(sys.argv[2])}
+if sys.argv[4] and sys.argv[5]:
+    rec["metric_cpu_s"] = float(sys.argv[5]) - float(sys.argv[4])
+print(json.dumps(rec))
+PY
+done
+stop_pid "$FRAGD_PID" 15 || die "fragd exited non-zero after the full scans (log $WORK/full/fragd.log)"
+log "full scans: $(tr '\n' ' ' <"$WORK/full/scans.jsonl" | cut -c1-300)"
+
+# 3. The BPF maps' memory for larger memories (the ledger sized by the loader's own function).
+mkdir -p "$WORK/mapmem"
+"$BUILD_DIR/bpf_map_memory" >"$WORK/mapmem/here.txt" 2>"$WORK/mapmem/here.err" || die "bpf_map_memory: $(tail -2 "$WORK/mapmem/here.err")"
+for g in 64 256 1024 4096; do
+	"$BUILD_DIR/bpf_map_memory" --ram "$g" >"$WORK/mapmem/ram$g.txt" 2>"$WORK/mapmem/ram$g.err" ||
+		die "bpf_map_memory --ram $g: $(tail -2 "$WORK/mapmem/ram$g.err")"
+done
+
+# 4. Guests.
+if [[ -n $GUESTS ]]; then
+	t0=$SECONDS
+	# shellcheck disable=SC2086
+	if FRAGD_BUILD_DIR="$BUILD_DIR" bash bench/cost_guest.sh "$WORK/guests" $GUESTS 2>"$WORK/guests.err"; then
+		meta guests "$GUESTS"
+	else
+		meta guests_failed "$(tail -1 "$WORK/guests.err")"
+		log "guests did not finish: $(tail -1 "$WORK/guests.err")"
+	fi
+	meta guests_seconds "$((SECONDS - t0))"
+else
+	meta guests_failed "not run (BENCH_COST_GUESTS is empty)"
+fi
+
+meta load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
+"$PY" bench/cost_report.py "$WORK" "$OUT"
+FAILED=0
