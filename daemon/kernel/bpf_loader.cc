@@ -359,8 +359,11 @@ std::vector<MapMemory> BpfPrograms::map_memory() const {
   for (const auto& [object, obj] : objects) {
     const bpf_map* m = nullptr;
     bpf_object__for_each_map(m, obj) {
+      // A map fragd did not create (the CMA maps where CMA is not traced): libbpf 1.1 gives no
+      // fd, later ones a placeholder fd whose fdinfo is not a map's.
+      if (!bpf_map__autocreate(m)) continue;
       const int fd = bpf_map__fd(m);
-      if (fd < 0) continue;  // not created on this kernel
+      if (fd < 0) continue;
       const std::string path = "/proc/self/fdinfo/" + std::to_string(fd);
       const auto text = read_text_file(path);
       const Result<uint64_t> bytes = text ? parse_fdinfo_memlock(*text, path) : Result<uint64_t>(text.error());
