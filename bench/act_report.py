@@ -15,12 +15,14 @@ measured medians.
 """
 import argparse
 import json
+import math
 import os
 import re
 import statistics
 import sys
 
 from benchlib import measured_on, prom_sum, publish, quick_env, quantile, read_env, read_prom, section_head
+from verdict import Verdict, median
 
 MODES = ["ondemand", "kernel20", "kernel90", "manual", "hugeadm", "fragd", "defrag", "defrag_fragd"]
 MODE_NAMES = {
@@ -210,15 +212,35 @@ def group(runs):
 
 # --- goals ----------------------------------------------------------------------------
 
-def verdict(ok):
-    if ok is None:
+def verdict(v):
+    """The cell of a Verdict (None: a figure is missing): met / not met only when the 95%
+    bootstrap interval over the rounds clears / misses the goal, else inconclusive."""
+    if v is None or v.n == 0:
         return "n/a"
-    return "**met**" if ok else "**not met**"
+    if v.single or v.lo == v.hi:
+        return v.bold()
+    return f"{v.bold()} ({v.interval('{:.3g}')})"
 
 
-def le(a, b):
-    """a <= b for measured figures; None when either is missing."""
-    return None if a is None or b is None else a <= b
+def one(runs, fig, goal, want):
+    """Verdict on median(fig) over the runs (one per round) that measured it."""
+    xs = values(fig(r) for r in runs)
+    return Verdict(xs, median, goal, want, "rounds") if xs else None
+
+
+def by_round(a_runs, b_runs, fa, fb):
+    """-> [(fa(a), fb(b))] of the rounds in which both runs measured their figure: the rows
+    of a comparison between two modes (interleaved: a round's runs share the machine's state)."""
+    b = {r.round: fb(r) for r in b_runs}
+    return [(fa(r), b[r.round]) for r in a_runs if fa(r) is not None and b.get(r.round) is not None]
+
+
+def at_most(rows, factor):
+    """Verdict: median(a) <= factor x median(b) over the rows (a, b); None without rows."""
+    if not rows:
+        return None
+    return Verdict(rows, lambda rs: median([a for a, _ in rs]) - factor * median([b for _, b in rs]), 0, "<=",
+                   "rounds")
 
 
 def goals_for(sc, G, m):
@@ -229,37 +251,34 @@ def goals_for(sc, G, m):
     k90 = G.get((sc, "kernel90"))
     hug = G.get((sc, "hugeadm"))
     out = []
-    share = med(r.share for r in f)
-    stall = med(r.stall_frac for r in f)
-    mig = med(r.migrated for r in f)
     stall_row = (f"<= {GOAL_STALL_FRAC * 100:.0f}% of the burst stalled (fragd's count)",
                  f"{cell([r.stall_frac for r in f], fmt_pct)}; compact_stall "
                  f"{cell([r.compact_stall for r in f], fmt_int)}", "-",
-                 verdict(le(stall, GOAL_STALL_FRAC)))
+                 verdict(one(f, lambda r: r.stall_frac, GOAL_STALL_FRAC, "<=")))
     if sc == "pool":
-        wall = med(r.wall_s for r in f)
         out.append(("target reached", cell([r.share for r in f], fmt_pct), "-",
-                    verdict(None if share is None else share >= 1)))
+                    verdict(one(f, lambda r: r.share, 1, ">="))))
         if hug:
-            hw, hm = med(r.wall_s for r in hug), med(r.migrated for r in hug)
             out.append(("wall time <= hugeadm --hard's", cell([r.wall_s for r in f], fmt_s),
                         f"hugeadm {cell([r.wall_s for r in hug], fmt_s)}",
-                        verdict(le(wall, hw) if share is not None and share >= 1 else False)))
+                        verdict(at_most(by_round(f, hug, lambda r: r.wall_s if r.share is not None and r.share >= 1
+                                                 else math.inf, lambda r: r.wall_s), 1))))
             out.append(("pages migrated <= hugeadm --hard's", cell([r.migrated for r in f], fmt_int),
-                        f"hugeadm {cell([r.migrated for r in hug], fmt_int)}", verdict(le(mig, hm))))
+                        f"hugeadm {cell([r.migrated for r in hug], fmt_int)}",
+                        verdict(at_most(by_round(f, hug, lambda r: r.migrated, lambda r: r.migrated), 1))))
         else:
             out.append(("wall time and pages migrated <= hugeadm --hard's", "-", "hugeadm not run", "n/a"))
         return out
     if sc == "free":
         if hug:
-            hs = med(r.share for r in hug)
-            by_round = {r.round: r.share for r in hug}
-            wins = sum(1 for r in f if r.share is not None and by_round.get(r.round) is not None
-                       and r.share >= by_round[r.round])
-            paired = sum(1 for r in f if r.share is not None and by_round.get(r.round) is not None)
+            hug_share = {r.round: r.share for r in hug}
+            wins = sum(1 for r in f if r.share is not None and hug_share.get(r.round) is not None
+                       and r.share >= hug_share[r.round])
+            paired = sum(1 for r in f if r.share is not None and hug_share.get(r.round) is not None)
             out.append(("granted share >= hugeadm --hard's", cell([r.share for r in f], fmt_pct),
                         f"hugeadm {cell([r.share for r in hug], fmt_pct)}; fragd >= hugeadm in {wins} of "
-                        f"{paired} rounds", verdict(le(hs, share))))
+                        f"{paired} rounds",
+                        verdict(at_most(by_round(hug, f, lambda r: r.share, lambda r: r.share), 1))))
         else:
             out.append(("granted share >= hugeadm --hard's", cell([r.share for r in f], fmt_pct),
                         "hugeadm not run", "n/a"))
@@ -267,7 +286,7 @@ def goals_for(sc, G, m):
         return out
     # fixed, thp
     out.append(("100% granted", cell([r.share for r in f], fmt_pct), "-",
-                verdict(None if share is None else share >= 1)))
+                verdict(one(f, lambda r: r.share, 1, ">="))))
     out.append(stall_row)
     if k90:
         k = med(r.migrated for r in k90)
@@ -275,11 +294,11 @@ def goals_for(sc, G, m):
                     cell([r.migrated for r in f], fmt_int),
                     f"kernel 90 {cell([r.migrated for r in k90], fmt_int)} "
                     f"(x{GOAL_MIGRATED_VS_K90:g}: {fmt_int(None if k is None else k * GOAL_MIGRATED_VS_K90)})",
-                    verdict(le(mig, None if k is None else k * GOAL_MIGRATED_VS_K90))))
+                    verdict(at_most(by_round(f, k90, lambda r: r.migrated, lambda r: r.migrated),
+                                    GOAL_MIGRATED_VS_K90))))
         # Both once settled: fragd, too, may go on compacting after the burst.
         ks = med(r.migrated_settled for r in k90)
         fset = [r.migrated_settled if r.migrated_settled is not None else r.migrated for r in f]
-        fs = med(fset)
         unsettled = [f"{name} {sum(1 for r in rs if r.settle and not r.settle.get('settled'))} of {len(rs)}"
                      for name, rs in (("kernel 90", k90), ("fragd", f))
                      if any(r.settle and not r.settle.get("settled") for r in rs)]
@@ -289,7 +308,9 @@ def goals_for(sc, G, m):
                     cell(fset, fmt_int),
                     f"kernel 90 {cell([r.migrated_settled for r in k90], fmt_int)} "
                     f"(x{GOAL_MIGRATED_VS_K90:g}: {fmt_int(None if ks is None else ks * GOAL_MIGRATED_VS_K90)}{note})",
-                    verdict(le(fs, None if ks is None else ks * GOAL_MIGRATED_VS_K90))))
+                    verdict(at_most(by_round(f, k90, lambda r: r.migrated_settled if r.migrated_settled is not None
+                                             else r.migrated, lambda r: r.migrated_settled),
+                                    GOAL_MIGRATED_VS_K90))))
     else:
         out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's", cell([r.migrated for r in f], fmt_int),
                     "kernel 90 not run", "n/a"))
@@ -297,7 +318,7 @@ def goals_for(sc, G, m):
     out.append((f"pages migrated <= {GOAL_MIGRATED_VS_IDEAL:g}x the ideal", cell([r.migrated for r in f], fmt_int),
                 f"ideal {cell([r.ideal for r in f], fmt_int)} (x{GOAL_MIGRATED_VS_IDEAL:g}: "
                 f"{fmt_int(None if ideal is None else ideal * GOAL_MIGRATED_VS_IDEAL)})",
-                verdict(le(mig, None if ideal is None else ideal * GOAL_MIGRATED_VS_IDEAL))))
+                verdict(at_most(by_round(f, f, lambda r: r.migrated, lambda r: r.ideal), GOAL_MIGRATED_VS_IDEAL))))
     return out
 
 
@@ -518,7 +539,10 @@ def method(m):
         f"free 2 MiB blocks at \"ready\") x {per_block} ({per_block} = the pages the fragmenter keeps in one 2 MiB "
         f"block: moving them frees the block), the median over fragd's runs; (b): a granted share at least "
         f"hugeadm --hard's, <= {GOAL_STALL_FRAC * 100:.0f}% stalled; (d): wall time and pages migrated at most "
-        f"hugeadm --hard's. Each verdict compares medians.",
+        f"hugeadm --hard's. Each verdict compares medians, with a 95% percentile bootstrap interval over the "
+        f"rounds (bench/verdict.py; a comparison of two modes resamples whole rounds, both modes' runs of a "
+        f"round together; the interval shown is of median(fragd) - factor x median(reference), or of the "
+        f"median itself): met / not met only when the interval clears / misses the goal, else inconclusive.",
         "",
     ]
 
