@@ -6,10 +6,12 @@ Needs no root: python3 tests/bench/verdict_test.py."""
 import os
 import random
 import sys
+import types
 import unittest
 
 BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
 sys.path.insert(0, BENCH)
+import act_goals  # noqa: E402
 import report  # noqa: E402
 import verdict  # noqa: E402
 from verdict import INCONCLUSIVE, MET, NOT_MET, Verdict, bootstrap_ci, judge, median, median_ratio  # noqa: E402
@@ -139,6 +141,51 @@ class OverheadReport(unittest.TestCase):
         })
         d, e, b = report.overhead_goals(rounds)
         self.assertEqual((d.word, e.word, b.word), (MET, NOT_MET, NOT_MET))
+
+    def test_the_section_tables_carry_the_interval(self):
+        base = [400e3 * (1 + 0.05 * i) for i in range(4)]
+        rounds = self.rounds({k: base for k in ("U1", "U2", "U3", "U4", "U5", "D", "E", "O", "L", "B")})
+        lines, _ = report.overhead_section("pf", "faults/s", rounds, "order-0 page faults", "page faults/s", "fault")
+        self.assertIn("95% CI of the median ratio", lines[0])
+        self.assertIn("| 1.0000..1.0000 |", lines[3])
+        self.assertTrue(any(l.startswith("Goals (") and "**met** (1.0000; 95% CI 1.0000..1.0000, 4 pairs)" in l
+                            for l in lines), lines)
+
+
+class ActGoals(unittest.TestCase):
+    """bench/act_goals.py: the act benchmark's goals over rounds, two modes compared round by round."""
+
+    @staticmethod
+    def run(rnd, share=1.0, stall=0.0, migrated=100, ideal=100, wall=1.0):
+        return types.SimpleNamespace(round=rnd, share=share, stall_frac=stall, compact_stall=0, migrated=migrated,
+                                     migrated_settled=None, settle=None, ideal=ideal, wall_s=wall)
+
+    def verdicts(self, sc, G):
+        return {goal: cellv for goal, _, _, cellv in act_goals.goals_for(sc, G, {})}
+
+    def test_fixed_scenario(self):
+        G = {("fixed", "fragd"): [self.run(r, migrated=m, stall=s) for r, m, s in ((1, 100, 0.0), (2, 120, 0.5),
+                                                                                     (3, 110, 0.0))],
+             ("fixed", "kernel90"): [self.run(r, migrated=m) for r, m in ((1, 400, ), (2, 500), (3, 450))]}
+        v = self.verdicts("fixed", G)
+        self.assertEqual(v["100% granted"], "**met**")
+        self.assertTrue(v["<= 1% of the burst stalled (fragd's count)"].startswith("**inconclusive**"), v)
+        self.assertTrue(v["pages migrated <= 0.5x kernel 90's (at the burst)"].startswith("**met**"), v)
+        self.assertTrue(v["pages migrated <= 1.6x the ideal"].startswith("**met**"), v)
+
+    def test_pool_scenario_short_of_its_target_is_not_faster(self):
+        G = {("pool", "fragd"): [self.run(r, share=0.5, wall=0.1, migrated=900) for r in (1, 2, 3)],
+             ("pool", "hugeadm"): [self.run(r, wall=5.0, migrated=100) for r in (1, 2, 3)]}
+        v = self.verdicts("pool", G)
+        self.assertEqual(v["target reached"], "**not met**")
+        self.assertEqual(v["wall time <= hugeadm --hard's"], "**not met**")
+        self.assertEqual(v["pages migrated <= hugeadm --hard's"], "**not met**")
+
+    def test_free_scenario(self):
+        G = {("free", "fragd"): [self.run(r, share=s) for r, s in ((1, 0.6), (2, 0.3), (3, 0.9))],
+             ("free", "hugeadm"): [self.run(r, share=s) for r, s in ((1, 0.5), (2, 0.4), (3, 0.95))]}
+        v = self.verdicts("free", G)
+        self.assertTrue(v["granted share >= hugeadm --hard's"].startswith("**inconclusive**"), v)
 
 
 if __name__ == "__main__":
