@@ -35,6 +35,8 @@ def percentile(sorted_xs, q):
     pos = q * (len(sorted_xs) - 1)
     lo = int(pos)
     hi = min(lo + 1, len(sorted_xs) - 1)
+    if pos == lo or sorted_xs[hi] == sorted_xs[lo]:  # also right for infinite figures
+        return sorted_xs[lo]
     return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
 
 

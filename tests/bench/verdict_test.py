@@ -156,7 +156,7 @@ class ActGoals(unittest.TestCase):
     """bench/act_goals.py: the act benchmark's goals over rounds, two modes compared round by round."""
 
     @staticmethod
-    def run(rnd, share=1.0, stall=0.0, migrated=100, ideal=100, wall=1.0):
+    def mk(rnd, share=1.0, stall=0.0, migrated=100, ideal=100, wall=1.0):
         return types.SimpleNamespace(round=rnd, share=share, stall_frac=stall, compact_stall=0, migrated=migrated,
                                      migrated_settled=None, settle=None, ideal=ideal, wall_s=wall)
 
@@ -164,9 +164,9 @@ class ActGoals(unittest.TestCase):
         return {goal: cellv for goal, _, _, cellv in act_goals.goals_for(sc, G, {})}
 
     def test_fixed_scenario(self):
-        G = {("fixed", "fragd"): [self.run(r, migrated=m, stall=s) for r, m, s in ((1, 100, 0.0), (2, 120, 0.5),
+        G = {("fixed", "fragd"): [self.mk(r, migrated=m, stall=s) for r, m, s in ((1, 100, 0.0), (2, 120, 0.5),
                                                                                      (3, 110, 0.0))],
-             ("fixed", "kernel90"): [self.run(r, migrated=m) for r, m in ((1, 400, ), (2, 500), (3, 450))]}
+             ("fixed", "kernel90"): [self.mk(r, migrated=m) for r, m in ((1, 400, ), (2, 500), (3, 450))]}
         v = self.verdicts("fixed", G)
         self.assertEqual(v["100% granted"], "**met**")
         self.assertTrue(v["<= 1% of the burst stalled (fragd's count)"].startswith("**inconclusive**"), v)
@@ -174,16 +174,16 @@ class ActGoals(unittest.TestCase):
         self.assertTrue(v["pages migrated <= 1.6x the ideal"].startswith("**met**"), v)
 
     def test_pool_scenario_short_of_its_target_is_not_faster(self):
-        G = {("pool", "fragd"): [self.run(r, share=0.5, wall=0.1, migrated=900) for r in (1, 2, 3)],
-             ("pool", "hugeadm"): [self.run(r, wall=5.0, migrated=100) for r in (1, 2, 3)]}
+        G = {("pool", "fragd"): [self.mk(r, share=0.5, wall=0.1, migrated=900) for r in (1, 2, 3)],
+             ("pool", "hugeadm"): [self.mk(r, wall=5.0, migrated=100) for r in (1, 2, 3)]}
         v = self.verdicts("pool", G)
         self.assertEqual(v["target reached"], "**not met**")
         self.assertEqual(v["wall time <= hugeadm --hard's"], "**not met**")
         self.assertEqual(v["pages migrated <= hugeadm --hard's"], "**not met**")
 
     def test_free_scenario(self):
-        G = {("free", "fragd"): [self.run(r, share=s) for r, s in ((1, 0.6), (2, 0.3), (3, 0.9))],
-             ("free", "hugeadm"): [self.run(r, share=s) for r, s in ((1, 0.5), (2, 0.4), (3, 0.95))]}
+        G = {("free", "fragd"): [self.mk(r, share=s) for r, s in ((1, 0.6), (2, 0.3), (3, 0.9))],
+             ("free", "hugeadm"): [self.mk(r, share=s) for r, s in ((1, 0.5), (2, 0.4), (3, 0.95))]}
         v = self.verdicts("free", G)
         self.assertTrue(v["granted share >= hugeadm --hard's"].startswith("**inconclusive**"), v)
 
