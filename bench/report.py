@@ -370,7 +370,7 @@ def main():
     cpu_v = Verdict([cpu_pct], median, GOAL_CPU_PCT, "<=")
     med_v = Verdict(times, median, GOAL_SCRAPE_MS, "<=", "scrapes")
     p99_v = Verdict(times, lambda xs: quantile(xs, 0.99), GOAL_SCRAPE_MS, "<=", "scrapes")
-    ok = lambda v: v.bold() + ("" if v.single or v.n == 0 else f" ({v.interval('{:.2f}')} ms)")
+    ok = lambda v: v.bold() + ("" if v.single or v.n == 0 else f" (95% CI {v.lo:.2f}..{v.hi:.2f} ms, {v.n} scrapes)")
     L += ["### fragd footprint (observe mode, default config, tick 1 s)", "",
           "| measure | value | goal | |",
           "|---|---:|---:|---|",
