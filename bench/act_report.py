@@ -37,12 +37,7 @@ DEFRAG_MODES = ("defrag", "defrag_fragd")
 SCENARIOS = ["fixed", "free", "thp", "pool"]
 SNAPS = ("s0", "s1", "s2", "s3", "s4")
 
-# Goals of the issue "act mode second step" for fragd's shipped policy in act mode.
-GOAL_STALL_FRAC = 0.01       # <= 1% of the burst stalls
-GOAL_MIGRATED_VS_K90 = 0.5   # pages migrated <= 0.5x kernel proactive 90's
-GOAL_MIGRATED_VS_IDEAL = 1.6  # pages migrated <= 1.6x the ideal
-
-
+from act_goals import GOAL_MIGRATED_VS_IDEAL, GOAL_MIGRATED_VS_K90, GOAL_STALL_FRAC, goals_for, goals_from_doc  # noqa: E402
 from act_format import NUM_UNIT, cell, fmt_int, fmt_lat, fmt_pct, fmt_s, free_2m_blocks, med, read_vmstat, values  # noqa: E402,F401
 
 
@@ -205,99 +200,6 @@ def group(runs):
     out = {}
     for r in sorted(runs, key=lambda r: r.round):
         out.setdefault((r.scenario, r.mode), []).append(r)
-    return out
-
-
-# --- goals ----------------------------------------------------------------------------
-
-def verdict(ok):
-    if ok is None:
-        return "n/a"
-    return "**met**" if ok else "**not met**"
-
-
-def le(a, b):
-    """a <= b for measured figures; None when either is missing."""
-    return None if a is None or b is None else a <= b
-
-
-def goals_for(sc, G, m):
-    """-> rows (goal, fragd's figure, reference, verdict) for scenario sc, from the medians."""
-    f = G.get((sc, "fragd"))
-    if not f:
-        return [("all goals", "fragd not run", "-", "n/a")]
-    k90 = G.get((sc, "kernel90"))
-    hug = G.get((sc, "hugeadm"))
-    out = []
-    share = med(r.share for r in f)
-    stall = med(r.stall_frac for r in f)
-    mig = med(r.migrated for r in f)
-    stall_row = (f"<= {GOAL_STALL_FRAC * 100:.0f}% of the burst stalled (fragd's count)",
-                 f"{cell([r.stall_frac for r in f], fmt_pct)}; compact_stall "
-                 f"{cell([r.compact_stall for r in f], fmt_int)}", "-",
-                 verdict(le(stall, GOAL_STALL_FRAC)))
-    if sc == "pool":
-        wall = med(r.wall_s for r in f)
-        out.append(("target reached", cell([r.share for r in f], fmt_pct), "-",
-                    verdict(None if share is None else share >= 1)))
-        if hug:
-            hw, hm = med(r.wall_s for r in hug), med(r.migrated for r in hug)
-            out.append(("wall time <= hugeadm --hard's", cell([r.wall_s for r in f], fmt_s),
-                        f"hugeadm {cell([r.wall_s for r in hug], fmt_s)}",
-                        verdict(le(wall, hw) if share is not None and share >= 1 else False)))
-            out.append(("pages migrated <= hugeadm --hard's", cell([r.migrated for r in f], fmt_int),
-                        f"hugeadm {cell([r.migrated for r in hug], fmt_int)}", verdict(le(mig, hm))))
-        else:
-            out.append(("wall time and pages migrated <= hugeadm --hard's", "-", "hugeadm not run", "n/a"))
-        return out
-    if sc == "free":
-        if hug:
-            hs = med(r.share for r in hug)
-            by_round = {r.round: r.share for r in hug}
-            wins = sum(1 for r in f if r.share is not None and by_round.get(r.round) is not None
-                       and r.share >= by_round[r.round])
-            paired = sum(1 for r in f if r.share is not None and by_round.get(r.round) is not None)
-            out.append(("granted share >= hugeadm --hard's", cell([r.share for r in f], fmt_pct),
-                        f"hugeadm {cell([r.share for r in hug], fmt_pct)}; fragd >= hugeadm in {wins} of "
-                        f"{paired} rounds", verdict(le(hs, share))))
-        else:
-            out.append(("granted share >= hugeadm --hard's", cell([r.share for r in f], fmt_pct),
-                        "hugeadm not run", "n/a"))
-        out.append(stall_row)
-        return out
-    # fixed, thp
-    out.append(("100% granted", cell([r.share for r in f], fmt_pct), "-",
-                verdict(None if share is None else share >= 1)))
-    out.append(stall_row)
-    if k90:
-        k = med(r.migrated for r in k90)
-        out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's (at the burst)",
-                    cell([r.migrated for r in f], fmt_int),
-                    f"kernel 90 {cell([r.migrated for r in k90], fmt_int)} "
-                    f"(x{GOAL_MIGRATED_VS_K90:g}: {fmt_int(None if k is None else k * GOAL_MIGRATED_VS_K90)})",
-                    verdict(le(mig, None if k is None else k * GOAL_MIGRATED_VS_K90))))
-        # Both once settled: fragd, too, may go on compacting after the burst.
-        ks = med(r.migrated_settled for r in k90)
-        fset = [r.migrated_settled if r.migrated_settled is not None else r.migrated for r in f]
-        fs = med(fset)
-        unsettled = [f"{name} {sum(1 for r in rs if r.settle and not r.settle.get('settled'))} of {len(rs)}"
-                     for name, rs in (("kernel 90", k90), ("fragd", f))
-                     if any(r.settle and not r.settle.get("settled") for r in rs)]
-        note = (f"; not settled within {m.get('settle_max')} s: " + ", ".join(unsettled) + " runs"
-                if unsettled else "")
-        out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's (both once compaction settled)",
-                    cell(fset, fmt_int),
-                    f"kernel 90 {cell([r.migrated_settled for r in k90], fmt_int)} "
-                    f"(x{GOAL_MIGRATED_VS_K90:g}: {fmt_int(None if ks is None else ks * GOAL_MIGRATED_VS_K90)}{note})",
-                    verdict(le(fs, None if ks is None else ks * GOAL_MIGRATED_VS_K90))))
-    else:
-        out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's", cell([r.migrated for r in f], fmt_int),
-                    "kernel 90 not run", "n/a"))
-    ideal = med(r.ideal for r in f)
-    out.append((f"pages migrated <= {GOAL_MIGRATED_VS_IDEAL:g}x the ideal", cell([r.migrated for r in f], fmt_int),
-                f"ideal {cell([r.ideal for r in f], fmt_int)} (x{GOAL_MIGRATED_VS_IDEAL:g}: "
-                f"{fmt_int(None if ideal is None else ideal * GOAL_MIGRATED_VS_IDEAL)})",
-                verdict(le(mig, None if ideal is None else ideal * GOAL_MIGRATED_VS_IDEAL))))
     return out
 
 
@@ -518,12 +420,17 @@ def method(m):
         f"free 2 MiB blocks at \"ready\") x {per_block} ({per_block} = the pages the fragmenter keeps in one 2 MiB "
         f"block: moving them frees the block), the median over fragd's runs; (b): a granted share at least "
         f"hugeadm --hard's, <= {GOAL_STALL_FRAC * 100:.0f}% stalled; (d): wall time and pages migrated at most "
-        f"hugeadm --hard's. Each verdict compares medians.",
+        f"hugeadm --hard's. Each verdict compares medians, with a 95% percentile bootstrap interval over the "
+        f"rounds (bench/verdict.py; a comparison of two modes resamples whole rounds, both modes' runs of a "
+        f"round together; the interval shown is of median(fragd) - factor x median(reference), or of the "
+        f"median itself): met / not met only when the interval clears / misses the goal, else inconclusive.",
         "",
     ]
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--goals-from":
+        return goals_from_doc(sys.argv[2])
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
     ap.add_argument("--output", required=True)

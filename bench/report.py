@@ -11,6 +11,7 @@ import statistics
 import sys
 
 from benchlib import measured_on, publish, quick_env, quantile, read_env, section_head
+from verdict import Verdict, median, median_ratio
 
 GOAL_RATIO = 0.99
 GOAL_RSS_MIB = 30
@@ -37,6 +38,42 @@ def fmt_rate(x):
     if x >= 1e3:
         return f"{x / 1e3:.1f} k"
     return f"{x:.0f}"
+
+
+def arm_pairs(rounds, traced, base):
+    """-> [(traced, untraced)] throughputs of the rounds that ran both."""
+    return [(a[traced][0], a[base][0]) for _, a in sorted(rounds.items()) if traced in a and base in a]
+
+
+def round_rows(rounds, arms):
+    """-> per round that ran all of arms, the tuple of their throughputs (a bootstrap row)."""
+    return [tuple(a[k][0] for k in arms) for _, a in sorted(rounds.items()) if all(k in a for k in arms)]
+
+
+def exact_vs_floor(rows):
+    """stat over rounds of (E, U2, L, U3): median ratio of exact minus median ratio of the floor."""
+    return median([e / u for e, u, _, _ in rows]) - median([l / u for _, _, l, u in rows])
+
+
+def shipped_vs_bpftrace(rows):
+    """stat over rounds of (D, U1, B, U4): median ratio of fragd minus median ratio of bpftrace."""
+    return median([d / u for d, u, _, _ in rows]) - median([b / u for _, _, b, u in rows])
+
+
+def overhead_goals(rounds):
+    """-> the three goal verdicts of one workload: shipped config >= GOAL_RATIO, exact within
+    1 point of the floor, shipped config ahead of bpftrace; each over the rounds' pairs."""
+    return (Verdict(arm_pairs(rounds, "D", "U1"), median_ratio, GOAL_RATIO, ">=", "pairs"),
+            Verdict(round_rows(rounds, ("E", "U2", "L", "U3")), exact_vs_floor, -0.01, ">=", "rounds"),
+            Verdict(round_rows(rounds, ("D", "U1", "B", "U4")), shipped_vs_bpftrace, 0, ">", "rounds"))
+
+
+def goals_line(goal_text, rounds):
+    d, e, b = overhead_goals(rounds)
+    return (f"Goals ({goal_text}; met / not met only when the 95% bootstrap interval over the rounds clears / "
+            f"misses the goal, else inconclusive): shipped config >= {GOAL_RATIO}: {d.text()}; "
+            f"exact within 1 point of the floor (median ratio of exact minus the floor's >= -0.01): "
+            f"{e.text()}; fragd (shipped config) ahead of bpftrace (difference of median ratios > 0): {b.text()}.")
 
 
 def pair_ratios(rounds, traced, base):
@@ -77,22 +114,25 @@ def overhead_section(title, unit, rounds, goal_text, what, per_op):
     untraced = [a[k][0] for a in rounds.values() for k in UNTRACED if k in a]
     noise = pair_ratios(rounds, "U2", "U1")
     ratios = {arm: pair_ratios(rounds, arm, base) for arm, base, _ in ARMS}
-    lines.append(f"| arm | pairs | median {unit} | median ratio vs untraced | min ratio | max ratio | "
-                 f"median extra ns per {per_op} |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    lines.append(f"| arm | pairs | median {unit} | median ratio vs untraced | 95% CI of the median ratio | "
+                 f"min ratio | max ratio | median extra ns per {per_op} |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
 
-    def row(name, arm_values, rs_, ns):
+    def row(name, arm_values, rs_, ns, traced, base):
         rs = [x[1] for x in rs_]
         if not rs:
             return
+        v = Verdict(arm_pairs(rounds, traced, base), median_ratio, 1, ">=", "pairs")
+        ci = f"{v.lo:.4f}..{v.hi:.4f}" if v.n >= 2 else "-"
         lines.append(f"| {name} | {len(rs)} | {fmt_rate(statistics.median(arm_values))} | "
-                     f"{statistics.median(rs):.4f} | {min(rs):.4f} | {max(rs):.4f} | "
+                     f"{statistics.median(rs):.4f} | {ci} | {min(rs):.4f} | {max(rs):.4f} | "
                      + (f"{statistics.median(ns):.0f} |" if ns else "- |"))
 
-    row("untraced (U2/U1 = noise floor)", untraced, noise, extra_ns(rounds, "U2", "U1"))
+    row("untraced (U2/U1 = noise floor)", untraced, noise, extra_ns(rounds, "U2", "U1"), "U2", "U1")
     med = {}
     for arm, base, name in ARMS:
-        row(name, [a[arm][0] for a in rounds.values() if arm in a], ratios[arm], extra_ns(rounds, arm, base))
+        row(name, [a[arm][0] for a in rounds.values() if arm in a], ratios[arm], extra_ns(rounds, arm, base),
+            arm, base)
         if ratios[arm]:
             med[arm] = statistics.median([x[1] for x in ratios[arm]])
     lines.append("")
@@ -101,11 +141,7 @@ def overhead_section(title, unit, rounds, goal_text, what, per_op):
     lines.append(f"Noise floor (untraced vs untraced, same pairing): median ratio {statistics.median(nr):.4f}, "
                  f"IQR {quantile(nr, 0.25, NAN):.4f}..{quantile(nr, 0.75, NAN):.4f}, "
                  f"median |ratio - 1| = {spread * 100:.2f}%.")
-    met = lambda b: "**met**" if b else "**not met**"
-    d, e, l, b = med.get("D", NAN), med.get("E", NAN), med.get("L", NAN), med.get("B", NAN)
-    lines.append(f"Goals ({goal_text}): shipped config >= {GOAL_RATIO}: {met(d >= GOAL_RATIO)} ({d:.4f}); "
-                 f"exact within 1 point of the floor: {met(e >= l - 0.01)} (exact {e:.4f}, floor {l:.4f}); "
-                 f"fragd (shipped config) ahead of bpftrace: {met(d > b)} ({d:.4f} vs {b:.4f}).")
+    lines.append(goals_line(goal_text, rounds))
     flagged_rounds = sorted({x[0] for rs in list(ratios.values()) + [noise] for x in rs if x[2]})
     if flagged_rounds:
         lines.append(f"Caution: in round(s) {', '.join(map(str, flagged_rounds))} another process (not this "
@@ -133,7 +169,60 @@ def overhead_section(title, unit, rounds, goal_text, what, per_op):
     return lines, med
 
 
+def rounds_from_doc(doc, summary):
+    """-> read_results' rounds of one workload from the raw per-pair block that a section
+    written by this script holds (<details><summary>raw per-pair numbers (SUMMARY)...)."""
+    cols = UNTRACED + tuple(arm for arm, _, _ in ARMS)
+    start = doc.find(f"<summary>raw per-pair numbers ({summary})</summary>")
+    if start == -1:
+        raise ValueError(f"no raw per-pair block '{summary}' in the document")
+    block = doc[start:doc.find("</details>", start)].split("```")[1]
+    rounds = {}
+    for line in block.strip("\n").split("\n")[1:]:
+        p = line.split()
+        rnd, order, vals = int(p[0].rstrip("*")), p[1], p[2:2 + len(cols)]
+        ran = ["U" + c if c.isdigit() else c for c in order]
+        rounds[rnd] = {k: (float(v), p[0].endswith("*"), "", ran.index(k) if k in ran else -1)
+                       for k, v in zip(cols, vals) if v != "-"}
+    return rounds
+
+
+def builds_from_doc(doc):
+    """-> [(untraced s, fragd s)] of the clean-build pairs table of a section written by this script."""
+    start = doc.find("| pair | untraced s | fragd s |")
+    if start == -1:
+        return []
+    out = []
+    for line in doc[start:].split("\n")[2:]:
+        if not line.startswith("|"):
+            break
+        c = [x.strip() for x in line.strip("|").split("|")]
+        out.append((float(c[1]), float(c[2])))
+    return out
+
+
+def goals_from_doc(path):
+    """Prints the goal verdicts, with their intervals, of the overhead section of the
+    document at path, from the raw per-pair numbers it holds."""
+    with open(path) as f:
+        doc = f.read()
+    print(goals_line("order-0 page faults", rounds_from_doc(doc, "page faults/s")))
+    print(goals_line("2 MiB hugetlb pool growth", rounds_from_doc(doc, "2 MiB pages/s")))
+    for summary in ("page faults/s", "2 MiB pages/s"):
+        rounds = rounds_from_doc(doc, summary)
+        for arm, base, name in (("U2", "U1", "untraced (noise floor)"),) + ARMS:
+            v = Verdict(arm_pairs(rounds, arm, base), median_ratio, 1, ">=", "pairs")
+            print(f"{summary}: {name}: median ratio {v.value:.4f}, {v.interval()}")
+    bp = builds_from_doc(doc)
+    if bp:
+        bv = Verdict([(u, d) for u, d in bp], median_ratio, GOAL_BUILD_RATIO, ">=", "pairs")
+        print(f"clean build: goal >= {GOAL_BUILD_RATIO}: {bv.text()}")
+    return 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--goals-from":
+        return goals_from_doc(sys.argv[2])
     ap = argparse.ArgumentParser()
     ap.add_argument("--results", required=True)
     ap.add_argument("--meta", required=True)
@@ -253,8 +342,9 @@ def main():
               f"first; one discarded warm-up build.", "",
               "| pair | untraced s | fragd s | ratio (untraced / fragd) |", "|---:|---:|---:|---:|"]
         L += [f"| {r} | {u:.2f} | {d:.2f} | {u / d:.4f} |" for r, d, u in bp]
+        bv = Verdict([(u, d) for _, d, u in bp], median_ratio, GOAL_BUILD_RATIO, ">=", "pairs")
         L += ["", f"Median ratio {bmed:.4f} (min {min(br):.4f}, max {max(br):.4f}); goal >= {GOAL_BUILD_RATIO}: "
-                  + ("**met**" if bmed >= GOAL_BUILD_RATIO else "**not met**") + ".", ""]
+                  f"{bv.text()}.", ""]
 
     # Footprint
     rss = int(m["rss_kib"]) / 1024
@@ -275,16 +365,21 @@ def main():
             sizes.append(int(s))
     med = statistics.median(times) if times else NAN
     p99 = quantile(times, 0.99, NAN)
-    ok = lambda b: "met" if b else "**not met**"
+    # The scrapes are the rows of the scrape figures; RSS and the CPU window are one measurement each.
+    rss_v = Verdict([rss], median, GOAL_RSS_MIB, "<=")
+    cpu_v = Verdict([cpu_pct], median, GOAL_CPU_PCT, "<=")
+    med_v = Verdict(times, median, GOAL_SCRAPE_MS, "<=", "scrapes")
+    p99_v = Verdict(times, lambda xs: quantile(xs, 0.99), GOAL_SCRAPE_MS, "<=", "scrapes")
+    ok = lambda v: v.bold() + ("" if v.single or v.n == 0 else f" (95% CI {v.lo:.2f}..{v.hi:.2f} ms, {v.n} scrapes)")
     L += ["### fragd footprint (observe mode, default config, tick 1 s)", "",
           "| measure | value | goal | |",
           "|---|---:|---:|---|",
-          f"| RSS after {m['rss_wait']} s of ticking (VmRSS) | {rss:.1f} MiB | <= {GOAL_RSS_MIB} MiB | {ok(rss <= GOAL_RSS_MIB)} |",
+          f"| RSS after {m['rss_wait']} s of ticking (VmRSS) | {rss:.1f} MiB | <= {GOAL_RSS_MIB} MiB | {ok(rss_v)} |",
           f"| CPU while idle, utime+stime over {window:.0f} s | {cpu_pct:.3f}% of one core ({ticks} ticks of 1/{clk} s; "
           f"{m.get('idle_scans', '?')} pageblock scans, {m.get('idle_scans_skipped', '?')} intervals skipped as unchanged) "
-          f"| <= {GOAL_CPU_PCT}% | {ok(cpu_pct <= GOAL_CPU_PCT)} |",
-          f"| /metrics scrape time, median of {len(times)} | {med:.2f} ms | <= {GOAL_SCRAPE_MS} ms | {ok(med <= GOAL_SCRAPE_MS)} |",
-          f"| /metrics scrape time, p99 | {p99:.2f} ms | <= {GOAL_SCRAPE_MS} ms | {ok(p99 <= GOAL_SCRAPE_MS)} |",
+          f"| <= {GOAL_CPU_PCT}% | {ok(cpu_v)} |",
+          f"| /metrics scrape time, median of {len(times)} | {med:.2f} ms | <= {GOAL_SCRAPE_MS} ms | {ok(med_v)} |",
+          f"| /metrics scrape time, p99 | {p99:.2f} ms | <= {GOAL_SCRAPE_MS} ms | {ok(p99_v)} |",
           f"| /metrics size of one scrape | {statistics.median(sizes) if sizes else 0:.0f} bytes | | |",
           "",
           f"Commands: fragd started alone (`build/fragd --config configs/fragd.yaml --listen 127.0.0.1:PORT "

@@ -9,6 +9,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
+from verdict import MET, Verdict, median  # noqa: E402
 
 
 def durations(work, name):
@@ -53,8 +54,9 @@ def main():
         f"a fragd with `scan: false` after the same requests. Fragmented: `fragmenter --percent "
         f"{m['percent']}` (1 page in 4 kept of every 2 MiB it mapped).",
         "",
-        "| machine state | threads | scan median | min | max | extra memory (VmHWM) | goal |",
-        "|---|---|---|---|---|---|---|",
+        "| machine state | threads | scan median | 95% CI of the median | min | max | extra memory (VmHWM) | "
+        "goal (met / not met when the interval clears / misses it, else inconclusive) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, state, threads in (("idle1", "as found (mostly free)", 1), ("idle2", "as found", 2),
                                  ("frag1", f"fragmented {m['percent']}%", 1),
@@ -63,8 +65,12 @@ def main():
         w, wo = hwm(work, name)
         med = benchlib.quantile(d, 0.5)
         extra = (w - wo) / 1024
-        met = "met" if med <= 150 and extra <= 10 else ("time **not met**" if extra <= 10 else "**not met**")
-        lines.append(f"| {state} | {threads} | {med:.0f} ms | {min(d):.0f} ms | {max(d):.0f} ms | "
+        time_v = Verdict(d, median, 150, "<=", "scans")  # the scans are the rows
+        mem_v = Verdict([extra], median, 10, "<=")  # one VmHWM difference: no interval
+        ci = f"{time_v.lo:.0f}..{time_v.hi:.0f} ms" if time_v.n >= 2 else "-"
+        met = (f"time {time_v.bold()}, memory {mem_v.bold()}" if time_v.word != MET or mem_v.word != MET
+               else f"{time_v.bold()} (memory: one measurement)")
+        lines.append(f"| {state} | {threads} | {med:.0f} ms | {ci} | {min(d):.0f} ms | {max(d):.0f} ms | "
                      f"{extra:+.1f} MiB ({w / 1024:.1f} vs {wo / 1024:.1f}) | ≤ 150 ms, ≤ 10 MiB: {met} |")
     lines += [
         "",

@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The goals of bench/act.sh for fragd's shipped policy in act mode, each verdict with a 95%
+percentile bootstrap interval over the rounds (bench/verdict.py); and the same verdicts from
+the per-run details of a section bench/act_report.py wrote (--goals-from)."""
+import math
+import re
+
+from act_format import cell, fmt_int, fmt_pct, fmt_s, med, values
+from verdict import Verdict, median
+
+# Goals of the issue "act mode second step" for fragd's shipped policy in act mode.
+GOAL_STALL_FRAC = 0.01       # <= 1% of the burst stalls
+GOAL_MIGRATED_VS_K90 = 0.5   # pages migrated <= 0.5x kernel proactive 90's
+GOAL_MIGRATED_VS_IDEAL = 1.6  # pages migrated <= 1.6x the ideal
+
+# --- goals ----------------------------------------------------------------------------
+
+def verdict(v):
+    """The cell of a Verdict (None: a figure is missing): met / not met only when the 95%
+    bootstrap interval over the rounds clears / misses the goal, else inconclusive."""
+    if v is None or v.n == 0:
+        return "n/a"
+    if v.single or v.lo == v.hi:
+        return v.bold()
+    fmt = "{:.0f}" if max(abs(v.lo), abs(v.hi)) >= 1000 else "{:.3g}"  # pages, or shares and seconds
+    return f"{v.bold()} ({v.interval(fmt)})"
+
+
+def one(runs, fig, goal, want):
+    """Verdict on median(fig) over the runs (one per round) that measured it."""
+    xs = values(fig(r) for r in runs)
+    return Verdict(xs, median, goal, want, "rounds") if xs else None
+
+
+def by_round(a_runs, b_runs, fa, fb):
+    """-> [(fa(a), fb(b))] of the rounds in which both runs measured their figure: the rows
+    of a comparison between two modes (interleaved: a round's runs share the machine's state)."""
+    b = {r.round: fb(r) for r in b_runs}
+    return [(fa(r), b[r.round]) for r in a_runs if fa(r) is not None and b.get(r.round) is not None]
+
+
+def at_most(rows, factor):
+    """Verdict: median(a) <= factor x median(b) over the rows (a, b); None without rows."""
+    if not rows:
+        return None
+    return Verdict(rows, lambda rs: median([a for a, _ in rs]) - factor * median([b for _, b in rs]), 0, "<=",
+                   "rounds")
+
+
+def goals_for(sc, G, m):
+    """-> rows (goal, fragd's figure, reference, verdict) for scenario sc, from the medians."""
+    f = G.get((sc, "fragd"))
+    if not f:
+        return [("all goals", "fragd not run", "-", "n/a")]
+    k90 = G.get((sc, "kernel90"))
+    hug = G.get((sc, "hugeadm"))
+    out = []
+    stall_row = (f"<= {GOAL_STALL_FRAC * 100:.0f}% of the burst stalled (fragd's count)",
+                 f"{cell([r.stall_frac for r in f], fmt_pct)}; compact_stall "
+                 f"{cell([r.compact_stall for r in f], fmt_int)}", "-",
+                 verdict(one(f, lambda r: r.stall_frac, GOAL_STALL_FRAC, "<=")))
+    if sc == "pool":
+        out.append(("target reached", cell([r.share for r in f], fmt_pct), "-",
+                    verdict(one(f, lambda r: r.share, 1, ">="))))
+        if hug:
+            out.append(("wall time <= hugeadm --hard's", cell([r.wall_s for r in f], fmt_s),
+                        f"hugeadm {cell([r.wall_s for r in hug], fmt_s)}",
+                        verdict(at_most(by_round(f, hug, lambda r: r.wall_s if r.share is not None and r.share >= 1
+                                                 else math.inf, lambda r: r.wall_s), 1))))
+            out.append(("pages migrated <= hugeadm --hard's", cell([r.migrated for r in f], fmt_int),
+                        f"hugeadm {cell([r.migrated for r in hug], fmt_int)}",
+                        verdict(at_most(by_round(f, hug, lambda r: r.migrated, lambda r: r.migrated), 1))))
+        else:
+            out.append(("wall time and pages migrated <= hugeadm --hard's", "-", "hugeadm not run", "n/a"))
+        return out
+    if sc == "free":
+        if hug:
+            hug_share = {r.round: r.share for r in hug}
+            wins = sum(1 for r in f if r.share is not None and hug_share.get(r.round) is not None
+                       and r.share >= hug_share[r.round])
+            paired = sum(1 for r in f if r.share is not None and hug_share.get(r.round) is not None)
+            out.append(("granted share >= hugeadm --hard's", cell([r.share for r in f], fmt_pct),
+                        f"hugeadm {cell([r.share for r in hug], fmt_pct)}; fragd >= hugeadm in {wins} of "
+                        f"{paired} rounds",
+                        verdict(at_most(by_round(hug, f, lambda r: r.share, lambda r: r.share), 1))))
+        else:
+            out.append(("granted share >= hugeadm --hard's", cell([r.share for r in f], fmt_pct),
+                        "hugeadm not run", "n/a"))
+        out.append(stall_row)
+        return out
+    # fixed, thp
+    out.append(("100% granted", cell([r.share for r in f], fmt_pct), "-",
+                verdict(one(f, lambda r: r.share, 1, ">="))))
+    out.append(stall_row)
+    if k90:
+        k = med(r.migrated for r in k90)
+        out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's (at the burst)",
+                    cell([r.migrated for r in f], fmt_int),
+                    f"kernel 90 {cell([r.migrated for r in k90], fmt_int)} "
+                    f"(x{GOAL_MIGRATED_VS_K90:g}: {fmt_int(None if k is None else k * GOAL_MIGRATED_VS_K90)})",
+                    verdict(at_most(by_round(f, k90, lambda r: r.migrated, lambda r: r.migrated),
+                                    GOAL_MIGRATED_VS_K90))))
+        # Both once settled: fragd, too, may go on compacting after the burst.
+        ks = med(r.migrated_settled for r in k90)
+        fset = [r.migrated_settled if r.migrated_settled is not None else r.migrated for r in f]
+        unsettled = [f"{name} {sum(1 for r in rs if r.settle and not r.settle.get('settled'))} of {len(rs)}"
+                     for name, rs in (("kernel 90", k90), ("fragd", f))
+                     if any(r.settle and not r.settle.get("settled") for r in rs)]
+        note = (f"; not settled within {m.get('settle_max')} s: " + ", ".join(unsettled) + " runs"
+                if unsettled else "")
+        out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's (both once compaction settled)",
+                    cell(fset, fmt_int),
+                    f"kernel 90 {cell([r.migrated_settled for r in k90], fmt_int)} "
+                    f"(x{GOAL_MIGRATED_VS_K90:g}: {fmt_int(None if ks is None else ks * GOAL_MIGRATED_VS_K90)}{note})",
+                    verdict(at_most(by_round(f, k90, lambda r: r.migrated_settled if r.migrated_settled is not None
+                                             else r.migrated, lambda r: r.migrated_settled),
+                                    GOAL_MIGRATED_VS_K90))))
+    else:
+        out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's", cell([r.migrated for r in f], fmt_int),
+                    "kernel 90 not run", "n/a"))
+    ideal = med(r.ideal for r in f)
+    out.append((f"pages migrated <= {GOAL_MIGRATED_VS_IDEAL:g}x the ideal", cell([r.migrated for r in f], fmt_int),
+                f"ideal {cell([r.ideal for r in f], fmt_int)} (x{GOAL_MIGRATED_VS_IDEAL:g}: "
+                f"{fmt_int(None if ideal is None else ideal * GOAL_MIGRATED_VS_IDEAL)})",
+                verdict(at_most(by_round(f, f, lambda r: r.migrated, lambda r: r.ideal), GOAL_MIGRATED_VS_IDEAL))))
+    return out
+
+
+class DocRun:
+    """A run as the per-run details of a section written by this script tell it: pages migrated
+    up to the burst's end and the ideal. Not there: granted shares, stall shares, wall times, and
+    pages migrated once settled (the details give the pages after the settle wait began, not from
+    the burst's end)."""
+
+    def __init__(self, round_, ideal):
+        self.round, self.ideal = round_, ideal
+        self.migrated = None
+
+
+def runs_from_doc(doc):
+    """-> {(scenario, mode): [DocRun]} from the per-run details block of the act section."""
+    head = re.compile(r"^\[(\w+)/(\w+) round (\d+),")
+    out, cur = {}, None
+    for line in doc.split("\n"):
+        m = head.match(line)
+        if m:
+            ideal = re.search(r", ideal (\d+);", line)
+            cur = DocRun(int(m.group(3)), int(ideal.group(1)) if ideal else None)
+            out.setdefault((m.group(1), m.group(2)), []).append(cur)
+        elif cur and line.startswith("    pgmigrate_success fragmenting / wait / burst: "):
+            split = line.split(": ", 1)[1].split(";")[0].split(" / ")
+            cur.migrated = sum(int(x) for x in split) if "-" not in split else None
+    return out
+
+
+def goals_from_doc(path):
+    """Prints the pages-migrated goals, with their intervals over the rounds, from the per-run
+    details of the act section of the document at path."""
+    with open(path) as f:
+        G = runs_from_doc(f.read())
+    for sc in ("fixed", "thp"):
+        f, k = G.get((sc, "fragd"), []), G.get((sc, "kernel90"), [])
+        for name, v in (
+                (f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's (at the burst)",
+                 at_most(by_round(f, k, lambda r: r.migrated, lambda r: r.migrated), GOAL_MIGRATED_VS_K90)),
+                (f"pages migrated <= {GOAL_MIGRATED_VS_IDEAL:g}x the ideal",
+                 at_most(by_round(f, f, lambda r: r.migrated, lambda r: r.ideal), GOAL_MIGRATED_VS_IDEAL))):
+            print(f"{sc}: {name}: {verdict(v)}; median(fragd) - factor x median(reference) = "
+                  f"{'-' if v is None else f'{v.value:.0f}'}")
+    f, h = G.get(("pool", "fragd"), []), G.get(("pool", "hugeadm"), [])
+    v = at_most(by_round(f, h, lambda r: r.migrated, lambda r: r.migrated), 1)
+    print(f"pool: pages migrated <= hugeadm --hard's: {verdict(v)}; median(fragd) - median(hugeadm) = "
+          f"{'-' if v is None else f'{v.value:.0f}'}")
+    return 0

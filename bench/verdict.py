@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A benchmark's goal verdict with its uncertainty: a percentile bootstrap confidence
+interval of the figure the goal is about, and a verdict read off the interval.
+
+The rows resampled are the benchmark's independent units: a pair of interleaved runs
+(traced and untraced of one round resampled together, so that what the round shares,
+the machine's state then, stays in both), a round, or a run. The interval is the
+2.5th..97.5th percentile of the figure over RESAMPLES resamples of the rows, drawn with
+a fixed seed, so a report written twice from the same data says the same.
+
+    met           the whole interval is on the goal's side
+    not met       the whole interval is on the other side
+    inconclusive  the interval holds the goal: this run cannot tell
+"""
+import math
+import random
+
+RESAMPLES = 10000
+LEVEL = 0.95
+SEED = 28  # fixed: the same data gives the same interval in every report
+
+MET, NOT_MET, INCONCLUSIVE = "met", "not met", "inconclusive"
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if n == 0:
+        return math.nan
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def percentile(sorted_xs, q):
+    """Linear-interpolation quantile q (0..1) of an already sorted list."""
+    pos = q * (len(sorted_xs) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_xs) - 1)
+    if pos == lo or sorted_xs[hi] == sorted_xs[lo]:  # also right for infinite figures
+        return sorted_xs[lo]
+    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
+
+
+def bootstrap_ci(rows, stat, resamples=RESAMPLES, level=LEVEL, seed=SEED):
+    """-> (lo, hi): the percentile bootstrap interval of stat(rows) at level, rows resampled
+    with replacement as whole rows (a pair stays a pair). (nan, nan) without rows."""
+    rows = list(rows)
+    if not rows:
+        return math.nan, math.nan
+    rng = random.Random(seed)
+    n = len(rows)
+    vals = sorted(stat(rng.choices(rows, k=n)) for _ in range(resamples))
+    a = (1 - level) / 2
+    return percentile(vals, a), percentile(vals, 1 - a)
+
+
+def judge(lo, hi, goal, want):
+    """The verdict of an interval [lo, hi] against goal. want: '>=' or '>' (the figure must
+    be at least / above goal) or '<=' or '<'."""
+    if math.isnan(lo) or math.isnan(hi):
+        return INCONCLUSIVE
+    if want == ">=":
+        return MET if lo >= goal else NOT_MET if hi < goal else INCONCLUSIVE
+    if want == ">":
+        return MET if lo > goal else NOT_MET if hi <= goal else INCONCLUSIVE
+    if want == "<=":
+        return MET if hi <= goal else NOT_MET if lo > goal else INCONCLUSIVE
+    if want == "<":
+        return MET if hi < goal else NOT_MET if lo >= goal else INCONCLUSIVE
+    raise ValueError(f"verdict.judge: want must be one of >=, >, <=, <, not {want!r}")
+
+
+def point_holds(x, goal, want):
+    return {">=": x >= goal, ">": x > goal, "<=": x <= goal, "<": x < goal}[want]
+
+
+class Verdict:
+    """The figure stat(rows), its interval and the verdict against goal.
+
+    With one row there is no interval: the verdict is the point's, marked as such
+    (`single`); with none, 'inconclusive'."""
+
+    def __init__(self, rows, stat, goal, want, unit="rows", resamples=RESAMPLES, seed=SEED):
+        rows = list(rows)
+        self.n, self.unit, self.goal, self.want = len(rows), unit, goal, want
+        self.value = stat(rows) if rows else math.nan
+        self.single = self.n == 1
+        if self.n >= 2:
+            self.lo, self.hi = bootstrap_ci(rows, stat, resamples=resamples, seed=seed)
+            self.word = judge(self.lo, self.hi, goal, want)
+        else:
+            self.lo = self.hi = self.value
+            self.word = (MET if point_holds(self.value, goal, want) else NOT_MET) if self.single else INCONCLUSIVE
+
+    @property
+    def met(self):
+        return self.word == MET
+
+    def bold(self):
+        """The verdict word in bold (markdown), with the single-measurement caveat."""
+        w = f"**{self.word}**"
+        return w + " (one measurement, no interval)" if self.single else w
+
+    def interval(self, fmt="{:.4f}"):
+        """'95% CI lo..hi, N rows' (or 'one measurement')."""
+        if self.single:
+            return "one measurement"
+        if self.n == 0:
+            return "no data"
+        return f"95% CI {fmt.format(self.lo)}..{fmt.format(self.hi)}, {self.n} {self.unit}"
+
+    def text(self, fmt="{:.4f}"):
+        """'**met** (0.9951; 95% CI 0.97..1.01, 10 pairs)'."""
+        if self.single or self.n == 0:
+            return f"{self.bold()} ({fmt.format(self.value)})"
+        return f"{self.bold()} ({fmt.format(self.value)}; {self.interval(fmt)})"
+
+
+def median_ratio(pairs):
+    """stat: the median of a/b over (a, b) pairs."""
+    return median([a / b for a, b in pairs])

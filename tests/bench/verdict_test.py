@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""bench/verdict.py: the three verdicts on constructed data, pairs resampled as pairs, the
+same interval from the same data, and the interval's coverage on simulated data.
+Needs no root: python3 tests/bench/verdict_test.py."""
+import os
+import random
+import sys
+import types
+import unittest
+
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+sys.path.insert(0, BENCH)
+import act_goals  # noqa: E402
+import report  # noqa: E402
+import verdict  # noqa: E402
+from verdict import INCONCLUSIVE, MET, NOT_MET, Verdict, bootstrap_ci, judge, median, median_ratio  # noqa: E402
+
+# BENCHMARKS.md, run of 2026-11-26, page faults: per round, D (fragd, shipped config) and its
+# untraced partner U1, faults/s. Median ratio 0.9951 against the 0.99 goal, noise floor 3.4%.
+PF_D = (499431, 471448, 452854, 457659, 448410, 387349, 430713, 457637, 453855, 504898)
+PF_U1 = (504854, 471023, 448181, 443206, 468954, 431566, 394007, 456571, 477802, 511889)
+
+
+def pairs_with_ratios(ratios, base=1000.0):
+    """Pairs (traced, untraced) whose traced/untraced are exactly ratios; untraced varies by round."""
+    return [(base * (1 + 0.1 * i) * r, base * (1 + 0.1 * i)) for i, r in enumerate(ratios)]
+
+
+class Verdicts(unittest.TestCase):
+    def test_met_when_the_interval_clears_the_goal(self):
+        v = Verdict(pairs_with_ratios([1.00, 1.01, 1.02, 1.005, 1.015, 1.01]), median_ratio, 0.99, ">=")
+        self.assertGreaterEqual(v.lo, 0.99)
+        self.assertEqual(v.word, MET)
+
+    def test_not_met_when_the_interval_misses_the_goal(self):
+        v = Verdict(pairs_with_ratios([0.95, 0.96, 0.97, 0.955, 0.965, 0.96]), median_ratio, 0.99, ">=")
+        self.assertLess(v.hi, 0.99)
+        self.assertEqual(v.word, NOT_MET)
+
+    def test_inconclusive_when_the_interval_holds_the_goal(self):
+        v = Verdict(pairs_with_ratios([0.96, 1.03, 0.98, 1.01, 0.97, 1.02, 0.99, 1.00]), median_ratio, 0.99, ">=")
+        self.assertLess(v.lo, 0.99)
+        self.assertGreater(v.hi, 0.99)
+        self.assertEqual(v.word, INCONCLUSIVE)
+
+    def test_at_most_goals(self):
+        self.assertEqual(Verdict([0.10, 0.11, 0.12, 0.10], median, 0.2, "<=").word, MET)
+        self.assertEqual(Verdict([0.30, 0.31, 0.32, 0.30], median, 0.2, "<=").word, NOT_MET)
+        # cost run of 2026-11-26, quiet arm: 0.227, 0.217, 0.193 % of a core against <= 0.2
+        self.assertEqual(Verdict([0.227, 0.217, 0.193], median, 0.2, "<=").word, INCONCLUSIVE)
+
+    def test_judge_edges(self):
+        self.assertEqual(judge(0.99, 1.0, 0.99, ">="), MET)
+        self.assertEqual(judge(0.98, 0.99, 0.99, ">"), NOT_MET)
+        self.assertEqual(judge(0.1, 0.2, 0.2, "<="), MET)
+        self.assertEqual(judge(0.2, 0.3, 0.2, "<"), NOT_MET)
+        with self.assertRaises(ValueError):
+            judge(0, 1, 0.5, "=>")
+
+    def test_shipped_config_page_faults_of_2026_11_26_are_inconclusive(self):
+        # The median alone said "met" (0.9951 >= 0.99); the pairs' interval holds 0.99.
+        v = Verdict(list(zip(PF_D, PF_U1)), median_ratio, 0.99, ">=", "pairs")
+        self.assertAlmostEqual(v.value, 0.9951, places=4)
+        self.assertLess(v.lo, 0.99)
+        self.assertGreater(v.hi, 0.99)
+        self.assertEqual(v.word, INCONCLUSIVE)
+
+    def test_one_measurement_has_no_interval(self):
+        v = Verdict([11.0], median, 30, "<=")
+        self.assertTrue(v.single)
+        self.assertEqual(v.word, MET)
+        self.assertIn("one measurement", v.bold())
+        self.assertEqual(Verdict([], median, 30, "<=").word, INCONCLUSIVE)
+
+
+class Resampling(unittest.TestCase):
+    def test_pairs_are_resampled_as_pairs(self):
+        # Each round's traced run is 0.98 of its untraced partner while the rounds differ by up
+        # to 90%: resampling pairs gives exactly 0.98; resampling arms apart would not.
+        pairs = pairs_with_ratios([0.98] * 10)
+        self.assertEqual(bootstrap_ci(pairs, median_ratio), (0.98, 0.98))
+        self.assertEqual(Verdict(pairs, median_ratio, 0.97, ">=").word, MET)
+        self.assertEqual(Verdict(pairs, median_ratio, 0.99, ">=").word, NOT_MET)
+
+    def test_same_data_same_interval(self):
+        pairs = list(zip(PF_D, PF_U1))
+        self.assertEqual(bootstrap_ci(pairs, median_ratio), bootstrap_ci(pairs, median_ratio))
+        self.assertEqual(verdict.RESAMPLES, 10000)
+        self.assertEqual(verdict.LEVEL, 0.95)
+
+    def test_coverage_on_simulated_pairs(self):
+        # 300 simulated benchmarks of 20 interleaved pairs: a round effect shared by both runs
+        # of a pair (±20%), and a traced/untraced ratio whose true median is 0.97 (normal
+        # noise, sd 0.03). The 95% interval must hold 0.97 in about 95% of them (percentile
+        # bootstrap of a median of 20: a little under nominal); 300 trials give a standard
+        # error of 1.3 points.
+        rng = random.Random(1)
+        true_median, trials, hits = 0.97, 300, 0
+        for t in range(trials):
+            pairs = []
+            for _ in range(20):
+                base = 400e3 * rng.uniform(0.8, 1.2)
+                pairs.append((base * rng.gauss(true_median, 0.03), base))
+            lo, hi = bootstrap_ci(pairs, median_ratio, resamples=1000, seed=t)
+            hits += lo <= true_median <= hi
+        coverage = hits / trials
+        self.assertGreaterEqual(coverage, 0.88, f"coverage {coverage:.3f}")
+        self.assertLessEqual(coverage, 0.99, f"coverage {coverage:.3f}")
+
+    def test_coverage_of_a_difference_at_no_difference(self):
+        # The "<=" verdict must not call a goal missed when it is exactly on it: with the true
+        # figure on the goal, "not met" at most about 2.5% of the time.
+        rng = random.Random(2)
+        wrong = 0
+        for t in range(200):
+            xs = [rng.gauss(0.2, 0.02) for _ in range(15)]
+            if Verdict(xs, median, 0.2, "<=", resamples=1000, seed=t).word == NOT_MET:
+                wrong += 1
+        self.assertLessEqual(wrong / 200, 0.07)
+
+
+class OverheadReport(unittest.TestCase):
+    """bench/report.py's three goals of one workload, from rounds as read_results gives them."""
+
+    @staticmethod
+    def rounds(arms):
+        """arms: {arm: [value per round]} -> {round: {arm: (value, flagged, info, pos)}}."""
+        n = len(next(iter(arms.values())))
+        return {r: {a: (v[r], False, "", i) for i, (a, v) in enumerate(arms.items())} for r in range(n)}
+
+    def test_the_three_goals_on_constructed_rounds(self):
+        base = [400e3 * (1 + 0.05 * i) for i in range(10)]
+        rounds = self.rounds({
+            "U1": base, "U2": base, "U3": base, "U4": base, "U5": base,
+            "D": [b * 1.02 for b in base],   # clearly above 0.99
+            "E": [b * 0.90 for b in base],   # 10 points below its own floor
+            "L": [b * 1.00 for b in base],
+            "B": [b * 1.05 for b in base],   # bpftrace faster than fragd
+            "O": base,
+        })
+        d, e, b = report.overhead_goals(rounds)
+        self.assertEqual((d.word, e.word, b.word), (MET, NOT_MET, NOT_MET))
+
+    def test_the_section_tables_carry_the_interval(self):
+        base = [400e3 * (1 + 0.05 * i) for i in range(4)]
+        rounds = self.rounds({k: base for k in ("U1", "U2", "U3", "U4", "U5", "D", "E", "O", "L", "B")})
+        lines, _ = report.overhead_section("pf", "faults/s", rounds, "order-0 page faults", "page faults/s", "fault")
+        self.assertIn("95% CI of the median ratio", lines[0])
+        self.assertIn("| 1.0000..1.0000 |", lines[3])
+        self.assertTrue(any(l.startswith("Goals (") and "**met** (1.0000; 95% CI 1.0000..1.0000, 4 pairs)" in l
+                            for l in lines), lines)
+
+
+class ActGoals(unittest.TestCase):
+    """bench/act_goals.py: the act benchmark's goals over rounds, two modes compared round by round."""
+
+    @staticmethod
+    def mk(rnd, share=1.0, stall=0.0, migrated=100, ideal=100, wall=1.0):
+        return types.SimpleNamespace(round=rnd, share=share, stall_frac=stall, compact_stall=0, migrated=migrated,
+                                     migrated_settled=None, settle=None, ideal=ideal, wall_s=wall)
+
+    def verdicts(self, sc, G):
+        return {goal: cellv for goal, _, _, cellv in act_goals.goals_for(sc, G, {})}
+
+    def test_fixed_scenario(self):
+        G = {("fixed", "fragd"): [self.mk(r, migrated=m, stall=s) for r, m, s in ((1, 100, 0.0), (2, 120, 0.5),
+                                                                                     (3, 110, 0.0))],
+             ("fixed", "kernel90"): [self.mk(r, migrated=m) for r, m in ((1, 400, ), (2, 500), (3, 450))]}
+        v = self.verdicts("fixed", G)
+        self.assertEqual(v["100% granted"], "**met**")
+        self.assertTrue(v["<= 1% of the burst stalled (fragd's count)"].startswith("**inconclusive**"), v)
+        self.assertTrue(v["pages migrated <= 0.5x kernel 90's (at the burst)"].startswith("**met**"), v)
+        self.assertTrue(v["pages migrated <= 1.6x the ideal"].startswith("**met**"), v)
+
+    def test_pool_scenario_short_of_its_target_is_not_faster(self):
+        G = {("pool", "fragd"): [self.mk(r, share=0.5, wall=0.1, migrated=900) for r in (1, 2, 3)],
+             ("pool", "hugeadm"): [self.mk(r, wall=5.0, migrated=100) for r in (1, 2, 3)]}
+        v = self.verdicts("pool", G)
+        self.assertEqual(v["target reached"], "**not met**")
+        self.assertEqual(v["wall time <= hugeadm --hard's"], "**not met**")
+        self.assertEqual(v["pages migrated <= hugeadm --hard's"], "**not met**")
+
+    def test_free_scenario(self):
+        G = {("free", "fragd"): [self.mk(r, share=s) for r, s in ((1, 0.6), (2, 0.3), (3, 0.9))],
+             ("free", "hugeadm"): [self.mk(r, share=s) for r, s in ((1, 0.5), (2, 0.4), (3, 0.95))]}
+        v = self.verdicts("free", G)
+        self.assertTrue(v["granted share >= hugeadm --hard's"].startswith("**inconclusive**"), v)
+
+
+if __name__ == "__main__":
+    unittest.main()
