@@ -7,7 +7,9 @@
 # small initramfs (busybox-static, build/fragd, build/fragctl, build/fragmenter, bpftool, curl,
 # their libraries, tests/kernels/guest.sh as /init) and read the guest suite's lines from
 # the serial console: every program must attach as tests/kernels/programs.tsv says for that
-# kernel, and every check of guest.sh must pass. One line per kernel, then a summary.
+# kernel, the guest must have as many NUMA nodes online as its row's nodes (the kernel command
+# line tells the guest that count as fragd.nodes=N), and every check of guest.sh must pass. One
+# line per kernel, then a summary.
 # Under TCG (no usable KVM) timings mean nothing: the guests prove behaviour and counts.
 #
 #   bash tests/kernels/matrix.sh [ID ...]     (as root, after the build)
@@ -117,22 +119,24 @@ build_initramfs() {
 # --- one guest ------------------------------------------------------------------------
 RESULTS=()
 FAILS=0
-run_kernel() { # ID PACKAGE MEMORY NUMA APPEND
-	local id=$1 pkg=$2 mem=$3 numa=$4 append=${5#-} tree vmlinuz serial="$OUT/$1.log" numa_args=() t0 line boot="" end="" rc=0
+run_kernel() { # ID PACKAGE MEMORY NODES APPEND
+	local id=$1 pkg=$2 mem=$3 want_nodes=$4 append=${5#-} tree vmlinuz serial="$OUT/$1.log" numa_args=() t0 line boot="" end="" rc=0
 	tree=$(fetch "$pkg") || { RESULTS+=("$id $pkg: FAIL (download)"); FAILS=$((FAILS + 1)); return; }
 	vmlinuz=$(ls "$tree"/boot/vmlinuz-* | head -1)
-	if [ "$numa" -gt 1 ]; then
-		local half=$((${mem%G} * 1024 / numa)) n
-		for ((n = 0; n < numa; n++)); do
-			numa_args+=(-object "memory-backend-ram,id=m$n,size=${half}M" -numa "node,nodeid=$n,cpus=$n,memdev=m$n")
+	if [ "$want_nodes" -gt 1 ]; then
+		# One vCPU on each of the first two nodes, any further node memory only.
+		local part=$((${mem%G} * 1024 / want_nodes)) n cpus
+		for ((n = 0; n < want_nodes; n++)); do
+			cpus=; ((n < 2)) && cpus=",cpus=$n"
+			numa_args+=(-object "memory-backend-ram,id=m$n,size=${part}M" -numa "node,nodeid=$n$cpus,memdev=m$n")
 		done
 	fi
-	log "$id: booting $(basename "$vmlinuz") ($(accel | cut -d' ' -f2), $mem, $numa node(s)${append:+, $append})"
+	log "$id: booting $(basename "$vmlinuz") ($(accel | cut -d' ' -f2), $mem, $want_nodes node(s)${append:+, $append})"
 	t0=${EPOCHREALTIME/./}
 	# shellcheck disable=SC2046
 	timeout "$TIMEOUT" qemu-system-x86_64 -machine q35 $(accel) -smp 2 -m "$mem" "${numa_args[@]}" \
 		-nographic -no-reboot -kernel "$vmlinuz" -initrd "$WORK/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 quiet${append:+ $append}" </dev/null >"$WORK/$id.raw" 2>&1 &
+		-append "console=ttyS0 panic=-1 quiet fragd.nodes=$want_nodes${append:+ $append}" </dev/null >"$WORK/$id.raw" 2>&1 &
 	QEMU_PID=$!
 	: >"$serial"
 	# Stamp each console line with the seconds since qemu started.
@@ -148,9 +152,10 @@ run_kernel() { # ID PACKAGE MEMORY NUMA APPEND
 	QEMU_PID=
 	[ "$rc" = 124 ] && echo "qemu killed after ${TIMEOUT}s" >>"$serial"
 
-	local kernel nodes verdict detail="" progs_ok=0 progs_bad=() checks=0 bad=()
+	local kernel nodes online verdict detail="" progs_ok=0 progs_bad=() checks=0 bad=()
 	kernel=$(awk '$2 == "FRAGD-KERNEL" { print $3 }' "$serial")
 	nodes=$(awk '$2 == "FRAGD-KERNEL" { print $4 }' "$serial")
+	online=$(awk '$2 == "FRAGD-KERNEL" { print $5 }' "$serial")
 	boot=$(awk '$2 == "FRAGD-KERNEL" { print $1; exit }' "$serial")
 	end=$(awk '$2 == "FRAGD-END" { print $1; exit }' "$serial")
 	# Programs against the table: each reported one must be listed with the same state, each listed one reported.
@@ -173,6 +178,9 @@ run_kernel() { # ID PACKAGE MEMORY NUMA APPEND
 	mapfile -t bad < <(awk '$2 == "FRAGD-CHECK" && $4 == "FAIL" { $1 = ""; $2 = ""; print substr($0, 3) }' "$serial")
 	if [ -z "$kernel" ]; then
 		verdict=FAIL detail="the guest printed nothing (see $serial)"
+	elif [ "$nodes" != "$want_nodes" ]; then
+		# A guest with fewer nodes than its row passes every per-node check on the nodes it has.
+		verdict=FAIL detail="the guest has ${nodes:-?} NUMA node(s) (/sys/devices/system/node/online: ${online:-?}), tests/kernels/kernels.tsv asks for $want_nodes"
 	elif ! grep -q ' FRAGD-RESULT ' "$serial"; then
 		verdict=FAIL detail="the suite did not finish (see $serial)"
 	elif [ ${#progs_bad[@]} -gt 0 ] || [ ${#bad[@]} -gt 0 ] || [ ! -s "$WORK/got" ]; then
@@ -193,13 +201,19 @@ run_kernel() { # ID PACKAGE MEMORY NUMA APPEND
 }
 
 # --- the matrix -----------------------------------------------------------------------
-declare -A PKG MEM NUMA APPEND
+declare -A PKG MEM NODES APPEND
 IDS=()
-while read -r id pat mem numa append; do
+lineno=0
+while read -r id pat mem nodes append; do
+	lineno=$((lineno + 1))
 	[[ -z $id || $id == \#* ]] && continue
+	[[ $nodes =~ ^[1-9][0-9]*$ ]] ||
+		die "tests/kernels/kernels.tsv:$lineno: nodes of $id is '${nodes}', not a count of NUMA nodes (1, 2, ...)"
+	[[ $mem =~ ^[1-9][0-9]*G$ ]] ||
+		die "tests/kernels/kernels.tsv:$lineno: memory of $id is '${mem}', not a size in GiB (2G, 4G, ...)"
 	# Kernels built here run only when named (make test-kernels-cma): a fresh machine has no cache.
 	[[ $pat == build:* ]] || IDS+=("$id")
-	PKG[$id]=$pat MEM[$id]=$mem NUMA[$id]=$numa APPEND[$id]=${append:--}
+	PKG[$id]=$pat MEM[$id]=$mem NODES[$id]=$nodes APPEND[$id]=${append:--}
 done <"$HERE/kernels.tsv"
 [ $# -gt 0 ] && IDS=("$@")
 
@@ -224,7 +238,7 @@ done
 build_initramfs
 log "initramfs $(du -h "$WORK/initramfs.gz" | cut -f1); serial logs in $OUT"
 T0=$SECONDS
-for id in "${IDS[@]}"; do run_kernel "$id" "${NAME[$id]}" "${MEM[$id]}" "${NUMA[$id]}" "${APPEND[$id]}"; done
+for id in "${IDS[@]}"; do run_kernel "$id" "${NAME[$id]}" "${MEM[$id]}" "${NODES[$id]}" "${APPEND[$id]}"; done
 echo
 echo "kernel matrix ($((SECONDS - T0)) s, $(accel | cut -d' ' -f2)):"
 printf '  %s\n' "${RESULTS[@]}"
