@@ -48,13 +48,19 @@ target_link_libraries(fragd_core_fuzz PUBLIC yaml-cpp nlohmann_json::nlohmann_js
 
 set(FRAGD_FUZZ_DIR ${CMAKE_SOURCE_DIR}/tests/fuzz)
 set(FRAGD_FUZZERS fuzz_policy fuzz_buddyinfo fuzz_pagetypeinfo fuzz_zoneinfo fuzz_vmstat fuzz_iomem
-    fuzz_kpageflags fuzz_request fuzz_answer)
+    fuzz_kpageflags fuzz_request fuzz_answer fuzz_labels)
 add_custom_target(fuzz_targets)
 foreach(f ${FRAGD_FUZZERS})
   add_executable(${f} ${FRAGD_FUZZ_DIR}/${f}.cc)
   target_link_libraries(${f} PRIVATE fragd_core_fuzz)
   target_link_options(${f} PRIVATE -fsanitize=fuzzer,${FRAGD_FUZZ_SANITIZERS})
   add_dependencies(fuzz_targets ${f})
+  if(f STREQUAL fuzz_labels)
+    # Label values through both expositions of /metrics: the daemon's serializer, compiled here
+    # with the fuzzer's flags, on Prometheus' messages and prometheus-cpp's text serializer.
+    target_sources(${f} PRIVATE ${CMAKE_SOURCE_DIR}/daemon/fragd/exposition.cc)
+    target_link_libraries(${f} PRIVATE fragd_metrics_proto prometheus-cpp::core)
+  endif()
   # Every seed runs once, without fuzzing: the corpus must stay clean (ctest -L fuzz).
   file(GLOB seeds CONFIGURE_DEPENDS ${FRAGD_FUZZ_DIR}/corpus/${f}/*)
   if(seeds)

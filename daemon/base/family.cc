@@ -3,6 +3,8 @@
 
 #include <limits>
 
+#include "base/text.h"
+
 namespace fragd {
 
 FamilyBuilder::FamilyBuilder(std::string name, std::string help, prometheus::MetricType type) {
@@ -13,7 +15,9 @@ FamilyBuilder::FamilyBuilder(std::string name, std::string help, prometheus::Met
 
 prometheus::ClientMetric& FamilyBuilder::add(Labels labels) {
   prometheus::ClientMetric m;
-  for (auto& [k, v] : labels) m.label.push_back({k, v});
+  // Every label value of every family passes here: one that is not UTF-8 (a cgroup's directory
+  // name is any bytes) would make Prometheus refuse the whole scrape, text or protobuf.
+  for (auto& [k, v] : labels) m.label.push_back({std::move(k), utf8_escaped(std::move(v))});
   f_.metric.push_back(std::move(m));
   return f_.metric.back();
 }

@@ -32,6 +32,8 @@ struct Families : std::vector<prometheus::MetricFamily> {
 class FamilyBuilder {
  public:
   FamilyBuilder(std::string name, std::string help, prometheus::MetricType type);
+  // A metric of the family. Label values that are not UTF-8 are escaped (utf8_escaped in
+  // base/text.h), so both expositions hold valid UTF-8 whatever the names fed in.
   prometheus::ClientMetric& add(Labels labels);
   void counter(Labels labels, double v) { add(std::move(labels)).counter.value = v; }
   void gauge(Labels labels, double v) { add(std::move(labels)).gauge.value = v; }

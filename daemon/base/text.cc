@@ -89,4 +89,58 @@ std::string quote(std::string_view tok) {
   return q;
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i], 0 when none starts there (RFC 3629,
+// table 3-7 of the Unicode standard: the second byte's range depends on the first).
+size_t utf8_sequence(std::string_view s, size_t i) {
+  const auto at = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char b = at(i);
+  if (b < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the range of the second byte
+  if (b >= 0xc2 && b <= 0xdf) n = 2;
+  else if (b == 0xe0) n = 3, lo = 0xa0;                 // no overlong form
+  else if (b >= 0xe1 && b <= 0xec) n = 3;
+  else if (b == 0xed) n = 3, hi = 0x9f;                 // no surrogate
+  else if (b >= 0xee && b <= 0xef) n = 3;
+  else if (b == 0xf0) n = 4, lo = 0x90;                 // no overlong form
+  else if (b >= 0xf1 && b <= 0xf3) n = 4;
+  else if (b == 0xf4) n = 4, hi = 0x8f;                 // nothing past U+10FFFF
+  else return 0;                                        // 0x80..0xc1, 0xf5..0xff
+  if (i + n > s.size()) return 0;
+  if (at(i + 1) < lo || at(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if (at(i + k) < 0x80 || at(i + k) > 0xbf) return 0;
+  return n;
+}
+
+}  // namespace
+
+bool is_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string utf8_escaped(std::string s) {
+  if (is_utf8(s)) return s;
+  std::string out;
+  out.reserve(s.size() + 16);
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      out += strf("\\x%02x", static_cast<unsigned char>(s[i]));
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
 }  // namespace fragd

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Text helpers every room uses: printf into a std::string, the one tokenizer of
 // kernel text files (lines, whitespace- or comma-separated tokens, whole-token
-// numbers, a token quoted for a message), and clock readings in nanoseconds.
+// numbers, a token quoted for a message), clock readings in nanoseconds, and
+// names made valid UTF-8.
 #pragma once
 
 #include <time.h>
@@ -38,5 +39,15 @@ bool parse_u64(std::string_view tok, uint64_t& out, int base = 10);
 
 // A token quoted for a message: printable ASCII only, at most 40 chars.
 std::string quote(std::string_view tok);
+
+// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong form, no surrogate, nothing past
+// U+10FFFF, no sequence cut short), as Prometheus and JSON require of every string.
+bool is_utf8(std::string_view s);
+// `s` unchanged when it is UTF-8; otherwise each byte that starts no well-formed sequence
+// written as the four characters \xnn (its value in lower-case hex), the rest kept. Names
+// that come from outside fragd (a cgroup's directory, a task's comm) pass through this before
+// they become a label value or a JSON string: one such byte makes Prometheus refuse the whole
+// scrape, and nlohmann-json's dump() throw.
+std::string utf8_escaped(std::string s);
 
 }  // namespace fragd

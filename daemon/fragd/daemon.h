@@ -30,6 +30,7 @@
 #include "sources/attribution/attribution.h"
 #include "sources/memory/forecast.h"
 #include "policy/config.h"
+#include "protocol/readers.h"
 #include "protocol/request.h"
 #include "protocol/status.h"
 #include "sources/pageblocks/scanner.h"
@@ -55,7 +56,8 @@ class Daemon {
  private:
   void tick();
   void publish_metrics();
-  nlohmann::json handle(const ControlRequest& req);
+  // Answers a request other than map; `reader` decides what the answer may carry.
+  nlohmann::json handle(const ControlRequest& req, Reader reader);
   static int on_ring_event(void* ctx, void* data, size_t size);
   static int on_wakeup(void* ctx, void* data, size_t size);
 
@@ -89,15 +91,16 @@ class Daemon {
   nlohmann::json action_state(uint64_t id) const;
   // The policy's part of the status answer: policy, its nodes, pools, actions.
   void add_policy_status(StatusReply& s) const;
-  // The map answer from `scan`, or with `scan_error` when there is none.
-  nlohmann::json map_answer(const ScanResult* scan, const std::string& scan_error);
+  // The map answer from `scan`, or with `scan_error` when there is none, as `reader` may see it.
+  nlohmann::json map_answer(const ScanResult* scan, const std::string& scan_error, Reader reader);
   // Answers `map` from the latest scan when it is recent enough, else defers it to the next scan.
-  std::optional<nlohmann::json> map_request(int64_t max_age_ns, uint64_t token);
+  std::optional<nlohmann::json> map_request(int64_t max_age_ns, uint64_t token, Reader reader);
   void on_scan_done();
   struct PendingMap {
     uint64_t token;         // the control client owed the answer
     uint64_t oldest_ok_ns;  // CLOCK_BOOTTIME: a scan begun at or after this will do
     uint64_t scans_before;  // scans ended when it was asked
+    Reader reader;          // who asked: what the answer may carry
   };
   std::vector<PendingMap> pending_maps_;
   // Act mode, at start or at a reload into it: the host-wide act lock, then

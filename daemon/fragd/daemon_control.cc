@@ -34,24 +34,26 @@ std::optional<PollutionStats> Daemon::read_pollution() {
   return ps;
 }
 
-nlohmann::json Daemon::map_answer(const ScanResult* scan, const std::string& scan_error) {
+nlohmann::json Daemon::map_answer(const ScanResult* scan, const std::string& scan_error, Reader reader) {
   MapView v;
   if (scan) v = map_reply(*scan, ScanClock::now());
   else v.scan_error = scan_error;
   if (pollution_)
     if (auto p = read_pollution()) v.pollution = pollution_info(p->counters, p->summary, true);
+  restrict_map(v, reader);
   return v;
 }
 
-std::optional<nlohmann::json> Daemon::map_request(int64_t max_age_ns, uint64_t token) {
-  if (!scanner_) return map_answer(nullptr, scan_off_);
+std::optional<nlohmann::json> Daemon::map_request(int64_t max_age_ns, uint64_t token, Reader reader) {
+  if (!scanner_) return map_answer(nullptr, scan_off_, reader);
   const ScanClock now = ScanClock::now();
   auto latest = scanner_->latest();
-  if (latest && scan_age_ns(*latest, now) <= static_cast<uint64_t>(max_age_ns)) return map_answer(latest.get(), "");
+  if (latest && scan_age_ns(*latest, now) <= static_cast<uint64_t>(max_age_ns))
+    return map_answer(latest.get(), "", reader);
   // A scan takes most of a second: the scanner thread runs it and the answer follows
   // (on_scan_done), so that ticks and other clients never wait for it.
   pending_maps_.push_back({token, now.boot_ns - std::min<uint64_t>(now.boot_ns, static_cast<uint64_t>(max_age_ns)),
-                           scanner_->scans_done()});
+                           scanner_->scans_done(), reader});
   scanner_->request();
   return std::nullopt;
 }
@@ -88,9 +90,9 @@ void Daemon::on_scan_done() {
   for (size_t i = 0; i < pending_maps_.size();) {
     const PendingMap& p = pending_maps_[i];
     if (latest && latest->boot_time_ns >= p.oldest_ok_ns) {
-      control_->reply(p.token, map_answer(latest.get(), ""));
+      control_->reply(p.token, map_answer(latest.get(), "", p.reader));
     } else if (!error.empty() && done > p.scans_before) {
-      control_->reply(p.token, map_answer(nullptr, error));
+      control_->reply(p.token, map_answer(nullptr, error, p.reader));
     } else {
       i++;  // the scan that ended began before the request: the next one answers it
       scanner_->request();
@@ -100,7 +102,7 @@ void Daemon::on_scan_done() {
   }
 }
 
-nlohmann::json Daemon::handle(const ControlRequest& req) {
+nlohmann::json Daemon::handle(const ControlRequest& req, Reader reader) {
   // parse_request checked every field's type and range; ControlServer answered
   // act requests from anyone but root already.
   const std::string& cmd = req.cmd;
@@ -140,6 +142,7 @@ nlohmann::json Daemon::handle(const ControlRequest& req) {
                                        cfg_.adaptive_hold_ns, cfg_.adaptive_free_blocks};
     if (auto p = pollution_ ? read_pollution() : std::nullopt) r.pollution = pollution_info(p->counters, p->summary, false);
     if (auto latest = scanner_ ? scanner_->latest() : nullptr) r.scan = scan_summary(*latest, ScanClock::now());
+    restrict_status(r, reader);
     return r;
   }
   if (cmd == "trace") return TraceAck{};

@@ -59,12 +59,14 @@ int Daemon::run() {
   copt.group = cfg_.socket_gid;
   auto c = ControlServer::start(copt, [this](const ControlRequest& req, long uid,
                                              uint64_t token) -> std::optional<nlohmann::json> {
+    // What the answer may carry depends on who asks (protocol/readers.h).
+    const Reader reader = reader_of(uid);
     if (req.cmd == "map") {
       // A scan costs ~0.1 us of kernel time per page: only root may ask for one more often than every 5 s.
       const int64_t age = req.max_age_ns.value_or(5'000'000'000);
-      return map_request(uid == 0 ? age : std::max<int64_t>(age, 5'000'000'000), token);
+      return map_request(reader == Reader::Root ? age : std::max<int64_t>(age, 5'000'000'000), token, reader);
     }
-    return handle(req);
+    return handle(req, reader);
   });
   if (!c) return log_error(c.error().message), 1;
   control_ = std::move(*c);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "base/text.h"
 #include "sources/memory/score.h"
 #include "version.h"
 
@@ -208,12 +209,13 @@ PollutionInfo pollution_info(const PollutionCounters& c, const PollutionSummary&
   p.tracked_pages = s.pages;
   p.events = c.events;
   p.untracked_events = c.untracked_events();
-  for (const auto& t : s.top) p.top.push_back({t.comm, t.cgroup_id, t.blocks, t.pages});
+  // comm is whatever the task set (prctl PR_SET_NAME): any bytes.
+  for (const auto& t : s.top) p.top.push_back({utf8_escaped(t.comm), t.cgroup_id, t.blocks, t.pages});
   if (with_blocks) {
     p.blocks.emplace();
     for (const auto& b : s.worst)
-      p.blocks->push_back({b.block, static_cast<int>(b.node), b.pages, b.events, b.first_ns, b.last_ns, b.pid, b.comm,
-                           b.cgroup_id, migratetype_name(b.alloc_mt)});
+      p.blocks->push_back({b.block, static_cast<int>(b.node), b.pages, b.events, b.first_ns, b.last_ns, b.pid,
+                           utf8_escaped(b.comm), b.cgroup_id, migratetype_name(b.alloc_mt)});
   }
   return p;
 }
@@ -269,13 +271,14 @@ TopReply top_reply(const AttributionView* a, const MemSnapshot* mem, uint64_t up
   }
   if (!a) return r;
   r.symbols = a->symbols;
-  for (const auto& [cg, x] : a->cgroups) r.cgroups.push_back({cg, {x.entries, x.ns}});
+  // A cgroup's name is any bytes but '/' and NUL: escaped as in its /metrics label (base/family.h).
+  for (const auto& [cg, x] : a->cgroups) r.cgroups.push_back({utf8_escaped(cg), {x.entries, x.ns}});
   for (const auto& [cs, x] : a->callsites) r.callsites.push_back({cs, {x.entries, x.ns}});
   for (const auto& [k, x] : a->consumers) r.consumers.push_back({k.first, k.second, {x.entries, x.ns}});
   // The 50 stacks with the most stall time (the map holds up to 2048).
   for (size_t i = 0; i < a->stacks.size() && i < 50; i++) {
     const StackView& s = a->stacks[i];
-    r.stacks.push_back({s.consumer, s.callsite, s.frames, {s.attr.entries, s.attr.ns}});
+    r.stacks.push_back({s.consumer, s.callsite, s.frames, {s.attr.entries, s.attr.ns}, s.unnamed_frames});
   }
   return r;
 }

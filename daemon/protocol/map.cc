@@ -15,7 +15,8 @@ using ull = unsigned long long;
 
 constexpr uint64_t kMaxNode = 65535;
 
-MapZone parse_zone(const json& z, const std::string& path, unsigned order) {
+// `per_block`: the answer carries each block's class and pages in use (not "withheld").
+MapZone parse_zone(const json& z, const std::string& path, unsigned order, bool per_block) {
   if (!z.is_object()) malformed(path + ": not an object");
   MapZone m;
   m.node = static_cast<int>(bounded_member(z, "node", path, kMaxNode));
@@ -32,43 +33,56 @@ MapZone parse_zone(const json& z, const std::string& path, unsigned order) {
   const uint64_t nblocks = ((m.end_pfn - 1) >> order) - m.first_block + 1;
   const uint64_t block_pages = uint64_t{1} << order;
 
-  const std::string classes = string_member(z, "classes", path);
-  if (classes.size() != nblocks)
-    malformed(strf("%s.classes: %zu blocks, but pfns %llu..%llu span %llu blocks", path.c_str(), classes.size(),
-                   ull(m.start_pfn), ull(m.end_pfn), ull(nblocks)));
-  m.classes.reserve(classes.size());
   const auto sample_it = z.find("sample");
   const bool sampled = sample_it != z.end() && !sample_it->is_null();
   std::array<uint64_t, kBlockClasses + 1> counted{};
-  for (size_t i = 0; i < classes.size(); ++i) {
-    BlockClass c;
-    if (!block_class_from_char(classes[i], c) || (c == BlockClass::Unseen && !sampled))
-      malformed(strf("%s.classes: character 0x%02x at block %zu is not a block class (one of . m x U H -, and ? "
-                     "in a sampled zone)",
-                     path.c_str(), static_cast<unsigned char>(classes[i]), i));
-    m.classes.push_back(c);
-    ++counted[static_cast<size_t>(c)];
-  }
+  if (!per_block) {
+    for (const char* key : {"classes", "used"})
+      if (z.contains(key)) malformed(path + "." + key + ": present in an answer that says it withheld it");
+  } else {
+    const std::string classes = string_member(z, "classes", path);
+    if (classes.size() != nblocks)
+      malformed(strf("%s.classes: %zu blocks, but pfns %llu..%llu span %llu blocks", path.c_str(), classes.size(),
+                     ull(m.start_pfn), ull(m.end_pfn), ull(nblocks)));
+    m.classes.reserve(classes.size());
+    for (size_t i = 0; i < classes.size(); ++i) {
+      BlockClass c;
+      if (!block_class_from_char(classes[i], c) || (c == BlockClass::Unseen && !sampled))
+        malformed(strf("%s.classes: character 0x%02x at block %zu is not a block class (one of . m x U H -, and ? "
+                       "in a sampled zone)",
+                       path.c_str(), static_cast<unsigned char>(classes[i]), i));
+      m.classes.push_back(c);
+      ++counted[static_cast<size_t>(c)];
+    }
 
-  const json& used = array_member(z, "used", path);
-  if (used.size() != nblocks)
-    malformed(strf("%s.used: %zu values, but \"classes\" has %llu blocks", path.c_str(), used.size(), ull(nblocks)));
-  m.used.reserve(used.size());
-  for (size_t i = 0; i < used.size(); ++i) {
-    const std::string p = strf("%s.used[%zu]", path.c_str(), i);
-    uint64_t v = as_u64(used[i], p);
-    if (v > block_pages)
-      malformed(strf("%s: %llu is more than the %llu pages of a block", p.c_str(), ull(v), ull(block_pages)));
-    m.used.push_back(static_cast<uint32_t>(v));
+    const json& used = array_member(z, "used", path);
+    if (used.size() != nblocks)
+      malformed(strf("%s.used: %zu values, but \"classes\" has %llu blocks", path.c_str(), used.size(), ull(nblocks)));
+    m.used.reserve(used.size());
+    for (size_t i = 0; i < used.size(); ++i) {
+      const std::string p = strf("%s.used[%zu]", path.c_str(), i);
+      uint64_t v = as_u64(used[i], p);
+      if (v > block_pages)
+        malformed(strf("%s: %llu is more than the %llu pages of a block", p.c_str(), ull(v), ull(block_pages)));
+      m.used.push_back(static_cast<uint32_t>(v));
+    }
   }
 
   const json& counts = object_member(z, "counts", path);
   for (size_t c = 0; c < kBlockClasses; ++c) {
     const char* name = block_class_name(static_cast<BlockClass>(c));
-    m.counts[c] = sampled ? bounded_member(counts, name, path + ".counts", nblocks) : u64_member(counts, name, path + ".counts");
-    if (!sampled && m.counts[c] != counted[c])
+    m.counts[c] = sampled || !per_block ? bounded_member(counts, name, path + ".counts", nblocks)
+                                        : u64_member(counts, name, path + ".counts");
+    if (!sampled && per_block && m.counts[c] != counted[c])
       malformed(strf("%s.counts.%s: %llu, but \"classes\" has %llu %s blocks", path.c_str(), name,
                      ull(m.counts[c]), ull(counted[c]), name));
+  }
+  if (!sampled && !per_block) {  // the classes counted, without them: one class per block
+    uint64_t sum = 0;
+    for (uint64_t n : m.counts) sum += n;
+    if (sum != nblocks)
+      malformed(strf("%s.counts: %llu blocks in all, but pfns %llu..%llu span %llu blocks", path.c_str(), ull(sum),
+                     ull(m.start_pfn), ull(m.end_pfn), ull(nblocks)));
   }
 
   m.free_pages = bounded_member(z, "free_pages", path, m.end_pfn - m.start_pfn);
@@ -146,6 +160,10 @@ PollutionInfo parse_pollution(const json& p, unsigned order) {
 
 MapView parse_body(const json& a) {
   MapView v;
+  if (auto it = a.find("withheld"); it != a.end() && !it->is_null()) {
+    if (!it->is_string()) malformed("withheld: not a string");
+    v.withheld = it->get<std::string>();
+  }
   const json& scan = member(a, "scan", "answer");
   if (scan.is_null()) {
     v.scanned = false;
@@ -163,20 +181,19 @@ MapView parse_body(const json& a) {
     v.pageblock_order = static_cast<unsigned>(bounded_member(scan, "pageblock_order", "scan", kMaxMapPageblockOrder));
     const json& zones = array_member(scan, "zones", "scan");
     for (size_t i = 0; i < zones.size(); ++i)
-      v.zones.push_back(parse_zone(zones[i], strf("scan.zones[%zu]", i), v.pageblock_order));
+      v.zones.push_back(parse_zone(zones[i], strf("scan.zones[%zu]", i), v.pageblock_order, !v.withheld));
   }
   const json& pol = member(a, "pollution", "answer");
   if (!pol.is_null()) {
     v.pollution = parse_pollution(pol, v.pageblock_order);
-    if (!v.pollution->blocks) malformed("pollution: missing \"blocks\"");
+    if (!v.pollution->blocks && !v.withheld) malformed("pollution: missing \"blocks\"");
+    if (v.withheld && (v.pollution->blocks || !v.pollution->top.empty()))
+      malformed("pollution: blocks or polluters in an answer that says it withheld them");
   }
   return v;
 }
 
-json zone_json(const MapZone& z) {
-  std::string classes;
-  classes.reserve(z.classes.size());
-  for (BlockClass c : z.classes) classes += block_class_char(c);
+json zone_json(const MapZone& z, bool per_block) {
   json counts;
   for (size_t c = 0; c < kBlockClasses; c++) counts[block_class_name(static_cast<BlockClass>(c))] = z.counts[c];
   json j = {{"node", z.node},
@@ -184,13 +201,18 @@ json zone_json(const MapZone& z) {
           {"start_pfn", z.start_pfn},
           {"end_pfn", z.end_pfn},
           {"first_block", z.first_block},
-          {"classes", std::move(classes)},
-          {"used", z.used},
           {"counts", std::move(counts)},
           {"free_pages", z.free_pages},
           {"hugepages",
            {{"free", z.hugepages_free}, {"compaction", z.hugepages_compaction}, {"polluted", z.hugepages_polluted}}},
           {"compaction_cost_pages", z.compaction_cost_pages}};
+  if (per_block) {
+    std::string classes;
+    classes.reserve(z.classes.size());
+    for (BlockClass c : z.classes) classes += block_class_char(c);
+    j["classes"] = std::move(classes);
+    j["used"] = z.used;
+  }
   if (z.sample)
     j["sample"] = {{"blocks", z.sample->blocks},
                    {"compaction", {z.sample->compaction.lo, z.sample->compaction.hi}},
@@ -230,13 +252,14 @@ void from_json(const json& j, PollutionInfo& p) { p = parse_pollution(j, 0); }
 
 void to_json(json& j, const MapView& v) {
   j = json{{"ok", true}, {"scan", nullptr}, {"pollution", nullptr}};
+  if (v.withheld) j["withheld"] = *v.withheld;
   if (v.pollution) j["pollution"] = *v.pollution;
   if (!v.scanned) {
     j["scan_error"] = v.scan_error;
     return;
   }
   json zones = json::array();
-  for (const auto& z : v.zones) zones.push_back(zone_json(z));
+  for (const auto& z : v.zones) zones.push_back(zone_json(z, !v.withheld));
   j["scan"] = {{"time_ns", v.time_ns},
                {"age_ns", v.age_ns},
                {"duration_ns", v.duration_ns},

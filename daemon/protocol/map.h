@@ -83,6 +83,9 @@ struct MapView {
   unsigned pageblock_order = 9;
   std::vector<MapZone> zones;
   std::optional<PollutionInfo> pollution;  // nullopt: pollution programs not attached
+  // Set in an answer to a reader other than root (protocol/readers.h): what it was not sent.
+  // Its zones then have no classes and used (both empty), its pollution no blocks and no top.
+  std::optional<std::string> withheld;
   uint64_t block_pages() const { return uint64_t{1} << pageblock_order; }
 };
 
@@ -92,8 +95,9 @@ struct MapView {
 // in a zone with "sample"), "used" as long as "classes" with each value at most
 // the block's pages, "counts" equal to the classes counted (at most the blocks
 // in a sampled zone), hugepages at most the blocks, a sample's intervals
-// around their estimates. The
-// error names the field ("scan.zones[1].used[17]").
+// around their estimates. An answer with "withheld" has neither "classes" nor
+// "used" (its counts at most the blocks each), and its pollution no "blocks".
+// The error names the field ("scan.zones[1].used[17]").
 void to_json(nlohmann::json& j, const MapView& v);
 void from_json(const nlohmann::json& j, MapView& v);
 // "pollution" alone (status carries it too); blocks only when set.

@@ -173,6 +173,7 @@ json scan_json(const ScanSummary& s) {
 void to_json(json& j, const StatusReply& s) {
   j = json{{"ok", true}};
   put(j, "version", s.version);
+  put(j, "withheld", s.withheld);
   put(j, "pid", s.pid);
   put(j, "tick_ns", s.tick_ns);
   j["nodes"] = objects(s.nodes, node_json);
@@ -255,6 +256,7 @@ void to_json(json& j, const StatusReply& s) {
 void from_json(const json& a, StatusReply& s) {
   s = StatusReply{};
   s.version = opt_str(a, "version", "status");
+  s.withheld = opt_str(a, "withheld", "status");
   s.pid = opt_u64(a, "pid", "status");
   s.tick_ns = opt_u64(a, "tick_ns", "status");
   auto nodes = a.find("nodes");

@@ -120,6 +120,8 @@ struct StatusReply {
   // Absent (a fragd without act mode), null (none running) or the action running.
   std::optional<std::optional<ActionSummary>> action_running;
   std::optional<std::vector<ActionReport>> actions;  // the last ones, oldest first
+  // Set in an answer to a reader other than root (protocol/readers.h): what it was not sent.
+  std::optional<std::string> withheld;
 };
 void to_json(nlohmann::json& j, const StatusReply& s);
 void from_json(const nlohmann::json& j, StatusReply& s);

@@ -61,6 +61,7 @@ void to_json(json& j, const TopReply& r) {
     o["consumer"] = s.consumer;
     o["callsite"] = s.callsite;
     o["frames"] = s.frames;
+    o["unnamed_frames"] = s.unnamed_frames;
     stacks.push_back(std::move(o));
   }
   j = json{{"ok", true},
@@ -107,6 +108,7 @@ void from_json(const json& j, TopReply& r) {
       if (!frames[k].is_string()) malformed(path + ".frames[" + std::to_string(k) + "]: not a string");
       s.frames.push_back(frames[k].get<std::string>());
     }
+    s.unnamed_frames = opt_u64(stacks[i], "unnamed_frames", path).value_or(0);  // absent from an older fragd
     r.stacks.push_back(std::move(s));
   }
 }

@@ -27,8 +27,9 @@ struct TopConsumer {
 };
 struct TopStack {
   std::string consumer, callsite;
-  std::vector<std::string> frames;  // innermost first
+  std::vector<std::string> frames;  // the named frames' functions, innermost first
   TopCount count;
+  uint64_t unnamed_frames = 0;  // frames no kernel symbol names: left out (never an address)
 };
 struct TopNode {
   int node = 0;

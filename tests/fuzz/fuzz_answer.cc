@@ -62,10 +62,16 @@ void map(const json& j) {
   for (const auto& z : v->zones) {
     uint64_t sum = 0;
     for (uint64_t c : z.counts) sum += c;
-    FUZZ_CHECK(sum == z.classes.size(), "class counts add up to the blocks");
-    FUZZ_CHECK(z.used.size() == z.classes.size(), "one used count per block");
+    if (v->withheld) {
+      FUZZ_CHECK(z.classes.empty() && z.used.empty(), "an answer that withheld the blocks has none");
+    } else {
+      FUZZ_CHECK(sum == z.classes.size(), "class counts add up to the blocks");
+      FUZZ_CHECK(z.used.size() == z.classes.size(), "one used count per block");
+    }
     FUZZ_CHECK(z.start_pfn < z.end_pfn, "a zone is not empty");
   }
+  if (v->withheld && v->pollution)
+    FUZZ_CHECK(!v->pollution->blocks && v->pollution->top.empty(), "nor polluted blocks or polluters");
   fragd::MapTextOptions opt;
   (void)fragd::format_map_text(*v, opt);
   opt.rows = false;

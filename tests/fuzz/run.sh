@@ -22,7 +22,7 @@ build=${FUZZ_BUILD:-build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
 jobs=${FUZZ_JOBS:-2}
 rss_mb=${FUZZ_RSS_MB:-2048}
-all_targets="fuzz_policy fuzz_buddyinfo fuzz_pagetypeinfo fuzz_zoneinfo fuzz_vmstat fuzz_iomem fuzz_kpageflags fuzz_request fuzz_answer"
+all_targets="fuzz_policy fuzz_buddyinfo fuzz_pagetypeinfo fuzz_zoneinfo fuzz_vmstat fuzz_iomem fuzz_kpageflags fuzz_request fuzz_answer fuzz_labels"
 targets=${FUZZ_TARGETS:-$all_targets}
 
 die() { echo "fuzz: $*" >&2; exit 2; }
@@ -58,6 +58,7 @@ dict_for() {
     fuzz_vmstat) echo vmstat.dict ;;
     fuzz_iomem) echo iomem.dict ;;
     fuzz_kpageflags) echo kpageflags.dict ;;
+    fuzz_labels) echo labels.dict ;;
   esac
 }
 

@@ -7,6 +7,10 @@
 #     memory: each cgroup has its own series with stalls; consumer hugetlb and
 #     thp_fault hold at least A's and B's stalls; a hugetlb call site and a THP fault
 #     call site have stall time (kernel frames named through /proc/kallsyms);
+#  1a. cgroup C, whose name is not UTF-8 (bytes 0xff 0xfe: any bytes but '/' make a cgroup
+#     name, and a user may make one in its delegated subtree), grows the pool too: its series
+#     names it with each bad byte written \xnn, `fragctl top` the same, and every scrape is
+#     UTF-8 throughout, accepted by promtool and by Prometheus' Python parser;
 #  2. 200 more cgroups grow the pool by one page each, with no free 2 MiB block left
 #     before each: at most K + 1 cgroup series
 #     (attribution.top_cgroups 5), the others summed in "other", which grew;
@@ -25,6 +29,7 @@ CGROOT=/sys/fs/cgroup
 [ -f $CGROOT/cgroup.controllers ] || skip_or_fail "no cgroup v2 hierarchy at /sys/fs/cgroup or /sys/fs/cgroup/unified"
 THP=/sys/kernel/mm/transparent_hugepage
 grep -q '\[never\]' $THP/enabled && skip_or_fail "THP is off on this host ($THP/enabled)"
+command -v promtool >/dev/null || skip_or_fail "promtool missing (Debian package prometheus)"
 heavy_lock
 quiet_memory 0
 
@@ -65,8 +70,25 @@ free0=$(free_blocks9)
 grow_pool "$free0"
 log "fragmented; the pool took the $free0 free 2 MiB blocks (now $(cat $HP) pages, $(free_blocks9) free blocks left)"
 
-# check FILE: the sums over consumer and cgroup equal the stall totals.
+# valid_scrape FILE: the scrape is UTF-8 throughout (Prometheus refuses a scrape whole for one
+# label value that is not) and promtool accepts it.
+valid_scrape() {
+  /usr/bin/python3 - "$1" <<'PY' || fail "$1 is not UTF-8 (above): Prometheus would refuse every series of this scrape"
+import sys
+b = open(sys.argv[1], "rb").read()
+try:
+    b.decode("utf-8")
+except UnicodeDecodeError as e:
+    line = b[:e.start].count(b"\n") + 1
+    print(f"byte 0x{b[e.start]:02x} on line {line}: {b.splitlines()[line - 1][:160]!r}")
+    sys.exit(1)
+PY
+  promtool check metrics <"$1" >"$WORK/promtool.out" 2>&1 ||
+    { cat "$WORK/promtool.out" >&2; fail "promtool check metrics rejected $1 (above)"; }
+}
+# check FILE: the scrape is valid; the sums over consumer and cgroup equal the stall totals.
 check_sums() {
+  valid_scrape "$1"
   /usr/bin/python3 - "$1" <<'PY' || fail "attribution sums differ from the stall totals in $1 (above)"
 import sys
 from prometheus_client.parser import text_string_to_metric_families
@@ -101,6 +123,11 @@ echo "$s0" >"$WORK/s0.prom"
 # Right before each cgroup's work the pool takes the free 2 MiB blocks kcompactd made meanwhile.
 grow_pool "$(free_blocks9)"
 in_cgroup fragd-attr-a bash -c "echo \$((\$(cat $HP) + 20)) > $HP"
+BADCG=$'fragd-attr-\xff\xfe'
+BADCG_LABEL='/fragd-attr-\xff\xfe'   # the label value: each byte that is not UTF-8 written \xnn
+mkcg "$BADCG"
+grow_pool "$(free_blocks9)"
+in_cgroup "$BADCG" bash -c "echo \$((\$(cat $HP) + 10)) > $HP"
 grow_pool "$(free_blocks9)"
 # B keeps its memory until the test is done with B's THP coverage (section 1b).
 in_cgroup fragd-attr-b python3 - "$WORK/b.faulted" <<'PY' &
@@ -126,6 +153,18 @@ thp=$(( $(metric "$WORK/s1.prom" fragd_stalls_total 'consumer="thp_fault"') - $(
 [ "$hug" -ge "$a" ] || fail "consumer hugetlb gained $hug stalls, fewer than cgroup A's $a pool stalls"
 [ "$thp" -ge "$b" ] || fail "consumer thp_fault gained $thp stalls, fewer than cgroup B's $b fault stalls"
 log "cgroup A $a stalls (hugetlb +$hug), cgroup B $b stalls (thp_fault +$thp)"
+# 1a. C's series, read by Prometheus' own Python parser.
+c=$(/usr/bin/python3 - "$WORK/s1.prom" "$BADCG_LABEL" <<'PY'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+text = open(sys.argv[1], "rb").read().decode("utf-8")
+got = [s.value for f in text_string_to_metric_families(text) for s in f.samples
+       if s.name == "fragd_cgroup_stalls_total" and s.labels.get("cgroup") == sys.argv[2]]
+print(int(got[0]) if len(got) == 1 else -1)
+PY
+) || fail "Prometheus' Python parser refused $WORK/s1.prom"
+[ "$c" -gt 0 ] || fail "cgroup C (name not UTF-8) grew the pool on fragmented memory but has no series cgroup=\"$BADCG_LABEL\" with stalls ($c): $(grep '^fragd_cgroup_stalls_total' "$WORK/s1.prom")"
+log "cgroup C, named with bytes 0xff 0xfe: $c stalls in cgroup=\"$BADCG_LABEL\"; the scrape is UTF-8 and promtool accepts it"
 grep -E '^fragd_stall_callsite_seconds_total' "$WORK/s1.prom" | sed 's/^/    /'
 hsite=$(awk '/^fragd_stall_callsite_seconds_total\{callsite="[^"]*huge[^"]*folio[^"]*"\}/ && $2 > 0' "$WORK/s1.prom" | head -1)
 tsite=$(awk '/^fragd_stall_callsite_seconds_total\{callsite="(vma_alloc_anon_folio_pmd|do_huge_pmd_anonymous_page|alloc_anon_folio)"\}/ && $2 > 0' "$WORK/s1.prom" | head -1)
@@ -140,6 +179,8 @@ python3 "$SRC/tests/contract/keypaths.py" check "$SRC/tests/contract/fragctl-jso
   fail "fragctl top --json differs from tests/contract/fragctl-json.txt"
 ta=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sum(c["stalls"] for c in r["cgroups"] if c["cgroup"] == "/fragd-attr-a"))' "$WORK/top.json")
 [ "$ta" = "$a" ] || fail "fragctl top shows $ta stalls for cgroup A, /metrics $a"
+tc=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sum(c["stalls"] for c in r["cgroups"] if c["cgroup"] == sys.argv[2]))' "$WORK/top.json" "$BADCG_LABEL")
+[ "$tc" = "$c" ] || fail "fragctl top shows $tc stalls for cgroup C as $BADCG_LABEL, /metrics $c"
 FRAGCTL top --once --stacks >"$WORK/top.txt" || fail "fragctl top --once --stacks failed"
 grep -q '^    only_alloc_fresh_hugetlb_folio$' "$WORK/top.txt" || fail "fragctl top --stacks names no hugetlb frame: $(head -40 "$WORK/top.txt")"
 FRAGCTL top --interval 0.5 --count 1 >"$WORK/top-interval.txt" || fail "fragctl top --interval 0.5 --count 1 failed"

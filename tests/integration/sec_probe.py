@@ -4,6 +4,7 @@
 
 Each subcommand prints what it saw and exits 1 with the reason when fragd did not behave."""
 import json
+import re
 import socket
 import sys
 import time
@@ -172,6 +173,68 @@ def http_big(port):
     print(f"http: oversized request answered {data[:40]!r}")
 
 
+def ask(path, cmd):
+    s = connect(path)
+    s.sendall(json.dumps(cmd).encode() + b"\n")
+    line = s.makefile("rb").readline()
+    s.close()
+    ans = json.loads(line)
+    if not ans.get("ok"):
+        die(f"{cmd}: {ans}")
+    return ans
+
+
+def kernel_addresses(v, where=""):
+    """Every string that looks like a kernel address ("0xffff...") and every number in the kernel half."""
+    out = []
+    if isinstance(v, dict):
+        for k, x in v.items():
+            out += kernel_addresses(x, where + "." + k)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            out += kernel_addresses(x, f"{where}[{i}]")
+    elif isinstance(v, str) and re.search(r"0x[0-9a-fA-F]{8,}", v):
+        out.append(f"{where} = {v!r}")
+    elif isinstance(v, int) and not isinstance(v, bool) and v >= 0xffff800000000000:
+        out.append(f"{where} = {v:#x}")
+    return out
+
+
+def reader(path, role):
+    """What one reader gets: root every field, any other user no block, polluter or address."""
+    top = ask(path, {"cmd": "top"})
+    leaks = kernel_addresses(top)
+    if leaks:
+        die(f"top as {role} carries kernel addresses: {leaks[:3]}")
+    unnamed = sum(s.get("unnamed_frames", 0) for s in top["stacks"])
+    if not top["stacks"] or unnamed == 0:
+        die(f"top as {role}: no stack with frames fragd could not name ({len(top['stacks'])} stacks): nothing tested")
+    m = ask(path, {"cmd": "map"})
+    st = ask(path, {"cmd": "status"})
+    zones = m["scan"]["zones"]
+    pol = m.get("pollution")
+    if role == "root":
+        if "withheld" in m or "withheld" in st:
+            die(f"root was told something was withheld: {m.get('withheld') or st.get('withheld')}")
+        if any("classes" not in z or "used" not in z for z in zones) or (pol and "blocks" not in pol):
+            die("root's map lacks per-block classes or polluted blocks")
+    else:
+        if not m.get("withheld") or not st.get("withheld"):
+            die(f"map or status as {role} does not say what was withheld")
+        per_block = [k for z in zones for k in ("classes", "used") if k in z]
+        if per_block:
+            die(f"map as {role} carries per-block data at physical addresses: {per_block[:2]}")
+        for name, p in (("map", pol), ("status", st.get("pollution"))):
+            if p and (p.get("blocks") or p.get("top")):
+                die(f"{name} as {role} names polluters or polluted blocks: {json.dumps(p)[:200]}")
+        if any("counts" not in z or "hugepages" not in z for z in zones):
+            die(f"map as {role} lacks a zone's counts")
+    blocks = sum(sum(z["counts"].values()) for z in zones)
+    print(f"{role}: top has {len(top['stacks'])} stacks, {unnamed} unnamed frames, no address; "
+          f"map {len(zones)} zones, {blocks} blocks counted, "
+          f"{'per-block data' if role == 'root' else 'withheld: ' + m['withheld'][:60] + '...'}")
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "malformed":
@@ -186,6 +249,8 @@ def main():
         http_slow(int(args[0]), int(args[1]), float(args[2]))
     elif cmd == "http-big":
         http_big(int(args[0]))
+    elif cmd == "reader":
+        reader(args[0], args[1])
     else:
         die("unknown subcommand " + cmd)
 

@@ -5,7 +5,8 @@
 # unfinished and too many requests are answered with an error and cut off;
 # /metrics serves two paths on loopback and is not tied up by slow or huge
 # requests; after attaching, no thread of fragd holds a capability, yet the
-# scan and an action still work; fragd never runs a program.
+# scan and an action still work; fragd never runs a program; a member of the group
+# reads no kernel address, no block at a physical address and no polluter.
 source "$(dirname "$0")/lib.sh"
 require_root
 for tool in setpriv strace groupadd groupdel ss python3 curl; do
@@ -137,4 +138,36 @@ rc=0; wait "$STRACE_PID" || rc=$?
 execs=$(grep -cE 'execve(at)?\(' "$WORK/exec.txt" || true)
 [ "$execs" -eq 1 ] || { cat "$WORK/exec.txt"; fail "fragd ran $((execs - 1)) programs; it must run none"; }
 log "group $GROUP reads status and hist, is refused compact/pool/reload; root compacts with no capability; no program run"
+
+# --- 6. What a member reads. fragd without kernel symbols (--path.kallsyms: the file as a
+# reader without CAP_SYSLOG sees it, every address zero) on fragmented memory, where a pool
+# grows by direct compaction: its stall stacks have frames it cannot name. A member gets
+# them counted, never as addresses; the map's counts without the per-block classes, polluted
+# blocks or polluters; root gets the map whole.
+heavy_lock
+quiet_memory 0
+sed 's/^[0-9a-f]*/0000000000000000/' /proc/kallsyms >"$WORK/kallsyms.zero"
+cat >"$WORK/reader.yaml" <<YAML
+mode: observe
+socket_group: $GROUP
+YAML
+FRAGD_CONFIG="$WORK/reader.yaml" start_fragd --path.kallsyms "$WORK/kallsyms.zero"
+fragment 30
+echo $(($(cat $HP) + $(free_blocks9))) >$HP
+echo $(($(cat $HP) + 20)) >$HP
+has_stack() { FRAGCTL top --once --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["stacks"] else 1)'; }
+wait_for 20 has_stack || fail "no stall stack after growing the pool on fragmented memory: nothing to test"
+"${MEMBER[@]}" /usr/bin/python3 "$SRC/tests/integration/sec_probe.py" reader "$SOCK" member || fail "a member of $GROUP read what only root may"
+$PROBE reader "$SOCK" root || fail "root's answers"
+"${MEMBER[@]}" "$BUILD/fragctl" --socket "$SOCK" map >"$WORK/member-map.txt" 2>&1 ||
+  { cat "$WORK/member-map.txt"; fail "a member's fragctl map failed"; }
+grep -q 'withheld' "$WORK/member-map.txt" || fail "a member's fragctl map does not say what fragd withheld"
+out=$("${MEMBER[@]}" "$BUILD/fragctl" --socket "$SOCK" map --png "$WORK/m.png" 2>&1) && fail "a member drew the per-block map: $out"
+grep -q 'as root' <<<"$out" || fail "a member's fragctl map --png refusal does not say why: $out"
+"${MEMBER[@]}" "$BUILD/fragctl" --socket "$SOCK" top --once --stacks >"$WORK/member-top.txt" 2>&1 ||
+  { cat "$WORK/member-top.txt"; fail "a member's fragctl top failed"; }
+grep -q 'without a kernel symbol' "$WORK/member-top.txt" || fail "fragctl top --stacks does not count the unnamed frames"
+grep -qE '0x[0-9a-f]{8,}' "$WORK/member-top.txt" && fail "fragctl top --stacks shows a kernel address: $(grep -E '0x[0-9a-f]{8,}' "$WORK/member-top.txt" | head -3)"
+stop_fragd
+log "a member reads counts, unnamed frames counted and no address, no block or polluter; root reads the map whole"
 log "PASS"

@@ -399,6 +399,9 @@ MapPngLayout map_png_layout(const MapView& v) {
 Result<MapPngInfo> write_map_png(const MapView& v, const std::string& path, const MapPngOptions& opt_in) {
   if (!v.scanned) return make_error("no pageblock map to draw: " + v.scan_error);
   if (v.zones.empty()) return make_error("no zone in fragd's pageblock map: nothing to draw into " + path);
+  if (v.withheld)
+    return make_error("fragd sends the per-block map to root only (it withheld " + printable(*v.withheld) +
+                      "): run fragctl map --png as root, or fragctl map for the counts of each zone");
   MapPngOptions opt = opt_in;
   if (opt.page_kib == 0) opt.page_kib = 4;
   const MapPngLayout L = map_png_layout(v);

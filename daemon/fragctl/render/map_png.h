@@ -48,8 +48,8 @@ struct MapPngInfo {
   uint64_t bytes = 0;  // size of the file written
 };
 
-// Draws `v` (which must have a scan) and writes it to `path` as a PNG. The
-// Error names the path (cannot create or write it) or the cairo failure.
+// Draws `v` (which must have a scan with its blocks: not "withheld") and writes it to
+// `path` as a PNG. The Error names the path (cannot create or write it) or the cairo failure.
 Result<MapPngInfo> write_map_png(const MapView& v, const std::string& path, const MapPngOptions& opt = {});
 
 }  // namespace fragd

@@ -121,10 +121,14 @@ std::string format_map_text(const MapView& v, const MapTextOptions& opt) {
     out += "estimates from a random sample of each zone's blocks, with 95% intervals; the map shows each block's "
            "last class (" + (v.map_age_ns ? "the oldest read " + format_duration(*v.map_age_ns, DurationStyle::Age) + " ago"
                                            : std::string("'?': not read yet")) + ")\n";
+  if (v.withheld)
+    out += "fragd sent each zone's counts only; it withheld " + printable(*v.withheld) + "\n";
   for (const auto& z : v.zones) {
+    // Without the blocks (withheld), the zone's span says how many there are.
+    const uint64_t nblocks = v.withheld ? ((z.end_pfn - 1) >> order) - z.first_block + 1 : z.blocks();
     out += strf("\nnode %d %s: pfn 0x%llx-0x%llx (%s), %llu blocks", z.node, printable(z.zone).c_str(),
                 ull(z.start_pfn), ull(z.end_pfn), format_size_kib((z.end_pfn - z.start_pfn) * page_kib).c_str(),
-                ull(z.blocks()));
+                ull(nblocks));
     out += z.sample ? strf(" (%llu sampled, estimated):", ull(z.sample->blocks)) : std::string(":");
     for (size_t c = 0; c < kBlockClasses; ++c)
       out += strf(" %llu %s%s", ull(z.counts[c]), block_class_name(static_cast<BlockClass>(c)),
@@ -137,7 +141,7 @@ std::string format_map_text(const MapView& v, const MapTextOptions& opt) {
                 mib(z.compaction_cost_pages).c_str(), ull(z.hugepages_polluted),
                 z.sample ? ci(z.sample->polluted).c_str() : "", ull(z.free_pages));
     for (BlockClass c : z.classes) unseen = unseen || c == BlockClass::Unseen;
-    if (!opt.rows) continue;
+    if (!opt.rows || v.withheld) continue;
     const uint64_t first_row = z.first_block / row * row;
     const uint64_t end_block = z.first_block + z.blocks();
     // 1 GiB boundaries: a row starting at one is marked '>' (where a 1 GiB page could start).
@@ -153,7 +157,7 @@ std::string format_map_text(const MapView& v, const MapTextOptions& opt) {
       out += cells + "\n";
     }
   }
-  if (opt.rows && !v.zones.empty()) {
+  if (opt.rows && !v.withheld && !v.zones.empty()) {
     out += "\nlegend:";
     for (size_t c = 0; c < kBlockClasses; ++c)
       out += strf(" %c %s ", block_class_char(static_cast<BlockClass>(c)), block_class_name(static_cast<BlockClass>(c)));

@@ -275,6 +275,7 @@ std::string format_status(const StatusReply& a, uint64_t page_kib, bool utc_time
   }
   format_mobility(a, page_kib, out);
   format_policy(a, utc_times, out);
+  if (a.withheld) out += "\nwithheld by fragd (this user is not root): " + printable(*a.withheld) + "\n";
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "base/format.h"
+#include "base/text.h"
 #include "protocol/wire.h"
 
 namespace fragd {
@@ -97,6 +98,9 @@ std::string format_top_text(const TopReply& r, const TopViewOptions& o) {
                     dur(s.count.stall_ns).c_str());
       out += line;
       for (const auto& f : s.frames) out += "    " + printable(f) + "\n";
+      if (s.unnamed_frames)
+        out += strf("    (%llu frame%s without a kernel symbol)\n", static_cast<unsigned long long>(s.unnamed_frames),
+                    s.unnamed_frames == 1 ? "" : "s");
     }
     if (st.empty()) out += "(no stack)\n";
   }

@@ -2,19 +2,12 @@
 #include "sources/attribution/attribution.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "sources/attribution/classify.h"
 
 namespace fragd {
 
 namespace {
-
-std::string hex(uint64_t a) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(a));
-  return b;
-}
 
 Attr minus(const Attr& a, const Attr& b) {
   return {a.entries >= b.entries ? a.entries - b.entries : 0, a.ns >= b.ns ? a.ns - b.ns : 0};
@@ -75,12 +68,11 @@ void StallAttribution::name_stacks(const std::vector<SiteCount>& sites, const St
   }
   if (fresh.empty()) return;
   if (syms) syms->resolve(addrs);
+  // A frame no symbol names stays "": its address is never kept, shown or exported (it would
+  // tell where the kernel sits in memory, what KASLR and kptr_restrict hide).
   for (auto& [id, ips] : fresh) {
     std::vector<std::string> names;
-    for (uint64_t a : ips) {
-      std::string n = syms ? syms->name(a) : std::string();
-      names.push_back(n.empty() ? hex(a) : n);
-    }
+    for (uint64_t a : ips) names.push_back(syms ? syms->name(a) : std::string());
     frames_[id] = std::move(names);
   }
 }
@@ -103,11 +95,8 @@ void StallAttribution::update(const std::vector<SiteCount>& sites, const std::ve
     if (it == site_info_.end()) {
       static const std::vector<std::string> kNone;
       auto f = frames_.find(s.key.stack_id);
-      // Named frames only: an address no symbol holds ("0x...") tells nothing.
-      std::vector<std::string> named;
-      if (f != frames_.end())
-        for (const auto& n : f->second) named.push_back(n.rfind("0x", 0) == 0 ? std::string() : n);
-      it = site_info_.emplace(key, SiteInfo{classify_consumer(s.key, named), call_site(named)}).first;
+      const std::vector<std::string>& names = f != frames_.end() ? f->second : kNone;
+      it = site_info_.emplace(key, SiteInfo{classify_consumer(s.key, names), call_site(names)}).first;
     }
     const Attr a{s.attr.entries, s.attr.ns};
     v.consumers[{s.key.order, it->second.consumer}] += a;
@@ -117,7 +106,11 @@ void StallAttribution::update(const std::vector<SiteCount>& sites, const std::ve
       sv.stack_id = s.key.stack_id;
       sv.consumer = it->second.consumer;
       sv.callsite = it->second.callsite;
-      if (auto f = frames_.find(s.key.stack_id); f != frames_.end()) sv.frames = f->second;
+      if (auto f = frames_.find(s.key.stack_id); f != frames_.end() && sv.frames.empty() && !sv.unnamed_frames)
+        for (const auto& n : f->second) {
+          if (n.empty()) sv.unnamed_frames++;
+          else sv.frames.push_back(n);
+        }
       sv.attr += a;
     }
   }

@@ -50,7 +50,8 @@ struct TopSeries {
 struct StackView {
   int32_t stack_id = -1;
   std::string consumer, callsite;
-  std::vector<std::string> frames;  // function names, innermost first ("0x..." when unnamed)
+  std::vector<std::string> frames;  // the named frames' functions, innermost first
+  uint64_t unnamed_frames = 0;      // frames no symbol names (no kallsyms): left out, never an address
   Attr attr;
 };
 
@@ -93,7 +94,7 @@ class StallAttribution {
 
   size_t top_cgroups_, top_callsites_;
   std::map<SiteKey, SiteInfo> site_info_;
-  std::map<int32_t, std::vector<std::string>> frames_;  // by stack id
+  std::map<int32_t, std::vector<std::string>> frames_;  // by stack id; "" for a frame no symbol names
   // Cgroups: exported series by id, what each id showed in the last round (in "other"
   // or in its series), and the counts of deleted cgroups.
   std::map<uint64_t, TopSeries> cg_series_;

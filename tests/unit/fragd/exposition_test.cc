@@ -202,5 +202,26 @@ TEST(Serialize, ProtobufCarriesEveryFamilyAndTheNativeHistogram) {
   EXPECT_NE(text.find("fragd_x_total{order=\"4-8\"} 7"), std::string::npos) << text;
 }
 
+// A cgroup named with bytes that are not UTF-8 (a user may mkdir one in its delegated
+// subtree): Prometheus refuses a scrape with one such label value ("invalid UTF-8 label
+// value"), so each bad byte is written \xnn, in both formats alike.
+TEST(Serialize, ALabelValueThatIsNotUtf8IsEscapedInBothFormats) {
+  Families fs;
+  FamilyBuilder c("fragd_cgroup_stalls_total", "stalls by cgroup", MetricType::Counter);
+  c.counter({{"cgroup", "/fragd-attr-c\xff\xfe"}}, 3);
+  c.counter({{"cgroup", "/caf\xc3\xa9"}}, 1);
+  emit(fs, c);
+  const std::string text = serialize(fs, ExpositionFormat::Text);
+  for (unsigned char ch : text.substr(0, text.find("caf"))) EXPECT_LT(ch, 0x80) << text;
+  // The text format escapes the backslash itself: a parser reads back /fragd-attr-c\xff\xfe.
+  EXPECT_NE(text.find("fragd_cgroup_stalls_total{cgroup=\"/fragd-attr-c\\\\xff\\\\xfe\"} 3"), std::string::npos) << text;
+  EXPECT_NE(text.find("fragd_cgroup_stalls_total{cgroup=\"/caf\xc3\xa9\"} 1"), std::string::npos) << text;
+  const auto got = parse_delimited(serialize(fs, ExpositionFormat::Protobuf));
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].metric_size(), 2);
+  EXPECT_EQ(got[0].metric(0).label(0).value(), "/fragd-attr-c\\xff\\xfe");
+  EXPECT_EQ(got[0].metric(1).label(0).value(), "/caf\xc3\xa9");
+}
+
 }  // namespace
 }  // namespace fragd

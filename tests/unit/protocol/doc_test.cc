@@ -80,7 +80,11 @@ TEST(ProtocolDoc, NamesEveryKeyTheStructsWrite) {
   st.warnings = std::vector<std::string>{"w"};
   st.programs = std::vector<fragd::ProgramStatus>{{"p", "t", false, 0, "why"}};
   st.action_running = fragd::ActionSummary{};
+  st.withheld = "w";  // an answer to a reader other than root
   keys(json(st), all);
+  fragd::MapView withheld;
+  withheld.withheld = "w";
+  keys(json(withheld), all);
   ASSERT_GT(all.size(), 100u);
   for (const auto& k : all)
     EXPECT_TRUE(doc.find("\"" + k + "\"") != std::string::npos || doc.find("`" + k + "`") != std::string::npos)

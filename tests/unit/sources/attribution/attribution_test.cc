@@ -227,6 +227,50 @@ Attr find(const std::vector<std::pair<std::string, Attr>>& v, const std::string&
   return Attr{~0ull, ~0ull};
 }
 
+// A stack whose frames kallsyms cannot name (fragd opened it without CAP_SYSLOG, or
+// kptr_restrict hides the addresses): the frames are counted and left out, and no address
+// reaches a stack, a call site or a consumer; the ones it names are kept, innermost first.
+TEST(Stacks, FramesWithoutASymbolAreCountedNeverShown) {
+  char path[] = "/tmp/fragd-kallsyms.XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string text = "ffffffff81000000 T try_to_compact_pages\nffffffff81001000 T alloc_pool_huge_folio\n";
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  KernelSymbols named(fd, path);
+  KernelSymbols none(-1, "/proc/kallsyms");
+  // Frame 2 is beyond any symbol (5 MiB past the last one), frame 3 is in the user half.
+  const StallAttribution::StackReader stack = [](int32_t) -> Result<std::vector<uint64_t>> {
+    return std::vector<uint64_t>{0xffffffff81000010, 0xffffffff81001020, 0xffffffffc0f00000, 0x7f0012345678};
+  };
+  for (KernelSymbols* syms : {&named, &none, static_cast<KernelSymbols*>(nullptr)}) {
+    FakeCgroups cg;
+    cg.paths[7] = "/a";
+    StallAttribution a(5, 5);
+    Round r;
+    r.add(7, 3, 3000, 42);
+    a.update(r.sites, r.cgroups, r.st, stack, syms, cg, true);
+    const auto& v = a.view();
+    ASSERT_EQ(v.stacks.size(), 1u);
+    const StackView& sv = v.stacks[0];
+    if (syms == &named) {
+      EXPECT_EQ(sv.frames, (std::vector<std::string>{"try_to_compact_pages", "alloc_pool_huge_folio"}));
+      EXPECT_EQ(sv.unnamed_frames, 2u);
+      EXPECT_EQ(sv.callsite, "alloc_pool_huge_folio");
+      EXPECT_EQ(sv.consumer, "hugetlb");
+    } else {
+      EXPECT_TRUE(sv.frames.empty());
+      EXPECT_EQ(sv.unnamed_frames, 4u);
+      EXPECT_EQ(sv.callsite, "unknown");
+    }
+    std::vector<std::string> shown = sv.frames;
+    shown.push_back(sv.callsite);
+    shown.push_back(sv.consumer);
+    for (const auto& [c, x] : v.callsites) shown.push_back(c);
+    for (const auto& n : shown) EXPECT_EQ(n.find("0x"), std::string::npos) << n;
+  }
+  unlink(path);
+}
+
 TEST(TopK, BoundedMonotonicAndSumsToTheTotals) {
   FakeCgroups cg;
   StallAttribution a(3, 2);
