@@ -40,6 +40,7 @@ packages=(
   # the contract tests' linters are Go programs built from their modules (kube-score and
   # kubeconform in manifests_test, pint in rules_lint_test); pip downloads the Kubernetes schemas
   golang-go python3-pip
+  ca-certificates  # go and pip fetch over TLS (a recommendation of curl, which --no-install-recommends leaves out)
 )
 
 # Those linters need Go 1.26 (their go.mod); Debian 12's golang-go is 1.19. Its go fetches the
