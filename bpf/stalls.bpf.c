@@ -69,6 +69,21 @@ struct {
  * Attribution: stall entries and phase time by site (task kind, gfp, order,
  * kernel stack) and by cgroup. fragd reads them, names the consumer and the call
  * site from the stack, and deletes the entries of cgroups that are gone.
+ *
+ * stall_stacks: a stack's id is its hash's bucket. Flags 0: a stack whose bucket
+ * holds another one gets -EEXIST and its stalls count under no stack (call site
+ * "unknown", alloc_stats.stacks_lost). The map is sized, not recycled, because fragd
+ * relies on an id naming one stack for good: it reads each id's frames once and
+ * classifies each site (task kind, gfp, order, stack id) once (daemon/sources/attribution).
+ * BPF_F_REUSE_STACKID would overwrite a bucket with the colliding stack, so an id
+ * would name another stack later, its stalls added to the first one's site and
+ * named with its frames, and the loss would go uncounted; deleting ids fragd has
+ * read would do the same to the next stack hashed to that bucket. The stacks that
+ * stall on a host are its call paths into direct compaction and reclaim, a set
+ * that stops growing (hundreds), so the map fills once: with n distinct stacks in
+ * m buckets about n*n/(2m) collide, 5 of 300 at the default 8192 (include/stalls.h),
+ * 22 at 2048. attribution.stacks sizes it for a host that shows more in
+ * fragd_stall_stacks_lost_total.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -109,12 +124,16 @@ struct {
 	__type(value, struct stack_sample);
 } stack_samples SEC(".maps");
 
+/*
+ * A stack that found no room counts for its interval too: with flags 0 its bucket stays
+ * another stack's, so taking it again at the next stall would fail again at the full cost.
+ */
 static __always_inline __s32 stall_stack(void *ctx, const struct stall_site_key *kind, __u64 now)
 {
 	struct stack_sample *last = bpf_map_lookup_elem(&stack_samples, kind);
 	struct stack_sample fresh = {};
 
-	if (last && last->stack_id >= 0 && now - last->last_ns < stack_interval_ns)
+	if (last && now - last->last_ns < stack_interval_ns)
 		return last->stack_id;
 	fresh.last_ns = now;
 	fresh.stack_id = bpf_get_stackid(ctx, &stall_stacks, 0);
@@ -193,6 +212,8 @@ static __always_inline void on_stall_event(void *ctx, __u32 order, __u64 gfp, __
 		return;  /* fragd's own: counted apart by stall_event */
 	if (s && !opened && s->start_ns) {
 		/* The next event of an open stall: the same allocation, its site and cgroup. */
+		if (s->site.stack_id < 0 && st)
+			st->stacks_lost++;
 		attribute(&s->site, s->cgroup_id, 1, 0, st);
 		return;
 	}
@@ -203,6 +224,8 @@ static __always_inline void on_stall_event(void *ctx, __u32 order, __u64 gfp, __
 	site.stack_id = -1;
 	site.stack_id = stall_stack(ctx, &site, now);
 	cgroup_id = bpf_get_current_cgroup_id();
+	if (site.stack_id < 0 && st)
+		st->stacks_lost++;
 	attribute(&site, cgroup_id, 1, 0, st);
 	if (s) {
 		s->site = site;

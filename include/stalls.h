@@ -62,6 +62,12 @@ struct alloc_stats {
 	__u64 sites_full_ns[FRAGD_NR_ORDERS];
 	__u64 cgroups_full_entries;
 	__u64 cgroups_full_ns;
+	/*
+	 * Stall events counted under a site with no stack (stack_id < 0): the stack
+	 * taken for them found no room in map stall_stacks (its bucket holds another
+	 * stack: a hash collision), or none could be taken. Their call site is "unknown".
+	 */
+	__u64 stacks_lost;
 };
 
 /* Who stalls (enum fragd_task_kind): the kind of task that entered the stall. */
@@ -74,7 +80,7 @@ enum fragd_task_kind { FRAGD_TASK_USER, FRAGD_TASK_KHUGEPAGED, FRAGD_TASK_KTHREA
  */
 struct stall_site_key {
 	__u64 gfp;
-	__s32 stack_id;   /* kernel stack in map stall_stacks; < 0: none (that map was full) */
+	__s32 stack_id;   /* kernel stack in map stall_stacks; < 0: none (no room: alloc_stats.stacks_lost) */
 	__u32 order;
 	__u32 task_kind;  /* enum fragd_task_kind */
 	__u32 pad;
@@ -88,7 +94,11 @@ struct stall_attr {
 
 #define FRAGD_STALL_SITES 4096
 #define FRAGD_STALL_CGROUPS 8192
-#define FRAGD_STALL_STACKS 2048
+/*
+ * Buckets of map stall_stacks unless attribution.stacks says otherwise (fragd sizes the map
+ * between open and load). See bpf/stalls.bpf.c for why the map is sized, not cleared.
+ */
+#define FRAGD_STALL_STACKS 8192
 #define FRAGD_STACK_DEPTH 20
 
 enum stall_phase { PHASE_NONE, PHASE_COMPACTION, PHASE_RECLAIM };

@@ -33,20 +33,60 @@ packages=(
   # (crun 1.8 refuses hybrid cgroups); busybox-static probes the running container's mounts
   podman runc busybox-static
   apache2-utils
+  libcap2-bin  # capsh: fault_state_test runs fragd without CAP_BPF
+  iproute2     # ss: security_test lists fragd's listening sockets
+  shfmt        # deps_test parses the scripts to find the commands they run
+  qemu-system-x86 cpio  # make test-kernels (tests/kernels/matrix.sh) and bench/cost_guest.sh boot guests
+  # the contract tests' linters are Go programs built from their modules (kube-score and
+  # kubeconform in manifests_test, pint in rules_lint_test); pip downloads the Kubernetes schemas
+  golang-go python3-pip
+  ca-certificates  # go and pip fetch over TLS (a recommendation of curl, which --no-install-recommends leaves out)
 )
+
+# Those linters need Go 1.26 (their go.mod); Debian 12's golang-go is 1.19. Its go fetches the
+# pinned toolchain as the module golang.org/toolchain from the Go module proxy, checked against
+# the checksum database, into FRAGD_TOOLS (where the tests look first), as they fetch pint.
+GO_TOOLCHAIN=go1.26.8
+TOOLS=${FRAGD_TOOLS:-/var/cache/fragd-tools}
+
+if [ "${1:-}" = --list ]; then  # deps_test: the packages, one a line
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
+
+go_toolchain() {
+  [ "$("$TOOLS/go/bin/go" env GOVERSION 2>/dev/null)" = "$GO_TOOLCHAIN" ] && return 0
+  if [ "$(id -u)" -ne 0 ] && ! [ -w "$TOOLS" ]; then
+    echo "install-deps: no Go $GO_TOOLCHAIN in $TOOLS/go: run as root (or set FRAGD_TOOLS to a writable folder)" >&2
+    return 1
+  fi
+  local arch mod
+  arch=$(dpkg --print-architecture)
+  mod=golang.org/toolchain@v0.0.1-$GO_TOOLCHAIN.linux-$arch
+  echo "install-deps: fetching Go $GO_TOOLCHAIN ($mod) into $TOOLS/go"
+  mkdir -p "$TOOLS"
+  # A module cache of its own: the toolchain stays where the link points, whatever cleans root's.
+  (cd "$TOOLS" && GOMODCACHE="$TOOLS/gomod" GOFLAGS=-mod=mod GOTOOLCHAIN=local /usr/bin/go mod download "$mod")
+  # A module zip keeps no mode bits: make the commands executable, as go does for a toolchain it fetches.
+  find "$TOOLS/gomod/$mod/bin" "$TOOLS/gomod/$mod/pkg/tool" -type f -exec chmod 0555 {} +
+  ln -sfn "$TOOLS/gomod/$mod" "$TOOLS/go"
+  [ "$("$TOOLS/go/bin/go" env GOVERSION)" = "$GO_TOOLCHAIN" ] ||
+    { echo "install-deps: $TOOLS/go/bin/go is not $GO_TOOLCHAIN" >&2; return 1; }
+}
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" -ne 0 ]; then
-  echo "install-deps: missing Debian packages: ${missing[*]}" >&2
-  echo "install-deps: run as root, or: sudo apt-get install -y ${missing[*]}" >&2
-  exit 1
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing Debian packages: ${missing[*]}" >&2
+    echo "install-deps: run as root, or: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+go_toolchain

@@ -399,6 +399,7 @@ nlohmann::json Daemon::reload(const std::string& why) {
   if (c->min_order != cfg_.min_order) restart.push_back("bpf.min_order");
   if (c->slow_stall_ns != cfg_.slow_stall_ns) restart.push_back("bpf.slow_stall_threshold");
   if (c->stack_interval_ns != cfg_.stack_interval_ns) restart.push_back("attribution.stack_interval");
+  if (c->stall_stacks != cfg_.stall_stacks) restart.push_back("attribution.stacks");
   if (c->allocations != cfg_.allocations) restart.push_back("bpf.allocations");
   if (c->track_pollution != cfg_.track_pollution) restart.push_back("bpf.track_pollution");
   if (c->scan_pageblocks != cfg_.scan_pageblocks || c->scan_ns != cfg_.scan_ns ||

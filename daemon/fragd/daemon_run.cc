@@ -81,6 +81,7 @@ int Daemon::run() {
   opts.min_order = cfg_.min_order;
   opts.slow_stall_ns = cfg_.slow_stall_ns;
   opts.stack_interval_ns = cfg_.stack_interval_ns;
+  opts.stall_stacks = static_cast<uint32_t>(cfg_.stall_stacks);
   opts.self_tgid = static_cast<uint32_t>(getpid());
   opts.track_pollution = cfg_.track_pollution;
   opts.count_allocations = cfg_.allocations == "exact";

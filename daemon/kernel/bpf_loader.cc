@@ -185,6 +185,9 @@ Result<std::unique_ptr<BpfPrograms>> BpfPrograms::create(const BpfOptions& opts)
   p->stalls_->rodata->min_order = opts.min_order;
   p->stalls_->rodata->slow_stall_ns = opts.slow_stall_ns;
   p->stalls_->rodata->stack_interval_ns = opts.stack_interval_ns;
+  if (bpf_map__set_max_entries(p->stalls_->maps.stall_stacks, opts.stall_stacks))
+    return sys_error("size map stall_stacks of BPF object stalls to " + std::to_string(opts.stall_stacks) +
+                     " stacks (attribution.stacks)");
   p->compaction_->rodata->fragd_tgid = opts.self_tgid;
   if (struct stat ns; stat(opts.pidns_path.c_str(), &ns) == 0) {
     p->compaction_->rodata->fragd_pidns_dev = ns.st_dev;

@@ -44,6 +44,7 @@ struct BpfOptions {
   uint32_t min_order = 1;
   uint64_t slow_stall_ns = 10'000'000;
   uint64_t stack_interval_ns = 1'000'000'000;  // attribution.stack_interval
+  uint32_t stall_stacks = 8192;  // attribution.stacks: buckets of map stall_stacks (FRAGD_STALL_STACKS)
   // fragd's pid as getpid() gives it: in fragd's own pid namespace, which the
   // loader identifies by /proc/self/ns/pid for the BPF side. A compaction
   // written by this process or by a writer it registers (own_writer) is

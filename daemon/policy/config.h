@@ -32,6 +32,7 @@ struct Config {
   uint64_t top_cgroups = 20;    // cgroups with a stall series of their own
   uint64_t top_callsites = 20;  // kernel call sites with one
   uint64_t stack_interval_ns = 1'000'000'000;  // a kernel stack per stall kind at most this often (0: every stall)
+  uint64_t stall_stacks = 8192;  // buckets of BPF map stall_stacks (FRAGD_STALL_STACKS)
   uint32_t min_order = 1;                    // allocations below this order are not traced
   uint64_t slow_stall_ns = 10'000'000;       // stalls at least this long go to `fragctl trace`
   // bpf.allocations: when the per-page mm_page_alloc counting program is attached.

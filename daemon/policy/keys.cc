@@ -247,6 +247,12 @@ const std::vector<Key>& config_keys() {
        .doc = "a stall's kernel stack is taken at most this often per (task kind, gfp flags, order) (0..1h; 0: at "
               "every stall); the stalls of that kind in between count under the stack taken last. Unwinding is the "
               "costly part of a stall event: see \"Who stalls, who pays, where\". Read at start"},
+      {.path = "attribution.stacks", .type = Integer, .table = kConfig, .lo = 1, .hi = 262'144, .def = "8192",
+       .field = FIELD(stall_stacks),
+       .doc = "buckets of the BPF map of stall stacks (1..262144; 184 bytes each, rounded up to a power of two). A "
+              "stack whose bucket holds another stack is lost: its stalls count in `fragd_stall_stacks_lost_total` "
+              "and under call site \"unknown\". With n distinct stacks about n*n/(2*stacks) are lost; fragd never "
+              "recycles a bucket, so that a stack id names one stack for good. Read at start"},
 
       {.path = "pageblocks", .type = Section},
       {.path = "pageblocks.scan", .type = Bool, .table = kConfig, .def = "true", .field = FIELD(scan_pageblocks),

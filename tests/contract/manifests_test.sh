@@ -15,6 +15,7 @@
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 TOOLS=${FRAGD_TOOLS:-/var/cache/fragd-tools}
+PATH=$TOOLS/go/bin:$PATH  # the Go toolchain scripts/install-deps.sh pins
 KUBE_SCORE=github.com/zegl/kube-score/cmd/kube-score@v1.20.0
 KUBECONFORM=github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0
 # The newest Kubernetes whose schemas kubernetes-validate 1.37.0 bundles.

@@ -10,6 +10,7 @@
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 TOOLS=${FRAGD_TOOLS:-/var/cache/fragd-tools}
+PATH=$TOOLS/go/bin:$PATH  # the Go toolchain scripts/install-deps.sh pins
 PINT=github.com/cloudflare/pint
 PINT_VERSION=v0.87.0
 RULES=$SRC/configs/prometheus/fragd-rules.yml

@@ -169,6 +169,7 @@ void StallAttribution::update(const std::vector<SiteCount>& sites, const std::ve
   Attr outside = cg_gone_;
   outside += Attr{st.cgroups_full_entries, st.cgroups_full_ns};
   v.cgroups_full_entries = st.cgroups_full_entries;
+  v.stacks_lost = st.stacks_lost;
   v.cgroups = top_rows(now, cg_series_, outside);
   cg_prev_ = now;
   view_ = std::move(v);

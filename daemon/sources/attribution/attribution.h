@@ -61,6 +61,7 @@ struct AttributionView {
   std::vector<std::pair<std::string, Attr>> callsites;         // exported call sites, then "other"
   std::vector<StackView> stacks;                               // every stack, by stall time, most first
   uint64_t sites_full_entries = 0, cgroups_full_entries = 0;   // attribution that found its BPF map full
+  uint64_t stacks_lost = 0;  // stall events under no stack: it found no room in BPF map stall_stacks
   uint64_t cgroups_removed = 0;                                // deleted cgroups folded into "other"
   bool symbols = false;
   std::string symbols_why_not;

@@ -59,6 +59,11 @@ void attribution_metrics(const AttributionView& v, const SeriesPlan& plan, Famil
   full.counter({{"map", "sites"}}, v.sites_full_entries);
   full.counter({{"map", "cgroups"}}, v.cgroups_full_entries);
   emit(out, full);
+  single(out, "fragd_stall_stacks_lost_total",
+         "Stall events counted under no kernel stack, call site \"unknown\": their stack's bucket in the BPF map of "
+         "stacks held another stack (a hash collision; fragd keeps the first for good), or no stack could be taken. "
+         "attribution.stacks sizes that map.",
+         MetricType::Counter, v.stacks_lost);
   single(out, "fragd_cgroups_removed_total",
          "Cgroups deleted since fragd started whose stall counts fragd folded into cgroup=\"other\" and dropped "
          "from its BPF map.",

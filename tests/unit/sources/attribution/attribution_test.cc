@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -369,6 +370,41 @@ TEST(TopK, FullMapsGoToOtherAndTheSumsHold) {
                         "fragd_cgroup_stall_seconds_total", "fragd_stall_callsite_seconds_total",
                         "fragd_attribution_map_full_total", "fragd_cgroups_removed_total"})
     EXPECT_TRUE(names.count(n)) << n;
+}
+
+// A stack that found its bucket of stall_stacks taken (bpf_get_stackid: -EEXIST): its stalls
+// count under stack id -17, never read as a stack, shown with no stack, and in
+// fragd_stall_stacks_lost_total with the per-CPU count the BPF side kept.
+TEST(TopK, LostStacksAreUnknownAndCounted) {
+  FakeCgroups cg;
+  cg.paths[7] = "/a";
+  StallAttribution a(5, 5);
+  Round r;
+  r.add(7, 4, 4000, 1);          // a stack of its own
+  r.add(7, 6, 600, -EEXIST);     // no room for its stack
+  r.st.stacks_lost = 6;
+  std::set<int32_t> asked;
+  const StallAttribution::StackReader reader = [&](int32_t id) -> Result<std::vector<uint64_t>> {
+    asked.insert(id);
+    return std::vector<uint64_t>{0x1000u + static_cast<uint64_t>(id)};
+  };
+  a.update(r.sites, r.cgroups, r.st, reader, nullptr, cg, true);
+  const auto& v = a.view();
+  EXPECT_EQ(asked, std::set<int32_t>{1});
+  EXPECT_EQ(v.stacks_lost, 6u);
+  ASSERT_EQ(v.stacks.size(), 1u);
+  EXPECT_EQ(v.stacks[0].stack_id, 1);
+  EXPECT_EQ(v.stacks[0].attr.entries + v.stacks_lost, 10u);  // every stall: under its stack or lost
+  Families fs;
+  attribution_metrics(v, widest_plan(1), fs);
+  bool seen = false;
+  for (const auto& f : fs)
+    if (f.name == "fragd_stall_stacks_lost_total") {
+      seen = true;
+      ASSERT_EQ(f.metric.size(), 1u);
+      EXPECT_EQ(f.metric[0].counter.value, 6.0);
+    }
+  EXPECT_TRUE(seen) << "fragd_stall_stacks_lost_total not exported";
 }
 
 }  // namespace
