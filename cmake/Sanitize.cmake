@@ -67,6 +67,12 @@ if(FRAGD_SANITIZE OR FRAGD_TSAN)
 
   add_compile_options(${FRAGD_SANITIZE_FLAGS})
   add_link_options(${FRAGD_SANITIZE_LINK_FLAGS})
+  # -O1 -g1 after the build type's -O2 -g (the later flag wins): line tables are all a
+  # sanitizer report needs to name file, line and function, and -O1 is what both
+  # sanitizers' documentation recommends. Measured with gcc 12 on two of the heaviest
+  # files (daemon/protocol/status.cc, tests/unit/fragd/control_test.cc) under ASan+UBSan:
+  # 34 s and 44 s at -O2 -g, 16 s and 16 s at -O1 -g1. Each CI run builds two such trees.
+  add_compile_options(-O1 -g1)
 
   # Except the test tools that lay out physical memory for the integration tests
   # (fragmenter, physmap): those tests count the pages, page tables and pageblocks the
