@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "base/result.h"
 
@@ -16,7 +17,8 @@ class Actuator {
 
   // Compacts every zone of `node` (synchronous: returns when the kernel is
   // done). Fails with errno ECANCELED when fragd stopped it mid-way because
-  // it is exiting: the action is "abandoned".
+  // it is exiting: the action is "abandoned"; ETIMEDOUT when the deadline
+  // (set_deadline) passed: the action is "cut".
   virtual Result<void> compact_node(int node) = 0;
 
   virtual Result<unsigned> read_proactiveness() = 0;
@@ -29,7 +31,8 @@ class Actuator {
   virtual Result<void> write_pool(int node, uint64_t size_kib, uint64_t count) = 0;
   // The same for a write that grows the pool, where the kernel may compact
   // for each page: fragd's daemon does it in a process it can kill
-  // (ECANCELED when fragd stopped it, as compact_node) and that its BPF
+  // (ECANCELED when fragd stopped it, ETIMEDOUT at the deadline, as
+  // compact_node) and that its BPF
   // programs know as fragd's own.
   virtual Result<void> grow_pool(int node, uint64_t size_kib, uint64_t count) {
     return write_pool(node, size_kib, count);
@@ -49,6 +52,21 @@ class Actuator {
 
   // True once fragd is exiting: a multi-step action stops at its next step.
   virtual bool stop_requested() = 0;
+
+  // The CLOCK_MONOTONIC time by which compact_node and grow_pool must be
+  // done (0: none), set by the executor for each action from the compaction
+  // budget it may use (ActionRequest::budget_ns). A write still under way
+  // then is killed, and one asked for later is not started: both fail with
+  // errno ETIMEDOUT, and the action is "cut".
+  virtual void set_deadline(uint64_t deadline_ns) { deadline_ns_ = deadline_ns; }
+
+  // The tree a canonical setting file (act/saved_state.h) is written in:
+  // the root of its procfs or sysfs (tree_of). The default: "/proc", "/sys".
+  virtual std::string tree_root(const std::string& canonical_file) const;
+  uint64_t deadline() const { return deadline_ns_; }
+
+ protected:
+  uint64_t deadline_ns_ = 0;
 };
 
 }  // namespace fragd

@@ -75,13 +75,25 @@ std::string ms_text(uint64_t ns) {
   return buf;
 }
 
-// Waits for the child to exit, or kills it once stop_fd turns readable.
-// Returns its wait status (-1: unknown); `killed` says whether it was killed.
-Result<int> wait_or_kill(pid_t pid, int pidfd, int stop_fd, bool& killed, uint64_t& kill_to_reap_ns) {
+// Waits for the child to exit, or kills it once stop_fd turns readable or
+// the deadline passes. Returns its wait status (-1: unknown); `killed` and
+// `cut` say whether it was killed, and why.
+Result<int> wait_or_kill(pid_t pid, int pidfd, int stop_fd, uint64_t deadline_ns, bool& killed, bool& cut,
+                         uint64_t& kill_to_reap_ns) {
+  auto kill_now = [&]() {
+    const uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+    kill(pid, SIGKILL);
+    const int status = reap(pid);
+    kill_to_reap_ns = now_ns(CLOCK_MONOTONIC) - t0;
+    killed = true;
+    return status;
+  };
   for (;;) {
     pollfd fds[2] = {{stop_fd, POLLIN, 0}, {pidfd, POLLIN, 0}};
     // Without a pidfd (Linux < 5.3) the wait polls every 10 ms.
-    const int n = poll(fds, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 10);
+    int timeout = deadline_poll_ms(now_ns(CLOCK_MONOTONIC), deadline_ns);
+    if (pidfd < 0 && (timeout < 0 || timeout > 10)) timeout = 10;
+    const int n = poll(fds, pidfd >= 0 ? 2 : 1, timeout);
     if (n < 0) {
       if (errno == EINTR) continue;
       return sys_error("poll");
@@ -93,26 +105,35 @@ Result<int> wait_or_kill(pid_t pid, int pidfd, int stop_fd, bool& killed, uint64
       if (w == pid) return st;
       if (w < 0 && errno == ECHILD) return -1;
     }
-    if (n > 0 && (fds[0].revents & POLLIN)) {
-      const uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-      kill(pid, SIGKILL);
-      const int status = reap(pid);
-      kill_to_reap_ns = now_ns(CLOCK_MONOTONIC) - t0;
-      killed = true;
-      return status;
+    if (n > 0 && (fds[0].revents & POLLIN)) return kill_now();
+    if (deadline_ns != 0 && now_ns(CLOCK_MONOTONIC) >= deadline_ns) {
+      cut = true;
+      return kill_now();
     }
   }
 }
 
 }  // namespace
 
+int deadline_poll_ms(uint64_t now_ns, uint64_t deadline_ns) {
+  if (deadline_ns == 0) return -1;
+  if (now_ns >= deadline_ns) return 0;
+  const uint64_t left = deadline_ns - now_ns;
+  const uint64_t ms = left / 1'000'000 + (left % 1'000'000 != 0);
+  return ms > 1'000'000'000 ? 1'000'000'000 : static_cast<int>(ms);
+}
+
 Result<void> write_in_child(const std::string& path, const std::string& value, int stop_fd,
-                            const ChildWriteHooks& hooks, ChildWriteReport* report) {
+                            const ChildWriteHooks& hooks, ChildWriteReport* report, uint64_t deadline_ns) {
   ChildWriteReport scratch;
   ChildWriteReport& rep = report ? *report : scratch;
   rep = {};
   const std::string what = "write " + value + " to " + path;
   if (readable(stop_fd)) return make_error(what + " not started: fragd is exiting", ECANCELED);
+  if (deadline_ns != 0 && now_ns(CLOCK_MONOTONIC) >= deadline_ns) {
+    rep.cut = true;
+    return make_error(what + " not started: the action's compaction budget is spent", ETIMEDOUT);
+  }
 
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -146,8 +167,8 @@ Result<void> write_in_child(const std::string& path, const std::string& value, i
   }
   (void)!write(sv[0], "g", 1);  // a child gone already shows in its result below
 
-  bool killed = false;
-  auto status = wait_or_kill(pid, pidfd, stop_fd, killed, rep.kill_to_reap_ns);
+  bool killed = false, cut = false;
+  auto status = wait_or_kill(pid, pidfd, stop_fd, deadline_ns, killed, cut, rep.kill_to_reap_ns);
   if (!status) {  // cannot wait: the child must not outlive this call
     kill(pid, SIGKILL);
     reap(pid);
@@ -160,6 +181,13 @@ Result<void> write_in_child(const std::string& path, const std::string& value, i
   // before the kill is a completed write.
   ChildResult res;
   if (recv(sv[0], &res, sizeof(res), MSG_DONTWAIT) != static_cast<ssize_t>(sizeof(res))) {
+    if (killed && cut) {
+      rep.cut = true;
+      return finish(make_error(what + " cut short: the action's compaction budget (compaction.cpu_budget) ran out "
+                                      "(the writing process was killed and gone " +
+                                   ms_text(rep.kill_to_reap_ns) + " later)",
+                               ETIMEDOUT));
+    }
     if (killed) {
       rep.killed = true;
       return finish(make_error(what + " stopped: fragd is exiting (the writing process was killed and gone " +

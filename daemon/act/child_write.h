@@ -40,15 +40,23 @@ struct ChildWriteReport {
   pid_t pid = -1;                // the child's pid, -1 when none was made
   bool attempted = false;        // the child opened (or tried to open) the file: an error is the kernel's
   bool killed = false;           // stop_fd turned readable and the child was killed mid-write
-  uint64_t kill_to_reap_ns = 0;  // from SIGKILL sent to the child reaped, when killed
+  bool cut = false;              // the deadline passed and the child was killed mid-write
+  uint64_t kill_to_reap_ns = 0;  // from SIGKILL sent to the child reaped, when killed or cut
 };
+
+// How long a poll may wait, in ms, at `now_ns` for a write with deadline
+// `deadline_ns` (0: none, -1: wait for ever): rounded up, so that the wait
+// never ends before the deadline; 0 once it has passed.
+int deadline_poll_ms(uint64_t now_ns, uint64_t deadline_ns);
 
 // Writes `value` to `path` from a child process (see above). The error of a
 // refused open or write names the step and carries the kernel's errno, as an
 // open and write in fragd's own thread would. Returns ECANCELED at once,
-// without a child, when `stop_fd` is readable already. `report`, when given,
+// without a child, when `stop_fd` is readable already, and ETIMEDOUT when
+// `deadline_ns` (CLOCK_MONOTONIC, 0: none) has passed. `report`, when given,
 // says what became of the child.
 Result<void> write_in_child(const std::string& path, const std::string& value, int stop_fd,
-                            const ChildWriteHooks& hooks, ChildWriteReport* report = nullptr);
+                            const ChildWriteHooks& hooks, ChildWriteReport* report = nullptr,
+                            uint64_t deadline_ns = 0);
 
 }  // namespace fragd

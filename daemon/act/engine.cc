@@ -74,6 +74,11 @@ bool compaction_helped(const ActionOutcome& r, const CompactionPolicy& p) {
   return score_gain || block_gain;
 }
 
+uint64_t action_budget_ns(uint64_t cpu_budget_ns, uint64_t used_ns, bool manual) {
+  if (manual) return cpu_budget_ns;
+  return cpu_budget_ns > used_ns ? cpu_budget_ns - used_ns : 0;
+}
+
 Engine::Engine(Policy p) : policy_(std::move(p)) { rebuild_pools(); }
 
 // ---------------------------------------------------------------- policy --
@@ -388,8 +393,11 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
   // Method pool sizes its goal to the budget left (goal_blocks); a compaction
   // written to a node cannot be, so it must fit whole.
   const bool sized = c.method == CompactMethod::Pool;
-  const bool budget_ok = sized ? used < c.cpu_budget_ns
-                               : used + (proactive ? 0 : expected_duration_ns()) <= c.cpu_budget_ns;
+  // Nothing left: an action would be cut at once (its deadline is what is left).
+  const uint64_t left = action_budget_ns(c.cpu_budget_ns, used, false);
+  const bool budget_ok = sized ? left > 0
+                               : used + (proactive ? 0 : expected_duration_ns()) <= c.cpu_budget_ns &&
+                                     (proactive || left > 0);
   for (auto& [id, t] : node_state_) {
     t.waiting.clear();
     t.next_allowed_ns = 0;
@@ -419,6 +427,7 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
     manual_.pop_front();
     if (r.kind == ActionKind::Pool)
       r.compact_nodes = r.node >= 0 ? std::vector<int>{r.node} : scope_nodes();
+    r.budget_ns = action_budget_ns(c.cpu_budget_ns, used, true);
     return issue(std::move(r));
   }
 
@@ -446,6 +455,8 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
   for (auto& [key, p] : pool_state_) {
     if (p.observed && p.s.reached == p.s.target) continue;
     if (now < p.s.next_allowed_ns) continue;
+    // A pool grows by compaction too: growing waits for the budget (a shrink frees pages).
+    if (left == 0 && (!p.observed || p.s.reached < p.s.target)) continue;
     ActionRequest r;
     r.kind = ActionKind::Pool;
     r.trigger = Trigger::Pool;
@@ -453,6 +464,7 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
     r.size_kib = p.s.size_kib;
     r.target = p.s.target;
     r.compact_nodes = p.s.node >= 0 ? std::vector<int>{p.s.node} : scope_nodes();
+    r.budget_ns = left;
     const auto target = static_cast<unsigned long long>(p.s.target);
     if (!p.observed)
       r.reason = pool_name(p.s.node, p.s.size_kib) + strf(": not observed, target %llu", target);
@@ -473,6 +485,7 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
     r.kind = ActionKind::Compact;
     r.node = best.node;
     r.reason = best.fired.reason;
+    r.budget_ns = left;
     if (c.method == CompactMethod::Pool) {
       const NodeTrack& t = node_state_.at(best.node);
       r.have_blocks = reserve_blocks(t);

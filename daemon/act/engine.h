@@ -66,7 +66,14 @@
 //  - Outcomes: "ok"/"no_gain" of a compaction teach (compaction_helped());
 //    "error" and "refused" count as a miss without a floor (time-only
 //    back-off); "dry_run" sets the last-action time and teaches nothing;
-//    "abandoned" (fragd exiting) teaches nothing.
+//    "abandoned" (fragd exiting) teaches nothing. "cut" (a write killed at
+//    the action's deadline, below) teaches as ok/no_gain do: the compaction
+//    ran, for as long as it was let, and its time counts in the budget.
+//  - Every compaction or pool-growing write runs under a deadline: the
+//    action's budget_ns (action_budget_ns) from its start. Automatic
+//    compactions and pool targets get the budget left in the window and wait
+//    (waiting "cpu_budget") while none is left; manual requests get the whole
+//    compaction.cpu_budget each.
 //  - An observation with no nodes (a failed read) keeps what fragd knows;
 //    a node missing from an observation that lists others is forgotten.
 #pragma once
@@ -103,7 +110,18 @@ struct ActionRequest {
   // Compact with method pool: the free blocks of reserve.order wanted on the
   // node and those it had when decided; goal 0: compact the whole node.
   uint64_t goal_blocks = 0, have_blocks = 0;
+  // The time its compaction and pool-growing writes may take, from its start
+  // (action_budget_ns); 0: the action writes no such file (proactiveness).
+  uint64_t budget_ns = 0;
 };
+
+// The compaction time an action may use (its writes are killed past it):
+// for a manual request (fragctl compact, fragctl pool set) the whole
+// compaction.cpu_budget, whatever the automatic actions used, so that an
+// operator is never locked out but no request runs unbounded; for any other
+// the budget left in the window (`cpu_budget_ns` - `used_ns`, the whole
+// budget before any history: nothing was used yet), 0 when none is left.
+uint64_t action_budget_ns(uint64_t cpu_budget_ns, uint64_t used_ns, bool manual);
 
 // One step of a multi-step action, in order: a pool write ("grow", "shrink",
 // "release": a temporary pool freed), a node compaction ("compact") or
@@ -117,7 +135,8 @@ struct ActionStep {
 
 struct ActionOutcome {
   ActionRequest req;
-  // ok | no_gain | short | guard | error | dry_run | abandoned | refused
+  // ok | no_gain | short | guard | error | dry_run | abandoned | refused | cut
+  // (cut: a write ran past the action's budget_ns and was killed)
   std::string result;
   std::string detail;               // error text, why a pool stopped, ...
   uint64_t start_ns = 0, end_ns = 0;
@@ -205,8 +224,9 @@ class Engine {
 
   // `fragctl compact [--node N]` (node < 0: every node in scope, one by one)
   // and `fragctl pool set SIZE COUNT [--node N]`. Queued; decide() returns
-  // them first, bypassing triggers, min_interval, back-off and budget (never
-  // overlap). Errors: observe mode; a node or size not on this machine.
+  // them first, bypassing triggers, min_interval, back-off and the budget
+  // gate (never overlap); each runs under its own deadline of one whole
+  // compaction.cpu_budget (action_budget_ns). Errors: observe mode; a node or size not on this machine.
   Result<std::vector<uint64_t>> request_compact(int node, const MachineFacts& m);
   Result<uint64_t> request_pool(uint64_t size_kib, int node, uint64_t count, const MachineFacts& m);
 

@@ -58,7 +58,7 @@ void Engine::finished(const ActionOutcome& r) {
         if (auto it = node_state_.find(req.node); it != node_state_.end()) it->second.last_end_ns = end;
         break;
       }
-      if (res == "ok" || res == "no_gain") {
+      if (res == "ok" || res == "no_gain" || res == "cut") {  // cut: it ran for the time it had
         if (r.end_ns > r.start_ns) {
           recent_durations_ns_.push_back(r.end_ns - r.start_ns);
           while (recent_durations_ns_.size() > kRecentDurations) recent_durations_ns_.pop_front();
@@ -125,7 +125,7 @@ void Engine::finished(const ActionOutcome& r) {
       if (it == pool_state_.end()) break;  // the target went with a reload
       PoolTrack& p = it->second;
       p.s.last_result = res;
-      if (res == "ok" || res == "short" || res == "guard") p.s.reached = r.pool_after;
+      if (res == "ok" || res == "short" || res == "guard" || res == "cut") p.s.reached = r.pool_after;
       if (p.s.target != req.target) {  // a new target: act on it at once
         p.misses = 0;
         p.s.next_allowed_ns = 0;

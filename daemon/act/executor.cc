@@ -14,6 +14,19 @@
 namespace fragd {
 
 ActionOutcome ActionExecutor::run(const ActionRequest& r, const Policy& p) {
+  // Every compaction and pool-growing write of the action ends by its deadline.
+  act_.set_deadline(action_deadline_ns(now_ns(CLOCK_MONOTONIC), r.budget_ns));
+  ActionOutcome o = run_action(r, p);
+  act_.set_deadline(0);
+  return o;
+}
+
+uint64_t action_deadline_ns(uint64_t start_ns, uint64_t budget_ns) {
+  if (budget_ns == 0) return 0;
+  return start_ns > UINT64_MAX - budget_ns ? UINT64_MAX : start_ns + budget_ns;
+}
+
+ActionOutcome ActionExecutor::run_action(const ActionRequest& r, const Policy& p) {
   ActionOutcome o;
   o.req = r;
   const bool dry = p.dry_run;
@@ -50,6 +63,10 @@ ActionOutcome ActionExecutor::run(const ActionRequest& r, const Policy& p) {
       if (!w && w.error().err == ECANCELED) {  // fragd is exiting: the write's process was killed
         o.result = "abandoned";
         o.detail = w.error().message;
+      } else if (!w && w.error().err == ETIMEDOUT) {  // the action's budget ran out: killed
+        o.result = "cut";
+        o.detail = w.error().message;
+        if (!no_pool.empty()) o.detail += "; " + no_pool;
       } else if (!w) {
         fail(w.error());
       } else {
@@ -70,11 +87,16 @@ ActionOutcome ActionExecutor::run(const ActionRequest& r, const Policy& p) {
           break;
         }
         if (hooks_.remember)
-          if (auto k = hooks_.remember(kProactivenessFile, *cur); !k) {
+          if (auto k = hooks_.remember(kProactivenessFile, *cur, r.proactiveness); !k) {
             fail(k.error());
             break;
           }
         saved_ = *cur;
+      } else if (hooks_.remember) {  // raised again, maybe to another value: the one fragd wrote
+        if (auto k = hooks_.remember(kProactivenessFile, *saved_, r.proactiveness); !k) {
+          fail(k.error());
+          break;
+        }
       }
       if (auto w = act_.write_proactiveness(r.proactiveness); !w) fail(w.error());
       else o.result = "ok";
@@ -173,7 +195,7 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
     return;
   }
   if (hooks_.remember)
-    if (auto k = hooks_.remember(file, p0); !k) return fail(k.error().message);
+    if (auto k = hooks_.remember(file, p0, p0 + take); !k) return fail(k.error().message);
 
   const uint64_t m0 = migrated();
   // Direct compaction gives up early after failures in the zone (the kernel defers it
@@ -205,9 +227,10 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
 
   if (!back) return fail(name + " held " + std::to_string(held) + " pages and could not be put back to " +
                          std::to_string(p0) + ": " + back.error().message + " (kept in the saved state)");
-  if (!grow && grow.error().err == ECANCELED) {
-    o.result = "abandoned";
-    o.detail = grow.error().message + "; " + name + " put back to " + std::to_string(p0);
+  if (!grow && (grow.error().err == ECANCELED || grow.error().err == ETIMEDOUT)) {
+    o.result = grow.error().err == ECANCELED ? "abandoned" : "cut";
+    o.detail = grow.error().message + "; " + name + " held " + std::to_string(held) + " pages, put back to " +
+               std::to_string(p0);
     return;
   }
   if (!grow) return fail(grow.error().message);
@@ -226,8 +249,8 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
     o.steps.push_back({"compact", r.node, 0, mono() - c0});
     o.pages_migrated += migrated() - m1;
     measure_after(r.node, order, o);
-    if (!c && c.error().err == ECANCELED) {
-      o.result = "abandoned";
+    if (!c && (c.error().err == ECANCELED || c.error().err == ETIMEDOUT)) {
+      o.result = c.error().err == ECANCELED ? "abandoned" : "cut";
       o.detail += "; " + c.error().message;
       return;
     }

@@ -17,29 +17,37 @@
 
 namespace fragd {
 
+// The CLOCK_MONOTONIC deadline of an action started at `start_ns` that may
+// use `budget_ns` of compaction (ActionRequest::budget_ns); 0: none.
+uint64_t action_deadline_ns(uint64_t start_ns, uint64_t budget_ns);
+
 class ActionExecutor {
  public:
   struct Hooks {
     // Cumulative pages migrated by fragd's own compactions; empty: 0.
     std::function<uint64_t()> pages_migrated;
-    // Called with a setting's canonical file (saved_state.h) and its value
-    // before fragd changes it for a while (vm.compaction_proactiveness
-    // raised, a temporary pool), to keep it somewhere that outlives fragd;
-    // an error aborts the change. Empty: nothing kept.
-    std::function<Result<void>(const std::string&, uint64_t)> remember;
+    // Called with a setting's canonical file (saved_state.h), its value and
+    // the value fragd is about to write, before fragd changes it for a while
+    // (vm.compaction_proactiveness raised, a temporary pool), to keep it
+    // somewhere that outlives fragd; an error aborts the change. Empty:
+    // nothing kept.
+    std::function<Result<void>(const std::string&, uint64_t, uint64_t)> remember;
     // Called once that file's value is back in place.
     std::function<void(const std::string&)> forget;
   };
 
   ActionExecutor(Actuator& a, Hooks hooks) : act_(a), hooks_(std::move(hooks)) {}
 
-  // dry_run (policy.dry_run): reads only, result "dry_run".
+  // dry_run (policy.dry_run): reads only, result "dry_run". The actuator's
+  // deadline is action_deadline_ns(now, r.budget_ns) for the action's
+  // writes: one killed there makes the result "cut".
   ActionOutcome run(const ActionRequest& r, const Policy& p);
   // Puts back the proactiveness value fragd replaced, if it replaced one.
   Result<void> restore();
   std::optional<unsigned> saved_proactiveness() const { return saved_; }
 
  private:
+  ActionOutcome run_action(const ActionRequest& r, const Policy& p);
   uint64_t migrated() const { return hooks_.pages_migrated ? hooks_.pages_migrated() : 0; }
   // Compact with method pool and a goal: the temporary pool (engine.h).
   void compact_to_goal(const ActionRequest& r, const Policy& p, ActionOutcome& o);

@@ -53,6 +53,9 @@ PoolOutcome resize_pool(Actuator& a, const PoolRequest& r) {
   auto exiting = [&]() {
     return finish("abandoned", "fragd is exiting: " + name + " left at " + u(out.after) + " of target " + u(r.target));
   };
+  auto cut = [&](const Error& e) {
+    return finish("cut", e.message + ": " + name + " left at " + u(out.after) + " of target " + u(r.target));
+  };
 
   if (a.stop_requested()) return exiting();
   auto first = a.read_pool(r.node, r.size_kib);
@@ -93,6 +96,11 @@ PoolOutcome resize_pool(Actuator& a, const PoolRequest& r) {
     auto w = a.grow_pool(r.node, r.size_kib, goal);
     out.attempts++;
     if (!w && w.error().err == ECANCELED) return exiting();  // the write's process was killed
+    if (!w && w.error().err == ETIMEDOUT) {  // killed at the deadline: what it added stays
+      if (auto back = a.read_pool(r.node, r.size_kib)) out.after = *back;
+      out.steps.push_back({"grow", r.node, out.after, mono() - t0});
+      return cut(w.error());
+    }
     if (!w) return fail(w.error());
     auto back = a.read_pool(r.node, r.size_kib);
     if (!back) return fail(back.error());
@@ -113,6 +121,11 @@ PoolOutcome resize_pool(Actuator& a, const PoolRequest& r) {
         const uint64_t c0 = mono();
         auto c = a.compact_node(node);
         if (!c && c.error().err == ECANCELED) return exiting();  // the compaction's process was killed
+        if (!c && c.error().err == ETIMEDOUT) {
+          out.compactions++;
+          out.steps.push_back({"compact", node, 0, mono() - c0});
+          return cut(c.error());
+        }
         if (!c) return fail(c.error());
         out.compactions++;
         out.steps.push_back({"compact", node, 0, mono() - c0});

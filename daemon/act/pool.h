@@ -25,7 +25,9 @@ struct PoolRequest {
 struct PoolOutcome {
   // ok: target reached; short: stopped after two attempts in a row without
   // progress; guard: stopped by the MemAvailable guard; error: a read or
-  // write failed (detail says which); abandoned: fragd is exiting.
+  // write failed (detail says which); abandoned: fragd is exiting; cut: a
+  // grow or compaction write ran past the action's deadline (the actuator's,
+  // the compaction budget) and was killed: the pool keeps what it reached.
   std::string result;
   std::string detail;
   uint64_t before = 0, after = 0;

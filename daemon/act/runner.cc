@@ -21,7 +21,7 @@ ActionRunner::ActionRunner(SysfsActuator& actuator, std::function<uint64_t()> pa
     : act_(actuator),
       state_(std::move(state_file)),
       exec_(actuator, ActionExecutor::Hooks{std::move(pages_migrated),
-                                            [this](const std::string& f, uint64_t v) { return remember(f, v); },
+                                            [this](const std::string& f, uint64_t v, uint64_t w) { return remember(f, v, w); },
                                             [this](const std::string& f) { forget(f); }}) {}
 
 ActionRunner::~ActionRunner() {
@@ -105,11 +105,12 @@ ActionOutcome ActionRunner::execute(const Job& job) {
   return o;
 }
 
-Result<void> ActionRunner::remember(const std::string& file, uint64_t value) {
+Result<void> ActionRunner::remember(const std::string& file, uint64_t value, uint64_t wrote) {
   // Written before the change, so that a fragd killed while holding the
-  // changed value has the old one put back later.
+  // changed value has the old one put back later, in the same tree, and only
+  // while the setting holds what fragd wrote.
   std::lock_guard<std::mutex> g(state_mu_);
-  return state_.remember(file, value);
+  return state_.remember(file, value, act_.tree_root(file), wrote);
 }
 
 void ActionRunner::forget(const std::string& file) {

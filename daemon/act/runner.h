@@ -57,7 +57,7 @@ class ActionRunner {
   };
   void loop();
   ActionOutcome execute(const Job& job);
-  Result<void> remember(const std::string& file, uint64_t value);  // the state file
+  Result<void> remember(const std::string& file, uint64_t value, uint64_t wrote);  // the state file
   void forget(const std::string& file);
 
   SysfsActuator& act_;

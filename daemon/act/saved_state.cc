@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <cerrno>
 #include <string_view>
 
@@ -63,6 +66,17 @@ Error unsafe(const std::string& path, const std::string& what) {
 }
 
 }  // namespace
+
+std::string tree_of(const std::string& file, const std::string& proc_root, const std::string& sys_root) {
+  const std::string& root = file.compare(0, 5, "/sys/") == 0 ? sys_root : proc_root;
+  char buf[PATH_MAX];
+  if (realpath(root.c_str(), buf)) return buf;
+  return root;
+}
+
+std::string Actuator::tree_root(const std::string& canonical_file) const {
+  return tree_of(canonical_file, "/proc", "/sys");
+}
 
 std::string pool_file(int node, uint64_t size_kib) {
   const std::string leaf = "/hugepages/hugepages-" + std::to_string(size_kib) + "kB/nr_hugepages";
@@ -160,8 +174,16 @@ Result<std::vector<SavedSetting>> parse_saved_state(const std::string& text, con
     if (toks.empty() || toks[0][0] == '#') continue;
     const std::string where = path + ":" + std::to_string(line.no) + ": ";
     SavedSetting s;
-    if (toks.size() != 2 || !parse_u64(toks[1], s.value))
-      return make_error(where + "expected '<file> <value>', read " + quote(line.text) +
+    bool ok = toks.size() >= 2 && parse_u64(toks[1], s.value);
+    for (size_t i = 2; ok && i < toks.size(); ++i) {
+      std::string_view t = toks[i];
+      uint64_t w = 0;
+      if (take(t, "root=") && !t.empty() && s.root.empty()) s.root = std::string(t);
+      else if (t = toks[i]; take(t, "wrote=") && !s.wrote && parse_u64(t, w)) s.wrote = w;
+      else ok = false;
+    }
+    if (!ok)
+      return make_error(where + "expected '<file> <value> [root=<tree>] [wrote=<value>]', read " + quote(line.text) +
                             "; fix the line (or put the setting right by hand and remove " + path + ")",
                         EINVAL);
     s.file = std::string(toks[0]);
@@ -204,21 +226,49 @@ Result<void> SavedState::store() const {
     return {};
   }
   std::string text(kHeader);
-  for (const auto& e : entries_) text += e.file + " " + std::to_string(e.value) + "\n";
+  for (const auto& e : entries_) {
+    text += e.file + " " + std::to_string(e.value);
+    if (!e.root.empty()) text += " root=" + e.root;
+    if (e.wrote) text += " wrote=" + std::to_string(*e.wrote);
+    text += "\n";
+  }
   return write_file_atomic(path_, text);
 }
 
-Result<void> SavedState::remember(const std::string& file, uint64_t value) {
+Result<void> SavedState::remember(const std::string& file, uint64_t value, const std::string& root,
+                                  std::optional<uint64_t> wrote) {
+  if (root.find_first_of(" \t\n\r") != std::string::npos)
+    return make_error("the tree " + quote(root) + " of " + setting_name(file) + " has white space, which " + path_ +
+                          " cannot hold: the value to put back cannot be kept, so fragd does not change it "
+                          "(use --path.procfs/--path.sysfs without white space)",
+                      EINVAL);
   if (!loaded_)
     if (auto r = load(); !r) return r;
-  if (auto had = find(file)) {
-    if (*had == value) return {};
-    return make_error(setting_name(file) + " still has the value " + std::to_string(*had) + " saved in " + path_ +
-                          " by an earlier fragd, and it could not be put back; fragd will not change it again "
-                          "until it is (fragd --restore, or write it by hand and remove the line)",
-                      EBUSY);
+  for (auto& e : entries_) {
+    if (e.file != file) continue;
+    const std::string saved_in = e.root.empty() ? tree_of(file, "/proc", "/sys") : e.root;
+    if (!root.empty() && saved_in != root)
+      return make_error(setting_name(file) + " has the value " + std::to_string(e.value) + " saved in " + path_ +
+                            " from " + saved_in + " by a fragd on that tree; fragd will not change it in " + root +
+                            " until that one is put back (fragd --restore with that tree's --path.procfs/--path.sysfs)",
+                        EBUSY);
+    if (e.value != value)
+      return make_error(setting_name(file) + " still has the value " + std::to_string(e.value) + " saved in " +
+                            path_ + " by an earlier fragd, and it could not be put back; fragd will not change it "
+                            "again until it is (fragd --restore, or write it by hand and remove the line)",
+                        EBUSY);
+    if ((wrote && e.wrote != wrote) || (e.root.empty() && !root.empty())) {
+      const SavedSetting old = e;
+      if (wrote) e.wrote = wrote;
+      if (e.root.empty()) e.root = root;
+      if (auto r = store(); !r) {
+        e = old;
+        return r;
+      }
+    }
+    return {};
   }
-  entries_.push_back({file, value});
+  entries_.push_back({file, value, root, wrote});
   if (auto r = store(); !r) {
     entries_.pop_back();
     return make_error(r.error().message + ": the value to put back (" + setting_name(file) + " " +
@@ -242,6 +292,35 @@ RestoreReport restore_saved(SavedState& s, Actuator& a) {
   const auto entries = s.entries();
   for (const auto& e : entries) {
     const auto t = setting_of(e.file);
+    const std::string here = a.tree_root(e.file);
+    const std::string saved_in = e.root.empty() ? tree_of(e.file, "/proc", "/sys") : e.root;
+    if (saved_in != here) {
+      rep.notes.push_back(setting_name(e.file) + " " + std::to_string(e.value) + " not restored: it was saved from " +
+                          saved_in + ", and this fragd writes " + here + " (kept in " + s.path() +
+                          " for `fragd --restore` with that tree's --path.procfs/--path.sysfs)");
+      continue;
+    }
+    if (t && e.wrote) {  // only a value fragd wrote is fragd's to put back
+      Result<uint64_t> cur = t->pool ? a.read_pool(t->node, t->size_kib) : [&]() -> Result<uint64_t> {
+        auto p = a.read_proactiveness();
+        if (!p) return p.error();
+        return uint64_t{*p};
+      }();
+      if (!cur) {
+        rep.failed.push_back("could not restore " + setting_name(e.file) + " " + std::to_string(e.value) +
+                             ": cannot read its value now: " + cur.error().message + " (kept in " + s.path() + ")");
+        continue;
+      }
+      const uint64_t lo = std::min(e.value, *e.wrote), hi = std::max(e.value, *e.wrote);
+      const bool fragds = t->pool ? (*cur >= lo && *cur <= hi) : *cur == *e.wrote;
+      if (!fragds) {
+        rep.notes.push_back(setting_name(e.file) + " not restored to " + std::to_string(e.value) + ": it reads " +
+                            std::to_string(*cur) + ", not the " + std::to_string(*e.wrote) +
+                            " fragd wrote: someone set it since, and fragd leaves it (dropped from " + s.path() + ")");
+        if (auto f = s.forget(e.file); !f) rep.failed.push_back(f.error().message);
+        continue;
+      }
+    }
     Result<void> w = !t ? make_error("not a setting fragd changes", EINVAL)
                      : t->pool ? a.write_pool(t->node, t->size_kib, e.value)
                                : a.write_proactiveness(static_cast<unsigned>(e.value));

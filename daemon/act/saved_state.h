@@ -16,10 +16,21 @@
 //   nodeN/compact, compact_memory,          triggers, not settings: nothing to put
 //   drop_caches                             back
 //
-// The file (/run/fragd/saved-state) is one setting a line, "<file> <value>",
-// the file by its canonical name (/proc/..., /sys/...) whatever --path.procfs
-// and --path.sysfs say, so a fragd in a container with the host's /proc
-// elsewhere names the same setting; '#' lines are comments. It is written
+// The file (/run/fragd/saved-state) is one setting a line,
+// "<file> <value> root=<tree> wrote=<value fragd wrote>", the file by its
+// canonical name (/proc/..., /sys/...) whatever --path.procfs and --path.sysfs
+// say, so a fragd in a container with the host's /proc elsewhere names the
+// same setting, and root= the tree fragd wrote it in (its --path.procfs for a
+// /proc file, --path.sysfs for a /sys file, resolved). '#' lines are
+// comments. A line without root= and wrote= (fragd before 0.2) stands for the
+// default trees (/proc, /sys) and any current value.
+//
+// A value is put back only into the tree it was saved from (a fragd on a
+// scratch tree never writes the host's setting, nor drops the host's line:
+// such a line is kept, with a note), and only while the setting still holds
+// what fragd wrote (a pool: a count between the saved value and the one
+// fragd wrote, which the kernel may not have reached): a value an operator
+// set since is left alone, and its line is dropped with a note. It is written
 // whole to a new file (O_CREAT|O_EXCL|O_NOFOLLOW, 0600) in the same
 // directory, fsynced, renamed over the old one, and the directory fsynced: a
 // crash leaves the old file or the new one, never half of one, and no write
@@ -59,7 +70,14 @@ std::string setting_name(const std::string& file);
 struct SavedSetting {
   std::string file;  // canonical name, one of the files above
   uint64_t value = 0;
+  std::string root;               // the tree it was saved from; "": the default one (/proc or /sys)
+  std::optional<uint64_t> wrote;  // what fragd wrote there; none: not known
 };
+
+// The tree `file` (canonical) is under for an actuator whose roots are
+// `proc_root` and `sys_root`: the one of the two for its first component,
+// resolved (realpath) when it exists, so that two spellings compare equal.
+std::string tree_of(const std::string& file, const std::string& proc_root, const std::string& sys_root);
 
 // `dir` must be a directory (not a symlink) owned by `owner` and writable by no
 // one else; it is made (0755) when missing.
@@ -90,8 +108,11 @@ class SavedState {
   // the file first when not loaded. A file already recorded keeps the value it
   // has (the one before fragd's first change); a different `value` is then an
   // error: the earlier value could not be put back, and fragd must not change
-  // the setting again until it is.
-  Result<void> remember(const std::string& file, uint64_t value);
+  // the setting again until it is. `root` is the tree fragd writes the file
+  // in (tree_of; no whitespace), `wrote` the value it is about to write; a
+  // second call for the same file and value with another `wrote` updates it.
+  Result<void> remember(const std::string& file, uint64_t value, const std::string& root = "",
+                        std::optional<uint64_t> wrote = std::nullopt);
   // `file` has its value back: drops it and rewrites the file (removed when empty).
   Result<void> forget(const std::string& file);
 
@@ -108,7 +129,10 @@ Result<std::vector<SavedSetting>> parse_saved_state(const std::string& text, con
 
 // Puts each saved value back through the actuator and forgets it; one line
 // each for the log ("vm.compaction_proactiveness restored to 20"). A value
-// that cannot be written stays saved, and its line says why.
+// that cannot be written stays saved, and its line says why. Only values
+// saved from the actuator's own trees (Actuator::tree_root) are put back;
+// the others stay saved (a note each). A setting whose current value is no
+// longer what fragd wrote is not written: its entry is dropped (a note).
 struct RestoreReport {
   std::vector<std::string> restored, failed, notes;
   bool ok() const { return failed.empty(); }

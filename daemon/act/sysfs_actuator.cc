@@ -8,6 +8,7 @@
 
 #include <charconv>
 
+#include "act/saved_state.h"
 #include "base/log.h"
 #include "kernel/procfs.h"
 #include "sources/memory/score.h"
@@ -75,7 +76,7 @@ ChildWriteReport SysfsActuator::last_compaction_child() const {
 Result<void> SysfsActuator::write_value(const std::string& path, const char* pattern, const std::string& value,
                                         bool killable) {
   ChildWriteReport child;
-  const Result<void> r = killable ? write_in_child(path, value, stop_fd_, hooks_, &child) : write_here(path, value);
+  const Result<void> r = killable ? write_in_child(path, value, stop_fd_, hooks_, &child, deadline_ns_) : write_here(path, value);
 
   std::lock_guard<std::mutex> lock(mu_);
   if (killable) last_child_ = child;
@@ -196,6 +197,10 @@ Result<unsigned> SysfsActuator::node_score(int node) {
   for (const auto& s : node_scores(*zones))
     if (s.node == node) return s.score;
   return make_error("node " + std::to_string(node) + " is not in " + proc_ + "/buddyinfo", ENOENT);
+}
+
+std::string SysfsActuator::tree_root(const std::string& canonical_file) const {
+  return tree_of(canonical_file, proc_, sys_);
 }
 
 Result<void> SysfsActuator::drop_caches() {

@@ -12,9 +12,13 @@
 //
 // A compaction write (compact_node) runs in a child process that
 // request_stop() kills (act/child_write.h): it returns ECANCELED then, and
-// the action is recorded "abandoned". Every other write is made in the
-// calling thread: the kernel answers those at once (a pool write compacts
-// page by page and is not covered: see docs).
+// the action is recorded "abandoned". The same holds for a write that grows
+// a pool (grow_pool), where the kernel compacts page by page. Both are also
+// killed at the action's deadline (Actuator::set_deadline: the compaction
+// budget left), and the action is recorded "cut". Every other write is made
+// in the calling thread: the kernel answers those at once (a pool write that
+// lowers a pool frees pages and compacts nothing; the kernel does not stop
+// it for a signal either).
 //
 // A write the kernel refuses is counted by file (the pattern above, so the
 // label values are bounded) and errno name, for fragd_kernel_write_errors_total,
@@ -63,6 +67,7 @@ class SysfsActuator : public Actuator {
   Result<unsigned> node_score(int node) override;
   Result<void> drop_caches() override;
   bool stop_requested() override { return stop_.load(); }
+  std::string tree_root(const std::string& canonical_file) const override;
 
   // From any thread: multi-step actions stop at their next step, and a
   // compaction write under way is killed. Irreversible.

@@ -338,7 +338,10 @@ void Daemon::record(const ActionOutcome& o) {
   engine_->finished(o);
   queued_ids_.erase(o.req.id);
   const std::string line = outcome_line(o);
-  if (o.result == "error" || o.result == "short" || o.result == "guard") log_warn(line);
+  if (o.result == "cut")
+    log_warn(line + " (cut short at its compaction budget: compaction.cpu_budget; counted in "
+                    "fragd_actions_total{result=\"cut\"} and fragctl status)");
+  else if (o.result == "error" || o.result == "short" || o.result == "guard") log_warn(line);
   else log_info(line);
   const std::string a = action_name(o.req.kind);
   act_.actions[{a, o.req.node, o.result}]++;
@@ -450,6 +453,10 @@ void Daemon::add_policy_status(StatusReply& s) const {
   p.proactiveness_raised = engine_->proactiveness_raised();
   p.budget_used_ns = engine_->budget_used_ns();
   p.budget_ns = cfg_.policy.compaction.cpu_budget_ns;
+  uint64_t cuts = 0;
+  for (const auto& [k, n] : act_.actions)
+    if (std::get<2>(k) == "cut") cuts += n;
+  p.budget_cuts = cuts;
   s.policy = p;
   s.policy_nodes.emplace();
   for (const auto& n : engine_->nodes()) {

@@ -300,7 +300,7 @@ int restore_saved_settings(const std::string& proc_root, const std::string& sys_
   for (const auto& m : rep.notes) log_info(m);
   for (const auto& m : rep.restored) log_info(m + " (from " + kSavedStateFile + ")");
   for (const auto& m : rep.failed) log_error(m);
-  if (rep.restored.empty() && rep.failed.empty())
+  if (rep.restored.empty() && rep.failed.empty() && rep.notes.empty())
     log_info(std::string("nothing to restore: no setting saved in ") + kSavedStateFile);
   return rep.ok() ? 0 : 1;
 }

@@ -385,9 +385,13 @@ const std::vector<Key>& config_keys() {
       {.path = "compaction.cpu_budget", .type = Duration, .table = kPolicy, .lo = 0, .hi = kNoLimit, .def = "6s",
        .field = FIELD(policy.compaction.cpu_budget_ns), .rule = cpu_budget_range,
        .doc = "compaction time fragd may cause per minute, all nodes together (> 0, at most 30s). A compaction "
-              "starts only if the longest of the last four would still fit; fragd stops a written compaction only "
-              "when it exits, so one run longer than any before can overshoot it (the soak saw 5.98 s against 4 s). "
-              "Counted from the runs of fragd's own writer processes, in a container's pid namespace too"},
+              "starts only if the longest of the last four would still fit, and every write fragd makes to a "
+              "compaction or pool file (nodeN/compact, a pool growing, for a node, a goal, a pool target) is killed "
+              "when what was left of the budget at the action's start has run out: the action is recorded `cut` "
+              "(fragd_actions_total{result=\"cut\"}, fragctl status, a log line); the first action has the whole "
+              "budget. Pool targets that grow wait while none is left. A manual request (fragctl compact, fragctl "
+              "pool set) is not held back by what the automatic actions used but has its own deadline of one whole "
+              "budget. Counted from the runs of fragd's own writer processes, in a container's pid namespace too"},
       {.path = "compaction.backoff", .type = Section, .sorted_hint = true},
       {.path = "compaction.backoff.min_gain", .type = Integer, .table = kPolicy, .lo = 1, .hi = 100, .def = "8",
        .unit = "percentage points", .field = FIELD(policy.compaction.backoff.min_gain),

@@ -223,6 +223,7 @@ void to_json(json& j, const StatusReply& s) {
     put(e, "proactiveness_raised", p.proactiveness_raised);
     put(e, "budget_used_ns", p.budget_used_ns);
     put(e, "budget_ns", p.budget_ns);
+    put(e, "budget_cuts", p.budget_cuts);
     j["policy"] = std::move(e);
   }
   if (s.policy_nodes)
@@ -313,6 +314,7 @@ void from_json(const json& a, StatusReply& s) {
     r.proactiveness_raised = opt_bool(*p, "proactiveness_raised", w);
     r.budget_used_ns = opt_u64(*p, "budget_used_ns", w);
     r.budget_ns = opt_u64(*p, "budget_ns", w);
+    r.budget_cuts = opt_u64(*p, "budget_cuts", w);
     s.policy = r;
   }
   s.policy_nodes = opt_objects<PolicyNodeStatus>(a, "policy_nodes", "status", "policy_nodes", [](const json& n) {

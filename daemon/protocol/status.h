@@ -64,6 +64,7 @@ struct PolicyStatus {
   std::optional<std::string> mode, method, source;
   std::optional<bool> dry_run, proactiveness_raised;
   std::optional<uint64_t> reloads, reload_errors, budget_used_ns, budget_ns;
+  std::optional<uint64_t> budget_cuts;  // actions cut short at their compaction budget since start
 };
 
 struct PolicyNodeStatus {

@@ -101,7 +101,7 @@ policy act false proactiveness 0 >"$WORK/pro.yaml"
 FRAGD_CONFIG="$WORK/pro.yaml" start_fragd
 pro_is() { [ "$(cat $PRO)" -eq "$1" ]; }
 wait_for 20 pro_is 90 || { cat "$FRAGD_LOG" >&2; fail "proactiveness was not raised to 90"; }
-grep -qx '/proc/sys/vm/compaction_proactiveness 0' $STATE || fail "the value to restore was not saved before raising"
+grep -Eqx '/proc/sys/vm/compaction_proactiveness 0 root=/proc wrote=[0-9]+' $STATE || fail "the value to restore was not saved before raising"
 stop_fragd
 [ "$(cat $PRO)" -eq 0 ] || fail "SIGTERM left compaction_proactiveness at $(cat $PRO), want 0"
 [ ! -e $STATE ] || fail "state file left after a clean exit"

@@ -8,6 +8,12 @@
 #     logged "abandoned" after the signal. To make the compaction long, as on a larger machine, the
 #     fragmented memory's pages are mapped by 17 processes (fragmenter
 #     --share 16): a node compaction moves them several times slower.
+#  c. compaction.cpu_budget bounds every write: with a budget of 1s, a
+#     `fragctl compact` of the still fragmented node (a manual request: its
+#     own deadline of one whole budget) is killed at its deadline and
+#     recorded "cut" (fragctl's JSON, the log line, fragd_actions_total
+#     {result="cut"}, fragctl status), its writer is gone, and the time it
+#     ran counts in fragd_compaction_budget_used_seconds.
 #  b. fragd in its own pid namespace (unshare -p -f --mount-proc): a
 #     `fragctl compact` counts in fragd_compaction_runs_total{trigger="fragd"},
 #     not trigger "manual", and in fragd_compaction_budget_used_seconds (its
@@ -68,6 +74,48 @@ out_line=$(grep -n "action $id compact node 0 .*: abandoned" "$FRAGD_LOG" | head
 ! kill -0 "$WRITER" 2>/dev/null || die "the compaction writer $WRITER still runs after fragd exited"
 log "a: $(sed -n "${out_line}p" "$FRAGD_LOG" | sed 's/^<[0-9]>//' | cut -c1-160)"
 log "a: $(grep -o 'the writing process was killed and gone [0-9.]* ms later' "$FRAGD_LOG")"
+
+# --- c: a compaction write cut at its budget ------------------------------------
+# The memory of a is still fragmented (its compaction was stopped after 1 s of 13).
+cat >"$WORK/budget.yaml" <<'YAML'
+mode: act
+compaction:
+  method: node
+  cpu_budget: 1s
+  score: {enabled: false}
+  demand: {enabled: false}
+  reserve: {memory_percent: 0}
+pageblocks: {scan: false}
+YAML
+FRAGD_CONFIG="$WORK/budget.yaml" start_fragd
+wait_scored || die "fragd did not publish a node score in 30 s"
+score=$(node_score)
+FRAGCTL compact --node 0 --json >"$WORK/cut.json" 2>"$WORK/cut.err" || true
+read -r result dur_ns < <(python3 -c 'import json, sys
+o = json.load(open(sys.argv[1]))[0]
+print(o["result"], o.get("duration_ns", 0))' "$WORK/cut.json") ||
+  die "fragctl compact printed no outcome: $(cat "$WORK/cut.json" "$WORK/cut.err")"
+log "c: fragctl compact of node 0 (score $score) under a 1s budget: $result after $((dur_ns / 1000000)) ms"
+if [ "$result" != cut ]; then
+  [ "$dur_ns" -ge 1000000000 ] ||
+    die "the compaction of node 0 ended in $((dur_ns / 1000000)) ms, within the budget: memory not fragmented enough to test"
+  die "a compaction write ran $((dur_ns / 1000000)) ms past compaction.cpu_budget 1s and was not cut (result $result)"
+fi
+! pgrep -x fragd-write -P "$FRAGD_PID" >/dev/null || die "a fragd-write process still runs after the cut"
+grep -q "compact node 0 .*: cut.*cut short at its compaction budget" "$FRAGD_LOG" ||
+  die "no log line for the cut: $(grep 'action ' "$FRAGD_LOG" | tail -2)"
+sleep 2  # a tick reads the BPF counters
+scrape >"$WORK/cut.prom"
+cuts=$(metric "$WORK/cut.prom" fragd_actions_total 'result="cut"')
+[ "$cuts" -ge 1 ] || die "fragd_actions_total{result=\"cut\"} is $cuts"
+used=$(awk '$1 == "fragd_compaction_budget_used_seconds" { print $2 }' "$WORK/cut.prom")
+awk -v u="$used" 'BEGIN { exit !(u > 0) }' || die "the cut compaction's time is not in the budget (used $used s)"
+FRAGCTL status >"$WORK/cut-status.txt" 2>&1 || die "fragctl status failed: $(cat "$WORK/cut-status.txt")"
+grep -q "actions cut short at their compaction budget: 1" "$WORK/cut-status.txt" ||
+  die "fragctl status does not show the cut: $(grep -A1 '^policy' "$WORK/cut-status.txt")"
+log "c: $(grep -m1 'cut short at its compaction budget' "$FRAGD_LOG" | sed 's/^<[0-9]>//' | cut -c1-220)"
+log "c: budget used $used s; fragd_actions_total{result=\"cut\"} $cuts"
+stop_fragd
 
 # --- b: fragd in a pid namespace ------------------------------------------------
 # Any compaction will do: the fragmenter ends, and the node compacts in a fraction of a second.

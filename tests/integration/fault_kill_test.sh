@@ -93,7 +93,7 @@ hold_changed() {
   act_policy "$1" "$2" >"$WORK/act.yaml"
   FRAGD_CONFIG="$WORK/act.yaml" start_fragd
   wait_for 20 pro_is 1 || die "fragd did not change compaction_proactiveness (node score $(node_score), high $1)"
-  grep -qx "/proc/sys/vm/compaction_proactiveness $BEFORE" "$STATE" || die "the value to restore ($BEFORE) is not in $STATE"
+  grep -Eqx "/proc/sys/vm/compaction_proactiveness $BEFORE root=/proc wrote=[0-9]+" "$STATE" || die "the value to restore ($BEFORE) is not in $STATE"
 }
 
 # --- a: SIGKILL, then a new fragd on the same socket ---------------------------

@@ -15,6 +15,12 @@
 #     fragd refuses to start and `fragd --restore` refuses too, both saying why,
 #     and the target is untouched;
 #  D. /readyz: 200 "ready" once programs are attached and the first tick ran;
+#  F. the saved value is put back only into the tree it was saved from, and
+#     only while it holds what fragd wrote: after a SIGKILL while raised,
+#     `fragd --restore` on a second scratch tree writes neither tree and keeps
+#     the record (it names the first tree); an operator then sets the first
+#     tree's value to 55, and `fragd --restore` on it leaves 55, says so, and
+#     drops the record;
 #  E. fragd is not dumpable after its capability drop: root without
 #     CAP_SYS_PTRACE cannot open its /proc/PID/mem (EACCES), while it can open
 #     that of a dumpable root process without capabilities (what fragd is
@@ -76,7 +82,7 @@ start_act() {
   FRAGD_CONFIG="$WORK/act.yaml" start_fragd "${ROOTS[@]}"
   wait_for 20 spro_is 90 || die "fragd did not raise the scratch compaction_proactiveness (reads $(cat "$SPRO"))"
 }
-saved_20() { grep -qx '/proc/sys/vm/compaction_proactiveness 20' $STATE 2>/dev/null; }
+saved_20() { grep -q '^/proc/sys/vm/compaction_proactiveness 20 ' $STATE 2>/dev/null; }
 
 # --- A. a second act-mode instance ----------------------------------------------
 if want A; then
@@ -124,6 +130,32 @@ if want B; then
   grep -q 'nothing to restore' <<<"$again" || fail "a second fragd --restore does not say there is nothing to do: $again"
   spro_is 20 || fail "a second fragd --restore changed the scratch value"
   log "B: after SIGKILL: $(sed 's/^<[0-9]>//' <<<"$out" | head -1 | cut -c1-160); again: $(sed 's/^<[0-9]>//' <<<"$again" | cut -c1-100)"
+fi
+
+# --- F. restore into the saved tree only, and only fragd's own value --------------
+if want F; then
+  R2="$WORK/root2"
+  cp -a "$R" "$R2"
+  echo 90 >"$R2/proc/sys/vm/compaction_proactiveness"
+  SPRO2="$R2/proc/sys/vm/compaction_proactiveness"
+  start_act
+  kill -KILL "$FRAGD_PID"; wait "$FRAGD_PID" 2>/dev/null || true
+  out=$("$BUILD/fragd" --restore --path.procfs "$R2/proc" --path.sysfs "$R2/sys" 2>&1) ||
+    fail "fragd --restore on another tree failed: $out"
+  [ "$(cat "$SPRO2")" = 90 ] || fail "fragd --restore wrote the other tree's value ($(cat "$SPRO2"), want 90 untouched): $out"
+  spro_is 90 || fail "fragd --restore on another tree changed the saved tree's value to $(cat "$SPRO")"
+  saved_20 || fail "fragd --restore on another tree dropped the record: $(cat $STATE 2>&1); $out"
+  grep -q "saved from $(realpath "$P")" <<<"$out" || fail "fragd --restore does not say why it kept the value: $out"
+  grep -q "^/proc/sys/vm/compaction_proactiveness 20 root=$(realpath "$P") wrote=90\$" $STATE ||
+    fail "$STATE does not name the tree and the value fragd wrote: $(cat $STATE 2>&1)"
+  log "F: another tree: $(sed 's/^<[0-9]>//' <<<"$out" | head -1 | cut -c1-200)"
+  echo 55 >"$SPRO"  # an operator's value, after fragd's
+  out=$("$BUILD/fragd" --restore "${ROOTS[@]}" 2>&1) || fail "fragd --restore failed: $out"
+  spro_is 55 || fail "fragd --restore overwrote the operator's 55 with $(cat "$SPRO"): $out"
+  [ ! -e $STATE ] || fail "fragd --restore kept the entry of a value it will not restore: $(cat $STATE)"
+  grep -q "reads 55, not the 90 fragd wrote" <<<"$out" || fail "fragd --restore does not say why it left the value: $out"
+  log "F: operator's value: $(sed 's/^<[0-9]>//' <<<"$out" | head -1 | cut -c1-200)"
+  echo 20 >"$SPRO"
 fi
 
 # --- C. a symlinked state file ----------------------------------------------------

@@ -216,7 +216,7 @@ mkfifo /tmp/hold2
 FRAG_PID=$!
 exec 9>/tmp/hold2
 wait_for 300 grep -q '^ready' /tmp/frag2.out
-changed() { [ "$(cat $PRO)" = 1 ] && grep -q "^/proc/sys/vm/compaction_proactiveness $PRO_BEFORE\$" $STATE 2>/dev/null; }
+changed() { [ "$(cat $PRO)" = 1 ] && grep -Eq "^/proc/sys/vm/compaction_proactiveness $PRO_BEFORE root=/proc wrote=[0-9]+\$" $STATE 2>/dev/null; }
 restored() { [ "$(cat $PRO)" = "$PRO_BEFORE" ] && [ ! -s $STATE ]; }
 # a. systemctl stop: fragd puts it back itself.
 wait_for 120 changed; held=$?

@@ -150,7 +150,7 @@ struct GoalRun : ::testing::Test {
   FakeActuator f;
   std::vector<std::string> saved;  // remember/forget, in order
   ActionExecutor exec{f, ActionExecutor::Hooks{{},
-                                               [this](const std::string& file, uint64_t v) -> Result<void> {
+                                               [this](const std::string& file, uint64_t v, uint64_t) -> Result<void> {
                                                  saved.push_back("remember " + file + " " + std::to_string(v));
                                                  return {};
                                                },
@@ -247,6 +247,31 @@ TEST_F(GoalRun, AGrowStoppedAsFragdExitsIsAbandonedAndThePoolGoesBack) {
   EXPECT_EQ(o.result, "abandoned") << o.detail;
   EXPECT_EQ(f.nodes[0].pool[2048], 0u);
   EXPECT_EQ(saved.back(), "forget " + pool_file(0, 2048));
+}
+
+TEST_F(GoalRun, AGrowKilledAtTheDeadlineIsCutAndThePoolGoesBack) {
+  f.set_node(0, 1024000, 95, 10);
+  f.fail("grow_pool", ETIMEDOUT, 1);
+  ActionRequest r = req(600);
+  r.budget_ns = 2'000'000'000ULL;
+  const ActionOutcome o = exec.run(r, policy());
+  EXPECT_EQ(o.result, "cut") << o.detail;
+  EXPECT_EQ(f.count_calls("grow_pool"), 1u) << "written again past the deadline";
+  EXPECT_EQ(f.nodes[0].compactions, 0u) << "the whole node compacted past the deadline";
+  EXPECT_EQ(f.nodes[0].pool[2048], 0u);
+  EXPECT_EQ(saved.back(), "forget " + pool_file(0, 2048));
+}
+
+TEST_F(GoalRun, TheWholeNodeFallbackKilledAtTheDeadlineIsCut) {
+  f.set_node(0, 1024000, 95, 10);  // direct compaction makes none: the whole node follows
+  f.fail("compact", ETIMEDOUT, 1);
+  ActionRequest r = req(600);
+  r.budget_ns = 2'000'000'000ULL;
+  const ActionOutcome o = exec.run(r, policy());
+  EXPECT_EQ(o.result, "cut") << o.detail;
+  ASSERT_FALSE(f.deadlines.empty());
+  for (uint64_t d : f.deadlines) EXPECT_EQ(d, f.deadlines[0]) << "one deadline for the whole action";
+  EXPECT_NE(f.deadlines[0], 0u);
 }
 
 TEST_F(GoalRun, AReleaseThatFailsKeepsTheSavedSizeForTheRestore) {

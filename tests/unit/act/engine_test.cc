@@ -164,6 +164,103 @@ TEST(EngineLimits, BudgetCountsProactiveTimeOnlyWhileRaised) {
   EXPECT_EQ(e.budget_used_ns(), 0u);
 }
 
+// The deadline of each action (action_budget_ns): what is left of compaction.cpu_budget in the
+// window, the whole budget before any history, and the whole budget for a manual request.
+TEST(EngineBudgetDeadline, Arithmetic) {
+  EXPECT_EQ(action_budget_ns(6 * kS, 0, false), 6 * kS);
+  EXPECT_EQ(action_budget_ns(6 * kS, 2 * kS, false), 4 * kS);
+  EXPECT_EQ(action_budget_ns(6 * kS, 6 * kS, false), 0u);
+  EXPECT_EQ(action_budget_ns(6 * kS, 9 * kS, false), 0u) << "over budget: nothing left, not a wrap-around";
+  EXPECT_EQ(action_budget_ns(6 * kS, 9 * kS, true), 6 * kS) << "a manual request has its own whole budget";
+  EXPECT_EQ(action_deadline_ns(100 * kS, 4 * kS), 104 * kS);
+  EXPECT_EQ(action_deadline_ns(100 * kS, 0), 0u) << "no budget: no deadline";
+  EXPECT_EQ(action_deadline_ns(~0ULL - kS, 4 * kS), ~0ULL);
+}
+
+TEST(EngineBudgetDeadline, TheFirstActionHasTheWholeWindowsAllowance) {
+  for (CompactMethod m : {CompactMethod::Node, CompactMethod::Pool}) {
+    Policy p = act_policy();
+    p.compaction.method = m;
+    Engine e(p);
+    auto r = e.decide(obs_at(0, {node_obs(0, 90)}));  // no history at all
+    ASSERT_TRUE(r) << method_name(m);
+    EXPECT_EQ(r->kind, ActionKind::Compact);
+    EXPECT_EQ(r->budget_ns, p.compaction.cpu_budget_ns) << method_name(m);
+  }
+}
+
+TEST(EngineBudgetDeadline, LaterActionsGetWhatIsLeftAndNoneStartsWithNothingLeft) {
+  Policy p = act_policy();
+  p.compaction.method = CompactMethod::Pool;
+  p.compaction.min_interval_ns = kS;
+  Engine e(p);
+  Observation o = obs_at(0, {node_obs(0, 90)});
+  auto r = e.decide(o);
+  ASSERT_TRUE(r);
+  e.finished(outcome(*r, "cut", 0, 2 * kS, 90, 80));
+  o.now_ns = 5 * kS;
+  o.fragd_compaction_ns = 2 * kS;
+  r = e.decide(o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->budget_ns, 4 * kS);
+  e.finished(outcome(*r, "cut", 5 * kS, 9 * kS, 80, 70));
+  o.now_ns = 20 * kS;
+  o.fragd_compaction_ns = 6 * kS;  // the whole 6 s spent
+  EXPECT_FALSE(e.decide(o));
+  EXPECT_EQ(e.nodes()[0].waiting, "cpu_budget");
+}
+
+TEST(EngineBudgetDeadline, ManualRequestsHaveTheirOwnWholeBudget) {
+  Policy p = act_policy();
+  Engine e(p);
+  Observation o = obs_at(0, {node_obs(0, 10)});
+  o.fragd_compaction_ns = 0;
+  EXPECT_FALSE(e.decide(o));
+  o.now_ns = kS;
+  o.fragd_compaction_ns = 20 * kS;  // far over the budget
+  ASSERT_TRUE(e.request_compact(0, one_node_facts()));
+  auto r = e.decide(o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->trigger, Trigger::Manual);
+  EXPECT_EQ(r->budget_ns, p.compaction.cpu_budget_ns) << "bounded, though the automatic budget is spent";
+  e.finished(outcome(*r, "cut", kS, 7 * kS));
+  ASSERT_TRUE(e.request_pool(2048, -1, 4, one_node_facts()));
+  o.now_ns = 8 * kS;
+  r = e.decide(o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->kind, ActionKind::Pool);
+  EXPECT_EQ(r->budget_ns, p.compaction.cpu_budget_ns);
+}
+
+TEST(EngineBudgetDeadline, PoolTargetsGrowWithinTheBudgetAndWaitWhenItIsSpent) {
+  Engine e(pool_policy(8));
+  Observation o = pool_obs(0);
+  auto r = e.decide(o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->kind, ActionKind::Pool);
+  EXPECT_EQ(r->budget_ns, 6 * kS);
+  e.finished(outcome(*r, "cut", 0, 6 * kS));
+  EXPECT_EQ(e.pools()[0].last_result, "cut");
+  o.now_ns = 600 * kS;  // past any back-off ...
+  o.fragd_compaction_ns = 6 * kS;  // ... but the budget was just spent
+  EXPECT_FALSE(e.decide(o)) << "a pool that grows by compaction must wait for the budget";
+  o.now_ns = 700 * kS;  // the window slid: the budget is back
+  r = e.decide(o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->budget_ns, 6 * kS);
+  // A shrink compacts nothing: it does not wait.
+  Engine s(pool_policy(2));
+  Observation big = pool_obs(10);
+  r = s.decide(big);
+  ASSERT_TRUE(r);
+  s.finished(outcome(*r, "short", 0, kS));
+  big.now_ns = 600 * kS;
+  big.fragd_compaction_ns = 20 * kS;
+  r = s.decide(big);
+  ASSERT_TRUE(r) << "a shrink waited for the compaction budget";
+  EXPECT_EQ(r->kind, ActionKind::Pool);
+}
+
 TEST(EngineLimits, BudgetExpectsTheLongestRecentDuration) {
   Policy p = act_policy();
   p.compaction.cpu_budget_ns = 12 * kS + kS / 2;  // 12.5 s

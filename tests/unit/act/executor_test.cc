@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <time.h>
+
+#include "base/text.h"
 
 #include "fake_actuator.h"
 
@@ -58,6 +61,78 @@ TEST(ExecutorPool, ACompactionStoppedMidResizeAbandonsTheResize) {
   const ActionOutcome o = exec.run(r, p);
   EXPECT_EQ(o.result, "abandoned") << o.detail;
   EXPECT_EQ(o.compactions, 0u);
+}
+
+TEST(ExecutorDeadline, EveryCompactionWriteHasTheActionsDeadline) {
+  FakeActuator f;
+  f.set_node(0, 1024000, 80, 10);
+  ActionExecutor exec(f, {});
+  ActionRequest r = compact(0);
+  r.budget_ns = 5'000'000'000ULL;
+  const uint64_t before = now_ns(CLOCK_MONOTONIC);
+  exec.run(r, Policy{});
+  const uint64_t after = now_ns(CLOCK_MONOTONIC);
+  ASSERT_EQ(f.deadlines.size(), 1u);
+  EXPECT_GE(f.deadlines[0], before + r.budget_ns);
+  EXPECT_LE(f.deadlines[0], after + r.budget_ns);
+  EXPECT_EQ(f.deadline(), 0u) << "the deadline outlived its action";
+  r.budget_ns = 0;  // an action without a budget: no deadline
+  exec.run(r, Policy{});
+  ASSERT_EQ(f.deadlines.size(), 2u);
+  EXPECT_EQ(f.deadlines[1], 0u);
+}
+
+TEST(ExecutorDeadline, ACompactionKilledAtTheDeadlineIsCut) {
+  FakeActuator f;
+  f.set_node(0, 1024000, 80, 10);
+  f.fail("compact", ETIMEDOUT, 1);
+  ActionExecutor exec(f, {});
+  const ActionOutcome o = exec.run(compact(0), Policy{});
+  EXPECT_EQ(o.result, "cut");
+  EXPECT_NE(o.detail.find("/compact"), std::string::npos) << o.detail;
+}
+
+TEST(ExecutorDeadline, APoolGrowKilledAtTheDeadlineIsCutAndKeepsWhatItReached) {
+  FakeActuator f;
+  f.set_node(0, 1024000, 10, 10);  // free blocks enough: the pool grows without compaction
+  f.fail("grow_pool", ETIMEDOUT, 1);
+  ActionExecutor exec(f, {});
+  ActionRequest r;
+  r.id = 9;
+  r.kind = ActionKind::Pool;
+  r.node = 0;
+  r.size_kib = 2048;
+  r.target = 10;
+  r.compact_nodes = {0};
+  r.budget_ns = 1'000'000'000ULL;
+  Policy p;
+  p.hugepages.guard_kib = 0;
+  const ActionOutcome o = exec.run(r, p);
+  EXPECT_EQ(o.result, "cut") << o.detail;
+  EXPECT_EQ(f.count_calls("grow_pool"), 1u) << "the resize went on past its deadline";
+  EXPECT_EQ(f.count_calls("compact"), 0u);
+  ASSERT_EQ(f.deadlines.size(), 1u);
+  EXPECT_NE(f.deadlines[0], 0u);
+}
+
+TEST(ExecutorDeadline, AResizeCompactionKilledAtTheDeadlineIsCut) {
+  FakeActuator f;
+  f.set_node(0, 1024000, 90, 10);  // few free 2 MiB blocks: the resize compacts
+  f.direct_yield = 0;
+  f.fail("compact", ETIMEDOUT, 1);
+  ActionExecutor exec(f, {});
+  ActionRequest r;
+  r.id = 10;
+  r.kind = ActionKind::Pool;
+  r.node = 0;
+  r.size_kib = 2048;
+  r.target = 1000;
+  r.compact_nodes = {0};
+  Policy p;
+  p.hugepages.guard_kib = 0;
+  const ActionOutcome o = exec.run(r, p);
+  EXPECT_EQ(o.result, "cut") << o.detail;
+  EXPECT_EQ(f.count_calls("compact"), 1u);
 }
 
 }  // namespace

@@ -54,6 +54,7 @@ class FakeActuator : public Actuator {
   uint64_t proactive_compaction_ns = 0;
   int stop_after = -1;                           // stop_requested() turns true after this many calls
   std::vector<std::string> calls;
+  std::vector<uint64_t> deadlines;               // deadline() at each compact_node and grow_pool
 
   // Fails `op` with `err` `times` times (-1: until fail(op, 0)), after
   // letting `after` calls succeed.
@@ -103,6 +104,7 @@ class FakeActuator : public Actuator {
   // -- Actuator ----------------------------------------------------------
   Result<void> compact_node(int node) override {
     calls.push_back("compact " + std::to_string(node));
+    deadlines.push_back(deadline());
     if (auto e = failing("compact", "write /sys/devices/system/node/node" + std::to_string(node) + "/compact"))
       return *e;
     auto it = nodes.find(node);
@@ -180,6 +182,7 @@ class FakeActuator : public Actuator {
   Result<void> grow_pool(int node, uint64_t size_kib, uint64_t count) override {
     calls.push_back("grow_pool " + std::to_string(node) + " " + std::to_string(size_kib) + " " +
                     std::to_string(count));
+    deadlines.push_back(deadline());
     if (auto e = failing("grow_pool", "write " + pool_path(node, size_kib))) return *e;
     return write_pool(node, size_kib, count);
   }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "act/act_lock.h"
+#include "act/sysfs_actuator.h"
 #include "fake_actuator.h"
 
 namespace {
@@ -74,6 +75,131 @@ TEST_F(SavedStateTest, EveryEntryOfTheListIsRestoredThenTheFileGoes) {
   EXPECT_NE(std::find(a.calls.begin(), a.calls.end(), "write_pool 1 1048576 3"), a.calls.end());
   EXPECT_FALSE(fs::exists(file_));
   EXPECT_TRUE(again.entries().empty());
+}
+
+// A scratch tree of procfs and sysfs with the files restore_saved reads and writes.
+struct Tree {
+  fs::path root;
+  explicit Tree(const fs::path& r) : root(r) {
+    fs::create_directories(root / "proc/sys/vm");
+    fs::create_directories(root / "sys/kernel/mm/hugepages/hugepages-2048kB");
+  }
+  std::string proc() const { return (root / "proc").string(); }
+  std::string sys() const { return (root / "sys").string(); }
+  fs::path pro() const { return root / "proc/sys/vm/compaction_proactiveness"; }
+  fs::path pool() const { return root / "sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"; }
+  std::string read(const fs::path& p) const {
+    std::string t = slurp(p);
+    while (!t.empty() && t.back() == '\n') t.pop_back();
+    return t;
+  }
+};
+
+TEST_F(SavedStateTest, AValueIsRestoredOnlyIntoTheTreeItWasSavedFrom) {
+  Tree host(dir_ / "host"), scratch(dir_ / "scratch");
+  put(host.pro(), "90\n", 0644);
+  put(scratch.pro(), "90\n", 0644);
+  fragd::SysfsActuator at_host(host.proc(), host.sys()), at_scratch(scratch.proc(), scratch.sys());
+  SavedState s(file_);
+  ASSERT_TRUE(s.remember(fragd::kProactivenessFile, 20, at_host.tree_root(fragd::kProactivenessFile), 90));
+  EXPECT_NE(slurp(file_).find(fragd::kProactivenessFile + std::string(" 20 root=") +
+                              fs::canonical(host.root / "proc").string() + " wrote=90\n"),
+            std::string::npos)
+      << slurp(file_);
+
+  // fragd --restore on another tree: nothing written there or on the host, the record stays.
+  SavedState other(file_);
+  ASSERT_TRUE(other.load());
+  auto rep = fragd::restore_saved(other, at_scratch);
+  EXPECT_TRUE(rep.ok());
+  EXPECT_TRUE(rep.restored.empty());
+  ASSERT_EQ(rep.notes.size(), 1u);
+  EXPECT_NE(rep.notes[0].find("saved from " + fs::canonical(host.root / "proc").string()), std::string::npos)
+      << rep.notes[0];
+  EXPECT_EQ(scratch.read(scratch.pro()), "90");
+  EXPECT_EQ(host.read(host.pro()), "90");
+  ASSERT_TRUE(fs::exists(file_)) << "the host's record was deleted by a restore on another tree";
+  EXPECT_EQ(other.entries().size(), 1u);
+
+  // The same tree, spelt another way, is the tree.
+  fragd::SysfsActuator again_host((host.root / "." / "proc").string(), (host.root / "sys/").string());
+  rep = fragd::restore_saved(other, again_host);
+  EXPECT_TRUE(rep.ok());
+  ASSERT_EQ(rep.restored.size(), 1u) << (rep.notes.empty() ? "" : rep.notes[0]);
+  EXPECT_EQ(host.read(host.pro()), "20");
+  EXPECT_FALSE(fs::exists(file_));
+}
+
+TEST_F(SavedStateTest, AValueAnOperatorSetSinceIsLeftAndItsEntryDropped) {
+  Tree host(dir_ / "host");
+  put(host.pro(), "90\n", 0644);
+  put(host.pool(), "9\n", 0644);
+  fragd::SysfsActuator a(host.proc(), host.sys());
+  SavedState s(file_);
+  ASSERT_TRUE(s.remember(fragd::kProactivenessFile, 20, a.tree_root(fragd::kProactivenessFile), 90));
+  ASSERT_TRUE(s.remember(kPool, 2, a.tree_root(kPool), 9));
+  put(host.pro(), "55\n", 0644);  // an operator's value, set after fragd's
+  auto rep = fragd::restore_saved(s, a);
+  EXPECT_TRUE(rep.ok());
+  EXPECT_EQ(host.read(host.pro()), "55") << "the operator's value was overwritten";
+  ASSERT_EQ(rep.notes.size(), 1u);
+  EXPECT_NE(rep.notes[0].find("reads 55, not the 90 fragd wrote"), std::string::npos) << rep.notes[0];
+  // The pool reads 9, what fragd wrote: put back.
+  ASSERT_EQ(rep.restored.size(), 1u);
+  EXPECT_EQ(host.read(host.pool()), "2");
+  EXPECT_FALSE(fs::exists(file_)) << "both entries are done with";
+}
+
+TEST_F(SavedStateTest, APoolBetweenTheSavedCountAndTheWrittenOneIsFragds) {
+  Tree host(dir_ / "host");
+  fragd::SysfsActuator a(host.proc(), host.sys());
+  for (const auto& [now, restored] : std::vector<std::pair<std::string, bool>>{
+           {"6", true}, {"2", true}, {"9", true}, {"1", false}, {"12", false}}) {
+    put(host.pool(), now + "\n", 0644);
+    SavedState s(file_);
+    ASSERT_TRUE(s.remember(kPool, 2, a.tree_root(kPool), 10));
+    const auto rep = fragd::restore_saved(s, a);
+    EXPECT_EQ(rep.restored.size(), restored ? 1u : 0u) << "pool at " << now;
+    EXPECT_EQ(host.read(host.pool()), restored ? "2" : now) << "pool at " << now;
+    EXPECT_FALSE(fs::exists(file_)) << "pool at " << now;
+  }
+}
+
+TEST_F(SavedStateTest, TheWrittenValueFollowsARaiseToAnotherValue) {
+  SavedState s(file_);
+  ASSERT_TRUE(s.remember(fragd::kProactivenessFile, 20, "/proc", 90));
+  ASSERT_TRUE(s.remember(fragd::kProactivenessFile, 20, "/proc", 70));
+  SavedState r(file_);
+  ASSERT_TRUE(r.load());
+  ASSERT_EQ(r.entries().size(), 1u);
+  EXPECT_EQ(r.entries()[0].wrote, std::optional<uint64_t>(70));
+  EXPECT_EQ(r.entries()[0].root, "/proc");
+  EXPECT_FALSE(s.remember(fragd::kProactivenessFile, 20, "/tmp/a b", 70)) << "a tree the file cannot hold";
+  auto other = s.remember(fragd::kProactivenessFile, 20, "/scratch/proc", 90);
+  ASSERT_FALSE(other) << "a value saved from another tree taken for this one's";
+  EXPECT_NE(other.error().message.find("from /proc"), std::string::npos) << other.error().message;
+}
+
+TEST_F(SavedStateTest, ALineOfAnEarlierFragdStandsForTheDefaultTrees) {
+  auto e = fragd::parse_saved_state("/proc/sys/vm/compaction_proactiveness 20\n", "f");
+  ASSERT_TRUE(e) << e.error().message;
+  ASSERT_EQ(e->size(), 1u);
+  EXPECT_EQ((*e)[0].root, "");
+  EXPECT_FALSE((*e)[0].wrote);
+  auto bad = fragd::parse_saved_state("/proc/sys/vm/compaction_proactiveness 20 wrote=x\n", "f");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("f:1: "), std::string::npos) << bad.error().message;
+  // Restored through an actuator on the default trees, not through one on a scratch tree.
+  Tree scratch(dir_ / "scratch");
+  put(scratch.pro(), "90\n", 0644);
+  put(file_, "/proc/sys/vm/compaction_proactiveness 20\n");
+  SavedState s(file_);
+  ASSERT_TRUE(s.load());
+  fragd::SysfsActuator a(scratch.proc(), scratch.sys());
+  const auto rep = fragd::restore_saved(s, a);
+  EXPECT_TRUE(rep.restored.empty());
+  EXPECT_EQ(scratch.read(scratch.pro()), "90");
+  EXPECT_TRUE(fs::exists(file_));
 }
 
 TEST_F(SavedStateTest, AValueThatCannotBeWrittenStaysSaved) {

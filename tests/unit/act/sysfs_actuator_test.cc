@@ -18,6 +18,7 @@
 #include <future>
 #include <thread>
 
+#include "base/text.h"
 #include "kernel/procfs_fixtures.h"
 
 namespace fragd {
@@ -93,6 +94,83 @@ TEST(SysfsCompact, StopKillsAWriteThatDoesNotReturn) {
   EXPECT_FALSE(c.attempted);
   EXPECT_TRUE(gone(c.pid)) << "child " << c.pid << " left running";
   EXPECT_TRUE(a.write_errors().empty()) << "a stopped write counted as refused by the kernel";
+}
+
+TEST(ChildWriteDeadline, PollWaitsUntilTheDeadlineRoundedUp) {
+  EXPECT_EQ(deadline_poll_ms(5'000'000'000ULL, 0), -1) << "no deadline: wait for ever";
+  EXPECT_EQ(deadline_poll_ms(5'000'000'000ULL, 5'000'000'000ULL), 0);
+  EXPECT_EQ(deadline_poll_ms(6'000'000'000ULL, 5'000'000'000ULL), 0) << "passed: no wait";
+  EXPECT_EQ(deadline_poll_ms(5'000'000'000ULL, 5'000'000'001ULL), 1) << "never ends before the deadline";
+  EXPECT_EQ(deadline_poll_ms(5'000'000'000ULL, 5'250'000'000ULL), 250);
+  EXPECT_EQ(deadline_poll_ms(0, ~0ULL), 1'000'000'000) << "capped to what poll takes";
+}
+
+// A compaction write that does not return is killed at the action's deadline: ETIMEDOUT,
+// the child reaped, not counted as the kernel's refusal.
+TEST(SysfsCompact, TheDeadlineKillsAWriteThatDoesNotReturn) {
+  Node0 n;
+  ASSERT_EQ(unlink(n.compact.c_str()), 0);
+  ASSERT_EQ(mkfifo(n.compact.c_str(), 0600), 0);
+  SysfsActuator a("/nonexistent-proc", n.sys.path());
+  a.set_deadline(now_ns(CLOCK_MONOTONIC) + 300'000'000ULL);
+  auto pending = std::async(std::launch::async, [&a] { return a.compact_node(0); });
+  // Should the deadline not end it, a reader releases the blocked open so the test ends.
+  if (pending.wait_for(10s) == std::future_status::timeout) {
+    const int fd = open(n.compact.c_str(), O_RDONLY | O_NONBLOCK);
+    pending.wait();
+    if (fd >= 0) close(fd);
+    FAIL() << "the deadline did not end a compaction write";
+  }
+  const Result<void> r = pending.get();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().err, ETIMEDOUT) << r.error().message;
+  EXPECT_NE(r.error().message.find("compaction.cpu_budget"), std::string::npos) << r.error().message;
+  const ChildWriteReport c = a.last_compaction_child();
+  EXPECT_TRUE(c.cut);
+  EXPECT_FALSE(c.killed) << "a cut is not a stop";
+  EXPECT_TRUE(gone(c.pid)) << "child " << c.pid << " left running";
+  EXPECT_TRUE(a.write_errors().empty()) << "a cut write counted as refused by the kernel";
+}
+
+TEST(SysfsCompact, APassedDeadlineStartsNoWriteButAClearedOneDoes) {
+  Node0 n;
+  SysfsActuator a("/nonexistent-proc", n.sys.path());
+  bool owned = false;
+  a.set_writer_hooks({[&](pid_t) -> Result<void> {
+                        owned = true;
+                        return {};
+                      },
+                      {}});
+  a.set_deadline(1);  // long past
+  const Result<void> r = a.compact_node(0);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().err, ETIMEDOUT);
+  EXPECT_FALSE(owned);
+  EXPECT_EQ(read_all(n.compact), "");
+  a.set_deadline(0);
+  ASSERT_TRUE(a.compact_node(0));
+  EXPECT_EQ(read_all(n.compact), "1");
+}
+
+TEST(SysfsPool, TheDeadlineKillsAPoolGrowThatDoesNotReturn) {
+  TempDir sys;
+  const std::string rel = "devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages";
+  sys.write(rel, "0\n");
+  const std::string file = sys.path() + "/" + rel;
+  ASSERT_EQ(unlink(file.c_str()), 0);
+  ASSERT_EQ(mkfifo(file.c_str(), 0600), 0);
+  SysfsActuator a("/nonexistent-proc", sys.path());
+  a.set_deadline(now_ns(CLOCK_MONOTONIC) + 300'000'000ULL);
+  auto pending = std::async(std::launch::async, [&a] { return a.grow_pool(0, 2048, 8); });
+  if (pending.wait_for(10s) == std::future_status::timeout) {
+    const int fd = open(file.c_str(), O_RDONLY | O_NONBLOCK);
+    pending.wait();
+    if (fd >= 0) close(fd);
+    FAIL() << "the deadline did not end a pool write";
+  }
+  const Result<void> r = pending.get();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().err, ETIMEDOUT) << r.error().message;
 }
 
 TEST(SysfsCompact, AfterAStopNoWriteStarts) {
