@@ -132,7 +132,7 @@ Result<void> write_in_child(const std::string& path, const std::string& value, i
   if (readable(stop_fd)) return make_error(what + " not started: fragd is exiting", ECANCELED);
   if (deadline_ns != 0 && now_ns(CLOCK_MONOTONIC) >= deadline_ns) {
     rep.cut = true;
-    return make_error(what + " not started: the action's compaction budget is spent", ETIMEDOUT);
+    return make_error(what + " not started: the action's deadline has passed", ETIMEDOUT);
   }
 
   int sv[2];
@@ -183,7 +183,7 @@ Result<void> write_in_child(const std::string& path, const std::string& value, i
   if (recv(sv[0], &res, sizeof(res), MSG_DONTWAIT) != static_cast<ssize_t>(sizeof(res))) {
     if (killed && cut) {
       rep.cut = true;
-      return finish(make_error(what + " cut short: the action's compaction budget (compaction.cpu_budget) ran out "
+      return finish(make_error(what + " cut short: the action's deadline (its share of compaction.cpu_budget, or a fragctl request's --timeout) ran out "
                                       "(the writing process was killed and gone " +
                                    ms_text(rep.kill_to_reap_ns) + " later)",
                                ETIMEDOUT));

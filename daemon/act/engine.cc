@@ -427,7 +427,7 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
     manual_.pop_front();
     if (r.kind == ActionKind::Pool)
       r.compact_nodes = r.node >= 0 ? std::vector<int>{r.node} : scope_nodes();
-    r.budget_ns = action_budget_ns(c.cpu_budget_ns, used, true);
+    if (r.budget_ns == 0) r.budget_ns = action_budget_ns(c.cpu_budget_ns, used, true);
     return issue(std::move(r));
   }
 

@@ -72,8 +72,9 @@
 //  - Every compaction or pool-growing write runs under a deadline: the
 //    action's budget_ns (action_budget_ns) from its start. Automatic
 //    compactions and pool targets get the budget left in the window and wait
-//    (waiting "cpu_budget") while none is left; manual requests get the whole
-//    compaction.cpu_budget each.
+//    (waiting "cpu_budget") while none is left; a manual request gets its own
+//    bound (fragctl's --timeout, 300 s by default, sent as timeout_ms), or the
+//    whole compaction.cpu_budget when it names none.
 //  - An observation with no nodes (a failed read) keeps what fragd knows;
 //    a node missing from an observation that lists others is forgotten.
 #pragma once
@@ -116,9 +117,10 @@ struct ActionRequest {
 };
 
 // The compaction time an action may use (its writes are killed past it):
-// for a manual request (fragctl compact, fragctl pool set) the whole
-// compaction.cpu_budget, whatever the automatic actions used, so that an
-// operator is never locked out but no request runs unbounded; for any other
+// for a manual request (fragctl compact, fragctl pool set) that names no bound
+// of its own the whole compaction.cpu_budget, whatever the automatic actions
+// used, so that an operator is never locked out but no request runs unbounded
+// (a request with timeout_ms runs under that instead: decide()); for any other
 // the budget left in the window (`cpu_budget_ns` - `used_ns`, the whole
 // budget before any history: nothing was used yet), 0 when none is left.
 uint64_t action_budget_ns(uint64_t cpu_budget_ns, uint64_t used_ns, bool manual);
@@ -227,8 +229,11 @@ class Engine {
   // them first, bypassing triggers, min_interval, back-off and the budget
   // gate (never overlap); each runs under its own deadline of one whole
   // compaction.cpu_budget (action_budget_ns). Errors: observe mode; a node or size not on this machine.
-  Result<std::vector<uint64_t>> request_compact(int node, const MachineFacts& m);
-  Result<uint64_t> request_pool(uint64_t size_kib, int node, uint64_t count, const MachineFacts& m);
+  // budget_ns: the request's own bound (fragctl's --timeout, the request's
+  // timeout_ms); 0: one whole compaction.cpu_budget.
+  Result<std::vector<uint64_t>> request_compact(int node, const MachineFacts& m, uint64_t budget_ns = 0);
+  Result<uint64_t> request_pool(uint64_t size_kib, int node, uint64_t count, const MachineFacts& m,
+                                uint64_t budget_ns = 0);
 
   bool busy() const { return in_flight_.has_value(); }
   // True while fragd holds vm.compaction_proactiveness raised.

@@ -145,7 +145,7 @@ void Engine::finished(const ActionOutcome& r) {
 
 // ---------------------------------------------------------------- manual --
 
-Result<std::vector<uint64_t>> Engine::request_compact(int node, const MachineFacts& m) {
+Result<std::vector<uint64_t>> Engine::request_compact(int node, const MachineFacts& m, uint64_t budget_ns) {
   if (!policy_.act)
     return make_error(
         "compaction refused: fragd runs in observe mode and changes nothing; set `mode: act` in the "
@@ -168,7 +168,8 @@ Result<std::vector<uint64_t>> Engine::request_compact(int node, const MachineFac
     auto q = std::find_if(manual_.begin(), manual_.end(), [n](const ActionRequest& r) {
       return r.kind == ActionKind::Compact && r.node == n;
     });
-    if (q != manual_.end()) {  // already queued: one compaction serves both
+    if (q != manual_.end()) {  // already queued: one compaction serves both, bounded by the longer
+      q->budget_ns = std::max(q->budget_ns, budget_ns);
       ids.push_back(q->id);
       continue;
     }
@@ -178,13 +179,15 @@ Result<std::vector<uint64_t>> Engine::request_compact(int node, const MachineFac
     r.trigger = Trigger::Manual;
     r.node = n;
     r.reason = node >= 0 ? strf("fragctl compact --node %d", n) : "fragctl compact";
+    r.budget_ns = budget_ns;
     ids.push_back(r.id);
     manual_.push_back(std::move(r));
   }
   return ids;
 }
 
-Result<uint64_t> Engine::request_pool(uint64_t size_kib, int node, uint64_t count, const MachineFacts& m) {
+Result<uint64_t> Engine::request_pool(uint64_t size_kib, int node, uint64_t count, const MachineFacts& m,
+                                     uint64_t budget_ns) {
   if (!policy_.act)
     return make_error(
         "pool set refused: fragd runs in observe mode and changes nothing; set `mode: act` in the "
@@ -232,7 +235,8 @@ Result<uint64_t> Engine::request_pool(uint64_t size_kib, int node, uint64_t coun
                              (node >= 0 ? strf(" --node %d", node) : "");
   for (auto& q : manual_)
     if (q.kind == ActionKind::Pool && q.node == key_node && q.size_kib == size_kib) {
-      q.target = count;  // still queued: it takes the newer count
+      q.target = count;  // still queued: it takes the newer count and bound
+      q.budget_ns = budget_ns;
       q.reason = reason;
       return q.id;
     }
@@ -244,6 +248,7 @@ Result<uint64_t> Engine::request_pool(uint64_t size_kib, int node, uint64_t coun
   r.size_kib = size_kib;
   r.target = count;
   r.reason = reason;
+  r.budget_ns = budget_ns;
   manual_.push_back(r);
   return r.id;
 }

@@ -4,6 +4,7 @@
 // Each returns fragctl's exit status (main.cc's header lists them).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,6 +53,11 @@ struct ActArgs {
   double timeout_s = 300;
   bool json = false;
 };
+// --timeout in ms: how long fragctl waits for the outcome, and how long fragd lets each
+// action the request queues compact (the request's timeout_ms).
+// fragctl waits this much longer than --timeout for an outcome.
+constexpr int64_t kCutGraceMs = 2000;
+inline uint64_t timeout_ms(const ActArgs& a) { return static_cast<uint64_t>(std::llround(a.timeout_s * 1000.0)); }
 
 // Sends an acting request (compact, pool), then follows every action it
 // queued until done: one line per outcome as it finishes, or with --json the

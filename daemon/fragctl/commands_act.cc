@@ -37,7 +37,9 @@ int run_actions(const std::string& socket_path, const ControlRequest& req, const
   w.now_ms = mono_ms;
   w.sleep_until = sleep_until;
   w.interval_ms = 200;
-  w.timeout_ms = std::llround(a.timeout_s * 1000.0);
+  // The action's own bound is --timeout from its start (fragd kills its write then): a little
+  // longer here, so that an action cut at that bound still shows its outcome.
+  w.timeout_ms = static_cast<int64_t>(timeout_ms(a)) + kCutGraceMs;
   std::vector<fragd::FinishedAction> finished;
   w.on_done = [&](const fragd::FinishedAction& f) {
     finished.push_back(f);
@@ -84,7 +86,7 @@ int cmd_pool_set(const std::string& socket_path, const std::string& size_text, c
   if (!size) return fail(size.error());
   auto count = parse_count(count_text);
   if (!count) return fail(count.error());
-  return run_actions(socket_path, ControlRequest::pool(*size, *count, a.node), a);
+  return run_actions(socket_path, ControlRequest::pool(*size, *count, a.node, timeout_ms(a)), a);
 }
 
 int cmd_reload(const std::string& socket_path) {

@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
   }
   if (compact->parsed()) {
     if (compact_node_opt->count() > 0) compact_args.node = compact_node;
-    return run_actions(socket_path, fragd::ControlRequest::compact(compact_args.node), compact_args);
+    return run_actions(socket_path, fragd::ControlRequest::compact(compact_args.node, timeout_ms(compact_args)), compact_args);
   }
   if (pool_set->parsed()) {
     if (pool_node_opt->count() > 0) pool_args.node = pool_node;

@@ -339,8 +339,8 @@ void Daemon::record(const ActionOutcome& o) {
   queued_ids_.erase(o.req.id);
   const std::string line = outcome_line(o);
   if (o.result == "cut")
-    log_warn(line + " (cut short at its compaction budget: compaction.cpu_budget; counted in "
-                    "fragd_actions_total{result=\"cut\"} and fragctl status)");
+    log_warn(line + " (cut short at its deadline: compaction.cpu_budget, or a fragctl request's --timeout; "
+                    "counted in fragd_actions_total{result=\"cut\"} and fragctl status)");
   else if (o.result == "error" || o.result == "short" || o.result == "guard") log_warn(line);
   else log_info(line);
   const std::string a = action_name(o.req.kind);

@@ -107,14 +107,15 @@ nlohmann::json Daemon::handle(const ControlRequest& req, Reader reader) {
   // act requests from anyone but root already.
   const std::string& cmd = req.cmd;
   if (cmd == "compact") {
-    auto ids = engine_->request_compact(req.node.value_or(-1), facts_);
+    auto ids = engine_->request_compact(req.node.value_or(-1), facts_, req.timeout_ms.value_or(0) * 1000000);
     if (!ids) return error_answer(ids.error().message);
     for (auto id : *ids) queued_ids_.insert(id);
     act(now_ns());
     return IdsReply{*ids};
   }
   if (cmd == "pool") {
-    auto id = engine_->request_pool(*req.size_kib, req.node.value_or(-1), *req.count, facts_);
+    auto id = engine_->request_pool(*req.size_kib, req.node.value_or(-1), *req.count, facts_,
+                                   req.timeout_ms.value_or(0) * 1000000);
     if (!id) return error_answer(id.error().message);
     queued_ids_.insert(*id);
     act(now_ns());

@@ -390,8 +390,8 @@ const std::vector<Key>& config_keys() {
               "when what was left of the budget at the action's start has run out: the action is recorded `cut` "
               "(fragd_actions_total{result=\"cut\"}, fragctl status, a log line); the first action has the whole "
               "budget. Pool targets that grow wait while none is left. A manual request (fragctl compact, fragctl "
-              "pool set) is not held back by what the automatic actions used but has its own deadline of one whole "
-              "budget. Counted from the runs of fragd's own writer processes, in a container's pid namespace too"},
+              "pool set) is not held back by what the automatic actions used but runs under its own deadline: "
+              "fragctl's --timeout (300 s by default), or one whole budget from a client that names none. Counted from the runs of fragd's own writer processes, in a container's pid namespace too"},
       {.path = "compaction.backoff", .type = Section, .sorted_hint = true},
       {.path = "compaction.backoff.min_gain", .type = Integer, .table = kPolicy, .lo = 1, .hi = 100, .def = "8",
        .unit = "percentage points", .field = FIELD(policy.compaction.backoff.min_gain),

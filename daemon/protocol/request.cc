@@ -13,7 +13,7 @@ namespace {
 struct CommandSpec {
   const char* name;
   Access access;
-  std::array<const char*, 3> fields;  // the fields it takes (nullptr-terminated)
+  std::array<const char*, 4> fields;  // the fields it takes (nullptr-terminated)
 };
 
 constexpr CommandSpec kCommands[] = {
@@ -23,8 +23,8 @@ constexpr CommandSpec kCommands[] = {
     {"top", Access::Read, {nullptr}},
     {"map", Access::Read, {"max_age_ns", nullptr}},
     {"action", Access::Read, {"id", nullptr}},
-    {"compact", Access::Act, {"node", nullptr}},
-    {"pool", Access::Act, {"size_kib", "count", "node"}},
+    {"compact", Access::Act, {"node", "timeout_ms", nullptr}},
+    {"pool", Access::Act, {"size_kib", "count", "node", "timeout_ms"}},
     {"reload", Access::Act, {nullptr}},
 };
 
@@ -78,17 +78,20 @@ ControlRequest ControlRequest::action(uint64_t id) {
   return r;
 }
 
-ControlRequest ControlRequest::compact(std::optional<int> node) {
+ControlRequest ControlRequest::compact(std::optional<int> node, std::optional<uint64_t> timeout_ms) {
   ControlRequest r = read("compact");
   r.node = node;
+  r.timeout_ms = timeout_ms;
   return r;
 }
 
-ControlRequest ControlRequest::pool(uint64_t size_kib, uint64_t count, std::optional<int> node) {
+ControlRequest ControlRequest::pool(uint64_t size_kib, uint64_t count, std::optional<int> node,
+                                    std::optional<uint64_t> timeout_ms) {
   ControlRequest r = read("pool");
   r.size_kib = size_kib;
   r.count = count;
   r.node = node;
+  r.timeout_ms = timeout_ms;
   return r;
 }
 
@@ -99,6 +102,7 @@ void to_json(nlohmann::json& j, const ControlRequest& r) {
   wire::put(j, "count", r.count);
   wire::put(j, "id", r.id);
   wire::put(j, "max_age_ns", r.max_age_ns);
+  wire::put(j, "timeout_ms", r.timeout_ms);
 }
 
 void from_json(const nlohmann::json& req, ControlRequest& out) {
@@ -124,6 +128,7 @@ void from_json(const nlohmann::json& req, ControlRequest& out) {
   if (auto count = int_field(req, "count", 0, int64_t{1} << 40)) out.count = static_cast<uint64_t>(*count);
   if (auto id = int_field(req, "id", 0, INT64_MAX)) out.id = static_cast<uint64_t>(*id);
   out.max_age_ns = int_field(req, "max_age_ns", 0, INT64_MAX);
+  if (auto t = int_field(req, "timeout_ms", 100, int64_t{604800000})) out.timeout_ms = static_cast<uint64_t>(*t);
   if (out.cmd == "pool" && (!out.size_kib || !out.count)) malformed("\"pool\" needs \"size_kib\" and \"count\"");
   if (out.cmd == "action" && !out.id) malformed("\"action\" needs \"id\"");
 }

@@ -29,14 +29,18 @@ struct ControlRequest {
   std::optional<uint64_t> count;      // pool: 0 .. 2^40
   std::optional<uint64_t> id;         // action
   std::optional<int64_t> max_age_ns;  // map: >= 0
+  // compact, pool: how long each action it queues may compact, in ms (100 .. 7 days);
+  // absent: compaction.cpu_budget. fragctl sends its --timeout.
+  std::optional<uint64_t> timeout_ms;
 
   // The requests fragctl sends. node: nullopt = every node of the policy's
   // scope (compact) or the global pool (pool).
   static ControlRequest read(std::string cmd);  // hist, status, trace, reload
   static ControlRequest map(int64_t max_age_ns);
   static ControlRequest action(uint64_t id);
-  static ControlRequest compact(std::optional<int> node);
-  static ControlRequest pool(uint64_t size_kib, uint64_t count, std::optional<int> node);
+  static ControlRequest compact(std::optional<int> node, std::optional<uint64_t> timeout_ms = std::nullopt);
+  static ControlRequest pool(uint64_t size_kib, uint64_t count, std::optional<int> node,
+                             std::optional<uint64_t> timeout_ms = std::nullopt);
 };
 
 // {"cmd":..., and the fields set}.

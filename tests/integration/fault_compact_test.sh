@@ -8,12 +8,13 @@
 #     logged "abandoned" after the signal. To make the compaction long, as on a larger machine, the
 #     fragmented memory's pages are mapped by 17 processes (fragmenter
 #     --share 16): a node compaction moves them several times slower.
-#  c. compaction.cpu_budget bounds every write: with a budget of 1s, a
-#     `fragctl compact` of the still fragmented node (a manual request: its
-#     own deadline of one whole budget) is killed at its deadline and
-#     recorded "cut" (fragctl's JSON, the log line, fragd_actions_total
-#     {result="cut"}, fragctl status), its writer is gone, and the time it
-#     ran counts in fragd_compaction_budget_used_seconds.
+#  c. every compaction write runs under a deadline: with a budget of 1s, a
+#     compact request that names no bound (a raw {"cmd":"compact"}: one whole
+#     budget) of the still fragmented node is killed at 1 s and recorded "cut"
+#     (the action's outcome, the log line, fragd_actions_total{result="cut"},
+#     fragctl status), its writer is gone, and the time it ran counts in
+#     fragd_compaction_budget_used_seconds; before it, `fragctl compact
+#     --timeout 3` runs under its own bound (3 s, not the 1 s budget) and is cut there.
 #  b. fragd in its own pid namespace (unshare -p -f --mount-proc): a
 #     `fragctl compact` counts in fragd_compaction_runs_total{trigger="fragd"},
 #     not trigger "manual", and in fragd_compaction_budget_used_seconds (its
@@ -90,30 +91,55 @@ YAML
 FRAGD_CONFIG="$WORK/budget.yaml" start_fragd
 wait_scored || die "fragd did not publish a node score in 30 s"
 score=$(node_score)
-FRAGCTL compact --node 0 --json >"$WORK/cut.json" 2>"$WORK/cut.err" || true
+# fragctl sends its --timeout: the operator's bound (3 s), not the 1 s budget.
+FRAGCTL compact --node 0 --timeout 3 --json >"$WORK/cut2.json" 2>"$WORK/cut2.err" || true
+read -r result dur_ns < <(python3 -c 'import json, sys
+o = json.load(open(sys.argv[1]))[0]
+print(o["result"], o.get("duration_ns", 0))' "$WORK/cut2.json") ||
+  die "fragctl compact --timeout 3 printed no outcome: $(cat "$WORK/cut2.json" "$WORK/cut2.err")"
+log "c: fragctl compact --node 0 --timeout 3 under a 1s budget: $result after $((dur_ns / 1000000)) ms"
+[ "$result" = cut ] || die "fragctl compact --timeout 3 ended $result after $((dur_ns / 1000000)) ms, not cut at 3 s"
+[ "$dur_ns" -ge 3000000000 ] ||
+  die "fragctl compact --timeout 3 was cut after $((dur_ns / 1000000)) ms: not its own 3 s bound"
+# The request fragctl would send, without timeout_ms; then the action's outcome, polled.
+python3 - "$SOCK" >"$WORK/cut.json" 2>"$WORK/cut.err" <<'PY' || true
+import json, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+def ask(req):
+    f.write(json.dumps(req) + "\n"); f.flush()
+    return json.loads(f.readline())
+ids = ask({"cmd": "compact", "node": 0})["ids"]
+for _ in range(600):
+    a = ask({"cmd": "action", "id": ids[0]})
+    if a.get("state") == "done":
+        print(json.dumps([a["outcome"]])); break
+    time.sleep(0.1)
+PY
 read -r result dur_ns < <(python3 -c 'import json, sys
 o = json.load(open(sys.argv[1]))[0]
 print(o["result"], o.get("duration_ns", 0))' "$WORK/cut.json") ||
-  die "fragctl compact printed no outcome: $(cat "$WORK/cut.json" "$WORK/cut.err")"
-log "c: fragctl compact of node 0 (score $score) under a 1s budget: $result after $((dur_ns / 1000000)) ms"
+  die "the compact request got no outcome: $(cat "$WORK/cut.json" "$WORK/cut.err")"
+log "c: a compact request of node 0 (score $score) with no bound of its own, under a 1s budget: $result after $((dur_ns / 1000000)) ms"
 if [ "$result" != cut ]; then
   [ "$dur_ns" -ge 1000000000 ] ||
     die "the compaction of node 0 ended in $((dur_ns / 1000000)) ms, within the budget: memory not fragmented enough to test"
   die "a compaction write ran $((dur_ns / 1000000)) ms past compaction.cpu_budget 1s and was not cut (result $result)"
 fi
 ! pgrep -x fragd-write -P "$FRAGD_PID" >/dev/null || die "a fragd-write process still runs after the cut"
-grep -q "compact node 0 .*: cut.*cut short at its compaction budget" "$FRAGD_LOG" ||
+grep -q "compact node 0 .*: cut.*cut short at its deadline" "$FRAGD_LOG" ||
   die "no log line for the cut: $(grep 'action ' "$FRAGD_LOG" | tail -2)"
 sleep 2  # a tick reads the BPF counters
 scrape >"$WORK/cut.prom"
 cuts=$(metric "$WORK/cut.prom" fragd_actions_total 'result="cut"')
-[ "$cuts" -ge 1 ] || die "fragd_actions_total{result=\"cut\"} is $cuts"
+[ "$cuts" -eq 2 ] || die "fragd_actions_total{result=\"cut\"} is $cuts, want 2 (the two requests)"
 used=$(awk '$1 == "fragd_compaction_budget_used_seconds" { print $2 }' "$WORK/cut.prom")
 awk -v u="$used" 'BEGIN { exit !(u > 0) }' || die "the cut compaction's time is not in the budget (used $used s)"
 FRAGCTL status >"$WORK/cut-status.txt" 2>&1 || die "fragctl status failed: $(cat "$WORK/cut-status.txt")"
-grep -q "actions cut short at their compaction budget: 1" "$WORK/cut-status.txt" ||
+grep -q "actions cut short at their deadline: 2" "$WORK/cut-status.txt" ||
   die "fragctl status does not show the cut: $(grep -A1 '^policy' "$WORK/cut-status.txt")"
-log "c: $(grep -m1 'cut short at its compaction budget' "$FRAGD_LOG" | sed 's/^<[0-9]>//' | cut -c1-220)"
+log "c: $(grep -m1 'cut short at its deadline' "$FRAGD_LOG" | sed 's/^<[0-9]>//' | cut -c1-220)"
 log "c: budget used $used s; fragd_actions_total{result=\"cut\"} $cuts"
 stop_fragd
 

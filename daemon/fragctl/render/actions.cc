@@ -59,7 +59,8 @@ std::string default_failure_reason(const ActionReport& o) {
   if (o.result == "guard")
     return "stopped by the MemAvailable guard (" + u64_or_dash(o.pool_after) + target + " pages)";
   if (o.result == "abandoned") return "fragd was exiting";
-  if (o.result == "cut") return "cut short: its compaction budget (compaction.cpu_budget) ran out";
+  if (o.result == "cut")
+    return "cut short: its deadline ran out (compaction.cpu_budget, or the request's --timeout)";
   if (o.result == "refused") return "fragd refused it";
   return "fragd gave no detail";
 }

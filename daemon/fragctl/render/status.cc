@@ -169,7 +169,7 @@ void format_policy(const StatusReply& a, bool utc_times, std::string& out) {
            " failed), compaction budget used " + seconds_or_dash(p.budget_used_ns) + " of " +
            seconds_or_dash(p.budget_ns) + " per minute, proactiveness raised " + yes_no(p.proactiveness_raised) + "\n";
     if (p.budget_cuts && *p.budget_cuts > 0)
-      out += "  actions cut short at their compaction budget: " + u64_or_dash(p.budget_cuts) + "\n";
+      out += "  actions cut short at their deadline: " + u64_or_dash(p.budget_cuts) + "\n";
   }
 
   if (a.policy_nodes) {

@@ -72,8 +72,14 @@ inline NodeObservation sized_node(int id, uint64_t total_pages, uint64_t free_pa
 
 inline ActionOutcome outcome(const ActionRequest& r, const std::string& result, uint64_t start, uint64_t end,
                              int before = -1, int after = -1) {
-  return ActionOutcome{.req = r, .result = result, .start_ns = start, .end_ns = end, .score_before = before,
-                       .score_after = after};
+  ActionOutcome o;
+  o.req = r;
+  o.result = result;
+  o.start_ns = start;
+  o.end_ns = end;
+  o.score_before = before;
+  o.score_after = after;
+  return o;
 }
 
 inline MachineFacts one_node_facts() {

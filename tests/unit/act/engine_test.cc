@@ -232,6 +232,27 @@ TEST(EngineBudgetDeadline, ManualRequestsHaveTheirOwnWholeBudget) {
   EXPECT_EQ(r->budget_ns, p.compaction.cpu_budget_ns);
 }
 
+// fragctl sends its --timeout (300 s by default) as the request's timeout_ms: an operator's
+// request on a slow machine is not cut at the automatic budget (6 s), yet has a bound.
+TEST(EngineBudgetDeadline, AManualRequestRunsUnderItsOwnBoundWhenItNamesOne) {
+  Policy p = act_policy();
+  Engine e(p);
+  Observation o = obs_at(kS, {node_obs(0, 10)});
+  o.fragd_compaction_ns = 20 * kS;
+  ASSERT_TRUE(e.request_compact(0, one_node_facts(), 300 * kS));
+  ASSERT_TRUE(e.request_compact(0, one_node_facts(), 10 * kS)) << "queued already: the same action";
+  auto r = e.decide(o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->budget_ns, 300 * kS) << "two requests for one node's compaction: the longer bound";
+  e.finished(outcome(*r, "ok", kS, 2 * kS));
+  ASSERT_TRUE(e.request_pool(2048, 0, 8, one_node_facts(), 120 * kS));
+  o.now_ns = 3 * kS;
+  r = e.decide(o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->kind, ActionKind::Pool);
+  EXPECT_EQ(r->budget_ns, 120 * kS);
+}
+
 TEST(EngineBudgetDeadline, PoolTargetsGrowWithinTheBudgetAndWaitWhenItIsSpent) {
   Engine e(pool_policy(8));
   Observation o = pool_obs(0);

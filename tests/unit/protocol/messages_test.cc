@@ -121,7 +121,9 @@ TEST(ProtocolMessages, RequestsRoundTrip) {
   for (const char* text : {R"({"cmd":"hist"})", R"({"cmd":"status"})", R"({"cmd":"trace"})", R"({"cmd":"reload"})",
                            R"({"cmd":"map","max_age_ns":0})", R"({"cmd":"action","id":7})",
                            R"({"cmd":"compact"})", R"({"cmd":"compact","node":1})",
-                           R"({"cmd":"pool","size_kib":2048,"count":3,"node":0})"}) {
+                           R"({"cmd":"pool","size_kib":2048,"count":3,"node":0})",
+                           R"({"cmd":"compact","node":1,"timeout_ms":300000})",
+                           R"({"cmd":"pool","size_kib":2048,"count":3,"timeout_ms":100})"}) {
     auto r = fragd::parse_request(text);
     ASSERT_TRUE(r.ok()) << text << ": " << r.error().message;
     EXPECT_EQ(json(*r), json::parse(text)) << text;
@@ -129,6 +131,7 @@ TEST(ProtocolMessages, RequestsRoundTrip) {
   EXPECT_EQ(json(fragd::ControlRequest::pool(2048, 3, std::nullopt)),
             json::parse(R"({"cmd":"pool","size_kib":2048,"count":3})"));
   EXPECT_EQ(fragd::ControlRequest::pool(2048, 3, std::nullopt).access, fragd::Access::Act);
+  EXPECT_EQ(json(fragd::ControlRequest::compact(0, 300000)), json::parse(R"({"cmd":"compact","node":0,"timeout_ms":300000})"));
   EXPECT_EQ(fragd::ControlRequest::read("reload").access, fragd::Access::Act);
   EXPECT_EQ(fragd::ControlRequest::map(5).access, fragd::Access::Read);
 }

@@ -64,6 +64,9 @@ TEST(Request, MalformedOnesSayWhy) {
       {"{\"cmd\":\"pool\",\"size_kib\":2048,\"count\":18446744073709551615}", "out of range"},
       {"{\"cmd\":\"action\"}", "\"action\" needs \"id\""},
       {"{\"cmd\":\"map\",\"max_age_ns\":-5}", "out of range"},
+      {"{\"cmd\":\"compact\",\"timeout_ms\":99}", "\"timeout_ms\" is 99, out of range 100..604800000"},
+      {"{\"cmd\":\"pool\",\"size_kib\":2048,\"count\":1,\"timeout_ms\":604800001}", "out of range"},
+      {"{\"cmd\":\"status\",\"timeout_ms\":1000}", "'status' takes no field \"timeout_ms\""},
   };
   for (const auto& c : cases) {
     auto r = parse_request(c.line);
