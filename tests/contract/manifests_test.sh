@@ -9,7 +9,8 @@
 # wrong type or a duplicated key is an error; so is a kind it has no schema for, except the two
 # Prometheus Operator CRDs it is told to skip), and must reject a deliberately broken copy.
 # kube-score and kubeconform are built with `go install` (pinned versions) into FRAGD_TOOLS
-# (/var/cache/fragd-tools) the first time; so are the schemas, from the kubernetes-validate
+# (/var/cache/fragd-tools) the first time, and again whenever the binary there is not the pinned
+# version (`go version -m` names the module and version it was built from); so are the schemas, from the kubernetes-validate
 # package on PyPI (pinned, checked by hash), with their $refs turned into file:// URIs so that
 # kubeconform reads them offline. No root.
 set -euo pipefail
@@ -32,12 +33,27 @@ skip_or_fail() { [ "${CI:-}" = true ] && fail "$* (CI=true)"; echo "[manifests_t
 
 /usr/bin/python3 "$SRC/scripts/gen-k8s-monitoring.py" --check || fail "configs/kubernetes/fragd-monitoring.yaml is stale"
 
-if [ ! -x "$TOOLS/kube-score" ]; then
-  command -v go >/dev/null || skip_or_fail "no go to build kube-score with"
+# pinned TOOL PACKAGE@VERSION: TOOLS/TOOL is there and `go version -m` names the module (PACKAGE's
+# path up to /cmd/) at that version as what it was built from.
+pinned() {
+  local mod=${2%@*} version=${2#*@}
+  mod=${mod%%/cmd/*}
+  command -v go >/dev/null && [ -x "$TOOLS/$1" ] && go version -m "$TOOLS/$1" 2>/dev/null |
+    awk -v m="$mod" -v v="$version" '$1 == "mod" && $2 == m && $3 == v { ok = 1 } END { exit !ok }'
+}
+# install_pinned TOOL PACKAGE@VERSION: go install into a scratch GOBIN, then over TOOLS/TOOL, checked.
+install_pinned() {
+  [ -x "$TOOLS/$1" ] && echo "[manifests_test] $TOOLS/$1 is not ${2#*@} ($(go version -m "$TOOLS/$1" 2>/dev/null |
+    awk '$1 == "mod" { print $2, $3 }' || true)): building ${2#*@}"
+  command -v go >/dev/null || skip_or_fail "no go to build $1 ${2#*@} with, or to check that $TOOLS/$1 is that version"
   mkdir -p "$TOOLS"
-  GOBIN="$TOOLS" GOFLAGS=-mod=mod go install "$KUBE_SCORE" >"$WORK/go.log" 2>&1 ||
-    { cat "$WORK/go.log" >&2; skip_or_fail "go install $KUBE_SCORE failed (above)"; }
-fi
+  GOBIN="$WORK/bin" GOFLAGS=-mod=mod go install "$2" >"$WORK/go.log" 2>&1 ||
+    { cat "$WORK/go.log" >&2; skip_or_fail "go install $2 failed (above)"; }
+  mv -f "$WORK/bin/$1" "$TOOLS/$1"
+  pinned "$1" "$2" || fail "go install $2 gave a $TOOLS/$1 that go version -m does not name as ${2#*@}"
+}
+pinned kube-score "$KUBE_SCORE" || install_pinned kube-score "$KUBE_SCORE"
+echo "[manifests_test] kube-score ${KUBE_SCORE#*@} ($TOOLS/kube-score, checked with go version -m)"
 /usr/bin/python3 "$SRC/tests/contract/render_overlay.py" "$SRC/configs/kubernetes/base/fragd-daemonset.yaml" \
   "$SRC/configs/kubernetes/act/fragd-act-patch.yaml" >"$WORK/act.yaml"
 for m in "$SRC/configs/kubernetes/base/fragd-daemonset.yaml" "$WORK/act.yaml"; do
@@ -48,13 +64,7 @@ for m in "$SRC/configs/kubernetes/base/fragd-daemonset.yaml" "$WORK/act.yaml"; d
   echo "[manifests_test] kube-score $(basename "$m"): $(grep -c '^\[OK\]' "$WORK/score.txt") checks ok, no warning or critical; skipped: $(sed -n 's/^\[SKIPPED\].*Skipped because \(.*\) is ignored$/\1/p' "$WORK/score.txt" | tr '\n' ' ')(the annotation names two with their reasons; the others are optional checks kube-score leaves off), probe checks (no Service targets the pod)"
 done
 
-if ! go version -m "$TOOLS/kubeconform" 2>/dev/null | grep -q "mod.*github.com/yannh/kubeconform.*${KUBECONFORM#*@}"; then
-  command -v go >/dev/null || skip_or_fail "no go to build kubeconform with"
-  mkdir -p "$TOOLS"
-  GOBIN="$WORK/bin" GOFLAGS=-mod=mod go install "$KUBECONFORM" >"$WORK/go.log" 2>&1 ||
-    { cat "$WORK/go.log" >&2; skip_or_fail "go install $KUBECONFORM failed (above)"; }
-  mv -f "$WORK/bin/kubeconform" "$TOOLS/kubeconform"
-fi
+pinned kubeconform "$KUBECONFORM" || install_pinned kubeconform "$KUBECONFORM"
 SCHEMAS=$(realpath -m "$SCHEMAS")
 # Made anew if missing, or if its $refs name another place (a tools directory copied or moved).
 if ! grep -qF "\"file://$SCHEMAS/v$K8S_VERSION-local-strict/_definitions.json#" \
