@@ -115,24 +115,29 @@ TEST(Kallsyms, NamesTheTextSymbolAtOrBelowEachAddress) {
   EXPECT_EQ(n.at(0x10), "");
 }
 
+// A kallsyms file with `text`, removed at the end of the test; KernelSymbols reads it by fd.
+struct TempKallsyms {
+  explicit TempKallsyms(const std::string& text) {
+    fd = mkstemp(path);
+    ok = fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  }
+  ~TempKallsyms() { unlink(path); }
+  char path[32] = "/tmp/fragd-kallsyms.XXXXXX";
+  int fd = -1;
+  bool ok = false;
+};
+
 TEST(Kallsyms, ZeroAddressesMeanNoSymbols) {
-  char path[] = "/tmp/fragd-kallsyms.XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  const std::string text = "0000000000000000 T _stext\n0000000000000000 t foo\n";
-  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  KernelSymbols s(fd, path);
+  TempKallsyms k("0000000000000000 T _stext\n0000000000000000 t foo\n");
+  ASSERT_TRUE(k.ok);
+  KernelSymbols s(k.fd, k.path);
   s.resolve({0xffffffff81000010});
   EXPECT_FALSE(s.usable());
   EXPECT_NE(s.why_not().find("CAP_SYSLOG"), std::string::npos) << s.why_not();
   EXPECT_EQ(s.name(0xffffffff81000010), "");
-  unlink(path);
 }
 
 TEST(Kallsyms, ReadsTheFileInPiecesAcrossLineBreaks) {
-  char path[] = "/tmp/fragd-kallsyms.XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
   // 20000 symbols, 16 bytes apart: over 64 KiB, so lines straddle the reads.
   std::string text;
   char line[96];
@@ -141,8 +146,9 @@ TEST(Kallsyms, ReadsTheFileInPiecesAcrossLineBreaks) {
     text += line;
   }
   ASSERT_GT(text.size(), 65536u * 4);
-  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  KernelSymbols s(fd, path);
+  TempKallsyms k(text);
+  ASSERT_TRUE(k.ok);
+  KernelSymbols s(k.fd, k.path);
   std::vector<uint64_t> want;
   for (int i = 0; i < 20000; i += 997) want.push_back(0xffffffff81000000ULL + 16ULL * i + 3);
   s.resolve(want);
@@ -151,7 +157,6 @@ TEST(Kallsyms, ReadsTheFileInPiecesAcrossLineBreaks) {
   for (size_t k = 0; k < want.size(); k++) EXPECT_EQ(s.name(want[k]), "fn_" + std::to_string(k * 997));
   s.resolve(want);  // named already: no second pass
   EXPECT_EQ(s.passes(), 1u);
-  unlink(path);
 }
 
 TEST(CgroupPathsTest, IdsAreDirectoryInodes) {
@@ -232,12 +237,9 @@ Attr find(const std::vector<std::pair<std::string, Attr>>& v, const std::string&
 // kptr_restrict hides the addresses): the frames are counted and left out, and no address
 // reaches a stack, a call site or a consumer; the ones it names are kept, innermost first.
 TEST(Stacks, FramesWithoutASymbolAreCountedNeverShown) {
-  char path[] = "/tmp/fragd-kallsyms.XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  const std::string text = "ffffffff81000000 T try_to_compact_pages\nffffffff81001000 T alloc_pool_huge_folio\n";
-  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  KernelSymbols named(fd, path);
+  TempKallsyms k("ffffffff81000000 T try_to_compact_pages\nffffffff81001000 T alloc_pool_huge_folio\n");
+  ASSERT_TRUE(k.ok);
+  KernelSymbols named(k.fd, k.path);
   KernelSymbols none(-1, "/proc/kallsyms");
   // Frame 2 is beyond any symbol (5 MiB past the last one), frame 3 is in the user half.
   const StallAttribution::StackReader stack = [](int32_t) -> Result<std::vector<uint64_t>> {
@@ -269,7 +271,6 @@ TEST(Stacks, FramesWithoutASymbolAreCountedNeverShown) {
     for (const auto& [c, x] : v.callsites) shown.push_back(c);
     for (const auto& n : shown) EXPECT_EQ(n.find("0x"), std::string::npos) << n;
   }
-  unlink(path);
 }
 
 TEST(TopK, BoundedMonotonicAndSumsToTheTotals) {
