@@ -197,7 +197,10 @@ const std::vector<Key>& config_keys() {
        .rule = socket_path, .doc = "control socket (`--socket` overrides); mode 0600, root's alone"},
       {.path = "socket_group", .type = Text, .table = kConfig, .field = FIELD(socket_group), .rule = group_exists,
        .doc = "a group whose members may send read requests (`status`, `hist`, `trace`, `map`, `action`): the socket "
-              "becomes 0660 root:GROUP. Acting requests (`compact`, `pool`, `reload`) stay root's. The group must "
+              "becomes 0660 root:GROUP. Acting requests (`compact`, `pool`, `reload`) stay root's. A member sees what "
+              "the kernel shows every user: `map` without each block's class and the polluted blocks (physical "
+              "addresses, from root-only /proc/kpageflags), `status` without the polluters, no kernel address "
+              "anywhere; the answer's `withheld` says what was left out (docs/control-protocol.md). The group must "
               "exist when the file is checked"},
       {.path = "tick_interval", .type = Duration, .table = kConfig, .lo = 100'000'000, .hi = kHour, .def = "1s",
        .field = FIELD(tick_ns), .doc = "how often maps and /proc are read (100ms..1h)"},
