@@ -11,9 +11,13 @@
 #     temporary pool in fragd's own process, put back to 0 at once; the
 #     direct compaction it causes counts as fragd's (trigger fragd, the
 #     fragd_own_* counters), not as the host's stalls;
-#  3. method node: fragd compacts, the node score falls below the policy's low
-#     threshold, the pool target is reached, and the action is visible in the
-#     metrics, the log and `fragctl status`;
+#  3. method node: fragd compacts the hot node (score above high 40) and the
+#     compaction helps (the score falls by backoff.min_gain, 8, or more: result
+#     ok); the pool target is reached, and the action is visible in the metrics,
+#     the log and `fragctl status`. Below the low threshold (20) is not asserted:
+#     how far the kernel's node compaction gets depends on what it can move (one
+#     CI run reached 3; another stopped at 49 after 3a's goal-sized compaction,
+#     and a further compaction then ended no_gain), which fragd does not control;
 #  4. fragctl compact / pool set (grow and shrink) / reload (bad file kept,
 #     counted; SIGHUP with a good one applied).
 source "$(dirname "$0")/lib.sh"
@@ -161,7 +165,7 @@ direct=$(d fragd_compaction_runs_total 'trigger="direct"')
 log "method pool: free 2 MiB blocks $have -> $made (goal $goal), compact_stall +$((s1 - s0)) = fragd's own $own + host $host, $runs runs by fragd ($direct direct by others)"
 stop_fragd
 
-# 3. method node: compaction below the low threshold, pool target reached.
+# 3. method node: a compaction that helps, pool target reached.
 # The pool target starts at 0 so that the score alone drives the first action (a pool
 # write compacts too and could take the score below the threshold first); the target is
 # raised by SIGHUP once the compaction is seen.
