@@ -19,7 +19,7 @@ void Daemon::refresh_pollution() {
   pollution_released_ = false;
 }
 
-std::optional<PollutionStats> Daemon::read_pollution() {
+std::optional<PollutionStats> Daemon::read_pollution(uint64_t max_blocks) {
   auto p = reader_->read_pollution();
   if (!p) {
     self_.collect_errors_bpf++;
@@ -30,28 +30,29 @@ std::optional<PollutionStats> Daemon::read_pollution() {
   ps.counters = p->counters;
   ps.counters.released_blocks = released_blocks_;
   ps.counters.released_pages = released_pages_;
-  ps.summary = summarize_pollution(p->blocks, spans_, p->pageblock_order);
+  ps.summary = summarize_pollution(p->blocks, spans_, p->pageblock_order, 10, max_blocks);
   return ps;
 }
 
-nlohmann::json Daemon::map_answer(const ScanResult* scan, const std::string& scan_error) {
+nlohmann::json Daemon::map_answer(const ScanResult* scan, const std::string& scan_error, uint64_t max_blocks) {
   MapView v;
   if (scan) v = map_reply(*scan, ScanClock::now());
   else v.scan_error = scan_error;
   if (pollution_)
-    if (auto p = read_pollution()) v.pollution = pollution_info(p->counters, p->summary, true);
+    if (auto p = read_pollution(max_blocks)) v.pollution = pollution_info(p->counters, p->summary, true);
   return v;
 }
 
-std::optional<nlohmann::json> Daemon::map_request(int64_t max_age_ns, uint64_t token) {
-  if (!scanner_) return map_answer(nullptr, scan_off_);
+std::optional<nlohmann::json> Daemon::map_request(int64_t max_age_ns, uint64_t max_blocks, uint64_t token) {
+  if (!scanner_) return map_answer(nullptr, scan_off_, max_blocks);
   const ScanClock now = ScanClock::now();
   auto latest = scanner_->latest();
-  if (latest && scan_age_ns(*latest, now) <= static_cast<uint64_t>(max_age_ns)) return map_answer(latest.get(), "");
+  if (latest && scan_age_ns(*latest, now) <= static_cast<uint64_t>(max_age_ns))
+    return map_answer(latest.get(), "", max_blocks);
   // A scan takes most of a second: the scanner thread runs it and the answer follows
   // (on_scan_done), so that ticks and other clients never wait for it.
   pending_maps_.push_back({token, now.boot_ns - std::min<uint64_t>(now.boot_ns, static_cast<uint64_t>(max_age_ns)),
-                           scanner_->scans_done()});
+                           scanner_->scans_done(), max_blocks});
   scanner_->request();
   return std::nullopt;
 }
@@ -88,9 +89,9 @@ void Daemon::on_scan_done() {
   for (size_t i = 0; i < pending_maps_.size();) {
     const PendingMap& p = pending_maps_[i];
     if (latest && latest->boot_time_ns >= p.oldest_ok_ns) {
-      control_->reply(p.token, map_answer(latest.get(), ""));
+      control_->reply(p.token, map_answer(latest.get(), "", p.max_blocks));
     } else if (!error.empty() && done > p.scans_before) {
-      control_->reply(p.token, map_answer(nullptr, error));
+      control_->reply(p.token, map_answer(nullptr, error, p.max_blocks));
     } else {
       i++;  // the scan that ended began before the request: the next one answers it
       scanner_->request();

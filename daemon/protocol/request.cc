@@ -21,7 +21,7 @@ constexpr CommandSpec kCommands[] = {
     {"status", Access::Read, {nullptr}},
     {"trace", Access::Read, {nullptr}},
     {"top", Access::Read, {nullptr}},
-    {"map", Access::Read, {"max_age_ns", nullptr}},
+    {"map", Access::Read, {"max_age_ns", "max_blocks", nullptr}},
     {"action", Access::Read, {"id", nullptr}},
     {"compact", Access::Act, {"node", nullptr}},
     {"pool", Access::Act, {"size_kib", "count", "node"}},
@@ -66,9 +66,10 @@ ControlRequest ControlRequest::read(std::string cmd) {
   return r;
 }
 
-ControlRequest ControlRequest::map(int64_t max_age_ns) {
+ControlRequest ControlRequest::map(int64_t max_age_ns, std::optional<uint64_t> max_blocks) {
   ControlRequest r = read("map");
   r.max_age_ns = max_age_ns;
+  r.max_blocks = max_blocks;
   return r;
 }
 
@@ -99,6 +100,7 @@ void to_json(nlohmann::json& j, const ControlRequest& r) {
   wire::put(j, "count", r.count);
   wire::put(j, "id", r.id);
   wire::put(j, "max_age_ns", r.max_age_ns);
+  wire::put(j, "max_blocks", r.max_blocks);
 }
 
 void from_json(const nlohmann::json& req, ControlRequest& out) {
@@ -124,6 +126,7 @@ void from_json(const nlohmann::json& req, ControlRequest& out) {
   if (auto count = int_field(req, "count", 0, int64_t{1} << 40)) out.count = static_cast<uint64_t>(*count);
   if (auto id = int_field(req, "id", 0, INT64_MAX)) out.id = static_cast<uint64_t>(*id);
   out.max_age_ns = int_field(req, "max_age_ns", 0, INT64_MAX);
+  if (auto n = int_field(req, "max_blocks", 1, static_cast<int64_t>(kMaxMapBlocks))) out.max_blocks = static_cast<uint64_t>(*n);
   if (out.cmd == "pool" && (!out.size_kib || !out.count)) malformed("\"pool\" needs \"size_kib\" and \"count\"");
   if (out.cmd == "action" && !out.id) malformed("\"action\" needs \"id\"");
 }
