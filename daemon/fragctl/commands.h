@@ -42,6 +42,7 @@ struct MapArgs {
   std::string png;  // empty: no picture
   bool json = false;
   double max_age_s = 5;  // a scan older than this is redone first
+  std::optional<uint64_t> blocks;  // ledger blocks to list (absent: fragd's default, 256)
 };
 
 // The pageblock map: text (default), the answer as JSON, or a PNG plus the

@@ -213,7 +213,7 @@ int cmd_map(const std::string& socket_path, const MapArgs& a) {
   if (!a.png.empty())
     if (auto c = fragd::load_cairo(); !c) return fail("--png " + a.png + ": " + c.error().message);
   // A scan reads every page's flags (~0.6 s for 24 GiB here); allow for a large host.
-  auto j = request(socket_path, ControlRequest::map(static_cast<int64_t>(a.max_age_s * 1e9)), 60000);
+  auto j = request(socket_path, ControlRequest::map(static_cast<int64_t>(a.max_age_s * 1e9), a.blocks), 60000);
   if (!j) return fail(j.error());
   auto view = fragd::parse_map_answer(*j);
   if (!view) return fail(view.error());

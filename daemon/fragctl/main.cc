@@ -5,7 +5,7 @@
 //   fragctl [--socket PATH] status [--json]
 //   fragctl [--socket PATH] trace [--json]
 //   fragctl [--socket PATH] top [--interval SEC] [--count N | --once] [--sort time|stalls] [--limit N] [--stacks] [--json]
-//   fragctl [--socket PATH] map [--node N] [--zone Z] [--max-age SEC] [--png FILE] [--json]
+//   fragctl [--socket PATH] map [--node N] [--zone Z] [--max-age SEC] [--blocks N] [--png FILE] [--json]
 //   fragctl [--socket PATH] compact [--node N] [--timeout SEC] [--json]
 //   fragctl [--socket PATH] pool set SIZE COUNT [--node N] [--timeout SEC] [--json]
 //   fragctl [--socket PATH] reload
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
       "  fragctl [--socket PATH] status [--json]\n"
       "  fragctl [--socket PATH] trace [--json]\n"
       "  fragctl [--socket PATH] top [--interval SEC] [--count N | --once] [--sort time|stalls] [--limit N] [--stacks] [--json]\n"
-      "  fragctl [--socket PATH] map [--node N] [--zone Z] [--max-age SEC] [--png FILE] [--json]\n"
+      "  fragctl [--socket PATH] map [--node N] [--zone Z] [--max-age SEC] [--blocks N] [--png FILE] [--json]\n"
       "  fragctl [--socket PATH] compact [--node N] [--timeout SEC] [--json]\n"
       "  fragctl [--socket PATH] pool set SIZE COUNT [--node N] [--timeout SEC] [--json]\n"
       "  fragctl [--socket PATH] reload\n"
@@ -131,6 +131,11 @@ int main(int argc, char** argv) {
                   "fragd holds non-root callers to 5)")
       ->type_name("SEC")
       ->check(CLI::Range(0.0, 86400.0));
+  map->add_option("--blocks", map_args.blocks,
+                  "List up to N blocks of the pollution ledger, most pages first (default 256, at most " +
+                      std::to_string(fragd::kMaxMapBlocks) + ": compare with tracked_blocks to see all were listed)")
+      ->type_name("N")
+      ->check(CLI::Range(uint64_t{1}, fragd::kMaxMapBlocks));
   map->footer(
       "Classes: . free  m movable  x hybrid (movable, polluted by unmovable pages)  U unmovable  H huge  - offline.\n"
       "Text: per zone a header (blocks per class, huge pages free now, by compaction and lost to pollution) and\n"

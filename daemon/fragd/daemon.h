@@ -92,14 +92,16 @@ class Daemon {
   // The policy's part of the status answer: policy, its nodes, pools, actions.
   void add_policy_status(StatusReply& s) const;
   // The map answer from `scan`, or with `scan_error` when there is none, as `reader` may see it.
-  nlohmann::json map_answer(const ScanResult* scan, const std::string& scan_error, Reader reader);
+  // max_blocks: the ledger blocks listed (most pages first).
+  nlohmann::json map_answer(const ScanResult* scan, const std::string& scan_error, uint64_t max_blocks, Reader reader);
   // Answers `map` from the latest scan when it is recent enough, else defers it to the next scan.
-  std::optional<nlohmann::json> map_request(int64_t max_age_ns, uint64_t token, Reader reader);
+  std::optional<nlohmann::json> map_request(int64_t max_age_ns, uint64_t max_blocks, uint64_t token, Reader reader);
   void on_scan_done();
   struct PendingMap {
     uint64_t token;         // the control client owed the answer
     uint64_t oldest_ok_ns;  // CLOCK_BOOTTIME: a scan begun at or after this will do
     uint64_t scans_before;  // scans ended when it was asked
+    uint64_t max_blocks;    // ledger blocks the answer lists
     Reader reader;          // who asked: what the answer may carry
   };
   std::vector<PendingMap> pending_maps_;
@@ -154,7 +156,7 @@ class Daemon {
   std::map<std::string, CgroupAnon> cgroup_anon_;  // THP coverage of the exported cgroups, every sweep
   void attribute(uint64_t now);
   // The ledger's counters and blocks now, with who polluted each block.
-  std::optional<PollutionStats> read_pollution();
+  std::optional<PollutionStats> read_pollution(uint64_t max_blocks = kDefaultMapBlocks);
   std::deque<ActionOutcome> recent_;   // last kRecentActions outcomes, oldest first
   std::set<uint64_t> queued_ids_;      // manual requests not yet finished
   ActStats act_;

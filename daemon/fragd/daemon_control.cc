@@ -19,7 +19,7 @@ void Daemon::refresh_pollution() {
   pollution_released_ = false;
 }
 
-std::optional<PollutionStats> Daemon::read_pollution() {
+std::optional<PollutionStats> Daemon::read_pollution(uint64_t max_blocks) {
   auto p = reader_->read_pollution();
   if (!p) {
     self_.collect_errors_bpf++;
@@ -30,30 +30,32 @@ std::optional<PollutionStats> Daemon::read_pollution() {
   ps.counters = p->counters;
   ps.counters.released_blocks = released_blocks_;
   ps.counters.released_pages = released_pages_;
-  ps.summary = summarize_pollution(p->blocks, spans_, p->pageblock_order);
+  ps.summary = summarize_pollution(p->blocks, spans_, p->pageblock_order, 10, max_blocks);
   return ps;
 }
 
-nlohmann::json Daemon::map_answer(const ScanResult* scan, const std::string& scan_error, Reader reader) {
+nlohmann::json Daemon::map_answer(const ScanResult* scan, const std::string& scan_error, uint64_t max_blocks,
+                                  Reader reader) {
   MapView v;
   if (scan) v = map_reply(*scan, ScanClock::now());
   else v.scan_error = scan_error;
   if (pollution_)
-    if (auto p = read_pollution()) v.pollution = pollution_info(p->counters, p->summary, true);
+    if (auto p = read_pollution(max_blocks)) v.pollution = pollution_info(p->counters, p->summary, true);
   restrict_map(v, reader);
   return v;
 }
 
-std::optional<nlohmann::json> Daemon::map_request(int64_t max_age_ns, uint64_t token, Reader reader) {
-  if (!scanner_) return map_answer(nullptr, scan_off_, reader);
+std::optional<nlohmann::json> Daemon::map_request(int64_t max_age_ns, uint64_t max_blocks, uint64_t token,
+                                                  Reader reader) {
+  if (!scanner_) return map_answer(nullptr, scan_off_, max_blocks, reader);
   const ScanClock now = ScanClock::now();
   auto latest = scanner_->latest();
   if (latest && scan_age_ns(*latest, now) <= static_cast<uint64_t>(max_age_ns))
-    return map_answer(latest.get(), "", reader);
+    return map_answer(latest.get(), "", max_blocks, reader);
   // A scan takes most of a second: the scanner thread runs it and the answer follows
   // (on_scan_done), so that ticks and other clients never wait for it.
   pending_maps_.push_back({token, now.boot_ns - std::min<uint64_t>(now.boot_ns, static_cast<uint64_t>(max_age_ns)),
-                           scanner_->scans_done(), reader});
+                           scanner_->scans_done(), max_blocks, reader});
   scanner_->request();
   return std::nullopt;
 }
@@ -90,9 +92,9 @@ void Daemon::on_scan_done() {
   for (size_t i = 0; i < pending_maps_.size();) {
     const PendingMap& p = pending_maps_[i];
     if (latest && latest->boot_time_ns >= p.oldest_ok_ns) {
-      control_->reply(p.token, map_answer(latest.get(), "", p.reader));
+      control_->reply(p.token, map_answer(latest.get(), "", p.max_blocks, p.reader));
     } else if (!error.empty() && done > p.scans_before) {
-      control_->reply(p.token, map_answer(nullptr, error, p.reader));
+      control_->reply(p.token, map_answer(nullptr, error, p.max_blocks, p.reader));
     } else {
       i++;  // the scan that ended began before the request: the next one answers it
       scanner_->request();

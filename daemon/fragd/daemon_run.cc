@@ -64,7 +64,8 @@ int Daemon::run() {
     if (req.cmd == "map") {
       // A scan costs ~0.1 us of kernel time per page: only root may ask for one more often than every 5 s.
       const int64_t age = req.max_age_ns.value_or(5'000'000'000);
-      return map_request(reader == Reader::Root ? age : std::max<int64_t>(age, 5'000'000'000), token, reader);
+      return map_request(reader == Reader::Root ? age : std::max<int64_t>(age, 5'000'000'000),
+                         req.max_blocks.value_or(kDefaultMapBlocks), token, reader);
     }
     return handle(req, reader);
   });

@@ -21,7 +21,7 @@ constexpr CommandSpec kCommands[] = {
     {"status", Access::Read, {nullptr}},
     {"trace", Access::Read, {nullptr}},
     {"top", Access::Read, {nullptr}},
-    {"map", Access::Read, {"max_age_ns", nullptr}},
+    {"map", Access::Read, {"max_age_ns", "max_blocks", nullptr}},
     {"action", Access::Read, {"id", nullptr}},
     {"compact", Access::Act, {"node", "timeout_ms", nullptr}},
     {"pool", Access::Act, {"size_kib", "count", "node", "timeout_ms"}},
@@ -66,9 +66,10 @@ ControlRequest ControlRequest::read(std::string cmd) {
   return r;
 }
 
-ControlRequest ControlRequest::map(int64_t max_age_ns) {
+ControlRequest ControlRequest::map(int64_t max_age_ns, std::optional<uint64_t> max_blocks) {
   ControlRequest r = read("map");
   r.max_age_ns = max_age_ns;
+  r.max_blocks = max_blocks;
   return r;
 }
 
@@ -103,6 +104,7 @@ void to_json(nlohmann::json& j, const ControlRequest& r) {
   wire::put(j, "id", r.id);
   wire::put(j, "max_age_ns", r.max_age_ns);
   wire::put(j, "timeout_ms", r.timeout_ms);
+  wire::put(j, "max_blocks", r.max_blocks);
 }
 
 void from_json(const nlohmann::json& req, ControlRequest& out) {
@@ -129,6 +131,7 @@ void from_json(const nlohmann::json& req, ControlRequest& out) {
   if (auto id = int_field(req, "id", 0, INT64_MAX)) out.id = static_cast<uint64_t>(*id);
   out.max_age_ns = int_field(req, "max_age_ns", 0, INT64_MAX);
   if (auto t = int_field(req, "timeout_ms", 100, int64_t{604800000})) out.timeout_ms = static_cast<uint64_t>(*t);
+  if (auto n = int_field(req, "max_blocks", 1, static_cast<int64_t>(kMaxMapBlocks))) out.max_blocks = static_cast<uint64_t>(*n);
   if (out.cmd == "pool" && (!out.size_kib || !out.count)) malformed("\"pool\" needs \"size_kib\" and \"count\"");
   if (out.cmd == "action" && !out.id) malformed("\"action\" needs \"id\"");
 }

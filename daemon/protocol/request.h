@@ -18,6 +18,11 @@ namespace fragd {
 // Longest request line fragd reads; a longer one is refused and the connection closed.
 constexpr size_t kMaxRequestBytes = 16 * 1024;
 
+// Ledger blocks one map answer lists by default, and at most ("max_blocks"): 32768 of
+// about 190 bytes each keep the answer within a client's 8 MiB output queue.
+constexpr uint64_t kDefaultMapBlocks = 256;
+constexpr uint64_t kMaxMapBlocks = 32768;
+
 // Read requests only look; act requests change the host or the daemon.
 enum class Access { Read, Act };
 
@@ -32,11 +37,12 @@ struct ControlRequest {
   // compact, pool: how long each action it queues may compact, in ms (100 .. 7 days);
   // absent: compaction.cpu_budget. fragctl sends its --timeout.
   std::optional<uint64_t> timeout_ms;
+  std::optional<uint64_t> max_blocks; // map: 1 .. kMaxMapBlocks (absent: kDefaultMapBlocks)
 
   // The requests fragctl sends. node: nullopt = every node of the policy's
   // scope (compact) or the global pool (pool).
   static ControlRequest read(std::string cmd);  // hist, status, trace, reload
-  static ControlRequest map(int64_t max_age_ns);
+  static ControlRequest map(int64_t max_age_ns, std::optional<uint64_t> max_blocks = std::nullopt);
   static ControlRequest action(uint64_t id);
   static ControlRequest compact(std::optional<int> node, std::optional<uint64_t> timeout_ms = std::nullopt);
   static ControlRequest pool(uint64_t size_kib, uint64_t count, std::optional<int> node,

@@ -31,6 +31,9 @@ require_root
 heavy_lock
 
 quiet_memory 0   # kcompactd must not move physmap's pages while the test looks at them
+# A comparison that could not be made on this host is named here; the test ends with
+# skip_or_fail over them (a skip outside CI, a failure under CI=true).
+NOT_COMPARED=()
 
 # map_json FILE: a fresh scan, through fragctl.
 map_json() { FRAGCTL map --max-age 0 --json >"$1" || fail "fragctl map --json failed"; }
@@ -143,28 +146,35 @@ python3 -c 'import sys; e, g = map(int, sys.argv[1:]); sys.exit(abs(e - g) > 0.1
 # One compaction that ran to its end: the kernel aborts a run as "contended"
 # now and then (its free scanner found no target for a page), after a fraction
 # of its work; such a run is repeated after a pause (fragd counts run endings
-# by status). If five in a row end so, the comparison says nothing about the
-# estimate and is not made (logged).
+# by status). If ten in a row end so, the comparison says nothing about the
+# estimate: it is not made, and the test ends with skip_or_fail naming it.
 contended() { scrape | awk '/^fragd_compaction_runs_total\{.*trigger="manual".*status="contended"/ { s += $2 } END { print s + 0 }'; }
 completed=0
-for try in 1 2 3 4 5; do
+contended_tries=0
+for try in $(seq 1 10); do
   c0=$(contended)
   echo 1 > /proc/sys/vm/compact_memory
   sleep 2  # a collector tick
   c1=$(contended)
   if [ "$c1" -eq "$c0" ]; then completed=1; break; fi
+  contended_tries=$try
   log "the compaction ended contended ($((c1 - c0)) zone runs); compacting again in 3 s"
   sleep 3
 done
+log "compactions that ended contended before one ran to its end: $contended_tries" 
+# The kernel's direct-compaction counters around the pool write: a write that got little with
+# few compaction stalls met zones whose compaction was deferred (compact_defer_shift).
+v0="$(vmstat compact_stall) $(vmstat compact_fail) $(vmstat compact_success)"
 echo $((est * 2)) > $HP
 got=$(cat $HP)
 echo 0 > $HP
+log "direct compaction during the pool write (stall fail success): before $v0, after $(vmstat compact_stall) $(vmstat compact_fail) $(vmstat compact_success)"
 log "estimate free+compaction $est huge pages; one compaction, then a pool write of $((est * 2)) got $got"
 if [ "$completed" -eq 1 ]; then
   python3 -c 'import sys; e, g = map(int, sys.argv[1:]); sys.exit(abs(e - g) > 0.10 * g)' "$est" "$got" ||
     fail "estimate $est is not within 10% of the $got huge pages obtained"
 else
-  log "NOT COMPARED: five compactions in a row ended contended; the kernel did not compact, so $got says nothing of the estimate"
+  NOT_COMPARED+=("estimate vs pool write: ten compactions in a row ended contended, so the $got huge pages say nothing of the estimate $est")
 fi
 
 # 4b. 1 GiB pages: the estimate (free ranges + those contiguous-range migration could free)
@@ -183,7 +193,7 @@ if [ -w "$G1" ]; then
   python3 -c 'import sys; e, g = map(int, sys.argv[1:]); sys.exit(abs(e - g) > max(1, 0.10 * g))' "$est1g" "$got1g" ||
     fail "1 GiB estimate $est1g is not within 10% (or 1) of the $got1g 1 GiB pages obtained"
 else
-  log "1 GiB pages: no 1 GiB hugetlb pool on this kernel ($G1), not compared"
+  NOT_COMPARED+=("1 GiB estimate: no 1 GiB hugetlb pool on this kernel ($G1)")
 fi
 
 # The fragmenter gives its memory back.
@@ -254,10 +264,12 @@ log "pollution ledger: $tracked blocks tracked ($untracked fallbacks not recorde
 [ $((agree * 100)) -ge $((listed * 80)) ] ||
   fail "only $agree of $listed blocks the pollution map lists are hybrid or unmovable in the scan (want >= 80%)"
 [ "$top" = physmap ] || fail "top polluter is '$top', not physmap"
-if [ "$untracked" -eq 0 ]; then
-  [ $((tracked * 100)) -ge $((hyb2 * 90)) ] ||
-    fail "BPF tracks $tracked polluted blocks, fewer than 90% of the $hyb2 owned blocks the scan sees hybrid"
-fi
+# fragd sizes the ledger to every block of memory (bpf_loader: pollution_ledger_size), so it
+# is never full here; untracked events are then fallbacks larger than a block, which
+# physmap's order-0 page tables are not: the comparison holds whatever their number.
+[ $((tracked * 100)) -ge $((hyb2 * 90)) ] ||
+  fail "BPF tracks $tracked polluted blocks ($untracked untracked events), fewer than 90% of the $hyb2 owned blocks the scan sees hybrid"
+
 scrape >"$WORK/polluted.prom"
 polluted=$(metric "$WORK/polluted.prom" fragd_polluted_pageblocks 'node="0"')
 [ "$polluted" -ge "$listed" ] || fail "fragd_polluted_pageblocks{node=\"0\"} is $polluted, below the $listed blocks listed"
@@ -270,37 +282,46 @@ grep -q "polluted" "$WORK/map-polluted.txt" || fail "fragctl map --png printed n
 
 # Freed page tables leave their blocks without page-table pages: a scan that
 # begins after physmap exited (fragctl map --max-age 0 asks for one) finds those
-# clean, and fragd releases them from the ledger before it answers. What stays
-# listed must be what the same scan still sees polluted: the holes physmap's page
-# tables left can take other tasks' kernel allocations (slab pages), and a page a
-# per-CPU refill recorded for physmap may be held by another task. Other tasks'
-# fallbacks keep adding blocks meanwhile, so the ledger moves as
-#   tracked now = tracked before + added - released, added >= 0,
-# and the test holds fragd to what it controls: no block stays listed once a
-# scan finds it clean, the ledger falls, and every block that left it is counted
-# in fragd_pollution_released_pageblocks_total, read with the gauge from one
-# /metrics frame built after that scan.
+# clean, and fragd releases them from the ledger before it answers. The answer lists
+# the whole ledger (--blocks, checked against tracked_blocks), and every block of it the
+# same scan finds clean (class free, movable or huge: no unmovable page) must be gone,
+# whoever polluted it, except the blocks a scan cannot see in time: those with a fallback
+# recorded after the scan began (its last_ns, CLOCK_REALTIME, at or after the scan's
+# time_ns, less 1 ms for the two clock offsets read apart). Such a block was polluted again
+# while the scan read memory or before the answer read the ledger; fragd keeps it until a
+# later scan (reconcile_pollution), rightly. Other tasks' fallbacks during one scan (~0.5 s)
+# make them: at most LATE_MAX (measured: see the log line "late").
+# What else stays listed must be what the scan still sees polluted: the holes physmap's
+# page tables left can take other tasks' kernel allocations (slab pages), and a page a
+# per-CPU refill recorded for physmap may be held by another task; physmap's listed
+# blocks must still fall to at most half (page tables are freed through RCU: waited for).
+LATE_MAX=32
 rel0=$(metric "$WORK/polluted.prom" fragd_pollution_released_pageblocks_total '')
 exec 6>&-
 wait "$PT_PID" || fail "physmap pgtables exited non-zero"
 released() {
-  FRAGCTL map --max-age 0 --json >"$WORK/map-rel.json" &&
-    python3 - "$WORK/map-rel.json" "$polluted" "$WORK/left.txt" <<'PY'
+  FRAGCTL map --max-age 0 --blocks 32768 --json >"$WORK/map-rel.json" || fail "fragctl map --blocks 32768 --json failed"
+  local rc=0
+  python3 - "$WORK/map-rel.json" "$listed" "$LATE_MAX" "$WORK/left.txt" <<'PY' || rc=$?
 import json, sys
 j = json.load(open(sys.argv[1]))
-p = j["pollution"]
+p, scan = j["pollution"], j["scan"]
+listed, late_max = int(sys.argv[2]), int(sys.argv[3])
+blocks = p["blocks"]
 cls = {}
-for z in j["scan"]["zones"]:
+for z in scan["zones"]:
     for i, c in enumerate(z["classes"]):
         cls[z["first_block"] + i] = c
-left = [b for b in p["blocks"] if b["comm"] == "physmap"]
-clean = [b["block"] for b in left if cls.get(b["block"]) not in ("x", "U")]
-# What keeps the first blocks still listed polluted: their pages by kpageflags bit
-# (SLAB 7, PGTABLE 26, RESERVED 32, BUDDY 10, LRU 5, no flag: per-CPU lists or
-# kernel pages without a type), for the log.
+clean = [b for b in blocks if cls.get(b["block"]) in (".", "m", "H")]
+late = [b for b in clean if b["last_ns"] >= scan["time_ns"] - 1_000_000]
+stale = [b for b in clean if b not in late]
+mine = [b for b in blocks if b["comm"] == "physmap"]
+# What keeps the first physmap blocks still listed polluted: their pages by kpageflags bit
+# (SLAB 7, PGTABLE 26, RESERVED 32, BUDDY 10, LRU 5, no flag: per-CPU lists or kernel
+# pages without a type), for the log.
 kinds = {}
 with open("/proc/kpageflags", "rb") as kf:
-    for b in left[:16]:
+    for b in mine[:16]:
         kf.seek(b["block"] * 512 * 8)
         d = kf.read(512 * 8)
         for i in range(0, len(d), 8):
@@ -309,17 +330,30 @@ with open("/proc/kpageflags", "rb") as kf:
                  "free" if f >> 10 & 1 else "lru" if f >> 5 & 1 else "anon" if f >> 12 & 1 else
                  "noflags" if f == 0 else "other")
             kinds[k] = kinds.get(k, 0) + 1
-open(sys.argv[3], "w").write("%d tracked %d listed %d pages %d clean %s; pages of the first %d listed: %s" %
-                             (p["tracked_blocks"], len(left), sum(b["pages"] for b in left), len(clean), clean[:8],
-                              min(16, len(left)), " ".join("%s=%d" % kv for kv in sorted(kinds.items()))))
-sys.exit(1 if p["tracked_blocks"] >= int(sys.argv[2]) or clean else 0)
+open(sys.argv[4], "w").write(
+    "%d tracked, %d listed, %d of them physmap's; clean in the same scan: %d late (polluted after it began), "
+    "%d stale %s; pages of the first %d physmap blocks: %s" %
+    (p["tracked_blocks"], len(blocks), len(mine), len(late), len(stale), [b["block"] for b in stale[:8]],
+     min(16, len(mine)), " ".join("%s=%d" % kv for kv in sorted(kinds.items()))))
+if len(blocks) != p["tracked_blocks"]:
+    sys.exit(2)
+if stale or len(late) > late_max:
+    sys.exit(3)
+sys.exit(1 if len(mine) * 2 > listed else 0)
 PY
+  case $rc in
+    0) return 0 ;;
+    1) return 1 ;;
+    2) fail "fragctl map --blocks 32768 listed fewer blocks than tracked_blocks: $(cat "$WORK/left.txt")" ;;
+    *) fail "the ledger keeps blocks the scan it answered with found clean (stale: released by no scan; late: more than $LATE_MAX polluted after the scan began): $(cat "$WORK/left.txt")" ;;
+  esac
 }
 wait_for 30 released ||
-  fail "30 s after physmap's page tables were freed, fragd's ledger did not fall below $polluted blocks or lists a block the same scan finds clean: $(cat "$WORK/left.txt")"
+  fail "30 s after physmap's page tables were freed, more than half of the $listed blocks physmap polluted are still listed: $(cat "$WORK/left.txt")"
 log "page tables freed: $polluted blocks tracked before, now $(cat "$WORK/left.txt")"
+tracked_now=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pollution"]["tracked_blocks"])' "$WORK/map-rel.json")
 # The releases show on /metrics within a tick of the scan.
-fell=$((polluted - $(awk '{ print $1 }' "$WORK/left.txt")))
+fell=$((polluted - tracked_now))
 rel=0 gone=0
 released_metric() {
   scrape >"$WORK/released.prom"
@@ -333,4 +367,5 @@ log "released by scans: $rel blocks (fragd_pollution_released_pageblocks_total);
 exec 7>&-
 
 stop_fragd
+[ ${#NOT_COMPARED[@]} -eq 0 ] || skip_or_fail "not compared: $(printf '%s; ' "${NOT_COMPARED[@]}")"
 log "PASS"

@@ -18,6 +18,10 @@ TEST(Request, ReadCommands) {
   ASSERT_TRUE(m.ok()) << m.error().message;
   EXPECT_EQ(m->access, Access::Read);
   EXPECT_EQ(m->max_age_ns, 0);
+  EXPECT_FALSE(m->max_blocks);
+  auto all = parse_request(R"({"cmd":"map","max_age_ns":0,"max_blocks":32768})");
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  EXPECT_EQ(all->max_blocks, fragd::kMaxMapBlocks);
   auto a = parse_request(R"({"cmd":"action","id":7})");
   ASSERT_TRUE(a.ok()) << a.error().message;
   EXPECT_EQ(a->access, Access::Read);
@@ -67,6 +71,9 @@ TEST(Request, MalformedOnesSayWhy) {
       {"{\"cmd\":\"compact\",\"timeout_ms\":99}", "\"timeout_ms\" is 99, out of range 100..604800000"},
       {"{\"cmd\":\"pool\",\"size_kib\":2048,\"count\":1,\"timeout_ms\":604800001}", "out of range"},
       {"{\"cmd\":\"status\",\"timeout_ms\":1000}", "'status' takes no field \"timeout_ms\""},
+      {"{\"cmd\":\"map\",\"max_blocks\":0}", "\"max_blocks\" is 0, out of range 1..32768"},
+      {"{\"cmd\":\"map\",\"max_blocks\":32769}", "out of range 1..32768"},
+      {"{\"cmd\":\"status\",\"max_blocks\":5}", "takes no field"},
   };
   for (const auto& c : cases) {
     auto r = parse_request(c.line);
