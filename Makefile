@@ -34,9 +34,11 @@ run: deps
 	$(MAKE) build
 	exec $(BUILD)/fragd --config $(CONFIG)
 
+# ctest -j: the unit and contract tests run side by side; each integration test is RUN_SERIAL
+# (tests/CMakeLists.txt), alone on the machine.
 test: deps
 	$(MAKE) build
-	ctest --test-dir $(BUILD) --output-on-failure
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -L unit
@@ -118,7 +120,7 @@ SANITIZE_ARGS ?= -LE 'workload|image'
 sanitize:
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAGD_SANITIZE=ON
 	cmake --build $(BUILD)-asan -j $(JOBS)
-	bash scripts/sanitize.sh $(BUILD)-asan $(SANITIZE_ARGS)
+	bash scripts/sanitize.sh $(BUILD)-asan -j $(JOBS) $(SANITIZE_ARGS)
 
 # ThreadSanitizer (cmake/Sanitize.cmake), built in $(BUILD)-tsan: the unit tests and the
 # integration tests labelled `daemon` (tests/CMakeLists.txt: the daemon layer without a heavy
@@ -126,7 +128,7 @@ sanitize:
 tsan:
 	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAGD_TSAN=ON
 	cmake --build $(BUILD)-tsan -j $(JOBS)
-	bash scripts/sanitize.sh $(BUILD)-tsan -L 'unit|daemon'
+	bash scripts/sanitize.sh $(BUILD)-tsan -j $(JOBS) -L 'unit|daemon'
 
 clean:
 	rm -rf $(BUILD)
