@@ -11,7 +11,7 @@
 # tests/integration/docs_test.sh checks these lists against `fragctl --help`.
 
 # Options that take a value, on any level: the word after one of them is its value.
-_fragctl_value_opts=" --socket --order --interval --count --node --zone --png --max-age --timeout --seconds --sort --limit "
+_fragctl_value_opts=" --socket --order --interval --count --node --zone --png --max-age --blocks --timeout --seconds --sort --limit "
 
 # File names matching $1 into COMPREPLY.
 _fragctl_files() {
@@ -83,7 +83,7 @@ _fragctl() {
       COMPREPLY=($(compgen -W "time stalls" -- "$cur"))
       return 0
       ;;
-    --interval | --count | --max-age | --timeout | --seconds | --limit)
+    --interval | --count | --max-age | --blocks | --timeout | --seconds | --limit)
       return 0  # a number: nothing to offer
       ;;
   esac
@@ -95,7 +95,7 @@ _fragctl() {
     hist) opts="--order --interval --count --json --help" ;;
     status | trace) opts="--json --help" ;;
     top) opts="--interval --count --once --sort --limit --stacks --json --help" ;;
-    map) opts="--node --zone --png --json --max-age --help" ;;
+    map) opts="--node --zone --png --json --max-age --blocks --help" ;;
     compact) opts="--node --timeout --json --help" ;;
     reload) opts="--help" ;;
     cost) opts="--seconds --json --help" ;;
