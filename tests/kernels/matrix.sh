@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# make test-kernels: fragd on the kernels fleets run, each booted as a qemu guest.
+# make test-kernels: fragd on the kernels fleets run, each booted as a qemu guest, KERNEL_JOBS (2) at once.
 #
 # For each kernel of tests/kernels/kernels.tsv: fetch Debian's linux-image package
 # (apt-get download, never installed on this host) into a cache, boot its kernel with a
@@ -28,6 +28,7 @@ TIMEOUT=${FRAGD_KERNEL_TIMEOUT:-900}
 OUT="$BUILD/kernels"
 WORK=$(mktemp -d /tmp/fragd-kernels.XXXXXX)
 QEMU_PID=
+GUESTS=()
 
 log() { echo "[test-kernels] $*"; }
 die() { echo "[test-kernels] FAIL: $*" >&2; exit 1; }
@@ -38,7 +39,9 @@ skip_or_fail() {
 }
 cleanup() {
 	local rc=$?
-	[ -n "$QEMU_PID" ] && kill -TERM "$QEMU_PID" 2>/dev/null && wait "$QEMU_PID" 2>/dev/null
+	local g
+	for g in "${GUESTS[@]}"; do kill -TERM "$g" 2>/dev/null || true; done
+	[ ${#GUESTS[@]} -gt 0 ] && wait "${GUESTS[@]}" 2>/dev/null
 	rm -rf "$WORK"
 	exit $rc
 }
@@ -163,16 +166,17 @@ run_kernel() { # ID PACKAGE MEMORY NODES APPEND
 	col=$(awk -v id="$id" '/^# program/ { for (i = 1; i <= NF; i++) if ($i == id) print i - 1 }' "$HERE/programs.tsv")
 	[ -n "$col" ] || die "tests/kernels/programs.tsv has no column $id"
 	# "-": fragd must not report the program at all (the kernel lacks its tracepoint).
-	awk -v c="$col" '!/^#/ && NF && $c != "-" { print $1, $2, $c }' "$HERE/programs.tsv" | sort >"$WORK/want"
-	awk '$2 == "FRAGD-PROGRAM" { print $3, $4, $5 }' "$serial" | sort >"$WORK/got"
+	local want="$WORK/$id.want" got="$WORK/$id.got"
+	awk -v c="$col" '!/^#/ && NF && $c != "-" { print $1, $2, $c }' "$HERE/programs.tsv" | sort >"$want"
+	awk '$2 == "FRAGD-PROGRAM" { print $3, $4, $5 }' "$serial" | sort >"$got"
 	while read -r p tp st; do
-		if grep -qx "$p $tp $st" "$WORK/want"; then progs_ok=$((progs_ok + 1)); else progs_bad+=("$p($tp)=$st"); fi
-	done <"$WORK/got"
+		if grep -qx "$p $tp $st" "$want"; then progs_ok=$((progs_ok + 1)); else progs_bad+=("$p($tp)=$st"); fi
+	done <"$got"
 	while read -r p tp st; do
-		grep -q "^$p $tp " "$WORK/got" || progs_bad+=("$p($tp) not reported")
-	done <"$WORK/want"
+		grep -q "^$p $tp " "$got" || progs_bad+=("$p($tp) not reported")
+	done <"$want"
 	local dup
-	dup=$(awk '{ print $1, $2 }' "$WORK/got" | uniq -d | tr '\n' ' ')
+	dup=$(awk '{ print $1, $2 }' "$got" | uniq -d | tr '\n' ' ')
 	[ -z "$dup" ] || progs_bad+=("reported more than once: $dup")
 	checks=$(awk '$2 == "FRAGD-CHECK"' "$serial" | wc -l)
 	mapfile -t bad < <(awk '$2 == "FRAGD-CHECK" && $4 == "FAIL" { $1 = ""; $2 = ""; print substr($0, 3) }' "$serial")
@@ -183,14 +187,14 @@ run_kernel() { # ID PACKAGE MEMORY NODES APPEND
 		verdict=FAIL detail="the guest has ${nodes:-?} NUMA node(s) (/sys/devices/system/node/online: ${online:-?}), tests/kernels/kernels.tsv asks for $want_nodes"
 	elif ! grep -q ' FRAGD-RESULT ' "$serial"; then
 		verdict=FAIL detail="the suite did not finish (see $serial)"
-	elif [ ${#progs_bad[@]} -gt 0 ] || [ ${#bad[@]} -gt 0 ] || [ ! -s "$WORK/got" ]; then
+	elif [ ${#progs_bad[@]} -gt 0 ] || [ ${#bad[@]} -gt 0 ] || [ ! -s "$got" ]; then
 		verdict=FAIL
 	else
 		verdict=PASS
 	fi
 	series=$(awk '$2 == "FRAGD-SERIES" { print $3 " series (shipped config, " $4 " zones)" }' "$serial")
 	RESULTS+=("$(printf '%-16s %-28s %s: %s, programs %d/%d as expected, %d checks, %s, console at %ss, suite done at %ss' \
-		"$id" "${kernel:-?}" "${nodes:-?} node(s)" "$verdict" "$progs_ok" "$(wc -l <"$WORK/want")" "$checks" \
+		"$id" "${kernel:-?}" "${nodes:-?} node(s)" "$verdict" "$progs_ok" "$(wc -l <"$want")" "$checks" \
 		"${series:-series not counted}" "${boot:-?}" "${end:-?}")")
 	log "${RESULTS[-1]}"
 	[ -n "$detail" ] && log "  $detail"
@@ -238,7 +242,38 @@ done
 build_initramfs
 log "initramfs $(du -h "$WORK/initramfs.gz" | cut -f1); serial logs in $OUT"
 T0=$SECONDS
-for id in "${IDS[@]}"; do run_kernel "$id" "${NAME[$id]}" "${MEM[$id]}" "${NODES[$id]}" "${APPEND[$id]}"; done
+# KERNEL_JOBS guests at once (default 2): each runs on one TCG thread (accel.sh), so two keep
+# two cores busy. Each guest's run writes its verdict line to $WORK/<id>.result and its log
+# lines to $WORK/<id>.out, printed in the table's order once it is done.
+JOBS=${KERNEL_JOBS:-2}
+[[ $JOBS =~ ^[1-9][0-9]*$ ]] || die "KERNEL_JOBS must be a positive integer, got '$JOBS'"
+GUESTS=()
+one_guest() { # ID
+	local id=$1
+	trap '[ -n "$QEMU_PID" ] && kill -TERM "$QEMU_PID" 2>/dev/null; exit 143' TERM
+	RESULTS=() FAILS=0
+	run_kernel "$id" "${NAME[$id]}" "${MEM[$id]}" "${NODES[$id]}" "${APPEND[$id]}" >"$WORK/$id.out" 2>&1
+	[ ${#RESULTS[@]} -gt 0 ] && printf '%s\n' "${RESULTS[@]}" >"$WORK/$id.result"
+	[ "$FAILS" -eq 0 ]
+}
+i=0
+for id in "${IDS[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+	one_guest "$id" &
+	GUESTS+=($!)
+done
+wait "${GUESTS[@]}" 2>/dev/null || true
+GUESTS=()
+for id in "${IDS[@]}"; do
+	cat "$WORK/$id.out" 2>/dev/null || true
+	if [ -s "$WORK/$id.result" ]; then
+		RESULTS+=("$(cat "$WORK/$id.result")")
+		grep -q ": PASS, " "$WORK/$id.result" || FAILS=$((FAILS + 1))
+	else
+		RESULTS+=("$id ${NAME[$id]}: FAIL (no verdict: see $WORK/$id.out above)")
+		FAILS=$((FAILS + 1))
+	fi
+done
 echo
 echo "kernel matrix ($((SECONDS - T0)) s, $(accel | cut -d' ' -f2)):"
 printf '  %s\n' "${RESULTS[@]}"
