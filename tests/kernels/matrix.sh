@@ -39,9 +39,12 @@ skip_or_fail() {
 }
 cleanup() {
 	local rc=$?
-	local g
+	local g f
+	# Each guest's qemu (its timeout process) first: its console loop then ends and the guest's
+	# run returns; then the runs themselves.
+	for f in "$WORK"/*.qemu; do [ -f "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null || true; done
 	for g in "${GUESTS[@]}"; do kill -TERM "$g" 2>/dev/null || true; done
-	[ ${#GUESTS[@]} -gt 0 ] && wait "${GUESTS[@]}" 2>/dev/null
+	[ ${#GUESTS[@]} -eq 0 ] || wait "${GUESTS[@]}" 2>/dev/null || true  # not errexit: a killed guest exits 143
 	rm -rf "$WORK"
 	exit $rc
 }
@@ -141,6 +144,7 @@ run_kernel() { # ID PACKAGE MEMORY NODES APPEND
 		-nographic -no-reboot -kernel "$vmlinuz" -initrd "$WORK/initramfs.gz" \
 		-append "console=ttyS0 panic=-1 quiet fragd.nodes=$want_nodes${append:+ $append}" </dev/null >"$WORK/$id.raw" 2>&1 &
 	QEMU_PID=$!
+	echo "$QEMU_PID" >"$WORK/$id.qemu"
 	: >"$serial"
 	# Stamp each console line with the seconds since qemu started.
 	local now
@@ -153,6 +157,7 @@ run_kernel() { # ID PACKAGE MEMORY NODES APPEND
 	done < <(tail -n +1 -s 0.1 -F --pid="$QEMU_PID" "$WORK/$id.raw" 2>/dev/null)
 	wait "$QEMU_PID" || rc=$?
 	QEMU_PID=
+	rm -f "$WORK/$id.qemu"
 	[ "$rc" = 124 ] && echo "qemu killed after ${TIMEOUT}s" >>"$serial"
 
 	local kernel nodes online verdict detail="" progs_ok=0 progs_bad=() checks=0 bad=()
