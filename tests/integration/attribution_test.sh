@@ -18,7 +18,8 @@
 #  1b. B's THP coverage (fragd_thp_cgroup_anon_*) equals its memory.stat (v2, or the v1
 #     memory controller of a hybrid host) while B holds its memory;
 #  3. the cgroups are deleted: their series vanish at the next sweep (10 s),
-#     fragd_cgroups_removed_total counts them, "other" never shrinks;
+#     fragd_cgroups_removed_total grows by exactly the number of them that had an entry in
+#     fragd's BPF map stall_cgroups (bpftool, before the deletion), "other" never shrinks;
 # and at every scrape the sums over consumer, over cgroup (with "other") equal
 # fragd_direct_stall_entries_total and the stall seconds equal
 # fragd_alloc_stall_phase_seconds_total (both summed over phase).
@@ -244,15 +245,49 @@ for cg in /fragd-attr-a /fragd-attr-b; do
 done
 log "200 cgroups: $series series (K = $K), \"other\" $other1 -> $other2 stalls"
 
-# 3. Delete them all: series gone at the next sweep, counts kept in "other".
+# 3. Delete them all: series gone at the next sweep, counts kept in "other". fragd removes a
+# deleted cgroup that has an entry in its BPF map stall_cgroups (one of its tasks entered direct
+# compaction or reclaim): the map, read with bpftool before the deletion, says how many of the
+# test cgroups (by cgroup id, the inode of their v2 directory) have one. Their tasks have all
+# ended, so no entry is added after the read.
+command -v bpftool >/dev/null || skip_or_fail "bpftool missing (Debian package bpftool)"
+for cg in "${CGS[@]}"; do stat -c %i "$CGROOT/$cg"; done >"$WORK/cg-ids"
+bpftool -j map show >"$WORK/maps.json" || fail "bpftool map show failed"
+map_id=$(python3 - "$WORK/maps.json" "$FRAGD_PID" <<'PY'
+import json, sys
+maps = [m for m in json.load(open(sys.argv[1])) if m.get("name") == "stall_cgroups"]
+mine = [m for m in maps if any(p.get("pid") == int(sys.argv[2]) for p in m.get("pids", []))]
+pick = mine or (maps if len(maps) == 1 else [])
+print(pick[0]["id"] if len(pick) == 1 else "")
+PY
+)
+[ -n "$map_id" ] || fail "no single BPF map stall_cgroups held by fragd (pid $FRAGD_PID): $(grep -o '"name":"stall_cgroups"' "$WORK/maps.json" | wc -l) found"
+bpftool -j map dump id "$map_id" >"$WORK/stall_cgroups.json" || fail "bpftool map dump id $map_id failed"
+with_entries=$(python3 - "$WORK/stall_cgroups.json" "$WORK/cg-ids" <<'PY'
+import json, sys
+ids = {int(x) for x in open(sys.argv[2]).read().split()}
+n = 0
+for e in json.load(open(sys.argv[1])):
+    k = e["formatted"]["key"] if "formatted" in e else int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little")
+    n += int(k) in ids
+print(n)
+PY
+)
+log "$with_entries of the ${#CGS[@]} test cgroups have an entry in fragd's map stall_cgroups ($stalled stalled as the kernel counts)"
+[ "$with_entries" -ge "$stalled" ] || fail "stall_cgroups holds $with_entries test cgroups, fewer than the $stalled the kernel's counters showed stalling"
+removed0=$(metric <(scrape) fragd_cgroups_removed_total)
 for cg in "${CGS[@]}"; do rmdir "$CGROOT/$cg"; [ -z "$V1MEM" ] || rmdir "$V1MEM/$cg"; done
-removed() { [ "$(metric <(scrape) fragd_cgroups_removed_total)" -ge 2 ]; }
-wait_for 25 removed || fail "fragd_cgroups_removed_total stayed below 2 for 25 s after the test cgroups were deleted"
+removed_n() { echo $(($(metric <(scrape) fragd_cgroups_removed_total) - removed0)); }
+removed() { [ "$(removed_n)" -ge "$with_entries" ]; }
+wait_for 25 removed || fail "fragd_cgroups_removed_total grew by $(removed_n) in 25 s (two sweeps) after the test cgroups were deleted, $with_entries of them in its map"
+sleep 11 # one more sweep: none is removed twice
 quiet_scrape "$WORK/s3.prom"
 check_sums "$WORK/s3.prom"
+n=$(($(metric "$WORK/s3.prom" fragd_cgroups_removed_total) - removed0))
+[ "$n" -eq "$with_entries" ] || fail "fragd_cgroups_removed_total grew by $n, want the $with_entries deleted cgroups in its map"
 grep -q 'cgroup="/fragd-attr' "$WORK/s3.prom" && fail "a deleted cgroup still has a series: $(grep 'cgroup="/fragd-attr' "$WORK/s3.prom" | head -2)"
 other3=$(cgval "$WORK/s3.prom" fragd_cgroup_stalls_total other)
 [ "$other3" -ge "$other2" ] || fail "\"other\" went down from $other2 to $other3 when cgroups were deleted"
-log "deleted: $(metric "$WORK/s3.prom" fragd_cgroups_removed_total) cgroups folded into \"other\" ($other3 stalls)"
+log "deleted: $n cgroups folded into \"other\" ($other3 stalls), as many as had entries in the map"
 stop_fragd
 log "PASS"
