@@ -56,8 +56,14 @@ image: deps
 # and lintian-clean by that release's lintian (scripts/build-deb.sh: mmdebstrap, the chroots cached
 # in /var/cache/fragd-build) into $(BUILD)/deb/<suite>/fragd_<version>+deb<N>_amd64.deb. Root.
 SUITES ?= bookworm trixie
+# The suites build side by side (each has its own chroot, lock and ccache), each into
+# $(BUILD)/deb/<suite>.log, printed when both are done.
 deb: deps
-	set -e; for suite in $(SUITES); do bash scripts/build-deb.sh $$suite $(BUILD)/deb/$$suite; done
+	@mkdir -p $(BUILD)/deb; pids=; \
+	for suite in $(SUITES); do \
+	  bash scripts/build-deb.sh $$suite $(BUILD)/deb/$$suite >$(BUILD)/deb/$$suite.log 2>&1 & pids="$$pids $$!"; \
+	done; rc=0; for p in $$pids; do wait $$p || rc=1; done; \
+	for suite in $(SUITES); do cat $(BUILD)/deb/$$suite.log; done; exit $$rc
 
 # fragd as a systemd service on each supported release (tests/service/run.sh): a Debian 12 and a
 # Debian 13 system, each booted with its own stock kernel and systemd as PID 1 under qemu, the
