@@ -77,7 +77,8 @@ test-service: deps
 
 # The kernel matrix (tests/kernels): Debian's 6.1, 6.12, 6.12-rt and a 2-node NUMA guest,
 # each booted under qemu with fragd and its guest suite; kernels cached in
-# FRAGD_KERNEL_CACHE (/var/cache/fragd-kernels). KERNELS="deb12-6.1 ..." picks some.
+# FRAGD_KERNEL_CACHE (/var/cache/fragd-kernels). KERNELS="deb12-6.1 ..." picks some; KERNEL_JOBS
+# (default 2) guests run at once.
 test-kernels: deps
 	$(MAKE) build
 	FRAGD_BUILD_DIR=$(BUILD) bash tests/kernels/matrix.sh $(KERNELS)
