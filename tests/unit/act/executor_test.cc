@@ -26,6 +26,25 @@ ActionRequest compact(int node) {
   return r;
 }
 
+// A pool of 2 MiB pages on node 0 that compacts node 0 when blocks are short.
+ActionRequest pool(uint64_t id, uint64_t target) {
+  ActionRequest r;
+  r.id = id;
+  r.kind = ActionKind::Pool;
+  r.node = 0;
+  r.size_kib = 2048;
+  r.target = target;
+  r.compact_nodes = {0};
+  return r;
+}
+
+// No MemAvailable guard: the fake's memory is all the pool may take.
+Policy unguarded() {
+  Policy p;
+  p.hugepages.guard_kib = 0;
+  return p;
+}
+
 TEST(ExecutorCompact, AWriteStoppedAsFragdExitsIsAbandoned) {
   FakeActuator f;
   f.set_node(0, 1024000, 80, 10);
@@ -49,16 +68,8 @@ TEST(ExecutorPool, ACompactionStoppedMidResizeAbandonsTheResize) {
   f.set_node(0, 1024000, 90, 10);  // few free 2 MiB blocks: the resize compacts first
   f.fail("compact", ECANCELED, 1);
   ActionExecutor exec(f, {});
-  ActionRequest r;
-  r.id = 8;
-  r.kind = ActionKind::Pool;
-  r.node = 0;
-  r.size_kib = 2048;
-  r.target = 1000;
-  r.compact_nodes = {0};
-  Policy p;
-  p.hugepages.guard_kib = 0;
-  const ActionOutcome o = exec.run(r, p);
+  ActionRequest r = pool(8, 1000);
+  const ActionOutcome o = exec.run(r, unguarded());
   EXPECT_EQ(o.result, "abandoned") << o.detail;
   EXPECT_EQ(o.compactions, 0u);
 }
@@ -97,17 +108,9 @@ TEST(ExecutorDeadline, APoolGrowKilledAtTheDeadlineIsCutAndKeepsWhatItReached) {
   f.set_node(0, 1024000, 10, 10);  // free blocks enough: the pool grows without compaction
   f.fail("grow_pool", ETIMEDOUT, 1);
   ActionExecutor exec(f, {});
-  ActionRequest r;
-  r.id = 9;
-  r.kind = ActionKind::Pool;
-  r.node = 0;
-  r.size_kib = 2048;
-  r.target = 10;
-  r.compact_nodes = {0};
+  ActionRequest r = pool(9, 10);
   r.budget_ns = 1'000'000'000ULL;
-  Policy p;
-  p.hugepages.guard_kib = 0;
-  const ActionOutcome o = exec.run(r, p);
+  const ActionOutcome o = exec.run(r, unguarded());
   EXPECT_EQ(o.result, "cut") << o.detail;
   EXPECT_EQ(f.count_calls("grow_pool"), 1u) << "the resize went on past its deadline";
   EXPECT_EQ(f.count_calls("compact"), 0u);
@@ -121,16 +124,8 @@ TEST(ExecutorDeadline, AResizeCompactionKilledAtTheDeadlineIsCut) {
   f.direct_yield = 0;
   f.fail("compact", ETIMEDOUT, 1);
   ActionExecutor exec(f, {});
-  ActionRequest r;
-  r.id = 10;
-  r.kind = ActionKind::Pool;
-  r.node = 0;
-  r.size_kib = 2048;
-  r.target = 1000;
-  r.compact_nodes = {0};
-  Policy p;
-  p.hugepages.guard_kib = 0;
-  const ActionOutcome o = exec.run(r, p);
+  ActionRequest r = pool(10, 1000);
+  const ActionOutcome o = exec.run(r, unguarded());
   EXPECT_EQ(o.result, "cut") << o.detail;
   EXPECT_EQ(f.count_calls("compact"), 1u);
 }
