@@ -3,7 +3,7 @@
 # Who stalls, who pays, where, against what the test did. On memory fragmented
 # (1 page in 4 kept) with every free 2 MiB block taken into the hugetlb pool, so that
 # each later 2 MiB allocation compacts:
-#  1. cgroup A grows the pool by 20 pages, cgroup B faults 256 MiB of MADV_HUGEPAGE
+#  1. cgroup A grows the pool by 20 pages (until the kernel counts a stall), cgroup B faults 256 MiB of MADV_HUGEPAGE
 #     memory: each cgroup has its own series with stalls; consumer hugetlb and
 #     thp_fault hold at least A's and B's stalls; a hugetlb call site and a THP fault
 #     call site have stall time (kernel frames named through /proc/kallsyms);
@@ -47,13 +47,21 @@ CGS=()
 V1MEM=/sys/fs/cgroup/memory
 [ "$CGROOT" != /sys/fs/cgroup/unified ] || [ -f $V1MEM/cgroup.procs ] || V1MEM=
 [ "$CGROOT" = /sys/fs/cgroup/unified ] || V1MEM=
+# rmcg DIR: ends the processes left in cgroup DIR (a failed test leaves B's), then removes it.
+rmcg() {
+  [ -d "$1" ] || return 0
+  local p
+  for p in $(cat "$1/cgroup.procs"); do kill -KILL "$p" 2>/dev/null || true; done
+  for p in $(seq 1 50); do [ -z "$(cat "$1/cgroup.procs")" ] && break; sleep 0.1; done
+  rmdir "$1"
+}
 mkcg() {
   mkdir "$CGROOT/$1"
   CGS+=("$1")
-  RESTORE+=("rmdir $CGROOT/$1 2>/dev/null || true")
+  RESTORE+=("rmcg '$CGROOT/$1'")
   if [ -n "$V1MEM" ]; then
     mkdir "$V1MEM/$1"
-    RESTORE+=("rmdir $V1MEM/$1 2>/dev/null || true")
+    RESTORE+=("rmcg '$V1MEM/$1'")
   fi
 }
 # in_cgroup CG CMD...: CMD in a new process that first moves itself into CG.
@@ -122,13 +130,27 @@ mkcg fragd-attr-b
 s0=$(scrape)
 echo "$s0" >"$WORK/s0.prom"
 # Right before each cgroup's work the pool takes the free 2 MiB blocks kcompactd made meanwhile.
-grow_pool "$(free_blocks9)"
-in_cgroup fragd-attr-a bash -c "echo \$((\$(cat $HP) + 20)) > $HP"
+# A compaction run may free more than the one block it was for, and kcompactd frees blocks
+# between two writes: a cgroup's pages can all come without a stall. Each cgroup asks again,
+# up to 10 times, until the kernel counts a stall (compact_stall, allocstall_*) during its write.
+kernel_stalls() { awk '$1 == "compact_stall" || $1 ~ /^allocstall_/ { s += $2 } END { print s }' /proc/vmstat; }
+# grow_stalling CG N: CG grows the pool by N pages until the kernel counts a stall; prints the tries.
+grow_stalling() {
+  local try k0
+  for try in $(seq 1 10); do
+    grow_pool "$(free_blocks9)"
+    k0=$(kernel_stalls)
+    in_cgroup "$1" bash -c "echo \$((\$(cat $HP) + $2)) > $HP"
+    if [ "$(kernel_stalls)" -gt "$k0" ]; then echo "$try"; return 0; fi
+  done
+  return 1
+}
+tries_a=$(grow_stalling fragd-attr-a 20) || fail "cgroup A grew the pool by 20 pages 10 times and the kernel counted no stall: nothing to attribute"
 BADCG=$'fragd-attr-\xff\xfe'
 BADCG_LABEL='/fragd-attr-\xff\xfe'   # the label value: each byte that is not UTF-8 written \xnn
 mkcg "$BADCG"
-grow_pool "$(free_blocks9)"
-in_cgroup "$BADCG" bash -c "echo \$((\$(cat $HP) + 10)) > $HP"
+tries_c=$(grow_stalling "$BADCG" 10) || fail "cgroup C grew the pool by 10 pages 10 times and the kernel counted no stall: nothing to attribute"
+log "the kernel counted stalls in cgroup A's write (try $tries_a) and C's (try $tries_c)"
 grow_pool "$(free_blocks9)"
 # B keeps its memory until the test is done with B's THP coverage (section 1b).
 in_cgroup fragd-attr-b python3 - "$WORK/b.faulted" <<'PY' &
@@ -147,7 +169,7 @@ quiet_scrape "$WORK/s1.prom"
 check_sums "$WORK/s1.prom"
 a=$(cgval "$WORK/s1.prom" fragd_cgroup_stalls_total /fragd-attr-a)
 b=$(cgval "$WORK/s1.prom" fragd_cgroup_stalls_total /fragd-attr-b)
-[ "$a" -gt 0 ] || fail "cgroup A grew the pool on fragmented memory but has no stall series ($a)"
+[ "$a" -gt 0 ] || fail "the kernel counted a stall in cgroup A's pool write, and A has no stall series ($a): $(grep '^fragd_cgroup_stalls_total' "$WORK/s1.prom")"
 [ "$b" -gt 0 ] || fail "cgroup B faulted huge pages on fragmented memory but has no stall series ($b)"
 hug=$(( $(metric "$WORK/s1.prom" fragd_stalls_total 'consumer="hugetlb"') - $(metric "$WORK/s0.prom" fragd_stalls_total 'consumer="hugetlb"') ))
 thp=$(( $(metric "$WORK/s1.prom" fragd_stalls_total 'consumer="thp_fault"') - $(metric "$WORK/s0.prom" fragd_stalls_total 'consumer="thp_fault"') ))
@@ -214,20 +236,11 @@ wait_for 10 bash -c "[ -z \"\$(cat $CGROOT/fragd-attr-b/cgroup.procs)\" ]" || fa
 
 # 2. 200 cgroups, one stall each at least: at most K + 1 series.
 other1=$(cgval "$WORK/s1.prom" fragd_cgroup_stalls_total other)
-# A compaction run may free more than the one block it was for: before each cgroup's page,
-# the pool takes whatever free 2 MiB blocks there are, so that the cgroup's own must compact.
-# A page can still come without a stall (a block freed between the two writes): the cgroup
-# asks again, up to 10 times, until the kernel counts a stall (compact_stall, allocstall_*).
-kernel_stalls() { awk '$1 == "compact_stall" || $1 ~ /^allocstall_/ { s += $2 } END { print s }' /proc/vmstat; }
+# Each cgroup asks for one page, again up to 10 times until the kernel counts a stall.
 stalled=0
 for i in $(seq 1 200); do
   mkcg "fragd-attr-$i"
-  for try in $(seq 1 10); do
-    grow_pool "$(free_blocks9)"
-    k0=$(kernel_stalls)
-    in_cgroup "fragd-attr-$i" bash -c "echo \$((\$(cat $HP) + 1)) > $HP"
-    if [ "$(kernel_stalls)" -gt "$k0" ]; then stalled=$((stalled + 1)); break; fi
-  done
+  if grow_stalling "fragd-attr-$i" 1 >/dev/null; then stalled=$((stalled + 1)); fi
 done
 log "$stalled of the 200 cgroups stalled, as the kernel counts"
 [ "$stalled" -ge 150 ] || fail "only $stalled of 200 cgroups stalled in 10 tries each: the kernel did not compact (nothing to attribute)"
