@@ -173,3 +173,33 @@ node_score() { awk '$1 ~ /^fragd_node_fragmentation_score_percent\{node="0"\}/ {
 # wait_scored: until fragd has published its first node score (BPF loaded, first tick done).
 has_score() { [ -n "$(node_score)" ]; }
 wait_scored() { wait_for 30 has_score; }
+
+# trace_start EVENT...: records the tracepoints EVENT (system/name) in a private tracefs
+# instance, read into $WORK/trace.txt as they come (a 16 MiB buffer per CPU); sets TRACE_INST.
+# trace_mark NAME puts a marker in the record; trace_sync waits until the record holds every
+# event up to now and fails if the kernel dropped any (a full buffer).
+trace_start() {
+  local t=/sys/kernel/tracing e
+  [ -d $t/instances ] || t=/sys/kernel/debug/tracing
+  [ -d $t/instances ] || skip_or_fail "no tracefs instances at /sys/kernel/tracing or /sys/kernel/debug/tracing"
+  TRACE_INST="$t/instances/fragd-$TEST_NAME-$$"
+  mkdir "$TRACE_INST"
+  RESTORE+=("rmdir $TRACE_INST 2>/dev/null || true")
+  echo 16384 >"$TRACE_INST/buffer_size_kb"
+  for e; do
+    [ -e "$TRACE_INST/events/$e/enable" ] || fail "the kernel has no tracepoint $e ($TRACE_INST/events/$e)"
+    echo 1 >"$TRACE_INST/events/$e/enable"
+    RESTORE+=("echo 0 > $TRACE_INST/events/$e/enable")
+  done
+  cat "$TRACE_INST/trace_pipe" >"$WORK/trace.txt" &
+  TRACE_CAT=$!
+  PIDS+=("$TRACE_CAT")
+}
+trace_mark() { echo "$1" >"$TRACE_INST/trace_marker"; }
+trace_sync() {
+  local m="sync-$RANDOM$RANDOM" lost
+  trace_mark "$m"
+  wait_for 10 grep -q "tracing_mark_write: $m\$" "$WORK/trace.txt" || fail "the trace reader did not catch up in 10 s"
+  lost=$(awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' "$TRACE_INST"/per_cpu/cpu*/stats)
+  [ "$lost" -eq 0 ] || fail "the kernel dropped $lost trace events (buffer full): the record is incomplete"
+}

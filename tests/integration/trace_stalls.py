@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The kernel's own record of direct compaction and reclaim entries, read from a tracefs
+instance (lib.sh trace_start) to hold fragd's counters to it exactly.
+
+  trace_stalls.py window TRACE START END
+      Between the trace markers START and END (lib.sh snap): prints "ENTRIES SKIPPED", the
+      mm_compaction_try_to_compact_pages events and those of them that returned COMPACT_SKIPPED.
+      The kernel's compact_stall counts an entry only when try_to_compact_pages returns
+      something else (mm/page_alloc.c, __alloc_pages_direct_compact), and it returns something
+      else only when, in that call, a zone was deferred (mm_compaction_deferred), a zone's run
+      began (mm_compaction_begin) or a zone could already allocate (COMPACT_SUCCESS, which
+      calls compaction_defer_reset: mm_compaction_defer_reset); zones found unsuitable return
+      COMPACT_SKIPPED with no such event. So an entry is SKIPPED when its task shows none of
+      those three before its next entry, or before END.
+"""
+import re
+import sys
+
+LINE = re.compile(r"-(\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[\d+\]\s+(?:\S+\s+)?[\d.]+:\s+(\S+):\s*(.*)$")
+ORDER = re.compile(r"\border=(-?\d+)")
+
+
+def events(path):
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = LINE.search(line)
+            if m:
+                yield int(m.group(1)), m.group(2), m.group(3).strip()
+
+
+def window(path, start, end):
+    inside, entries, skipped = False, 0, 0
+    open_ = {}  # pid -> an entry still waiting for a sign that the kernel counted it
+    seen_start = seen_end = False
+    for pid, name, rest in events(path):
+        if name == "tracing_mark_write":
+            if rest == start:
+                inside, seen_start = True, True
+            elif rest == end and inside:
+                seen_end = True
+                break
+            continue
+        if not inside:
+            continue
+        if name == "mm_compaction_try_to_compact_pages":
+            if open_.pop(pid, False):
+                skipped += 1
+            open_[pid] = True
+            entries += 1
+        elif name in ("mm_compaction_deferred", "mm_compaction_begin", "mm_compaction_defer_reset"):
+            open_.pop(pid, None)
+    if not (seen_start and seen_end):
+        sys.exit(f"{path}: markers {start!r} and {end!r} not both found in order")
+    skipped += sum(1 for v in open_.values() if v)
+    print(entries, skipped)
+
+
+def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "window":
+        window(sys.argv[2], sys.argv[3], sys.argv[4])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
