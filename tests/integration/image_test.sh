@@ -108,14 +108,20 @@ clone_image "$CA" "$WORK/image-a"
 clone_image "$CB" "$WORK/image-b"
 DA=$(field digest "$WORK/image-a") DB=$(field digest "$WORK/image-b")
 # deb_diff X Y: the files that differ between the packages of image dirs WORK/X and WORK/Y, each
-# with the source or build path it holds, if any.
+# with the source or clone path it holds and, for a program, its two build IDs (which cover the
+# debug info that the package strips).
 deb_diff() {
-  local x
+  local x f p
   for x in "$1" "$2"; do mkdir -p "$WORK/deb-$x" && dpkg-deb -x "$WORK/$x"/pkg/fragd_*.deb "$WORK/deb-$x"; done
   (cd "$WORK/deb-$1" && find . -type f | sort | while read -r f; do
     cmp -s "$f" "$WORK/deb-$2/$f" && continue
-    echo "$f$(for p in "$SRC" "$CA" "$CB"; do grep -qaF "$p" "$f" "$WORK/deb-$2/$f" && echo " (holds $p)"; done)"
-  done) | tr '\n' ' '
+    printf '%s' "$f"
+    for p in "$SRC" "$CA" "$CB"; do grep -qaF "$p" "$f" "$WORK/deb-$2/$f" && printf ' (holds %s)' "$p"; done
+    if readelf -n "$f" >/dev/null 2>&1; then
+      printf ' (build IDs %s)' "$(for x in "$f" "$WORK/deb-$2/$f"; do readelf -n "$x" | awk '/Build ID/ { print $3 }'; done | paste -sd/)"
+    fi
+    printf '; '
+  done)
 }
 [ "$DA" = "$DB" ] || fail "two clones of the tree at $CA and $CB gave images $DA and $DB; files that differ in their packages: $(deb_diff image-a image-b)"
 log "two clones of the tree at $CA and $CB, each built apart, give the same digest $DA ($((SECONDS - T1)) s)"
