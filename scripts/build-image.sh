@@ -62,6 +62,10 @@ mmdebstrap --variant=extract --quiet \
 [ -x "$ROOT/usr/bin/fragd" ] || die "the root filesystem has no /usr/bin/fragd"
 rm -rf "${ROOT:?}$OUT" "$ROOT"/usr/share/man "$ROOT"/usr/share/info "$ROOT"/usr/share/locale "$ROOT"/usr/share/lintian \
   "$ROOT"/var/cache/apt "$ROOT"/var/lib/apt/lists
+# The directories the hook made on the way to OUT/pkg go too: the image would name this build's
+# path (mmdebstrap empties /tmp itself, so an OUT under /tmp never showed it).
+d=$(dirname "$OUT")
+while [ "$d" != / ] && rmdir "$ROOT$d" 2>/dev/null; do d=$(dirname "$d"); done
 find "$ROOT/usr/share/doc" -type f ! -name copyright -delete
 find "$ROOT/usr/share/doc" -depth -type d -empty -delete
 mkdir -p "$ROOT/run/fragd" "$ROOT/tmp"
