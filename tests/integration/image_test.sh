@@ -74,8 +74,8 @@ cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
 BTYPE=$(cache CMAKE_BUILD_TYPE) HARDENING=$(cache FRAGD_HARDENING)
 LAUNCHER=()
 command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-# clone_image DIR OUT: clones REV into DIR, builds what the package holds in DIR/build, images it into OUT.
-clone_image() {
+# clone_build DIR OUT: clones REV into DIR and builds what the package holds in DIR/build.
+clone_build() {
   local dir=$1 out=$2 t=$SECONDS
   mkdir -p "$(dirname "$dir")"
   { git clone --quiet --shared --no-checkout "$SRC" "$dir" && git -C "$dir" checkout --quiet --detach "$REV"; } ||
@@ -86,12 +86,16 @@ clone_image() {
     cmake -S "$dir" -B "$dir/build" -DCMAKE_BUILD_TYPE="$BTYPE" -DFRAGD_HARDENING="${HARDENING:-ON}" \
       -DFRAGD_BUILD_TESTS=OFF "${LAUNCHER[@]}" && cmake --build "$dir/build" -j "$(nproc)"
   ) >"$out.cmake.log" 2>&1 || { tail -30 "$out.cmake.log" >&2; fail "building the clone in $dir failed (above; $out.cmake.log)"; }
-  local built=$((SECONDS - t))
-  # Imaged into the clone's own build/image, as make image does: no two paths alike.
+  log "clone $dir: built in $((SECONDS - t)) s$(ccache_summary "$out.ccache")"
+}
+# clone_image DIR OUT: images the clone in DIR into its own build/image, as make image does (no two
+# paths alike), then moves that to OUT.
+clone_image() {
+  local dir=$1 out=$2 t=$SECONDS
   bash "$dir/scripts/build-image.sh" "$dir/build" "$dir/build/image" >"$out.log" 2>&1 ||
     { cat "$out.log" >&2; fail "scripts/build-image.sh of the clone in $dir failed (above)"; }
   mv "$dir/build/image" "$out"
-  log "clone $dir: built in $built s, imaged in $((SECONDS - t - built)) s$(ccache_summary "$out.ccache")"
+  log "clone $dir: imaged in $((SECONDS - t)) s"
 }
 # ccache_summary STATSLOG: ", ccache N hits of M" from a stats log (empty without one).
 ccache_summary() {
@@ -103,7 +107,14 @@ ccache_summary() {
 CLONES=$(mktemp -d "$BUILD/image_test-clones.XXXXXX")
 RESTORE+=("rm -rf '$CLONES'")
 CA=$CLONES/a/src CB=$CLONES/bb/clone-at-a-longer-path/src
-clone_image "$CA" "$WORK/image-a"
+# The second clone builds while the first is imaged (mmdebstrap and buildah mostly wait on the
+# disk); it builds after the first so that, with a cold cache, it takes the first one's objects.
+clone_build "$CA" "$WORK/image-a"
+clone_image "$CA" "$WORK/image-a" &
+imaging=$!
+PIDS+=("$imaging")
+clone_build "$CB" "$WORK/image-b"
+wait "$imaging" || fail "imaging the clone in $CA failed (above)"
 clone_image "$CB" "$WORK/image-b"
 DA=$(field digest "$WORK/image-a") DB=$(field digest "$WORK/image-b")
 # deb_diff X Y: the files that differ between the packages of image dirs WORK/X and WORK/Y, each
