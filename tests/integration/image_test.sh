@@ -9,9 +9,10 @@
 # names this image, and the kustomization `make image` writes beside it (OUT/kustomization.yaml),
 # rendered by tests/contract/render_overlay.py, runs exactly fragd@<its digest>.
 # Reproducible wherever the tree lies: the tree as it is (HEAD and what is not committed) is cloned
-# to two paths of different lengths, each clone configured ($BUILD's build type, no tests) and built
-# in its own build dir and imaged into it (build/image, as make image does): both digests must be equal, and equal to $BUILD's when that was
-# built the same way (make build: in SRC/build, under ccache rooted at SRC). The BPF objects fragd
+# to two paths of different lengths (outside /tmp), each clone configured ($BUILD's build type, no
+# tests), built in its own build dir and imaged into it (build/image, as make image does): both
+# digests must be equal, and equal to $BUILD's when that was built the same way (make build: in
+# SRC/build, under ccache rooted at SRC). The BPF objects fragd
 # embeds carry DWARF and BTF and the C++ code -g: CMakeLists.txt maps both directories' paths away.
 # The clones compile under the shared ccache with its working-directory hash on (CCACHE_HASHDIR,
 # as the Makefile sets it): ccache hashes that directory as the prefix maps rewrite it, so a clone
