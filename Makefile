@@ -9,12 +9,15 @@ CONFIG  ?= configs/fragd.yaml
 # clone share one cache (~/.cache/ccache): a file compiled before with the same flags, in any clone,
 # is not compiled again (CI rebuilds four trees from a fresh clone each run).
 # CMake reads the launchers from the environment; paths under the source dir are hashed relative
-# to it and the working directory not at all, so two clones at different paths share hits.
+# to it, and the working directory (which the debug info names) is hashed as CMakeLists.txt's
+# -ffile-prefix-map maps it (./build), so two clones at different paths share hits. A compile
+# whose output would name its clone's path (no map) gets no other clone's object: that is what
+# lets image_test's clone builds use this cache and still catch a path in the image.
 ifneq ($(shell command -v ccache 2>/dev/null),)
 export CMAKE_C_COMPILER_LAUNCHER := ccache
 export CMAKE_CXX_COMPILER_LAUNCHER := ccache
 export CCACHE_BASEDIR := $(CURDIR)
-export CCACHE_NOHASHDIR := 1
+export CCACHE_HASHDIR := 1
 endif
 
 .PHONY: all build deps run test unit integration image deb test-service bench bench-act clean fuzz sanitize tsan test-kernels test-kernels-cma

@@ -26,7 +26,7 @@ function(bpf_object name source)
   add_custom_command(
     OUTPUT ${obj}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
-    COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_${BPF_TARGET_ARCH}
+    COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_${BPF_TARGET_ARCH} ${FRAGD_PREFIX_MAP}
             -Wall -Werror -I${CMAKE_SOURCE_DIR}/include -I${CMAKE_SOURCE_DIR}/bpf
             -I${BPF_MULTIARCH_INCLUDE} -c ${src} -o ${obj}
     DEPENDS ${src} ${deps}

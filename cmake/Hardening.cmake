@@ -16,7 +16,8 @@ if(FRAGD_HARDENING AND NOT FRAGD_SANITIZE AND NOT FRAGD_TSAN AND NOT FRAGD_FUZZ)
       if(NOT _rc EQUAL 0)
         message(FATAL_ERROR "dpkg-buildflags --get ${kind} failed (${_rc}); configure with -DFRAGD_HARDENING=OFF to build without")
       endif()
-      # -g -O2 come from CMAKE_BUILD_TYPE; the file-prefix map would differ between build dirs.
+      # -g -O2 come from CMAKE_BUILD_TYPE; dpkg-buildflags' file-prefix map names the directory
+      # cmake ran in: CMakeLists.txt maps the source and build directories itself.
       string(REGEX REPLACE "(^| )(-g|-O[0-9s]|-ffile-prefix-map=[^ ]*)( |$)" " " _flags " ${_flags} ")
       string(REGEX REPLACE "(^| )(-g|-O[0-9s]|-ffile-prefix-map=[^ ]*)( |$)" " " _flags " ${_flags} ")
       separate_arguments(_list UNIX_COMMAND "${_flags}")

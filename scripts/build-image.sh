@@ -17,6 +17,12 @@
 # (SOURCE_DATE_EPOCH, default the last commit's time, bounds every file time and is the image's
 # creation time).
 #
+# 4. writes OUT_DIR/kustomization.yaml: configs/kubernetes/base (named relative to OUT_DIR, as
+#    kustomize requires) with the DaemonSet's image pinned by this image's manifest digest
+#    (fragd@sha256:...), so `kubectl apply -k OUT_DIR` rolls out exactly this build; the committed
+#    base names the tag fragd:<version>, which a node holding an older fragd:<version> would keep
+#    running under imagePullPolicy: IfNotPresent.
+#
 # Prints the image's uncompressed size (its layer as a tar), the archive's size and
 # the manifest digest, and writes them to OUT_DIR/image.txt. Needs root (mmdebstrap
 # and buildah's chroot); buildah keeps its storage under OUT_DIR and it is removed.
@@ -56,6 +62,10 @@ mmdebstrap --variant=extract --quiet \
 [ -x "$ROOT/usr/bin/fragd" ] || die "the root filesystem has no /usr/bin/fragd"
 rm -rf "${ROOT:?}$OUT" "$ROOT"/usr/share/man "$ROOT"/usr/share/info "$ROOT"/usr/share/locale "$ROOT"/usr/share/lintian \
   "$ROOT"/var/cache/apt "$ROOT"/var/lib/apt/lists
+# The directories the hook made on the way to OUT/pkg go too: the image would name this build's
+# path (mmdebstrap empties /tmp itself, so an OUT under /tmp never showed it).
+d=$(dirname "$OUT")
+while [ "$d" != / ] && rmdir "$ROOT$d" 2>/dev/null; do d=$(dirname "$d"); done
 find "$ROOT/usr/share/doc" -type f ! -name copyright -delete
 find "$ROOT/usr/share/doc" -depth -type d -empty -delete
 mkdir -p "$ROOT/run/fragd" "$ROOT/tmp"
@@ -90,14 +100,32 @@ seconds=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 uncompressed=$(stat -c %s "$OUT/rootfs.tar")
 archive=$(stat -c %s "$ARCHIVE")
 digest=$(cat "$OUT/digest")
+[[ "$digest" =~ ^sha256:[0-9a-f]{64}$ ]] || die "buildah push wrote '$digest' to $OUT/digest, not a sha256 digest"
+
+# The deployment of this very image: the base, its image pinned by digest (kustomize's images).
+BASE=$(cd "$(dirname "$0")/../configs/kubernetes/base" && pwd)
+cat >"$OUT/kustomization.yaml" <<EOF
+# Written by scripts/build-image.sh: configs/kubernetes/base running the image built beside this
+# file ($(basename "$ARCHIVE")), by digest. Load that archive on each node (or push it), then
+#   kubectl apply -k $OUT
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - $(realpath --relative-to="$OUT" "$BASE")
+images:
+  - name: fragd
+    digest: $digest
+EOF
 {
   echo "image fragd:$VERSION"
   echo "archive $ARCHIVE"
   echo "uncompressed_bytes $uncompressed"
   echo "archive_bytes $archive"
   echo "digest $digest"
+  echo "kustomization $OUT/kustomization.yaml"
   echo "suite $SUITE"
   echo "seconds $seconds"
 } >"$OUT/image.txt"
 rm -f "$OUT/rootfs.tar"
 say "fragd:$VERSION in $ARCHIVE: $((uncompressed / 1000)) kB uncompressed, $((archive / 1000)) kB archive, $digest (Debian $SUITE, $seconds s)"
+say "kubectl apply -k $OUT deploys fragd@$digest (configs/kubernetes/base, image by digest)"

@@ -54,8 +54,7 @@ install_pinned() {
 }
 pinned kube-score "$KUBE_SCORE" || install_pinned kube-score "$KUBE_SCORE"
 echo "[manifests_test] kube-score ${KUBE_SCORE#*@} ($TOOLS/kube-score, checked with go version -m)"
-/usr/bin/python3 "$SRC/tests/contract/render_overlay.py" "$SRC/configs/kubernetes/base/fragd-daemonset.yaml" \
-  "$SRC/configs/kubernetes/act/fragd-act-patch.yaml" >"$WORK/act.yaml"
+/usr/bin/python3 "$SRC/tests/contract/render_overlay.py" "$SRC/configs/kubernetes/act" >"$WORK/act.yaml"
 for m in "$SRC/configs/kubernetes/base/fragd-daemonset.yaml" "$WORK/act.yaml"; do
   if ! "$TOOLS/kube-score" score --output-format ci --exit-one-on-warning "$m" >"$WORK/score.txt" 2>&1; then
     grep -vE '^\[(OK|SKIPPED)\]' "$WORK/score.txt" >&2 || true

@@ -6,7 +6,18 @@
 # names the package's version, `fragd --check-config` passes the shipped policy and
 # fails a broken one naming its file and line, and fragctl runs; it holds no shell, no
 # package manager and no graphics library; its entrypoint is fragd; the DaemonSet
-# names this image; a second build of the same tree gives the same digest.
+# names this image, and the kustomization `make image` writes beside it (OUT/kustomization.yaml),
+# rendered by tests/contract/render_overlay.py, runs exactly fragd@<its digest>.
+# Reproducible wherever the tree lies: the tree as it is (HEAD and what is not committed) is cloned
+# to two paths of different lengths (outside /tmp), each clone configured ($BUILD's build type, no
+# tests), built in its own build dir and imaged into it (build/image, as make image does): both
+# digests must be equal, and equal to $BUILD's when that was built the same way (make build: in
+# SRC/build, under ccache rooted at SRC). The BPF objects fragd
+# embeds carry DWARF and BTF and the C++ code -g: CMakeLists.txt maps both directories' paths away.
+# The clones compile under the shared ccache with its working-directory hash on (CCACHE_HASHDIR,
+# as the Makefile sets it): ccache hashes that directory as the prefix maps rewrite it, so a clone
+# gets $BUILD's objects when its output names no path of its own, and compiles afresh when it would
+# (a map missing): the clones then differ and this test fails.
 source "$(dirname "$0")/lib.sh"
 require_root
 for tool in cpack mmdebstrap buildah; do
@@ -23,13 +34,137 @@ IMAGE=$(field image) ARCHIVE=$(field archive) BYTES=$(field uncompressed_bytes) 
 VERSION=${IMAGE#fragd:}
 [ -s "$ARCHIVE" ] || fail "no image archive at '$ARCHIVE'"
 [[ "$DIGEST" =~ ^sha256:[0-9a-f]{64}$ ]] || fail "image digest '$DIGEST' is not a sha256 digest"
-# Reproducible: a second build of the same tree gives the same digest.
-bash "$SRC/scripts/build-image.sh" "$BUILD" "$WORK/image2" >"$WORK/build2.log" 2>&1 ||
-  { cat "$WORK/build2.log" >&2; fail "the second scripts/build-image.sh failed (above)"; }
-DIGEST2=$(field digest "$WORK/image2")
-[ "$DIGEST2" = "$DIGEST" ] || fail "two builds of the same tree gave digests $DIGEST and $DIGEST2"
-rm -rf "$WORK/image2"
-log "a second build gives the same digest $DIGEST"
+
+# The deployment by digest: the kustomization beside the archive, rendered as kustomize would.
+KUST=$(field kustomization)
+[ "$KUST" = "$WORK/image/kustomization.yaml" ] && [ -s "$KUST" ] ||
+  fail "scripts/build-image.sh wrote no kustomization beside the image (image.txt names '$KUST')"
+/usr/bin/python3 "$SRC/tests/contract/render_overlay.py" "$WORK/image" >"$WORK/deploy.yaml" ||
+  fail "tests/contract/render_overlay.py cannot render $KUST"
+# ds_image FILE: the image of the DaemonSet fragd's container fragd in a rendered FILE.
+ds_image() {
+  /usr/bin/python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "DaemonSet" and d["metadata"]["name"] == "fragd":
+        print(*[c["image"] for c in d["spec"]["template"]["spec"]["containers"] if c["name"] == "fragd"])' "$1"
+}
+got=$(ds_image "$WORK/deploy.yaml")
+[ "$got" = "fragd@$DIGEST" ] ||
+  fail "$KUST renders the DaemonSet's image as '$got', not fragd@$DIGEST (the image just built)"
+log "the kustomization beside the image deploys the DaemonSet with image fragd@$DIGEST"
+
+# Reproducible wherever the tree lies (see the header).
+git -C "$SRC" rev-parse --verify -q HEAD >/dev/null || skip_or_fail "$SRC is not a git checkout to clone"
+T1=$SECONDS
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$SRC" log -1 --format=%ct)}
+# The tree as it is, as a commit: HEAD's index plus every change and untracked file (not ignored),
+# through an index of its own (the checkout's index and refs are not touched).
+cp "$(git -C "$SRC" rev-parse --path-format=absolute --git-path index)" "$WORK/index"
+GIT_INDEX_FILE=$WORK/index git -C "$SRC" add -A
+TREE=$(GIT_INDEX_FILE=$WORK/index git -C "$SRC" write-tree)
+if [ "$TREE" = "$(git -C "$SRC" rev-parse 'HEAD^{tree}')" ]; then
+  REV=$(git -C "$SRC" rev-parse HEAD)
+else
+  REV=$(GIT_AUTHOR_NAME=image_test GIT_AUTHOR_EMAIL=image_test@localhost GIT_COMMITTER_NAME=image_test \
+    GIT_COMMITTER_EMAIL=image_test@localhost GIT_AUTHOR_DATE="@$SOURCE_DATE_EPOCH +0000" \
+    GIT_COMMITTER_DATE="@$SOURCE_DATE_EPOCH +0000" git -C "$SRC" commit-tree -p HEAD -m "the tree as image_test found it" "$TREE")
+  log "the clones hold HEAD with this tree's changes (commit $REV)"
+fi
+cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
+BTYPE=$(cache CMAKE_BUILD_TYPE) HARDENING=$(cache FRAGD_HARDENING)
+LAUNCHER=()
+command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# clone_build DIR OUT: clones REV into DIR and builds what the package holds in DIR/build.
+clone_build() {
+  local dir=$1 out=$2 t=$SECONDS
+  mkdir -p "$(dirname "$dir")"
+  { git clone --quiet --shared --no-checkout "$SRC" "$dir" && git -C "$dir" checkout --quiet --detach "$REV"; } ||
+    fail "cannot clone $SRC at $REV into $dir"
+  (
+    export CCACHE_BASEDIR=$dir CCACHE_HASHDIR=1 CCACHE_STATSLOG=$out.ccache
+    unset CCACHE_NOHASHDIR
+    cmake -S "$dir" -B "$dir/build" -DCMAKE_BUILD_TYPE="$BTYPE" -DFRAGD_HARDENING="${HARDENING:-ON}" \
+      -DFRAGD_BUILD_TESTS=OFF "${LAUNCHER[@]}" && cmake --build "$dir/build" -j "$(nproc)"
+  ) >"$out.cmake.log" 2>&1 || { tail -30 "$out.cmake.log" >&2; fail "building the clone in $dir failed (above; $out.cmake.log)"; }
+  log "clone $dir: built in $((SECONDS - t)) s$(ccache_summary "$out.ccache")"
+}
+# clone_image DIR OUT: images the clone in DIR into its own build/image, as make image does (no two
+# paths alike), then moves that to OUT.
+clone_image() {
+  local dir=$1 out=$2 t=$SECONDS
+  bash "$dir/scripts/build-image.sh" "$dir/build" "$dir/build/image" >"$out.log" 2>&1 ||
+    { cat "$out.log" >&2; fail "scripts/build-image.sh of the clone in $dir failed (above)"; }
+  mv "$dir/build/image" "$out"
+  log "clone $dir: imaged in $((SECONDS - t)) s"
+}
+# ccache_summary STATSLOG: ", ccache N hits of M" from a stats log (empty without one).
+ccache_summary() {
+  [ -s "$1" ] || return 0
+  awk '/^# / { n++ } /^(direct|preprocessed)_cache_hit$/ { h++ } END { printf ", ccache hits %d of %d compiles", h, n }' "$1"
+}
+# Not under /tmp, which mmdebstrap empties in the image: a path that reaches the image's tree
+# would stay hidden there.
+CLONES=$(mktemp -d "$BUILD/image_test-clones.XXXXXX")
+RESTORE+=("rm -rf '$CLONES'")
+CA=$CLONES/a/src CB=$CLONES/bb/clone-at-a-longer-path/src
+# The second clone builds while the first is imaged (mmdebstrap and buildah mostly wait on the
+# disk); it builds after the first so that, with a cold cache, it takes the first one's objects.
+clone_build "$CA" "$WORK/image-a"
+clone_image "$CA" "$WORK/image-a" &
+imaging=$!
+PIDS+=("$imaging")
+clone_build "$CB" "$WORK/image-b"
+wait "$imaging" || fail "imaging the clone in $CA failed (above)"
+clone_image "$CB" "$WORK/image-b"
+DA=$(field digest "$WORK/image-a") DB=$(field digest "$WORK/image-b")
+# deb_diff X Y: the files that differ between the packages of image dirs WORK/X and WORK/Y, each
+# with the source or clone path it holds and, for a program, its two build IDs (which cover the
+# debug info that the package strips).
+deb_diff() {
+  local x f p
+  for x in "$1" "$2"; do mkdir -p "$WORK/deb-$x" && dpkg-deb -x "$WORK/$x"/pkg/fragd_*.deb "$WORK/deb-$x"; done
+  (cd "$WORK/deb-$1" && find . -type f | sort | while read -r f; do
+    cmp -s "$f" "$WORK/deb-$2/$f" && continue
+    printf '%s' "$f"
+    for p in "$SRC" "$CA" "$CB"; do grep -qaF "$p" "$f" "$WORK/deb-$2/$f" && printf ' (holds %s)' "$p"; done
+    if readelf -n "$f" >/dev/null 2>&1; then
+      printf ' (build IDs %s)' "$(for x in "$f" "$WORK/deb-$2/$f"; do readelf -n "$x" | awk '/Build ID/ { print $3 }'; done | paste -sd/)"
+    fi
+    printf '; '
+  done) | grep . || echo none
+}
+# layer_diff X Y: the entries that differ between the layers of the images in WORK/X and WORK/Y.
+layer_diff() {
+  /usr/bin/python3 - "$WORK/$1"/fragd-*.oci.tar "$WORK/$2"/fragd-*.oci.tar <<'EOF'
+import json, sys, tarfile
+def entries(archive):
+    with tarfile.open(archive) as oci:
+        blob = lambda d: oci.extractfile("blobs/" + d.replace(":", "/"))
+        desc = json.load(oci.extractfile("index.json"))["manifests"][0]
+        layer = json.load(blob(desc["digest"]))["layers"][0]["digest"]
+        with tarfile.open(fileobj=blob(layer)) as t:
+            return {m.name: (m.type, m.mode, m.size, m.mtime) for m in t}
+a, b = entries(sys.argv[1]), entries(sys.argv[2])
+print("; ".join(f"{n} ({'only in one' if n not in a or n not in b else 'differs'})"
+                for n in sorted(set(a) | set(b)) if a.get(n) != b.get(n))[:2000] or "none")
+EOF
+}
+[ "$DA" = "$DB" ] || fail "two clones of the tree at $CA and $CB gave images $DA and $DB; files that differ in their packages: $(deb_diff image-a image-b); entries that differ in their layers: $(layer_diff image-a image-b)"
+log "two clones of the tree at $CA and $CB, each built apart, give the same digest $DA ($((SECONDS - T1)) s)"
+# $BUILD too, when it was built as the clones are: in SRC/build, under ccache rooted at SRC (make
+# build, make test); ccache hands the compiler paths relative to that root, which the debug info keeps.
+if sanitized; then
+  log "$BUILD is a sanitizer build: its image is not the clones' (not compared)"
+elif [ "$(realpath "$BUILD")" != "$(realpath "$SRC")/build" ] || [ "$(cache CMAKE_CXX_COMPILER_LAUNCHER)" != ccache ] ||
+  [ "$(realpath -m "${CCACHE_BASEDIR:-/nonexistent}")" != "$(realpath "$SRC")" ]; then
+  [ "${CI:-}" != true ] || fail "CI=true: $BUILD must be SRC/build built under make's ccache settings (make test) for its digest to be compared with the clones'"
+  log "$BUILD is not SRC/build built through make's ccache settings: its digest $DIGEST is not compared"
+else
+  [ "$DIGEST" = "$DA" ] || fail "$BUILD's image is $DIGEST, the clones' $DA; files that differ in their packages: $(deb_diff image image-a); entries that differ in their layers: $(layer_diff image image-a)"
+  log "$BUILD's image has the clones' digest too"
+fi
+rm -rf "$CLONES" "$WORK/image-a" "$WORK/image-b" "$WORK"/deb-*
 LIMIT=30000000
 if sanitized; then
   log "sanitizer build: its image is $BYTES bytes; the $LIMIT-byte bound holds the release build"
