@@ -149,8 +149,53 @@ python3 -c 'import sys; e, g = map(int, sys.argv[1:]); sys.exit(abs(e - g) > 0.1
 # by status). If ten in a row end so, the comparison says nothing about the
 # estimate: it is not made, and the test ends with skip_or_fail naming it.
 contended() { scrape | awk '/^fragd_compaction_runs_total\{.*trigger="manual".*status="contended"/ { s += $2 } END { print s + 0 }'; }
+# memory_state: what a compaction's free scanner has to work with in each zone with pages: free
+# pages against the min watermark (below min + 1 page the kernel isolates no target page), and
+# the pageblocks and free pages by migrate type (only movable blocks' free pages are targets).
+memory_state() {
+  python3 - <<'PY'
+import re
+out, zone = [], None
+free, wmin = {}, {}
+for line in open("/proc/zoneinfo"):
+    m = re.match(r"Node (\d+), zone\s+(\S+)", line)
+    if m:
+        zone = f"{m.group(1)}/{m.group(2)}"
+        continue
+    w = line.split()
+    if zone and len(w) == 3 and w[:2] == ["pages", "free"]:
+        free[zone] = int(w[2])
+    elif zone and len(w) == 2 and w[0] == "min" and zone not in wmin:
+        wmin[zone] = int(w[1])
+blocks, ffree = {}, {}
+types, capped = [], False
+for line in open("/proc/pagetypeinfo"):
+    m = re.match(r"Node\s+(\d+), zone\s+(\S+), type\s+(\S+)\s+(.*)", line)
+    if m:
+        z = f"{m.group(1)}/{m.group(2).rstrip(',')}"
+        # A count over 100000 is printed ">100000": the sums are then at least what is shown.
+        ffree.setdefault(z, {})[m.group(3)] = sum(int(c.lstrip(">")) << o for o, c in enumerate(m.group(4).split()))
+        capped |= ">" in m.group(4)
+        continue
+    if line.startswith("Number of blocks type"):
+        types = line.split()[4:]
+        continue
+    m = re.match(r"Node (\d+), zone\s+(\S+)\s+(.*)", line)
+    if m and types:
+        blocks[f"{m.group(1)}/{m.group(2)}"] = dict(zip(types, map(int, m.group(3).split())))
+for z in free:
+    if z not in blocks or sum(blocks[z].values()) < 64:
+        continue
+    b, f = blocks[z], ffree.get(z, {})
+    out.append(f"{z}: free {free[z]} (min {wmin.get(z)}), blocks movable {b.get('Movable', 0)} unmovable {b.get('Unmovable', 0)}"
+               f" reclaimable {b.get('Reclaimable', 0)}, free pages in movable blocks {'>=' * capped}{f.get('Movable', 0)},"
+               f" in others {'>=' * capped}{sum(v for k, v in f.items() if k != 'Movable')}")
+print("; ".join(out))
+PY
+}
 completed=0
 contended_tries=0
+log "before the compaction: $(memory_state)"
 for try in $(seq 1 10); do
   c0=$(contended)
   echo 1 > /proc/sys/vm/compact_memory
@@ -158,7 +203,7 @@ for try in $(seq 1 10); do
   c1=$(contended)
   if [ "$c1" -eq "$c0" ]; then completed=1; break; fi
   contended_tries=$try
-  log "the compaction ended contended ($((c1 - c0)) zone runs); compacting again in 3 s"
+  log "the compaction ended contended ($((c1 - c0)) zone runs); compacting again in 3 s; $(memory_state)"
   sleep 3
 done
 log "compactions that ended contended before one ran to its end: $contended_tries" 
