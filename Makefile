@@ -13,12 +13,15 @@ CONFIG  ?= configs/fragd.yaml
 # -ffile-prefix-map maps it (./build), so two clones at different paths share hits. A compile
 # whose output would name its clone's path (no map) gets no other clone's object: that is what
 # lets image_test's clone builds use this cache and still catch a path in the image.
+# The launchers are set only where ccache is installed; a fresh machine gets it from `make deps`,
+# and `make test` builds in a make started after that. ccache's own settings are exported always,
+# so that the tests `make test` runs see the settings the build was made with.
 ifneq ($(shell command -v ccache 2>/dev/null),)
 export CMAKE_C_COMPILER_LAUNCHER := ccache
 export CMAKE_CXX_COMPILER_LAUNCHER := ccache
+endif
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_HASHDIR := 1
-endif
 
 .PHONY: all build deps run test unit integration image deb test-service bench bench-act clean fuzz sanitize tsan test-kernels test-kernels-cma
 
