@@ -120,16 +120,6 @@ vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 # Free blocks able to hold a 2 MiB page now: order 9, and order 10 counted twice (x86-64).
 free_blocks9() { awk '{ n += $(5 + 9) + 2 * $(5 + 10) } END { print n + 0 }' /proc/buddyinfo; }
 
-# within A B PCT: |A - B| <= PCT% of max(A, B) (or both 0).
-within() {
-  python3 - "$1" "$2" "$3" <<'PY'
-import sys
-a, b, pct = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
-m = max(abs(a), abs(b))
-sys.exit(0 if m == 0 or abs(a - b) <= pct / 100 * m else 1)
-PY
-}
-
 # heavy_lock: one memory-heavy test or benchmark at a time on this machine
 # (fragmenting 95% of memory twice at once measures nothing).
 # STARTED: $SECONDS once the lock is held (a test's own time, without the wait).
