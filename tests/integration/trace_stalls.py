@@ -4,8 +4,10 @@
 instance (lib.sh trace_start) to hold fragd's counters to it exactly.
 
   trace_stalls.py window TRACE START END
-      Between the trace markers START and END (lib.sh snap): prints "ENTRIES SKIPPED", the
-      mm_compaction_try_to_compact_pages events and those of them that returned COMPACT_SKIPPED.
+      Between the trace markers START and END (lib.sh snap): prints "ENTRIES SKIPPED DEFERRED",
+      the mm_compaction_try_to_compact_pages events, those of them that returned
+      COMPACT_SKIPPED, and the zones found deferred (mm_compaction_deferred: an earlier failure
+      made the kernel skip compacting the zone for up to 64 attempts, compact_defer_shift).
       The kernel's compact_stall counts an entry only when try_to_compact_pages returns
       something else (mm/page_alloc.c, __alloc_pages_direct_compact), and it returns something
       else only when, in that call, a zone was deferred (mm_compaction_deferred), a zone's run
@@ -30,7 +32,7 @@ def events(path):
 
 
 def window(path, start, end):
-    inside, entries, skipped = False, 0, 0
+    inside, entries, skipped, deferred = False, 0, 0, 0
     open_ = {}  # pid -> an entry still waiting for a sign that the kernel counted it
     seen_start = seen_end = False
     for pid, name, rest in events(path):
@@ -50,10 +52,11 @@ def window(path, start, end):
             entries += 1
         elif name in ("mm_compaction_deferred", "mm_compaction_begin", "mm_compaction_defer_reset"):
             open_.pop(pid, None)
+            deferred += name == "mm_compaction_deferred"
     if not (seen_start and seen_end):
         sys.exit(f"{path}: markers {start!r} and {end!r} not both found in order")
     skipped += sum(1 for v in open_.values() if v)
-    print(entries, skipped)
+    print(entries, skipped, deferred)
 
 
 def main():

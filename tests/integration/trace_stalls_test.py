@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""trace_stalls.py's reading of a tracefs record, on records written the way the kernel
+prints them (counts_test compares fragd's direct-compaction entries with it)."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def line(pid, name, rest, comm="python3"):
+    return f"         {comm}-{pid}    [001] ..... 70775.513290: {name}: {rest}\n"
+
+
+ENTRY = ("mm_compaction_try_to_compact_pages", "order=9 gfp_mask=GFP_HIGHUSER_MOVABLE priority=2")
+DEFERRED = ("mm_compaction_deferred", "node=0 zone=Normal order=9 order_failed=9 consider=3 limit=64")
+BEGIN = ("mm_compaction_begin", "zone_start=0x1 migrate_pfn=0x1 free_pfn=0x1000 zone_end=0x1000, mode=sync")
+RESET = ("mm_compaction_defer_reset", "node=0 zone=Normal order=9 order_failed=10 consider=0 limit=1")
+
+
+def window(events, start="a", end="b"):
+    text = "# tracer: nop\n"
+    for pid, ev in events:
+        if ev in ("a", "b", "x"):
+            text += line(pid, "tracing_mark_write", ev, comm="bash")
+        else:
+            text += line(pid, *ev)
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write(text)
+    try:
+        r = subprocess.run([sys.executable, os.path.join(HERE, "trace_stalls.py"), "window", f.name, start, end],
+                           capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    if r.returncode:
+        raise RuntimeError(r.stderr)
+    return tuple(map(int, r.stdout.split()))
+
+
+class Window(unittest.TestCase):
+    def test_counted_skipped_and_deferred(self):
+        got = window([(1, ENTRY), (7, "a"),
+                      (1, ENTRY), (1, DEFERRED),  # counted: a zone was deferred
+                      (2, ENTRY), (2, BEGIN),     # counted: a zone's run began
+                      (1, ENTRY),                 # skipped: the task's next entry came first
+                      (1, ENTRY), (1, RESET),     # counted: a zone could allocate
+                      (3, ENTRY),                 # skipped: nothing before the end marker
+                      (7, "b"), (3, DEFERRED), (4, ENTRY)])
+        self.assertEqual(got, (5, 2, 1))
+
+    def test_only_inside_the_markers(self):
+        self.assertEqual(window([(1, ENTRY), (1, DEFERRED), (7, "a"), (7, "x"), (7, "b"), (1, ENTRY)]), (0, 0, 0))
+
+    def test_markers_missing(self):
+        with self.assertRaises(RuntimeError):
+            window([(7, "b"), (1, ENTRY), (7, "a")])
+
+
+if __name__ == "__main__":
+    unittest.main()
