@@ -5,6 +5,7 @@
 
 #include "base/text.h"
 #include "fragd/views.h"
+#include "policy/keys.h"
 #include "protocol/wire.h"
 #include "sources/memory/score.h"
 #include "sources/pollution/pollution.h"
@@ -390,33 +391,15 @@ nlohmann::json Daemon::reload(const std::string& why) {
       log_error("reload (" + why + ") refused, keeping the running policy: " + r.error().message);
       return error_answer(r.error().message + " (the running policy is kept)");
     }
-  std::vector<std::string> restart;
-  if (c->listen != cfg_.listen) restart.push_back("listen");
-  if (c->socket != cfg_.socket) restart.push_back("socket");
-  if (c->socket_group != cfg_.socket_group) restart.push_back("socket_group");
-  if (c->tick_ns != cfg_.tick_ns) restart.push_back("tick_interval");
-  if (c->pagetypeinfo_ns != cfg_.pagetypeinfo_ns) restart.push_back("pagetypeinfo_interval");
-  if (c->min_order != cfg_.min_order) restart.push_back("bpf.min_order");
-  if (c->slow_stall_ns != cfg_.slow_stall_ns) restart.push_back("bpf.slow_stall_threshold");
-  if (c->stack_interval_ns != cfg_.stack_interval_ns) restart.push_back("attribution.stack_interval");
-  if (c->stall_stacks != cfg_.stall_stacks) restart.push_back("attribution.stacks");
-  if (c->allocations != cfg_.allocations) restart.push_back("bpf.allocations");
-  if (c->track_pollution != cfg_.track_pollution) restart.push_back("bpf.track_pollution");
-  if (c->scan_pageblocks != cfg_.scan_pageblocks || c->scan_ns != cfg_.scan_ns ||
-      c->scan_max_age_ns != cfg_.scan_max_age_ns || c->scan_threads != cfg_.scan_threads ||
-      c->scan_mode != cfg_.scan_mode || c->scan_budget_percent != cfg_.scan_budget_percent)
-    restart.push_back("pageblocks");
-  // Read each tick: effective at once.
-  cfg_.adaptive_hold_ns = c->adaptive_hold_ns;
-  cfg_.adaptive_free_blocks = c->adaptive_free_blocks;
-  cfg_.forecast_window_ns = c->forecast_window_ns;
-  cfg_.top_cgroups = c->top_cgroups;
-  cfg_.top_callsites = c->top_callsites;
-  cfg_.metrics = c->metrics;
+  // What the command line set stays; keys read at start keep their running values (named in
+  // the reply), and with socket_group the group the socket has; the rest apply now.
+  Config next = std::move(*c);
+  keep_command_line(cfg_, next);
+  const std::vector<std::string> restart = keep_restart_keys(cfg_, next);
+  next.socket_gid = cfg_.socket_gid;
+  cfg_ = std::move(next);
   attribution_.set_limits(cfg_.top_cgroups, cfg_.top_callsites);
   forecast_.set_window(cfg_.forecast_window_ns);
-  cfg_.mode = c->mode;
-  cfg_.policy = c->policy;
   engine_->set_policy(cfg_.policy);
   for (const auto& o : engine_->take_dropped()) record(o);
   if (auto f = read_machine_facts(cfg_.proc_root, cfg_.sys_root)) facts_ = *f;

@@ -91,9 +91,9 @@ int main(int argc, char** argv) {
       log_error("--listen: " + r.error().message);
       return 1;
     }
-    cfg.listen = listen;
+    cfg.listen = cfg.listen_flag = listen;
   }
-  if (!socket_path.empty()) cfg.socket = socket_path;
+  if (!socket_path.empty()) cfg.socket = cfg.socket_flag = socket_path;
   // An exception unwinds through the Daemon: its runner puts back what fragd changed.
   try {
     return Daemon(std::move(cfg)).run();

@@ -122,4 +122,15 @@ Result<Config> load_and_check_config(const std::string& path, const std::string&
   return c;
 }
 
+void keep_command_line(const Config& running, Config& next) {
+  next.source = running.source;
+  next.proc_root = running.proc_root;
+  next.sys_root = running.sys_root;
+  next.kallsyms_path = running.kallsyms_path;
+  next.listen_flag = running.listen_flag;
+  next.socket_flag = running.socket_flag;
+  if (!next.listen_flag.empty()) next.listen = next.listen_flag;
+  if (!next.socket_flag.empty()) next.socket = next.socket_flag;
+}
+
 }  // namespace fragd

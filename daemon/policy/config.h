@@ -59,7 +59,14 @@ struct Config {
   // real one, proc_root + "/kallsyms".
   std::string kallsyms_path;
   std::string sys_root = "/sys";
+  // --listen and --socket as given ("": not given): they win over the file's listen and socket,
+  // at start and at every reload.
+  std::string listen_flag, socket_flag;
 };
+
+// A reload: the settings of `next` (just read from the file) that come from fragd's command
+// line are `running`'s: the file's path, --path.*, and --listen / --socket, which override.
+void keep_command_line(const Config& running, Config& next);
 
 // Parses and validates `path`. Every error names file:line:column and the key path.
 // Checks what is wrong on any machine; check_policy_on() (policy/policy.h) adds

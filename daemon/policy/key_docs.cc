@@ -17,8 +17,9 @@ std::string end_marker(KeyTable t) { return "<!-- keys:" + std::string(table_nam
 
 std::string default_cell(const Key& k) {
   if (k.required) return "required";
-  if (k.def.empty()) return "none";
-  std::string s = "`" + std::string(k.def) + "`";
+  const std::string def = default_text(k);
+  if (def.empty()) return "none";
+  std::string s = "`" + def + "`";
   if (!k.unit.empty()) s += " " + std::string(k.unit);
   return s;
 }
@@ -29,7 +30,9 @@ std::string key_table(KeyTable table) {
   std::string s = "| key | default | meaning |\n|---|---|---|\n";
   for (const Key& k : config_keys())
     if (k.table == table && k.type != KeyType::Section)
-      s += "| `" + std::string(k.path) + "` | " + default_cell(k) + " | " + std::string(k.doc) + " |\n";
+      s += "| `" + std::string(k.path) + "` | " + default_cell(k) + " | " + std::string(k.doc) +
+           (k.reload == Reload::Restart ? ". Read at start: a reload names it and keeps the running value" : "") +
+           " |\n";
   return s;
 }
 

@@ -7,8 +7,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <limits>
+#include <type_traits>
 
 #include "base/format.h"
+#include "base/text.h"
 #include "policy/values.h"
 
 namespace fragd {
@@ -182,35 +184,32 @@ const std::vector<Key>& config_keys() {
   using enum KeyType;
   constexpr KeyTable kConfig = KeyTable::Config;
   constexpr KeyTable kPolicy = KeyTable::Policy;
+  constexpr Reload kRestart = Reload::Restart;
 
   static const std::vector<Key> keys = {
       {.path = "", .type = Section, .rule = file_rules},
       {.path = "mode", .type = Choice, .table = kConfig, .choices = {"observe", "act"},
-       .refusal = "is not a mode; use 'observe' (watch only) or 'act' (apply the policy)", .def = "observe",
-       .field = FIELD(mode), .rule = mode_sets_act,
+       .refusal = "is not a mode; use 'observe' (watch only) or 'act' (apply the policy)", .field = FIELD(mode), .rule = mode_sets_act,
        .doc = "`observe`: watch and export, change nothing; `act`: apply the policy (see Policy)"},
-      {.path = "dry_run", .type = Bool, .table = kPolicy, .def = "false", .field = FIELD(policy.dry_run),
+      {.path = "dry_run", .type = Bool, .table = kPolicy, .field = FIELD(policy.dry_run),
        .doc = "with `act`: decide and log every action (result `dry_run`), write nothing to the kernel"},
-      {.path = "listen", .type = Text, .table = kConfig, .def = "127.0.0.1:9717", .field = FIELD(listen),
-       .rule = listen_address, .doc = "address of `/metrics`: an IPv4 address and a port (host names are not looked up; Debian's civetweb serves no IPv6) (`--listen` overrides)"},
-      {.path = "socket", .type = Text, .table = kConfig, .def = "/run/fragd/fragd.sock", .field = FIELD(socket),
-       .rule = socket_path, .doc = "control socket (`--socket` overrides); mode 0600, root's alone"},
+      {.path = "listen", .type = Text, .table = kConfig, .field = FIELD(listen),
+       .rule = listen_address, .reload = kRestart, .doc = "address of `/metrics`: an IPv4 address and a port (host names are not looked up; Debian's civetweb serves no IPv6) (`--listen` overrides)"},
+      {.path = "socket", .type = Text, .table = kConfig, .field = FIELD(socket),
+       .rule = socket_path, .reload = kRestart, .doc = "control socket (`--socket` overrides); mode 0600, root's alone"},
       {.path = "socket_group", .type = Text, .table = kConfig, .field = FIELD(socket_group), .rule = group_exists,
-       .doc = "a group whose members may send read requests (`status`, `hist`, `trace`, `map`, `action`): the socket "
+       .reload = kRestart, .doc = "a group whose members may send read requests (`status`, `hist`, `trace`, `map`, `action`): the socket "
               "becomes 0660 root:GROUP. Acting requests (`compact`, `pool`, `reload`) stay root's. A member sees what "
               "the kernel shows every user: `map` without each block's class and the polluted blocks (physical "
               "addresses, from root-only /proc/kpageflags), `status` without the polluters, no kernel address "
               "anywhere; the answer's `withheld` says what was left out (docs/control-protocol.md). The group must "
               "exist when the file is checked"},
-      {.path = "tick_interval", .type = Duration, .table = kConfig, .lo = 100'000'000, .hi = kHour, .def = "1s",
-       .field = FIELD(tick_ns), .doc = "how often maps and /proc are read (100ms..1h)"},
-      {.path = "pagetypeinfo_interval", .type = Duration, .table = kConfig, .lo = kSecond, .hi = kDay, .def = "60s",
-       .field = FIELD(pagetypeinfo_ns),
-       .doc = "how often /proc/pagetypeinfo is read (1s..24h): the kernel walks every free list with the zone lock "
+      {.path = "tick_interval", .type = Duration, .table = kConfig, .lo = 100'000'000, .hi = kHour, .field = FIELD(tick_ns), .reload = kRestart, .doc = "how often maps and /proc are read (100ms..1h)"},
+      {.path = "pagetypeinfo_interval", .type = Duration, .table = kConfig, .lo = kSecond, .hi = kDay, .field = FIELD(pagetypeinfo_ns),
+       .reload = kRestart, .doc = "how often /proc/pagetypeinfo is read (1s..24h): the kernel walks every free list with the zone lock "
               "held and interrupts off to print it, 3–16 ms per read on this machine when fragmented, so fragd does "
               "not read it every tick"},
-      {.path = "forecast_window", .type = Duration, .table = kConfig, .lo = kMinute, .hi = kDay, .def = "10m",
-       .field = FIELD(forecast_window_ns),
+      {.path = "forecast_window", .type = Duration, .table = kConfig, .lo = kMinute, .hi = kDay, .field = FIELD(forecast_window_ns),
        .doc = "the window (1m..24h) over which each node's free 2 MiB blocks are fitted to a line for "
               "`fragd_hugepages_exhaustion_seconds` and `fragd_free_hugepage_blocks_rate`: shorter follows a "
               "burst sooner, longer ignores one"},
@@ -218,72 +217,62 @@ const std::vector<Key>& config_keys() {
       {.path = "bpf", .type = Section},
       {.path = "bpf.allocations", .type = Choice, .table = kConfig, .choices = {"adaptive", "exact", "off"},
        .refusal = "is not a counting mode; use 'adaptive' (count while memory needs watching), 'exact' (count every "
-                  "high-order allocation, always) or 'off'", .def = "adaptive", .field = FIELD(allocations),
-       .doc = "when the per-page `mm_page_alloc` counting program is attached: `adaptive` (from a stall until "
+                  "high-order allocation, always) or 'off'", .field = FIELD(allocations),
+       .reload = kRestart, .doc = "when the per-page `mm_page_alloc` counting program is attached: `adaptive` (from a stall until "
               "`adaptive_hold` without one), `exact` (always), `off` (never); see \"What counting every allocation "
               "costs\""},
-      {.path = "bpf.adaptive_hold", .type = Duration, .table = kConfig, .lo = kSecond, .hi = kDay, .def = "5m",
-       .field = FIELD(adaptive_hold_ns),
+      {.path = "bpf.adaptive_hold", .type = Duration, .table = kConfig, .lo = kSecond, .hi = kDay, .field = FIELD(adaptive_hold_ns),
        .doc = "`adaptive`: counting stays on this long after the last stall (1s..24h)"},
       {.path = "bpf.adaptive_free_blocks", .type = Integer, .table = kConfig, .lo = 0, .hi = 1'000'000'000,
-       .def = "0", .field = FIELD(adaptive_free_blocks),
+       .field = FIELD(adaptive_free_blocks),
        .doc = "`adaptive`: also count while a node has fewer free pageblocks than this (0 = never for this reason)"},
-      {.path = "bpf.min_order", .type = Integer, .table = kConfig, .lo = 1, .hi = 10, .def = "1",
-       .field = FIELD(min_order), .doc = "allocations below this order are not traced (1..10)"},
+      {.path = "bpf.min_order", .type = Integer, .table = kConfig, .lo = 1, .hi = 10, .field = FIELD(min_order), .reload = kRestart, .doc = "allocations below this order are not traced (1..10)"},
       {.path = "bpf.slow_stall_threshold", .type = Duration, .table = kConfig, .lo = 1'000, .hi = 60 * kSecond,
-       .def = "10ms", .field = FIELD(slow_stall_ns), .doc = "stalls at least this long go to `fragctl trace`"},
-      {.path = "bpf.track_pollution", .type = Bool, .table = kConfig, .def = "true", .field = FIELD(track_pollution),
-       .doc = "the pollution ledger (`kmem:mm_page_alloc_extfrag`, fallbacks only; released by the pageblock scan)"},
+       .field = FIELD(slow_stall_ns), .reload = kRestart, .doc = "stalls at least this long go to `fragctl trace`"},
+      {.path = "bpf.track_pollution", .type = Bool, .table = kConfig, .field = FIELD(track_pollution),
+       .reload = kRestart, .doc = "the pollution ledger (`kmem:mm_page_alloc_extfrag`, fallbacks only; released by the pageblock scan)"},
 
       {.path = "attribution", .type = Section},
-      {.path = "attribution.top_cgroups", .type = Integer, .table = kConfig, .lo = 1, .hi = 1000, .def = "20",
-       .field = FIELD(top_cgroups),
+      {.path = "attribution.top_cgroups", .type = Integer, .table = kConfig, .lo = 1, .hi = 1000, .field = FIELD(top_cgroups),
        .doc = "cgroups with a stall series of their own (`fragd_cgroup_stall_seconds_total`), 1..1000: the first "
               "ones by stall time while fewer have one, each kept until its cgroup is deleted; the rest are "
               "cgroup=\"other\""},
-      {.path = "attribution.top_callsites", .type = Integer, .table = kConfig, .lo = 1, .hi = 1000, .def = "20",
-       .field = FIELD(top_callsites),
+      {.path = "attribution.top_callsites", .type = Integer, .table = kConfig, .lo = 1, .hi = 1000, .field = FIELD(top_callsites),
        .doc = "kernel call sites with a series of their own (`fragd_stall_callsite_seconds_total`), 1..1000; the "
               "rest are callsite=\"other\""},
-      {.path = "attribution.stack_interval", .type = Duration, .table = kConfig, .lo = 0, .hi = kHour, .def = "1s",
-       .field = FIELD(stack_interval_ns),
-       .doc = "a stall's kernel stack is taken at most this often per (task kind, gfp flags, order) (0..1h; 0: at "
+      {.path = "attribution.stack_interval", .type = Duration, .table = kConfig, .lo = 0, .hi = kHour, .field = FIELD(stack_interval_ns),
+       .reload = kRestart, .doc = "a stall's kernel stack is taken at most this often per (task kind, gfp flags, order) (0..1h; 0: at "
               "every stall); the stalls of that kind in between count under the stack taken last. Unwinding is the "
-              "costly part of a stall event: see \"Who stalls, who pays, where\". Read at start"},
-      {.path = "attribution.stacks", .type = Integer, .table = kConfig, .lo = 1, .hi = 262'144, .def = "8192",
-       .field = FIELD(stall_stacks),
-       .doc = "buckets of the BPF map of stall stacks (1..262144; 184 bytes each, rounded up to a power of two). A "
+              "costly part of a stall event: see \"Who stalls, who pays, where\""},
+      {.path = "attribution.stacks", .type = Integer, .table = kConfig, .lo = 1, .hi = 262'144, .field = FIELD(stall_stacks),
+       .reload = kRestart, .doc = "buckets of the BPF map of stall stacks (1..262144; 184 bytes each, rounded up to a power of two). A "
               "stack whose bucket holds another stack is lost: its stalls count in `fragd_stall_stacks_lost_total` "
               "and under call site \"unknown\". With n distinct stacks about n*n/(2*stacks) are lost; fragd never "
-              "recycles a bucket, so that a stack id names one stack for good. Read at start"},
+              "recycles a bucket, so that a stack id names one stack for good"},
 
       {.path = "pageblocks", .type = Section},
-      {.path = "pageblocks.scan", .type = Bool, .table = kConfig, .def = "true", .field = FIELD(scan_pageblocks),
-       .doc = "classify pageblocks from /proc/kpageflags (root only; without it the feature is off with one warning)"},
-      {.path = "pageblocks.interval", .type = Duration, .table = kConfig, .lo = kSecond, .hi = kDay, .def = "60s",
-       .field = FIELD(scan_ns),
-       .doc = "at most this often while free memory or pageblock types change (1s..24h); `fragctl map` asks for a "
+      {.path = "pageblocks.scan", .type = Bool, .table = kConfig, .field = FIELD(scan_pageblocks),
+       .reload = kRestart, .doc = "classify pageblocks from /proc/kpageflags (root only; without it the feature is off with one warning)"},
+      {.path = "pageblocks.interval", .type = Duration, .table = kConfig, .lo = kSecond, .hi = kDay, .field = FIELD(scan_ns),
+       .reload = kRestart, .doc = "at most this often while free memory or pageblock types change (1s..24h); `fragctl map` asks for a "
               "fresh scan itself"},
-      {.path = "pageblocks.max_age", .type = Duration, .table = kConfig, .lo = kSecond, .hi = 7 * kDay, .def = "10m",
-       .field = FIELD(scan_max_age_ns), .doc = "at least this often, changed or not (at least `interval`)"},
-      {.path = "pageblocks.threads", .type = Integer, .table = kConfig, .lo = 1, .hi = 64, .def = "1",
-       .field = FIELD(scan_threads), .doc = "threads reading kpageflags in a full scan (1..64)"},
+      {.path = "pageblocks.max_age", .type = Duration, .table = kConfig, .lo = kSecond, .hi = 7 * kDay, .field = FIELD(scan_max_age_ns), .reload = kRestart, .doc = "at least this often, changed or not (at least `interval`)"},
+      {.path = "pageblocks.threads", .type = Integer, .table = kConfig, .lo = 1, .hi = 64, .field = FIELD(scan_threads), .reload = kRestart, .doc = "threads reading kpageflags in a full scan (1..64)"},
       {.path = "pageblocks.mode", .type = Choice, .table = kConfig, .choices = {"sample", "full"},
        .refusal = "is not a scan mode; use 'sample' (each round reads a random sample of pageblocks within "
                   "pageblocks.budget, whatever the memory size) or 'full' (each round reads every page frame)",
-       .def = "sample", .field = FIELD(scan_mode),
-       .doc = "`sample`: each round reads a random sample of each zone's pageblocks, as many as `budget` buys, "
+       .field = FIELD(scan_mode),
+       .reload = kRestart, .doc = "`sample`: each round reads a random sample of each zone's pageblocks, as many as `budget` buys, "
               "estimates the counts with 95% intervals and updates the map `fragctl map` draws, which converges "
               "round by round; `full`: every round reads every page frame (about 27 ms of a core per GiB). "
               "`fragctl map --max-age` asks for a full scan in both"},
       {.path = "pageblocks.budget", .type = Number, .table = kConfig, .number_lo = 0.001, .number_hi = 100,
-       .def = "0.1", .unit = "% of one core", .field = FIELD(scan_budget_percent),
-       .doc = "sample rounds: the scanner thread's CPU time per `interval`, in percent of one core "
+       .unit = "% of one core", .field = FIELD(scan_budget_percent),
+       .reload = kRestart, .doc = "sample rounds: the scanner thread's CPU time per `interval`, in percent of one core "
               "(0.001..100); the blocks a round reads follow from what a block cost so far"},
 
       {.path = "metrics", .type = Section},
-      {.path = "metrics.orders", .type = Orders, .table = kConfig, .lo = 1, .hi = 10, .def = "[1, 4, 9]",
-       .field = FIELD(metrics.orders),
+      {.path = "metrics.orders", .type = Orders, .table = kConfig, .lo = 1, .hi = 10, .field = FIELD(metrics.orders),
        .doc = "the per-order families (`fragd_alloc_*`, `fragd_direct_stall_entries_total`, `fragd_stalls_total`, "
               "`fragd_stall_seconds_total`, `fragd_own_allocations_total`, `fragd_free_blocks`, "
               "`fragd_unusable_free_index_ratio`) count orders in groups: each order listed (increasing, 1..10) "
@@ -295,7 +284,7 @@ const std::vector<Key>& config_keys() {
       {.path = "metrics.buckets", .type = Choice, .table = kConfig, .choices = {"coarse", "fine"},
        .refusal = "is not a bucket layout; use 'coarse' (the buckets decisions read) or 'fine' (every power of two "
                   "from 1.024 us to 17.2 s)",
-       .def = "coarse", .field = FIELD(metrics.buckets),
+       .field = FIELD(metrics.buckets),
        .doc = "the classic buckets of the latency histograms in the text exposition. `coarse`: the stall and CMA "
               "times at 16.4 us, 262 us, 4.19 ms, 67.1 ms and 1.07 s (a p99 against the default 5 ms reads the "
               "4.19 ms bound), the compaction and action durations as count and sum alone (what the rules and "
@@ -303,8 +292,7 @@ const std::vector<Key>& config_keys() {
               "buckets). A scraper that asks for the protobuf exposition gets native histograms with every fine "
               "BPF bucket whatever this says"},
       {.path = "metrics.detail", .type = Words, .table = kConfig,
-       .choices = {"zones", "results", "statuses", "thp_sizes", "kernel_counters", "programs"}, .def = "[]",
-       .field = FIELD(metrics.detail),
+       .choices = {"zones", "results", "statuses", "thp_sizes", "kernel_counters", "programs"}, .field = FIELD(metrics.detail),
        .doc = "dimensions kept apart, each summed into one series labelled `all` (or left out) otherwise: `zones` "
               "(`fragd_free_blocks`, `fragd_unusable_free_index_ratio`, `fragd_pageblocks`, `fragd_zone_free_pages` "
               "by zone, and `fragd_zone_fragmentation_score_percent`; otherwise per node with `zone=\"all\"`), "
@@ -317,12 +305,11 @@ const std::vector<Key>& config_keys() {
               "otherwise one series, `program=\"all\"`). README \"Series\" gives what each costs"},
 
       {.path = "compaction", .type = Section, .rule = backoff_covers_min_interval, .sorted_hint = true},
-      {.path = "compaction.nodes", .type = NodeList, .table = kPolicy, .def = "all",
-       .field = FIELD(policy.compaction.nodes), .doc = "nodes fragd may compact: `all` or a list such as `[0, 1]`"},
+      {.path = "compaction.nodes", .type = NodeList, .table = kPolicy, .field = FIELD(policy.compaction.nodes), .doc = "nodes fragd may compact: `all` or a list such as `[0, 1]`"},
       {.path = "compaction.method", .type = Choice, .table = kPolicy, .choices = {"node", "proactiveness", "pool"},
        .refusal = "is not a method; use pool (make the blocks a goal misses), node (write nodeN/compact) or "
                   "proactiveness (raise vm.compaction_proactiveness for a while)",
-       .def = "pool", .field = FIELD(policy.compaction.method), .rule = method_mark,
+       .field = FIELD(policy.compaction.method), .rule = method_mark,
        .doc = "`pool`: make only the free blocks of `reserve.order` the goal misses (README \"Demand-sized "
               "compaction\"): grow a hugetlb pool on the node by that many pages in a fragd process, so that the "
               "kernel's direct compaction makes each block, then free the pool; a whole-node compaction when the "
@@ -330,63 +317,53 @@ const std::vector<Key>& config_keys() {
               "(synchronous, whole node). `proactiveness`: raise `vm.compaction_proactiveness` to "
               "`proactiveness.value` while a trigger holds, then put the old value back"},
       {.path = "compaction.score", .type = Section, .rule = score_thresholds, .sorted_hint = true},
-      {.path = "compaction.score.enabled", .type = Bool, .table = kPolicy, .def = "true",
-       .field = FIELD(policy.compaction.score.enabled),
+      {.path = "compaction.score.enabled", .type = Bool, .table = kPolicy, .field = FIELD(policy.compaction.score.enabled),
        .doc = "the fragmentation-score trigger (the kernel's node score, 0..100, exported as "
               "`fragd_node_fragmentation_score_percent`)"},
-      {.path = "compaction.score.high", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .def = "90",
-       .unit = "percent", .field = FIELD(policy.compaction.score.high),
+      {.path = "compaction.score.high", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .unit = "percent", .field = FIELD(policy.compaction.score.high),
        .doc = "a node whose score rises above this is compacted... (0..100)"},
-      {.path = "compaction.score.low", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .def = "80",
-       .unit = "percent", .field = FIELD(policy.compaction.score.low),
+      {.path = "compaction.score.low", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .unit = "percent", .field = FIELD(policy.compaction.score.low),
        .doc = "...until its score is below this (0..100, must be below `high`): hysteresis, so a node near one "
               "threshold does not flap"},
       {.path = "compaction.demand", .type = Section, .rule = demand_has_a_check, .sorted_hint = true},
-      {.path = "compaction.demand.enabled", .type = Bool, .table = kPolicy, .def = "true",
-       .field = FIELD(policy.compaction.demand.enabled),
+      {.path = "compaction.demand.enabled", .type = Bool, .table = kPolicy, .field = FIELD(policy.compaction.demand.enabled),
        .doc = "the demand trigger: allocations that stalled (direct compaction or reclaim), as the BPF side sees "
               "them. Fires only on nodes whose score is at least `score.low` (something to compact)"},
-      {.path = "compaction.demand.min_order", .type = Integer, .table = kPolicy, .lo = 1, .hi = 10, .def = "4",
-       .field = FIELD(policy.compaction.demand.min_order),
+      {.path = "compaction.demand.min_order", .type = Integer, .table = kPolicy, .lo = 1, .hi = 10, .field = FIELD(policy.compaction.demand.min_order),
        .doc = "count stalls of this order and above (1..10; at least `bpf.min_order`, since lower orders are not "
               "traced). 4 = above the kernel's costly order 3"},
       {.path = "compaction.demand.stalls_per_second", .type = Number, .table = kPolicy, .number_lo = 0,
-       .number_hi = 1e9, .def = "10", .field = FIELD(policy.compaction.demand.stalls_per_second),
+       .number_hi = 1e9, .field = FIELD(policy.compaction.demand.stalls_per_second),
        .doc = "compact when more stalls per second than this over `window` (a number >= 0; 0 = this check off)"},
       {.path = "compaction.demand.stall_p99", .type = Duration, .table = kPolicy, .lo = 0, .hi = 60 * kSecond,
-       .def = "5ms", .field = FIELD(policy.compaction.demand.stall_p99_ns),
+       .field = FIELD(policy.compaction.demand.stall_p99_ns),
        .doc = "compact when the p99 stall time over `window` is above this (0 = this check off; needs at least 5 "
               "stalls in the window)"},
       {.path = "compaction.demand.window", .type = Duration, .table = kPolicy, .lo = kSecond, .hi = kHour,
-       .def = "10s", .field = FIELD(policy.compaction.demand.window_ns),
+       .field = FIELD(policy.compaction.demand.window_ns),
        .doc = "how far back both demand checks look (1s..1h)"},
       {.path = "compaction.reserve", .type = Section, .sorted_hint = true},
-      {.path = "compaction.reserve.order", .type = Integer, .table = kPolicy, .lo = 1, .hi = 10, .def = "9",
-       .field = FIELD(policy.compaction.reserve.order),
+      {.path = "compaction.reserve.order", .type = Integer, .table = kPolicy, .lo = 1, .hi = 10, .field = FIELD(policy.compaction.reserve.order),
        .doc = "the reserve goal's block order (1..10; 9 = 2 MiB on x86-64)"},
       // The machine check bounds it by node memory; this bound only keeps `blocks << order` in range.
       {.path = "compaction.reserve.blocks", .type = Integer, .table = kPolicy, .lo = 0, .hi = uint64_t{1} << 40,
-       .def = "0", .field = FIELD(policy.compaction.reserve.blocks), .rule = reserve_mark,
+       .field = FIELD(policy.compaction.reserve.blocks), .rule = reserve_mark,
        .doc = "keep at least this many free blocks of `order` (larger blocks count as several) on each node in "
               "scope, e.g. for a known consumer of 2 MiB pages. 0 = off"},
-      {.path = "compaction.reserve.memory_percent", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .def = "25",
-       .unit = "percent", .field = FIELD(policy.compaction.reserve.memory_percent),
+      {.path = "compaction.reserve.memory_percent", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .unit = "percent", .field = FIELD(policy.compaction.reserve.memory_percent),
        .doc = "...or this share of each node's memory as free blocks of `order`, whichever is more (0..100; 0 = "
               "off). Never more than half the node's free memory: it costs compaction, not memory"},
       {.path = "compaction.proactiveness", .type = Section, .sorted_hint = true},
-      {.path = "compaction.proactiveness.value", .type = Integer, .table = kPolicy, .lo = 1, .hi = 100, .def = "90",
-       .field = FIELD(policy.compaction.proactiveness.value),
+      {.path = "compaction.proactiveness.value", .type = Integer, .table = kPolicy, .lo = 1, .hi = 100, .field = FIELD(policy.compaction.proactiveness.value),
        .doc = "with `method: proactiveness`: the value written to `vm.compaction_proactiveness` (1..100)"},
       {.path = "compaction.proactiveness.hold", .type = Duration, .table = kPolicy, .lo = kSecond, .hi = kDay,
-       .def = "60s", .field = FIELD(policy.compaction.proactiveness.hold_ns),
+       .field = FIELD(policy.compaction.proactiveness.hold_ns),
        .doc = "...for at most this long, then the previous value goes back (1s..24h). It also goes back when no "
               "trigger holds, on a policy change and on exit"},
       // Their rules check the range, with a reason for each bound.
-      {.path = "compaction.min_interval", .type = Duration, .table = kPolicy, .lo = 0, .hi = kNoLimit, .def = "10s",
-       .field = FIELD(policy.compaction.min_interval_ns), .rule = min_interval_range,
+      {.path = "compaction.min_interval", .type = Duration, .table = kPolicy, .lo = 0, .hi = kNoLimit, .field = FIELD(policy.compaction.min_interval_ns), .rule = min_interval_range,
        .doc = "least time between two actions on one node (1s..24h)"},
-      {.path = "compaction.cpu_budget", .type = Duration, .table = kPolicy, .lo = 0, .hi = kNoLimit, .def = "6s",
-       .field = FIELD(policy.compaction.cpu_budget_ns), .rule = cpu_budget_range,
+      {.path = "compaction.cpu_budget", .type = Duration, .table = kPolicy, .lo = 0, .hi = kNoLimit, .field = FIELD(policy.compaction.cpu_budget_ns), .rule = cpu_budget_range,
        .doc = "compaction time fragd may cause per minute, all nodes together (> 0, at most 30s). A compaction "
               "starts only if the longest of the last four would still fit, and every write fragd makes to a "
               "compaction or pool file (nodeN/compact, a pool growing, for a node, a goal, a pool target) is killed "
@@ -396,26 +373,21 @@ const std::vector<Key>& config_keys() {
               "pool set) is not held back by what the automatic actions used but runs under its own deadline: "
               "fragctl's --timeout (300 s by default), or one whole budget from a client that names none. Counted from the runs of fragd's own writer processes, in a container's pid namespace too"},
       {.path = "compaction.backoff", .type = Section, .sorted_hint = true},
-      {.path = "compaction.backoff.min_gain", .type = Integer, .table = kPolicy, .lo = 1, .hi = 100, .def = "8",
-       .unit = "percentage points", .field = FIELD(policy.compaction.backoff.min_gain),
+      {.path = "compaction.backoff.min_gain", .type = Integer, .table = kPolicy, .lo = 1, .hi = 100, .unit = "percentage points", .field = FIELD(policy.compaction.backoff.min_gain),
        .doc = "a compaction that lowered the score by less than this (and added no reserve block) did not help "
               "(1..100)"},
-      {.path = "compaction.backoff.max", .type = Duration, .table = kPolicy, .lo = 0, .hi = kDay, .def = "10m",
-       .field = FIELD(policy.compaction.backoff.max_ns),
+      {.path = "compaction.backoff.max", .type = Duration, .table = kPolicy, .lo = 0, .hi = kDay, .field = FIELD(policy.compaction.backoff.max_ns),
        .doc = "after compactions that did not help, fragd remembers the score reached as the node's floor and waits "
               "`min_interval`, then 2x, 4x, ... up to this, unless the score climbs `min_gain` above the floor "
               "(`min_interval`..24h)"},
 
       {.path = "hugepages", .type = Section, .sorted_hint = true},
-      {.path = "hugepages.guard", .type = Size, .table = kPolicy, .def = "1GiB",
-       .field = FIELD(policy.hugepages.guard_kib), .rule = guard_floor,
+      {.path = "hugepages.guard", .type = Size, .table = kPolicy, .field = FIELD(policy.hugepages.guard_kib), .rule = guard_floor,
        .doc = "never allocate hugepages when `MemAvailable` would fall below this (at least 64MiB)"},
-      {.path = "hugepages.drop_caches", .type = Bool, .table = kPolicy, .def = "false",
-       .field = FIELD(policy.hugepages.drop_caches),
+      {.path = "hugepages.drop_caches", .type = Bool, .table = kPolicy, .field = FIELD(policy.hugepages.drop_caches),
        .doc = "drop clean page cache (`vm.drop_caches=1`) before a retry that follows an attempt without progress. "
               "Off by default: every reader of files pays for it"},
-      {.path = "hugepages.pools", .type = Pools, .table = kPolicy, .def = "[]",
-       .field = FIELD(policy.hugepages.pools),
+      {.path = "hugepages.pools", .type = Pools, .table = kPolicy, .field = FIELD(policy.hugepages.pools),
        .doc = "hugetlb pool targets, each `{size, node, count}`: fragd writes the target, reads the pool back and "
               "writes again while it makes progress (the kernel compacts for each page a write asks for); only after "
               "a write that added nothing does it compact the node(s) and try again (it stops after two attempts in "
@@ -431,6 +403,79 @@ const std::vector<Key>& config_keys() {
        .required = true, .doc = "pages wanted (an integer >= 0)"},
   };
   return keys;
+}
+
+namespace {
+
+std::string list_text(const auto& items, auto&& text) {
+  std::string s = "[";
+  for (const auto& i : items) s += (s.size() > 1 ? ", " : "") + text(i);
+  return s + "]";
+}
+
+// `v`, a key's value, as the file would spell it.
+template <class T>
+std::string value_text(const Key& k, const T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? "true" : "false";
+  } else if constexpr (std::is_same_v<T, unsigned> || std::is_same_v<T, uint64_t>) {
+    if (k.type == KeyType::Duration) return format_duration(static_cast<double>(v), DurationStyle::Exact);
+    if (k.type == KeyType::Size) return format_size_kib(v, SizeStyle::Config);
+    return std::to_string(v);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return strf("%g", v);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return v;
+  } else if constexpr (std::is_enum_v<T>) {
+    return std::string(k.choices.at(static_cast<size_t>(v)));
+  } else if constexpr (std::is_same_v<T, NodeSet>) {
+    return v.all ? "all" : list_text(v.nodes, [](int n) { return std::to_string(n); });
+  } else if constexpr (std::is_same_v<T, std::vector<unsigned>>) {
+    return list_text(v, [](unsigned o) { return std::to_string(o); });
+  } else if constexpr (std::is_same_v<T, DetailSet>) {
+    std::vector<std::string> words;
+    for (size_t i = 0; i < k.choices.size(); ++i)
+      if (v.has(static_cast<Detail>(i))) words.emplace_back(k.choices[i]);
+    return list_text(words, [](const std::string& w) { return w; });
+  } else {
+    static_assert(std::is_same_v<T, std::vector<PoolTarget>>, "a key type value_text cannot spell");
+    // A default pool list is empty; written out, an entry would be {size, node, count}.
+    return v.empty() ? "[]" : std::to_string(v.size()) + " pools";
+  }
+}
+
+}  // namespace
+
+std::string default_text(const Key& k) {
+  Config defaults;
+  std::string text(k.def);
+  std::visit(
+      [&](auto field) {
+        if constexpr (!std::is_same_v<decltype(field), std::monostate>) text = value_text(k, field(defaults));
+      },
+      k.field);
+  return text;
+}
+
+std::vector<std::string> keep_restart_keys(Config running, Config& next) {
+  std::vector<std::string> changed;
+  for (const Key& k : config_keys()) {
+    if (k.reload != Reload::Restart) continue;
+    std::visit(
+        [&](auto field) {
+          if constexpr (!std::is_same_v<decltype(field), std::monostate>) {
+            // Keys read at start are scalars and strings; one of another type would always be
+            // named (the unit test of an unchanged reload fails on it).
+            using T = std::remove_reference_t<decltype(field(next))>;
+            if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, std::string>)
+              if (field(next) == field(running)) return;
+            changed.emplace_back(k.path);
+            field(next) = field(running);
+          }
+        },
+        k.field);
+  }
+  return changed;
 }
 
 const Key* find_key(std::string_view path) {

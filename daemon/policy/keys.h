@@ -41,6 +41,10 @@ enum class KeyType {
 // The README table a key is listed in.
 enum class KeyTable { None, Config, Policy };
 
+// What a reload (SIGHUP, fragctl reload) does with a key's new value: applies it at once, or
+// keeps the running value and names the key in its reply ("changed but needing a restart").
+enum class Reload { Live, Restart };
+
 // A value as read, before it is stored.
 using KeyValue = std::variant<bool, uint64_t, double, std::string, NodeSet, std::vector<PoolTarget>,
                               std::vector<unsigned>, std::vector<std::string>>;
@@ -67,12 +71,14 @@ struct Key {
   double number_lo = 0, number_hi = 0;    // Number
   std::vector<std::string_view> choices{};  // Choice, Words: the words, in the order of the enum a field holds
   std::string_view refusal{};             // Choice: the message is "'WORD' " + refusal
-  std::string_view def{};                 // the default as written in the file; "" = none
+  std::string_view def{};                 // a list entry's default, as written; a key with a field has the
+                                          // default its Config field is initialised with (default_text)
   bool required = false;                  // a list entry's key that must be given
   std::string_view unit{};                // the scale, where the number alone does not say it
   KeyField field{};
   KeyRule rule = nullptr;
   bool sorted_hint = false;  // Section: "expected a map (...)" lists its keys sorted, not as declared
+  Reload reload = Reload::Live;
   std::string_view doc{};    // README's "meaning"
 };
 
@@ -83,6 +89,15 @@ const Key* find_key(std::string_view path);
 std::vector<const Key*> keys_below(std::string_view section);
 // The name of `k` within its section: "high" for "compaction.score.high".
 std::string_view key_name(const Key& k);
+
+// A key's default as the file would spell it ("10s", "1GiB", "[1, 4, 9]", "all"): its field's
+// value in a default Config, or `def` for a key with no field; "" = none.
+std::string default_text(const Key& k);
+
+// A reload: for every Reload::Restart key whose value in `next` differs from `running`'s, puts
+// the running value back into `next` and returns the key's path, in declaration order. Every
+// other key's new value stays in `next`, to be applied.
+std::vector<std::string> keep_restart_keys(Config running, Config& next);
 
 // README's table of `table`'s keys (markdown, a line per key).
 std::string key_table(KeyTable table);

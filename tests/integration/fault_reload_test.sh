@@ -99,6 +99,14 @@ PY
 [ "$(metric <(scrape) fragd_policy_info 'mode="act",dry_run="true",method="proactiveness"')" -eq 1 ] ||
   fail "fragd_policy_info does not show the last valid policy: $(scrape | grep '^fragd_policy_info')"
 
+# Keys read at start keep their running values and are named, each by its path; the rest apply.
+{ valid act true node; printf 'tick_interval: 2s\npageblocks: {interval: 30s}\nforecast_window: 20m\n'; } >"$POLICY"
+FRAGCTL reload >"$WORK/reload.out" 2>&1 || { cat "$WORK/reload.out" >&2; fail "fragctl reload refused a valid file"; }
+grep -q 'changed but needing a restart: tick_interval pageblocks.interval$' "$WORK/reload.out" ||
+  fail "the reload does not name exactly the keys read at start it changed: $(cat "$WORK/reload.out")"
+method_node() { [ "$(metric <(scrape) fragd_policy_info 'mode="act",dry_run="true",method="node"')" = 1 ]; }
+wait_for 5 method_node || fail "the reload did not apply compaction.method: $(scrape | grep '^fragd_policy_info')"
+
 log "open fds $fd0 -> $fd1, VmRSS $rss0 -> $rss1 kB"
 [ "$fd1" -le $((fd0 + 2)) ] || fail "open fds grew from $fd0 to $fd1 over 100 reloads"
 # Under ASan (make sanitize) freed memory sits in its quarantine: RSS measures the sanitizer; LeakSanitizer checks leaks.

@@ -95,21 +95,23 @@ TEST(Binder, OutOfRangeFromTheDeclaration) {
             "f.yaml:3:11: key 'compaction.score.high': value 101 is out of range 0..100");
 }
 
-// The declared default, read as the file would give it, is what a default Config holds.
-TEST(Keys, DeclaredDefaultsAreTheStructDefaults) {
+// The default as documented, read as the file would give it, is what a default Config holds:
+// default_text spells every field's value so that the binder reads it back.
+TEST(Keys, DefaultTextReadsBackToTheStructDefaults) {
   Config defaults;
   int checked = 0;
   for (const Key& k : config_keys()) {
     if (k.type == KeyType::Section || k.required) continue;
-    if (k.def.empty()) {  // none: the field is empty
+    const std::string def = default_text(k);
+    if (def.empty()) {  // none: the field is empty
       std::visit([&](auto f) {
         if constexpr (std::is_same_v<decltype(f), FieldOf<std::string>>) EXPECT_TRUE(f(defaults).empty()) << k.path;
         else ADD_FAILURE() << k.path << ": no default, but not a string field";
       }, k.field);
       continue;
     }
-    auto v = read_key(k, std::string(k.path), "default", YAML::Load(std::string(k.def)));
-    ASSERT_TRUE(v.ok()) << k.path << ": the default '" << k.def << "' does not read: " << v.error().message;
+    auto v = read_key(k, std::string(k.path), "default", YAML::Load(def));
+    ASSERT_TRUE(v.ok()) << k.path << ": the default '" << def << "' does not read: " << v.error().message;
     if (std::holds_alternative<std::monostate>(k.field)) continue;
     Config c, d = defaults;
     store_key(k, *v, c);
@@ -121,12 +123,95 @@ TEST(Keys, DeclaredDefaultsAreTheStructDefaults) {
       } else if constexpr (std::is_same_v<decltype(f), FieldOf<std::vector<PoolTarget>>>) {
         EXPECT_EQ(f(c).size(), f(d).size()) << k.path;
       } else {
-        EXPECT_EQ(f(c), f(d)) << k.path << ": declared default " << k.def;
+        EXPECT_EQ(f(c), f(d)) << k.path << ": default " << def;
       }
     }, k.field);
     ++checked;
   }
   EXPECT_GE(checked, 35);
+}
+
+TEST(Keys, DefaultTextSpellsEachTypeAsTheFileDoes) {
+  EXPECT_EQ(default_text(*find_key("tick_interval")), "1s");
+  EXPECT_EQ(default_text(*find_key("pagetypeinfo_interval")), "1m");
+  EXPECT_EQ(default_text(*find_key("hugepages.guard")), "1GiB");
+  EXPECT_EQ(default_text(*find_key("pageblocks.budget")), "0.1");
+  EXPECT_EQ(default_text(*find_key("compaction.method")), "pool");
+  EXPECT_EQ(default_text(*find_key("metrics.buckets")), "coarse");
+  EXPECT_EQ(default_text(*find_key("metrics.orders")), "[1, 4, 9]");
+  EXPECT_EQ(default_text(*find_key("metrics.detail")), "[]");
+  EXPECT_EQ(default_text(*find_key("compaction.nodes")), "all");
+  EXPECT_EQ(default_text(*find_key("hugepages.pools")), "[]");
+  EXPECT_EQ(default_text(*find_key("hugepages.pools[i].node")), "all");  // a list entry's: declared
+  EXPECT_EQ(default_text(*find_key("socket_group")), "");
+}
+
+Config parsed(const std::string& text) {
+  auto c = parse_config(text, "f.yaml");
+  EXPECT_TRUE(c.ok()) << c.error().message;
+  return c ? *c : Config{};
+}
+
+// A reload keeps the running value of every key read at start and names it; any other key's
+// new value is applied, whatever its section.
+TEST(Keys, ReloadKeepsTheKeysReadAtStartAndAppliesTheRest) {
+  const Config running = parsed("tick_interval: 2s\npageblocks: {interval: 30s, mode: full}\n");
+  Config next = parsed(
+      "tick_interval: 5s\npageblocks: {interval: 30s, mode: sample, budget: 0.5}\nforecast_window: 20m\n"
+      "attribution: {top_cgroups: 7}\nmetrics: {orders: [2, 9]}\ncompaction: {score: {high: 70, low: 60}}\n");
+  const std::vector<std::string> restart = keep_restart_keys(running, next);
+  EXPECT_EQ(restart, (std::vector<std::string>{"tick_interval", "pageblocks.mode", "pageblocks.budget"}));
+  EXPECT_EQ(next.tick_ns, 2'000'000'000ULL);
+  EXPECT_EQ(next.scan_mode, "full");
+  EXPECT_EQ(next.scan_budget_percent, running.scan_budget_percent);
+  EXPECT_EQ(next.scan_ns, 30'000'000'000ULL);
+  EXPECT_EQ(next.forecast_window_ns, 1'200'000'000'000ULL);
+  EXPECT_EQ(next.top_cgroups, 7u);
+  EXPECT_EQ(next.metrics.orders, (std::vector<unsigned>{2, 9}));
+  EXPECT_EQ(next.policy.compaction.score.high, 70u);
+}
+
+// --listen and --socket win over the file at a reload as at start: not a change to name.
+TEST(Keys, ReloadKeepsTheCommandLine) {
+  Config running = parsed("listen: 127.0.0.1:9000\n");
+  running.listen = running.listen_flag = "127.0.0.1:9100";
+  running.socket = running.socket_flag = "/tmp/f.sock";
+  running.proc_root = "/scratch/proc";
+  running.source = "/etc/fragd/fragd.yaml";
+  Config next = parsed("listen: 127.0.0.1:9000\ntick_interval: 3s\n");
+  keep_command_line(running, next);
+  EXPECT_EQ(next.listen, "127.0.0.1:9100");
+  EXPECT_EQ(next.socket, "/tmp/f.sock");
+  EXPECT_EQ(next.proc_root, "/scratch/proc");
+  EXPECT_EQ(next.source, "/etc/fragd/fragd.yaml");
+  EXPECT_EQ(keep_restart_keys(running, next), std::vector<std::string>{"tick_interval"});
+}
+
+// Every key read at start, changed alone, is named and kept; the same file again names none.
+TEST(Keys, EveryKeyReadAtStartIsKeptByAReload) {
+  const Config running;
+  Config same = running;
+  EXPECT_TRUE(keep_restart_keys(running, same).empty());
+  int checked = 0;
+  for (const Key& k : config_keys()) {
+    if (k.reload != Reload::Restart) continue;
+    Config next = running;
+    std::visit([&](auto f) {
+      if constexpr (std::is_same_v<decltype(f), std::monostate>) {
+        ADD_FAILURE() << k.path << ": read at start, but sets no field";
+      } else {
+        using T = std::remove_reference_t<decltype(f(next))>;
+        if constexpr (std::is_same_v<T, std::string>) f(next) += "x";
+        else if constexpr (std::is_same_v<T, bool>) f(next) = !f(next);
+        else if constexpr (std::is_arithmetic_v<T>) f(next) = f(next) + 1;
+        else ADD_FAILURE() << k.path << ": read at start, but not a scalar or a string";
+      }
+    }, k.field);
+    EXPECT_EQ(keep_restart_keys(running, next), std::vector<std::string>{std::string(k.path)});
+    EXPECT_TRUE(keep_restart_keys(running, next).empty()) << k.path << ": the running value was not put back";
+    ++checked;
+  }
+  EXPECT_EQ(checked, 17);
 }
 
 TEST(Keys, ReadmeTablesAreTheDeclarations) {
