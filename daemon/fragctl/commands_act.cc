@@ -24,7 +24,7 @@ using nlohmann::json;
 // outcomes as one JSON array at the end. 0 only if every result is ok or
 // dry_run.
 int run_actions(const std::string& socket_path, const ControlRequest& req, const ActArgs& a) {
-  const std::string& cmd = req.cmd;
+  const std::string cmd(command_name(req.cmd));
   auto c = open_client(socket_path);
   if (!c) return fail(c.error());
   auto answer = ask_fragd(*c, req);
@@ -92,7 +92,7 @@ int cmd_pool_set(const std::string& socket_path, const std::string& size_text, c
 int cmd_reload(const std::string& socket_path) {
   auto c = open_client(socket_path);
   if (!c) return fail(c.error());
-  auto answer = ask_fragd(*c, ControlRequest::read("reload"));
+  auto answer = ask_fragd(*c, ControlRequest::of(Command::Reload));
   if (!answer) return fail(answer.error());
   auto msg = fragd::parse_reload_answer(*answer);
   if (!msg) return fail(msg.error());

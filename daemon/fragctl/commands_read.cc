@@ -25,7 +25,7 @@ using nlohmann::json;
 namespace {
 
 fragd::Result<fragd::HistSnapshot> query_hist(const std::string& socket_path) {
-  auto j = request(socket_path, ControlRequest::read("hist"));
+  auto j = request(socket_path, ControlRequest::of(Command::Hist));
   if (!j) return j.error();
   return fragd::parse_hist_answer(*j);
 }
@@ -80,7 +80,7 @@ int cmd_hist(const std::string& socket_path, const HistArgs& a) {
 
 int cmd_top(const std::string& socket_path, const TopArgs& a) {
   auto query = [&]() -> fragd::Result<fragd::TopReply> {
-    auto j = request(socket_path, ControlRequest::read("top"));
+    auto j = request(socket_path, ControlRequest::of(Command::Top));
     if (!j) return j.error();
     return fragd::read_answer<fragd::TopReply>(*j, "top");
   };
@@ -131,7 +131,7 @@ int cmd_top(const std::string& socket_path, const TopArgs& a) {
 }
 
 int cmd_status(const std::string& socket_path, bool as_json) {
-  auto j = request(socket_path, ControlRequest::read("status"));
+  auto j = request(socket_path, ControlRequest::of(Command::Status));
   if (!j) return fail(j.error());
   if (as_json) {
     std::printf("%s\n", fragd::status_output_json(*j).dump(2).c_str());
@@ -144,7 +144,9 @@ int cmd_status(const std::string& socket_path, bool as_json) {
 }
 
 int cmd_cost(const std::string& socket_path, double seconds, bool as_json) {
-  auto st = request(socket_path, ControlRequest::read("status"));
+  auto j = request(socket_path, ControlRequest::of(Command::Status));
+  if (!j) return fail(j.error());
+  auto st = fragd::read_answer<fragd::StatusReply>(*j, "status");
   if (!st) return fail(st.error());
   auto c = fragd::ctl::measure_cost(*st, seconds, signal_fd());
   if (!c) return fail(c.error());
@@ -161,7 +163,7 @@ int cmd_cost(const std::string& socket_path, double seconds, bool as_json) {
 int cmd_trace(const std::string& socket_path, bool as_json) {
   auto c = open_client(socket_path);
   if (!c) return fail(c.error());
-  if (auto s = c->send_line(json(ControlRequest::read("trace")).dump()); !s) return fail(s.error());
+  if (auto s = c->send_line(json(ControlRequest::of(Command::Trace)).dump()); !s) return fail(s.error());
   auto ack_line = c->read_line(kRequestTimeoutMs);
   if (!ack_line) return ack_line.error().err == fragd::ctl::kInterrupted ? 0 : fail(ack_line.error());
   if (!*ack_line) return fail("fragd closed the connection on " + socket_path + " without answering 'trace'");

@@ -95,7 +95,7 @@ fragd::Result<json> request(const std::string& socket_path, const fragd::Control
   if (!c) return c.error();
   auto j = ask_fragd(*c, req, timeout_ms);
   if (!j) return j.error();
-  if (auto ok = fragd::check_answer(*j, req.cmd); !ok) return ok.error();
+  if (auto ok = fragd::check_answer(*j, fragd::command_name(req.cmd)); !ok) return ok.error();
   return j;
 }
 

@@ -278,19 +278,20 @@ bool ControlServer::serve_one(Client& c, uint64_t now) {
   c.in.erase(0, nl + 1);
   std::optional<nlohmann::json> answer;
   if (req->access == Access::Act && c.uid != 0) {
-    answer = error_answer("'" + req->cmd + "' changes the host or the daemon and needs root (caller uid " +
-                          std::to_string(c.uid) + "): run it with sudo");
+    answer = error_answer("'" + std::string(command_name(req->cmd)) +
+                          "' changes the host or the daemon and needs root (caller uid " + std::to_string(c.uid) +
+                          "): run it with sudo");
   } else {
     try {
       answer = handler_(*req, c.uid, c.token);
     } catch (const std::exception& e) {
-      answer = error_answer(std::string("fragd could not answer '") + req->cmd + "': " + e.what());
+      answer = error_answer("fragd could not answer '" + std::string(command_name(req->cmd)) + "': " + e.what());
     }
   }
   if (!answer) {
     c.waiting = true;  // answered by reply(); nothing more is read from it until then
   } else {
-    if (req->cmd == "trace" && answer->value("ok", false)) c.trace = true;
+    if (req->cmd == Command::Trace && answer->value("ok", false)) c.trace = true;
     queue(c, answer->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   check_line(c, now);

@@ -56,8 +56,9 @@ class Daemon {
  private:
   void tick();
   void publish_metrics();
-  // Answers a request other than map; `reader` decides what the answer may carry.
-  nlohmann::json handle(const ControlRequest& req, Reader reader);
+  // Answers a request from `reader`; nothing yet for one answered later through the control
+  // server's reply(token) (a map that waits for a scan).
+  std::optional<nlohmann::json> handle(const ControlRequest& req, Reader reader, uint64_t token);
   static int on_ring_event(void* ctx, void* data, size_t size);
   static int on_wakeup(void* ctx, void* data, size_t size);
 

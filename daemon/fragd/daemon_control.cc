@@ -104,52 +104,61 @@ void Daemon::on_scan_done() {
   }
 }
 
-nlohmann::json Daemon::handle(const ControlRequest& req, Reader reader) {
+std::optional<nlohmann::json> Daemon::handle(const ControlRequest& req, Reader reader, uint64_t token) {
   // parse_request checked every field's type and range; ControlServer answered
   // act requests from anyone but root already.
-  const std::string& cmd = req.cmd;
-  if (cmd == "compact") {
-    auto ids = engine_->request_compact(req.node.value_or(-1), facts_, req.timeout_ms.value_or(0) * 1000000);
-    if (!ids) return error_answer(ids.error().message);
-    for (auto id : *ids) queued_ids_.insert(id);
-    act(now_ns());
-    return IdsReply{*ids};
+  switch (req.cmd) {
+    case Command::Compact: {
+      auto ids = engine_->request_compact(req.node.value_or(-1), facts_, req.timeout_ms.value_or(0) * 1000000);
+      if (!ids) return error_answer(ids.error().message);
+      for (auto id : *ids) queued_ids_.insert(id);
+      act(now_ns());
+      return IdsReply{*ids};
+    }
+    case Command::Pool: {
+      auto id = engine_->request_pool(*req.size_kib, req.node.value_or(-1), *req.count, facts_,
+                                     req.timeout_ms.value_or(0) * 1000000);
+      if (!id) return error_answer(id.error().message);
+      queued_ids_.insert(*id);
+      act(now_ns());
+      return IdsReply{{*id}};
+    }
+    case Command::Action:
+      return action_state(*req.id);
+    case Command::Reload:
+      return reload("fragctl reload");
+    case Command::Map: {
+      // A scan costs ~0.1 us of kernel time per page: only root may ask for one more often than every 5 s.
+      const int64_t age = req.max_age_ns.value_or(5'000'000'000);
+      return map_request(reader == Reader::Root ? age : std::max<int64_t>(age, 5'000'000'000),
+                         req.max_blocks.value_or(kDefaultMapBlocks), token, reader);
+    }
+    case Command::Hist: {
+      auto s = reader_->read();  // fresh, so `fragctl hist --interval` sees exact intervals
+      if (!s) return error_answer(s.error().message);
+      HistSnapshot h = hist_reply(*s, cfg_.min_order, now_ns() - start_ns_);
+      h.counting_mode = cfg_.allocations;
+      h.counting = bpf_->counting();
+      return h;
+    }
+    case Command::Top:
+      return top_reply(attribution_read_ ? &attribution_.view() : nullptr, last_mem_ ? &*last_mem_ : nullptr,
+                       now_ns() - start_ns_);
+    case Command::Status: {
+      StatusReply r = status_reply(last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,
+                                   bpf_->programs(), cfg_.tick_ns);
+      add_policy_status(r);
+      r.allocations = AllocationCounting{cfg_.allocations, bpf_->counting(), self_.counting.counting_seconds,
+                                         cfg_.adaptive_hold_ns, cfg_.adaptive_free_blocks};
+      if (auto p = pollution_ ? read_pollution() : std::nullopt) r.pollution = pollution_info(p->counters, p->summary, false);
+      if (auto latest = scanner_ ? scanner_->latest() : nullptr) r.scan = scan_summary(*latest, ScanClock::now());
+      restrict_status(r, reader);
+      return r;
+    }
+    case Command::Trace:
+      return TraceAck{};
   }
-  if (cmd == "pool") {
-    auto id = engine_->request_pool(*req.size_kib, req.node.value_or(-1), *req.count, facts_,
-                                   req.timeout_ms.value_or(0) * 1000000);
-    if (!id) return error_answer(id.error().message);
-    queued_ids_.insert(*id);
-    act(now_ns());
-    return IdsReply{{*id}};
-  }
-  if (cmd == "action") {
-    return action_state(*req.id);
-  }
-  if (cmd == "reload") return reload("fragctl reload");
-  if (cmd == "hist") {
-    auto s = reader_->read();  // fresh, so `fragctl hist --interval` sees exact intervals
-    if (!s) return error_answer(s.error().message);
-    HistSnapshot h = hist_reply(*s, cfg_.min_order, now_ns() - start_ns_);
-    h.counting_mode = cfg_.allocations;
-    h.counting = bpf_->counting();
-    return h;
-  }
-  if (cmd == "top") return top_reply(attribution_read_ ? &attribution_.view() : nullptr, last_mem_ ? &*last_mem_ : nullptr,
-                                    now_ns() - start_ns_);
-  if (cmd == "status") {
-    StatusReply r = status_reply(last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,
-                                 bpf_->programs(), cfg_.tick_ns);
-    add_policy_status(r);
-    r.allocations = AllocationCounting{cfg_.allocations, bpf_->counting(), self_.counting.counting_seconds,
-                                       cfg_.adaptive_hold_ns, cfg_.adaptive_free_blocks};
-    if (auto p = pollution_ ? read_pollution() : std::nullopt) r.pollution = pollution_info(p->counters, p->summary, false);
-    if (auto latest = scanner_ ? scanner_->latest() : nullptr) r.scan = scan_summary(*latest, ScanClock::now());
-    restrict_status(r, reader);
-    return r;
-  }
-  if (cmd == "trace") return TraceAck{};
-  return error_answer("unknown command '" + cmd + "' (known: hist, status, trace, map, compact, pool, action, reload)");
+  return error_answer("request " + std::to_string(static_cast<int>(req.cmd)) + " has no handler");  // not reached
 }
 
 }  // namespace fragd

@@ -60,14 +60,7 @@ int Daemon::run() {
   auto c = ControlServer::start(copt, [this](const ControlRequest& req, long uid,
                                              uint64_t token) -> std::optional<nlohmann::json> {
     // What the answer may carry depends on who asks (protocol/readers.h).
-    const Reader reader = reader_of(uid);
-    if (req.cmd == "map") {
-      // A scan costs ~0.1 us of kernel time per page: only root may ask for one more often than every 5 s.
-      const int64_t age = req.max_age_ns.value_or(5'000'000'000);
-      return map_request(reader == Reader::Root ? age : std::max<int64_t>(age, 5'000'000'000),
-                         req.max_blocks.value_or(kDefaultMapBlocks), token, reader);
-    }
-    return handle(req, reader);
+    return handle(req, reader_of(uid), token);
   });
   if (!c) return log_error(c.error().message), 1;
   control_ = std::move(*c);

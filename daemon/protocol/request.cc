@@ -11,24 +11,33 @@ namespace fragd {
 namespace {
 
 struct CommandSpec {
+  Command cmd;
   const char* name;
   Access access;
   std::array<const char*, 4> fields;  // the fields it takes (nullptr-terminated)
 };
 
+// In the order of enum Command.
 constexpr CommandSpec kCommands[] = {
-    {"hist", Access::Read, {nullptr}},
-    {"status", Access::Read, {nullptr}},
-    {"trace", Access::Read, {nullptr}},
-    {"top", Access::Read, {nullptr}},
-    {"map", Access::Read, {"max_age_ns", "max_blocks", nullptr}},
-    {"action", Access::Read, {"id", nullptr}},
-    {"compact", Access::Act, {"node", "timeout_ms", nullptr}},
-    {"pool", Access::Act, {"size_kib", "count", "node", "timeout_ms"}},
-    {"reload", Access::Act, {nullptr}},
+    {Command::Hist, "hist", Access::Read, {nullptr}},
+    {Command::Status, "status", Access::Read, {nullptr}},
+    {Command::Trace, "trace", Access::Read, {nullptr}},
+    {Command::Top, "top", Access::Read, {nullptr}},
+    {Command::Map, "map", Access::Read, {"max_age_ns", "max_blocks", nullptr}},
+    {Command::Action, "action", Access::Read, {"id", nullptr}},
+    {Command::Compact, "compact", Access::Act, {"node", "timeout_ms", nullptr}},
+    {Command::Pool, "pool", Access::Act, {"size_kib", "count", "node", "timeout_ms"}},
+    {Command::Reload, "reload", Access::Act, {nullptr}},
 };
 
-constexpr const char* kKnown = "hist, status, trace, top, map, action, compact, pool, reload";
+constexpr bool in_enum_order() {
+  for (size_t i = 0; i < std::size(kCommands); ++i)
+    if (static_cast<size_t>(kCommands[i].cmd) != i) return false;
+  return static_cast<size_t>(Command::Reload) + 1 == std::size(kCommands);
+}
+static_assert(in_enum_order(), "kCommands lists every Command once, in the enum's order");
+
+const CommandSpec& spec_of(Command c) { return kCommands[static_cast<size_t>(c)]; }
 
 std::optional<int64_t> int_field(const nlohmann::json& req, const char* key, int64_t lo, int64_t hi) {
   const auto it = req.find(key);
@@ -58,29 +67,36 @@ std::string shown_string(const std::string& s) {
 
 }  // namespace
 
-ControlRequest ControlRequest::read(std::string cmd) {
+std::string_view command_name(Command c) { return spec_of(c).name; }
+
+std::string known_commands() {
+  std::string s;
+  for (const auto& c : kCommands) s += (s.empty() ? "" : ", ") + std::string(c.name);
+  return s;
+}
+
+ControlRequest ControlRequest::of(Command cmd) {
   ControlRequest r;
-  r.cmd = std::move(cmd);
-  for (const auto& s : kCommands)
-    if (r.cmd == s.name) r.access = s.access;
+  r.cmd = cmd;
+  r.access = spec_of(cmd).access;
   return r;
 }
 
 ControlRequest ControlRequest::map(int64_t max_age_ns, std::optional<uint64_t> max_blocks) {
-  ControlRequest r = read("map");
+  ControlRequest r = of(Command::Map);
   r.max_age_ns = max_age_ns;
   r.max_blocks = max_blocks;
   return r;
 }
 
 ControlRequest ControlRequest::action(uint64_t id) {
-  ControlRequest r = read("action");
+  ControlRequest r = of(Command::Action);
   r.id = id;
   return r;
 }
 
 ControlRequest ControlRequest::compact(std::optional<int> node, std::optional<uint64_t> timeout_ms) {
-  ControlRequest r = read("compact");
+  ControlRequest r = of(Command::Compact);
   r.node = node;
   r.timeout_ms = timeout_ms;
   return r;
@@ -88,7 +104,7 @@ ControlRequest ControlRequest::compact(std::optional<int> node, std::optional<ui
 
 ControlRequest ControlRequest::pool(uint64_t size_kib, uint64_t count, std::optional<int> node,
                                     std::optional<uint64_t> timeout_ms) {
-  ControlRequest r = read("pool");
+  ControlRequest r = of(Command::Pool);
   r.size_kib = size_kib;
   r.count = count;
   r.node = node;
@@ -97,7 +113,7 @@ ControlRequest ControlRequest::pool(uint64_t size_kib, uint64_t count, std::opti
 }
 
 void to_json(nlohmann::json& j, const ControlRequest& r) {
-  j = nlohmann::json{{"cmd", r.cmd}};
+  j = nlohmann::json{{"cmd", command_name(r.cmd)}};
   wire::put(j, "node", r.node);
   wire::put(j, "size_kib", r.size_kib);
   wire::put(j, "count", r.count);
@@ -112,18 +128,19 @@ void from_json(const nlohmann::json& req, ControlRequest& out) {
   const auto c = req.find("cmd");
   if (c == req.end() || !c->is_string()) malformed("a request is a JSON object with a string \"cmd\"");
   out = ControlRequest{};
-  out.cmd = c->get<std::string>();
+  const std::string name = c->get<std::string>();
   const CommandSpec* spec = nullptr;
   for (const auto& s : kCommands)
-    if (out.cmd == s.name) spec = &s;
-  if (!spec) malformed("unknown command " + shown_string(out.cmd) + " (known: " + kKnown + ")");
+    if (name == s.name) spec = &s;
+  if (!spec) malformed("unknown command " + shown_string(name) + " (known: " + known_commands() + ")");
+  out.cmd = spec->cmd;
   out.access = spec->access;
   for (const auto& [key, value] : req.items()) {
     if (key == "cmd") continue;
     bool takes = false;
     for (const char* f : spec->fields)
       if (f && key == f) takes = true;
-    if (!takes) malformed("'" + out.cmd + "' takes no field " + shown_string(key));
+    if (!takes) malformed("'" + name + "' takes no field " + shown_string(key));
   }
   if (auto node = int_field(req, "node", 0, 4095)) out.node = static_cast<int>(*node);
   if (auto size = int_field(req, "size_kib", 4, int64_t{1} << 40)) out.size_kib = static_cast<uint64_t>(*size);
@@ -132,8 +149,8 @@ void from_json(const nlohmann::json& req, ControlRequest& out) {
   out.max_age_ns = int_field(req, "max_age_ns", 0, INT64_MAX);
   if (auto t = int_field(req, "timeout_ms", 100, int64_t{604800000})) out.timeout_ms = static_cast<uint64_t>(*t);
   if (auto n = int_field(req, "max_blocks", 1, static_cast<int64_t>(kMaxMapBlocks))) out.max_blocks = static_cast<uint64_t>(*n);
-  if (out.cmd == "pool" && (!out.size_kib || !out.count)) malformed("\"pool\" needs \"size_kib\" and \"count\"");
-  if (out.cmd == "action" && !out.id) malformed("\"action\" needs \"id\"");
+  if (out.cmd == Command::Pool && (!out.size_kib || !out.count)) malformed("\"pool\" needs \"size_kib\" and \"count\"");
+  if (out.cmd == Command::Action && !out.id) malformed("\"action\" needs \"id\"");
 }
 
 Result<ControlRequest> parse_request(std::string_view line) {

@@ -26,8 +26,17 @@ constexpr uint64_t kMaxMapBlocks = 32768;
 // Read requests only look; act requests change the host or the daemon.
 enum class Access { Read, Act };
 
+// Every request there is. Its name on the wire, who may send it and the fields it takes are
+// declared once, in request.cc's table; a switch over Command names every one of them.
+enum class Command { Hist, Status, Trace, Top, Map, Action, Compact, Pool, Reload };
+
+// "hist", "status", ...: the "cmd" of the request on the wire.
+std::string_view command_name(Command c);
+// Every command's name, as "hist, status, ...", for messages.
+std::string known_commands();
+
 struct ControlRequest {
-  std::string cmd;  // hist, status, trace, top, map, action (read); compact, pool, reload (act)
+  Command cmd = Command::Status;
   Access access = Access::Read;
   std::optional<int> node;            // compact, pool: 0..4095
   std::optional<uint64_t> size_kib;   // pool: 4 KiB .. 1 TiB (also 2^40 KiB)
@@ -41,7 +50,7 @@ struct ControlRequest {
 
   // The requests fragctl sends. node: nullopt = every node of the policy's
   // scope (compact) or the global pool (pool).
-  static ControlRequest read(std::string cmd);  // hist, status, trace, reload
+  static ControlRequest of(Command cmd);  // a request without fields: hist, status, trace, top, reload
   static ControlRequest map(int64_t max_age_ns, std::optional<uint64_t> max_blocks = std::nullopt);
   static ControlRequest action(uint64_t id);
   static ControlRequest compact(std::optional<int> node, std::optional<uint64_t> timeout_ms = std::nullopt);

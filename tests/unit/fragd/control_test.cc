@@ -50,13 +50,13 @@ class ControlTest : public ::testing::Test {
     if (!o.peer_uid) o.peer_uid = [this](int) { return next_uid_; };
     auto s = fragd::ControlServer::start(o, [this](const fragd::ControlRequest& r, long, uint64_t token)
                                                 -> std::optional<nlohmann::json> {
-      seen_.push_back(r.cmd);
+      seen_.emplace_back(fragd::command_name(r.cmd));
       if (handler_delay_ns_) std::this_thread::sleep_for(std::chrono::nanoseconds(handler_delay_ns_));
-      if (r.cmd == "map") {  // deferred: answered later through reply()
+      if (r.cmd == fragd::Command::Map) {  // deferred: answered later through reply()
         deferred_ = token;
         return std::nullopt;
       }
-      nlohmann::json a{{"ok", true}, {"cmd", r.cmd}};
+      nlohmann::json a{{"ok", true}, {"cmd", fragd::command_name(r.cmd)}};
       if (pad_) a["pad"] = std::string(pad_, 'x');
       return a;
     });

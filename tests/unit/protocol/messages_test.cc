@@ -6,6 +6,8 @@
 // key, a wrong type) are refused with an error naming the field.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <fstream>
 #include <string>
 
@@ -119,6 +121,7 @@ TEST(ProtocolMessages, ActionStepsRoundTrip) {
 
 TEST(ProtocolMessages, RequestsRoundTrip) {
   for (const char* text : {R"({"cmd":"hist"})", R"({"cmd":"status"})", R"({"cmd":"trace"})", R"({"cmd":"reload"})",
+                           R"({"cmd":"top"})",
                            R"({"cmd":"map","max_age_ns":0})", R"({"cmd":"action","id":7})",
                            R"({"cmd":"compact"})", R"({"cmd":"compact","node":1})",
                            R"({"cmd":"pool","size_kib":2048,"count":3,"node":0})",
@@ -132,8 +135,29 @@ TEST(ProtocolMessages, RequestsRoundTrip) {
             json::parse(R"({"cmd":"pool","size_kib":2048,"count":3})"));
   EXPECT_EQ(fragd::ControlRequest::pool(2048, 3, std::nullopt).access, fragd::Access::Act);
   EXPECT_EQ(json(fragd::ControlRequest::compact(0, 300000)), json::parse(R"({"cmd":"compact","node":0,"timeout_ms":300000})"));
-  EXPECT_EQ(fragd::ControlRequest::read("reload").access, fragd::Access::Act);
+  EXPECT_EQ(fragd::ControlRequest::of(fragd::Command::Reload).access, fragd::Access::Act);
   EXPECT_EQ(fragd::ControlRequest::map(5).access, fragd::Access::Read);
+}
+
+// Each request has one name on the wire, which parses back to it, and every name is in the
+// list error messages give.
+TEST(ProtocolMessages, EveryCommandHasOneNameThatParsesBack) {
+  std::set<std::string> names;
+  for (int i = 0; i <= static_cast<int>(fragd::Command::Reload); ++i) {
+    const auto c = static_cast<fragd::Command>(i);
+    const std::string name(fragd::command_name(c));
+    EXPECT_TRUE(names.insert(name).second) << name << " twice";
+    EXPECT_NE(fragd::known_commands().find(name), std::string::npos) << name;
+    const std::string fields = c == fragd::Command::Pool     ? R"(,"size_kib":2048,"count":1)"
+                               : c == fragd::Command::Action ? R"(,"id":1)"
+                                                             : "";
+    auto r = fragd::parse_request(R"({"cmd":")" + name + "\"" + fields + "}");
+    ASSERT_TRUE(r.ok()) << name << ": " << r.error().message;
+    EXPECT_EQ(r->cmd, c) << name;
+    EXPECT_EQ(json(*r)["cmd"], name);
+  }
+  EXPECT_EQ(names.size(), 9u);
+  EXPECT_EQ(fragd::known_commands(), "hist, status, trace, top, map, action, compact, pool, reload");
 }
 
 template <class T>

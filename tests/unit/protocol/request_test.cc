@@ -11,7 +11,7 @@ TEST(Request, ReadCommands) {
   for (const char* cmd : {"hist", "status", "trace"}) {
     auto r = parse_request(std::string("{\"cmd\":\"") + cmd + "\"}");
     ASSERT_TRUE(r.ok()) << cmd << ": " << r.error().message;
-    EXPECT_EQ(r->cmd, cmd);
+    EXPECT_EQ(fragd::command_name(r->cmd), cmd);
     EXPECT_EQ(r->access, Access::Read);
   }
   auto m = parse_request(R"({"cmd":"map","max_age_ns":0})");
