@@ -29,57 +29,33 @@ int Daemon::on_wakeup(void* ctx, void* data, size_t size) {
   auto* d = static_cast<Daemon*>(ctx);
   uint32_t order = 0;
   if (size >= sizeof(order)) std::memcpy(&order, data, sizeof(order));
-  d->last_stall_ns_ = now_ns();
-  if (d->cfg_.allocations == "adaptive" && !d->bpf_->counting())
-    d->switch_counting(true, "an allocation of order " + std::to_string(order) + " stalled");
+  if (auto sw = d->counting_.stalled(order, now_ns(), d->bpf_->counting())) d->switch_counting(*sw);
   return 0;
 }
 
-void Daemon::account_counting(uint64_t now) {
-  if (bpf_->counting()) self_.counting.counting_seconds += (now - counted_until_ns_) / 1e9;
-  counted_until_ns_ = now;
-}
-
-void Daemon::switch_counting(bool on, const std::string& why) {
-  account_counting(now_ns());
-  if (auto r = bpf_->set_counting(on); !r) {
+void Daemon::switch_counting(const CountingSwitch& sw) {
+  const bool was = bpf_->counting();
+  if (auto r = bpf_->set_counting(sw.on); !r) {
     warn_once("counting", r.error().message);
     return;
   }
   warn_cleared("counting", "allocation counting switches again");
-  self_.counting.counting_switches[on ? "on" : "off"]++;
-  if (!on) bpf_->arm_wakeup();
-  log_info(std::string("allocation counting ") + (on ? "on: " : "off: ") + why);
+  counting_.switched(sw.on, now_ns(), was);
+  if (!sw.on) bpf_->arm_wakeup();
+  log_info(std::string("allocation counting ") + (sw.on ? "on: " : "off: ") + sw.why);
 }
 
 void Daemon::steer_counting(uint64_t now) {
-  if (last_bpf_) {
-    uint64_t entries = 0;
+  uint64_t entries = 0;
+  if (last_bpf_)
     for (unsigned o = cfg_.min_order; o < FRAGD_NR_ORDERS; o++)
       for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) entries += last_bpf_->alloc.direct_entries[o][p];
-    if (entries != last_entries_) last_stall_ns_ = now;
-    last_entries_ = entries;
-  }
-  account_counting(now);
-  self_.counting.counting = bpf_->counting();
-  if (cfg_.allocations != "adaptive") return;
-  std::string why;
-  if (last_stall_ns_ && now - last_stall_ns_ < cfg_.adaptive_hold_ns) why = "stalls in the last " + format_duration(cfg_.adaptive_hold_ns, DurationStyle::Exact);
-  if (why.empty() && cfg_.adaptive_free_blocks > 0 && last_mem_) {
-    std::map<int, uint64_t> free_blocks;
+  std::map<int, uint64_t> free_blocks;
+  if (last_mem_)
     for (const auto& z : last_mem_->zones)
       if (z.present_pages > 0) free_blocks[z.node] += blocks_of_order(z.free_blocks, bpf_->pageblock_order());
-    for (const auto& [node, n] : free_blocks)
-      if (n < cfg_.adaptive_free_blocks) {
-        why = "node " + std::to_string(node) + " has " + std::to_string(n) + " free pageblocks (< bpf.adaptive_free_blocks " +
-              std::to_string(cfg_.adaptive_free_blocks) + ")";
-        break;
-      }
-  }
-  const bool want = !why.empty();
-  if (want != bpf_->counting())
-    switch_counting(want, want ? why : "no stall for " + format_duration(cfg_.adaptive_hold_ns, DurationStyle::Exact) + ", memory healthy");
-  self_.counting.counting = bpf_->counting();
+  if (auto sw = counting_.tick(now, entries, last_mem_ ? &free_blocks : nullptr, bpf_->counting()))
+    switch_counting(*sw);
 }
 
 void Daemon::tick() {
@@ -400,6 +376,7 @@ nlohmann::json Daemon::reload(const std::string& why) {
   cfg_ = std::move(next);
   attribution_.set_limits(cfg_.top_cgroups, cfg_.top_callsites);
   forecast_.set_window(cfg_.forecast_window_ns);
+  counting_.set({cfg_.allocations, cfg_.adaptive_hold_ns, cfg_.adaptive_free_blocks});
   engine_->set_policy(cfg_.policy);
   for (const auto& o : engine_->take_dropped()) record(o);
   if (auto f = read_machine_facts(cfg_.proc_root, cfg_.sys_root)) facts_ = *f;

@@ -34,6 +34,7 @@
 #include "protocol/request.h"
 #include "protocol/status.h"
 #include "sources/pageblocks/scanner.h"
+#include "sources/stalls/counting.h"
 #include "fragd/control.h"
 #include "fragd/exporter.h"
 #include "fragd/http.h"
@@ -62,17 +63,11 @@ class Daemon {
   static int on_ring_event(void* ctx, void* data, size_t size);
   static int on_wakeup(void* ctx, void* data, size_t size);
 
-  // Allocation counting (bpf.allocations): attaches or detaches the per-page
-  // mm_page_alloc program. adaptive: on from a stall (at once, through the
-  // wake-up ring buffer) until adaptive_hold has passed without one, and while
-  // a node has fewer than adaptive_free_blocks free pageblocks.
+  // Allocation counting (bpf.allocations, sources/stalls/counting.h): counting_ decides, these
+  // attach or detach the per-page mm_page_alloc program.
   void steer_counting(uint64_t now);
-  void switch_counting(bool on, const std::string& why);
-  void account_counting(uint64_t now);  // adds the time counting was on up to `now`
+  void switch_counting(const CountingSwitch& sw);
   std::unique_ptr<ring_buffer, decltype(&ring_buffer__free)> wakeups_{nullptr, &ring_buffer__free};
-  uint64_t last_stall_ns_ = 0;      // CLOCK_MONOTONIC of the last stall seen; 0: none yet
-  uint64_t last_entries_ = 0;       // direct stall entries of order >= min_order at the last tick
-  uint64_t counted_until_ns_ = 0;   // counting time accounted up to here
   // The pageblock scan: memory as of the last change reported to the scanner.
   std::optional<MemSnapshot> scan_ref_;
   // Pollution ledger records released after scans found their blocks clean.
@@ -121,6 +116,7 @@ class Daemon {
   std::optional<BpfSnapshot> last_bpf_;
   std::optional<MemSnapshot> last_mem_;
   SelfStats self_;
+  CountingSteer counting_{{cfg_.allocations, cfg_.adaptive_hold_ns, cfg_.adaptive_free_blocks}, self_.counting};
   uint64_t start_ns_ = 0;
   TickClock ticks_{0, cfg_.tick_ns};  // the timer's due times; reset when the timer starts
   uint64_t last_pti_ns_ = 0;

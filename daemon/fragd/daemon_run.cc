@@ -102,10 +102,9 @@ int Daemon::run() {
     bpf_->arm_wakeup();
   }
   start_ns_ = now_ns();
-  counted_until_ns_ = start_ns_;
+  counting_.start(start_ns_, bpf_->counting());
   self_.kernel = kernel_release();
   self_.counting.allocations_mode = cfg_.allocations;
-  self_.counting.counting = bpf_->counting();
 
   // Every capability was for loading and attaching: drop them while fragd has one
   // thread (capabilities are per thread), before the HTTP workers, the action
