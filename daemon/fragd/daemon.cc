@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include "act/observe.h"
 #include "base/text.h"
 #include "fragd/views.h"
 #include "policy/keys.h"
@@ -264,48 +265,10 @@ void Daemon::check_nodes() {
   }
 }
 
-Observation Daemon::observe(uint64_t now) const {
-  Observation o;
-  o.now_ns = now;
-  if (last_mem_) {
-    for (const auto& s : node_scores(last_mem_->zones)) {
-      NodeObservation n;
-      n.node = s.node;
-      n.score = s.score;
-      n.total_pages = s.present_pages;
-      for (const auto& z : last_mem_->zones) {
-        if (z.node != s.node) continue;
-        n.free_pages += buddy_free_pages(z);
-        if (n.free_blocks.size() < z.free_blocks.size()) n.free_blocks.resize(z.free_blocks.size(), 0);
-        for (size_t i = 0; i < z.free_blocks.size(); i++) n.free_blocks[i] += z.free_blocks[i];
-      }
-      o.nodes.push_back(std::move(n));
-    }
-    o.mem_available_kib = last_mem_->mem_available_kib;
-    std::map<uint64_t, uint64_t> global;
-    for (const auto& p : last_mem_->hugepages) {
-      o.pools.push_back({p.node, p.size_kib, p.total});
-      global[p.size_kib] += p.total;
-    }
-    for (const auto& [size, total] : global) o.pools.push_back({-1, size, total});
-  }
-  if (last_bpf_) {
-    const unsigned from = std::max(cfg_.policy.compaction.demand.min_order, cfg_.min_order);
-    // The rate check counts entries into direct compaction and reclaim, exact in every
-    // bpf.allocations mode; the p99 check reads the stall times of counted allocations.
-    for (unsigned ord = from; ord < FRAGD_NR_ORDERS; ord++) {
-      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) o.stall_hist += last_bpf_->stall[ord][r];
-      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) o.stalls_total += last_bpf_->alloc.direct_entries[ord][p];
-    }
-    o.fragd_compaction_ns = last_bpf_->compaction_hist[FRAGD_TRIGGER_FRAGD].sum_ns;
-    o.proactive_compaction_ns = last_bpf_->compaction_hist[FRAGD_TRIGGER_PROACTIVE].sum_ns;
-  }
-  return o;
-}
-
 void Daemon::act(uint64_t now) {
   if (!engine_ || !runner_ || !last_mem_) return;
-  auto r = engine_->decide(observe(now));
+  auto r = engine_->decide(observation_of(now, last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,
+                                          std::max(cfg_.policy.compaction.demand.min_order, cfg_.min_order)));
   if (!r) return;
   log_debug("starting action " + std::to_string(r->id) + " " + action_name(r->kind) + ": " + r->reason);
   runner_->submit(*r, cfg_.policy);

@@ -79,7 +79,6 @@ class Daemon {
   void reconcile_pollution(const ScanResult& scan);
 
   // Act mode.
-  Observation observe(uint64_t now) const;
   void act(uint64_t now);
   void on_finished();
   void record(const ActionOutcome& o);

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the engine decides on (Observation, act/engine.h), built from a tick's snapshots: each
+// node's score, free pages and free blocks by order; the hugepage pools by node and summed;
+// stall entries and times of the demand trigger's orders; compaction time by trigger.
+#pragma once
+
+#include <cstdint>
+
+#include "act/engine.h"
+#include "kernel/bpf_maps.h"
+#include "kernel/procfs.h"
+
+namespace fragd {
+
+// `mem` or `bpf` null: that part is left empty. Stalls are summed over orders from
+// `stall_order` (the larger of compaction.demand.min_order and bpf.min_order) up.
+Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const BpfSnapshot* bpf, unsigned stall_order);
+
+}  // namespace fragd
