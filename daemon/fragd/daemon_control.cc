@@ -60,25 +60,19 @@ std::optional<nlohmann::json> Daemon::map_request(int64_t max_age_ns, uint64_t m
   return std::nullopt;
 }
 
-// A block stays in the ledger until a scan that began after its last recorded
-// fallback finds no unmovable page in it. The record is looked up once more
-// right before its delete, so a fallback that landed since keeps it.
+// A block stays in the ledger until a scan that began after its last recorded fallback finds
+// no unmovable page in it (sources/pollution: release_clean_blocks).
 void Daemon::reconcile_pollution(const ScanResult& scan) {
   auto p = reader_->read_pollution();
   if (!p) return;
-  std::map<uint64_t, uint64_t> pages;
-  for (const auto& b : p->blocks) pages[b.block] = b.pages;
-  for (uint64_t block : blocks_found_clean(p->blocks, scan)) {
-    auto last = reader_->polluted_last_boot_ns(block);
-    if (!last || *last >= scan.boot_time_ns) continue;
-    if (auto r = reader_->release_polluted(block); !r) {
-      warn_once("release", r.error().message);
-      return;
-    }
-    released_blocks_++;
-    released_pages_ += pages[block];
-    pollution_released_ = true;
-  }
+  const Released r = release_clean_blocks(
+      p->blocks, scan,
+      {[this](uint64_t b) { return reader_->polluted_last_boot_ns(b); },
+       [this](uint64_t b) { return reader_->release_polluted(b); }});
+  if (r.error) warn_once("release", r.error->message);
+  released_blocks_ += r.blocks;
+  released_pages_ += r.pages;
+  if (r.blocks) pollution_released_ = true;
 }
 
 void Daemon::on_scan_done() {

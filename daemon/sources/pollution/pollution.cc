@@ -85,4 +85,21 @@ std::vector<uint64_t> blocks_found_clean(const std::vector<PollutedBlock>& ledge
   return out;
 }
 
+Released release_clean_blocks(const std::vector<PollutedBlock>& ledger, const ScanResult& scan, const LedgerOps& ops) {
+  Released out;
+  std::map<uint64_t, uint64_t> pages;
+  for (const auto& b : ledger) pages[b.block] = b.pages;
+  for (uint64_t block : blocks_found_clean(ledger, scan)) {
+    auto last = ops.last_boot_ns(block);
+    if (!last || *last >= scan.boot_time_ns) continue;  // gone meanwhile, or polluted again since the scan began
+    if (auto r = ops.release(block); !r) {
+      out.error = r.error();
+      return out;
+    }
+    out.blocks++;
+    out.pages += pages[block];
+  }
+  return out;
+}
+
 }  // namespace fragd

@@ -7,8 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "base/result.h"
 
 #include "kernel/bpf_maps.h"
 #include "sources/pageblocks/pageblock.h"
@@ -52,5 +56,18 @@ PollutionSummary summarize_pollution(const std::vector<PollutedBlock>& blocks, c
 // may not have been seen by it; a sampled map holds blocks read rounds ago, and
 // blocks not read yet). Ascending block numbers.
 std::vector<uint64_t> blocks_found_clean(const std::vector<PollutedBlock>& ledger, const ScanResult& scan);
+
+// What releasing blocks needs of the BPF ledger (kernel/bpf_maps.h's BpfReader in fragd).
+struct LedgerOps {
+  std::function<Result<uint64_t>(uint64_t block)> last_boot_ns;  // the record's latest fallback, read anew
+  std::function<Result<void>(uint64_t block)> release;            // deletes the record
+};
+struct Released {
+  uint64_t blocks = 0, pages = 0;     // records deleted, and the pages they held
+  std::optional<Error> error;         // a delete that failed: the release stopped there
+};
+// Deletes the record of every block `scan` found clean (blocks_found_clean), each looked up once
+// more right before its delete, so that a fallback that landed since the ledger was read keeps it.
+Released release_clean_blocks(const std::vector<PollutedBlock>& ledger, const ScanResult& scan, const LedgerOps& ops);
 
 }  // namespace fragd

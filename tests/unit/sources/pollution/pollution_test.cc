@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -197,6 +198,50 @@ TEST(BlocksFoundClean, ReleasesBlocksTheScanSawWithoutUnmovablePages) {
   EXPECT_EQ(blocks_found_clean(ledger, scan), (std::vector<uint64_t>{10, 12, 15}));
   // A fallback at or after the scan's start: the scan may not have seen it.
   EXPECT_TRUE(blocks_found_clean({at(10, 1000), at(12, 2000)}, scan).empty());
+}
+
+// Releasing: each clean block's record is read once more before its delete; one polluted
+// again since the scan began, or gone, stays; a failed delete stops the release and says why.
+TEST(ReleaseCleanBlocks, LooksEachRecordUpAgainAndStopsAtAFailedDelete) {
+  ScanResult scan;
+  scan.boot_time_ns = 1000;
+  ZoneScan z;
+  z.first_block = 10;
+  z.blocks.resize(5);  // blocks 10..14, all movable with no unmovable page: clean
+  for (auto& b : z.blocks) b.cls = BlockClass::Movable;
+  scan.zones.push_back(z);
+  auto at = [](uint64_t block, uint64_t pages) {
+    PollutedBlock b;
+    b.block = block;
+    b.pages = pages;
+    b.last_boot_ns = 500;
+    return b;
+  };
+  const std::vector<PollutedBlock> ledger = {at(10, 3), at(11, 5), at(12, 7), at(13, 11), at(14, 13)};
+  std::map<uint64_t, uint64_t> now_last = {{10, 500}, {11, 1500}, {13, 900}, {14, 900}};  // 11 again since; 12 gone
+  std::vector<uint64_t> deleted;
+  uint64_t refuse = 14;
+  LedgerOps ops{[&](uint64_t b) -> Result<uint64_t> {
+                  auto it = now_last.find(b);
+                  if (it == now_last.end()) return make_error("no record", ENOENT);
+                  return it->second;
+                },
+                [&](uint64_t b) -> Result<void> {
+                  if (b == refuse) return make_error("delete of block 14 refused", EPERM);
+                  deleted.push_back(b);
+                  return {};
+                }};
+  Released r = release_clean_blocks(ledger, scan, ops);
+  EXPECT_EQ(deleted, (std::vector<uint64_t>{10, 13}));
+  EXPECT_EQ(r.blocks, 2u);
+  EXPECT_EQ(r.pages, 3u + 11u);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->message, "delete of block 14 refused");
+  deleted.clear();
+  refuse = 0;
+  r = release_clean_blocks(ledger, scan, ops);
+  EXPECT_EQ(deleted, (std::vector<uint64_t>{10, 13, 14}));
+  EXPECT_FALSE(r.error);
 }
 
 }  // namespace
