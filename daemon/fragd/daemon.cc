@@ -108,21 +108,21 @@ void Daemon::publish_metrics() {
     scan.cost = scanner_->cost();
     scan.now_boot_ns = now_ns(CLOCK_BOOTTIME);
   }
-  act_.nodes = engine_->nodes();
-  act_.pools = engine_->pools();
-  act_.proactiveness_raised = engine_->proactiveness_raised();
-  act_.budget_used_ns = engine_->budget_used_ns();
-  act_.budget_ns = cfg_.policy.compaction.cpu_budget_ns;
-  act_.mode = cfg_.policy.act ? "act" : "observe";
-  act_.dry_run = cfg_.policy.dry_run;
-  act_.method = method_name(cfg_.policy.compaction.method);
+  actions_.stats().nodes = engine_->nodes();
+  actions_.stats().pools = engine_->pools();
+  actions_.stats().proactiveness_raised = engine_->proactiveness_raised();
+  actions_.stats().budget_used_ns = engine_->budget_used_ns();
+  actions_.stats().budget_ns = cfg_.policy.compaction.cpu_budget_ns;
+  actions_.stats().mode = cfg_.policy.act ? "act" : "observe";
+  actions_.stats().dry_run = cfg_.policy.dry_run;
+  actions_.stats().method = method_name(cfg_.policy.compaction.method);
   ExportFrame frame;
   frame.plan = series_plan(cfg_.metrics, cfg_.min_order, cfg_.policy.compaction.demand.min_order);
   frame.bpf = last_bpf_ ? &*last_bpf_ : nullptr;
   frame.mem = last_mem_ ? &*last_mem_ : nullptr;
   frame.programs = &bpf_->programs();
   frame.self = &self_;
-  frame.act = &act_;
+  frame.act = &actions_.stats();
   frame.scan = scanner_ ? &scan : nullptr;
   frame.pollution = pollution_ ? &*pollution_ : nullptr;
   const std::vector<NodeForecast> forecast = forecast_.forecast();
@@ -276,24 +276,7 @@ void Daemon::act(uint64_t now) {
 
 void Daemon::record(const ActionOutcome& o) {
   engine_->finished(o);
-  queued_ids_.erase(o.req.id);
-  const std::string line = outcome_line(o);
-  if (o.result == "cut")
-    log_warn(line + " (cut short at its deadline: compaction.cpu_budget, or a fragctl request's --timeout; "
-                    "counted in fragd_actions_total{result=\"cut\"} and fragctl status)");
-  else if (o.result == "error" || o.result == "short" || o.result == "guard") log_warn(line);
-  else log_info(line);
-  const std::string a = action_name(o.req.kind);
-  act_.actions[{a, o.req.node, o.result}]++;
-  if (o.result != "dry_run" && o.result != "abandoned") {
-    act_.durations[a].add(o.end_ns > o.start_ns ? o.end_ns - o.start_ns : 0);
-    act_.pages_migrated[a] += o.pages_migrated;
-  }
-  if (o.req.kind == ActionKind::Compact && o.result != "dry_run")
-    act_.last_score[o.req.node] = {o.score_before, o.score_after};
-  for (const auto& s : o.steps) act_.steps[s.step]++;
-  recent_.push_back(o);
-  while (recent_.size() > kRecentActions) recent_.pop_front();
+  actions_.record(o);
 }
 
 void Daemon::on_finished() {
@@ -320,13 +303,13 @@ nlohmann::json Daemon::reload(const std::string& why) {
     return error_answer("fragd was started without --config: there is no policy file to reload");
   auto c = load_and_check_config(cfg_.source, cfg_.proc_root, cfg_.sys_root);
   if (!c) {
-    act_.reloads_failed++;
+    actions_.stats().reloads_failed++;
     log_error("reload (" + why + ") failed, keeping the running policy: " + c.error().message);
     return error_answer(c.error().message + " (the running policy is kept)");
   }
   if (c->policy.act)
     if (auto r = take_act_lock("switch to mode act"); !r) {
-      act_.reloads_failed++;
+      actions_.stats().reloads_failed++;
       log_error("reload (" + why + ") refused, keeping the running policy: " + r.error().message);
       return error_answer(r.error().message + " (the running policy is kept)");
     }
@@ -343,7 +326,7 @@ nlohmann::json Daemon::reload(const std::string& why) {
   engine_->set_policy(cfg_.policy);
   for (const auto& o : engine_->take_dropped()) record(o);
   if (auto f = read_machine_facts(cfg_.proc_root, cfg_.sys_root)) facts_ = *f;
-  act_.reloads_ok++;
+  actions_.stats().reloads_ok++;
   std::string msg = "policy reloaded from " + cfg_.source + " (" + why + "): mode " + cfg_.mode +
                     (cfg_.policy.dry_run ? ", dry_run" : "") + ", method " +
                     method_name(cfg_.policy.compaction.method);
@@ -356,12 +339,9 @@ nlohmann::json Daemon::reload(const std::string& why) {
 }
 
 nlohmann::json Daemon::action_state(uint64_t id) const {
-  for (const auto& o : recent_)
-    if (o.req.id == id) return ActionStateReply{ActionState::Done, action_report(o, now_ns(), now_ns(CLOCK_REALTIME))};
-  if (auto r = runner_ ? runner_->running() : std::nullopt; r && r->id == id)
-    return ActionStateReply{ActionState::Running, std::nullopt};
-  if (queued_ids_.count(id)) return ActionStateReply{ActionState::Queued, std::nullopt};
-  return error_answer("unknown action id " + std::to_string(id));
+  auto r = actions_.state(id, runner_ ? runner_->running() : std::nullopt, now_ns(), now_ns(CLOCK_REALTIME));
+  if (!r) return error_answer(r.error().message);
+  return *r;
 }
 
 void Daemon::add_policy_status(StatusReply& s) const {
@@ -371,15 +351,12 @@ void Daemon::add_policy_status(StatusReply& s) const {
   p.dry_run = cfg_.policy.dry_run;
   p.method = method_name(cfg_.policy.compaction.method);
   p.source = cfg_.source;
-  p.reloads = act_.reloads_ok;
-  p.reload_errors = act_.reloads_failed;
+  p.reloads = actions_.stats().reloads_ok;
+  p.reload_errors = actions_.stats().reloads_failed;
   p.proactiveness_raised = engine_->proactiveness_raised();
   p.budget_used_ns = engine_->budget_used_ns();
   p.budget_ns = cfg_.policy.compaction.cpu_budget_ns;
-  uint64_t cuts = 0;
-  for (const auto& [k, n] : act_.actions)
-    if (std::get<2>(k) == "cut") cuts += n;
-  p.budget_cuts = cuts;
+  p.budget_cuts = actions_.cuts();
   s.policy = p;
   s.policy_nodes.emplace();
   for (const auto& n : engine_->nodes()) {
@@ -396,9 +373,7 @@ void Daemon::add_policy_status(StatusReply& s) const {
   s.pools.emplace();
   for (const auto& p : engine_->pools())
     s.pools->push_back({p.node, p.size_kib, p.target, p.reached, p.manual, p.last_result});
-  s.actions.emplace();
-  const size_t first = recent_.size() > 20 ? recent_.size() - 20 : 0;
-  for (size_t i = first; i < recent_.size(); i++) s.actions->push_back(action_report(recent_[i], mono, real));
+  s.actions = actions_.last(20, mono, real);
   auto r = runner_ ? runner_->running() : std::nullopt;
   s.action_running = r ? std::optional<ActionSummary>(action_summary(*r)) : std::nullopt;
 }

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "act/act_lock.h"
+#include "act/action_log.h"
 #include "act/engine.h"
 #include "act/runner.h"
 #include "act/sysfs_actuator.h"
@@ -153,10 +154,7 @@ class Daemon {
   void attribute(uint64_t now);
   // The ledger's counters and blocks now, with who polluted each block.
   std::optional<PollutionStats> read_pollution(uint64_t max_blocks = kDefaultMapBlocks);
-  std::deque<ActionOutcome> recent_;   // last kRecentActions outcomes, oldest first
-  std::set<uint64_t> queued_ids_;      // manual requests not yet finished
-  ActStats act_;
-  static constexpr size_t kRecentActions = 64;
+  ActionLog actions_;  // finished actions: logged, counted, the last ones kept; manual ones queued
 
   // A problem that persists is logged once, not every tick (it stays counted in metrics):
   // once per key, its cause, until warn_cleared(key) logs that it went away.

@@ -105,7 +105,7 @@ std::optional<nlohmann::json> Daemon::handle(const ControlRequest& req, Reader r
     case Command::Compact: {
       auto ids = engine_->request_compact(req.node.value_or(-1), facts_, req.timeout_ms.value_or(0) * 1000000);
       if (!ids) return error_answer(ids.error().message);
-      for (auto id : *ids) queued_ids_.insert(id);
+      for (auto id : *ids) actions_.queued(id);
       act(now_ns());
       return IdsReply{*ids};
     }
@@ -113,7 +113,7 @@ std::optional<nlohmann::json> Daemon::handle(const ControlRequest& req, Reader r
       auto id = engine_->request_pool(*req.size_kib, req.node.value_or(-1), *req.count, facts_,
                                      req.timeout_ms.value_or(0) * 1000000);
       if (!id) return error_answer(id.error().message);
-      queued_ids_.insert(*id);
+      actions_.queued(*id);
       act(now_ns());
       return IdsReply{{*id}};
     }

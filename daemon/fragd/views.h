@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stalls.h"
+#include "act/action_log.h"
 #include "act/engine.h"
 #include "kernel/bpf_loader.h"
 #include "kernel/bpf_maps.h"
@@ -32,10 +33,6 @@ StallEvent stall_message(const stall_event& e);
 // The answer to "top": the attribution (null: nothing read yet) and each node's score and free blocks.
 TopReply top_reply(const AttributionView* a, const MemSnapshot* mem, uint64_t uptime_ns);
 
-// Act mode (docs/control-protocol.md "Acting"). Times in outcomes are
-// CLOCK_MONOTONIC; `mono_now`/`real_now` convert them to Unix time.
-ActionSummary action_summary(const ActionRequest& r);
-ActionReport action_report(const ActionOutcome& o, uint64_t mono_now, uint64_t real_now);
 // The map answer's scan (the caller sets pollution, or scan_error without a scan).
 MapView map_reply(const ScanResult& r, const ScanClock& now);
 // "pollution" of the map answer (with_blocks: the worst blocks too) and of
@@ -49,8 +46,5 @@ ScanSummary scan_summary(const ScanResult& r, const ScanClock& now);
 // allocation counter must be attached only with allocations "exact" (adaptive
 // attaches it while counting, off never).
 std::string unready_programs(const std::vector<ProgramState>& programs, const std::string& allocations);
-
-// The log line of one finished action.
-std::string outcome_line(const ActionOutcome& o);
 
 }  // namespace fragd
