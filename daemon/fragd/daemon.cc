@@ -238,20 +238,12 @@ void Daemon::note_source(const SourceRead& r, uint64_t now) {
 // again. The engine forgets a node missing from its observation, so fragd
 // does not act on it, and its metrics go with its zones.
 void Daemon::check_nodes() {
-  std::set<int> online;
-  for (const auto& z : last_mem_->zones)
-    if (z.present_pages > 0) online.insert(z.node);
-  if (online != nodes_online_) {
-    if (!nodes_online_.empty()) {
-      for (int n : nodes_online_)
-        if (!online.count(n))
-          log_warn("node " + std::to_string(n) + " went offline (no populated zone in " + cfg_.proc_root +
-                   "/zoneinfo): its metrics are gone and fragd does not act on it");
-      for (int n : online)
-        if (!nodes_online_.count(n)) log_info("node " + std::to_string(n) + " is online");
-      facts_stale_ = true;
-    }
-    nodes_online_ = std::move(online);
+  if (auto change = nodes_.update(last_mem_->zones)) {
+    for (int n : change->gone)
+      log_warn("node " + std::to_string(n) + " went offline (no populated zone in " + cfg_.proc_root +
+               "/zoneinfo): its metrics are gone and fragd does not act on it");
+    for (int n : change->came) log_info("node " + std::to_string(n) + " is online");
+    facts_stale_ = true;
   }
   if (!facts_stale_ || !faults_.due("nodes", now_ns())) return;
   if (auto f = read_machine_facts(cfg_.proc_root, cfg_.sys_root)) {

@@ -30,6 +30,7 @@
 #include "kernel/kallsyms.h"
 #include "sources/attribution/attribution.h"
 #include "sources/memory/forecast.h"
+#include "sources/memory/nodes.h"
 #include "policy/config.h"
 #include "protocol/readers.h"
 #include "protocol/request.h"
@@ -126,7 +127,7 @@ class Daemon {
   std::set<std::string> warned_;
   // /proc and sysfs sources that fail: retried from one tick up to every 60 s, each cause logged once.
   SourceFaults faults_{cfg_.tick_ns, 60'000'000'000ULL};
-  std::set<int> nodes_online_;  // nodes with present pages in the last snapshot
+  OnlineNodes nodes_;           // nodes with present pages in the last snapshot
   bool facts_stale_ = false;    // the nodes changed: facts_ to be read again
   uint64_t scans_ok_seen_ = 0;
   void read_files(uint64_t now);
