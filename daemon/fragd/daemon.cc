@@ -128,49 +128,24 @@ void Daemon::publish_metrics() {
   const std::vector<NodeForecast> forecast = forecast_.forecast();
   frame.forecast = &forecast;
   frame.forecast_window_ns = forecast_.window_ns();
-  frame.attribution = attribution_read_ ? &attribution_.view() : nullptr;
-  frame.cgroup_anon = attribution_read_ ? &cgroup_anon_ : nullptr;
+  frame.attribution = attribution_.view();
+  frame.cgroup_anon = attribution_.cgroup_anon();
   metrics_->publish(build_families(frame));
 }
 
-// The attribution maps are read when the stall counters moved (a hash map read costs more
-// than the per-CPU counters), and every 10 s to notice deleted cgroups.
+// Who stalls, who pays, where (sources/attribution/rounds.h decides when to read).
 void Daemon::attribute(uint64_t now) {
   if (!last_bpf_ || !symbols_ || !cgroup_paths_) return;
-  const alloc_stats& st = last_bpf_->alloc;
-  uint64_t total = 0;
-  for (unsigned o = 0; o < FRAGD_NR_ORDERS; o++)
-    for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) total += st.direct_entries[o][p] + st.phase_ns[o][p];
-  const bool sweep = now - attribution_swept_ns_ >= 10'000'000'000ULL;
-  if (attribution_read_ && total == attributed_total_ && !sweep) return;
-  std::vector<SiteCount> sites;
-  std::vector<CgroupCount> cgroups;
-  if (auto r = reader_->read_attribution(sites, cgroups); !r) {
-    warn_once("attribution", r.error().message + " (stall attribution is not updated until the maps read well)");
-    return;
-  }
-  warn_cleared("attribution", "stall attribution maps readable again");
-  attribution_.update(sites, cgroups, st, [this](int32_t id) { return reader_->read_stack(id); }, symbols_.get(),
-                      *cgroup_paths_, sweep);
-  for (uint64_t id : attribution_.take_forgotten()) reader_->forget_cgroup(id);
-  if (!attribution_.view().symbols)
-    warn_once("symbols", "stall call sites are \"unknown\": " + attribution_.view().symbols_why_not);
-  attributed_total_ = total;
-  attribution_read_ = true;
-  if (sweep) {
-    attribution_swept_ns_ = now;
-    // THP coverage of the cgroups with a series of their own (the same 10 s as the deletion check).
-    cgroup_anon_.clear();
-    for (const auto& [path, _] : attribution_.view().cgroups) {
-      if (path == "other") continue;
-      if (auto a = read_cgroup_anon(cgroup_paths_->root(), cfg_.sys_root + "/fs/cgroup/memory", path)) {
-        cgroup_anon_[path] = *a;
-        warn_cleared("cgroup_anon", "cgroup memory.stat readable again");
-      } else {
-        warn_once("cgroup_anon", a.error().message + " (fragd_thp_cgroup_anon_*: no series for that cgroup)");
-      }
-    }
-  }
+  attribution_.tick(
+      now, last_bpf_->alloc,
+      {[this](auto& sites, auto& cgroups) { return reader_->read_attribution(sites, cgroups); },
+       [this](int32_t id) { return reader_->read_stack(id); }, [this](uint64_t id) { reader_->forget_cgroup(id); }},
+      symbols_.get(), *cgroup_paths_,
+      [this](const std::string& path) {
+        return read_cgroup_anon(cgroup_paths_->root(), cfg_.sys_root + "/fs/cgroup/memory", path);
+      },
+      {[this](const std::string& k, const std::string& m) { warn_once(k, m); },
+       [this](const std::string& k, const std::string& m) { warn_cleared(k, m); }});
 }
 
 // The /proc and sysfs sources. One that fails is counted, logged once per

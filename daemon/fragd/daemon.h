@@ -28,7 +28,7 @@
 #include "kernel/procfs.h"
 #include "kernel/source_faults.h"
 #include "kernel/kallsyms.h"
-#include "sources/attribution/attribution.h"
+#include "sources/attribution/rounds.h"
 #include "sources/memory/forecast.h"
 #include "sources/memory/nodes.h"
 #include "policy/config.h"
@@ -146,12 +146,9 @@ class Daemon {
   std::optional<PollutionStats> pollution_;      // last tick's; empty when off
   BlockForecast forecast_{cfg_.forecast_window_ns};  // free 2 MiB blocks per node over forecast_window
   // Who stalls, who pays, where (sources/attribution): updated when the stall counters move.
-  StallAttribution attribution_{cfg_.top_cgroups, cfg_.top_callsites};
+  AttributionRounds attribution_{cfg_.top_cgroups, cfg_.top_callsites};
   std::unique_ptr<KernelSymbols> symbols_;  // /proc/kallsyms opened before the capabilities were dropped
   std::unique_ptr<CgroupPaths> cgroup_paths_;
-  uint64_t attributed_total_ = 0, attribution_swept_ns_ = 0;
-  bool attribution_read_ = false;
-  std::map<std::string, CgroupAnon> cgroup_anon_;  // THP coverage of the exported cgroups, every sweep
   void attribute(uint64_t now);
   // The ledger's counters and blocks now, with who polluted each block.
   std::optional<PollutionStats> read_pollution(uint64_t max_blocks = kDefaultMapBlocks);

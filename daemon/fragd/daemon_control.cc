@@ -136,7 +136,7 @@ std::optional<nlohmann::json> Daemon::handle(const ControlRequest& req, Reader r
       return h;
     }
     case Command::Top:
-      return top_reply(attribution_read_ ? &attribution_.view() : nullptr, last_mem_ ? &*last_mem_ : nullptr,
+      return top_reply(attribution_.view(), last_mem_ ? &*last_mem_ : nullptr,
                        now_ns() - start_ns_);
     case Command::Status: {
       StatusReply r = status_reply(last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,
