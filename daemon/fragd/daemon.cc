@@ -148,63 +148,11 @@ void Daemon::attribute(uint64_t now) {
        [this](const std::string& k, const std::string& m) { warn_cleared(k, m); }});
 }
 
-// The /proc and sysfs sources. One that fails is counted, logged once per
-// cause (and once when it reads well again) and read again after one tick,
-// then at doubling intervals up to 60 s; its metrics are absent meanwhile.
+// The /proc and sysfs sources (sources/memory/files.h), then what follows a new snapshot.
 void Daemon::read_files(uint64_t now) {
-  // buddyinfo and zoneinfo make the snapshot: while either waits there is none
-  // (last_mem_ was reset when it failed).
-  if (!faults_.due("buddyinfo", now) || !faults_.due("zoneinfo", now)) return;
-  // pagetypeinfo only every pagetypeinfo_interval; in between, its counts are carried over.
-  const bool pti_due = !last_mem_ || now - last_pti_ns_ >= cfg_.pagetypeinfo_ns;
-  std::set<std::string> skip;
-  for (const char* s : kSnapshotSources)
-    if (!faults_.due(s, now)) skip.insert(s);
-  // The per-size THP statistics every kMthpIntervalNs; in between they are carried over
-  // (while the source backs off after a failure they are absent, as any source's).
-  const bool mthp_backing_off = skip.count("mthp") > 0;
-  const bool mthp_due = !last_mem_ || now - last_mthp_ns_ >= kMthpIntervalNs;
-  if (!mthp_due) skip.insert("mthp");
-  std::vector<SourceRead> report;
-  auto m = read_snapshot(cfg_.proc_root, cfg_.sys_root, pti_due ? nullptr : &*last_mem_, skip, report);
-  for (const auto& r : report) note_source(r, now);
-  if (!m) {
-    last_mem_.reset();
-    return;
-  }
-  if (pti_due) last_pti_ns_ = now;
-  if (!mthp_backing_off) {
-    if (mthp_due) last_mthp_ns_ = now;
-    else if (last_mem_) m->mthp = last_mem_->mthp;
-  }
-  last_mem_ = std::move(*m);
+  if (!files_.tick(now, last_mem_)) return;
   forecast_.observe(now, last_mem_->zones);
   check_nodes();
-}
-
-void Daemon::note_source(const SourceRead& r, uint64_t now) {
-  if (r.failed()) {
-    self_.collect_errors_files[r.source]++;
-    if (faults_.failed(r.source, r.cause, now))
-      log_warn(r.message + " [" + r.cause + "]; counted in fragd_collect_errors_total{source=\"" + r.source +
-               "\"}, read again at doubling intervals up to 60 s, not logged again until the cause changes or "
-               "clears");
-    return;
-  }
-  if (auto rec = faults_.ok(r.source, now)) {
-    char took[32];
-    std::snprintf(took, sizeof took, "%.1f s", rec->failing_ns / 1e9);
-    log_info(r.source + " (" + r.path + ") readable again after " + std::to_string(rec->failures) +
-             " failed reads in " + took + " (last cause " + rec->cause + ")");
-  }
-  // A file that parses with some lines skipped is used; its first bad line is logged once.
-  const std::string lines = r.source + " lines";
-  if (r.cause == "lines") {
-    if (faults_.failed(lines, r.cause, now))
-      log_warn(r.message + "; further skipped lines of " + r.path + " are not logged until it parses cleanly");
-  } else if (faults_.ok(lines, now)) {
-    log_info(r.path + " parses cleanly again");
-  }
 }
 
 // Nodes come and go with the zones of the snapshot (a node taken offline,
@@ -220,14 +168,14 @@ void Daemon::check_nodes() {
     for (int n : change->came) log_info("node " + std::to_string(n) + " is online");
     facts_stale_ = true;
   }
-  if (!facts_stale_ || !faults_.due("nodes", now_ns())) return;
+  if (!facts_stale_ || !files_.faults().due("nodes", now_ns())) return;
   if (auto f = read_machine_facts(cfg_.proc_root, cfg_.sys_root)) {
     facts_ = *f;
     facts_stale_ = false;
-    if (faults_.ok("nodes", now_ns())) log_info("the node list under " + cfg_.sys_root + " reads again");
+    if (files_.faults().ok("nodes", now_ns())) log_info("the node list under " + cfg_.sys_root + " reads again");
   } else {
     self_.collect_errors_files["nodes"]++;
-    if (faults_.failed("nodes", errno_name(f.error().err), now_ns()))
+    if (files_.faults().failed("nodes", errno_name(f.error().err), now_ns()))
       log_warn(f.error().message + " (fragctl requests naming a node are checked against the last good read)");
   }
 }

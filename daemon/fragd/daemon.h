@@ -29,6 +29,7 @@
 #include "kernel/source_faults.h"
 #include "kernel/kallsyms.h"
 #include "sources/attribution/rounds.h"
+#include "sources/memory/files.h"
 #include "sources/memory/forecast.h"
 #include "sources/memory/nodes.h"
 #include "policy/config.h"
@@ -120,18 +121,13 @@ class Daemon {
   CountingSteer counting_{{cfg_.allocations, cfg_.adaptive_hold_ns, cfg_.adaptive_free_blocks}, self_.counting};
   uint64_t start_ns_ = 0;
   TickClock ticks_{0, cfg_.tick_ns};  // the timer's due times; reset when the timer starts
-  uint64_t last_pti_ns_ = 0;
-  uint64_t last_mthp_ns_ = 0;
-  // The per-size THP statistics (some 150 sysfs files, 1 ms a read here) are read this often.
-  static constexpr uint64_t kMthpIntervalNs = 10'000'000'000ULL;
   std::set<std::string> warned_;
-  // /proc and sysfs sources that fail: retried from one tick up to every 60 s, each cause logged once.
-  SourceFaults faults_{cfg_.tick_ns, 60'000'000'000ULL};
+  // The /proc and sysfs files of the snapshot, each as often as it may be read, with back-off.
+  MemoryFiles files_{cfg_.proc_root, cfg_.sys_root, cfg_.tick_ns, cfg_.pagetypeinfo_ns, self_.collect_errors_files};
   OnlineNodes nodes_;           // nodes with present pages in the last snapshot
   bool facts_stale_ = false;    // the nodes changed: facts_ to be read again
   uint64_t scans_ok_seen_ = 0;
   void read_files(uint64_t now);
-  void note_source(const SourceRead& r, uint64_t now);
   void check_nodes();
 
   MachineFacts facts_;
