@@ -36,6 +36,7 @@
 #include "protocol/readers.h"
 #include "protocol/request.h"
 #include "protocol/status.h"
+#include "sources/pageblocks/pending.h"
 #include "sources/pageblocks/scanner.h"
 #include "sources/stalls/counting.h"
 #include "fragd/control.h"
@@ -95,14 +96,11 @@ class Daemon {
   // Answers `map` from the latest scan when it is recent enough, else defers it to the next scan.
   std::optional<nlohmann::json> map_request(int64_t max_age_ns, uint64_t max_blocks, uint64_t token, Reader reader);
   void on_scan_done();
-  struct PendingMap {
-    uint64_t token;         // the control client owed the answer
-    uint64_t oldest_ok_ns;  // CLOCK_BOOTTIME: a scan begun at or after this will do
-    uint64_t scans_before;  // scans ended when it was asked
-    uint64_t max_blocks;    // ledger blocks the answer lists
-    Reader reader;          // who asked: what the answer may carry
+  struct MapAsk {
+    uint64_t max_blocks;  // ledger blocks the answer lists
+    Reader reader;        // who asked: what the answer may carry
   };
-  std::vector<PendingMap> pending_maps_;
+  PendingMaps<MapAsk> pending_maps_;  // map requests waiting for a scan
   // Act mode, at start or at a reload into it: the host-wide act lock, then
   // the settings a fragd that did not exit cleanly left changed, put back.
   // `why` names what needs it, for the refusal.

@@ -54,8 +54,8 @@ std::optional<nlohmann::json> Daemon::map_request(int64_t max_age_ns, uint64_t m
     return map_answer(latest.get(), "", max_blocks, reader);
   // A scan takes most of a second: the scanner thread runs it and the answer follows
   // (on_scan_done), so that ticks and other clients never wait for it.
-  pending_maps_.push_back({token, now.boot_ns - std::min<uint64_t>(now.boot_ns, static_cast<uint64_t>(max_age_ns)),
-                           scanner_->scans_done(), max_blocks, reader});
+  pending_maps_.add(token, now.boot_ns - std::min<uint64_t>(now.boot_ns, static_cast<uint64_t>(max_age_ns)),
+                    scanner_->scans_done(), {max_blocks, reader});
   scanner_->request();
   return std::nullopt;
 }
@@ -83,19 +83,11 @@ void Daemon::on_scan_done() {
     reconcile_pollution(*latest);
   }
   const std::string error = scanner_->last_error();
-  for (size_t i = 0; i < pending_maps_.size();) {
-    const PendingMap& p = pending_maps_[i];
-    if (latest && latest->boot_time_ns >= p.oldest_ok_ns) {
-      control_->reply(p.token, map_answer(latest.get(), "", p.max_blocks, p.reader));
-    } else if (!error.empty() && done > p.scans_before) {
-      control_->reply(p.token, map_answer(nullptr, error, p.max_blocks, p.reader));
-    } else {
-      i++;  // the scan that ended began before the request: the next one answers it
-      scanner_->request();
-      continue;
-    }
-    pending_maps_.erase(pending_maps_.begin() + static_cast<long>(i));
-  }
+  bool again = false;
+  for (const auto& d : pending_maps_.scan_ended(done, latest != nullptr, latest ? latest->boot_time_ns : 0, error, again))
+    control_->reply(d.token, map_answer(d.with_scan ? latest.get() : nullptr, d.with_scan ? "" : error,
+                                        d.ask.max_blocks, d.ask.reader));
+  if (again) scanner_->request();
 }
 
 std::optional<nlohmann::json> Daemon::handle(const ControlRequest& req, Reader reader, uint64_t token) {
