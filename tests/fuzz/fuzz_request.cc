@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   FUZZ_CHECK(size <= fragd::kMaxRequestBytes, "longer lines are refused");
-  const std::string& c = r->cmd;
+  const std::string c(fragd::command_name(r->cmd));
   static const char* const kKnown[] = {"hist", "status", "trace", "top", "map", "action", "compact", "pool", "reload"};
   bool known = false;
   for (const char* k : kKnown) known = known || c == k;
