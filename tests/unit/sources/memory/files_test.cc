@@ -14,11 +14,18 @@ using fragd::test::TempDir;
 
 constexpr uint64_t kS = 1'000'000'000ULL;
 
+// A copy of the one-node fixtures as /proc (no sysfs), read each 1 s tick, pagetypeinfo each 60 s.
 struct Proc {
   TempDir dir;
-  Proc() {
+  std::map<std::string, uint64_t> errors;
+  std::optional<MemSnapshot> mem;
+  std::optional<MemoryFiles> files;
+  explicit Proc(std::vector<const char*> missing = {}) {
     for (const char* f : {"buddyinfo", "zoneinfo", "pagetypeinfo", "vmstat", "meminfo"}) dir.copy_fixture("one_node", f);
+    for (const char* f : missing) remove(f);
+    files.emplace(dir.path(), "/nonexistent/fragd-sys", kS, 60 * kS, errors);
   }
+  bool tick(uint64_t now) { return files->tick(now, mem); }
   void remove(const char* f) const { std::filesystem::remove(std::filesystem::path(dir.path()) / f); }
   void restore(const char* f) const { dir.copy_fixture("one_node", f); }
 };
@@ -32,52 +39,42 @@ uint64_t pageblocks(const MemSnapshot& m) {
 
 TEST(MemoryFiles, ASnapshotSourceThatFailsDropsTheSnapshotAndIsRetriedAfterATick) {
   Proc p;
-  std::map<std::string, uint64_t> errors;
-  MemoryFiles f(p.dir.path(), "/nonexistent/fragd-sys", kS, 60 * kS, errors);
-  std::optional<MemSnapshot> mem;
-  ASSERT_TRUE(f.tick(100 * kS, mem));
-  ASSERT_TRUE(mem);
-  EXPECT_FALSE(mem->zones.empty());
+  ASSERT_TRUE(p.tick(100 * kS));
+  ASSERT_TRUE(p.mem);
+  EXPECT_FALSE(p.mem->zones.empty());
   p.remove("buddyinfo");
-  EXPECT_FALSE(f.tick(101 * kS, mem));
-  EXPECT_FALSE(mem) << "no snapshot without buddyinfo";
-  EXPECT_EQ(errors["buddyinfo"], 1u);
+  EXPECT_FALSE(p.tick(101 * kS));
+  EXPECT_FALSE(p.mem) << "no snapshot without buddyinfo";
+  EXPECT_EQ(p.errors["buddyinfo"], 1u);
   p.restore("buddyinfo");
-  EXPECT_FALSE(f.tick(101 * kS + kS / 2, mem)) << "its retry is one tick after the failure";
-  EXPECT_EQ(errors["buddyinfo"], 1u);
-  EXPECT_TRUE(f.tick(102 * kS, mem));
-  EXPECT_TRUE(mem);
+  EXPECT_FALSE(p.tick(101 * kS + kS / 2)) << "its retry is one tick after the failure";
+  EXPECT_EQ(p.errors["buddyinfo"], 1u);
+  EXPECT_TRUE(p.tick(102 * kS));
+  EXPECT_TRUE(p.mem);
 }
 
 TEST(MemoryFiles, PagetypeinfoIsReadOncePerIntervalAndCarriedOverInBetween) {
   Proc p;
-  std::map<std::string, uint64_t> errors;
-  MemoryFiles f(p.dir.path(), "/nonexistent/fragd-sys", kS, 60 * kS, errors);
-  std::optional<MemSnapshot> mem;
-  ASSERT_TRUE(f.tick(100 * kS, mem));
-  const uint64_t blocks = pageblocks(*mem);
+  ASSERT_TRUE(p.tick(100 * kS));
+  const uint64_t blocks = pageblocks(*p.mem);
   ASSERT_GT(blocks, 0u);
   p.remove("pagetypeinfo");
-  ASSERT_TRUE(f.tick(101 * kS, mem));
-  EXPECT_EQ(pageblocks(*mem), blocks) << "carried over: not read within the interval";
-  EXPECT_EQ(errors.count("pagetypeinfo"), 0u);
-  ASSERT_TRUE(f.tick(160 * kS, mem));
-  EXPECT_EQ(errors["pagetypeinfo"], 1u) << "read at the interval, and missing";
-  EXPECT_EQ(pageblocks(*mem), 0u);
+  ASSERT_TRUE(p.tick(101 * kS));
+  EXPECT_EQ(pageblocks(*p.mem), blocks) << "carried over: not read within the interval";
+  EXPECT_EQ(p.errors.count("pagetypeinfo"), 0u);
+  ASSERT_TRUE(p.tick(160 * kS));
+  EXPECT_EQ(p.errors["pagetypeinfo"], 1u) << "read at the interval, and missing";
+  EXPECT_EQ(pageblocks(*p.mem), 0u);
 }
 
 TEST(MemoryFiles, AnOptionalSourceThatFailsLeavesTheRestOfTheSnapshot) {
-  Proc p;
-  p.remove("vmstat");
-  std::map<std::string, uint64_t> errors;
-  MemoryFiles f(p.dir.path(), "/nonexistent/fragd-sys", kS, 60 * kS, errors);
-  std::optional<MemSnapshot> mem;
-  ASSERT_TRUE(f.tick(100 * kS, mem));
-  EXPECT_TRUE(mem->vmstat.empty());
-  EXPECT_FALSE(mem->zones.empty());
-  EXPECT_EQ(errors["vmstat"], 1u);
-  ASSERT_TRUE(f.tick(100 * kS + kS / 2, mem));
-  EXPECT_EQ(errors["vmstat"], 1u) << "skipped until its retry";
+  Proc p({"vmstat"});
+  ASSERT_TRUE(p.tick(100 * kS));
+  EXPECT_TRUE(p.mem->vmstat.empty());
+  EXPECT_FALSE(p.mem->zones.empty());
+  EXPECT_EQ(p.errors["vmstat"], 1u);
+  ASSERT_TRUE(p.tick(100 * kS + kS / 2));
+  EXPECT_EQ(p.errors["vmstat"], 1u) << "skipped until its retry";
 }
 
 }  // namespace
