@@ -27,7 +27,9 @@ command -v unshare >/dev/null || skip_or_fail "unshare missing (Debian package u
 heavy_lock
 
 quiet_memory 0
-die() { tail -30 "$FRAGD_LOG" | cut -c1-300 >&2; fail "$*"; }
+# How each compaction run ended, for the failure messages (compaction_stops).
+trace_start compaction/mm_compaction_end
+die() { tail -30 "$FRAGD_LOG" | cut -c1-300 >&2; fail "$* [$(compaction_stops)]"; }
 
 # A policy that acts only when asked (fragctl compact).
 cat >"$WORK/act.yaml" <<'YAML'

@@ -181,7 +181,8 @@ trace_start() {
     echo 1 >"$TRACE_INST/events/$e/enable"
     RESTORE+=("echo 0 > $TRACE_INST/events/$e/enable")
   done
-  cat "$TRACE_INST/trace_pipe" >"$WORK/trace.txt" &
+  # 9>&-: the reader must not hold the fragmenter's FIFO open (it would never see EOF).
+  cat "$TRACE_INST/trace_pipe" >"$WORK/trace.txt" 9>&- &
   TRACE_CAT=$!
   PIDS+=("$TRACE_CAT")
 }
@@ -192,4 +193,20 @@ trace_sync() {
   wait_for 10 grep -q "tracing_mark_write: $m\$" "$WORK/trace.txt" || fail "the trace reader did not catch up in 10 s"
   lost=$(awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' "$TRACE_INST"/per_cpu/cpu*/stats)
   [ "$lost" -eq 0 ] || fail "the kernel dropped $lost trace events (buffer full): the record is incomplete"
+}
+
+# compaction_stops: for a failure message, how the sync compaction runs recorded since
+# trace_start (given compaction/mm_compaction_end) ended, the large folios of the pageblock
+# where each "contended" run stopped, and the dirty page cache now. A dirty large page-cache
+# folio stops a node compaction on fragmented memory (RELIABILITY.md, "Compactions that stop
+# early"); start_fragmenter writes dirty pages back, and this names what stopped a run anyway.
+compaction_stops() {
+  trace_sync
+  local ends
+  ends=$(grep 'mm_compaction_end:.*mode=sync' "$WORK/trace.txt" || true)
+  printf 'zone runs: %s' "$(grep -o 'status=[a-z_]*' <<<"$ends" | sort | uniq -c |
+    awk '{ printf "%s%s %s", s, $1, substr($2, 8); s = ", " }')"
+  grep 'status=contended' <<<"$ends" | grep -o 'migrate_pfn=0x[0-9a-f]*' | cut -d= -f2 |
+    xargs -r python3 "$SRC/tests/tools/folios_at.py" | sed 's/^/; contended at /' | tr -d '\n'
+  printf '; Dirty %s kB\n' "$(awk '$1 == "Dirty:" { print $2 }' /proc/meminfo)"
 }

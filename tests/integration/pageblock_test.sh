@@ -126,6 +126,7 @@ boot_ns() { python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_BOOT
 # kernel gave to unmovable pages keeps that type after they are freed, its free
 # pages are no migration target any more, and compaction then aborts early).
 # Estimate vs one compaction and a pool write, on the fragmenter's layout.
+trace_start compaction/mm_compaction_end  # how each compaction run ends (compaction_stops)
 fragment 90
 sleep 2
 # 4a. The sampled estimate against a full scan's, on the same splintered memory: a round that
@@ -203,7 +204,7 @@ for try in $(seq 1 10); do
   c1=$(contended)
   if [ "$c1" -eq "$c0" ]; then completed=1; break; fi
   contended_tries=$try
-  log "the compaction ended contended ($((c1 - c0)) zone runs); compacting again in 3 s; $(memory_state)"
+  log "the compaction ended contended ($((c1 - c0)) zone runs); compacting again in 3 s; $(memory_state); $(compaction_stops)"
   sleep 3
 done
 log "compactions that ended contended before one ran to its end: $contended_tries" 

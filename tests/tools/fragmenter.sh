@@ -10,6 +10,10 @@
 # FRAG_PID and adds it to PIDS (the caller's cleanup stops it). Returns 1 with FRAG_ERROR set
 # when it exits first or is not ready in time. The heavy lock's fd (LOCK_FD, when set) is not
 # inherited, so the fragmenter never holds the lock.
+# Once it is ready, dirty page cache is written back (sync; FRAG_SYNC=0 skips it): a dirty large
+# page-cache folio has no free target of its size in fragmented memory and cannot be split, so
+# a node compaction that reaches it ends there ("contended"), and how far it got would depend on
+# what the tests before happened to write (RELIABILITY.md, "Compactions that stop early").
 start_fragmenter() {
 	local bin=$1 dir=$2 percent=$3 seconds=$4 i
 	shift 4
@@ -25,7 +29,10 @@ start_fragmenter() {
 	PIDS+=("$FRAG_PID")
 	exec 9>"$dir/frag.in"
 	for ((i = 0; i < seconds * 10; i++)); do
-		grep -q '^ready' "$dir/frag.out" 2>/dev/null && return 0
+		if grep -q '^ready' "$dir/frag.out" 2>/dev/null; then
+			[[ ${FRAG_SYNC:-1} == 0 ]] || sync
+			return 0
+		fi
 		if ! kill -0 "$FRAG_PID" 2>/dev/null; then
 			FRAG_ERROR="fragmenter exited before 'ready': $(cat "$dir/frag.err")"
 			return 1
