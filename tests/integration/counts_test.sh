@@ -63,7 +63,7 @@ snap() {
   wait_for 60 still "$1" || fail "the kernel's compaction counters, or fragd's, did not hold still for two ticks in 60 s ($1); the last that moved: $(cat "$WORK/moved")"
   trace_mark "$1"
 }
-vm() { awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }' "$WORK/$1.vm"; }
+vm() { awk -v k="$2" '$1 == k { v = $2 } END { printf "%.0f\n", v }' "$WORK/$1.vm"; }  # not %.6g past 2^31
 vmd() { echo $(( $(vm "$2" "$3") - $(vm "$1" "$3") )); }
 md() { echo $(( $(metric "$WORK/$2.prom" "$3" "${4:-}") - $(metric "$WORK/$1.prom" "$3" "${4:-}") )); }
 # Order-9 allocations the kernel made for THP between two snaps: those fragd counts besides the pool's.

@@ -455,7 +455,8 @@ sweep act /run/fragd /sys/devices/system/node /sys/kernel/mm/hugepages
 grep -q 'fragd_policy_info{.*mode="act"' "$WORK/act/metrics.prom" || fail "act: fragd does not run the act policy"
 
 # A node compaction by fragd: the host's compaction scanners ran.
-scanned() { awk '$1 == "compact_migrate_scanned" || $1 == "compact_free_scanned" { n += $2 } END { print n + 0 }' /proc/vmstat; }
+# %.0f: awk (mawk) prints a sum past 2^31 as 2.39432e+09, and two such roundings compare equal.
+scanned() { awk '$1 == "compact_migrate_scanned" || $1 == "compact_free_scanned" { n += $2 } END { printf "%.0f\n", n }' /proc/vmstat; }
 before=$(scanned)
 CTL compact --node 0 >"$WORK/act/compact.out" 2>&1 || { cat "$WORK/act/compact.out" >&2; fail "act: fragctl compact --node 0 failed"; }
 after=$(scanned)
