@@ -108,21 +108,22 @@ void Daemon::publish_metrics() {
     scan.cost = scanner_->cost();
     scan.now_boot_ns = now_ns(CLOCK_BOOTTIME);
   }
-  actions_.stats().nodes = engine_->nodes();
-  actions_.stats().pools = engine_->pools();
-  actions_.stats().proactiveness_raised = engine_->proactiveness_raised();
-  actions_.stats().budget_used_ns = engine_->budget_used_ns();
-  actions_.stats().budget_ns = cfg_.policy.compaction.cpu_budget_ns;
-  actions_.stats().mode = cfg_.policy.act ? "act" : "observe";
-  actions_.stats().dry_run = cfg_.policy.dry_run;
-  actions_.stats().method = method_name(cfg_.policy.compaction.method);
+  ActStats& act = actions_.stats();
+  act.nodes = engine_->nodes();
+  act.pools = engine_->pools();
+  act.proactiveness_raised = engine_->proactiveness_raised();
+  act.budget_used_ns = engine_->budget_used_ns();
+  act.budget_ns = cfg_.policy.compaction.cpu_budget_ns;
+  act.mode = cfg_.policy.act ? "act" : "observe";
+  act.dry_run = cfg_.policy.dry_run;
+  act.method = method_name(cfg_.policy.compaction.method);
   ExportFrame frame;
   frame.plan = series_plan(cfg_.metrics, cfg_.min_order, cfg_.policy.compaction.demand.min_order);
   frame.bpf = last_bpf_ ? &*last_bpf_ : nullptr;
   frame.mem = last_mem_ ? &*last_mem_ : nullptr;
   frame.programs = &bpf_->programs();
   frame.self = &self_;
-  frame.act = &actions_.stats();
+  frame.act = &act;
   frame.scan = scanner_ ? &scan : nullptr;
   frame.pollution = pollution_ ? &*pollution_ : nullptr;
   const std::vector<NodeForecast> forecast = forecast_.forecast();
@@ -182,7 +183,7 @@ void Daemon::check_nodes() {
 
 void Daemon::act(uint64_t now) {
   if (!engine_ || !runner_ || !last_mem_) return;
-  auto r = engine_->decide(observation_of(now, last_mem_ ? &*last_mem_ : nullptr, last_bpf_ ? &*last_bpf_ : nullptr,
+  auto r = engine_->decide(observation_of(now, &*last_mem_, last_bpf_ ? &*last_bpf_ : nullptr,
                                           std::max(cfg_.policy.compaction.demand.min_order, cfg_.min_order)));
   if (!r) return;
   log_debug("starting action " + std::to_string(r->id) + " " + action_name(r->kind) + ": " + r->reason);
