@@ -5,7 +5,7 @@
 // measured result. Pure: no I/O and no clock of its own (time comes in the
 // observation), so the unit tests replay recorded sequences.
 //
-// Rules (README "Policy" says the same for operators):
+// Rules (docs/configuration.md "Policy" says the same for operators):
 //  - At most one action in flight; decide() keeps observing while one runs.
 //  - Observe mode (policy.act false) decides nothing; manual requests are
 //    refused with the fix. dry_run decides as act mode does; the runner then

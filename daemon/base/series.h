@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Which series fragd exports: the config's `metrics:` section (README "Series"). By default
+// Which series fragd exports: the config's `metrics:` section (docs/metrics.md "Series"). By default
 // each family carries the label values something decides on (the act engine, the shipped
 // alert and recording rules, the dashboard); the section splits them further:
 //  - order groups: the per-order families count orders in groups (order="4-8"), each listed

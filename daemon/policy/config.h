@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // fragd's configuration file (YAML): parsed into plain structs, then validated.
 // The action policy (`mode: act`, `dry_run`, `compaction:`, `hugepages:`) is
-// parsed into Config::policy (policy/policy.h); README "Policy" documents it.
+// parsed into Config::policy (policy/policy.h); docs/configuration.md "Policy" documents it.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// README's key tables, printed from the declarations (policy/keys.h).
+// The key tables of docs/configuration.md, printed from the declarations (policy/keys.h).
 #include <string>
 
 #include "policy/keys.h"
@@ -36,15 +36,15 @@ std::string key_table(KeyTable table) {
   return s;
 }
 
-Result<std::string> readme_with_key_tables(const std::string& readme) {
-  std::string out = readme;
+Result<std::string> with_key_tables(const std::string& doc) {
+  std::string out = doc;
   for (KeyTable t : {KeyTable::Config, KeyTable::Policy}) {
     const std::string begin = begin_marker(t), end = end_marker(t);
     const size_t b = out.find(begin);
     const size_t e = b == std::string::npos ? b : out.find(end, b);
     if (b == std::string::npos || e == std::string::npos) {
       const std::string& missing = b == std::string::npos ? begin : end;
-      return make_error("README has no line " + missing.substr(0, missing.size() - 1) + "; the " +
+      return make_error("no line " + missing.substr(0, missing.size() - 1) + "; the " +
                             std::string(table_name(t)) + " key table goes between that line and " +
                             end.substr(0, end.size() - 1),
                         EINVAL);

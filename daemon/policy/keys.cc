@@ -302,7 +302,7 @@ const std::vector<Key>& config_keys() {
               "(`fragd_thp_vmstat_total`, `fragd_compaction_vmstat_total`), `programs` "
               "(`fragd_bpf_program_runs_total`, `fragd_bpf_program_run_seconds_total`, which count only while the "
               "kernel's BPF statistics are on, and `fragd_bpf_program_recursion_misses_total` by program; "
-              "otherwise one series, `program=\"all\"`). README \"Series\" gives what each costs"},
+              "otherwise one series, `program=\"all\"`). docs/metrics.md \"Series\" gives what each costs"},
 
       {.path = "compaction", .type = Section, .rule = backoff_covers_min_interval, .sorted_hint = true},
       {.path = "compaction.nodes", .type = NodeList, .table = kPolicy, .field = FIELD(policy.compaction.nodes), .doc = "nodes fragd may compact: `all` or a list such as `[0, 1]`"},
@@ -310,7 +310,7 @@ const std::vector<Key>& config_keys() {
        .refusal = "is not a method; use pool (make the blocks a goal misses), node (write nodeN/compact) or "
                   "proactiveness (raise vm.compaction_proactiveness for a while)",
        .field = FIELD(policy.compaction.method), .rule = method_mark,
-       .doc = "`pool`: make only the free blocks of `reserve.order` the goal misses (README \"Demand-sized "
+       .doc = "`pool`: make only the free blocks of `reserve.order` the goal misses (docs/configuration.md \"Demand-sized "
               "compaction\"): grow a hugetlb pool on the node by that many pages in a fragd process, so that the "
               "kernel's direct compaction makes each block, then free the pool; a whole-node compaction when the "
               "goal is near all the node's free memory. `node`: write 1 to `/sys/devices/system/node/nodeN/compact` "

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Every key of the config file, declared once: its path, type, range, default,
 // unit, the Config field it sets and a one-line doc. The binder
-// (policy/binder.h) reads the YAML with these declarations, and README's key
+// (policy/binder.h) reads the YAML with these declarations, and docs/configuration.md's key
 // tables are printed from them (key_table). What involves several keys (low <
 // high, the demand trigger's rules) is a rule run after its section is bound.
 #pragma once
@@ -38,7 +38,7 @@ enum class KeyType {
   Words,     // a list of words from `choices`, none twice ([] for none)
 };
 
-// The README table a key is listed in.
+// The table of docs/configuration.md a key is listed in.
 enum class KeyTable { None, Config, Policy };
 
 // What a reload (SIGHUP, fragctl reload) does with a key's new value: applies it at once, or
@@ -79,10 +79,10 @@ struct Key {
   KeyRule rule = nullptr;
   bool sorted_hint = false;  // Section: "expected a map (...)" lists its keys sorted, not as declared
   Reload reload = Reload::Live;
-  std::string_view doc{};    // README's "meaning"
+  std::string_view doc{};    // the tables' "meaning"
 };
 
-// Every key in declaration order, each section before its keys: the order of README's tables.
+// Every key in declaration order, each section before its keys: the order of the key tables.
 const std::vector<Key>& config_keys();
 const Key* find_key(std::string_view path);
 // The keys directly below `section` ("" for the top level), in declaration order.
@@ -99,12 +99,12 @@ std::string default_text(const Key& k);
 // other key's new value stays in `next`, to be applied.
 std::vector<std::string> keep_restart_keys(Config running, Config& next);
 
-// README's table of `table`'s keys (markdown, a line per key).
+// The table of `table`'s keys (markdown, a line per key).
 std::string key_table(KeyTable table);
-// `readme` with the text between each table's markers replaced by key_table();
+// `doc` with the text between each table's markers replaced by key_table();
 // an error names a marker that is missing.
-Result<std::string> readme_with_key_tables(const std::string& readme);
-// What regenerates README's tables, for messages.
-inline constexpr const char* kRegenerateKeyTables = "build/config_keys --update README.md";
+Result<std::string> with_key_tables(const std::string& doc);
+// What regenerates the tables, for messages.
+inline constexpr const char* kRegenerateKeyTables = "build/config_keys --update docs/configuration.md";
 
 }  // namespace fragd

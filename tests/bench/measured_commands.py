@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Every figure in README's "## Measured" names the command that produced it.
+"""Every figure in README's "## Measured" and in BENCHMARKS.md's "## Measured: the figures behind the
+README" (the rest of them) names the command that produced it.
 
 The convention:
 - A table carries its command either on a line right above it (the last non-blank line
@@ -12,7 +13,7 @@ The convention:
   COMMAND_WORDS or a path under bench/, tests/, scripts/ or build/. The scripts it names
   (bench/..., tests/..., scripts/...) must exist, and `make T` must name a Makefile target.
 
-usage: measured_commands.py [README] -> the problems, one a line (exit 1), or nothing (exit 0).
+usage: measured_commands.py [FILE] -> the problems (of both files when none is given), one a line (exit 1), or nothing (exit 0).
 """
 import os
 import re
@@ -20,6 +21,8 @@ import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SECTION = "## Measured"
+# The files that hold figures, and the title of the section that holds them in each.
+SECTIONS = {"README.md": SECTION, "BENCHMARKS.md": "## Measured: the figures behind the README"}
 COMMAND_WORDS = {"make", "bash", "sh", "python3", "curl", "perf", "dd", "bpftool", "sysctl", "taskset", "grep",
                  "fragctl", "ctest"}
 PATH_PREFIXES = ("bench/", "tests/", "scripts/", "build/")
@@ -93,11 +96,11 @@ def cells(row):
     return [c.strip() for c in row.strip().strip("|").split("|")]
 
 
-def check(text, root=ROOT):
-    """-> the problems of text's Measured section, each 'README:LINE: what'."""
-    sec = section(text)
+def check(text, root=ROOT, title=SECTION):
+    """-> the problems of text's section TITLE, each 'README:LINE: what'."""
+    sec = section(text, title)
     if sec is None:
-        return [f"README: no '{SECTION}' section"]
+        return [f"README: no '{title}' section"]
     targets = make_targets(root)
     problems = []
     blocks, cur = [], []
@@ -138,12 +141,15 @@ def check(text, root=ROOT):
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "README.md")
-    with open(path) as f:
-        problems = check(f.read())
-    for p in problems:
-        print(p.replace("README:", f"{path}:", 1))
-    return 1 if problems else 0
+    names = [sys.argv[1]] if len(sys.argv) > 1 else [os.path.join(ROOT, n) for n in SECTIONS]
+    bad = 0
+    for path in names:
+        with open(path) as f:
+            problems = check(f.read(), title=SECTIONS.get(os.path.basename(path), SECTION))
+        for p in problems:
+            print(p.replace("README:", f"{path}:", 1))
+        bad |= bool(problems)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

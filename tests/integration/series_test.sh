@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The series budget (README "Series"): fragd with the shipped config (configs/fragd.yaml,
+# The series budget (docs/metrics.md "Series"): fragd with the shipped config (configs/fragd.yaml,
 # observe mode) exports at most 300 series on a live scrape, counted as Prometheus counts them
 # (each sample line of the text exposition is one series); the number found is printed.
 #  - the per-order families carry the order groups of metrics.orders, not one series per order;

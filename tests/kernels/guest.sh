@@ -334,7 +334,7 @@ else
 	wait "$FRAG_PID"
 	FRAG_PID=
 fi
-# 8. The series the shipped config exports on this guest's nodes and zones (README "Series"),
+# 8. The series the shipped config exports on this guest's nodes and zones (docs/metrics.md "Series"),
 # once the first sampled round is in.
 if start_fragd /etc/fragd-default.yaml; then
 	i=0

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Prints README's key tables from the declarations (daemon/policy/keys.cc);
+// Prints the key tables of docs/configuration.md from the declarations (daemon/policy/keys.cc);
 // with --update FILE, rewrites the tables between their markers in FILE.
 #include <cstdio>
 #include <cstring>
@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc != 3 || std::strcmp(argv[1], "--update") != 0) {
-    std::fprintf(stderr, "usage: %s [--update README.md]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--update docs/configuration.md]\n", argv[0]);
     return 2;
   }
   std::ifstream in(argv[2]);
@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  auto out = readme_with_key_tables(ss.str());
+  auto out = with_key_tables(ss.str());
   if (!out) {
     std::fprintf(stderr, "%s: %s\n", argv[2], out.error().message.c_str());
     return 1;

@@ -214,29 +214,29 @@ TEST(Keys, EveryKeyReadAtStartIsKeptByAReload) {
   EXPECT_EQ(checked, 17);
 }
 
-TEST(Keys, ReadmeTablesAreTheDeclarations) {
-  const std::string path = std::string(FRAGD_FIXTURES_DIR) + "/../../README.md";
+TEST(Keys, DocTablesAreTheDeclarations) {
+  const std::string path = std::string(FRAGD_FIXTURES_DIR) + "/../../docs/configuration.md";
   std::ifstream in(path);
   ASSERT_TRUE(in) << "cannot read " << path;
   std::stringstream ss;
   ss << in.rdbuf();
-  const std::string readme = ss.str();
-  auto want = readme_with_key_tables(readme);
+  const std::string doc = ss.str();
+  auto want = with_key_tables(doc);
   ASSERT_TRUE(want.ok()) << want.error().message;
-  if (*want != readme) {
-    std::istringstream a(readme), b(*want);
+  if (*want != doc) {
+    std::istringstream a(doc), b(*want);
     std::string la, lb;
     int line = 0;
     while (std::getline(a, la) && std::getline(b, lb) && ++line && la == lb) {
     }
-    ADD_FAILURE() << "README.md's key tables differ from the declarations in daemon/policy/keys.cc (first at line "
-                  << line << ":\n  README: " << la << "\n  wanted: " << lb << "\nregenerate them: "
+    ADD_FAILURE() << "docs/configuration.md's key tables differ from the declarations in daemon/policy/keys.cc (first at line "
+                  << line << ":\n  doc: " << la << "\n  wanted: " << lb << "\nregenerate them: "
                   << kRegenerateKeyTables;
   }
 }
 
-TEST(Keys, ReadmeWithoutMarkersIsAnError) {
-  auto r = readme_with_key_tables("# fragd\n");
+TEST(Keys, DocWithoutMarkersIsAnError) {
+  auto r = with_key_tables("# fragd\n");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("<!-- keys:config begin"), std::string::npos) << r.error().message;
 }
