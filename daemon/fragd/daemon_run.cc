@@ -2,7 +2,6 @@
 #include "fragd/daemon.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
@@ -18,6 +17,8 @@
 #endif
 
 #include "base/text.h"
+#include "fragd/event_loop.h"
+#include "fragd/settings.h"
 #include "fragd/privileges.h"
 #include "kernel/memmap.h"
 #include "version.h"
@@ -71,21 +72,14 @@ int Daemon::run() {
 
   if (auto r = check_kernel_btf(); !r) return log_error(r.error().message), 1;
   if (auto r = check_bpf_privileges(); !r) return log_error(r.error().message), 1;
-  BpfOptions opts;
-  opts.min_order = cfg_.min_order;
-  opts.slow_stall_ns = cfg_.slow_stall_ns;
-  opts.stack_interval_ns = cfg_.stack_interval_ns;
-  opts.stall_stacks = static_cast<uint32_t>(cfg_.stall_stacks);
-  opts.self_tgid = static_cast<uint32_t>(getpid());
-  opts.track_pollution = cfg_.track_pollution;
-  opts.count_allocations = cfg_.allocations == "exact";
+  uint64_t max_pfn = 0;
   if (auto zi = read_text_file(cfg_.proc_root + "/zoneinfo")) {
     if (auto sp = parse_zone_spans(*zi, cfg_.proc_root + "/zoneinfo")) {
       spans_ = std::move(*sp);
-      for (const auto& z : spans_) opts.max_pfn = std::max(opts.max_pfn, z.end_pfn);
+      for (const auto& z : spans_) max_pfn = std::max(max_pfn, z.end_pfn);
     }
   }
-  auto b = BpfPrograms::create(opts);
+  auto b = BpfPrograms::create(bpf_options(cfg_, static_cast<uint32_t>(getpid()), max_pfn));
   if (!b) return log_error(b.error().message), 1;
   bpf_ = std::move(*b);
   // The processes that write compact_memory / nodeN/compact for fragd count as trigger "fragd".
@@ -111,17 +105,10 @@ int Daemon::run() {
   // runner and the scanner start.
   // /proc/iomem shows addresses only through an fd opened with CAP_SYS_ADMIN: open it now for the scanner.
   const int iomem_fd = cfg_.scan_pageblocks ? ::open((cfg_.proc_root + "/iomem").c_str(), O_RDONLY | O_CLOEXEC) : -1;
-  // /proc/kallsyms likewise shows addresses only to a reader that opened it with CAP_SYSLOG. A copy
-  // (--path.kallsyms, taken by the unit before the sandbox hides the real one) is read, then unlinked:
-  // the descriptor is all fragd needs, and no file of kernel addresses is left behind.
-  const std::string kallsyms = cfg_.kallsyms_path.empty() ? cfg_.proc_root + "/kallsyms" : cfg_.kallsyms_path;
-  const int kallsyms_fd = ::open(kallsyms.c_str(), O_RDONLY | O_CLOEXEC);
-  if (kallsyms_fd < 0)
-    log_warn("cannot open " + kallsyms + ": " + std::strerror(errno) + "; stall call sites stay \"unknown\"" +
-             (cfg_.kallsyms_path.empty() ? "" : " (--path.kallsyms: the unit's ExecStartPre writes it)"));
-  else if (!cfg_.kallsyms_path.empty() && ::unlink(kallsyms.c_str()) != 0)
-    log_warn("cannot delete " + kallsyms + " after reading it: " + std::strerror(errno));
-  symbols_ = std::make_unique<KernelSymbols>(kallsyms_fd, kallsyms);
+  // /proc/kallsyms likewise (settings.h).
+  const KallsymsFile ks = open_kallsyms(cfg_);
+  if (!ks.warning.empty()) log_warn(ks.warning);
+  symbols_ = std::make_unique<KernelSymbols>(ks.fd, ks.path);
   cgroup_paths_ = std::make_unique<CgroupPaths>(cfg_.sys_root);
   if (auto d = drop_capabilities()) log_info(*d);
   else return log_error(d.error().message), 1;
@@ -156,16 +143,7 @@ int Daemon::run() {
   tick();
   if (cfg_.scan_pageblocks) {
     const unsigned order = last_mem_ && last_mem_->pageblock_order ? last_mem_->pageblock_order : 9;
-    ScanSettings ss;
-    ss.interval_ns = cfg_.scan_ns;
-    ss.max_age_ns = cfg_.scan_max_age_ns;
-    ss.threads = cfg_.scan_threads;
-    ss.pageblock_order = order;
-    ss.sample = cfg_.scan_mode == "sample";
-    ss.budget = cfg_.scan_budget_percent / 100;
-    ss.proc_root = cfg_.proc_root;
-    ss.sys_root = cfg_.sys_root;
-    if (auto s = PageblockScanner::start(ss, iomem_fd)) {
+    if (auto s = PageblockScanner::start(scan_settings(cfg_, order), iomem_fd)) {
       scanner_ = std::move(*s);
     } else {
       scan_off_ = s.error().message;
@@ -181,81 +159,48 @@ int Daemon::run() {
   timerfd_settime(tfd, 0, &its, nullptr);
   ticks_ = TickClock(now_ns(), cfg_.tick_ns);
   notify("READY=1");
-  // The watchdog (WatchdogSec= in the unit): pinged from this loop, so a loop
-  // stuck anywhere (a tick, a control client, a reload) stops the pings. Every
-  // quarter of the interval, whatever tick_interval is: poll wakes up for it.
-  uint64_t watchdog_ns = 0, pinged_ns = 0;
+  EventLoop loop([] { return now_ns(); });
+  loop.watch(sfd, [&](short) {
+    signalfd_siginfo si;
+    while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+      if (si.ssi_signo == SIGHUP) {
+        reload("SIGHUP");
+        continue;
+      }
+      log_info(std::string("received ") + strsignal(static_cast<int>(si.ssi_signo)) + ", detaching and exiting");
+      loop.stop();
+    }
+  });
+  loop.watch(tfd, [&](short) {
+    uint64_t expirations;
+    if (read(tfd, &expirations, sizeof(expirations)) > 0) {
+      // The timer's due times are fixed; a loop busy past one of them shows as lateness,
+      // and past a whole tick as expirations that were never ticked.
+      ticks_.fired(now_ns(), expirations);
+      self_.tick_late_max_seconds = ticks_.late_max_seconds();
+      self_.ticks_missed = ticks_.missed();
+      tick();
+    }
+  });
+  loop.watch(runner_->event_fd(), [this](short) { on_finished(); });
+  if (scanner_) loop.watch(scanner_->event_fd(), [this](short) { on_scan_done(); });
+  loop.watch(metrics_->want_fd(), [this](short) {
+    metrics_->take_want();
+    publish_metrics();
+  });
+  if (ring_) loop.watch(ring_buffer__epoll_fd(ring_.get()), [this](short) { ring_buffer__consume(ring_.get()); });
+  if (wakeups_)
+    loop.watch(ring_buffer__epoll_fd(wakeups_.get()), [this](short) { ring_buffer__consume(wakeups_.get()); });
+  loop.watch_set([this] { return control_->poll_fds(); }, [this](const pollfd& p) { control_->on_poll(p.fd, p.revents); },
+                 [this] { return control_->timeout_ms(); }, [this] { control_->service(); });
+  // The watchdog (WatchdogSec= in the unit): pinged from this loop, so a loop stuck anywhere
+  // (a tick, a control client, a reload) stops the pings. Every quarter of the interval,
+  // whatever tick_interval is: the poll wakes up for it.
 #ifdef FRAGD_HAVE_SYSTEMD
-  uint64_t usec = 0;
-  if (sd_watchdog_enabled(0, &usec) > 0) watchdog_ns = usec * 1000 / 4;
+  if (uint64_t usec = 0; sd_watchdog_enabled(0, &usec) > 0) loop.every(usec * 1000 / 4, [] { notify("WATCHDOG=1"); });
 #endif
-
-  int exit_code = 0;
-  for (bool running = true; running;) {
-    if (watchdog_ns) {
-      if (const uint64_t now = now_ns(); now - pinged_ns >= watchdog_ns) {
-        notify("WATCHDOG=1");
-        pinged_ns = now;
-      }
-    }
-    std::vector<pollfd> fds{{sfd, POLLIN, 0}, {tfd, POLLIN, 0}};
-    fds.push_back({runner_->event_fd(), POLLIN, 0});
-    const size_t ring_idx = fds.size();
-    if (ring_) fds.push_back({ring_buffer__epoll_fd(ring_.get()), POLLIN, 0});
-    const size_t wake_idx = fds.size();
-    if (wakeups_) fds.push_back({ring_buffer__epoll_fd(wakeups_.get()), POLLIN, 0});
-    const size_t scan_idx = fds.size();
-    if (scanner_) fds.push_back({scanner_->event_fd(), POLLIN, 0});
-    const size_t want_idx = fds.size();
-    fds.push_back({metrics_->want_fd(), POLLIN, 0});
-    const size_t ctl_first = fds.size();
-    for (const pollfd& p : control_->poll_fds()) fds.push_back(p);
-    int timeout_ms = control_->timeout_ms();
-    if (watchdog_ns) {
-      const int ping_ms = static_cast<int>((pinged_ns + watchdog_ns - std::min(now_ns(), pinged_ns + watchdog_ns)) / 1'000'000) + 1;
-      timeout_ms = timeout_ms < 0 ? ping_ms : std::min(timeout_ms, ping_ms);
-    }
-    if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
-      if (errno == EINTR) continue;
-      log_error("poll: " + std::string(strerror(errno)));
-      exit_code = 1;
-      break;
-    }
-    if (fds[0].revents & POLLIN) {
-      signalfd_siginfo si;
-      while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-        if (si.ssi_signo == SIGHUP) {
-          reload("SIGHUP");
-          continue;
-        }
-        log_info(std::string("received ") + strsignal(static_cast<int>(si.ssi_signo)) + ", detaching and exiting");
-        running = false;
-      }
-      if (!running) break;
-    }
-    if (fds[1].revents & POLLIN) {
-      uint64_t expirations;
-      if (read(tfd, &expirations, sizeof(expirations)) > 0) {
-        // The timer's due times are fixed; a loop busy past one of them shows as lateness,
-        // and past a whole tick as expirations that were never ticked.
-        ticks_.fired(now_ns(), expirations);
-        self_.tick_late_max_seconds = ticks_.late_max_seconds();
-        self_.ticks_missed = ticks_.missed();
-        tick();
-      }
-    }
-    if (fds[2].revents & POLLIN) on_finished();
-    if (scanner_ && (fds[scan_idx].revents & POLLIN)) on_scan_done();
-    if (fds[want_idx].revents & POLLIN) {
-      metrics_->take_want();
-      publish_metrics();
-    }
-    if (ring_ && (fds[ring_idx].revents & POLLIN)) ring_buffer__consume(ring_.get());
-    if (wakeups_ && (fds[wake_idx].revents & POLLIN)) ring_buffer__consume(wakeups_.get());
-    for (size_t i = ctl_first; i < fds.size(); i++)
-      if (fds[i].revents) control_->on_poll(fds[i].fd, fds[i].revents);
-    control_->service();
-  }
+  const int exit_code = loop.run();
+  if (exit_code) log_error("poll: " + std::string(strerror(loop.error())));
   notify("STOPPING=1");
   metrics_->set_readiness("stopping: fragd is exiting");
   // A running action ends first (a compaction write's process is killed, a
