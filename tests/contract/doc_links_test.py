@@ -6,6 +6,7 @@ CHANGELOG.md and docs/*.md names a file that exists and, with #anchor, a heading
 name is in the metrics contract (tests/contract/metrics.txt). The key tables of
 docs/configuration.md are the unit test Keys.DocTablesAreTheDeclarations.
 Needs no root: python3 tests/contract/doc_links_test.py."""
+import functools
 import glob
 import os
 import re
@@ -40,6 +41,12 @@ def anchors(text):
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def file_anchors(path):
+    with open(path) as f:
+        return anchors(f.read())
+
+
 def link_problems(name, text, root=ROOT):
     """-> 'NAME:LINE: what' for each relative link of text (the file NAME) that leads nowhere."""
     problems, code, own = [], False, anchors(text)
@@ -60,11 +67,9 @@ def link_problems(name, text, root=ROOT):
             if not os.path.exists(full):
                 problems.append(f"{name}:{n}: link to {target}: {os.path.relpath(full, root)} does not exist")
                 continue
-            if anchor and full.endswith(".md"):
-                with open(full) as f:
-                    if anchor not in anchors(f.read()):
-                        problems.append(f"{name}:{n}: link to {target}: {os.path.relpath(full, root)} has no heading "
-                                        f"with anchor #{anchor}")
+            if anchor and full.endswith(".md") and anchor not in file_anchors(full):
+                problems.append(f"{name}:{n}: link to {target}: {os.path.relpath(full, root)} has no heading "
+                                f"with anchor #{anchor}")
     return problems
 
 

@@ -202,11 +202,6 @@ trace_sync() {
 # early"); start_fragmenter writes dirty pages back, and this names what stopped a run anyway.
 compaction_stops() {
   trace_sync
-  local ends
-  ends=$(grep 'mm_compaction_end:.*mode=sync' "$WORK/trace.txt" || true)
-  printf 'zone runs: %s' "$(grep -o 'status=[a-z_]*' <<<"$ends" | sort | uniq -c |
-    awk '{ printf "%s%s %s", s, $1, substr($2, 8); s = ", " }')"
-  grep 'status=contended' <<<"$ends" | grep -o 'migrate_pfn=0x[0-9a-f]*' | cut -d= -f2 |
-    xargs -r python3 "$SRC/tests/tools/folios_at.py" | sed 's/^/; contended at /' | tr -d '\n'
-  printf '; Dirty %s kB\n' "$(awk '$1 == "Dirty:" { print $2 }' /proc/meminfo)"
+  printf '%s; Dirty %s kB\n' "$(python3 "$SRC/tests/tools/compaction_stops.py" --oneline "$WORK/trace.txt")" \
+    "$(awk '$1 == "Dirty:" { print $2 }' /proc/meminfo)"
 }

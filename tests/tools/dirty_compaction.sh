@@ -45,7 +45,7 @@ free_blocks9() { awk '{ n += $(5 + 9) + 2 * $(5 + 10) } END { print n + 0 }' /pr
 
 
 round() {
-	local how=$1 b0 b1 t0 t1 pfn
+	local how=$1 b0 b1 t0 t1
 	dd if=/dev/zero of=$DATA bs=1M count=2048 status=none
 	[ "$how" = dirty ] || sync
 	local dirty
@@ -61,11 +61,9 @@ round() {
 	t1=$(date +%s%N)
 	b1=$(free_blocks9)
 	echo 0 >"$INST/events/compaction/mm_compaction_end/enable"
-	grep mm_compaction_end "$INST/trace" | grep 'mode=sync' >"$W/ends.txt" || true
-	echo "$how (Dirty $dirty MiB before fragmenting, $dirty_now MiB at the compaction): free 2 MiB blocks $b0 -> $b1 in $(((t1 - t0) / 1000000)) ms;" \
-		"zone runs: $(grep -o 'status=[a-z_]*' "$W/ends.txt" | sort | uniq -c | awk '{ printf "%s%s %s", s, $1, substr($2, 8); s = ", " }')"
-	grep 'status=contended' "$W/ends.txt" | grep -o 'migrate_pfn=0x[0-9a-f]*' | cut -d= -f2 |
-		xargs -r python3 "$ROOT/tests/tools/folios_at.py" | sed 's/^/    /' || true # none ended contended
+	cat "$INST/trace" >"$W/ends.txt"
+	echo "$how (Dirty $dirty MiB before fragmenting, $dirty_now MiB at the compaction): free 2 MiB blocks $b0 -> $b1 in $(((t1 - t0) / 1000000)) ms"
+	python3 "$ROOT/tests/tools/compaction_stops.py" "$W/ends.txt" | sed 's/^/    /'
 	exec 9>&-
 	wait "$FRAG_PID" 2>/dev/null || true
 	rm -f $DATA
