@@ -1,10 +1,53 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fragd/event_loop.h"
 
-#include <cerrno>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
 
 namespace fragd {
+
+EventLoop::~EventLoop() {
+  for (int fd : owned_) close(fd);
+}
+
+Result<void> EventLoop::signals(std::initializer_list<int> signos, std::function<void(int)> on) {
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : signos) sigaddset(&mask, s);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  const int fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (fd < 0) return Error{errno, std::string("cannot create a signalfd: ") + strerror(errno)};
+  owned_.push_back(fd);
+  watch(fd, [fd, on = std::move(on)](short) {
+    signalfd_siginfo si;
+    while (read(fd, &si, sizeof(si)) == sizeof(si)) on(static_cast<int>(si.ssi_signo));
+  });
+  return {};
+}
+
+Result<void> EventLoop::timer(uint64_t period_ns, std::function<void(uint64_t)> on) {
+  const int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (fd < 0) return Error{errno, std::string("cannot create a timerfd: ") + strerror(errno)};
+  owned_.push_back(fd);
+  itimerspec its{};
+  its.it_interval.tv_sec = static_cast<time_t>(period_ns / 1'000'000'000ULL);
+  its.it_interval.tv_nsec = static_cast<long>(period_ns % 1'000'000'000ULL);
+  its.it_value = its.it_interval;
+  if (timerfd_settime(fd, 0, &its, nullptr) != 0)
+    return Error{errno, std::string("cannot arm the tick timer: ") + strerror(errno)};
+  watch(fd, [fd, on = std::move(on)](short) {
+    uint64_t expirations;
+    if (read(fd, &expirations, sizeof(expirations)) > 0) on(expirations);
+  });
+  return {};
+}
 
 void EventLoop::watch(int fd, std::function<void(short)> on, short events) {
   if (fd >= 0) watches_.push_back({fd, events, std::move(on)});

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The main loop: handlers in the order registered, a stop that ends the turn, descriptors that
-// change from turn to turn, and the periodic task (the watchdog) on its own clock.
+// change from turn to turn, the periodic task (the watchdog) on its own clock, signals and the tick timer.
 #include "fragd/event_loop.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -121,3 +123,38 @@ TEST(EventLoop, ThePollWakesUpForTheTask) {
 }
 
 }  // namespace
+
+TEST(EventLoop, SignalsAreBlockedAndHandedToTheLoopOneByOne) {
+  fragd::EventLoop loop([] { return fake_now; });
+  std::vector<int> got;
+  ASSERT_TRUE(loop.signals({SIGUSR1, SIGUSR2}, [&](int signo) {
+    got.push_back(signo);
+    if (got.size() == 2) loop.stop();
+  }));
+  // Blocked now: raised, each waits in the signalfd instead of ending the process.
+  raise(SIGUSR2);
+  raise(SIGUSR1);
+  EXPECT_EQ(loop.run(), 0);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<int>{SIGUSR1, SIGUSR2}));
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGUSR1);
+  sigaddset(&mask, SIGUSR2);
+  sigprocmask(SIG_UNBLOCK, &mask, nullptr);
+}
+
+TEST(EventLoop, TheTimerSaysHowManyPeriodsPassedSinceItsLastCall) {
+  fragd::EventLoop loop([] { return fake_now; });
+  std::vector<uint64_t> got;
+  ASSERT_TRUE(loop.timer(20'000'000, [&](uint64_t expirations) {
+    got.push_back(expirations);
+    if (got.size() == 2) loop.stop();
+  }));
+  // A loop that starts late by more than three periods: the first call carries them all.
+  usleep(70'000);
+  EXPECT_EQ(loop.run(), 0);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_GE(got[0], 3u);
+  EXPECT_GE(got[1], 1u);
+}

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fragd/concerns/act.h"
+
+#include <sys/stat.h>
+
+#include "act/observe.h"
+#include "protocol/wire.h"
+
+namespace fragd {
+
+ActConcern::ActConcern(Shared& sh, std::function<void()> retick)
+    : sh_(sh), retick_(std::move(retick)), engine_(sh.cfg.policy), actuator_(sh.cfg.proc_root, sh.cfg.sys_root) {}
+
+Result<void> ActConcern::lock_if_acting() {
+  if (!sh_.cfg.policy.act) return {};
+  return take_act_lock("run in act mode");
+}
+
+Result<void> ActConcern::take_act_lock(const std::string& why) {
+  if (act_lock_) return {};
+  auto claim = claim_host_settings(actuator_, why);
+  if (!claim) return claim.error();
+  for (const auto& m : claim->report.notes) log_warn(m);
+  for (const auto& m : claim->report.restored)
+    log_warn(m + ", left changed by a fragd that did not exit cleanly (" + kSavedStateFile + ")");
+  for (const auto& m : claim->report.failed) log_error(m);
+  act_lock_ = std::move(claim->lock);
+  return {};
+}
+
+void ActConcern::own_writers() {
+  BpfPrograms& b = *sh_.bpf;
+  actuator_.set_writer_hooks(ChildWriteHooks{[&b](pid_t pid) { return b.own_writer(static_cast<uint32_t>(pid)); },
+                                             [&b](pid_t pid) { b.disown_writer(static_cast<uint32_t>(pid)); }});
+}
+
+Result<void> ActConcern::start_runner() {
+  BpfReader& r = *sh_.reader;
+  runner_ = std::make_unique<ActionRunner>(
+      actuator_,
+      [&r]() -> uint64_t {
+        auto s = r.read();
+        return s ? s->compaction.pages_migrated[FRAGD_TRIGGER_FRAGD] : 0;
+      },
+      kSavedStateFile);
+  return runner_->start();
+}
+
+void ActConcern::stop() {
+  if (!runner_) return;
+  runner_->stop();
+  for (const auto& o : runner_->take_finished()) record(o);
+  runner_.reset();
+}
+
+void ActConcern::tick(uint64_t now) {
+  sh_.self.kernel_write_errors = actuator_.write_errors();
+  if (!runner_ || !sh_.last_mem) return;
+  auto r = engine_.decide(observation_of(now, &*sh_.last_mem, sh_.last_bpf ? &*sh_.last_bpf : nullptr,
+                                         std::max(sh_.cfg.policy.compaction.demand.min_order, sh_.cfg.min_order)));
+  if (!r) return;
+  log_debug("starting action " + std::to_string(r->id) + " " + action_name(r->kind) + ": " + r->reason);
+  runner_->submit(*r, sh_.cfg.policy);
+}
+
+void ActConcern::record(const ActionOutcome& o) {
+  engine_.finished(o);
+  actions_.record(o);
+}
+
+void ActConcern::on_finished() {
+  auto done = runner_->take_finished();
+  for (const auto& o : done) record(o);
+  // Fresh numbers before the next decision: the action changed them.
+  if (!done.empty()) retick_();
+}
+
+void ActConcern::watch(EventLoop& loop) {
+  if (runner_) loop.watch(runner_->event_fd(), [this](short) { on_finished(); });
+}
+
+void ActConcern::metrics(ExportFrame& f) {
+  ActStats& act = actions_.stats();
+  const Policy& p = sh_.cfg.policy;
+  act.nodes = engine_.nodes();
+  act.pools = engine_.pools();
+  act.proactiveness_raised = engine_.proactiveness_raised();
+  act.budget_used_ns = engine_.budget_used_ns();
+  act.budget_ns = p.compaction.cpu_budget_ns;
+  act.mode = p.act ? "act" : "observe";
+  act.dry_run = p.dry_run;
+  act.method = method_name(p.compaction.method);
+  f.act = &act;
+}
+
+// The policy's part of the status answer: policy, its nodes, pools, actions.
+void ActConcern::status(StatusReply& s) const {
+  const uint64_t mono = now_ns(), real = now_ns(CLOCK_REALTIME);
+  PolicyStatus p;
+  p.mode = sh_.cfg.policy.act ? "act" : "observe";
+  p.dry_run = sh_.cfg.policy.dry_run;
+  p.method = method_name(sh_.cfg.policy.compaction.method);
+  p.source = sh_.cfg.source;
+  p.reloads = actions_.stats().reloads_ok;
+  p.reload_errors = actions_.stats().reloads_failed;
+  p.proactiveness_raised = engine_.proactiveness_raised();
+  p.budget_used_ns = engine_.budget_used_ns();
+  p.budget_ns = sh_.cfg.policy.compaction.cpu_budget_ns;
+  p.budget_cuts = actions_.cuts();
+  s.policy = p;
+  s.policy_nodes.emplace();
+  for (const auto& n : engine_.nodes()) {
+    PolicyNodeStatus ns;
+    ns.node = n.node;
+    ns.score = n.score;
+    ns.hot = n.hot;
+    if (n.floor) ns.floor = *n.floor;
+    ns.misses = n.misses;
+    ns.waiting = n.waiting;
+    ns.next_allowed_in_ns = n.next_allowed_ns > mono ? n.next_allowed_ns - mono : 0;
+    s.policy_nodes->push_back(std::move(ns));
+  }
+  s.pools.emplace();
+  for (const auto& pool : engine_.pools())
+    s.pools->push_back({pool.node, pool.size_kib, pool.target, pool.reached, pool.manual, pool.last_result});
+  s.actions = actions_.last(20, mono, real);
+  auto r = runner_ ? runner_->running() : std::nullopt;
+  s.action_running = r ? std::optional<ActionSummary>(action_summary(*r)) : std::nullopt;
+}
+
+Result<void> ActConcern::accept(const Config& next) {
+  if (!next.policy.act) return {};
+  return take_act_lock("switch to mode act");
+}
+
+void ActConcern::reload() {
+  engine_.set_policy(sh_.cfg.policy);
+  for (const auto& o : engine_.take_dropped()) record(o);
+}
+
+nlohmann::json ActConcern::request(const ControlRequest& req) {
+  std::vector<uint64_t> ids;
+  if (req.cmd == Command::Action) {
+    auto r = actions_.state(*req.id, runner_ ? runner_->running() : std::nullopt, now_ns(), now_ns(CLOCK_REALTIME));
+    if (!r) return error_answer(r.error().message);
+    return *r;
+  }
+  const uint64_t timeout_ns = req.timeout_ms.value_or(0) * 1000000;
+  if (req.cmd == Command::Compact) {
+    auto r = engine_.request_compact(req.node.value_or(-1), sh_.facts, timeout_ns);
+    if (!r) return error_answer(r.error().message);
+    ids = *r;
+  } else {
+    auto r = engine_.request_pool(*req.size_kib, req.node.value_or(-1), *req.count, sh_.facts, timeout_ns);
+    if (!r) return error_answer(r.error().message);
+    ids = {*r};
+  }
+  for (auto id : ids) actions_.queued(id);
+  tick(now_ns());
+  return IdsReply{ids};
+}
+
+int restore_saved_settings(const std::string& proc_root, const std::string& sys_root) {
+  struct stat st;
+  if (lstat(kRunDir, &st) != 0 && errno == ENOENT) {
+    log_info(std::string("nothing to restore: ") + kRunDir + " does not exist");
+    return 0;
+  }
+  SysfsActuator actuator(proc_root, sys_root);
+  auto claim = claim_host_settings(actuator, "restore the saved settings");
+  if (!claim) {
+    const Error& e = claim.error();
+    if (e.err != EWOULDBLOCK) return log_error(e.message), 1;
+    // Not an error: the running fragd owns the saved settings and puts them back when it stops.
+    log_info("nothing done: " + e.message.substr(e.message.find(": ") + 2) +
+             "; it puts back what it changed when it stops");
+    return 0;
+  }
+  const RestoreReport& rep = claim->report;
+  for (const auto& m : rep.notes) log_info(m);
+  for (const auto& m : rep.restored) log_info(m + " (from " + kSavedStateFile + ")");
+  for (const auto& m : rep.failed) log_error(m);
+  if (rep.restored.empty() && rep.failed.empty() && rep.notes.empty())
+    log_info(std::string("nothing to restore: no setting saved in ") + kSavedStateFile);
+  return rep.ok() ? 0 : 1;
+}
+
+}  // namespace fragd

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+// Act mode: the host-wide act lock, the engine (decides at each tick), the sysfs actuator and
+// the runner thread (writes), the finished actions; the `compact`, `pool` and `action` requests,
+// the status answer's policy part, the act metrics, and the policy of a reload.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "act/act_lock.h"
+#include "act/action_log.h"
+#include "act/engine.h"
+#include "act/runner.h"
+#include "act/sysfs_actuator.h"
+#include "fragd/concerns/concern.h"
+#include "protocol/request.h"
+
+namespace fragd {
+
+// `fragd --restore`: under the act lock, puts back the kernel settings a
+// fragd that did not exit cleanly left changed (act/saved_state.h), and says
+// what it did. 0 when nothing is left changed (or a running act-mode fragd
+// holds them: it restores them itself), 1 when something could not be put back
+// or the state file was refused.
+int restore_saved_settings(const std::string& proc_root, const std::string& sys_root);
+
+class ActConcern : public Concern {
+ public:
+  // `retick`: a tick of every concern, run after an action finished (it changed the numbers).
+  ActConcern(Shared& sh, std::function<void()> retick);
+  // Act mode at start: the host-wide act lock, then what a fragd that did not exit cleanly
+  // left changed, put back. Before the control socket, BPF and any write.
+  Result<void> lock_if_acting();
+  // Once the BPF programs are loaded: the processes that write compaction files for fragd
+  // count as trigger "fragd".
+  void own_writers();
+  // After the capabilities were dropped: the runner thread.
+  Result<void> start_runner();
+  // A running action ends first (a compaction write's process is killed, a pool resize stops
+  // at its next step); then the saved settings go back.
+  void stop();
+
+  void tick(uint64_t now) override;
+  void metrics(ExportFrame& f) override;
+  void status(StatusReply& s) const override;
+  Result<void> accept(const Config& next) override;
+  void reload() override;
+  void watch(EventLoop& loop) override;
+
+  nlohmann::json request(const ControlRequest& req);  // compact, pool, action
+  ActStats& stats() { return actions_.stats(); }
+
+ private:
+  Result<void> take_act_lock(const std::string& why);
+  void record(const ActionOutcome& o);
+  void on_finished();
+
+  Shared& sh_;
+  std::function<void()> retick_;
+  Engine engine_;
+  // Before the runner: released only after the runner put back what it changed.
+  std::unique_ptr<ActLock> act_lock_;
+  SysfsActuator actuator_;
+  std::unique_ptr<ActionRunner> runner_;
+  ActionLog actions_;  // finished actions: logged, counted, the last ones kept; manual ones queued
+};
+
+}  // namespace fragd

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// Attribution: who stalls, who pays, where (sources/attribution/rounds.h decides when to read
+// the maps), the cgroup THP sweep, and the `top` answer.
+#pragma once
+
+#include <memory>
+
+#include "fragd/concerns/concern.h"
+#include "kernel/kallsyms.h"
+#include "protocol/top.h"
+#include "sources/attribution/rounds.h"
+
+namespace fragd {
+
+class AttributionConcern : public Concern {
+ public:
+  // Opens /proc/kallsyms: before the capabilities are dropped (fragd/settings.h).
+  explicit AttributionConcern(Shared& sh);
+  void tick(uint64_t now) override;
+  void metrics(ExportFrame& f) override;
+  void reload() override;
+  TopReply top() const;
+
+ private:
+  Shared& sh_;
+  AttributionRounds rounds_;
+  std::unique_ptr<KernelSymbols> symbols_;
+  std::unique_ptr<CgroupPaths> cgroup_paths_;
+};
+
+}  // namespace fragd

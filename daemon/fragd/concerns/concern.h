@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// A concern of the daemon (stalls, memory, attribution, pageblocks and the pollution ledger,
+// act mode): its state and the work of its own at each tick, its part of the metrics, of the
+// status answer and of a reload, and the descriptors it waits on. The Daemon holds them as a
+// list, in tick order, and answers each request through the concern that owns it.
+// Everything the concerns share (the running config, the BPF programs and their reader, the
+// last snapshots, fragd's own counters) is one Shared, owned by the Daemon.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "base/log.h"
+#include "base/text.h"
+#include "base/result.h"
+#include "kernel/bpf_loader.h"
+#include "kernel/bpf_maps.h"
+#include "kernel/procfs.h"
+#include "policy/config.h"
+#include "protocol/status.h"
+#include "fragd/event_loop.h"
+#include "fragd/exporter.h"
+
+namespace fragd {
+
+// A problem that persists is logged once, not every tick (it stays counted in metrics): once per
+// key, its cause, until cleared(key) logs that it went away.
+class Warnings {
+ public:
+  void once(const std::string& key, const std::string& message) {
+    if (warned_.size() < 1000 && warned_.insert(key).second) log_warn(message);
+  }
+  void once(const std::string& w) { once(w, w); }
+  void cleared(const std::string& key, const std::string& message) {
+    if (warned_.erase(key)) log_info(message);
+  }
+
+ private:
+  std::set<std::string> warned_;
+};
+
+struct Shared {
+  explicit Shared(Config c) : cfg(std::move(c)) {}
+  Config cfg;  // the running config: a reload replaces it, then tells every concern
+  std::unique_ptr<BpfPrograms> bpf;
+  std::unique_ptr<BpfReader> reader;
+  std::optional<BpfSnapshot> last_bpf;  // the maps at the last tick
+  std::optional<MemSnapshot> last_mem;  // /proc and sysfs at the last tick
+  MachineFacts facts;                   // the nodes and their sizes requests are checked against
+  std::vector<ZoneSpan> spans;          // zone spans at start, to place pageblocks on nodes
+  SelfStats self;
+  Warnings warn;
+  uint64_t start_ns = 0;
+};
+
+class Concern {
+ public:
+  virtual ~Concern() = default;
+  // Its work after the maps were read, in the Daemon's order of concerns.
+  virtual void tick(uint64_t /*now*/) {}
+  // Its part of the families a scrape asks for: what it sets in `f` must live until the next call.
+  virtual void metrics(ExportFrame& /*f*/) {}
+  // Its part of the status answer, before the reader's restrictions.
+  virtual void status(StatusReply& /*s*/) const {}
+  // A reload: before, whether the new config can be taken (a refusal keeps the running one);
+  // after, the running config (Shared::cfg) is the new one.
+  virtual Result<void> accept(const Config& /*next*/) { return {}; }
+  virtual void reload() {}
+  // The descriptors it waits on, registered once the loop is built.
+  virtual void watch(EventLoop& /*loop*/) {}
+};
+
+}  // namespace fragd

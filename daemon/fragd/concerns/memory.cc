@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fragd/concerns/memory.h"
+
+#include "base/text.h"
+
+namespace fragd {
+
+MemoryConcern::MemoryConcern(Shared& sh)
+    : sh_(sh),
+      files_(sh.cfg.proc_root, sh.cfg.sys_root, sh.cfg.tick_ns, sh.cfg.pagetypeinfo_ns, sh.self.collect_errors_files),
+      forecast_(sh.cfg.forecast_window_ns) {
+  if (auto f = read_machine_facts(sh_.cfg.proc_root, sh_.cfg.sys_root)) sh_.facts = *f;
+  else log_warn(f.error().message);
+}
+
+void MemoryConcern::tick(uint64_t now) {
+  if (!files_.tick(now, sh_.last_mem)) return;
+  forecast_.observe(now, sh_.last_mem->zones);
+  check_nodes();
+}
+
+// Nodes come and go with the zones of the snapshot (a node taken offline,
+// memory hot-removed): each change is logged once, and the machine facts (the
+// nodes `fragctl compact --node` and `pool set --node` may name) are read
+// again. The engine forgets a node missing from its observation, so fragd
+// does not act on it, and its metrics go with its zones.
+void MemoryConcern::check_nodes() {
+  if (auto change = nodes_.update(sh_.last_mem->zones)) {
+    for (int n : change->gone)
+      log_warn("node " + std::to_string(n) + " went offline (no populated zone in " + sh_.cfg.proc_root +
+               "/zoneinfo): its metrics are gone and fragd does not act on it");
+    for (int n : change->came) log_info("node " + std::to_string(n) + " is online");
+    facts_stale_ = true;
+  }
+  if (!facts_stale_ || !files_.faults().due("nodes", now_ns())) return;
+  if (auto f = read_machine_facts(sh_.cfg.proc_root, sh_.cfg.sys_root)) {
+    sh_.facts = *f;
+    facts_stale_ = true;
+    if (files_.faults().ok("nodes", now_ns())) log_info("the node list under " + sh_.cfg.sys_root + " reads again");
+  } else {
+    sh_.self.collect_errors_files["nodes"]++;
+    if (files_.faults().failed("nodes", errno_name(f.error().err), now_ns()))
+      log_warn(f.error().message + " (fragctl requests naming a node are checked against the last good read)");
+  }
+}
+
+void MemoryConcern::metrics(ExportFrame& f) {
+  f.mem = sh_.last_mem ? &*sh_.last_mem : nullptr;
+  forecast_now_ = forecast_.forecast();
+  f.forecast = &forecast_now_;
+  f.forecast_window_ns = forecast_.window_ns();
+}
+
+void MemoryConcern::reload() {
+  forecast_.set_window(sh_.cfg.forecast_window_ns);
+  if (auto f = read_machine_facts(sh_.cfg.proc_root, sh_.cfg.sys_root)) sh_.facts = *f;
+}
+
+}  // namespace fragd

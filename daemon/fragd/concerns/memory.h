@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Memory: the /proc and sysfs snapshot (sources/memory/files.h: each file as often as it may be
+// read, with back-off), the nodes online and the machine facts requests are checked against,
+// and the forecast of each node's free 2 MiB blocks.
+#pragma once
+
+#include <vector>
+
+#include "fragd/concerns/concern.h"
+#include "sources/memory/files.h"
+#include "sources/memory/forecast.h"
+#include "sources/memory/nodes.h"
+
+namespace fragd {
+
+class MemoryConcern : public Concern {
+ public:
+  // Reads the machine facts once (a failure is logged: requests naming a node are refused).
+  explicit MemoryConcern(Shared& sh);
+  void tick(uint64_t now) override;
+  void metrics(ExportFrame& f) override;
+  void reload() override;
+
+ private:
+  void check_nodes();
+
+  Shared& sh_;
+  MemoryFiles files_;
+  OnlineNodes nodes_;         // nodes with present pages in the last snapshot
+  bool facts_stale_ = false;  // the nodes changed: facts to be read again
+  BlockForecast forecast_;    // free 2 MiB blocks per node over forecast_window
+  std::vector<NodeForecast> forecast_now_;  // at the last metrics()
+};
+
+}  // namespace fragd

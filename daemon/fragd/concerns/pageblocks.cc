@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fragd/concerns/pageblocks.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "fragd/settings.h"
+#include "fragd/views.h"
+#include "sources/memory/score.h"
+#include "sources/pollution/pollution.h"
+
+namespace fragd {
+
+PageblocksConcern::PageblocksConcern(Shared& sh, ControlServer& control) : sh_(sh), control_(control) {
+  if (sh_.cfg.scan_pageblocks) iomem_fd_ = ::open((sh_.cfg.proc_root + "/iomem").c_str(), O_RDONLY | O_CLOEXEC);
+}
+
+PageblocksConcern::~PageblocksConcern() {
+  scanner_.reset();
+  if (iomem_fd_ >= 0) ::close(iomem_fd_);  // the scanner never took it
+}
+
+void PageblocksConcern::start_scanner() {
+  if (!sh_.cfg.scan_pageblocks) {
+    scan_off_ = "the pageblock scan is off (pageblocks.scan: false in " + sh_.cfg.source + ")";
+    return;
+  }
+  const unsigned order = sh_.last_mem && sh_.last_mem->pageblock_order ? sh_.last_mem->pageblock_order : 9;
+  const int fd = iomem_fd_;
+  iomem_fd_ = -1;  // the scanner's now, closed by it
+  if (auto s = PageblockScanner::start(scan_settings(sh_.cfg, order), fd)) {
+    scanner_ = std::move(*s);
+  } else {
+    scan_off_ = s.error().message;
+    log_warn(scan_off_);
+  }
+}
+
+void PageblocksConcern::tick(uint64_t) {
+  if (sh_.bpf->pollution_enabled()) refresh_pollution();
+  if (!scanner_) return;
+  if (sh_.last_mem && (!scan_ref_ || memory_changed(*scan_ref_, *sh_.last_mem, sh_.bpf->pageblock_order()))) {
+    scanner_->mark_changed();
+    scan_ref_ = *sh_.last_mem;
+  }
+  for (const auto& m : scanner_->take_messages())
+    sh_.warn.once(m.rfind("pageblock scan failed", 0) == 0 ? std::string("scan failed") : m, m);
+  const uint64_t ok = scanner_->scans_ok();
+  if (ok > scans_ok_seen_) sh_.warn.cleared("scan failed", "pageblock scans work again");
+  scans_ok_seen_ = ok;
+}
+
+void PageblocksConcern::metrics(ExportFrame& f) {
+  f.pollution = pollution_ ? &*pollution_ : nullptr;
+  if (!scanner_) return;
+  scan_stats_.scan = scanner_->latest();
+  scan_stats_.ok = scanner_->scans_ok();
+  scan_stats_.failed = scanner_->scans_failed();
+  scan_stats_.skipped = scanner_->scans_skipped();
+  scan_stats_.cost = scanner_->cost();
+  scan_stats_.now_boot_ns = now_ns(CLOCK_BOOTTIME);
+  f.scan = &scan_stats_;
+}
+
+void PageblocksConcern::status(StatusReply& s) const {
+  if (auto p = pollution_ ? read_pollution() : std::nullopt) s.pollution = pollution_info(p->counters, p->summary, false);
+  if (auto latest = scanner_ ? scanner_->latest() : nullptr) s.scan = scan_summary(*latest, ScanClock::now());
+}
+
+void PageblocksConcern::watch(EventLoop& loop) {
+  if (scanner_) loop.watch(scanner_->event_fd(), [this](short) { on_scan_done(); });
+}
+
+void PageblocksConcern::refresh_pollution() {
+  if (pollution_ && !pollution_released_) {
+    auto c = sh_.reader->read_pollution_counters();
+    if (c && c->events == pollution_->counters.events) return;  // no fallback since: the blocks are the same
+  }
+  pollution_ = read_pollution();
+  pollution_released_ = false;
+}
+
+std::optional<PollutionStats> PageblocksConcern::read_pollution(uint64_t max_blocks) const {
+  auto p = sh_.reader->read_pollution();
+  if (!p) {
+    sh_.self.collect_errors_bpf++;
+    sh_.warn.once(p.error().message);
+    return std::nullopt;
+  }
+  PollutionStats ps;
+  ps.counters = p->counters;
+  ps.counters.released_blocks = released_blocks_;
+  ps.counters.released_pages = released_pages_;
+  ps.summary = summarize_pollution(p->blocks, sh_.spans, p->pageblock_order, 10, max_blocks);
+  return ps;
+}
+
+nlohmann::json PageblocksConcern::map_answer(const ScanResult* scan, const std::string& scan_error,
+                                             uint64_t max_blocks, Reader reader) const {
+  MapView v;
+  if (scan) v = map_reply(*scan, ScanClock::now());
+  else v.scan_error = scan_error;
+  if (pollution_)
+    if (auto p = read_pollution(max_blocks)) v.pollution = pollution_info(p->counters, p->summary, true);
+  restrict_map(v, reader);
+  return v;
+}
+
+std::optional<nlohmann::json> PageblocksConcern::map(int64_t max_age_ns, uint64_t max_blocks, uint64_t token,
+                                                     Reader reader) {
+  if (!scanner_) return map_answer(nullptr, scan_off_, max_blocks, reader);
+  const ScanClock now = ScanClock::now();
+  auto latest = scanner_->latest();
+  if (latest && scan_age_ns(*latest, now) <= static_cast<uint64_t>(max_age_ns))
+    return map_answer(latest.get(), "", max_blocks, reader);
+  // A scan takes most of a second: the scanner thread runs it and the answer follows
+  // (on_scan_done), so that ticks and other clients never wait for it.
+  pending_maps_.add(token, now.boot_ns - std::min<uint64_t>(now.boot_ns, static_cast<uint64_t>(max_age_ns)),
+                    scanner_->scans_done(), {max_blocks, reader});
+  scanner_->request();
+  return std::nullopt;
+}
+
+// A block stays in the ledger until a scan that began after its last recorded fallback finds
+// no unmovable page in it (sources/pollution: release_clean_blocks).
+void PageblocksConcern::reconcile_pollution(const ScanResult& scan) {
+  auto p = sh_.reader->read_pollution();
+  if (!p) return;
+  BpfReader& r = *sh_.reader;
+  const Released rel = release_clean_blocks(
+      p->blocks, scan,
+      {[&r](uint64_t b) { return r.polluted_last_boot_ns(b); }, [&r](uint64_t b) { return r.release_polluted(b); }});
+  if (rel.error) sh_.warn.once("release", rel.error->message);
+  released_blocks_ += rel.blocks;
+  released_pages_ += rel.pages;
+  if (rel.blocks) pollution_released_ = true;
+}
+
+void PageblocksConcern::on_scan_done() {
+  const uint64_t done = scanner_->take_event();
+  auto latest = scanner_->latest();
+  if (latest && sh_.bpf->pollution_enabled() && latest->boot_time_ns > reconciled_scan_ns_) {
+    reconciled_scan_ns_ = latest->boot_time_ns;
+    reconcile_pollution(*latest);
+  }
+  const std::string error = scanner_->last_error();
+  bool again = false;
+  for (const auto& d : pending_maps_.scan_ended(done, latest != nullptr, latest ? latest->boot_time_ns : 0, error, again))
+    control_.reply(d.token, map_answer(d.with_scan ? latest.get() : nullptr, d.with_scan ? "" : error,
+                                       d.ask.max_blocks, d.ask.reader));
+  if (again) scanner_->request();
+}
+
+}  // namespace fragd

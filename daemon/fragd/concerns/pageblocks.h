@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pageblocks and the pollution ledger: the scanner thread (started after the first tick, when
+// the pageblock order is known), the ledger's summary at each tick and its reconciliation with
+// each scan (a block found clean is released), the `map` answer (deferred to the next scan when
+// the latest is too old), and the status answer's pollution and scan.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "fragd/concerns/concern.h"
+#include "fragd/control.h"
+#include "protocol/readers.h"
+#include "sources/pageblocks/pending.h"
+#include "sources/pageblocks/scanner.h"
+#include "sources/pollution/metrics.h"
+
+namespace fragd {
+
+class PageblocksConcern : public Concern {
+ public:
+  // Opens /proc/iomem when the scan is on: before the capabilities are dropped (only an fd
+  // opened with CAP_SYS_ADMIN shows addresses). `control` sends the deferred map answers.
+  PageblocksConcern(Shared& sh, ControlServer& control);
+  ~PageblocksConcern() override;
+  // After the first tick: the scanner thread, or why the scan is off.
+  void start_scanner();
+  void tick(uint64_t now) override;
+  void metrics(ExportFrame& f) override;
+  void status(StatusReply& s) const override;
+  void watch(EventLoop& loop) override;
+  // The map answer from a scan at most `max_age_ns` old, or none yet: it follows through the
+  // control server's reply(token) when the next scan ends.
+  std::optional<nlohmann::json> map(int64_t max_age_ns, uint64_t max_blocks, uint64_t token, Reader reader);
+
+ private:
+  void refresh_pollution();
+  // The ledger's counters and blocks now, with who polluted each block.
+  std::optional<PollutionStats> read_pollution(uint64_t max_blocks = kDefaultMapBlocks) const;
+  void reconcile_pollution(const ScanResult& scan);
+  nlohmann::json map_answer(const ScanResult* scan, const std::string& scan_error, uint64_t max_blocks,
+                            Reader reader) const;
+  void on_scan_done();
+
+  Shared& sh_;
+  ControlServer& control_;
+  int iomem_fd_ = -1;
+  std::unique_ptr<PageblockScanner> scanner_;  // null when the scan is off
+  std::string scan_off_;                         // why it is off
+  std::optional<MemSnapshot> scan_ref_;          // memory as of the last change reported to the scanner
+  uint64_t scans_ok_seen_ = 0;
+  ScanStats scan_stats_;                         // at the last metrics()
+  struct MapAsk {
+    uint64_t max_blocks;  // ledger blocks the answer lists
+    Reader reader;        // who asked: what the answer may carry
+  };
+  PendingMaps<MapAsk> pending_maps_;  // map requests waiting for a scan
+  // The ledger: the tick's summary, read anew only when the BPF counters or a release moved it.
+  std::optional<PollutionStats> pollution_;  // empty when off
+  bool pollution_released_ = false;
+  uint64_t released_blocks_ = 0, released_pages_ = 0;
+  uint64_t reconciled_scan_ns_ = 0;  // boot_time_ns of the last scan the ledger was reconciled with
+};
+
+}  // namespace fragd

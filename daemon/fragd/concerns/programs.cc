@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fragd/concerns/programs.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "fragd/privileges.h"
+#include "fragd/settings.h"
+#include "kernel/memmap.h"
+#include "version.h"
+
+namespace fragd {
+
+Result<void> load_programs(Shared& sh) {
+  if (auto r = check_kernel_btf(); !r) return r.error();
+  if (auto r = check_bpf_privileges(); !r) return r.error();
+  uint64_t max_pfn = 0;
+  const std::string zoneinfo = sh.cfg.proc_root + "/zoneinfo";
+  if (auto zi = read_text_file(zoneinfo))
+    if (auto sp = parse_zone_spans(*zi, zoneinfo)) sh.spans = std::move(*sp);
+  for (const auto& z : sh.spans) max_pfn = std::max(max_pfn, z.end_pfn);
+  auto b = BpfPrograms::create(bpf_options(sh.cfg, static_cast<uint32_t>(getpid()), max_pfn));
+  if (!b) return b.error();
+  sh.bpf = std::move(*b);
+  sh.reader = std::make_unique<BpfReader>(*sh.bpf);
+  sh.start_ns = now_ns();
+  sh.self.kernel = kernel_release();
+  return {};
+}
+
+void log_programs(const Shared& sh) {
+  const BpfPrograms& bpf = *sh.bpf;
+  const Config& cfg = sh.cfg;
+  for (const auto& p : bpf.programs())
+    if (!p.attached && !(p.per_page && cfg.allocations != "exact"))
+      log_warn("program " + p.name + " (" + p.tracepoint + ") is not attached: " + p.error);
+  std::string absent;
+  for (const auto& n : bpf.absent()) absent += (absent.empty() ? "" : ", ") + n;
+  if (!absent.empty()) log_info("not loaded, for tracepoints this kernel lacks: " + absent);
+  log_info("fragd " FRAGD_VERSION " attached " + std::to_string(bpf.attached_count()) + "/" +
+           std::to_string(bpf.programs().size()) + " BPF programs (allocation counting " + cfg.allocations + ": " +
+           (bpf.counting() ? "on" : "off") + "); metrics on http://" + cfg.listen + "/metrics, control socket " +
+           cfg.socket + ", mode " + cfg.mode);
+}
+
+}  // namespace fragd

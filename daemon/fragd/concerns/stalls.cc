@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fragd/concerns/stalls.h"
+
+#include <cstring>
+#include <map>
+
+#include "fragd/views.h"
+#include "sources/memory/score.h"
+
+namespace fragd {
+
+StallsConcern::StallsConcern(Shared& sh, ControlServer& control)
+    : sh_(sh), control_(control), counting_(settings(), sh.self.counting) {
+  ring_.reset(ring_buffer__new(sh_.bpf->slow_stalls_fd(), on_ring_event, this, nullptr));
+  if (!ring_) log_warn("cannot open the slow-stall ring buffer: `fragctl trace` will show nothing");
+  if (sh_.cfg.allocations == "adaptive") {
+    wakeups_.reset(ring_buffer__new(sh_.bpf->wakeups_fd(), on_wakeup, this, nullptr));
+    if (!wakeups_)
+      log_warn("cannot open the stall wake-up ring buffer: adaptive allocation counting switches on at the next "
+               "tick after a stall, not during it");
+    sh_.bpf->arm_wakeup();
+  }
+  counting_.start(sh_.start_ns, sh_.bpf->counting());
+  sh_.self.counting.allocations_mode = sh_.cfg.allocations;
+}
+
+CountingSettings StallsConcern::settings() const {
+  return {sh_.cfg.allocations, sh_.cfg.adaptive_hold_ns, sh_.cfg.adaptive_free_blocks};
+}
+
+int StallsConcern::on_ring_event(void* ctx, void* data, size_t size) {
+  auto* c = static_cast<StallsConcern*>(ctx);
+  if (size < sizeof(stall_event)) return 0;
+  stall_event e;
+  std::memcpy(&e, data, sizeof(e));
+  c->sh_.self.counting.trace_events++;
+  if (c->control_.trace_subscribers())
+    c->sh_.self.counting.trace_events_unsent += c->control_.broadcast_trace(
+        nlohmann::json(stall_message(e)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return 0;
+}
+
+int StallsConcern::on_wakeup(void* ctx, void* data, size_t size) {
+  auto* c = static_cast<StallsConcern*>(ctx);
+  uint32_t order = 0;
+  if (size >= sizeof(order)) std::memcpy(&order, data, sizeof(order));
+  if (auto sw = c->counting_.stalled(order, now_ns(), c->sh_.bpf->counting())) c->switch_counting(*sw);
+  return 0;
+}
+
+void StallsConcern::switch_counting(const CountingSwitch& sw) {
+  const bool was = sh_.bpf->counting();
+  if (auto r = sh_.bpf->set_counting(sw.on); !r) {
+    sh_.warn.once("counting", r.error().message);
+    return;
+  }
+  sh_.warn.cleared("counting", "allocation counting switches again");
+  counting_.switched(sw.on, now_ns(), was);
+  if (!sw.on) sh_.bpf->arm_wakeup();
+  log_info(std::string("allocation counting ") + (sw.on ? "on: " : "off: ") + sw.why);
+}
+
+void StallsConcern::tick(uint64_t now) {
+  uint64_t entries = 0;
+  if (sh_.last_bpf)
+    for (unsigned o = sh_.cfg.min_order; o < FRAGD_NR_ORDERS; o++)
+      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) entries += sh_.last_bpf->alloc.direct_entries[o][p];
+  std::map<int, uint64_t> free_blocks;
+  if (sh_.last_mem)
+    for (const auto& z : sh_.last_mem->zones)
+      if (z.present_pages > 0) free_blocks[z.node] += blocks_of_order(z.free_blocks, sh_.bpf->pageblock_order());
+  if (auto sw = counting_.tick(now, entries, sh_.last_mem ? &free_blocks : nullptr, sh_.bpf->counting()))
+    switch_counting(*sw);
+}
+
+void StallsConcern::status(StatusReply& s) const {
+  s.allocations = AllocationCounting{sh_.cfg.allocations, sh_.bpf->counting(), sh_.self.counting.counting_seconds,
+                                     sh_.cfg.adaptive_hold_ns, sh_.cfg.adaptive_free_blocks};
+}
+
+void StallsConcern::reload() { counting_.set(settings()); }
+
+void StallsConcern::watch(EventLoop& loop) {
+  if (ring_) loop.watch(ring_buffer__epoll_fd(ring_.get()), [this](short) { ring_buffer__consume(ring_.get()); });
+  if (wakeups_)
+    loop.watch(ring_buffer__epoll_fd(wakeups_.get()), [this](short) { ring_buffer__consume(wakeups_.get()); });
+}
+
+Result<HistSnapshot> StallsConcern::hist() const {
+  auto s = sh_.reader->read();
+  if (!s) return s.error();
+  HistSnapshot h = hist_reply(*s, sh_.cfg.min_order, now_ns() - sh_.start_ns);
+  h.counting_mode = sh_.cfg.allocations;
+  h.counting = sh_.bpf->counting();
+  return h;
+}
+
+}  // namespace fragd

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// Stalls: the slow-stall stream to `fragctl trace` clients, allocation counting (when the
+// per-page mm_page_alloc program is attached: sources/stalls/counting.h decides, this attaches
+// and detaches it), the `hist` answer and the status answer's allocation counting.
+#pragma once
+
+#include <bpf/libbpf.h>
+
+#include <memory>
+
+#include "fragd/concerns/concern.h"
+#include "fragd/control.h"
+#include "protocol/hist.h"
+#include "sources/stalls/counting.h"
+
+namespace fragd {
+
+class StallsConcern : public Concern {
+ public:
+  // Opens the ring buffers of BPF programs sh.bpf loaded; `control` sends the trace stream.
+  StallsConcern(Shared& sh, ControlServer& control);
+  void tick(uint64_t now) override;
+  void status(StatusReply& s) const override;
+  void reload() override;
+  void watch(EventLoop& loop) override;
+  // The histograms as they are now (fresh, so `fragctl hist --interval` sees exact intervals).
+  Result<HistSnapshot> hist() const;
+
+ private:
+  static int on_ring_event(void* ctx, void* data, size_t size);
+  static int on_wakeup(void* ctx, void* data, size_t size);
+  void switch_counting(const CountingSwitch& sw);
+  CountingSettings settings() const;
+
+  Shared& sh_;
+  ControlServer& control_;
+  CountingSteer counting_;
+  using Ring = std::unique_ptr<ring_buffer, decltype(&ring_buffer__free)>;
+  Ring ring_{nullptr, &ring_buffer__free};     // slow stalls, for fragctl trace
+  Ring wakeups_{nullptr, &ring_buffer__free};  // a stall while counting is off (adaptive)
+};
+
+}  // namespace fragd

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// The concerns the Daemon holds, driven as it drives them (tick, metrics, reload) on fake
+// /proc and /sys trees: no BPF, no root.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "fragd/concerns/act.h"
+#include "fragd/concerns/memory.h"
+#include "kernel/procfs_fixtures.h"
+
+namespace {
+
+using namespace fragd;
+using fragd::test::TempDir;
+namespace fs = std::filesystem;
+
+constexpr uint64_t kS = 1'000'000'000ULL;
+
+// A two-node machine: the memory files of tests/fixtures/two_nodes as /proc, the node tree of
+// tests/fixtures/machine/two_nodes as /sys.
+struct TwoNodes {
+  TempDir dir;
+  std::string proc = dir.path() + "/proc", sys = dir.path() + "/sys";
+  TwoNodes() {
+    fs::create_directories(proc);
+    fs::copy(fragd::test::kFixtures + "/machine/two_nodes/sys", sys, fs::copy_options::recursive);
+    memory_files("two_nodes");
+  }
+  void memory_files(const std::string& shape) const {
+    for (const char* f : {"buddyinfo", "zoneinfo", "pagetypeinfo", "vmstat", "meminfo"})
+      fs::copy_file(fragd::test::kFixtures + "/" + shape + "/" + f, fs::path(proc) / f,
+                    fs::copy_options::overwrite_existing);
+  }
+  // Node 1 goes offline: its zones leave /proc, its directory and its bit leave /sys.
+  void node1_offline() const {
+    memory_files("one_node");
+    fs::remove_all(sys + "/devices/system/node/node1");
+    dir.write("sys/devices/system/node/online", "0\n");
+    dir.write("sys/devices/system/node/has_memory", "0\n");
+  }
+  Config config() const {
+    Config c;
+    c.proc_root = proc;
+    c.sys_root = sys;
+    c.tick_ns = kS;
+    return c;
+  }
+};
+
+std::set<int> nodes_of(const MemSnapshot& m) {
+  std::set<int> n;
+  for (const auto& z : m.zones)
+    if (z.present_pages) n.insert(z.node);
+  return n;
+}
+
+TEST(MemoryConcern, ANodeThatGoesOfflineLeavesTheSnapshotAndTheFactsRequestsAreCheckedAgainst) {
+  TwoNodes m;
+  Shared sh(m.config());
+  MemoryConcern memory(sh);
+  EXPECT_EQ(sh.facts.nodes, (std::vector<int>{0, 1})) << "the facts are read when the concern is made";
+  memory.tick(100 * kS);
+  ASSERT_TRUE(sh.last_mem);
+  EXPECT_EQ(nodes_of(*sh.last_mem), (std::set<int>{0, 1}));
+
+  m.node1_offline();
+  memory.tick(101 * kS);
+  ASSERT_TRUE(sh.last_mem);
+  EXPECT_EQ(nodes_of(*sh.last_mem), (std::set<int>{0}));
+  EXPECT_EQ(sh.facts.nodes, (std::vector<int>{0})) << "a node change makes the facts be read again";
+  EXPECT_EQ(sh.self.collect_errors_files.count("nodes"), 0u);
+}
+
+TEST(MemoryConcern, ItsFrameIsTheLastSnapshotAndAReloadSetsTheForecastWindow) {
+  TwoNodes m;
+  Shared sh(m.config());
+  MemoryConcern memory(sh);
+  ExportFrame f;
+  memory.metrics(f);
+  EXPECT_EQ(f.mem, nullptr) << "no snapshot before the first tick";
+  memory.tick(100 * kS);
+  memory.metrics(f);
+  EXPECT_EQ(f.mem, &*sh.last_mem);
+  ASSERT_NE(f.forecast, nullptr);
+  EXPECT_EQ(f.forecast_window_ns, sh.cfg.forecast_window_ns);
+  sh.cfg.forecast_window_ns = 42 * kS;
+  memory.reload();
+  memory.metrics(f);
+  EXPECT_EQ(f.forecast_window_ns, 42 * kS);
+}
+
+// Act mode's requests and its part of the status, before any runner thread exists (no writes).
+TEST(ActConcern, RequestsAreCheckedAgainstTheFactsAndTheStatusCarriesThePolicy) {
+  Config c;
+  c.policy.act = true;
+  c.source = "/etc/fragd/fragd.yaml";
+  Shared sh(c);
+  sh.facts.nodes = {0};
+  sh.facts.node_total_kib = {24u << 20};
+  sh.facts.mem_total_kib = 24u << 20;
+  int reticks = 0;
+  ActConcern act(sh, [&] { reticks++; });
+  ControlRequest req;
+  req.cmd = Command::Compact;
+  req.node = 3;
+  const nlohmann::json refused = act.request(req);
+  ASSERT_TRUE(refused.contains("error")) << refused.dump();
+  EXPECT_NE(refused["error"].get<std::string>().find("3"), std::string::npos) << refused.dump();
+  req.node = 0;
+  const nlohmann::json queued = act.request(req);
+  ASSERT_TRUE(queued.contains("ids")) << queued.dump();
+  ASSERT_EQ(queued["ids"].size(), 1u);
+
+  ControlRequest ask;
+  ask.cmd = Command::Action;
+  ask.id = queued["ids"][0].get<uint64_t>();
+  EXPECT_EQ(act.request(ask).value("state", ""), "queued") << act.request(ask).dump();
+
+  StatusReply s;
+  act.status(s);
+  ASSERT_TRUE(s.policy);
+  EXPECT_EQ(s.policy->mode, "act");
+  EXPECT_EQ(s.policy->source, "/etc/fragd/fragd.yaml");
+  ASSERT_TRUE(s.action_running);
+  EXPECT_FALSE(*s.action_running) << "no runner: nothing runs";
+  EXPECT_EQ(reticks, 0);
+}
+
+}  // namespace
