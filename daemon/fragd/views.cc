@@ -155,14 +155,11 @@ ScanSummary scan_summary(const ScanResult& r, const ScanClock& now) {
     zs.zone = z.zone;
     zs.counts.emplace();
     for (size_t c = 0; c < kBlockClasses; c++) (*zs.counts)[block_class_name(static_cast<BlockClass>(c))] = z.counts[c];
-    zs.hugepages_free = z.hugepages_free;
-    zs.hugepages_compaction = z.hugepages_compaction;
-    zs.hugepages_polluted = z.hugepages_polluted;
+    zs.hugepages = ScanHugepages{z.hugepages_free, z.hugepages_compaction, z.hugepages_polluted, z.compaction_ci.lo,
+                                 z.compaction_ci.hi};
     zs.compaction_cost_pages = z.compaction_cost_pages;
     zs.blocks = z.blocks.size();
     zs.sample_blocks = z.sample_blocks;
-    zs.compaction_lower = z.compaction_ci.lo;
-    zs.compaction_upper = z.compaction_ci.hi;
     s.zones->push_back(std::move(zs));
   }
   s.sampled = r.sampled;

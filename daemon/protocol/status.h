@@ -3,9 +3,10 @@
 // score, zones and hugepage pools; the BPF programs; compaction runs;
 // allocation counting; the last pageblock scan and the pollution tracked;
 // the policy (act mode) with its nodes, pool targets and actions. fragd fills
-// it (fragd/views.cc, daemon_control.cc); fragctl renders it
+// it (fragd/views.cc and the concerns' status); fragctl renders it
 // (fragctl/render/status.h). Nearly every field is optional: an answer from
-// an older or newer fragd shows what it has, and "-" for the rest.
+// an older or newer fragd shows what it has, and "-" for the rest. Each field is
+// declared once, in status.cc's Fields<> tables (protocol/fields.h).
 #pragma once
 
 #include <cstdint>
@@ -84,17 +85,20 @@ struct PoolStatus {
   std::optional<std::string> last_result;
 };
 
+// The huge pages a zone's blocks make: free now, by compaction (with the 95% interval of an
+// estimate from a sample: compaction_lower..upper), and lost to pollution.
+struct ScanHugepages {
+  std::optional<uint64_t> free, compaction, polluted, compaction_lower, compaction_upper;
+};
 // The last pageblock scan, per zone (fragctl map has the blocks).
 struct ScanZoneSummary {
   std::optional<uint64_t> node;
   std::optional<std::string> zone;
   std::optional<std::map<std::string, uint64_t>> counts;  // block class -> blocks
-  std::optional<uint64_t> hugepages_free, hugepages_compaction, hugepages_polluted;
+  std::optional<ScanHugepages> hugepages;
   std::optional<uint64_t> compaction_cost_pages;
-  // The zone's blocks and how many the estimates come from (fewer: a sample), and the 95%
-  // interval of hugepages_compaction.
+  // The zone's blocks and how many the estimates come from (fewer: a sample).
   std::optional<uint64_t> blocks, sample_blocks;
-  std::optional<uint64_t> compaction_lower, compaction_upper;
 };
 struct ScanSummary {
   std::optional<uint64_t> age_ns, duration_ns;

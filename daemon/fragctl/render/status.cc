@@ -119,17 +119,18 @@ void format_mobility(const StatusReply& a, uint64_t page_kib, std::string& out) 
           return it == z.counts->end() ? std::string("-") : std::to_string(it->second);
         };
         const auto& cost = z.compaction_cost_pages;
-        std::string comp = u64_or_dash(z.hugepages_compaction);
-        if (z.blocks && z.sample_blocks && *z.sample_blocks < *z.blocks && z.compaction_lower && z.compaction_upper)
-          comp += strf(" [%llu-%llu, %llu of %llu blocks read]", static_cast<unsigned long long>(*z.compaction_lower),
-                       static_cast<unsigned long long>(*z.compaction_upper),
+        const ScanHugepages h = z.hugepages.value_or(ScanHugepages{});
+        std::string comp = u64_or_dash(h.compaction);
+        if (z.blocks && z.sample_blocks && *z.sample_blocks < *z.blocks && h.compaction_lower && h.compaction_upper)
+          comp += strf(" [%llu-%llu, %llu of %llu blocks read]", static_cast<unsigned long long>(*h.compaction_lower),
+                       static_cast<unsigned long long>(*h.compaction_upper),
                        static_cast<unsigned long long>(*z.sample_blocks), static_cast<unsigned long long>(*z.blocks));
         out += strf("  %-4s %-8s %7s %7s %7s %9s %5s %7s  %s / +%s (%s, %s) / %s\n", u64_or_dash(z.node).c_str(),
                     printable(z.zone.value_or("?")).c_str(), cnt("free").c_str(), cnt("movable").c_str(),
                     cnt("hybrid").c_str(), cnt("unmovable").c_str(), cnt("huge").c_str(), cnt("offline").c_str(),
-                    u64_or_dash(z.hugepages_free).c_str(), comp.c_str(),
+                    u64_or_dash(h.free).c_str(), comp.c_str(),
                     u64_or_dash(cost).c_str(), cost ? format_size_kib(*cost * page_kib).c_str() : "-",
-                    u64_or_dash(z.hugepages_polluted).c_str());
+                    u64_or_dash(h.polluted).c_str());
       }
   }
   if (a.pollution) {

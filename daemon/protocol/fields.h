@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+// Each field of a protocol message declared once: a struct's Fields<T> specialisation lists
+// its members with their JSON keys (FRAGD_FIELDS), and write_object/read_object derive both
+// directions from that list, for every member type the protocol uses:
+//   - std::optional<V>: absent (or null) when empty; a key declared with `null_when_empty`
+//     is written as null instead, for a field whose absence and emptiness differ;
+//   - std::optional<std::optional<V>>: absent, null, or a value, each kept apart;
+//   - V: required, "missing" when absent;
+//   - uint64_t, int64_t, int, double, bool, std::string, std::vector<V>, std::map<std::string, V>,
+//     and any struct with Fields<> (an object), nested as deep as the message goes.
+// A malformed value is named by its path from the message's root ("nodes[0].zones[1].score is
+// not a non-negative integer") and thrown as Malformed (protocol/wire.h).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/wire.h"
+
+namespace fragd::wire {
+
+template <class T, class M>
+struct Field {
+  const char* key;
+  M T::*member;
+  bool null_when_empty = false;
+};
+template <class T, class M>
+constexpr Field<T, M> field(const char* key, M T::*member) {
+  return {key, member, false};
+}
+// Written as null when empty (the status answer's "pollution", "scan", a node's "floor").
+template <class T, class M>
+constexpr Field<T, M> field_or_null(const char* key, M T::*member) {
+  return {key, member, true};
+}
+
+// Specialised for each message struct: static auto list() returns a tuple of field(...).
+template <class T>
+struct Fields;
+
+template <class T, class = void>
+struct described : std::false_type {};
+template <class T>
+struct described<T, std::void_t<decltype(Fields<T>::list())>> : std::true_type {};
+
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+template <class T>
+struct is_vector : std::false_type {};
+template <class T>
+struct is_vector<std::vector<T>> : std::true_type {};
+template <class T>
+struct is_map : std::false_type {};
+template <class T>
+struct is_map<std::map<std::string, T>> : std::true_type {};
+
+template <class T>
+nlohmann::json write_object(const T& t);
+
+template <class V>
+nlohmann::json write_value(const V& v) {
+  if constexpr (described<V>::value) {
+    return write_object(v);
+  } else if constexpr (std::is_same_v<V, std::string> || std::is_arithmetic_v<V>) {
+    return nlohmann::json(v);
+  } else if constexpr (is_optional<V>::value) {
+    return v ? write_value(*v) : nlohmann::json(nullptr);
+  } else if constexpr (is_vector<V>::value) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& e : v) a.push_back(write_value(e));
+    return a;
+  } else if constexpr (is_map<V>::value) {
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto& [k, e] : v) o[k] = write_value(e);
+    return o;
+  } else {  // a message with its own to_json
+    return nlohmann::json(v);
+  }
+}
+
+template <class T, class M>
+void write_field(nlohmann::json& j, const T& t, const Field<T, M>& f) {
+  const M& v = t.*(f.member);
+  if constexpr (is_optional<M>::value) {
+    if (v) j[f.key] = write_value(*v);
+    else if (f.null_when_empty) j[f.key] = nullptr;
+  } else {
+    j[f.key] = write_value(v);
+  }
+}
+
+template <class T>
+nlohmann::json write_object(const T& t) {
+  nlohmann::json j = nlohmann::json::object();
+  std::apply([&](const auto&... f) { (write_field(j, t, f), ...); }, Fields<T>::list());
+  return j;
+}
+
+template <class T>
+void read_object(const nlohmann::json& j, T& t, const std::string& path);
+
+template <class V>
+void read_value(const nlohmann::json& j, V& out, const std::string& path) {
+  if constexpr (described<V>::value) {
+    read_object(j, out, path);
+  } else if constexpr (std::is_same_v<V, bool>) {
+    if (!j.is_boolean()) malformed(path + " is not a boolean");
+    out = j.get<bool>();
+  } else if constexpr (std::is_same_v<V, std::string>) {
+    if (!j.is_string()) malformed(path + " is not a string");
+    out = j.get<std::string>();
+  } else if constexpr (std::is_same_v<V, double>) {
+    if (!j.is_number()) malformed(path + " is not a number");
+    out = j.get<double>();
+  } else if constexpr (std::is_same_v<V, uint64_t>) {
+    if (!is_u64(j)) malformed(path + " is not a non-negative integer");
+    out = to_u64(j);
+  } else if constexpr (std::is_integral_v<V>) {  // int64_t, int
+    if (!j.is_number_integer()) malformed(path + " is not an integer");
+    const auto x = j.get<int64_t>();
+    if (x < static_cast<int64_t>(std::numeric_limits<V>::min()) || x > static_cast<int64_t>(std::numeric_limits<V>::max()))
+      malformed(path + " is out of range");
+    out = static_cast<V>(x);
+  } else if constexpr (is_vector<V>::value) {
+    if (!j.is_array()) malformed(path + " is not an array");
+    out.clear();
+    out.resize(j.size());
+    for (size_t i = 0; i < j.size(); i++) read_value(j[i], out[i], path + "[" + std::to_string(i) + "]");
+  } else if constexpr (is_map<V>::value) {
+    if (!j.is_object()) malformed(path + " is not an object");
+    out.clear();
+    for (auto it = j.begin(); it != j.end(); ++it) read_value(it.value(), out[it.key()], path + "." + it.key());
+  } else {  // a message with its own from_json: its complaint, prefixed with where it is
+    try {
+      from_json(j, out);
+    } catch (const Malformed& m) {
+      if (m.what.rfind(path, 0) == 0) throw;  // it names its path already
+      malformed(path + ": " + m.what);
+    }
+  }
+}
+
+template <class T, class M>
+void read_field(const nlohmann::json& j, T& t, const Field<T, M>& f, const std::string& path) {
+  M& v = t.*(f.member);
+  const std::string at = path.empty() ? std::string(f.key) : path + "." + f.key;
+  auto it = j.find(f.key);
+  if constexpr (is_optional<M>::value) {
+    using Inner = typename M::value_type;
+    if (it == j.end()) {
+      v.reset();
+    } else if constexpr (is_optional<Inner>::value) {  // absent, null or a value
+      v.emplace();
+      if (!it->is_null()) {
+        (*v).emplace();
+        read_value(*it, **v, at);
+      }
+    } else if (it->is_null()) {
+      v.reset();
+    } else {
+      v.emplace();
+      read_value(*it, *v, at);
+    }
+  } else {
+    if (it == j.end()) malformed((path.empty() ? std::string("the answer") : path) + ": missing \"" + f.key + "\"");
+    read_value(*it, v, at);
+  }
+}
+
+template <class T>
+void read_object(const nlohmann::json& j, T& t, const std::string& path) {
+  if (!j.is_object()) malformed((path.empty() ? std::string("the answer") : path) + " is not an object");
+  std::apply([&](const auto&... f) { (read_field(j, t, f, path), ...); }, Fields<T>::list());
+}
+
+}  // namespace fragd::wire
+
