@@ -4,113 +4,84 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.h"
-#include "protocol/wire.h"
+#include "protocol/fields.h"
 
 namespace fragd {
 
 using nlohmann::json;
 using namespace wire;
 
-void to_json(json& j, const ActionSummary& a) {
-  j = json{{"action", a.action}, {"trigger", a.trigger}, {"node", a.node}, {"reason", a.reason}};
-  put(j, "id", a.id);
-  put(j, "size_kib", a.size_kib);
-  put(j, "target", a.target);
-}
+}  // namespace fragd
 
-void from_json(const json& j, ActionSummary& a) {
-  if (!j.is_object()) malformed("\"action_running\" is neither an object nor null");
-  const std::string w = "action_running";
+// Each field of the action messages, once: its key and its member (protocol/fields.h).
+template <>
+struct fragd::wire::Fields<fragd::ActionSummary> {
+  static auto list() {
+    using T = ActionSummary;
+    return std::make_tuple(field("id", &T::id), field_or_default("action", &T::action),
+                           field_or_default("trigger", &T::trigger), field_or_default("node", &T::node),
+                           field_or_default("reason", &T::reason), field("size_kib", &T::size_kib),
+                           field("target", &T::target));
+  }
+};
+template <>
+struct fragd::wire::Fields<fragd::ActionReport::Step> {
+  static auto list() {
+    using T = ActionReport::Step;
+    return std::make_tuple(field("step", &T::step), field_or_default("node", &T::node),
+                           field("pool_after", &T::pool_after), field_or_default("duration_ns", &T::duration_ns));
+  }
+};
+template <>
+struct fragd::wire::Fields<fragd::ActionReport> {
+  static auto list() {
+    using T = ActionReport;
+    return std::make_tuple(
+        field("id", &T::id), field("action", &T::action), field_or_default("trigger", &T::trigger),
+        field("node", &T::node), field_or_default("reason", &T::reason), field("result", &T::result),
+        field_or_default("detail", &T::detail), field("size_kib", &T::size_kib), field("target", &T::target),
+        field("start_unix_ns", &T::start_unix_ns), field("duration_ns", &T::duration_ns),
+        field("score_before", &T::score_before), field("score_after", &T::score_after),
+        field("blocks_before", &T::blocks_before), field("blocks_after", &T::blocks_after),
+        field("pages_migrated", &T::pages_migrated), field("pool_before", &T::pool_before),
+        field("pool_after", &T::pool_after), field("attempts", &T::attempts), field("compactions", &T::compactions),
+        field("goal_blocks", &T::goal_blocks), field_or_default("steps", &T::steps));
+  }
+};
+template <>
+struct fragd::wire::Fields<fragd::IdsReply> {
+  static auto list() { return std::make_tuple(field("ids", &IdsReply::ids)); }
+};
+template <>
+struct fragd::wire::Fields<fragd::ReloadReply> {
+  static auto list() { return std::make_tuple(field("message", &ReloadReply::message)); }
+};
+template <>
+struct fragd::wire::Fields<fragd::TraceAck> {
+  static auto list() { return std::make_tuple(field_or_default("stream", &TraceAck::stream)); }
+};
+
+namespace fragd {
+
+void to_json(json& j, const ActionSummary& a) { j = write_object(a); }
+void read_json(const json& j, ActionSummary& a, const std::string& path) {
   a = ActionSummary{};
-  a.id = opt_u64(j, "id", w);
-  a.action = opt_str(j, "action", w).value_or("?");
-  a.node = opt_i64(j, "node", w).value_or(-1);
-  a.size_kib = opt_u64(j, "size_kib", w);
-  a.target = opt_u64(j, "target", w);
-  a.trigger = opt_str(j, "trigger", w).value_or("");
-  a.reason = opt_str(j, "reason", w).value_or("");
+  read_object(j, a, path);
 }
+void from_json(const json& j, ActionSummary& a) { read_json(j, a, "action_running"); }
 
-void to_json(json& j, const ActionReport& r) {
-  j = json{{"id", r.id},         {"action", r.action}, {"trigger", r.trigger}, {"node", r.node},
-           {"reason", r.reason}, {"result", r.result}, {"detail", r.detail}};
-  put(j, "size_kib", r.size_kib);
-  put(j, "target", r.target);
-  put(j, "start_unix_ns", r.start_unix_ns);
-  put(j, "duration_ns", r.duration_ns);
-  put(j, "score_before", r.score_before);
-  put(j, "score_after", r.score_after);
-  put(j, "blocks_before", r.blocks_before);
-  put(j, "blocks_after", r.blocks_after);
-  put(j, "pages_migrated", r.pages_migrated);
-  put(j, "pool_before", r.pool_before);
-  put(j, "pool_after", r.pool_after);
-  put(j, "attempts", r.attempts);
-  put(j, "compactions", r.compactions);
-  put(j, "goal_blocks", r.goal_blocks);
-  if (!r.steps.empty()) {
-    json steps = json::array();
-    for (const auto& s : r.steps) {
-      json e{{"step", s.step}, {"node", s.node}, {"duration_ns", s.duration_ns}};
-      put(e, "pool_after", s.pool_after);
-      steps.push_back(std::move(e));
-    }
-    j["steps"] = std::move(steps);
-  }
+void to_json(json& j, const ActionReport& r) { j = write_object(r); }
+void read_json(const json& j, ActionReport& r, const std::string& path) {
+  r = ActionReport{};
+  read_object(j, r, path);
 }
+void from_json(const json& j, ActionReport& r) { read_json(j, r, "outcome"); }
 
-void from_json(const json& j, ActionReport& o) {
-  if (!j.is_object()) malformed("an action outcome is not an object");
-  o = ActionReport{};
-  o.id = req_u64(j, "id", "action outcome");
-  const std::string w = strf("outcome of action %llu", static_cast<unsigned long long>(o.id));
-  o.action = req_str(j, "action", w);
-  auto node = opt_i64(j, "node", w);
-  if (!node) malformed(w + ": missing \"node\"");
-  o.node = *node;
-  o.result = req_str(j, "result", w);
-  o.trigger = opt_str(j, "trigger", w).value_or("");
-  o.reason = opt_str(j, "reason", w).value_or("");
-  o.detail = opt_str(j, "detail", w).value_or("");
-  o.start_unix_ns = opt_u64(j, "start_unix_ns", w);
-  o.duration_ns = opt_u64(j, "duration_ns", w);
-  o.score_before = opt_i64(j, "score_before", w);
-  o.score_after = opt_i64(j, "score_after", w);
-  o.blocks_before = opt_u64(j, "blocks_before", w);
-  o.blocks_after = opt_u64(j, "blocks_after", w);
-  o.pages_migrated = opt_u64(j, "pages_migrated", w);
-  o.size_kib = opt_u64(j, "size_kib", w);
-  o.target = opt_u64(j, "target", w);
-  o.pool_before = opt_u64(j, "pool_before", w);
-  o.pool_after = opt_u64(j, "pool_after", w);
-  o.attempts = opt_u64(j, "attempts", w);
-  o.compactions = opt_u64(j, "compactions", w);
-  o.goal_blocks = opt_u64(j, "goal_blocks", w);
-  if (auto it = j.find("steps"); it != j.end()) {
-    if (!it->is_array()) malformed(w + ": \"steps\" is not an array");
-    for (const auto& e : *it) {
-      if (!e.is_object()) malformed(w + ": a step is not an object");
-      ActionReport::Step s;
-      s.step = req_str(e, "step", w + " step");
-      s.node = opt_i64(e, "node", w + " step").value_or(-1);
-      s.pool_after = opt_u64(e, "pool_after", w + " step");
-      s.duration_ns = opt_u64(e, "duration_ns", w + " step").value_or(0);
-      o.steps.push_back(std::move(s));
-    }
-  }
+void to_json(json& j, const IdsReply& r) {
+  j = write_object(r);
+  j["ok"] = true;
 }
-
-void to_json(json& j, const IdsReply& r) { j = json{{"ok", true}, {"ids", r.ids}}; }
-
-void from_json(const json& j, IdsReply& r) {
-  auto it = j.find("ids");
-  if (it == j.end() || !it->is_array()) malformed("no \"ids\" array");
-  r.ids.clear();
-  for (const auto& v : *it) {
-    if (!is_u64(v)) malformed("an entry of \"ids\" is not a non-negative integer");
-    r.ids.push_back(to_u64(v));
-  }
-}
+void from_json(const json& j, IdsReply& r) { read_object(j, r, ""); }
 
 namespace {
 const char* state_name(ActionState s) {
@@ -137,24 +108,23 @@ void from_json(const json& j, ActionStateReply& r) {
   r.state = ActionState::Done;
   auto out = j.find("outcome");
   if (out == j.end() || !out->is_object()) malformed("state done without an \"outcome\" object");
-  r.outcome = out->get<ActionReport>();
+  r.outcome.emplace();
+  read_json(*out, *r.outcome, "outcome");
 }
 
 void to_json(json& j, const ReloadReply& r) {
-  j = json{{"ok", true}};
-  put(j, "message", r.message);
+  j = write_object(r);
+  j["ok"] = true;
 }
+void from_json(const json& j, ReloadReply& r) { read_object(j, r, ""); }
 
-void from_json(const json& j, ReloadReply& r) {
-  auto msg = j.find("message");
-  r.message.reset();
-  if (msg == j.end() || msg->is_null()) return;
-  if (!msg->is_string()) malformed("\"message\" is not a string");
-  r.message = msg->get<std::string>();
+void to_json(json& j, const TraceAck& r) {
+  j = write_object(r);
+  j["ok"] = true;
 }
-
-void to_json(json& j, const TraceAck& r) { j = json{{"ok", true}, {"stream", r.stream}}; }
-
-void from_json(const json& j, TraceAck& r) { r.stream = opt_str(j, "stream", "trace answer").value_or("trace"); }
+void from_json(const json& j, TraceAck& r) {
+  r = TraceAck{};
+  read_object(j, r, "");
+}
 
 }  // namespace fragd

@@ -27,6 +27,8 @@ struct ActionSummary {
 };
 void to_json(nlohmann::json& j, const ActionSummary& a);
 void from_json(const nlohmann::json& j, ActionSummary& a);
+// The same, naming a bad field by its path from `path` (protocol/fields.h).
+void read_json(const nlohmann::json& j, ActionSummary& a, const std::string& path);
 
 // One finished action: the "outcome" of an action answer, an entry of status'
 // "actions", what `fragctl compact|pool set --json` prints. id, action, node
@@ -60,6 +62,7 @@ struct ActionReport {
 // Errors name the action: "outcome of action 7: missing \"result\"".
 void to_json(nlohmann::json& j, const ActionReport& r);
 void from_json(const nlohmann::json& j, ActionReport& r);
+void read_json(const nlohmann::json& j, ActionReport& r, const std::string& path);
 
 // {"ok":true,"ids":[7,8]}: the answer to compact and pool.
 struct IdsReply {

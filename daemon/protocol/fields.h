@@ -5,7 +5,8 @@
 //   - std::optional<V>: absent (or null) when empty; a key declared with `null_when_empty`
 //     is written as null instead, for a field whose absence and emptiness differ;
 //   - std::optional<std::optional<V>>: absent, null, or a value, each kept apart;
-//   - V: required, "missing" when absent;
+//   - V: required, "missing" when absent; or, declared with `field_or_default`, written always
+//     (an empty vector left out) and left at the struct's default when absent or null;
 //   - uint64_t, int64_t, int, double, bool, std::string, std::vector<V>, std::map<std::string, V>,
 //     and any struct with Fields<> (an object), nested as deep as the message goes.
 // A malformed value is named by its path from the message's root ("nodes[0].zones[1].score is
@@ -32,18 +33,26 @@ struct Field {
   const char* key;
   M T::*member;
   bool null_when_empty = false;
+  bool defaulted = false;
 };
 template <class T, class M>
 constexpr Field<T, M> field(const char* key, M T::*member) {
-  return {key, member, false};
+  return {key, member, false, false};
 }
 // Written as null when empty (the status answer's "pollution", "scan", a node's "floor").
 template <class T, class M>
 constexpr Field<T, M> field_or_null(const char* key, M T::*member) {
-  return {key, member, true};
+  return {key, member, true, false};
+}
+// Not required: absent from an older fragd, read as the struct's default.
+template <class T, class M>
+constexpr Field<T, M> field_or_default(const char* key, M T::*member) {
+  return {key, member, false, true};
 }
 
-// Specialised for each message struct: static auto list() returns a tuple of field(...).
+// Specialised for each message struct: static auto list() returns a tuple of field(...). A
+// specialisation lives in the .cc of its message; another message that holds one reaches it
+// through its to_json and read_json (declared in its header), never through Fields<T>.
 template <class T>
 struct Fields;
 
@@ -65,6 +74,13 @@ template <class T>
 struct is_map : std::false_type {};
 template <class T>
 struct is_map<std::map<std::string, T>> : std::true_type {};
+
+// A message with a reader of its own that names its fields from `path`: read_json(j, t, path).
+template <class T, class = void>
+struct has_read_json : std::false_type {};
+template <class T>
+struct has_read_json<T, std::void_t<decltype(read_json(std::declval<const nlohmann::json&>(), std::declval<T&>(),
+                                                         std::declval<const std::string&>()))>> : std::true_type {};
 
 template <class T>
 nlohmann::json write_object(const T& t);
@@ -96,6 +112,8 @@ void write_field(nlohmann::json& j, const T& t, const Field<T, M>& f) {
   if constexpr (is_optional<M>::value) {
     if (v) j[f.key] = write_value(*v);
     else if (f.null_when_empty) j[f.key] = nullptr;
+  } else if constexpr (is_vector<M>::value) {
+    if (!f.defaulted || !v.empty()) j[f.key] = write_value(v);
   } else {
     j[f.key] = write_value(v);
   }
@@ -142,6 +160,8 @@ void read_value(const nlohmann::json& j, V& out, const std::string& path) {
     if (!j.is_object()) malformed(path + " is not an object");
     out.clear();
     for (auto it = j.begin(); it != j.end(); ++it) read_value(it.value(), out[it.key()], path + "." + it.key());
+  } else if constexpr (has_read_json<V>::value) {
+    read_json(j, out, path);
   } else {  // a message with its own from_json: its complaint, prefixed with where it is
     try {
       from_json(j, out);
@@ -173,6 +193,8 @@ void read_field(const nlohmann::json& j, T& t, const Field<T, M>& f, const std::
       v.emplace();
       read_value(*it, *v, at);
     }
+  } else if (f.defaulted && (it == j.end() || it->is_null())) {
+    return;  // the struct's default
   } else {
     if (it == j.end()) malformed((path.empty() ? std::string("the answer") : path) + ": missing \"" + f.key + "\"");
     read_value(*it, v, at);

@@ -186,15 +186,16 @@ TEST(ProtocolMessages, BadAnswersNameTheField) {
       {"status.json", "status", "/nodes/0/zones/0/free_blocks/2", false, "nodes[0].zones[0].free_blocks[2] is not a"},
       {"status.json", "status", "/policy/dry_run", false, "policy.dry_run is not a boolean"},
       {"status.json", "status", "/policy_nodes/0/node", false, "policy_nodes[0].node is not an integer"},
-      {"status.json", "status", "/actions/0/result", true, "actions[0]: outcome of action 1: missing \"result\""},
+      {"status.json", "status", "/actions/0/result", true, "actions[0]: missing \"result\""},
       {"status.json", "status", "/pollution", false, "pollution: not an object or null"},
       {"status.json", "status", "/pollution/tracked_blocks", true, "pollution: missing \"tracked_blocks\""},
       {"map.json", "map", "/scan/zones/0/classes", true, "scan.zones[0]: missing \"classes\""},
       {"map.json", "map", "/scan/pages_read", false, "scan.pages_read: not a non-negative integer"},
       {"action_done.json", "action", "/state", true, "no string \"state\""},
-      {"action_done.json", "action", "/outcome/node", false, "outcome of action 2: \"node\" is not an integer"},
-      {"ids.json", "compact", "/ids/0", false, "an entry of \"ids\" is not a non-negative integer"},
-      {"reload.json", "reload", "/message", false, "\"message\" is not a string"},
+      {"action_done.json", "action", "/outcome/node", false, "outcome.node is not an integer"},
+      {"action_done.json", "action", "/outcome/id", true, "outcome: missing \"id\""},
+      {"ids.json", "compact", "/ids/0", false, "ids[0] is not a non-negative integer"},
+      {"reload.json", "reload", "/message", false, "message is not a string"},
   };
   for (const auto& c : cases) {
     json a = answer(c.fixture);

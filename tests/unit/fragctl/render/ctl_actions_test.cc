@@ -301,7 +301,7 @@ TEST(CtlActions, OutcomeMinimalAndMalformed) {
   }
   auto missing = fragd::parse_outcome(json::parse(bad[8]));
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().message, "outcome of action 1: missing \"result\"");
+  EXPECT_EQ(missing.error().message, "outcome: missing \"result\"");
 }
 
 TEST(CtlActions, ActionAnswer) {
