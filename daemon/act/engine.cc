@@ -169,6 +169,11 @@ void Engine::ingest(const Observation& o) {
       t.free_pages = n.free_pages;
       t.total_pages = n.total_pages;
       t.free_blocks = n.free_blocks;
+      // The free pages over reserve.settle: the oldest kept is the last at or before its start.
+      if (!t.free_seen.empty() && t.free_seen.back().first > o.now_ns) t.free_seen.clear();
+      t.free_seen.emplace_back(o.now_ns, n.free_pages);
+      const uint64_t settle = policy_.compaction.reserve.settle_ns;
+      while (t.free_seen.size() > 1 && o.now_ns - t.free_seen[1].first >= settle) t.free_seen.pop_front();
     }
     for (auto it = node_state_.begin(); it != node_state_.end();) {
       if (seen.count(it->first)) {
@@ -252,6 +257,15 @@ uint64_t Engine::wait_ns(unsigned misses) const {
 
 uint64_t Engine::reserve_blocks(const NodeTrack& n) const {
   return blocks_of_order(n.free_blocks, policy_.compaction.reserve.order);
+}
+
+bool Engine::settled(const NodeTrack& n) const {
+  const uint64_t settle = policy_.compaction.reserve.settle_ns;
+  if (settle == 0) return true;
+  if (n.free_seen.empty() || now_ns_ - n.free_seen.front().first < settle) return false;  // not watched so long
+  uint64_t most = 0;
+  for (const auto& [t, free] : n.free_seen) most = std::max(most, free);
+  return most - std::min(most, n.free_pages) <= n.total_pages / 100;
 }
 
 uint64_t Engine::reserve_goal(const NodeTrack& n) const {
@@ -343,7 +357,7 @@ std::optional<Engine::Fired> Engine::node_trigger(int node, const NodeTrack& n,
   if (demand && n.score >= c.score.low) return Fired{Trigger::Demand, *demand};
   if (const uint64_t goal = reserve_goal(n); goal > 0) {
     const uint64_t have = reserve_blocks(n);
-    if (have < goal)
+    if (have < goal && settled(n))
       return Fired{Trigger::Reserve, strf("reserve: %llu free order-%u blocks < %llu",
                                          static_cast<unsigned long long>(have), c.reserve.order,
                                          static_cast<unsigned long long>(goal))};
@@ -408,7 +422,10 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
     }
     if (!policy_.act) continue;
     auto fired = node_trigger(id, t, demand);
-    if (!fired) continue;
+    if (!fired) {
+      if (c.nodes.contains(id) && reserve_blocks(t) < reserve_goal(t) && !settled(t)) t.waiting = "settling";
+      continue;
+    }
     if (now < t.next_allowed_ns) {
       t.waiting = t.misses > 0 && !escape ? "backoff" : "min_interval";
       continue;

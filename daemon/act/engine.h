@@ -20,7 +20,10 @@
 //      reserve: free blocks of reserve.order (larger ones counted as several)
 //               < the reserve goal: reserve.blocks while the node's free
 //               pages could hold them, or reserve.memory_percent of the
-//               node's pages capped at half its free pages, the larger.
+//               node's pages capped at half its free pages, the larger;
+//               only once the node's free memory has settled: not fallen by
+//               more than 1% of the node over reserve.settle (until then the
+//               node is "settling").
 //    and every limit allows it:
 //      min_interval since the node's last action ended;
 //      cpu budget: compaction time caused by fragd in the last 60 s (trigger
@@ -190,7 +193,7 @@ struct NodeState {
   std::optional<unsigned> floor;      // learned: the score compaction last reached without help
   unsigned misses = 0;                // compactions in a row that did not help
   uint64_t next_allowed_ns = 0;       // min_interval / back-off
-  std::string waiting;                // "", "min_interval", "backoff", "cpu_budget"
+  std::string waiting;                // "", "min_interval", "backoff", "cpu_budget", "settling"
   // Learned from fragd's compactions of the node that added blocks of
   // reserve.order (0: none yet): pages migrated and compaction wall time per
   // block gained, over the recent ones weighted by the blocks each gained
@@ -257,6 +260,7 @@ class Engine {
     uint64_t free_pages = 0;
     uint64_t total_pages = 0;
     std::vector<uint64_t> free_blocks;
+    std::deque<std::pair<uint64_t, uint64_t>> free_seen;  // (time, free pages) over reserve.settle
     std::optional<uint64_t> last_end_ns;
     double learned_pages = 0, learned_ns = 0, learned_blocks = 0;  // decayed sums
   };
@@ -295,6 +299,8 @@ class Engine {
   const Sample* baseline(uint64_t span_ns) const;
   uint64_t reserve_blocks(const NodeTrack& n) const;
   uint64_t reserve_goal(const NodeTrack& n) const;
+  // The node's free memory has not fallen by more than 1% of the node over reserve.settle.
+  bool settled(const NodeTrack& n) const;
   uint64_t window_stalls(uint64_t span_ns) const;
   // Method pool: the free blocks of reserve.order a compaction of the node
   // should reach, from every trigger that holds; 0: the whole node.

@@ -353,6 +353,11 @@ const std::vector<Key>& config_keys() {
       {.path = "compaction.reserve.memory_percent", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .unit = "percent", .field = FIELD(policy.compaction.reserve.memory_percent),
        .doc = "...or this share of each node's memory as free blocks of `order`, whichever is more (0..100; 0 = "
               "off). Never more than half the node's free memory: it costs compaction, not memory"},
+      {.path = "compaction.reserve.settle", .type = Duration, .table = kPolicy, .lo = 0, .hi = kHour,
+       .field = FIELD(policy.compaction.reserve.settle_ns),
+       .doc = "the reserve acts on a node only after its free memory has not fallen by more than 1% of the node "
+              "for this long (0s..1h; 0s = at once): while a consumer is still taking memory, the blocks a "
+              "compaction makes are taken back"},
       {.path = "compaction.proactiveness", .type = Section, .sorted_hint = true},
       {.path = "compaction.proactiveness.value", .type = Integer, .table = kPolicy, .lo = 1, .hi = 100, .field = FIELD(policy.compaction.proactiveness.value),
        .doc = "with `method: proactiveness`: the value written to `vm.compaction_proactiveness` (1..100)"},

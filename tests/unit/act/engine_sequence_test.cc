@@ -147,6 +147,7 @@ std::string apply_setting(const std::vector<std::string>& w, size_t at, Policy& 
   else if (k == "window") ok = dur(1, &c.demand.window_ns);
   else if (k == "min_order") ok = uns(1, &c.demand.min_order);
   else if (k == "reserve") ok = uns(1, &c.reserve.order) && u64(2, &c.reserve.blocks);
+  else if (k == "reserve_settle") ok = dur(1, &c.reserve.settle_ns);
   else if (k == "min_interval") ok = dur(1, &c.min_interval_ns);
   else if (k == "budget") ok = dur(1, &c.cpu_budget_ns);
   else if (k == "min_gain") ok = uns(1, &c.backoff.min_gain);
@@ -502,6 +503,12 @@ TEST(EngineSequence, DemandByRateAndByP99) {
 TEST(EngineSequence, ReserveGoalAndItsInfeasibleCase) {
   Replay r = replay_file("reserve.seq");
   EXPECT_EQ(r.done.front().req.reason, "reserve: 20 free order-9 blocks < 512");
+}
+
+TEST(EngineSequence, TheReserveWaitsUntilFreeMemoryStopsFalling) {
+  Replay r = replay_file("reserve_settle.seq");
+  ASSERT_FALSE(r.done.empty());
+  EXPECT_EQ(r.done.front().req.reason.rfind("reserve: ", 0), 0u) << r.done.front().req.reason;
 }
 
 TEST(EngineSequence, CpuBudgetDefersTheSecondNode) {

@@ -391,6 +391,46 @@ TEST(EngineReserve, InfeasibleWhenFreePagesCannotHoldIt) {
   EXPECT_TRUE(e.decide(obs_at(kS, {node_obs(0, 99, 262144, 0)})));
 }
 
+// reserve.settle: the reserve acts only on free memory watched for that long without falling by
+// more than 1% of the node; until then the node waits, "settling".
+TEST(EngineReserve, SettleWaitsWhileFreeMemoryFalls) {
+  Policy p = act_policy();
+  p.compaction.score.enabled = false;
+  p.compaction.reserve.blocks = 8;
+  p.compaction.reserve.settle_ns = 10 * kS;
+  Engine e(p);
+  auto at = [](uint64_t free) {
+    NodeObservation n = node_obs(0, 50, free, 3);
+    n.total_pages = 1'000'000;  // 1%: 10000 pages
+    return n;
+  };
+  EXPECT_FALSE(e.decide(obs_at(0, {at(500'000)}))) << "not watched for 10 s yet";
+  EXPECT_EQ(e.nodes().at(0).waiting, "settling");
+  EXPECT_FALSE(e.decide(obs_at(5 * kS, {at(450'000)})));  // fell by 5%
+  EXPECT_FALSE(e.decide(obs_at(10 * kS, {at(445'000)}))) << "fell by 5.5% within the last 10 s";
+  EXPECT_EQ(e.nodes().at(0).waiting, "settling");
+  EXPECT_FALSE(e.decide(obs_at(14 * kS, {at(441'000)}))) << "445000 -> 441000 is under 1%, but 500000 (at 0 s, the last sample at or before 4 s) is in the window";
+  auto r = e.decide(obs_at(15 * kS, {at(441'000)}));
+  ASSERT_TRUE(r) << "since 5 s (450000) it fell by 0.9%: settled";
+  EXPECT_EQ(r->trigger, Trigger::Reserve);
+  EXPECT_EQ(e.nodes().at(0).waiting, "");
+}
+
+TEST(EngineReserve, RisingFreeMemoryIsSettled) {
+  Policy p = act_policy();
+  p.compaction.score.enabled = false;
+  p.compaction.reserve.blocks = 8;
+  p.compaction.reserve.settle_ns = 10 * kS;
+  Engine e(p);
+  auto at = [](uint64_t free) {
+    NodeObservation n = node_obs(0, 50, free, 3);
+    n.total_pages = 1'000'000;
+    return n;
+  };
+  EXPECT_FALSE(e.decide(obs_at(0, {at(200'000)})));
+  EXPECT_TRUE(e.decide(obs_at(10 * kS, {at(600'000)}))) << "memory given back is no reason to wait";
+}
+
 TEST(EngineRobust, EmptyObservationZeroFreePagesVanishingNode) {
   Policy p = act_policy();
   p.compaction.reserve.blocks = 4;
