@@ -357,7 +357,8 @@ const std::vector<Key>& config_keys() {
        .field = FIELD(policy.compaction.reserve.settle_ns),
        .doc = "the reserve acts on a node only after its free memory has not fallen by more than 1% of the node "
               "for this long (0s..1h; 0s = at once): while a consumer is still taking memory, the blocks a "
-              "compaction makes are taken back"},
+              "compaction makes are taken back. Off by default: on the act benchmark's scenario (a), 10s doubled the "
+              "pages migrated (BENCHMARKS.md)"},
       {.path = "compaction.proactiveness", .type = Section, .sorted_hint = true},
       {.path = "compaction.proactiveness.value", .type = Integer, .table = kPolicy, .lo = 1, .hi = 100, .field = FIELD(policy.compaction.proactiveness.value),
        .doc = "with `method: proactiveness`: the value written to `vm.compaction_proactiveness` (1..100)"},
