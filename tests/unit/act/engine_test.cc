@@ -393,17 +393,23 @@ TEST(EngineReserve, InfeasibleWhenFreePagesCannotHoldIt) {
 
 // reserve.settle: the reserve acts only on free memory watched for that long without falling by
 // more than 1% of the node; until then the node waits, "settling".
-TEST(EngineReserve, SettleWaitsWhileFreeMemoryFalls) {
+// A reserve of 8 blocks (3 free) with reserve.settle 10 s, on a node of 1000000 pages (1%: 10000).
+Policy settle_policy() {
   Policy p = act_policy();
   p.compaction.score.enabled = false;
   p.compaction.reserve.blocks = 8;
   p.compaction.reserve.settle_ns = 10 * kS;
-  Engine e(p);
-  auto at = [](uint64_t free) {
-    NodeObservation n = node_obs(0, 50, free, 3);
-    n.total_pages = 1'000'000;  // 1%: 10000 pages
-    return n;
-  };
+  return p;
+}
+NodeObservation settle_node(uint64_t free) {
+  NodeObservation n = node_obs(0, 50, free, 3);
+  n.total_pages = 1'000'000;
+  return n;
+}
+
+TEST(EngineReserve, SettleWaitsWhileFreeMemoryFalls) {
+  Engine e(settle_policy());
+  auto at = settle_node;
   EXPECT_FALSE(e.decide(obs_at(0, {at(500'000)}))) << "not watched for 10 s yet";
   EXPECT_EQ(e.nodes().at(0).waiting, "settling");
   EXPECT_FALSE(e.decide(obs_at(5 * kS, {at(450'000)})));  // fell by 5%
@@ -417,16 +423,8 @@ TEST(EngineReserve, SettleWaitsWhileFreeMemoryFalls) {
 }
 
 TEST(EngineReserve, RisingFreeMemoryIsSettled) {
-  Policy p = act_policy();
-  p.compaction.score.enabled = false;
-  p.compaction.reserve.blocks = 8;
-  p.compaction.reserve.settle_ns = 10 * kS;
-  Engine e(p);
-  auto at = [](uint64_t free) {
-    NodeObservation n = node_obs(0, 50, free, 3);
-    n.total_pages = 1'000'000;
-    return n;
-  };
+  Engine e(settle_policy());
+  auto at = settle_node;
   EXPECT_FALSE(e.decide(obs_at(0, {at(200'000)})));
   EXPECT_TRUE(e.decide(obs_at(10 * kS, {at(600'000)}))) << "memory given back is no reason to wait";
 }
