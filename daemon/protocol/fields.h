@@ -146,7 +146,8 @@ void read_value(const nlohmann::json& j, V& out, const std::string& path) {
     if (!is_u64(j)) malformed(path + " is not a non-negative integer");
     out = to_u64(j);
   } else if constexpr (std::is_integral_v<V>) {  // int64_t, int
-    if (!j.is_number_integer()) malformed(path + " is not an integer");
+    if (!j.is_number_integer() || (j.is_number_unsigned() && j.get<uint64_t>() > INT64_MAX))
+      malformed(path + " is not an integer");
     const auto x = j.get<int64_t>();
     if (x < static_cast<int64_t>(std::numeric_limits<V>::min()) || x > static_cast<int64_t>(std::numeric_limits<V>::max()))
       malformed(path + " is out of range");

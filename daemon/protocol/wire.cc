@@ -47,40 +47,11 @@ uint64_t req_u64(const json& obj, const char* key, const std::string& where) {
   return to_u64(*it);
 }
 
-std::string req_str(const json& obj, const char* key, const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end()) malformed(where + ": missing \"" + key + "\"");
-  if (!it->is_string()) malformed(where + ": \"" + key + "\" is not a string");
-  return it->get<std::string>();
-}
-
 std::optional<uint64_t> opt_u64(const json& obj, const char* key, const std::string& where) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return std::nullopt;
   if (!is_u64(*it)) malformed(where + ": \"" + key + "\" is not a non-negative integer");
   return to_u64(*it);
-}
-
-std::optional<int64_t> opt_i64(const json& obj, const char* key, const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number_integer() || (it->is_number_unsigned() && it->get<uint64_t>() > INT64_MAX))
-    malformed(where + ": \"" + key + "\" is not an integer");
-  return it->get<int64_t>();
-}
-
-std::optional<double> opt_double(const json& obj, const char* key, const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number()) malformed(where + ": \"" + key + "\" is not a number");
-  return it->get<double>();
-}
-
-std::optional<bool> opt_bool(const json& obj, const char* key, const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return std::nullopt;
-  if (!it->is_boolean()) malformed(where + ": \"" + key + "\" is not a boolean");
-  return it->get<bool>();
 }
 
 const json* opt_member(const json& obj, const char* key, json::value_t kind, const std::string& where) {

@@ -63,11 +63,7 @@ uint64_t to_u64(const json& j);
 // "<where>: missing \"key\"", "<where>: \"key\" is not ...". Absent or null
 // optional members are nullopt.
 uint64_t req_u64(const json& obj, const char* key, const std::string& where);
-std::string req_str(const json& obj, const char* key, const std::string& where);
 std::optional<uint64_t> opt_u64(const json& obj, const char* key, const std::string& where);
-std::optional<int64_t> opt_i64(const json& obj, const char* key, const std::string& where);
-std::optional<double> opt_double(const json& obj, const char* key, const std::string& where);
-std::optional<bool> opt_bool(const json& obj, const char* key, const std::string& where);
 std::optional<std::string> opt_str(const json& obj, const char* key, const std::string& where);
 // The member if present and not null; Malformed when of another kind.
 const json* opt_member(const json& obj, const char* key, json::value_t kind, const std::string& where);

@@ -18,7 +18,6 @@ PageblocksConcern::PageblocksConcern(Shared& sh, ControlServer& control) : sh_(s
 }
 
 PageblocksConcern::~PageblocksConcern() {
-  scanner_.reset();
   if (iomem_fd_ >= 0) ::close(iomem_fd_);  // the scanner never took it
 }
 

@@ -119,6 +119,18 @@ TEST(ProtocolMessages, ActionStepsRoundTrip) {
                fragd::Malformed);
 }
 
+// A signed field (a node) given an unsigned integer past INT64_MAX is refused, not wrapped negative.
+TEST(ProtocolMessages, ASignedFieldRefusesAnUnsignedPastItsRange) {
+  const json big = json::parse(R"({"id":1,"action":"compact","node":18446744073709551615,"result":"ok"})");
+  fragd::ActionReport r;
+  try {
+    fragd::from_json(big, r);
+    ADD_FAILURE() << "read as node " << r.node;
+  } catch (const fragd::Malformed& m) {
+    EXPECT_EQ(m.what, "outcome.node is not an integer");
+  }
+}
+
 TEST(ProtocolMessages, RequestsRoundTrip) {
   for (const char* text : {R"({"cmd":"hist"})", R"({"cmd":"status"})", R"({"cmd":"trace"})", R"({"cmd":"reload"})",
                            R"({"cmd":"top"})",
