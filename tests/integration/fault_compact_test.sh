@@ -53,12 +53,21 @@ FRAGD_CONFIG="$WORK/act.yaml" start_fragd
 compact_running() {
   python3 "$SRC/tests/integration/act_running.py" "$SOCK" '{"cmd": "compact", "node": 0}'
 }
-score=$(node_score)
-id=$(compact_running) || die "no compaction seen running"
-sleep 1  # well into the compaction
-WRITER=$(pgrep -x fragd-write -P "$FRAGD_PID" || true)
-[ -z "$WRITER" ] || kill -0 "$WRITER" ||
-  die "the compaction of node 0 (score $score) ended within 1 s: memory not fragmented enough to test"
+# A compaction that a file another writer on the host dirtied after the sync stops early is
+# started again (at most 3 times, each logged); any other early end fails.
+for try in 1 2 3; do
+  sync
+  trace_mark "a-$try"
+  score=$(node_score)
+  id=$(compact_running) || die "no compaction seen running"
+  sleep 1  # well into the compaction
+  WRITER=$(pgrep -x fragd-write -P "$FRAGD_PID" || true)
+  [ -n "$WRITER" ] && kill -0 "$WRITER" 2>/dev/null && break
+  page_cache_stop "a-$try" ||
+    die "the compaction of node 0 (score $score) ended within 1 s: memory not fragmented enough to test"
+  [ "$try" -lt 3 ] || die "the compaction of node 0 stopped at page cache within 1 s, 3 times: a writer keeps dirtying files"
+  log "a: try $try: the compaction ended within 1 s, contended at page cache: $(compaction_stops); again"
+done
 t0=$(date +%s%N)
 kill -TERM "$FRAGD_PID"
 rc=0
@@ -93,17 +102,27 @@ YAML
 FRAGD_CONFIG="$WORK/budget.yaml" start_fragd
 wait_scored || die "fragd did not publish a node score in 30 s"
 score=$(node_score)
-# fragctl sends its --timeout: the operator's bound (3 s), not the 1 s budget.
-FRAGCTL compact --node 0 --timeout 3 --json >"$WORK/cut2.json" 2>"$WORK/cut2.err" || true
-read -r result dur_ns < <(python3 -c 'import json, sys
+# fragctl sends its --timeout: the operator's bound (3 s), not the 1 s budget. Started again
+# (at most 3 times) when it stopped early at page cache, as in a.
+for try in 1 2 3; do
+  sync
+  trace_mark "c-$try"
+  FRAGCTL compact --node 0 --timeout 3 --json >"$WORK/cut2.json" 2>"$WORK/cut2.err" || true
+  read -r result dur_ns < <(python3 -c 'import json, sys
 o = json.load(open(sys.argv[1]))[0]
 print(o["result"], o.get("duration_ns", 0))' "$WORK/cut2.json") ||
-  die "fragctl compact --timeout 3 printed no outcome: $(cat "$WORK/cut2.json" "$WORK/cut2.err")"
+    die "fragctl compact --timeout 3 printed no outcome: $(cat "$WORK/cut2.json" "$WORK/cut2.err")"
+  [ "$result" != cut ] && [ "$try" -lt 3 ] && page_cache_stop "c-$try" || break
+  log "c: try $try: fragctl compact --timeout 3 ended $result after $((dur_ns / 1000000)) ms, contended at page cache: $(compaction_stops); again"
+done
 log "c: fragctl compact --node 0 --timeout 3 under a 1s budget: $result after $((dur_ns / 1000000)) ms"
 [ "$result" = cut ] || die "fragctl compact --timeout 3 ended $result after $((dur_ns / 1000000)) ms, not cut at 3 s"
 [ "$dur_ns" -ge 3000000000 ] ||
   die "fragctl compact --timeout 3 was cut after $((dur_ns / 1000000)) ms: not its own 3 s bound"
 # The request fragctl would send, without timeout_ms; then the action's outcome, polled.
+for try in 1 2 3; do
+sync
+trace_mark "c2-$try"
 python3 - "$SOCK" >"$WORK/cut.json" 2>"$WORK/cut.err" <<'PY' || true
 import json, socket, sys, time
 s = socket.socket(socket.AF_UNIX)
@@ -123,6 +142,9 @@ read -r result dur_ns < <(python3 -c 'import json, sys
 o = json.load(open(sys.argv[1]))[0]
 print(o["result"], o.get("duration_ns", 0))' "$WORK/cut.json") ||
   die "the compact request got no outcome: $(cat "$WORK/cut.json" "$WORK/cut.err")"
+[ "$result" != cut ] && [ "$try" -lt 3 ] && page_cache_stop "c2-$try" || break
+log "c: try $try: the compact request ended $result after $((dur_ns / 1000000)) ms, contended at page cache: $(compaction_stops); again"
+done
 log "c: a compact request of node 0 (score $score) with no bound of its own, under a 1s budget: $result after $((dur_ns / 1000000)) ms"
 if [ "$result" != cut ]; then
   [ "$dur_ns" -ge 1000000000 ] ||

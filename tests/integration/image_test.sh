@@ -18,6 +18,7 @@
 # as the Makefile sets it): ccache hashes that directory as the prefix maps rewrite it, so a clone
 # gets $BUILD's objects when its output names no path of its own, and compiles afresh when it would
 # (a map missing): the clones then differ and this test fails.
+WORK_BASE=/tmp  # two clones, their builds and images: on disk, not tmpfs (lib.sh)
 source "$(dirname "$0")/lib.sh"
 require_root
 for tool in cpack mmdebstrap buildah; do

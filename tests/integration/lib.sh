@@ -6,7 +6,17 @@ set -euo pipefail
 BUILD="${FRAGD_BUILD_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build}"
 SRC="${FRAGD_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 TEST_NAME="$(basename "$0" .sh)"
-WORK="$(mktemp -d "/tmp/fragd-${TEST_NAME}.XXXXXX")"
+# The test's files (logs, the trace record, scrapes) live on tmpfs when /dev/shm is one. On a disk
+# file system each file a test appends to while a node compaction runs is page cache in small
+# large folios (ext4: 16 KiB and up), and a dirty one, or one being read at that moment, has no
+# free target of its size in fragmented memory and cannot be split: the compaction ends there
+# (RELIABILITY.md, "Compactions that stop early"). tmpfs pages are single pages, which migrate.
+# WORK_BASE overrides it (image_test builds images: on disk).
+if [ -z "${WORK_BASE:-}" ]; then
+  WORK_BASE=/tmp
+  [ "$(stat -f -c %T /dev/shm 2>/dev/null)" != tmpfs ] || WORK_BASE=/dev/shm
+fi
+WORK="$(mktemp -d "$WORK_BASE/fragd-${TEST_NAME}.XXXXXX")"
 PIDS=()
 RESTORE=()
 
@@ -193,6 +203,15 @@ trace_sync() {
   wait_for 10 grep -q "tracing_mark_write: $m\$" "$WORK/trace.txt" || fail "the trace reader did not catch up in 10 s"
   lost=$(awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' "$TRACE_INST"/per_cpu/cpu*/stats)
   [ "$lost" -eq 0 ] || fail "the kernel dropped $lost trace events (buffer full): the record is incomplete"
+}
+
+# page_cache_stop MARK: true when a sync compaction run recorded since the trace_mark MARK ended
+# contended and each such run stopped at page-cache folios: a file that a writer outside the
+# tests dirtied or held after the test's sync (RELIABILITY.md, "Compactions that stop early").
+# A test that needs a long compaction may start it again then, a bounded number of times.
+page_cache_stop() {
+  trace_sync
+  [ "$(python3 "$SRC/tests/tools/compaction_stops.py" --cause --since "$1" "$WORK/trace.txt")" = page-cache ]
 }
 
 # compaction_stops: for a failure message, how the sync compaction runs recorded since

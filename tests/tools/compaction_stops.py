@@ -4,7 +4,12 @@
 (compaction:mm_compaction_end lines) ended, and, for each run that ended "contended", the large
 folios of the pageblock where its migration scanner stopped, with their page flags
 (/proc/kpageflags) and the memory cgroups they are charged to (/proc/kpagecgroup; root): what the
-run could not move. A line each, or one line joined by "; " with --oneline."""
+run could not move. A line each, or one line joined by "; " with --oneline.
+
+compaction_stops.py --cause [--since MARK] TRACE prints one word for the runs after the
+tracing_mark_write MARK: "page-cache" when at least one ended contended and every contended run
+stopped at a pageblock holding page-cache folios (large, not anonymous): a folio of a file that
+a writer outside the test dirtied or held; "none" when no run ended contended; "other" else."""
 import os
 import re
 import struct
@@ -49,16 +54,41 @@ def owners(start, flags):
     return ", ".join(sorted(paths.get(i, f"inode {i}") for i in want))
 
 
-def folios_at(pfn):
-    """-> 'pageblock 0x..: N x P pages (FLAGS); ...' for the pageblock before PFN."""
+def block_flags(pfn):
+    """-> the start of the pageblock before PFN and its 512 pages' /proc/kpageflags words."""
     start = (pfn - 1) & ~511
     with open("/proc/kpageflags", "rb") as f:
         f.seek(start * 8)
-        flags = struct.unpack("512Q", f.read(4096))
+        return start, struct.unpack("512Q", f.read(4096))
+
+
+def folios_at(pfn):
+    """-> 'pageblock 0x..: N x P pages (FLAGS); ...' for the pageblock before PFN."""
+    start, flags = block_flags(pfn)
     seen = folios(flags)
     text = "; ".join(f"{k} x {n} pages ({names})" for (n, names), k in sorted(seen.items()))
     who = owners(start, flags) if seen else ""
     return f"pageblock 0x{start:x}: {text or 'no large folio'}" + (f", charged to {who}" if who else "")
+
+
+def after(lines, mark):
+    """-> the lines after the tracing_mark_write MARK (all of them when MARK is None)."""
+    seen = mark is None
+    for line in lines:
+        if seen:
+            yield line
+        elif line.rstrip().endswith(f"tracing_mark_write: {mark}"):
+            seen = True
+
+
+def cause(lines, flags_at=lambda pfn: block_flags(pfn)[1]):
+    """-> 'page-cache', 'none' or 'other' (see the module's doc) for the runs in LINES."""
+    contended = [int(m.group(1), 16) for m in map(END.search, lines) if m and m.group(2) == "contended"]
+    if not contended:
+        return "none"
+    def page_cache(flags):
+        return any("ANON" not in names.split("|") for _, names in folios(flags))
+    return "page-cache" if all(page_cache(flags_at(pfn)) for pfn in contended) else "other"
 
 
 def stops(lines, look=folios_at):
@@ -75,6 +105,11 @@ def stops(lines, look=folios_at):
 
 
 def main(args):
+    if args[:1] == ["--cause"]:
+        mark = args[2] if args[1:2] == ["--since"] else None
+        with open(args[-1]) as f:
+            print(cause(list(after(f, mark))))
+        return
     oneline = args[:1] == ["--oneline"]
     with open(args[-1]) as f:
         out = stops(f)

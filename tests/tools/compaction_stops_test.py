@@ -8,7 +8,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compaction_stops import stops  # noqa: E402
+from compaction_stops import after, cause, stops  # noqa: E402
 
 RECORD = """\
  fragd-write-1 [001] ..... 10.0: mm_compaction_end: zone_start=0x1 migrate_pfn=0xe00 free_pfn=0xe00 zone_end=0x1000, mode=sync status=complete
@@ -25,6 +25,21 @@ class CompactionStops(unittest.TestCase):
         out = stops(RECORD.splitlines(), look=lambda pfn: looked.append(pfn) or f"pageblock 0x{(pfn - 1) & ~511:x}")
         self.assertEqual(out, ["zone runs: 2 complete, 1 contended", "contended at pageblock 0x102000"])
         self.assertEqual(looked, [0x102040])  # the async run is not fragd's node compaction
+
+    def test_cause_of_the_contended_runs_after_a_mark(self):
+        head, tail = 1 << 15, 1 << 16
+        def block(*flags):  # a pageblock whose first folio is 4 pages with FLAGS
+            words = [head | sum(1 << b for b in flags)] + [tail] * 3
+            return tuple(words + [0] * (512 - len(words)))
+        page_cache = block(3, 4, 5, 35)  # UPTODATE|DIRTY|LRU|PRIVATE: a dirty ext4 folio
+        anon = block(3, 5, 12, 14)  # UPTODATE|LRU|ANON|SWAPBACKED
+        lines = RECORD.splitlines()
+        self.assertEqual(cause(lines, flags_at=lambda pfn: page_cache), "page-cache")
+        self.assertEqual(cause(lines, flags_at=lambda pfn: anon), "other")
+        self.assertEqual(cause(lines, flags_at=lambda pfn: tuple([0] * 512)), "other")  # no large folio
+        # After the mark at the end, no run: nothing contended.
+        self.assertEqual(cause(list(after(lines, "sync-123")), flags_at=None), "none")
+        self.assertEqual(len(list(after(lines, None))), len(lines))
 
     def test_no_run(self):
         self.assertEqual(stops(["bash-9 [000] 1.0: tracing_mark_write: x"], look=None), ["zone runs: none"])
