@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fragd/daemon.h"
 
-#include "fragd/views.h"
+#include "fragd/concerns/programs.h"
 #include "policy/keys.h"
 #include "protocol/wire.h"
 
@@ -41,37 +41,17 @@ void Daemon::publish_metrics() {
 std::optional<nlohmann::json> Daemon::handle(const ControlRequest& req, Reader reader, uint64_t token) {
   // parse_request checked every field's type and range; ControlServer answered
   // act requests from anyone but root already.
-  switch (req.cmd) {
-    case Command::Compact:
-    case Command::Pool:
-    case Command::Action:
-      return act_->request(req);
-    case Command::Reload:
-      return reload("fragctl reload");
-    case Command::Map: {
-      // A scan costs ~0.1 us of kernel time per page: only root may ask for one more often than every 5 s.
-      const int64_t age = req.max_age_ns.value_or(5'000'000'000);
-      return pageblocks_->map(reader == Reader::Root ? age : std::max<int64_t>(age, 5'000'000'000),
-                              req.max_blocks.value_or(kDefaultMapBlocks), token, reader);
-    }
-    case Command::Hist: {
-      auto h = stalls_->hist();
-      if (!h) return error_answer(h.error().message);
-      return *h;
-    }
-    case Command::Top:
-      return attribution_->top();
-    case Command::Status: {
-      StatusReply r = status_reply(sh_.last_mem ? &*sh_.last_mem : nullptr, sh_.last_bpf ? &*sh_.last_bpf : nullptr,
-                                   sh_.bpf->programs(), sh_.cfg.tick_ns);
-      for (const Concern* c : concerns_) c->status(r);
-      restrict_status(r, reader);
-      return r;
-    }
-    case Command::Trace:
-      return TraceAck{};
+  if (req.cmd == Command::Reload) return reload("fragctl reload");
+  if (req.cmd == Command::Status) {
+    StatusReply r;
+    program_status(sh_, r);
+    for (const Concern* c : concerns_) c->status(r);
+    restrict_status(r, reader);
+    return r;
   }
-  return error_answer("request " + std::to_string(static_cast<int>(req.cmd)) + " has no handler");  // not reached
+  for (Concern* c : concerns_)
+    if (c->answers(req.cmd)) return c->answer(req, reader, token);
+  return error_answer("no part of fragd answers \"" + std::string(command_name(req.cmd)) + "\"");  // not reached
 }
 
 nlohmann::json Daemon::reload(const std::string& why) {

@@ -138,7 +138,7 @@ void ActConcern::reload() {
   for (const auto& o : engine_.take_dropped()) record(o);
 }
 
-nlohmann::json ActConcern::request(const ControlRequest& req) {
+std::optional<nlohmann::json> ActConcern::answer(const ControlRequest& req, Reader, uint64_t) {
   std::vector<uint64_t> ids;
   if (req.cmd == Command::Action) {
     auto r = actions_.state(*req.id, runner_ ? runner_->running() : std::nullopt, now_ns(), now_ns(CLOCK_REALTIME));

@@ -50,7 +50,10 @@ class ActConcern : public Concern {
   void reload() override;
   void watch(EventLoop& loop) override;
 
-  nlohmann::json request(const ControlRequest& req);  // compact, pool, action
+  static constexpr std::array kAnswers{Command::Compact, Command::Pool, Command::Action};
+  bool answers(Command cmd) const override { return among(kAnswers, cmd); }
+  // compact, pool: the ids of the actions queued; action: one action's state.
+  std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token) override;
   ActStats& stats() { return actions_.stats(); }
 
  private:

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fragd/concerns/attribution.h"
 
+#include <map>
+
 #include "fragd/settings.h"
-#include "fragd/views.h"
+#include "sources/memory/score.h"
 
 namespace fragd {
 
@@ -35,8 +37,37 @@ void AttributionConcern::metrics(ExportFrame& f) {
 
 void AttributionConcern::reload() { rounds_.set_limits(sh_.cfg.top_cgroups, sh_.cfg.top_callsites); }
 
-TopReply AttributionConcern::top() const {
+std::optional<nlohmann::json> AttributionConcern::answer(const ControlRequest&, Reader, uint64_t) {
   return top_reply(rounds_.view(), sh_.last_mem ? &*sh_.last_mem : nullptr, now_ns() - sh_.start_ns);
+}
+
+TopReply top_reply(const AttributionView* a, const MemSnapshot* mem, uint64_t uptime_ns) {
+  TopReply r;
+  r.uptime_ns = uptime_ns;
+  if (mem) {
+    std::map<int, TopNode> nodes;
+    for (const auto& s : node_scores(mem->zones)) nodes[s.node] = TopNode{s.node, s.score, 0, 0};
+    for (const auto& z : mem->zones) {
+      if (z.present_pages == 0) continue;
+      TopNode& n = nodes[z.node];
+      n.node = z.node;
+      n.free_2m += blocks_of_order(z.free_blocks, kCompactionHpageOrder);
+      n.free_1g += blocks_of_order(z.free_blocks, kCompactionHpageOrder + 9);
+    }
+    for (const auto& [_, n] : nodes) r.nodes.push_back(n);
+  }
+  if (!a) return r;
+  r.symbols = a->symbols;
+  // A cgroup's name is any bytes but '/' and NUL: escaped as in its /metrics label (base/family.h).
+  for (const auto& [cg, x] : a->cgroups) r.cgroups.push_back({utf8_escaped(cg), {x.entries, x.ns}});
+  for (const auto& [cs, x] : a->callsites) r.callsites.push_back({cs, {x.entries, x.ns}});
+  for (const auto& [k, x] : a->consumers) r.consumers.push_back({k.first, k.second, {x.entries, x.ns}});
+  // The 50 stacks with the most stall time (the map holds up to 2048).
+  for (size_t i = 0; i < a->stacks.size() && i < 50; i++) {
+    const StackView& s = a->stacks[i];
+    r.stacks.push_back({s.consumer, s.callsite, s.frames, {s.attr.entries, s.attr.ns}, s.unnamed_frames});
+  }
+  return r;
 }
 
 }  // namespace fragd

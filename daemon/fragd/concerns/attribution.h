@@ -19,7 +19,9 @@ class AttributionConcern : public Concern {
   void tick(uint64_t now) override;
   void metrics(ExportFrame& f) override;
   void reload() override;
-  TopReply top() const;
+  static constexpr std::array kAnswers{Command::Top};
+  bool answers(Command cmd) const override { return among(kAnswers, cmd); }
+  std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token) override;
 
  private:
   Shared& sh_;
@@ -27,5 +29,8 @@ class AttributionConcern : public Concern {
   std::unique_ptr<KernelSymbols> symbols_;
   std::unique_ptr<CgroupPaths> cgroup_paths_;
 };
+
+// The answer to "top": the attribution (null: nothing read yet) and each node's score and free blocks.
+TopReply top_reply(const AttributionView* a, const MemSnapshot* mem, uint64_t uptime_ns);
 
 }  // namespace fragd

@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // A concern of the daemon (stalls, memory, attribution, pageblocks and the pollution ledger,
 // act mode): its state and the work of its own at each tick, its part of the metrics, of the
-// status answer and of a reload, and the descriptors it waits on. The Daemon holds them as a
-// list, in tick order, and answers each request through the concern that owns it.
+// status answer and of a reload, the requests it answers, and the descriptors it waits on. The
+// Daemon holds them as a list, in tick order, and hands each request to the concern that
+// answers it (status and reload, which every concern has a part in, are the Daemon's own).
 // Everything the concerns share (the running config, the BPF programs and their reader, the
 // last snapshots, fragd's own counters) is one Shared, owned by the Daemon.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "base/log.h"
 #include "base/text.h"
@@ -20,6 +25,8 @@
 #include "kernel/bpf_maps.h"
 #include "kernel/procfs.h"
 #include "policy/config.h"
+#include "protocol/readers.h"
+#include "protocol/request.h"
 #include "protocol/status.h"
 #include "fragd/event_loop.h"
 #include "fragd/exporter.h"
@@ -56,6 +63,15 @@ struct Shared {
   uint64_t start_ns = 0;
 };
 
+// The requests the Daemon answers itself (each concern has a part in them). A concern lists the
+// ones it answers as kAnswers; tests/unit/fragd/concerns_test.cc checks that every command is
+// answered exactly once.
+inline constexpr std::array kDaemonAnswers{Command::Status, Command::Reload};
+template <size_t N>
+bool among(const std::array<Command, N>& answers, Command cmd) {
+  return std::find(answers.begin(), answers.end(), cmd) != answers.end();
+}
+
 class Concern {
  public:
   virtual ~Concern() = default;
@@ -69,6 +85,13 @@ class Concern {
   // after, the running config (Shared::cfg) is the new one.
   virtual Result<void> accept(const Config& /*next*/) { return {}; }
   virtual void reload() {}
+  // Whether it answers requests of this command, and the answer to one from `reader`: a message
+  // (protocol/), or nothing yet for one answered later through the control server's
+  // reply(token). parse_request checked every field; act requests come from root only.
+  virtual bool answers(Command /*cmd*/) const { return false; }
+  virtual std::optional<nlohmann::json> answer(const ControlRequest& /*req*/, Reader /*reader*/, uint64_t /*token*/) {
+    return std::nullopt;
+  }
   // The descriptors it waits on, registered once the loop is built.
   virtual void watch(EventLoop& /*loop*/) {}
 };

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fragd/concerns/memory.h"
 
+#include <map>
+
 #include "base/text.h"
+#include "sources/memory/score.h"
 
 namespace fragd {
 
@@ -49,6 +52,37 @@ void MemoryConcern::metrics(ExportFrame& f) {
   forecast_now_ = forecast_.forecast();
   f.forecast = &forecast_now_;
   f.forecast_window_ns = forecast_.window_ns();
+}
+
+void MemoryConcern::status(StatusReply& r) const {
+  if (!sh_.last_mem) return;
+  const MemSnapshot& mem = *sh_.last_mem;
+  std::map<int, NodeStatus> by_node;
+  for (const auto& ns : node_scores(mem.zones)) {
+    NodeStatus& n = by_node[ns.node];
+    n.node = static_cast<uint64_t>(ns.node);
+    n.score = ns.score;
+    n.present_pages = ns.present_pages;
+    n.zones.emplace();
+    n.hugepages.emplace();
+  }
+  for (const auto& z : mem.zones) {
+    if (z.present_pages == 0 || !by_node.count(z.node)) continue;
+    ZoneStatus zs;
+    zs.zone = z.zone;
+    zs.present_pages = z.present_pages;
+    zs.free_pages = buddy_free_pages(z);
+    zs.score = zone_score(z);
+    zs.free_blocks = std::vector<uint64_t>(z.free_blocks.begin(), z.free_blocks.end());
+    const auto ui = unusable_index(z);
+    zs.unusable_index = std::vector<double>(ui.begin(), ui.end());
+    zs.pageblocks = std::map<std::string, uint64_t>(z.pageblocks.begin(), z.pageblocks.end());
+    by_node[z.node].zones->push_back(std::move(zs));
+  }
+  for (const auto& p : mem.hugepages)
+    if (by_node.count(p.node)) by_node[p.node].hugepages->push_back({p.size_kib, p.total, p.free});
+  for (auto& [n, node] : by_node) r.nodes.push_back(std::move(node));
+  if (!mem.warnings.empty()) r.warnings = mem.warnings;
 }
 
 void MemoryConcern::reload() {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Memory: the /proc and sysfs snapshot (sources/memory/files.h: each file as often as it may be
 // read, with back-off), the nodes online and the machine facts requests are checked against,
-// and the forecast of each node's free 2 MiB blocks.
+// the forecast of each node's free 2 MiB blocks, and the status answer's nodes and warnings.
 #pragma once
 
 #include <vector>
@@ -19,6 +19,7 @@ class MemoryConcern : public Concern {
   explicit MemoryConcern(Shared& sh);
   void tick(uint64_t now) override;
   void metrics(ExportFrame& f) override;
+  void status(StatusReply& s) const override;
   void reload() override;
 
  private:

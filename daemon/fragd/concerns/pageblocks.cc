@@ -6,12 +6,92 @@
 
 #include <algorithm>
 
+#include "base/text.h"
 #include "fragd/settings.h"
-#include "fragd/views.h"
 #include "sources/memory/score.h"
 #include "sources/pollution/pollution.h"
 
 namespace fragd {
+
+namespace {
+
+// The map answer's scan (the caller sets pollution, or scan_error without a scan).
+MapView map_reply(const ScanResult& r, const ScanClock& now) {
+  MapView v;
+  v.scanned = true;
+  v.time_ns = r.wall_time_ns;
+  v.age_ns = scan_age_ns(r, now);
+  v.duration_ns = r.duration_ns;
+  v.pageblock_order = r.pageblock_order;
+  v.pages_read = r.pages_read;
+  for (const auto& z : r.zones) {
+    MapZone m;
+    m.node = z.node;
+    m.zone = z.zone;
+    m.start_pfn = z.start_pfn;
+    m.end_pfn = z.end_pfn;
+    m.first_block = z.first_block;
+    for (const auto& b : z.blocks) {
+      m.classes.push_back(b.cls);
+      m.used.push_back(b.used);
+    }
+    for (size_t c = 0; c < kBlockClasses; c++) m.counts[c] = z.counts[c];
+    m.free_pages = z.free_pages;
+    m.hugepages_free = z.hugepages_free;
+    m.hugepages_compaction = z.hugepages_compaction;
+    m.hugepages_polluted = z.hugepages_polluted;
+    m.compaction_cost_pages = z.compaction_cost_pages;
+    if (z.sample_blocks < z.blocks.size()) m.sample = MapZone::Sample{z.sample_blocks, z.compaction_ci, z.polluted_ci};
+    v.zones.push_back(std::move(m));
+  }
+  if (r.map_oldest_boot_ns) v.map_age_ns = now.boot_ns > r.map_oldest_boot_ns ? now.boot_ns - r.map_oldest_boot_ns : 0;
+  return v;
+}
+
+// "pollution" of the map answer (with_blocks: the worst blocks too) and of the status answer
+// (totals and top polluters).
+PollutionInfo pollution_info(const PollutionCounters& c, const PollutionSummary& s, bool with_blocks) {
+  PollutionInfo p;
+  p.tracked_blocks = s.blocks;
+  p.tracked_pages = s.pages;
+  p.events = c.events;
+  p.untracked_events = c.untracked_events();
+  // comm is whatever the task set (prctl PR_SET_NAME): any bytes.
+  for (const auto& t : s.top) p.top.push_back({utf8_escaped(t.comm), t.cgroup_id, t.blocks, t.pages});
+  if (with_blocks) {
+    p.blocks.emplace();
+    for (const auto& b : s.worst)
+      p.blocks->push_back({b.block, static_cast<int>(b.node), b.pages, b.events, b.first_ns, b.last_ns, b.pid,
+                           utf8_escaped(b.comm), b.cgroup_id, migratetype_name(b.alloc_mt)});
+  }
+  return p;
+}
+
+// "scan" of the status answer: per zone classes and huge pages.
+ScanSummary scan_summary(const ScanResult& r, const ScanClock& now) {
+  ScanSummary s;
+  s.age_ns = scan_age_ns(r, now);
+  s.duration_ns = r.duration_ns;
+  s.zones.emplace();
+  for (const auto& z : r.zones) {
+    ScanZoneSummary zs;
+    zs.node = static_cast<uint64_t>(z.node);
+    zs.zone = z.zone;
+    zs.counts.emplace();
+    for (size_t c = 0; c < kBlockClasses; c++) (*zs.counts)[block_class_name(static_cast<BlockClass>(c))] = z.counts[c];
+    zs.hugepages = ScanHugepages{z.hugepages_free, z.hugepages_compaction, z.hugepages_polluted, z.compaction_ci.lo,
+                                 z.compaction_ci.hi};
+    zs.compaction_cost_pages = z.compaction_cost_pages;
+    zs.blocks = z.blocks.size();
+    zs.sample_blocks = z.sample_blocks;
+    s.zones->push_back(std::move(zs));
+  }
+  s.sampled = r.sampled;
+  if (r.map_oldest_boot_ns) s.map_age_ns = now.boot_ns > r.map_oldest_boot_ns ? now.boot_ns - r.map_oldest_boot_ns : 0;
+  return s;
+}
+
+}  // namespace
 
 PageblocksConcern::PageblocksConcern(Shared& sh, ControlServer& control) : sh_(sh), control_(control) {
   if (sh_.cfg.scan_pageblocks) iomem_fd_ = ::open((sh_.cfg.proc_root + "/iomem").c_str(), O_RDONLY | O_CLOEXEC);
@@ -107,8 +187,10 @@ nlohmann::json PageblocksConcern::map_answer(const ScanResult* scan, const std::
   return v;
 }
 
-std::optional<nlohmann::json> PageblocksConcern::map(int64_t max_age_ns, uint64_t max_blocks, uint64_t token,
-                                                     Reader reader) {
+std::optional<nlohmann::json> PageblocksConcern::answer(const ControlRequest& req, Reader reader, uint64_t token) {
+  const int64_t age = req.max_age_ns.value_or(5'000'000'000);
+  const int64_t max_age_ns = reader == Reader::Root ? age : std::max<int64_t>(age, 5'000'000'000);
+  const uint64_t max_blocks = req.max_blocks.value_or(kDefaultMapBlocks);
   if (!scanner_) return map_answer(nullptr, scan_off_, max_blocks, reader);
   const ScanClock now = ScanClock::now();
   auto latest = scanner_->latest();

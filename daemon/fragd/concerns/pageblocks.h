@@ -32,9 +32,12 @@ class PageblocksConcern : public Concern {
   void metrics(ExportFrame& f) override;
   void status(StatusReply& s) const override;
   void watch(EventLoop& loop) override;
-  // The map answer from a scan at most `max_age_ns` old, or none yet: it follows through the
-  // control server's reply(token) when the next scan ends.
-  std::optional<nlohmann::json> map(int64_t max_age_ns, uint64_t max_blocks, uint64_t token, Reader reader);
+  static constexpr std::array kAnswers{Command::Map};
+  bool answers(Command cmd) const override { return among(kAnswers, cmd); }
+  // The map answer from a scan at most max_age_ns old (5 s at least for a reader not root: a
+  // scan costs ~0.1 us of kernel time per page), or none yet: it follows through the control
+  // server's reply(token) when the next scan ends.
+  std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token) override;
 
  private:
   void refresh_pollution();

@@ -44,4 +44,24 @@ void log_programs(const Shared& sh) {
            cfg.socket + ", mode " + cfg.mode);
 }
 
+void program_status(const Shared& sh, StatusReply& r) {
+  r.version = FRAGD_VERSION;
+  r.pid = static_cast<uint64_t>(getpid());
+  r.tick_ns = sh.cfg.tick_ns;
+  r.programs.emplace();
+  for (const auto& p : sh.bpf->programs()) {
+    ProgramStatus ps{p.name, p.tracepoint, p.attached, p.id, std::nullopt};
+    if (!p.attached) ps.error = p.error;
+    r.programs->push_back(std::move(ps));
+  }
+}
+
+std::string unready_programs(const std::vector<ProgramState>& programs, const std::string& allocations) {
+  std::string out;
+  for (const auto& p : programs)
+    if (!p.attached && !(p.per_page && allocations != "exact"))
+      out += (out.empty() ? "not attached: " : "; ") + p.name + " (" + p.tracepoint + "): " + p.error;
+  return out;
+}
+
 }  // namespace fragd

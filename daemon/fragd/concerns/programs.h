@@ -14,5 +14,11 @@ Result<void> load_programs(Shared& sh);
 // Logs each program that should be attached and is not, the tracepoints this kernel lacks, and
 // the one line that says fragd runs.
 void log_programs(const Shared& sh);
+// The status answer's own part: version, pid, tick and the programs.
+void program_status(const Shared& sh, StatusReply& s);
+// Readiness: the programs that should be attached and are not, as "not attached: NAME
+// (TRACEPOINT): ERROR; ..."; "" when every one is. The per-page allocation counter must be
+// attached only with allocations "exact" (adaptive attaches it while counting, off never).
+std::string unready_programs(const std::vector<ProgramState>& programs, const std::string& allocations);
 
 }  // namespace fragd

@@ -4,7 +4,8 @@
 #include <cstring>
 #include <map>
 
-#include "fragd/views.h"
+#include "protocol/action.h"
+#include "protocol/wire.h"
 #include "sources/memory/score.h"
 
 namespace fragd {
@@ -76,6 +77,16 @@ void StallsConcern::tick(uint64_t now) {
 void StallsConcern::status(StatusReply& s) const {
   s.allocations = AllocationCounting{sh_.cfg.allocations, sh_.bpf->counting(), sh_.self.counting.counting_seconds,
                                      sh_.cfg.adaptive_hold_ns, sh_.cfg.adaptive_free_blocks};
+  if (!sh_.last_bpf) return;
+  const BpfSnapshot& b = *sh_.last_bpf;
+  s.events_dropped = b.alloc.events_dropped;
+  s.compaction.emplace();
+  for (unsigned t = 0; t < FRAGD_NR_TRIGGERS; t++) {
+    uint64_t runs = 0;
+    for (unsigned st = 0; st < FRAGD_NR_CSTATUS; st++) runs += b.compaction.runs[t][st];
+    s.compaction->push_back({trigger_name(t), runs, b.compaction.pages_migrated[t], b.compaction.pages_failed[t],
+                             b.compaction_hist[t].sum_ns / 1e9});
+  }
 }
 
 void StallsConcern::reload() { counting_.set(settings()); }
@@ -86,13 +97,39 @@ void StallsConcern::watch(EventLoop& loop) {
     loop.watch(ring_buffer__epoll_fd(wakeups_.get()), [this](short) { ring_buffer__consume(wakeups_.get()); });
 }
 
-Result<HistSnapshot> StallsConcern::hist() const {
+std::optional<nlohmann::json> StallsConcern::answer(const ControlRequest& req, Reader, uint64_t) {
+  if (req.cmd == Command::Trace) return TraceAck{};
   auto s = sh_.reader->read();
-  if (!s) return s.error();
-  HistSnapshot h = hist_reply(*s, sh_.cfg.min_order, now_ns() - sh_.start_ns);
+  if (!s) return error_answer(s.error().message);
+  HistSnapshot h;
+  h.min_order = sh_.cfg.min_order;
+  h.uptime_ns = now_ns() - sh_.start_ns;
   h.counting_mode = sh_.cfg.allocations;
   h.counting = sh_.bpf->counting();
+  for (unsigned o = h.min_order; o < FRAGD_NR_ORDERS; o++) {
+    const auto& a = s->alloc;
+    OrderStats st;
+    st.order = o;
+    st.fast = a.allocs[o][FRAGD_OUTCOME_FAST];
+    st.stalled = a.allocs[o][FRAGD_OUTCOME_STALLED];
+    st.failed = a.allocs[o][FRAGD_OUTCOME_FAILED];
+    st.compaction_ns = a.phase_ns[o][FRAGD_PHASE_COMPACTION];
+    st.reclaim_ns = a.phase_ns[o][FRAGD_PHASE_RECLAIM];
+    st.success = s->stall[o][FRAGD_RESULT_SUCCESS];
+    st.failure = s->stall[o][FRAGD_RESULT_FAILURE];
+    h.orders.push_back(std::move(st));
+  }
   return h;
+}
+
+StallEvent stall_message(const stall_event& e) {
+  // comm is whatever the task set (prctl PR_SET_NAME): keep printable ASCII only.
+  std::string comm(e.comm, strnlen(e.comm, sizeof(e.comm)));
+  for (char& ch : comm)
+    if (ch < 0x20 || ch > 0x7e) ch = '?';
+  return StallEvent{.ts_ns = e.ts_ns, .pid = e.pid, .tid = e.tid, .cgroup_id = e.cgroup_id, .order = e.order,
+                    .gfp = e.gfp, .comm = std::move(comm), .duration_ns = e.duration_ns,
+                    .compact_ns = e.compact_ns, .reclaim_ns = e.reclaim_ns, .result = result_name(e.result)};
 }
 
 }  // namespace fragd

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Stalls: the slow-stall stream to `fragctl trace` clients, allocation counting (when the
 // per-page mm_page_alloc program is attached: sources/stalls/counting.h decides, this attaches
-// and detaches it), the `hist` answer and the status answer's allocation counting.
+// and detaches it), the `hist` and `trace` answers and the status answer's allocation counting,
+// events dropped and compaction runs.
 #pragma once
 
 #include <bpf/libbpf.h>
@@ -23,8 +24,11 @@ class StallsConcern : public Concern {
   void status(StatusReply& s) const override;
   void reload() override;
   void watch(EventLoop& loop) override;
-  // The histograms as they are now (fresh, so `fragctl hist --interval` sees exact intervals).
-  Result<HistSnapshot> hist() const;
+  static constexpr std::array kAnswers{Command::Hist, Command::Trace};
+  bool answers(Command cmd) const override { return among(kAnswers, cmd); }
+  // hist: the histograms as they are now (fresh, so `fragctl hist --interval` sees exact
+  // intervals); trace: its acknowledgement (the control server streams the stalls that follow).
+  std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token) override;
 
  private:
   static int on_ring_event(void* ctx, void* data, size_t size);
@@ -39,5 +43,8 @@ class StallsConcern : public Concern {
   Ring ring_{nullptr, &ring_buffer__free};     // slow stalls, for fragctl trace
   Ring wakeups_{nullptr, &ring_buffer__free};  // a stall while counting is off (adaptive)
 };
+
+// A slow stall of the ring buffer as `fragctl trace` receives it.
+StallEvent stall_message(const stall_event& e);
 
 }  // namespace fragd

@@ -6,7 +6,10 @@
 #include <filesystem>
 
 #include "fragd/concerns/act.h"
+#include "fragd/concerns/attribution.h"
 #include "fragd/concerns/memory.h"
+#include "fragd/concerns/pageblocks.h"
+#include "fragd/concerns/stalls.h"
 #include "kernel/procfs_fixtures.h"
 
 namespace {
@@ -104,18 +107,18 @@ TEST(ActConcern, RequestsAreCheckedAgainstTheFactsAndTheStatusCarriesThePolicy) 
   ControlRequest req;
   req.cmd = Command::Compact;
   req.node = 3;
-  const nlohmann::json refused = act.request(req);
+  const nlohmann::json refused = *act.answer(req, Reader::Root, 0);
   ASSERT_TRUE(refused.contains("error")) << refused.dump();
   EXPECT_NE(refused["error"].get<std::string>().find("3"), std::string::npos) << refused.dump();
   req.node = 0;
-  const nlohmann::json queued = act.request(req);
+  const nlohmann::json queued = *act.answer(req, Reader::Root, 0);
   ASSERT_TRUE(queued.contains("ids")) << queued.dump();
   ASSERT_EQ(queued["ids"].size(), 1u);
 
   ControlRequest ask;
   ask.cmd = Command::Action;
   ask.id = queued["ids"][0].get<uint64_t>();
-  EXPECT_EQ(act.request(ask).value("state", ""), "queued") << act.request(ask).dump();
+  EXPECT_EQ(act.answer(ask, Reader::Root, 0)->value("state", ""), "queued") << act.answer(ask, Reader::Root, 0)->dump();
 
   StatusReply s;
   act.status(s);
@@ -128,3 +131,16 @@ TEST(ActConcern, RequestsAreCheckedAgainstTheFactsAndTheStatusCarriesThePolicy) 
 }
 
 }  // namespace
+
+// Every command of the protocol is answered by exactly one part of fragd: the Daemon itself
+// (status, reload) or one concern (its kAnswers). A command added without a concern that
+// answers it, or claimed by two, fails here rather than as an error answer at run time.
+TEST(Concerns, EveryCommandHasExactlyOneAnswerer) {
+  for (size_t i = 0; i <= static_cast<size_t>(Command::Reload); i++) {
+    const auto cmd = static_cast<Command>(i);
+    const int n = among(kDaemonAnswers, cmd) + among(StallsConcern::kAnswers, cmd) +
+                  among(AttributionConcern::kAnswers, cmd) + among(PageblocksConcern::kAnswers, cmd) +
+                  among(ActConcern::kAnswers, cmd);
+    EXPECT_EQ(n, 1) << command_name(cmd) << " is answered by " << n << " parts of fragd";
+  }
+}

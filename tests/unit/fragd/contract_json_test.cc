@@ -7,7 +7,8 @@
 #include <cstring>
 
 #include "contract.h"
-#include "fragd/views.h"
+#include "act/action_log.h"
+#include "fragd/concerns/stalls.h"
 
 namespace {
 
