@@ -62,6 +62,7 @@ const char* trigger_label(Trigger t) {
     case Trigger::Pool: return "pool";
     case Trigger::Hold: return "hold";
     case Trigger::Policy: return "policy";
+    case Trigger::Forecast: return "forecast";
   }
   return "unknown";
 }
@@ -169,6 +170,7 @@ void Engine::ingest(const Observation& o) {
       t.free_pages = n.free_pages;
       t.total_pages = n.total_pages;
       t.free_blocks = n.free_blocks;
+      t.blocks_per_second = n.blocks_per_second;
       // The free pages over reserve.settle: the oldest kept is the last at or before its start.
       if (!t.free_seen.empty() && t.free_seen.back().first > o.now_ns) t.free_seen.clear();
       t.free_seen.emplace_back(o.now_ns, n.free_pages);
@@ -280,6 +282,20 @@ uint64_t Engine::reserve_goal(const NodeTrack& n) const {
   return goal;
 }
 
+uint64_t Engine::forecast_need(const NodeTrack& n) const {
+  const ForecastTrigger& f = policy_.compaction.forecast;
+  if (!f.enabled || !n.blocks_per_second || *n.blocks_per_second >= 0) return 0;
+  const double lost_per_s = -*n.blocks_per_second;  // 2 MiB blocks
+  const double horizon_s = static_cast<double>(f.horizon_ns) / 1e9;
+  const uint64_t free_2m = blocks_of_order(n.free_blocks, kCompactionHpageOrder);
+  if (static_cast<double>(free_2m) > lost_per_s * horizon_s) return 0;  // they last past the horizon
+  // In blocks of reserve.order (a 2 MiB block is 2^(9 - order) of them, or a share of one).
+  // (1e-6: a rate fitted as 19.99999999 or 20.00000001 blocks/s takes as many blocks as 20.)
+  const double pages = std::ceil(lost_per_s * horizon_s - 1e-6) * static_cast<double>(uint64_t{1} << kCompactionHpageOrder);
+  const double blocks = std::ceil(pages / static_cast<double>(uint64_t{1} << policy_.compaction.reserve.order));
+  return blocks >= 1e18 ? uint64_t{1} << 60 : std::max<uint64_t>(static_cast<uint64_t>(blocks), 1);
+}
+
 uint64_t Engine::window_stalls(uint64_t span_ns) const {
   const Sample* b = baseline(span_ns);
   if (!b || samples_.empty()) return 0;
@@ -297,6 +313,7 @@ uint64_t Engine::goal_blocks(const NodeTrack& n, bool demand, uint64_t room_ns) 
     goal = std::max(goal, (want_pages + (uint64_t{1} << order) - 1) >> order);
   }
   if (demand) goal = std::max(goal, sat_add(have, window_stalls(c.demand.window_ns)));
+  if (const uint64_t need = forecast_need(n)) goal = std::max(goal, sat_add(have, need));
   goal = std::min(std::max(goal, have + 1), holds);
   if (goal <= have) return have;  // nothing the free pages could add
   if (goal * 10 >= holds * 9) return 0;
@@ -361,6 +378,14 @@ std::optional<Engine::Fired> Engine::node_trigger(int node, const NodeTrack& n,
       return Fired{Trigger::Reserve, strf("reserve: %llu free order-%u blocks < %llu",
                                          static_cast<unsigned long long>(have), c.reserve.order,
                                          static_cast<unsigned long long>(goal))};
+  }
+  if (forecast_need(n) > 0) {
+    const double lost = -*n.blocks_per_second;
+    const uint64_t free_2m = blocks_of_order(n.free_blocks, kCompactionHpageOrder);
+    return Fired{Trigger::Forecast,
+                 "forecast: " + std::to_string(free_2m) + " free 2 MiB blocks run out in " +
+                     format_duration(static_cast<double>(free_2m) / lost * 1e9) + " at " + format_count(lost) +
+                     "/s lost, within horizon " + format_duration(static_cast<double>(c.forecast.horizon_ns))};
   }
   return std::nullopt;
 }

@@ -24,6 +24,9 @@
 //               only once the node's free memory has settled: not fallen by
 //               more than 1% of the node over reserve.settle (until then the
 //               node is "settling").
+//      forecast: (off by default) the node's free 2 MiB blocks fall, and at
+//               the rate they fell over forecast_window they run out within
+//               forecast.horizon (free blocks / blocks lost per second).
 //    and every limit allows it:
 //      min_interval since the node's last action ended;
 //      cpu budget: compaction time caused by fragd in the last 60 s (trigger
@@ -38,7 +41,8 @@
 //    free blocks of reserve.order any holding trigger asks for (reserve: the
 //    reserve goal; score: the blocks that bring the score to score.low,
 //    (100 - low)% of the free pages; demand: the blocks there are plus the
-//    stalls of the demand window), at least one more than the node has, at
+//    stalls of the demand window; forecast: the blocks there are plus those
+//    the horizon takes at that rate), at least one more than the node has, at
 //    most what its free pages hold, and at most what the cpu budget left
 //    pays for at the node's learned time per block. A goal of 90% or more of
 //    what the free pages hold compacts the whole node (goal 0). The runner
@@ -98,8 +102,8 @@ namespace fragd {
 enum class ActionKind { Compact, RaiseProactiveness, RestoreProactiveness, Pool };
 const char* action_name(ActionKind k);  // compact, proactiveness_raise, proactiveness_restore, pool
 
-enum class Trigger { Score, Demand, Reserve, Manual, Pool, Hold, Policy };
-const char* trigger_label(Trigger t);   // score, demand, reserve, manual, pool, hold, policy
+enum class Trigger { Score, Demand, Reserve, Manual, Pool, Hold, Policy, Forecast };
+const char* trigger_label(Trigger t);   // score, demand, reserve, manual, pool, hold, policy, forecast
 
 struct ActionRequest {
   uint64_t id = 0;                 // unique, increasing
@@ -159,6 +163,9 @@ struct NodeObservation {
   uint64_t free_pages = 0;
   uint64_t total_pages = 0;          // present pages of the node's zones
   std::vector<uint64_t> free_blocks; // per order, summed over the node's zones
+  // Free 2 MiB blocks gained per second over forecast_window (< 0: lost); absent until
+  // half a window was seen (sources/memory/forecast.h).
+  std::optional<double> blocks_per_second;
 };
 
 // Whether a compaction helped (backoff rule above): the score fell by at
@@ -260,6 +267,7 @@ class Engine {
     uint64_t free_pages = 0;
     uint64_t total_pages = 0;
     std::vector<uint64_t> free_blocks;
+    std::optional<double> blocks_per_second;  // NodeObservation's
     std::deque<std::pair<uint64_t, uint64_t>> free_seen;  // (time, free pages) over reserve.settle
     std::optional<uint64_t> last_end_ns;
     double learned_pages = 0, learned_ns = 0, learned_blocks = 0;  // decayed sums
@@ -301,6 +309,9 @@ class Engine {
   uint64_t reserve_goal(const NodeTrack& n) const;
   // The node's free memory has not fallen by more than 1% of the node over reserve.settle.
   bool settled(const NodeTrack& n) const;
+  // Forecast trigger: the blocks of reserve.order the node loses over forecast.horizon at its
+  // rate, when its free 2 MiB blocks run out within the horizon; 0 otherwise.
+  uint64_t forecast_need(const NodeTrack& n) const;
   uint64_t window_stalls(uint64_t span_ns) const;
   // Method pool: the free blocks of reserve.order a compaction of the node
   // should reach, from every trigger that holds; 0: the whole node.

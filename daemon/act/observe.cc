@@ -45,4 +45,10 @@ Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const BpfSna
   return o;
 }
 
+void add_forecast(Observation& o, const std::vector<NodeForecast>& forecast) {
+  for (NodeObservation& n : o.nodes)
+    for (const NodeForecast& f : forecast)
+      if (f.node == n.node && f.ready) n.blocks_per_second = f.blocks_per_second;
+}
+
 }  // namespace fragd

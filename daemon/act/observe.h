@@ -9,11 +9,14 @@
 #include "act/engine.h"
 #include "kernel/bpf_maps.h"
 #include "kernel/procfs.h"
+#include "sources/memory/forecast.h"
 
 namespace fragd {
 
 // `mem` or `bpf` null: that part is left empty. Stalls are summed over orders from
 // `stall_order` (the larger of compaction.demand.min_order and bpf.min_order) up.
 Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const BpfSnapshot* bpf, unsigned stall_order);
+// Each node's free 2 MiB blocks gained per second, from the forecasts that are ready.
+void add_forecast(Observation& o, const std::vector<NodeForecast>& forecast);
 
 }  // namespace fragd

@@ -359,6 +359,15 @@ const std::vector<Key>& config_keys() {
               "for this long (0s..1h; 0s = at once): while a consumer is still taking memory, the blocks a "
               "compaction makes are taken back. Off by default: on the act benchmark's scenario (a), 10s doubled the "
               "pages migrated (BENCHMARKS.md)"},
+      {.path = "compaction.forecast", .type = Section, .sorted_hint = true},
+      {.path = "compaction.forecast.enabled", .type = Bool, .table = kPolicy, .field = FIELD(policy.compaction.forecast.enabled),
+       .doc = "compact a node ahead of demand: when its free 2 MiB blocks fall, and at the rate they fell over "
+              "`forecast_window` they run out within `horizon` (fragd_hugepages_exhaustion_seconds). Off by "
+              "default. Needs half a `forecast_window` of ticks before it can fire"},
+      {.path = "compaction.forecast.horizon", .type = Duration, .table = kPolicy, .lo = kSecond, .hi = kDay,
+       .field = FIELD(policy.compaction.forecast.horizon_ns),
+       .doc = "...this far ahead (1s..24h). With method pool the compaction's goal is the blocks there are "
+              "plus those the horizon takes at that rate"},
       {.path = "compaction.proactiveness", .type = Section, .sorted_hint = true},
       {.path = "compaction.proactiveness.value", .type = Integer, .table = kPolicy, .lo = 1, .hi = 100, .field = FIELD(policy.compaction.proactiveness.value),
        .doc = "with `method: proactiveness`: the value written to `vm.compaction_proactiveness` (1..100)"},

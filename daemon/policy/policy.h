@@ -68,6 +68,14 @@ struct ReserveGoal {
   SourceMark mark;  // of `blocks`
 };
 
+// Compact ahead: when a node's free 2 MiB blocks will run out within `horizon` at the rate they
+// fell over `forecast_window` (sources/memory/forecast.h: the least-squares slope, once half a
+// window was seen). Off by default.
+struct ForecastTrigger {
+  bool enabled = false;
+  uint64_t horizon_ns = 300'000'000'000ULL;
+};
+
 struct ProactivenessMethod {
   unsigned value = 90;                       // vm.compaction_proactiveness while raised (1..100)
   uint64_t hold_ns = 60'000'000'000ULL;      // at most this long, then the old value goes back
@@ -90,6 +98,7 @@ struct CompactionPolicy {
   ScoreTrigger score;
   DemandTrigger demand;
   ReserveGoal reserve;
+  ForecastTrigger forecast;
   ProactivenessMethod proactiveness;
   uint64_t min_interval_ns = 10'000'000'000ULL;  // between two actions on one node; >= 1 s
   uint64_t cpu_budget_ns = 6'000'000'000ULL;     // compaction time per minute, all nodes; 0 < b <= 30 s

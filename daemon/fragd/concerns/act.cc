@@ -56,8 +56,10 @@ void ActConcern::stop() {
 void ActConcern::tick(uint64_t now) {
   sh_.self.kernel_write_errors = actuator_.write_errors();
   if (!runner_ || !sh_.last_mem) return;
-  auto r = engine_.decide(observation_of(now, &*sh_.last_mem, sh_.last_bpf ? &*sh_.last_bpf : nullptr,
-                                         std::max(sh_.cfg.policy.compaction.demand.min_order, sh_.cfg.min_order)));
+  Observation o = observation_of(now, &*sh_.last_mem, sh_.last_bpf ? &*sh_.last_bpf : nullptr,
+                                 std::max(sh_.cfg.policy.compaction.demand.min_order, sh_.cfg.min_order));
+  add_forecast(o, sh_.forecast);
+  auto r = engine_.decide(o);
   if (!r) return;
   log_debug("starting action " + std::to_string(r->id) + " " + action_name(r->kind) + ": " + r->reason);
   runner_->submit(*r, sh_.cfg.policy);

@@ -28,6 +28,7 @@
 #include "protocol/readers.h"
 #include "protocol/request.h"
 #include "protocol/status.h"
+#include "sources/memory/forecast.h"
 #include "fragd/event_loop.h"
 #include "fragd/exporter.h"
 
@@ -57,6 +58,7 @@ struct Shared {
   std::optional<BpfSnapshot> last_bpf;  // the maps at the last tick
   std::optional<MemSnapshot> last_mem;  // /proc and sysfs at the last tick
   MachineFacts facts;                   // the nodes and their sizes requests are checked against
+  std::vector<NodeForecast> forecast;   // at the last tick, with compaction.forecast on (else empty)
   std::vector<ZoneSpan> spans;          // zone spans at start, to place pageblocks on nodes
   SelfStats self;
   Warnings warn;

@@ -19,6 +19,9 @@ MemoryConcern::MemoryConcern(Shared& sh)
 void MemoryConcern::tick(uint64_t now) {
   if (!files_.tick(now, sh_.last_mem)) return;
   forecast_.observe(now, sh_.last_mem->zones);
+  // The act engine's forecast trigger reads it each tick; the metrics fit it at a scrape.
+  if (sh_.cfg.policy.act && sh_.cfg.policy.compaction.forecast.enabled) sh_.forecast = forecast_.forecast();
+  else sh_.forecast.clear();
   check_nodes();
 }
 

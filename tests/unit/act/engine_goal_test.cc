@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,55 @@ TEST(EngineGoal, TheReserveShareSetsTheGoalAboveTheScoreGoal) {
   // pages = 1741 blocks. The larger wins.
   EXPECT_EQ(r->goal_blocks, 3072u);
   EXPECT_NE(r->reason.find("goal 3072 free order-9 blocks (has 623)"), std::string::npos) << r->reason;
+}
+
+// The forecast trigger (compaction.forecast) on a node that is not hot and has no reserve:
+// 600 free 2 MiB blocks, 17 GiB free.
+Policy forecast_policy(bool on) {
+  Policy p = goal_policy();
+  p.compaction.reserve.memory_percent = 0;
+  p.compaction.forecast.enabled = on;
+  p.compaction.forecast.horizon_ns = 30 * kS;
+  return p;
+}
+NodeObservation losing(std::optional<double> blocks_per_second, uint64_t blocks9 = 600) {
+  NodeObservation n = sized_node(0, kTotal, kFreeP, blocks9, 70);
+  n.blocks_per_second = blocks_per_second;
+  return n;
+}
+
+TEST(EngineGoal, TheForecastFiresOnlyWhenTheBlocksRunOutWithinTheHorizon) {
+  // 600 blocks at 20/s: 30 s, within the horizon. The goal: what the horizon takes on top.
+  Engine e(forecast_policy(true));
+  auto r = e.decide(obs_at(0, {losing(-20.0)}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->trigger, Trigger::Forecast);
+  EXPECT_EQ(r->have_blocks, 600u);
+  EXPECT_EQ(r->goal_blocks, 1200u);
+  EXPECT_NE(r->reason.find("forecast: 600 free 2 MiB blocks run out in 30s at 20/s lost"), std::string::npos)
+      << r->reason;
+  // At 19/s they last 31.6 s: past the horizon.
+  EXPECT_FALSE(Engine(forecast_policy(true)).decide(obs_at(0, {losing(-19.0)})));
+  // Gaining, holding steady, or no forecast yet (less than half a window): nothing.
+  EXPECT_FALSE(Engine(forecast_policy(true)).decide(obs_at(0, {losing(+5.0)})));
+  EXPECT_FALSE(Engine(forecast_policy(true)).decide(obs_at(0, {losing(0.0)})));
+  EXPECT_FALSE(Engine(forecast_policy(true)).decide(obs_at(0, {losing(std::nullopt)})));
+  // Off (the default): nothing, however fast the blocks go.
+  EXPECT_FALSE(Engine(forecast_policy(false)).decide(obs_at(0, {losing(-1000.0)})));
+}
+
+TEST(EngineGoal, TheForecastGoalCountsBlocksOfTheReserveOrder) {
+  // reserve.order 10: 600 2 MiB blocks taken over the horizon are 300 blocks of order 10.
+  Policy p = forecast_policy(true);
+  p.compaction.reserve.order = 10;
+  Engine e(p);
+  NodeObservation n = losing(-20.0, 200);
+  n.free_blocks[10] = 100;  // 400 free 2 MiB blocks in all: 20 s at 20/s
+  auto r = e.decide(obs_at(0, {n}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->trigger, Trigger::Forecast);
+  EXPECT_EQ(r->have_blocks, 100u);
+  EXPECT_EQ(r->goal_blocks, 400u);
 }
 
 TEST(EngineGoal, WithoutAReserveTheScoreGoalIsTheBlocksThatBringItToLow) {

@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "act/observe.h"
 #include "act/pool.h"
+#include "sources/memory/score.h"
 #include "fake_actuator.h"
 
 namespace fragd {
@@ -63,6 +65,7 @@ struct Harness {
   uint64_t end_ns = 60 * kS;
   uint64_t compact_ns = kS;           // wall time of one node compaction (and its compaction time)
   std::optional<uint64_t> kcompactd;  // cost of one proactive step; unset: no kernel proactive compaction
+  uint64_t forecast_window_ns = 600 * kS;  // the free-block forecast's window (forecast_window)
 };
 
 struct Event {
@@ -126,8 +129,10 @@ std::string apply_setting(const std::vector<std::string>& w, size_t at, Policy& 
     ok = arg(1) == "act" || arg(1) == "observe";
   } else if (k == "dry_run") ok = on_off(arg(1), &p.dry_run);
   else if (k == "method") {
-    ok = arg(1) == "node" || arg(1) == "proactiveness";
-    c.method = arg(1) == "node" ? CompactMethod::Node : CompactMethod::Proactiveness;
+    static const std::map<std::string, CompactMethod> methods = {
+        {"node", CompactMethod::Node}, {"pool", CompactMethod::Pool}, {"proactiveness", CompactMethod::Proactiveness}};
+    ok = methods.count(arg(1)) > 0;
+    if (ok) c.method = methods.at(arg(1));
   } else if (k == "nodes") {
     c.nodes.all = arg(1) == "all";
     c.nodes.nodes.clear();
@@ -148,6 +153,8 @@ std::string apply_setting(const std::vector<std::string>& w, size_t at, Policy& 
   else if (k == "min_order") ok = uns(1, &c.demand.min_order);
   else if (k == "reserve") ok = uns(1, &c.reserve.order) && u64(2, &c.reserve.blocks);
   else if (k == "reserve_settle") ok = dur(1, &c.reserve.settle_ns);
+  else if (k == "forecast") ok = on_off(arg(1), &c.forecast.enabled) && dur(2, &c.forecast.horizon_ns);
+  else if (k == "forecast_window" && h) ok = dur(1, &h->forecast_window_ns);
   else if (k == "min_interval") ok = dur(1, &c.min_interval_ns);
   else if (k == "budget") ok = dur(1, &c.cpu_budget_ns);
   else if (k == "min_gain") ok = uns(1, &c.backoff.min_gain);
@@ -241,6 +248,7 @@ class Replay {
   std::vector<std::string> manual_errors;  // refused manual requests
 
   Engine engine;
+  BlockForecast forecast_{fx_.h.forecast_window_ns};  // as the memory concern keeps it: each tick's 2 MiB blocks
 
   uint64_t now() const { return now_; }
 
@@ -308,10 +316,14 @@ class Replay {
                          "ms, less than min_interval after the last one ended");
   }
 
-  Observation observe() const {
+  Observation observe() {
     Observation o;
     o.now_ns = now_;
     o.nodes = fake.observe_nodes();
+    std::map<int, uint64_t> blocks;
+    for (const auto& n : o.nodes) blocks[n.node] = blocks_of_order(n.free_blocks, kCompactionHpageOrder);
+    forecast_.observe(now_, blocks);
+    add_forecast(o, forecast_.forecast());
     o.pools = fake.observe_pools();
     o.stalls_total = stalls_total_;
     o.stall_hist = stall_hist_;
@@ -509,6 +521,12 @@ TEST(EngineSequence, TheReserveWaitsUntilFreeMemoryStopsFalling) {
   Replay r = replay_file("reserve_settle.seq");
   ASSERT_FALSE(r.done.empty());
   EXPECT_EQ(r.done.front().req.reason.rfind("reserve: ", 0), 0u) << r.done.front().req.reason;
+}
+
+TEST(EngineSequence, TheForecastCompactsAheadOfAFallingNode) {
+  Replay r = replay_file("forecast.seq");  // method pool: goal = the blocks there are + 30 s at 20/s
+  ASSERT_FALSE(r.done.empty());
+  EXPECT_EQ(r.done.front().req.goal_blocks, r.done.front().req.have_blocks + 600) << r.done.front().req.reason;
 }
 
 TEST(EngineSequence, CpuBudgetDefersTheSecondNode) {

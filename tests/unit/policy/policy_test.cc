@@ -227,7 +227,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadPolicy{"compactoin:\n", "f.yaml:1:1: key 'compactoin':", "unknown key (known keys here: attribution, bpf, compaction"},
         BadPolicy{"compaction:\n  nodez: all\n", "f.yaml:2:3: key 'compaction.nodez':",
-                  "known keys here: backoff, cpu_budget, demand, method, min_interval, nodes, proactiveness, reserve, "
+                  "known keys here: backoff, cpu_budget, demand, forecast, method, min_interval, nodes, proactiveness, reserve, "
                   "score)"},
         BadPolicy{"compaction:\n  score:\n    hi: 3\n", "f.yaml:3:5: key 'compaction.score.hi':",
                   "known keys here: enabled, high, low)"},
