@@ -102,28 +102,10 @@ YAML
 FRAGD_CONFIG="$WORK/budget.yaml" start_fragd
 wait_scored || die "fragd did not publish a node score in 30 s"
 score=$(node_score)
-# fragctl sends its --timeout: the operator's bound (3 s), not the 1 s budget. Started again
-# (at most 3 times) when it stopped early at page cache, as in a.
-for try in 1 2 3; do
-  sync
-  trace_mark "c-$try"
-  FRAGCTL compact --node 0 --timeout 3 --json >"$WORK/cut2.json" 2>"$WORK/cut2.err" || true
-  read -r result dur_ns < <(python3 -c 'import json, sys
-o = json.load(open(sys.argv[1]))[0]
-print(o["result"], o.get("duration_ns", 0))' "$WORK/cut2.json") ||
-    die "fragctl compact --timeout 3 printed no outcome: $(cat "$WORK/cut2.json" "$WORK/cut2.err")"
-  [ "$result" != cut ] && [ "$try" -lt 3 ] && page_cache_stop "c-$try" || break
-  log "c: try $try: fragctl compact --timeout 3 ended $result after $((dur_ns / 1000000)) ms, contended at page cache: $(compaction_stops); again"
-done
-log "c: fragctl compact --node 0 --timeout 3 under a 1s budget: $result after $((dur_ns / 1000000)) ms"
-[ "$result" = cut ] || die "fragctl compact --timeout 3 ended $result after $((dur_ns / 1000000)) ms, not cut at 3 s"
-[ "$dur_ns" -ge 3000000000 ] ||
-  die "fragctl compact --timeout 3 was cut after $((dur_ns / 1000000)) ms: not its own 3 s bound"
-# The request fragctl would send, without timeout_ms; then the action's outcome, polled.
-for try in 1 2 3; do
-sync
-trace_mark "c2-$try"
-python3 - "$SOCK" >"$WORK/cut.json" 2>"$WORK/cut.err" <<'PY' || true
+# raw_compact: the request fragctl would send, without timeout_ms; then the action's outcome,
+# polled, printed as fragctl --json prints it.
+raw_compact() {
+  python3 - "$SOCK" <<'PY'
 import json, socket, sys, time
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
@@ -138,13 +120,32 @@ for _ in range(600):
         print(json.dumps([a["outcome"]])); break
     time.sleep(0.1)
 PY
-read -r result dur_ns < <(python3 -c 'import json, sys
+}
+# cut_outcome NAME WHAT CMD...: runs CMD (a compaction that must be cut), sets result and dur_ns
+# from its outcome (WORK/NAME.json). Started again (at most 3 times, each logged) when it ended
+# early and stopped at page cache, as in a.
+cut_outcome() {
+  local name=$1 what=$2 try
+  shift 2
+  for try in 1 2 3; do
+    sync
+    trace_mark "$name-$try"
+    "$@" >"$WORK/$name.json" 2>"$WORK/$name.err" || true
+    read -r result dur_ns < <(python3 -c 'import json, sys
 o = json.load(open(sys.argv[1]))[0]
-print(o["result"], o.get("duration_ns", 0))' "$WORK/cut.json") ||
-  die "the compact request got no outcome: $(cat "$WORK/cut.json" "$WORK/cut.err")"
-[ "$result" != cut ] && [ "$try" -lt 3 ] && page_cache_stop "c2-$try" || break
-log "c: try $try: the compact request ended $result after $((dur_ns / 1000000)) ms, contended at page cache: $(compaction_stops); again"
-done
+print(o["result"], o.get("duration_ns", 0))' "$WORK/$name.json") ||
+      die "$what printed no outcome: $(cat "$WORK/$name.json" "$WORK/$name.err")"
+    [ "$result" != cut ] && [ "$try" -lt 3 ] && page_cache_stop "$name-$try" || return 0
+    log "c: try $try: $what ended $result after $((dur_ns / 1000000)) ms, contended at page cache: $(compaction_stops); again"
+  done
+}
+# fragctl sends its --timeout: the operator's bound (3 s), not the 1 s budget.
+cut_outcome cut2 "fragctl compact --timeout 3" FRAGCTL compact --node 0 --timeout 3 --json
+log "c: fragctl compact --node 0 --timeout 3 under a 1s budget: $result after $((dur_ns / 1000000)) ms"
+[ "$result" = cut ] || die "fragctl compact --timeout 3 ended $result after $((dur_ns / 1000000)) ms, not cut at 3 s"
+[ "$dur_ns" -ge 3000000000 ] ||
+  die "fragctl compact --timeout 3 was cut after $((dur_ns / 1000000)) ms: not its own 3 s bound"
+cut_outcome cut "the compact request" raw_compact
 log "c: a compact request of node 0 (score $score) with no bound of its own, under a 1s budget: $result after $((dur_ns / 1000000)) ms"
 if [ "$result" != cut ]; then
   [ "$dur_ns" -ge 1000000000 ] ||
