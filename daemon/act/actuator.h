@@ -20,6 +20,12 @@ class Actuator {
   // it is exiting: the action is "abandoned"; ETIMEDOUT when the deadline
   // (set_deadline) passed: the action is "cut".
   virtual Result<void> compact_node(int node) = 0;
+  // The same, stopped once the node has at least `blocks` free blocks of `order` (larger ones
+  // counted as several): the compaction a pool change asks for, sized to what it lacks. The
+  // default compacts the whole node.
+  virtual Result<void> compact_node_until(int node, unsigned /*order*/, uint64_t /*blocks*/) {
+    return compact_node(node);
+  }
 
   virtual Result<unsigned> read_proactiveness() = 0;
   virtual Result<void> write_proactiveness(unsigned value) = 0;

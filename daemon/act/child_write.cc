@@ -78,8 +78,8 @@ std::string ms_text(uint64_t ns) {
 // Waits for the child to exit, or kills it once stop_fd turns readable or
 // the deadline passes. Returns its wait status (-1: unknown); `killed` and
 // `cut` say whether it was killed, and why.
-Result<int> wait_or_kill(pid_t pid, int pidfd, int stop_fd, uint64_t deadline_ns, bool& killed, bool& cut,
-                         uint64_t& kill_to_reap_ns) {
+Result<int> wait_or_kill(pid_t pid, int pidfd, int stop_fd, uint64_t deadline_ns, const std::function<bool()>& reached,
+                         bool& killed, bool& cut, bool& at_goal, uint64_t& kill_to_reap_ns) {
   auto kill_now = [&]() {
     const uint64_t t0 = now_ns(CLOCK_MONOTONIC);
     kill(pid, SIGKILL);
@@ -93,6 +93,7 @@ Result<int> wait_or_kill(pid_t pid, int pidfd, int stop_fd, uint64_t deadline_ns
     // Without a pidfd (Linux < 5.3) the wait polls every 10 ms.
     int timeout = deadline_poll_ms(now_ns(CLOCK_MONOTONIC), deadline_ns);
     if (pidfd < 0 && (timeout < 0 || timeout > 10)) timeout = 10;
+    if (reached && (timeout < 0 || timeout > kReachedPollMs)) timeout = kReachedPollMs;
     const int n = poll(fds, pidfd >= 0 ? 2 : 1, timeout);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -108,6 +109,10 @@ Result<int> wait_or_kill(pid_t pid, int pidfd, int stop_fd, uint64_t deadline_ns
     if (n > 0 && (fds[0].revents & POLLIN)) return kill_now();
     if (deadline_ns != 0 && now_ns(CLOCK_MONOTONIC) >= deadline_ns) {
       cut = true;
+      return kill_now();
+    }
+    if (reached && reached()) {
+      at_goal = true;
       return kill_now();
     }
   }
@@ -167,8 +172,8 @@ Result<void> write_in_child(const std::string& path, const std::string& value, i
   }
   (void)!write(sv[0], "g", 1);  // a child gone already shows in its result below
 
-  bool killed = false, cut = false;
-  auto status = wait_or_kill(pid, pidfd, stop_fd, deadline_ns, killed, cut, rep.kill_to_reap_ns);
+  bool killed = false, cut = false, at_goal = false;
+  auto status = wait_or_kill(pid, pidfd, stop_fd, deadline_ns, hooks.reached, killed, cut, at_goal, rep.kill_to_reap_ns);
   if (!status) {  // cannot wait: the child must not outlive this call
     kill(pid, SIGKILL);
     reap(pid);
@@ -181,6 +186,11 @@ Result<void> write_in_child(const std::string& path, const std::string& value, i
   // before the kill is a completed write.
   ChildResult res;
   if (recv(sv[0], &res, sizeof(res), MSG_DONTWAIT) != static_cast<ssize_t>(sizeof(res))) {
+    if (killed && at_goal) {  // stopped because what it was for exists: a done write
+      rep.reached = true;
+      rep.attempted = true;
+      return finish({});
+    }
     if (killed && cut) {
       rep.cut = true;
       return finish(make_error(what + " cut short: the action's deadline (its share of compaction.cpu_budget, or a fragctl request's --timeout) ran out "

@@ -34,13 +34,18 @@ struct ChildWriteHooks {
   // kills the child and fails the write with that error.
   std::function<Result<void>(pid_t)> own;
   std::function<void(pid_t)> disown;  // after the child is reaped
+  // Polled every kReachedPollMs while the child writes: true kills the child and the write
+  // counts as done (a compaction stopped once what it was for exists). Empty: never.
+  std::function<bool()> reached;
 };
+inline constexpr int kReachedPollMs = 20;
 
 struct ChildWriteReport {
   pid_t pid = -1;                // the child's pid, -1 when none was made
   bool attempted = false;        // the child opened (or tried to open) the file: an error is the kernel's
   bool killed = false;           // stop_fd turned readable and the child was killed mid-write
   bool cut = false;              // the deadline passed and the child was killed mid-write
+  bool reached = false;          // hooks.reached() turned true and the child was killed mid-write
   uint64_t kill_to_reap_ns = 0;  // from SIGKILL sent to the child reaped, when killed or cut
 };
 

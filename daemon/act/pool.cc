@@ -116,10 +116,17 @@ PoolOutcome resize_pool(Actuator& a, const PoolRequest& r) {
     }
     ++misses;
     if (!compacted && !r.compact_nodes.empty()) {
+      // Compact only what the pool lacks: node by node, each until it has that many more free
+      // blocks of the page's order than now, and no further node once they exist.
+      const unsigned order = page_order(r.size_kib);
+      uint64_t lacking = goal - current;  // the write's goal: the target, or less under the guard
       for (int node : r.compact_nodes) {
+        if (lacking == 0) break;
         if (a.stop_requested()) return exiting();
+        auto have = a.free_blocks(node, order);
+        if (!have) return fail(have.error());
         const uint64_t c0 = mono();
-        auto c = a.compact_node(node);
+        auto c = a.compact_node_until(node, order, *have + lacking);
         if (!c && c.error().err == ECANCELED) return exiting();  // the compaction's process was killed
         if (!c && c.error().err == ETIMEDOUT) {
           out.compactions++;
@@ -129,6 +136,9 @@ PoolOutcome resize_pool(Actuator& a, const PoolRequest& r) {
         if (!c) return fail(c.error());
         out.compactions++;
         out.steps.push_back({"compact", node, 0, mono() - c0});
+        auto now_free = a.free_blocks(node, order);
+        if (!now_free) return fail(now_free.error());
+        lacking -= std::min(lacking, *now_free > *have ? *now_free - *have : 0);
       }
       compacted = true;
       continue;

@@ -44,8 +44,11 @@ struct PoolOutcome {
 //  2. each attempt: goal = min(target, current + (MemAvailable - guard) / size);
 //     goal == current -> guard. Write goal (Actuator::grow_pool), read back.
 //  3. progress (read back > current): write again. None: a miss. After a
-//     miss, compact compact_nodes once (whole nodes: what direct compaction
-//     gave up on) and try again; after a miss that followed a compaction,
+//     miss, compact compact_nodes once, sized to what the pool lacks (the
+//     write's goal - current pages, each a free block of the page's order): each node
+//     until it has that many more free blocks than before its compaction
+//     (Actuator::compact_node_until), the lack less what the nodes before
+//     made, and no further node once none is lacking; then try again. After a miss that followed a compaction,
 //     drop caches when enabled and compact again; two misses in a row with
 //     nothing left to try -> short. At most 16 attempts.
 // Every write, compaction and cache drop is a step (in order) of the outcome.

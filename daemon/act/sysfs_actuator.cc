@@ -74,9 +74,11 @@ ChildWriteReport SysfsActuator::last_compaction_child() const {
 }
 
 Result<void> SysfsActuator::write_value(const std::string& path, const char* pattern, const std::string& value,
-                                        bool killable) {
+                                        bool killable, std::function<bool()> reached) {
   ChildWriteReport child;
-  const Result<void> r = killable ? write_in_child(path, value, stop_fd_, hooks_, &child, deadline_ns_) : write_here(path, value);
+  ChildWriteHooks hooks = hooks_;
+  hooks.reached = std::move(reached);
+  const Result<void> r = killable ? write_in_child(path, value, stop_fd_, hooks, &child, deadline_ns_) : write_here(path, value);
 
   std::lock_guard<std::mutex> lock(mu_);
   if (killable) last_child_ = child;
@@ -127,6 +129,18 @@ Result<void> SysfsActuator::compact_node(int node) {
   }
   return write_value(nodes + "/node" + std::to_string(node) + "/compact", "/sys/devices/system/node/node<N>/compact",
                      "1", true);
+}
+
+Result<void> SysfsActuator::compact_node_until(int node, unsigned order, uint64_t blocks) {
+  const std::string nodes = sys_ + "/devices/system/node";
+  if (node < 0 || !exists(nodes)) return compact_node(node);
+  auto reached = [this, node, order, blocks] {
+    auto b = free_blocks(node, order);
+    return b && *b >= blocks;
+  };
+  if (reached()) return {};
+  return write_value(nodes + "/node" + std::to_string(node) + "/compact", "/sys/devices/system/node/node<N>/compact",
+                     "1", true, reached);
 }
 
 Result<unsigned> SysfsActuator::read_proactiveness() {

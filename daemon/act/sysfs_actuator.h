@@ -28,6 +28,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -57,6 +58,9 @@ class SysfsActuator : public Actuator {
   WriteErrors write_errors() const;
 
   Result<void> compact_node(int node) override;
+  // The node's compaction write, its child killed once /proc/buddyinfo (read every
+  // kReachedPollMs) shows the blocks.
+  Result<void> compact_node_until(int node, unsigned order, uint64_t blocks) override;
   Result<unsigned> read_proactiveness() override;
   Result<void> write_proactiveness(unsigned value) override;
   Result<uint64_t> read_pool(int node, uint64_t size_kib) override;
@@ -78,8 +82,9 @@ class SysfsActuator : public Actuator {
   Result<void> write_pool(int node, uint64_t size_kib, uint64_t count, bool in_child);
   // `pattern` is the allow-listed file `path` is an instance of.
   // killable: from a child process that request_stop() kills.
+  // reached: with killable, ends the write once it is true (ChildWriteHooks::reached).
   Result<void> write_value(const std::string& path, const char* pattern, const std::string& value,
-                           bool killable = false);
+                           bool killable = false, std::function<bool()> reached = {});
   Result<uint64_t> read_value(const std::string& path);
 
   std::string proc_, sys_;

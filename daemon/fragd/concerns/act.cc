@@ -31,7 +31,8 @@ Result<void> ActConcern::take_act_lock(const std::string& why) {
 void ActConcern::own_writers() {
   BpfPrograms& b = *sh_.bpf;
   actuator_.set_writer_hooks(ChildWriteHooks{[&b](pid_t pid) { return b.own_writer(static_cast<uint32_t>(pid)); },
-                                             [&b](pid_t pid) { b.disown_writer(static_cast<uint32_t>(pid)); }});
+                                             [&b](pid_t pid) { b.disown_writer(static_cast<uint32_t>(pid)); },
+                                             {}});
 }
 
 Result<void> ActConcern::start_runner() {

@@ -115,6 +115,23 @@ class FakeActuator : public Actuator {
     fragd_compaction_ns += compact_cost_ns;
     return {};
   }
+  // Stops once the node has `blocks` free order-9 blocks (another order: the whole node).
+  Result<void> compact_node_until(int node, unsigned order, uint64_t blocks) override {
+    calls.push_back("compact " + std::to_string(node) + " until " + std::to_string(blocks));
+    deadlines.push_back(deadline());
+    if (auto e = failing("compact", "write /sys/devices/system/node/node" + std::to_string(node) + "/compact"))
+      return *e;
+    auto it = nodes.find(node);
+    if (it == nodes.end())
+      return sys_error("write /sys/devices/system/node/node" + std::to_string(node) + "/compact", ENOENT);
+    Node& n = it->second;
+    const uint64_t before = n.blocks9;
+    grow_blocks(n);
+    if (order == 9 && n.blocks9 > std::max(before, blocks)) n.blocks9 = std::max(before, blocks);
+    n.compactions++;
+    fragd_compaction_ns += compact_cost_ns;
+    return {};
+  }
   Result<unsigned> read_proactiveness() override {
     calls.push_back("read_proactiveness");
     if (auto e = failing("read_proactiveness", "read /proc/sys/vm/compaction_proactiveness")) return *e;

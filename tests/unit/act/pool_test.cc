@@ -196,19 +196,36 @@ TEST(PoolGrow, AtMostSixteenWrites) {
   EXPECT_EQ(f.count_calls("compact"), 0u);  // no compact_nodes: never compacts
 }
 
-TEST(PoolGrow, GlobalPoolCompactsEveryNodeAndSpreads) {
+TEST(PoolGrow, GlobalPoolCompactsOnlyWhatItLacks) {
   FakeActuator f;
-  f.set_node(0, kFree, 98, 10);  // 40 blocks, 1800 after compaction
+  f.set_node(0, kFree, 98, 10);  // 40 blocks, up to 1800 by compaction
   f.set_node(1, kFree, 98, 10);
   PoolRequest r = grow_request(-1, 1000);
   r.compact_nodes = {0, 1};
   const PoolOutcome o = resize_pool(f, r);
   EXPECT_EQ(o.result, "ok") << o.detail;
-  EXPECT_EQ(o.compactions, 2u);
-  EXPECT_EQ(f.count_calls("compact 0"), 1u);
-  EXPECT_EQ(f.count_calls("compact 1"), 1u);
+  // 80 from the free blocks, then a miss: 920 lacking, all of which node 0 makes; node 1
+  // is not compacted, and node 0 stops at 920 blocks, not 1800.
+  EXPECT_EQ(o.compactions, 1u);
+  EXPECT_EQ(f.count_calls("compact 0 until 920"), 1u);
+  EXPECT_EQ(f.count_calls("compact 1"), 0u);
   EXPECT_EQ(f.pool_total(-1, k2M), 1000u);
-  EXPECT_EQ(f.pool_total(0, k2M), 500u);
+  EXPECT_EQ(f.nodes[0].blocks9 + f.nodes[1].blocks9, 0u);  // the pool took every block made
+}
+
+TEST(PoolGrow, ANodeThatCannotMakeTheLackLeavesTheRestToTheNext) {
+  FakeActuator f;
+  f.set_node(0, kFree, 98, 80);  // 40 blocks, up to 400 by compaction
+  f.set_node(1, kFree, 98, 10);  // 40 blocks, up to 1800
+  PoolRequest r = grow_request(-1, 1000);
+  r.compact_nodes = {0, 1};
+  const PoolOutcome o = resize_pool(f, r);
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  // 920 lacking: node 0 makes 360 (its 400 less the 40 the pool holds), node 1 the other 560.
+  EXPECT_EQ(o.compactions, 2u);
+  EXPECT_EQ(f.count_calls("compact 0 until 920"), 1u);
+  EXPECT_EQ(f.count_calls("compact 1 until 560"), 1u);
+  EXPECT_EQ(f.pool_total(-1, k2M), 1000u);
 }
 
 TEST(PoolShrink, WritesTheTarget) {

@@ -52,7 +52,8 @@ TEST(SysfsCompact, WritesFromARegisteredChildThatIsReapedAfter) {
                         seen_at_own = read_all(n.compact);  // the child waits until fragd has registered it
                         return {};
                       },
-                      [&](pid_t pid) { disowned = pid; }});
+                      [&](pid_t pid) { disowned = pid; },
+                      {}});
   ASSERT_TRUE(a.compact_node(0));
   EXPECT_EQ(read_all(n.compact), "1");
   EXPECT_EQ(seen_at_own, "");
@@ -140,6 +141,7 @@ TEST(SysfsCompact, APassedDeadlineStartsNoWriteButAClearedOneDoes) {
                         owned = true;
                         return {};
                       },
+                      {},
                       {}});
   a.set_deadline(1);  // long past
   const Result<void> r = a.compact_node(0);
@@ -181,6 +183,7 @@ TEST(SysfsCompact, AfterAStopNoWriteStarts) {
                         owned = true;
                         return {};
                       },
+                      {},
                       {}});
   a.request_stop();
   const Result<void> r = a.compact_node(0);
@@ -216,7 +219,8 @@ TEST(SysfsCompact, NoWriteWhenTheChildCannotBeRegistered) {
                         child = pid;
                         return make_error("BPF map full", ENOSPC);
                       },
-                      [&](pid_t) { disowned = true; }});
+                      [&](pid_t) { disowned = true; },
+                      {}});
   const Result<void> r = a.compact_node(0);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().err, ENOSPC);
@@ -234,6 +238,38 @@ TEST(SysfsCompact, WholeMachineFileWithoutNodeDirs) {
   ASSERT_TRUE(a.compact_node(0));
   EXPECT_EQ(read_all(proc.path() + "/sys/vm/compact_memory"), "1");
   EXPECT_TRUE(gone(a.last_compaction_child().pid));
+}
+
+// A pool's compaction sized to what it lacks (compact_node_until): the write runs (a FIFO nobody
+// reads: it never returns by itself) until /proc/buddyinfo shows the blocks, then its child is
+// killed and the write counts as done, not as cut or stopped.
+TEST(SysfsCompact, ACompactionUntilBlocksStopsOnceTheyExist) {
+  Node0 n;
+  TempDir proc;
+  auto buddy = [&](unsigned order9) {
+    proc.write("buddyinfo", "Node 0, zone   Normal      0      0      0      0      0      0      0      0      0 " +
+                                std::to_string(order9) + "      0\n");
+  };
+  buddy(10);
+  ASSERT_EQ(unlink(n.compact.c_str()), 0);
+  ASSERT_EQ(mkfifo(n.compact.c_str(), 0600), 0);
+  SysfsActuator a(proc.path(), n.sys.path());
+  a.set_deadline(now_ns(CLOCK_MONOTONIC) + 20'000'000'000ULL);  // a bound for a broken build only
+  // Already there: no write at all.
+  ASSERT_TRUE(a.compact_node_until(0, 9, 10));
+  EXPECT_EQ(a.last_compaction_child().pid, -1);
+  auto pending = std::async(std::launch::async, [&a] { return a.compact_node_until(0, 9, 40); });
+  EXPECT_EQ(pending.wait_for(300ms), std::future_status::timeout) << "the write ended with 10 of 40 blocks";
+  buddy(40);
+  ASSERT_EQ(pending.wait_for(10s), std::future_status::ready) << "the write went on with the blocks there";
+  const Result<void> r = pending.get();
+  EXPECT_TRUE(r) << r.error().message;
+  const ChildWriteReport c = a.last_compaction_child();
+  EXPECT_TRUE(c.reached);
+  EXPECT_FALSE(c.cut);
+  EXPECT_FALSE(c.killed);
+  EXPECT_TRUE(gone(c.pid)) << "child " << c.pid << " left running";
+  EXPECT_TRUE(a.write_errors().empty());
 }
 
 }  // namespace
