@@ -23,7 +23,7 @@ endif
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_HASHDIR := 1
 
-.PHONY: all build deps run test unit integration image deb test-service bench bench-act clean fuzz sanitize tsan test-kernels test-kernels-cma
+.PHONY: all build deps run test unit integration image deb test-service bench bench-act bench-apps clean fuzz sanitize tsan test-kernels test-kernels-cma
 
 all: build
 
@@ -118,6 +118,12 @@ bench: deps
 bench-act: deps
 	$(MAKE) build
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/act.sh
+
+# Real workloads started on fragmented memory (bench/apps.sh: a VM on hugetlbfs pages, a JVM with
+# a THP heap, a DPDK-style hugetlb user; every mode that could serve each; 3 interleaved rounds).
+bench-apps: deps
+	$(MAKE) build
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/apps.sh
 
 # libFuzzer targets (tests/fuzz), built with clang in $(BUILD)-fuzz and run for
 # FUZZ_SECONDS each, FUZZ_JOBS at a time, on scratch copies of tests/fuzz/corpus.

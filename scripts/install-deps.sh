@@ -37,6 +37,7 @@ packages=(
   iproute2     # ss: security_test lists fragd's listening sockets
   shfmt        # deps_test parses the scripts to find the commands they run
   qemu-system-x86 cpio  # make test-kernels (tests/kernels/matrix.sh) and bench/cost_guest.sh boot guests
+  default-jre-headless  # make bench-apps (bench/apps.sh): the JVM workload
   # the contract tests' linters are Go programs built from their modules (kube-score and
   # kubeconform in manifests_test, pint in rules_lint_test); pip downloads the Kubernetes schemas
   golang-go python3-pip

@@ -102,35 +102,11 @@ class FakeActuator : public Actuator {
   }
 
   // -- Actuator ----------------------------------------------------------
-  Result<void> compact_node(int node) override {
-    calls.push_back("compact " + std::to_string(node));
-    deadlines.push_back(deadline());
-    if (auto e = failing("compact", "write /sys/devices/system/node/node" + std::to_string(node) + "/compact"))
-      return *e;
-    auto it = nodes.find(node);
-    if (it == nodes.end())
-      return sys_error("write /sys/devices/system/node/node" + std::to_string(node) + "/compact", ENOENT);
-    grow_blocks(it->second);
-    it->second.compactions++;
-    fragd_compaction_ns += compact_cost_ns;
-    return {};
-  }
+  Result<void> compact_node(int node) override { return compact(node, "compact " + std::to_string(node), {}); }
   // Stops once the node has `blocks` free order-9 blocks (another order: the whole node).
   Result<void> compact_node_until(int node, unsigned order, uint64_t blocks) override {
-    calls.push_back("compact " + std::to_string(node) + " until " + std::to_string(blocks));
-    deadlines.push_back(deadline());
-    if (auto e = failing("compact", "write /sys/devices/system/node/node" + std::to_string(node) + "/compact"))
-      return *e;
-    auto it = nodes.find(node);
-    if (it == nodes.end())
-      return sys_error("write /sys/devices/system/node/node" + std::to_string(node) + "/compact", ENOENT);
-    Node& n = it->second;
-    const uint64_t before = n.blocks9;
-    grow_blocks(n);
-    if (order == 9 && n.blocks9 > std::max(before, blocks)) n.blocks9 = std::max(before, blocks);
-    n.compactions++;
-    fragd_compaction_ns += compact_cost_ns;
-    return {};
+    return compact(node, "compact " + std::to_string(node) + " until " + std::to_string(blocks),
+                   order == 9 ? std::optional<uint64_t>(blocks) : std::nullopt);
   }
   Result<unsigned> read_proactiveness() override {
     calls.push_back("read_proactiveness");
@@ -304,6 +280,22 @@ class FakeActuator : public Actuator {
     const std::string dir = "hugepages-" + std::to_string(size_kib) + "kB/nr_hugepages";
     return node < 0 ? "/sys/kernel/mm/hugepages/" + dir
                     : "/sys/devices/system/node/node" + std::to_string(node) + "/hugepages/" + dir;
+  }
+  Result<void> compact(int node, std::string call, std::optional<uint64_t> stop_at) {
+    calls.push_back(std::move(call));
+    deadlines.push_back(deadline());
+    if (auto e = failing("compact", "write /sys/devices/system/node/node" + std::to_string(node) + "/compact"))
+      return *e;
+    auto it = nodes.find(node);
+    if (it == nodes.end())
+      return sys_error("write /sys/devices/system/node/node" + std::to_string(node) + "/compact", ENOENT);
+    Node& n = it->second;
+    const uint64_t before = n.blocks9;
+    grow_blocks(n);
+    if (stop_at && n.blocks9 > std::max(before, *stop_at)) n.blocks9 = std::max(before, *stop_at);
+    n.compactions++;
+    fragd_compaction_ns += compact_cost_ns;
+    return {};
   }
   static void grow_blocks(Node& n) {
     const uint64_t room = n.max_blocks9 > n.blocks9 ? n.max_blocks9 - n.blocks9 : 0;

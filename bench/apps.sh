@@ -1,0 +1,253 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# fragd on real workloads: a VM backed by 2 MiB hugetlbfs pages, a JVM with a THP heap, and a
+# DPDK-style hugetlb user, each started on fragmented memory, in every mode that could serve it.
+# `make bench-apps`, or as root after the build:
+#
+#   bash bench/apps.sh          # 3 rounds, writes BENCHMARKS.md (the apps section)
+#
+# Every run: vm.compaction_proactiveness 0 while `fragmenter --percent PERCENT` splinters
+# memory (movable holes only: the act benchmark's fragmentation); at its "ready" the mode's
+# settings; WAIT seconds later the workload starts; then everything is stopped and every
+# setting put back. Counters (/proc/vmstat) are read at "ready" and at the end, so the pages a
+# mode migrates ahead of the workload count too.
+# Workloads:
+#   vm       qemu-system-x86_64 with a GUEST_MIB guest whose RAM is a file on a hugetlbfs mount
+#            (-mem-path, -mem-prealloc; the guest is not started, -S): the pool is grown first,
+#            the way the mode grows it, then qemu allocates its RAM from it. "started": qemu
+#            allocated all of it; time: from the pool's growth to the RAM allocated.
+#   jvm      java -Xms/-Xmx JVM_MIB -XX:+UseTransparentHugePages -XX:+AlwaysPreTouch running a
+#            class that prints its AnonHugePages: time to that line, the share of the heap mapped
+#            huge, and the direct compaction stalls per THP fault allocated.
+#   hugetlb  a DPDK-style process: HUGETLB_MIB of MAP_HUGETLB|MAP_POPULATE memory from a pool
+#            grown for it first, as vm.
+# Modes:
+#   kernel20, kernel90  proactiveness 20 / 90 from "ready"; a pool is grown by writing
+#                       /proc/sys/vm/nr_hugepages (what an operator does)
+#   defrag              vm.defrag_mode=1 from before fragmenting, proactiveness 20 (6.15+)
+#   hugeadm             (vm, hugetlb) the pool grown by `hugeadm --pool-pages-min 2MB:N --hard`
+#   fragd               fragd in act mode with the shipped policy (only `mode: act`); the pool
+#                       written to nr_hugepages as in kernel20
+#   fragd_told          fragd in act mode with the one change a user makes for the workload:
+#                       vm, hugetlb: the pool as a policy target (hugepages.pools, count N),
+#                       grown by fragd before the workload starts; jvm: a reserve of the heap's
+#                       size in free 2 MiB blocks (compaction.reserve.blocks)
+# Knobs: BENCH_APPS_WORKLOADS, BENCH_APPS_MODES (subsets), BENCH_APPS_REPEATS (3),
+# BENCH_APPS_PERCENT (95), BENCH_APPS_WAIT (20), GUEST_MIB (4096), JVM_MIB (4096),
+# HUGETLB_MIB (2048), BENCH_OUTPUT (file to update), FRAGD_BUILD_DIR.
+set -euo pipefail
+
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start apps "it writes sysctls, mounts hugetlbfs and loads BPF" fragd fragctl fragmenter -- \
+	qemu-system-x86_64 java hugeadm python3 curl flock
+
+ALL_WORKLOADS="vm jvm hugetlb"
+ALL_MODES="kernel20 kernel90 defrag hugeadm fragd fragd_told"
+read -r -a WORKLOADS <<<"${BENCH_APPS_WORKLOADS:-$ALL_WORKLOADS}"
+read -r -a MODES <<<"${BENCH_APPS_MODES:-$ALL_MODES}"
+REPEATS=${BENCH_APPS_REPEATS:-3}
+PERCENT=${BENCH_APPS_PERCENT:-95}
+WAIT=${BENCH_APPS_WAIT:-20}
+GUEST_MIB=${GUEST_MIB:-4096}
+JVM_MIB=${JVM_MIB:-4096}
+HUGETLB_MIB=${HUGETLB_MIB:-2048}
+for v in REPEATS PERCENT WAIT GUEST_MIB JVM_MIB HUGETLB_MIB; do
+	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
+done
+((REPEATS >= 1 && PERCENT >= 1 && PERCENT <= 98 && WAIT >= 2)) || die "REPEATS >= 1, PERCENT 1..98, WAIT >= 2"
+for w in "${WORKLOADS[@]}"; do [[ " $ALL_WORKLOADS " == *" $w "* ]] || die "unknown workload '$w' (known: $ALL_WORKLOADS)"; done
+for m in "${MODES[@]}"; do [[ " $ALL_MODES " == *" $m "* ]] || die "unknown mode '$m' (known: $ALL_MODES)"; done
+
+HP=/proc/sys/vm/nr_hugepages
+PRO=/proc/sys/vm/compaction_proactiveness
+DFM=/proc/sys/vm/defrag_mode
+WORK=$(mktemp -d /tmp/fragd-bench-apps.XXXXXX)
+MNT="$WORK/hugetlbfs"
+PIDS=()
+FAILED=1
+SAVED=0
+take_heavy_lock
+require_empty_pool
+PRO_ORIG=$(<"$PRO")
+DFM_ORIG=
+[[ -e $DFM ]] && DFM_ORIG=$(<"$DFM")
+SAVED=1
+
+restore_settings() {
+	((SAVED)) || return 0
+	mountpoint -q "$MNT" && { umount "$MNT" || log "cannot unmount $MNT"; }
+	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
+	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
+	if [[ -n $DFM_ORIG && $(<"$DFM") != "$DFM_ORIG" ]]; then echo "$DFM_ORIG" >"$DFM" || log "cannot restore vm.defrag_mode"; fi
+}
+restore_on_exit() { restore_settings; }
+install_cleanup 15
+
+# Private copies: the build directory may be rebuilt while this runs.
+cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$BUILD_DIR/fragmenter" "$WORK/"
+FRAGD="$WORK/fragd"
+begin_meta "$FRAGD"
+meta java_version "$(java -version 2>&1 | head -1)"
+meta qemu_version "$(qemu-system-x86_64 --version | head -1)"
+meta percent "$PERCENT"
+meta wait_s "$WAIT"
+sed 's/^mode: observe$/mode: act/' configs/fragd.yaml >"$WORK/act.yaml"
+grep -q '^mode: act$' "$WORK/act.yaml" || die "configs/fragd.yaml does not say 'mode: observe' on a line of its own"
+mkdir -p "$MNT"
+cat >"$WORK/Smaps.java" <<'EOF'
+public class Smaps {
+  public static void main(String[] a) throws Exception {
+    for (String l : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/smaps_rollup")))
+      if (l.startsWith("AnonHugePages:")) System.out.println(l.replaceAll("[^0-9]", ""));
+  }
+}
+EOF
+
+now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
+vm_counters() { awk '$1 ~ /^(pgmigrate_success|compact_stall|compact_fail|compact_success|thp_fault_alloc|thp_fault_fallback)$/ { printf "%s=%s ", $1, $2 }' /proc/vmstat; }
+counter() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
+free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
+
+# The policy fragd_told runs for workload $1.
+told_policy() {
+	cp "$WORK/act.yaml" "$WORK/told-$1.yaml"
+	case $1 in
+	vm | hugetlb)
+		local pages=$((${2} / 2))
+		sed -i "s/^  pools: \[\]$/  pools: [{size: 2MB, node: all, count: $pages}]/" "$WORK/told-$1.yaml"
+		grep -q "count: $pages" "$WORK/told-$1.yaml" || die "configs/fragd.yaml has no 'pools: []' line under hugepages"
+		;;
+	jvm)
+		sed -i "0,/^    blocks: 0$/s//    blocks: $((${2} / 2))/" "$WORK/told-$1.yaml"
+		grep -q "^    blocks: $((${2} / 2))$" "$WORK/told-$1.yaml" || die "configs/fragd.yaml has no 'blocks: 0' line under reserve"
+		;;
+	esac
+	echo "$WORK/told-$1.yaml"
+}
+
+# grow_pool MODE PAGES: the pool grown the mode's way; prints nothing, fails never (the
+# workload shows what was missing).
+grow_pool() {
+	case $1 in
+	hugeadm) hugeadm --pool-pages-min "2MB:$2" --hard >"$R/hugeadm.out" 2>&1 || true ;;
+	fragd_told)
+		local i
+		for ((i = 0; i < 600; i++)); do # fragd grows it from its start: up to 60 s
+			[[ $(<"$HP") -ge $2 ]] && break
+			grep -q "pool 2048kB (global) .*: \(short\|guard\|error\|cut\)" "$R/fragd.log" && break
+			sleep 0.1
+		done
+		;;
+	*) echo "$2" >"$HP" ;;
+	esac
+}
+
+# run_workload W MODE: sets OUT to "started=... time_ms=... [huge_pct=...]".
+run_workload() {
+	local w=$1 mode=$2 t0 t1 mib pages free0 i p
+	case $w in
+	vm | hugetlb)
+		mib=$GUEST_MIB
+		[[ $w == hugetlb ]] && mib=$HUGETLB_MIB
+		pages=$((mib / 2))
+		t0=$(now_ms)
+		grow_pool "$mode" "$pages"
+		local pool_ms=$(($(now_ms) - t0)) pool
+		pool=$(<"$HP")
+		free0=$(free_hp)
+		if [[ $w == vm ]]; then
+			mount -t hugetlbfs -o pagesize=2M none "$MNT"
+			qemu-system-x86_64 -machine q35,accel=tcg -m "${mib}M" -mem-path "$MNT" -mem-prealloc -S \
+				-display none -nodefaults -monitor none -serial none >"$R/qemu.out" 2>&1 &
+		else
+			python3 -c '
+import mmap, sys, time
+m = mmap.mmap(-1, int(sys.argv[1]) << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x40000 | 0x8000)
+print("mapped", flush=True)
+time.sleep(600)' "$mib" >"$R/hugetlb.out" 2>&1 &
+		fi
+		p=$!
+		PIDS+=("$p")
+		local started=0
+		for ((i = 0; i < 1200; i++)); do
+			if (($(free_hp) + pages <= free0)) && { [[ $w == vm ]] || grep -q mapped "$R/hugetlb.out"; }; then
+				started=1
+				break
+			fi
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.05
+		done
+		t1=$(now_ms)
+		stop_pid "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+		mountpoint -q "$MNT" && umount "$MNT"
+		OUT="started=$started time_ms=$((t1 - t0)) pool_ms=$pool_ms pool=$pool"
+		;;
+	jvm)
+		t0=$(now_ms)
+		local huge
+		huge=$(timeout 300 java "-Xms${JVM_MIB}m" "-Xmx${JVM_MIB}m" -XX:+UseTransparentHugePages -XX:+AlwaysPreTouch \
+			"$WORK/Smaps.java" 2>"$R/java.err" || true)
+		t1=$(now_ms)
+		local started=0
+		[[ -n $huge ]] && started=1
+		OUT="started=$started time_ms=$((t1 - t0)) huge_pct=$((${huge:-0} * 100 / (JVM_MIB * 1024)))"
+		;;
+	esac
+}
+
+run_one() { # W MODE ROUND
+	local w=$1 mode=$2 round=$3 c0 c1 k
+	R="$WORK/$w-$mode-$round"
+	mkdir -p "$R"
+	[[ $mode == defrag ]] && echo 1 >"$DFM"
+	echo 0 >"$PRO"
+	start_fragmenter "$WORK/fragmenter" "$R" "$PERCENT" 600 || die "$FRAG_ERROR"
+	c0=$(vm_counters)
+	case $mode in
+	kernel20 | defrag | hugeadm) echo 20 >"$PRO" ;;
+	kernel90) echo 90 >"$PRO" ;;
+	fragd) start_fragd_in "$R" "$WORK/act.yaml" ;;
+	fragd_told)
+		local mib=$JVM_MIB
+		[[ $w == vm ]] && mib=$GUEST_MIB
+		[[ $w == hugetlb ]] && mib=$HUGETLB_MIB
+		start_fragd_in "$R" "$(told_policy "$w" "$mib")"
+		;;
+	esac
+	sleep "$WAIT"
+	run_workload "$w" "$mode"
+	c1=$(vm_counters)
+	[[ $mode == fragd* ]] && { stop_pid "$FRAGD_PID" || true; }
+	exec 9>&-
+	wait "$FRAG_PID" 2>/dev/null || true
+	restore_settings
+	local line="workload=$w mode=$mode round=$round $OUT"
+	for k in pgmigrate_success compact_stall compact_fail thp_fault_alloc thp_fault_fallback; do
+		line+=" $k=$(($(counter "$c1" $k) - $(counter "$c0" $k)))"
+	done
+	echo "$line" >>"$WORK/runs.txt"
+	log "$line"
+}
+
+for w in "${WORKLOADS[@]}"; do
+	for ((round = 1; round <= REPEATS; round++)); do
+		order=("${MODES[@]}")
+		# Rotate and reverse per round: no mode always follows the same one.
+		n=${#order[@]}
+		rot=$(((round - 1) % n))
+		order=("${order[@]:rot}" "${order[@]:0:rot}")
+		((round % 2 == 0)) && { rev=(); for ((i = n - 1; i >= 0; i--)); do rev+=("${order[i]}"); done; order=("${rev[@]}"); }
+		for mode in "${order[@]}"; do
+			[[ $mode == hugeadm && $w == jvm ]] && continue
+			[[ $mode == defrag && -z $DFM_ORIG ]] && continue
+			run_one "$w" "$mode" "$round"
+		done
+	done
+done
+
+OUTPUT=$(report_output 0 "$ROOT")
+python3 bench/apps_report.py "$WORK/runs.txt" "$WORK/meta.env" "$OUTPUT"
+log "wrote $OUTPUT"
+FAILED=0

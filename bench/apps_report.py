@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""apps_report.py RUNS META FILE: the section of BENCHMARKS.md that bench/apps.sh measures (real
+workloads started on fragmented memory), from its runs (one line of key=value per run) and its
+meta file; written between <!-- apps:begin --> and <!-- apps:end --> of FILE and printed.
+Every figure is a median over the rounds with its range; no verdict is drawn from fewer than
+three runs of each mode compared."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import publish, quantile, read_env  # noqa: E402
+
+MODES = ["kernel20", "kernel90", "defrag", "hugeadm", "fragd", "fragd_told"]
+
+
+def read_runs(path):
+    runs = []
+    with open(path) as f:
+        for line in f:
+            kv = dict(w.split("=", 1) for w in line.split() if "=" in w)
+            if kv:
+                runs.append(kv)
+    return runs
+
+
+def spread(xs, fmt="{:.0f}"):
+    """'median (min-max)' of xs, or 'median' of one."""
+    if not xs:
+        return "-"
+    med = quantile(xs, 0.5)
+    if len(xs) == 1:
+        return fmt.format(med)
+    return f"{fmt.format(med)} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
+
+
+def table(runs, workload, columns):
+    rows = [r for r in runs if r["workload"] == workload]
+    if not rows:
+        return []
+    out = ["| mode | runs | " + " | ".join(c[0] for c in columns) + " |",
+           "|---|---|" + "---|" * len(columns)]
+    for mode in MODES:
+        mine = [r for r in rows if r["mode"] == mode]
+        if not mine:
+            continue
+        cells = [c[1](mine) for c in columns]
+        out.append(f"| {mode} | {len(mine)} | " + " | ".join(cells) + " |")
+    return out
+
+
+def col(key, scale=1.0, fmt="{:.0f}"):
+    return lambda rs: spread([float(r[key]) * scale for r in rs if key in r], fmt)
+
+
+def started(rs):
+    return f"{sum(int(r['started']) for r in rs)} of {len(rs)}"
+
+
+def stalled_share(rs):
+    """compact_stall per THP fault allocated, percent, per run."""
+    xs = [100.0 * int(r["compact_stall"]) / max(int(r["thp_fault_alloc"]), 1) for r in rs]
+    return spread(xs, "{:.1f}")
+
+
+def main(runs_path, meta_path, out_path):
+    runs = read_runs(runs_path)
+    m = read_env(meta_path)
+    lines = ["## Real workloads on fragmented memory", "",
+             f"`bash bench/apps.sh` (`make bench-apps`). Measured {m['date']} on Linux {m['kernel']}, "
+             f"{m['ncpu']} vCPUs, {int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} "
+             f"(binary sha256 {m['fragd_sha']}); {m['java_version']}; {m['qemu_version']}.",
+             "",
+             f"Memory fragmented by `fragmenter --percent {m['percent']}` (movable holes only); the "
+             f"mode's settings at its \"ready\", the workload {m['wait_s']} s later. Counters from "
+             "/proc/vmstat between \"ready\" and the end of the run: pages migrated "
+             "(pgmigrate_success) and direct compaction stalls (compact_stall, any process). "
+             "Medians over the rounds, range in brackets; modes interleaved, rotated each round.",
+             ""]
+    vm_cols = [("started", started), ("time to RAM allocated, ms", col("time_ms")),
+               ("pool growth, ms", col("pool_ms")), ("pages migrated", col("pgmigrate_success")),
+               ("compact stalls", col("compact_stall"))]
+    for w, title, cols in [
+            ("vm", "A VM whose RAM is 2 MiB hugetlbfs pages (qemu -mem-path -mem-prealloc)", vm_cols),
+            ("hugetlb", "A DPDK-style process: MAP_HUGETLB|MAP_POPULATE memory from the pool", vm_cols),
+            ("jvm", "A JVM with a THP heap (-XX:+UseTransparentHugePages -XX:+AlwaysPreTouch)",
+             [("started", started), ("time to start, ms", col("time_ms")),
+              ("AnonHugePages / heap, %", col("huge_pct")), ("THP faults", col("thp_fault_alloc")),
+              ("THP fallbacks", col("thp_fault_fallback")), ("stalls per THP fault, %", stalled_share),
+              ("pages migrated", col("pgmigrate_success"))])]:
+        t = table(runs, w, cols)
+        if t:
+            lines += [f"### {title}", ""] + t + [""]
+    publish(out_path, "apps", lines)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
