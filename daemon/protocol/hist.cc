@@ -6,7 +6,23 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.h"
+#include "protocol/fields.h"
 #include "protocol/wire.h"
+
+// Each field of a trace line, once: comm, pid, order, duration_ns and result are required, the
+// rest read as 0 when absent (protocol/fields.h).
+template <>
+struct fragd::wire::Fields<fragd::StallEvent> {
+  static auto list() {
+    using T = StallEvent;
+    return std::make_tuple(field_or_default("ts_ns", &T::ts_ns), field("pid", &T::pid),
+                           field_or_default("tid", &T::tid), field("comm", &T::comm),
+                           field_or_default("cgroup_id", &T::cgroup_id), field("order", &T::order),
+                           field_or_default("gfp", &T::gfp), field("duration_ns", &T::duration_ns),
+                           field_or_default("compact_ns", &T::compact_ns),
+                           field_or_default("reclaim_ns", &T::reclaim_ns), field("result", &T::result));
+  }
+};
 
 namespace fragd {
 
@@ -144,31 +160,11 @@ void from_json(const json& answer, HistSnapshot& s) {
             [](const OrderStats& a, const OrderStats& b) { return a.order < b.order; });
 }
 
-void to_json(json& j, const StallEvent& e) {
-  j = json{{"ts_ns", e.ts_ns},         {"pid", e.pid},       {"tid", e.tid},
-           {"comm", e.comm},           {"cgroup_id", e.cgroup_id}, {"order", e.order},
-           {"gfp", e.gfp},             {"duration_ns", e.duration_ns}, {"compact_ns", e.compact_ns},
-           {"reclaim_ns", e.reclaim_ns}, {"result", e.result}};
-}
+void to_json(json& j, const StallEvent& e) { j = write_object(e); }
 
 void from_json(const json& ev, StallEvent& e) {
-  if (!ev.is_object()) malformed("not a JSON object");
   e = StallEvent{};
-  auto it = ev.find("comm");
-  if (it == ev.end() || !it->is_string()) malformed("no string \"comm\"");
-  e.comm = it->get<std::string>();
-  e.pid = req_u64(ev, "pid", "event");
-  e.order = req_u64(ev, "order", "event");
-  e.duration_ns = req_u64(ev, "duration_ns", "event");
-  it = ev.find("result");
-  if (it == ev.end() || !it->is_string()) malformed("no string \"result\"");
-  e.result = it->get<std::string>();
-  e.ts_ns = opt_u64(ev, "ts_ns", "event").value_or(0);
-  e.tid = opt_u64(ev, "tid", "event").value_or(0);
-  e.cgroup_id = opt_u64(ev, "cgroup_id", "event").value_or(0);
-  e.gfp = opt_u64(ev, "gfp", "event").value_or(0);
-  e.compact_ns = opt_u64(ev, "compact_ns", "event").value_or(0);
-  e.reclaim_ns = opt_u64(ev, "reclaim_ns", "event").value_or(0);
+  read_object(ev, e, "event");
 }
 
 }  // namespace fragd
