@@ -96,7 +96,8 @@ test-kernels-cma: deps
 	$(MAKE) build
 	FRAGD_BUILD_DIR=$(BUILD) bash tests/kernels/matrix.sh cma-6.12
 
-# Tracing overhead (bench/run.sh), acting on fragmentation (bench/act.sh), the pageblock scan (bench/scan.sh),
+# Tracing overhead (bench/run.sh), acting on fragmentation (bench/act.sh), real workloads started on
+# fragmented memory (bench/apps.sh), the pageblock scan (bench/scan.sh),
 # the dashboard's data drawn from a real Prometheus (bench/dashboard.sh -> docs/dashboard.png),
 # 50 scrapers and 20 fragctl clients (bench/load.sh), 10 minutes of churn with fragd acting (bench/soak.sh),
 # fragd's CPU on a quiet and a busy host and the scan's cost by memory size (bench/cost.sh, ~50 min);
@@ -105,6 +106,7 @@ bench: deps
 	$(MAKE) build
 	bash bench/run.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/act.sh
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/apps.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/scan.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/dashboard.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/load.sh

@@ -34,7 +34,8 @@
 #                       size in free 2 MiB blocks (compaction.reserve.blocks)
 # Knobs: BENCH_APPS_WORKLOADS, BENCH_APPS_MODES (subsets), BENCH_APPS_REPEATS (3),
 # BENCH_APPS_PERCENT (95), BENCH_APPS_WAIT (20), GUEST_MIB (4096), JVM_MIB (4096),
-# HUGETLB_MIB (2048), BENCH_OUTPUT (file to update), FRAGD_BUILD_DIR.
+# HUGETLB_MIB (2048), BENCH_OUTPUT (file to update), FRAGD_BUILD_DIR; BENCH_QUICK=1: one round at
+# --percent 50, 2 s wait, 512/512/256 MiB, written to /tmp/fragd-bench-quick.md.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -46,12 +47,18 @@ ALL_WORKLOADS="vm jvm hugetlb"
 ALL_MODES="kernel20 kernel90 defrag hugeadm fragd fragd_told"
 read -r -a WORKLOADS <<<"${BENCH_APPS_WORKLOADS:-$ALL_WORKLOADS}"
 read -r -a MODES <<<"${BENCH_APPS_MODES:-$ALL_MODES}"
-REPEATS=${BENCH_APPS_REPEATS:-3}
-PERCENT=${BENCH_APPS_PERCENT:-95}
-WAIT=${BENCH_APPS_WAIT:-20}
-GUEST_MIB=${GUEST_MIB:-4096}
-JVM_MIB=${JVM_MIB:-4096}
-HUGETLB_MIB=${HUGETLB_MIB:-2048}
+QUICK=${BENCH_QUICK:-0}
+if [[ $QUICK == 1 ]]; then # a smoke run: one round, little memory, /tmp/fragd-bench-quick.md
+	D=(1 50 2 512 512 256)
+else
+	D=(3 95 20 4096 4096 2048)
+fi
+REPEATS=${BENCH_APPS_REPEATS:-${D[0]}}
+PERCENT=${BENCH_APPS_PERCENT:-${D[1]}}
+WAIT=${BENCH_APPS_WAIT:-${D[2]}}
+GUEST_MIB=${GUEST_MIB:-${D[3]}}
+JVM_MIB=${JVM_MIB:-${D[4]}}
+HUGETLB_MIB=${HUGETLB_MIB:-${D[5]}}
 for v in REPEATS PERCENT WAIT GUEST_MIB JVM_MIB HUGETLB_MIB; do
 	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
 done
@@ -247,7 +254,7 @@ for w in "${WORKLOADS[@]}"; do
 	done
 done
 
-OUTPUT=$(report_output 0 "$ROOT")
+OUTPUT=$(report_output "$QUICK" "$ROOT")
 python3 bench/apps_report.py "$WORK/runs.txt" "$WORK/meta.env" "$OUTPUT"
 log "wrote $OUTPUT"
 FAILED=0
