@@ -205,7 +205,7 @@ time.sleep(600)' "$mib" >"$R/hugetlb.out" 2>&1 &
 }
 
 run_one() { # W MODE ROUND
-	local w=$1 mode=$2 round=$3 c0 c1 k
+	local w=$1 mode=$2 round=$3 c0 c1 w0 k
 	R="$WORK/$w-$mode-$round"
 	mkdir -p "$R"
 	[[ $mode == defrag ]] && echo 1 >"$DFM"
@@ -224,6 +224,7 @@ run_one() { # W MODE ROUND
 		;;
 	esac
 	sleep "$WAIT"
+	w0=$(vm_counters)
 	run_workload "$w" "$mode"
 	c1=$(vm_counters)
 	[[ $mode == fragd* ]] && { stop_pid "$FRAGD_PID" || true; }
@@ -234,6 +235,8 @@ run_one() { # W MODE ROUND
 	for k in pgmigrate_success compact_stall compact_fail thp_fault_alloc thp_fault_fallback; do
 		line+=" $k=$(($(counter "$c1" $k) - $(counter "$c0" $k)))"
 	done
+	# The workload's own window too: fragd's background compactions before it start are out.
+	for k in compact_stall thp_fault_alloc; do line+=" ${k}_workload=$(($(counter "$c1" $k) - $(counter "$w0" $k)))"; done
 	echo "$line" >>"$WORK/runs.txt"
 	log "$line"
 }
