@@ -120,27 +120,26 @@ Result<uint64_t> SysfsActuator::read_value(const std::string& path) {
   return v;
 }
 
-Result<void> SysfsActuator::compact_node(int node) {
+Result<void> SysfsActuator::compact_node(int node) { return compact(node, {}); }
+
+Result<void> SysfsActuator::compact(int node, std::function<bool()> reached) {
   if (node < 0) return make_error("compact: no node given", EINVAL);
   const std::string nodes = sys_ + "/devices/system/node";
   if (!exists(nodes)) {
     if (node != 0) return make_error("compact: node " + std::to_string(node) + " does not exist", ENOENT);
-    return write_value(proc_ + "/sys/vm/compact_memory", "/proc/sys/vm/compact_memory", "1", true);
+    return write_value(proc_ + "/sys/vm/compact_memory", "/proc/sys/vm/compact_memory", "1", true, std::move(reached));
   }
   return write_value(nodes + "/node" + std::to_string(node) + "/compact", "/sys/devices/system/node/node<N>/compact",
-                     "1", true);
+                     "1", true, std::move(reached));
 }
 
 Result<void> SysfsActuator::compact_node_until(int node, unsigned order, uint64_t blocks) {
-  const std::string nodes = sys_ + "/devices/system/node";
-  if (node < 0 || !exists(nodes)) return compact_node(node);
   auto reached = [this, node, order, blocks] {
     auto b = free_blocks(node, order);
     return b && *b >= blocks;
   };
-  if (reached()) return {};
-  return write_value(nodes + "/node" + std::to_string(node) + "/compact", "/sys/devices/system/node/node<N>/compact",
-                     "1", true, reached);
+  if (node >= 0 && reached()) return {};
+  return compact(node, reached);
 }
 
 Result<unsigned> SysfsActuator::read_proactiveness() {

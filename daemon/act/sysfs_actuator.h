@@ -79,6 +79,8 @@ class SysfsActuator : public Actuator {
 
  private:
   std::string pool_path(int node, uint64_t size_kib) const;
+  // compact_node, its writer stopped once `reached` (may be empty) is true.
+  Result<void> compact(int node, std::function<bool()> reached);
   Result<void> write_pool(int node, uint64_t size_kib, uint64_t count, bool in_child);
   // `pattern` is the allow-listed file `path` is an instance of.
   // killable: from a child process that request_stop() kills.

@@ -52,7 +52,8 @@ void MemoryConcern::check_nodes() {
 
 void MemoryConcern::metrics(ExportFrame& f) {
   f.mem = sh_.last_mem ? &*sh_.last_mem : nullptr;
-  forecast_now_ = forecast_.forecast();
+  // The tick fitted it already when the forecast trigger reads it (the samples change only at a tick).
+  forecast_now_ = sh_.cfg.policy.act && sh_.cfg.policy.compaction.forecast.enabled ? sh_.forecast : forecast_.forecast();
   f.forecast = &forecast_now_;
   f.forecast_window_ns = forecast_.window_ns();
 }
