@@ -131,27 +131,50 @@ compaction:
 hugepages: {guard: 1GiB}
 YAML
 }
-# Started with no goal, so that the counters are read before fragd acts.
-goal_policy 0 >"$WORK/goal.yaml"
-FRAGD_CONFIG="$WORK/goal.yaml" start_fragd
-# kcompactd may still be finishing the proactive compaction of 2b: wait until the free
-# blocks hold still, then ask for 400 more than there are.
+# The check needs a pool write that compacts. The kernel can grant the goal's pool without
+# migrating a page (free blocks that appear during the write, or reclaim: one full run in ten
+# did, 0 pages migrated in 0.03 s), and then there is nothing to attribute: the kernel's own
+# pgmigrate_success tells, and the section is tried again, at most 3 times, with the kernel's
+# counters for the try in the log. A compaction that fragd counts wrongly still fails at once.
+kdelta() {  # kdelta FILE0 FILE1: the reclaim and compaction counters that moved between them
+  awk 'NR == FNR { a[$1] = $2; next } $1 ~ /^(compact_(stall|fail|success|migrate_scanned)|pgmigrate_success|pgsteal_(direct|kswapd)|pgscan_direct)$/ && $2 != a[$1] { printf "%s +%d ", $1, $2 - a[$1] }' "$1" "$2"
+}
+goal_try() {  # goal_try N: 0 when a pool write compacted, 2 when the kernel migrated nothing
+  # Started with no goal, so that the counters are read before fragd acts.
+  goal_policy 0 >"$WORK/goal.yaml"
+  FRAGD_CONFIG="$WORK/goal.yaml" start_fragd
+  # kcompactd may still be finishing the proactive compaction of 2b: wait until the free
+  # blocks hold still, then ask for 400 more than there are.
+  wait_for 60 steady || log "free 2 MiB blocks still moving after 60 s: $(free2m)"
+  scrape >"$WORK/goal0.prom"
+  cp /proc/vmstat "$WORK/vmstat0"
+  have=$(free2m)
+  goal=$((have + 400))
+  goal_policy $goal >"$WORK/goal.yaml"
+  kill -HUP "$FRAGD_PID"
+  wait_for 120 grep -qE "action [0-9]+ compact node 0 \[reserve: .*goal $goal free order-9 blocks.*\]: (ok|no_gain)" "$FRAGD_LOG" ||
+    { cat "$FRAGD_LOG" >&2; fail "no goal-sized compaction of node 0 in 120 s"; }
+  made=$(free2m)
+  sleep 2
+  scrape >"$WORK/goal1.prom"
+  cp /proc/vmstat "$WORK/vmstat1"
+  line=$(grep -E "action [0-9]+ compact node 0" "$FRAGD_LOG" | head -1)
+  log "method pool, try $1: $line"
+  local moved
+  moved=$(( $(awk '$1 == "pgmigrate_success" { print $2 }' "$WORK/vmstat1") - $(awk '$1 == "pgmigrate_success" { print $2 }' "$WORK/vmstat0") ))
+  [ "$moved" -gt 0 ] && return 0
+  log "method pool, try $1: the kernel granted the pool with no page migrated: $(kdelta "$WORK/vmstat0" "$WORK/vmstat1")"
+  stop_fragd
+  return 2
+}
 steady() { local a; a=$(free2m); sleep 2; [ "$(free2m)" -eq "$a" ]; }
-wait_for 60 steady || log "free 2 MiB blocks still moving after 60 s: $(free2m)"
-scrape >"$WORK/goal0.prom"
-s0=$(vmstat compact_stall)
-have=$(free2m)
-goal=$((have + 400))
-goal_policy $goal >"$WORK/goal.yaml"
-kill -HUP "$FRAGD_PID"
-wait_for 120 grep -qE "action [0-9]+ compact node 0 \[reserve: .*goal $goal free order-9 blocks.*\]: (ok|no_gain)" "$FRAGD_LOG" ||
-  { cat "$FRAGD_LOG" >&2; fail "no goal-sized compaction of node 0 in 120 s"; }
-made=$(free2m)
-sleep 2
-scrape >"$WORK/goal1.prom"
-s1=$(vmstat compact_stall)
-line=$(grep -E "action [0-9]+ compact node 0" "$FRAGD_LOG" | head -1)
-log "method pool: $line"
+for try in 1 2 3; do
+  rc=0; goal_try $try || rc=$?
+  [ $rc -eq 0 ] && break
+  [ $try -lt 3 ] || fail "3 tries of the goal-sized pool, and the kernel migrated no page in any: no compaction to attribute"
+done
+s0=$(awk '$1 == "compact_stall" { print $2 }' "$WORK/vmstat0")
+s1=$(awk '$1 == "compact_stall" { print $2 }' "$WORK/vmstat1")
 [ "$(cat $HP)" -eq 0 ] || fail "the temporary pool was left at $(cat $HP) pages"
 [ ! -e $STATE ] || fail "the temporary pool's size is still in $STATE after the action: $(cat $STATE)"
 grep -q "held [0-9]* of $goal pages" <<<"$line" || fail "the outcome does not say what the pool held: $line"
