@@ -4,9 +4,41 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.h"
-#include "protocol/wire.h"
+#include "protocol/fields.h"
 
 namespace fragd {
+namespace wire {
+
+// The pollution part of the map and status answers, once (protocol/fields.h).
+template <>
+struct Fields<PollutedBlockInfo> {
+  static auto list() {
+    using T = PollutedBlockInfo;
+    return std::make_tuple(field("block", &T::block), field("node", &T::node), field("pages", &T::pages),
+                           field("events", &T::events), field("first_ns", &T::first_ns),
+                           field("last_ns", &T::last_ns), field("pid", &T::pid), field("comm", &T::comm),
+                           field("cgroup_id", &T::cgroup_id), field("alloc", &T::alloc));
+  }
+};
+template <>
+struct Fields<PolluterInfo> {
+  static auto list() {
+    using T = PolluterInfo;
+    return std::make_tuple(field("comm", &T::comm), field("cgroup_id", &T::cgroup_id), field("blocks", &T::blocks),
+                           field("pages", &T::pages));
+  }
+};
+template <>
+struct Fields<PollutionInfo> {
+  static auto list() {
+    using T = PollutionInfo;
+    return std::make_tuple(field("tracked_blocks", &T::tracked_blocks), field("tracked_pages", &T::tracked_pages),
+                           field("untracked_events", &T::untracked_events), field("events", &T::events),
+                           field("blocks", &T::blocks), field("top", &T::top));
+  }
+};
+
+}  // namespace wire
 namespace {
 
 using json = nlohmann::json;
@@ -113,48 +145,26 @@ MapZone parse_zone(const json& z, const std::string& path, unsigned order, bool 
   return m;
 }
 
-PollutionInfo parse_pollution(const json& p, unsigned order) {
-  const std::string path = "pollution";
-  if (!p.is_object()) malformed(path + ": not an object or null");
-  PollutionInfo v;
-  v.tracked_blocks = u64_member(p, "tracked_blocks", path);
-  v.tracked_pages = u64_member(p, "tracked_pages", path);
-  v.untracked_events = u64_member(p, "untracked_events", path);
-  v.events = opt_u64(p, "events", path);
-  if (p.contains("blocks")) v.blocks.emplace();
-  const json& blocks = p.contains("blocks") ? array_member(p, "blocks", path) : json::array();
-  for (size_t i = 0; i < blocks.size(); ++i) {
+// Checks what the table cannot: the node's range, the times' order, and (in a map answer,
+// whose pageblock order is known) that a block lies in the physical address space.
+void check_pollution(const PollutionInfo& v, unsigned order) {
+  if (!v.blocks) return;
+  for (size_t i = 0; i < v.blocks->size(); ++i) {
+    const PollutedBlockInfo& pb = (*v.blocks)[i];
     const std::string bp = strf("pollution.blocks[%zu]", i);
-    const json& b = blocks[i];
-    if (!b.is_object()) malformed(bp + ": not an object");
-    PollutedBlockInfo pb;
-    pb.block = u64_member(b, "block", bp);
-    pb.node = static_cast<int>(bounded_member(b, "node", bp, kMaxNode));
-    pb.pages = u64_member(b, "pages", bp);
-    pb.events = u64_member(b, "events", bp);
-    pb.first_ns = u64_member(b, "first_ns", bp);
-    pb.last_ns = u64_member(b, "last_ns", bp);
+    if (pb.node < 0 || static_cast<uint64_t>(pb.node) > kMaxNode)
+      malformed(strf("%s.node: %d is out of range 0..%llu", bp.c_str(), pb.node, ull(kMaxNode)));
     if (pb.last_ns < pb.first_ns)
       malformed(strf("%s.last_ns: %llu is before first_ns %llu", bp.c_str(), ull(pb.last_ns), ull(pb.first_ns)));
-    pb.pid = u64_member(b, "pid", bp);
-    pb.comm = string_member(b, "comm", bp);
-    pb.cgroup_id = u64_member(b, "cgroup_id", bp);
-    pb.alloc = string_member(b, "alloc", bp);
     if (pb.block > (UINT64_MAX >> order)) malformed(bp + ".block: beyond the physical address space");
-    v.blocks->push_back(std::move(pb));
   }
-  const json& top = array_member(p, "top", path);
-  for (size_t i = 0; i < top.size(); ++i) {
-    const std::string tp = strf("pollution.top[%zu]", i);
-    const json& t = top[i];
-    if (!t.is_object()) malformed(tp + ": not an object");
-    PolluterInfo pl;
-    pl.comm = string_member(t, "comm", tp);
-    pl.cgroup_id = u64_member(t, "cgroup_id", tp);
-    pl.blocks = u64_member(t, "blocks", tp);
-    pl.pages = u64_member(t, "pages", tp);
-    v.top.push_back(std::move(pl));
-  }
+}
+
+PollutionInfo parse_pollution(const json& p, unsigned order) {
+  if (!p.is_object()) malformed("pollution: not an object or null");
+  PollutionInfo v;
+  read_object(p, v, "pollution");
+  check_pollution(v, order);
   return v;
 }
 
@@ -222,31 +232,7 @@ json zone_json(const MapZone& z, bool per_block) {
 
 }  // namespace
 
-void to_json(json& j, const PollutionInfo& p) {
-  json top = json::array();
-  for (const auto& t : p.top)
-    top.push_back({{"comm", t.comm}, {"cgroup_id", t.cgroup_id}, {"blocks", t.blocks}, {"pages", t.pages}});
-  j = json{{"tracked_blocks", p.tracked_blocks},
-           {"tracked_pages", p.tracked_pages},
-           {"untracked_events", p.untracked_events},
-           {"top", std::move(top)}};
-  put(j, "events", p.events);
-  if (p.blocks) {
-    json blocks = json::array();
-    for (const auto& b : *p.blocks)
-      blocks.push_back({{"block", b.block},
-                        {"node", b.node},
-                        {"pages", b.pages},
-                        {"events", b.events},
-                        {"first_ns", b.first_ns},
-                        {"last_ns", b.last_ns},
-                        {"pid", b.pid},
-                        {"comm", b.comm},
-                        {"cgroup_id", b.cgroup_id},
-                        {"alloc", b.alloc}});
-    j["blocks"] = std::move(blocks);
-  }
-}
+void to_json(json& j, const PollutionInfo& p) { j = write_object(p); }
 
 void from_json(const json& j, PollutionInfo& p) { p = parse_pollution(j, 0); }
 
