@@ -3,39 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include <array>
-
 #include "protocol/wire.h"
 
 namespace fragd {
 namespace {
-
-struct CommandSpec {
-  Command cmd;
-  const char* name;
-  Access access;
-  std::array<const char*, 4> fields;  // the fields it takes (nullptr-terminated)
-};
-
-// In the order of enum Command.
-constexpr CommandSpec kCommands[] = {
-    {Command::Hist, "hist", Access::Read, {nullptr}},
-    {Command::Status, "status", Access::Read, {nullptr}},
-    {Command::Trace, "trace", Access::Read, {nullptr}},
-    {Command::Top, "top", Access::Read, {nullptr}},
-    {Command::Map, "map", Access::Read, {"max_age_ns", "max_blocks", nullptr}},
-    {Command::Action, "action", Access::Read, {"id", nullptr}},
-    {Command::Compact, "compact", Access::Act, {"node", "timeout_ms", nullptr}},
-    {Command::Pool, "pool", Access::Act, {"size_kib", "count", "node", "timeout_ms"}},
-    {Command::Reload, "reload", Access::Act, {nullptr}},
-};
-
-constexpr bool in_enum_order() {
-  for (size_t i = 0; i < std::size(kCommands); ++i)
-    if (static_cast<size_t>(kCommands[i].cmd) != i) return false;
-  return static_cast<size_t>(Command::Reload) + 1 == std::size(kCommands);
-}
-static_assert(in_enum_order(), "kCommands lists every Command once, in the enum's order");
 
 const CommandSpec& spec_of(Command c) { return kCommands[static_cast<size_t>(c)]; }
 
@@ -149,8 +120,11 @@ void from_json(const nlohmann::json& req, ControlRequest& out) {
   out.max_age_ns = int_field(req, "max_age_ns", 0, INT64_MAX);
   if (auto t = int_field(req, "timeout_ms", 100, int64_t{604800000})) out.timeout_ms = static_cast<uint64_t>(*t);
   if (auto n = int_field(req, "max_blocks", 1, static_cast<int64_t>(kMaxMapBlocks))) out.max_blocks = static_cast<uint64_t>(*n);
-  if (out.cmd == Command::Pool && (!out.size_kib || !out.count)) malformed("\"pool\" needs \"size_kib\" and \"count\"");
-  if (out.cmd == Command::Action && !out.id) malformed("\"action\" needs \"id\"");
+  std::string needed;
+  for (const char* f : spec->required)
+    if (f) needed += std::string(needed.empty() ? "" : " and ") + "\"" + f + "\"";
+  for (const char* f : spec->required)
+    if (f && !req.contains(f)) malformed("\"" + name + "\" needs " + needed);
 }
 
 Result<ControlRequest> parse_request(std::string_view line) {

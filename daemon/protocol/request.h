@@ -4,7 +4,9 @@
 // from_json (through parse_request), fragctl writes them with to_json.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,9 +28,39 @@ constexpr uint64_t kMaxMapBlocks = 32768;
 // Read requests only look; act requests change the host or the daemon.
 enum class Access { Read, Act };
 
-// Every request there is. Its name on the wire, who may send it and the fields it takes are
-// declared once, in request.cc's table; a switch over Command names every one of them.
+// Every request there is, and below, once, its name on the wire, who may send it and the
+// fields it takes (each field's type and range: request.cc). A command is added here, with
+// its answer (protocol/<answer>.h), the concern that answers it (fragd/concerns/<concern>.cc)
+// and fragctl's subcommand (fragctl/commands/<command>.cc, with fragctl/render/<answer>).
 enum class Command { Hist, Status, Trace, Top, Map, Action, Compact, Pool, Reload };
+
+struct CommandSpec {
+  Command cmd;
+  const char* name;
+  Access access;
+  std::array<const char*, 4> fields;    // the fields it takes (nullptr-terminated)
+  std::array<const char*, 2> required;  // of those, the ones it needs
+};
+
+// In the order of enum Command.
+inline constexpr CommandSpec kCommands[] = {
+    {Command::Hist, "hist", Access::Read, {nullptr}, {nullptr}},
+    {Command::Status, "status", Access::Read, {nullptr}, {nullptr}},
+    {Command::Trace, "trace", Access::Read, {nullptr}, {nullptr}},
+    {Command::Top, "top", Access::Read, {nullptr}, {nullptr}},
+    {Command::Map, "map", Access::Read, {"max_age_ns", "max_blocks", nullptr}, {nullptr}},
+    {Command::Action, "action", Access::Read, {"id", nullptr}, {"id", nullptr}},
+    {Command::Compact, "compact", Access::Act, {"node", "timeout_ms", nullptr}, {nullptr}},
+    {Command::Pool, "pool", Access::Act, {"size_kib", "count", "node", "timeout_ms"}, {"size_kib", "count"}},
+    {Command::Reload, "reload", Access::Act, {nullptr}, {nullptr}},
+};
+
+constexpr bool in_enum_order() {
+  for (size_t i = 0; i < std::size(kCommands); ++i)
+    if (static_cast<size_t>(kCommands[i].cmd) != i) return false;
+  return true;
+}
+static_assert(in_enum_order(), "kCommands lists the Commands in the enum's order");
 
 // "hist", "status", ...: the "cmd" of the request on the wire.
 std::string_view command_name(Command c);

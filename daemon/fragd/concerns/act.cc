@@ -141,6 +141,11 @@ void ActConcern::reload() {
   for (const auto& o : engine_.take_dropped()) record(o);
 }
 
+namespace {
+constexpr std::array kAnswered{Command::Compact, Command::Pool, Command::Action};
+}  // namespace
+const std::span<const Command> ActConcern::kAnswers{kAnswered};
+
 std::optional<nlohmann::json> ActConcern::answer(const ControlRequest& req, Reader, uint64_t) {
   std::vector<uint64_t> ids;
   if (req.cmd == Command::Action) {

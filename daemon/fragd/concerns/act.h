@@ -50,7 +50,7 @@ class ActConcern : public Concern {
   void reload() override;
   void watch(EventLoop& loop) override;
 
-  static constexpr std::array kAnswers{Command::Compact, Command::Pool, Command::Action};
+  static const std::span<const Command> kAnswers;  // defined with answer()
   bool answers(Command cmd) const override { return among(kAnswers, cmd); }
   // compact, pool: the ids of the actions queued; action: one action's state.
   std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token) override;

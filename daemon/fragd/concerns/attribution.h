@@ -19,7 +19,7 @@ class AttributionConcern : public Concern {
   void tick(uint64_t now) override;
   void metrics(ExportFrame& f) override;
   void reload() override;
-  static constexpr std::array kAnswers{Command::Top};
+  static const std::span<const Command> kAnswers;  // defined with answer()
   bool answers(Command cmd) const override { return among(kAnswers, cmd); }
   std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token) override;
 

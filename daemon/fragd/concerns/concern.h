@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -66,11 +67,10 @@ struct Shared {
 };
 
 // The requests the Daemon answers itself (each concern has a part in them). A concern lists the
-// ones it answers as kAnswers; tests/unit/fragd/concerns_test.cc checks that every command is
-// answered exactly once.
+// ones it answers as kAnswers, defined beside its answer() in its .cc;
+// tests/unit/fragd/concerns_test.cc checks that every command is answered exactly once.
 inline constexpr std::array kDaemonAnswers{Command::Status, Command::Reload};
-template <size_t N>
-bool among(const std::array<Command, N>& answers, Command cmd) {
+inline bool among(std::span<const Command> answers, Command cmd) {
   return std::find(answers.begin(), answers.end(), cmd) != answers.end();
 }
 

@@ -187,6 +187,11 @@ nlohmann::json PageblocksConcern::map_answer(const ScanResult* scan, const std::
   return v;
 }
 
+namespace {
+constexpr std::array kAnswered{Command::Map};
+}  // namespace
+const std::span<const Command> PageblocksConcern::kAnswers{kAnswered};
+
 std::optional<nlohmann::json> PageblocksConcern::answer(const ControlRequest& req, Reader reader, uint64_t token) {
   const int64_t age = req.max_age_ns.value_or(5'000'000'000);
   const int64_t max_age_ns = reader == Reader::Root ? age : std::max<int64_t>(age, 5'000'000'000);

@@ -32,7 +32,7 @@ class PageblocksConcern : public Concern {
   void metrics(ExportFrame& f) override;
   void status(StatusReply& s) const override;
   void watch(EventLoop& loop) override;
-  static constexpr std::array kAnswers{Command::Map};
+  static const std::span<const Command> kAnswers;  // defined with answer()
   bool answers(Command cmd) const override { return among(kAnswers, cmd); }
   // The map answer from a scan at most max_age_ns old (5 s at least for a reader not root: a
   // scan costs ~0.1 us of kernel time per page), or none yet: it follows through the control

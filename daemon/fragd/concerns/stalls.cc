@@ -97,6 +97,11 @@ void StallsConcern::watch(EventLoop& loop) {
     loop.watch(ring_buffer__epoll_fd(wakeups_.get()), [this](short) { ring_buffer__consume(wakeups_.get()); });
 }
 
+namespace {
+constexpr std::array kAnswered{Command::Hist, Command::Trace};
+}  // namespace
+const std::span<const Command> StallsConcern::kAnswers{kAnswered};
+
 std::optional<nlohmann::json> StallsConcern::answer(const ControlRequest& req, Reader, uint64_t) {
   if (req.cmd == Command::Trace) return TraceAck{};
   auto s = sh_.reader->read();

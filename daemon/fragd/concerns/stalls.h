@@ -24,7 +24,7 @@ class StallsConcern : public Concern {
   void status(StatusReply& s) const override;
   void reload() override;
   void watch(EventLoop& loop) override;
-  static constexpr std::array kAnswers{Command::Hist, Command::Trace};
+  static const std::span<const Command> kAnswers;  // defined with answer()
   bool answers(Command cmd) const override { return among(kAnswers, cmd); }
   // hist: the histograms as they are now (fresh, so `fragctl hist --interval` sees exact
   // intervals); trace: its acknowledgement (the control server streams the stalls that follow).

@@ -136,8 +136,8 @@ TEST(ActConcern, RequestsAreCheckedAgainstTheFactsAndTheStatusCarriesThePolicy) 
 // (status, reload) or one concern (its kAnswers). A command added without a concern that
 // answers it, or claimed by two, fails here rather than as an error answer at run time.
 TEST(Concerns, EveryCommandHasExactlyOneAnswerer) {
-  for (size_t i = 0; i <= static_cast<size_t>(Command::Reload); i++) {
-    const auto cmd = static_cast<Command>(i);
+  for (const auto& spec : kCommands) {
+    const Command cmd = spec.cmd;
     const int n = among(kDaemonAnswers, cmd) + among(StallsConcern::kAnswers, cmd) +
                   among(AttributionConcern::kAnswers, cmd) + among(PageblocksConcern::kAnswers, cmd) +
                   among(ActConcern::kAnswers, cmd);
