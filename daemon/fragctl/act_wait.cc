@@ -1,23 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "fragctl/commands.h"
+#include "fragctl/act_wait.h"
 
-#include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "base/format.h"
 #include "fragctl/render/ctl_format.h"
 #include "fragctl/session.h"
-#include "policy/config.h"
-#include "policy/policy.h"
 
 namespace fragd::ctl {
 
 using nlohmann::json;
 
+const char* const kActFooter =
+    "fragd must run with 'mode: act' in its policy (with 'dry_run: true' it decides and logs, writes nothing),\n"
+    "and answers only root. Exit status: 0 if every action ended ok or dry_run; 1 otherwise (the reason on\n"
+    "stderr), also when --timeout passed first (the action goes on in fragd: see 'fragctl status').";
+
+void add_wait_options(CLI::App* cmd, ActArgs& args) {
+  cmd->add_option("--timeout", args.timeout_s, "Wait at most SEC seconds for the outcome")
+      ->type_name("SEC")
+      ->check(CLI::Range(0.1, 604800.0))
+      ->capture_default_str();
+  cmd->add_flag("--json", args.json, "The outcomes as a JSON array");
+}
 
 // Sends an acting request (compact, pool), then follows every action it
 // queued until done: one line per outcome as it finishes, or with --json the
@@ -65,51 +73,5 @@ int run_actions(const std::string& socket_path, const ControlRequest& req, const
   }
   return rc;
 }
-
-namespace {
-
-// COUNT of `pool set`: a decimal number of pages, nothing else.
-fragd::Result<uint64_t> parse_count(const std::string& text) {
-  uint64_t v = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || ptr != end)
-    return fragd::make_error("COUNT '" + text + "' is not a number of hugepages (a decimal integer >= 0)");
-  return v;
-}
-
-}  // namespace
-
-int cmd_pool_set(const std::string& socket_path, const std::string& size_text, const std::string& count_text,
-                 const ActArgs& a) {
-  auto size = fragd::parse_page_size_kib(size_text);
-  if (!size) return fail(size.error());
-  auto count = parse_count(count_text);
-  if (!count) return fail(count.error());
-  return run_actions(socket_path, ControlRequest::pool(*size, *count, a.node, timeout_ms(a)), a);
-}
-
-int cmd_reload(const std::string& socket_path) {
-  auto c = open_client(socket_path);
-  if (!c) return fail(c.error());
-  auto answer = ask_fragd(*c, ControlRequest::of(Command::Reload));
-  if (!answer) return fail(answer.error());
-  auto msg = fragd::parse_reload_answer(*answer);
-  if (!msg) return fail(msg.error());
-  std::printf("%s\n", msg->c_str());
-  return 0;
-}
-
-// Validates a policy file here, without fragd and without privileges.
-int cmd_policy_check(const std::string& path) {
-  auto cfg = fragd::load_and_check_config(path);
-  if (!cfg) return fail(cfg.error());
-  const fragd::Policy& p = cfg->policy;
-  std::printf("%s: OK (mode %s%s, method %s, %zu pool target%s)\n", path.c_str(), p.act ? "act" : "observe",
-              p.dry_run ? " with dry_run" : "", fragd::method_name(p.compaction.method), p.hugepages.pools.size(),
-              p.hugepages.pools.size() == 1 ? "" : "s");
-  return 0;
-}
-
 
 }  // namespace fragd::ctl
