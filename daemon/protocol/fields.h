@@ -8,7 +8,9 @@
 //   - V: required, "missing" when absent; or, declared with `field_or_default`, written always
 //     (an empty vector left out) and left at the struct's default when absent or null;
 //   - uint64_t, int64_t, int, double, bool, std::string, std::vector<V>, std::map<std::string, V>,
-//     and any struct with Fields<> (an object), nested as deep as the message goes.
+//     and any struct with Fields<> (an object), nested as deep as the message goes;
+//   - a struct with Fields<> declared with `field_inline`: its keys written into, and read from,
+//     the object that holds it (the top answer's counts beside each row's name).
 // A malformed value is named by its path from the message's root ("nodes[0].zones[1].score is
 // not a non-negative integer") and thrown as Malformed (protocol/wire.h).
 #pragma once
@@ -34,20 +36,26 @@ struct Field {
   M T::*member;
   bool null_when_empty = false;
   bool defaulted = false;
+  bool flattened = false;
 };
 template <class T, class M>
 constexpr Field<T, M> field(const char* key, M T::*member) {
-  return {key, member, false, false};
+  return {key, member, false, false, false};
 }
 // Written as null when empty (the status answer's "pollution", "scan", a node's "floor").
 template <class T, class M>
 constexpr Field<T, M> field_or_null(const char* key, M T::*member) {
-  return {key, member, true, false};
+  return {key, member, true, false, false};
 }
 // Not required: absent from an older fragd, read as the struct's default.
 template <class T, class M>
 constexpr Field<T, M> field_or_default(const char* key, M T::*member) {
-  return {key, member, false, true};
+  return {key, member, false, true, false};
+}
+// Its keys in the object that holds it, not an object of its own (a struct with Fields<>).
+template <class T, class M>
+constexpr Field<T, M> field_inline(M T::*member) {
+  return {"", member, false, false, true};
 }
 
 // Specialised for each message struct: static auto list() returns a tuple of field(...). A
@@ -109,6 +117,12 @@ nlohmann::json write_value(const V& v) {
 template <class T, class M>
 void write_field(nlohmann::json& j, const T& t, const Field<T, M>& f) {
   const M& v = t.*(f.member);
+  if constexpr (described<M>::value) {
+    if (f.flattened) {
+      j.update(write_object(v));
+      return;
+    }
+  }
   if constexpr (is_optional<M>::value) {
     if (v) j[f.key] = write_value(*v);
     else if (f.null_when_empty) j[f.key] = nullptr;
@@ -176,6 +190,12 @@ void read_value(const nlohmann::json& j, V& out, const std::string& path) {
 template <class T, class M>
 void read_field(const nlohmann::json& j, T& t, const Field<T, M>& f, const std::string& path) {
   M& v = t.*(f.member);
+  if constexpr (described<M>::value) {
+    if (f.flattened) {
+      read_object(j, v, path);
+      return;
+    }
+  }
   const std::string at = path.empty() ? std::string(f.key) : path + "." + f.key;
   auto it = j.find(f.key);
   if constexpr (is_optional<M>::value) {

@@ -6,37 +6,72 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/wire.h"
+#include "protocol/fields.h"
 
 namespace fragd {
 
 using nlohmann::json;
 using namespace wire;
 
+namespace wire {
+
+// Each field of the top answer, once (protocol/fields.h); a row's counts sit beside its name.
+template <>
+struct Fields<TopCount> {
+  static auto list() { return std::make_tuple(field("stalls", &TopCount::stalls), field("stall_ns", &TopCount::stall_ns)); }
+};
+template <>
+struct Fields<TopCgroup> {
+  static auto list() {
+    using T = TopCgroup;
+    return std::make_tuple(field<T, std::string>("cgroup", &T::name), field_inline<T, TopCount>(&T::count));
+  }
+};
+template <>
+struct Fields<TopCallsite> {
+  static auto list() {
+    using T = TopCallsite;
+    return std::make_tuple(field<T, std::string>("callsite", &T::name), field_inline<T, TopCount>(&T::count));
+  }
+};
+template <>
+struct Fields<TopConsumer> {
+  static auto list() {
+    using T = TopConsumer;
+    return std::make_tuple(field("order", &T::order), field("consumer", &T::consumer), field_inline(&T::count));
+  }
+};
+template <>
+struct Fields<TopStack> {
+  static auto list() {
+    using T = TopStack;
+    return std::make_tuple(field("consumer", &T::consumer), field("callsite", &T::callsite),
+                           field("frames", &T::frames), field_or_default("unnamed_frames", &T::unnamed_frames),
+                           field_inline(&T::count));
+  }
+};
+template <>
+struct Fields<TopNode> {
+  static auto list() {
+    using T = TopNode;
+    return std::make_tuple(field("node", &T::node), field("score", &T::score), field("free_2m_blocks", &T::free_2m),
+                           field("free_1g_blocks", &T::free_1g));
+  }
+};
+template <>
+struct Fields<TopReply> {
+  static auto list() {
+    using T = TopReply;
+    return std::make_tuple(field("uptime_ns", &T::uptime_ns), field("symbols", &T::symbols),
+                           field("nodes", &T::nodes), field("cgroups", &T::cgroups), field("consumers", &T::consumers),
+                           field("callsites", &T::callsites), field("stacks", &T::stacks));
+  }
+};
+
+}  // namespace wire
+
 namespace {
 
-json count_json(const TopCount& c) { return json{{"stalls", c.stalls}, {"stall_ns", c.stall_ns}}; }
-TopCount count_of(const json& o, const std::string& path) {
-  return TopCount{u64_member(o, "stalls", path), u64_member(o, "stall_ns", path)};
-}
-json rows_json(const std::vector<TopRow>& rows, const char* key) {
-  json a = json::array();
-  for (const auto& r : rows) {
-    json o = count_json(r.count);
-    o[key] = r.name;
-    a.push_back(std::move(o));
-  }
-  return a;
-}
-std::vector<TopRow> rows_of(const json& j, const char* member_name, const char* key) {
-  std::vector<TopRow> out;
-  const json& a = array_member(j, member_name, "top");
-  for (size_t i = 0; i < a.size(); i++) {
-    const std::string path = std::string("top.") + member_name + "[" + std::to_string(i) + "]";
-    out.push_back({string_member(a[i], key, path), count_of(a[i], path)});
-  }
-  return out;
-}
 TopCount minus(const TopCount& a, const TopCount* b) {
   if (!b) return a;
   return {a.stalls >= b->stalls ? a.stalls - b->stalls : 0, a.stall_ns >= b->stall_ns ? a.stall_ns - b->stall_ns : 0};
@@ -45,78 +80,26 @@ TopCount minus(const TopCount& a, const TopCount* b) {
 }  // namespace
 
 void to_json(json& j, const TopReply& r) {
-  json nodes = json::array();
-  for (const auto& n : r.nodes)
-    nodes.push_back({{"node", n.node}, {"score", n.score}, {"free_2m_blocks", n.free_2m}, {"free_1g_blocks", n.free_1g}});
-  json consumers = json::array();
-  for (const auto& c : r.consumers) {
-    json o = count_json(c.count);
-    o["order"] = c.order;
-    o["consumer"] = c.consumer;
-    consumers.push_back(std::move(o));
-  }
-  json stacks = json::array();
-  for (const auto& s : r.stacks) {
-    json o = count_json(s.count);
-    o["consumer"] = s.consumer;
-    o["callsite"] = s.callsite;
-    o["frames"] = s.frames;
-    o["unnamed_frames"] = s.unnamed_frames;
-    stacks.push_back(std::move(o));
-  }
-  j = json{{"ok", true},
-           {"uptime_ns", r.uptime_ns},
-           {"symbols", r.symbols},
-           {"nodes", std::move(nodes)},
-           {"cgroups", rows_json(r.cgroups, "cgroup")},
-           {"consumers", std::move(consumers)},
-           {"callsites", rows_json(r.callsites, "callsite")},
-           {"stacks", std::move(stacks)}};
+  j = write_object(r);
+  j["ok"] = true;
 }
 
 void from_json(const json& j, TopReply& r) {
-  if (!j.is_object()) malformed("top: expected an object");
-  r.uptime_ns = u64_member(j, "uptime_ns", "top");
-  const json& sym = member(j, "symbols", "top");
-  if (!sym.is_boolean()) malformed("top.symbols: not a boolean");
-  r.symbols = sym.get<bool>();
-  r.nodes.clear();
-  const json& nodes = array_member(j, "nodes", "top");
-  for (size_t i = 0; i < nodes.size(); i++) {
+  read_object(j, r, "top");
+  // What a table cannot say: the ranges.
+  for (size_t i = 0; i < r.nodes.size(); i++) {
     const std::string path = "top.nodes[" + std::to_string(i) + "]";
-    const uint64_t node = bounded_member(nodes[i], "node", path, 1u << 20);
-    r.nodes.push_back({static_cast<int>(node), static_cast<unsigned>(bounded_member(nodes[i], "score", path, 100)),
-                       u64_member(nodes[i], "free_2m_blocks", path), u64_member(nodes[i], "free_1g_blocks", path)});
+    if (r.nodes[i].node < 0 || r.nodes[i].node > (1 << 20)) malformed(path + ".node is out of range 0..1048576");
+    if (r.nodes[i].score > 100) malformed(path + ".score is out of range 0..100");
   }
-  r.cgroups = rows_of(j, "cgroups", "cgroup");
-  r.callsites = rows_of(j, "callsites", "callsite");
-  r.consumers.clear();
-  const json& cons = array_member(j, "consumers", "top");
-  for (size_t i = 0; i < cons.size(); i++) {
-    const std::string path = "top.consumers[" + std::to_string(i) + "]";
-    r.consumers.push_back({static_cast<unsigned>(bounded_member(cons[i], "order", path, 63)),
-                           string_member(cons[i], "consumer", path), count_of(cons[i], path)});
-  }
-  r.stacks.clear();
-  const json& stacks = array_member(j, "stacks", "top");
-  for (size_t i = 0; i < stacks.size(); i++) {
-    const std::string path = "top.stacks[" + std::to_string(i) + "]";
-    TopStack s{string_member(stacks[i], "consumer", path), string_member(stacks[i], "callsite", path), {},
-               count_of(stacks[i], path)};
-    const json& frames = array_member(stacks[i], "frames", path);
-    for (size_t k = 0; k < frames.size(); k++) {
-      if (!frames[k].is_string()) malformed(path + ".frames[" + std::to_string(k) + "]: not a string");
-      s.frames.push_back(frames[k].get<std::string>());
-    }
-    s.unnamed_frames = opt_u64(stacks[i], "unnamed_frames", path).value_or(0);  // absent from an older fragd
-    r.stacks.push_back(std::move(s));
-  }
+  for (size_t i = 0; i < r.consumers.size(); i++)
+    if (r.consumers[i].order > 63) malformed("top.consumers[" + std::to_string(i) + "].order is out of range 0..63");
 }
 
 TopReply top_interval(const TopReply& newer, const TopReply& older) {
   TopReply d = newer;
   d.uptime_ns = newer.uptime_ns >= older.uptime_ns ? newer.uptime_ns - older.uptime_ns : newer.uptime_ns;
-  auto rows = [](std::vector<TopRow>& out, const std::vector<TopRow>& old) {
+  auto rows = [](auto& out, const auto& old) {
     std::map<std::string, const TopCount*> by;
     for (const auto& r : old) by[r.name] = &r.count;
     for (auto& r : out) r.count = minus(r.count, by.count(r.name) ? by[r.name] : nullptr);

@@ -20,6 +20,9 @@ struct TopRow {  // a cgroup or a call site; "other" sums the rest
   std::string name;
   TopCount count;
 };
+// The two kinds of row, apart because the answer names each one's key ("cgroup", "callsite").
+struct TopCgroup : TopRow {};
+struct TopCallsite : TopRow {};
 struct TopConsumer {
   unsigned order = 0;
   std::string consumer;
@@ -41,11 +44,13 @@ struct TopReply {
   uint64_t uptime_ns = 0;
   bool symbols = false;  // kernel call sites are named
   std::vector<TopNode> nodes;
-  std::vector<TopRow> cgroups, callsites;
+  std::vector<TopCgroup> cgroups;
+  std::vector<TopCallsite> callsites;
   std::vector<TopConsumer> consumers;
   std::vector<TopStack> stacks;  // most stall time first
 };
-// from_json: every field required; a node, count or order of the wrong type is named.
+// from_json: every field required (but a stack's unnamed_frames, absent from an older fragd); a
+// malformed one is named by its path ("top.cgroups[1].stall_ns is not a non-negative integer").
 void to_json(nlohmann::json& j, const TopReply& r);
 void from_json(const nlohmann::json& j, TopReply& r);
 

@@ -75,30 +75,30 @@ int cmd_hist(const std::string& socket_path, const HistArgs& a) {
   return 0;
 }
 
-const bool registered = declare_subcommand({
-    10, "[--socket PATH] hist [--order N] [--interval SEC [--count N]] [--json]", [](CLI::App& app) {
-      auto a = std::make_shared<HistArgs>();
-      auto order = std::make_shared<unsigned>(0);
-      auto* hist = app.add_subcommand("hist", "High-order allocations and their stall latency histograms");
-      auto* order_opt = hist->add_option("--order", *order, "Only this order")
-                            ->type_name("N")
-                            ->check(CLI::Range(0, FRAGD_NR_ORDERS - 1));
-      auto* interval_opt =
-          hist->add_option("--interval", a->interval_s,
-                           "Print the figures of each interval of SEC seconds instead of cumulative ones")
-              ->type_name("SEC")
-              ->check(CLI::Range(0.1, 86400.0));
-      hist->add_option("--count", a->count, "Number of intervals (default: until Ctrl-C)")
-          ->type_name("N")
-          ->needs(interval_opt)
-          ->check(CLI::PositiveNumber);
-      hist->add_flag("--json", a->json, "One JSON object per interval");
-      hist->footer("");
-      return std::pair{hist, Run([a, order, order_opt](const std::string& socket) {
-                         if (order_opt->count() > 0) a->order = *order;
-                         return cmd_hist(socket, *a);
-                       })};
-    }});
+const bool registered = declare_subcommand(
+    {10, "[--socket PATH] hist [--order N] [--interval SEC [--count N]] [--json]", [](CLI::App& app) {
+       auto a = std::make_shared<HistArgs>();
+       auto order = std::make_shared<unsigned>(0);
+       auto* hist = app.add_subcommand("hist", "High-order allocations and their stall latency histograms");
+       auto* order_opt = hist->add_option("--order", *order, "Only this order")
+                             ->type_name("N")
+                             ->check(CLI::Range(0, FRAGD_NR_ORDERS - 1));
+       auto* interval_opt =
+           hist->add_option("--interval", a->interval_s,
+                            "Print the figures of each interval of SEC seconds instead of cumulative ones")
+               ->type_name("SEC")
+               ->check(CLI::Range(0.1, 86400.0));
+       hist->add_option("--count", a->count, "Number of intervals (default: until Ctrl-C)")
+           ->type_name("N")
+           ->needs(interval_opt)
+           ->check(CLI::PositiveNumber);
+       hist->add_flag("--json", a->json, "One JSON object per interval");
+       hist->footer("");
+       return std::pair{hist, Run([a, order, order_opt](const std::string& socket) {
+                          if (order_opt->count() > 0) a->order = *order;
+                          return cmd_hist(socket, *a);
+                        })};
+     }});
 
 }  // namespace
 }  // namespace fragd::ctl

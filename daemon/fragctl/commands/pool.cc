@@ -40,11 +40,14 @@ struct PoolArgs {
   std::string size, count;
 };
 
-const bool registered = declare_subcommand({70, "[--socket PATH] pool set SIZE COUNT [--node N] [--timeout SEC] [--json]", [](CLI::App& app) {
+// The synopsis of `pool`, and of its one command.
+constexpr const char* kPoolSynopsis = "[--socket PATH] pool set SIZE COUNT [--node N] [--timeout SEC] [--json]";
+
+const bool registered = declare_subcommand({70, kPoolSynopsis, [](CLI::App& app) {
   auto a = std::make_shared<PoolArgs>();
   auto* pool = app.add_subcommand("pool", "Hugetlb pools managed by fragd");
   pool->require_subcommand(1);
-  pool->footer("Synopsis:\n  fragctl [--socket PATH] pool set SIZE COUNT [--node N] [--timeout SEC] [--json]");
+  pool->footer(std::string("Synopsis:\n  fragctl ") + kPoolSynopsis);
   auto* set = pool->add_subcommand(
       "set", "Set a pool's target (until the next reload) and wait until fragd has reached it or given up");
   set->footer(std::string("fragd compacts when free blocks are short, allocates, reads back, retries while it\n"

@@ -25,17 +25,13 @@ int cmd_status(const std::string& socket_path, bool as_json) {
 }
 
 const bool registered = declare_subcommand({20, "[--socket PATH] status [--json]", [](CLI::App& app) {
-                                              auto json = std::make_shared<bool>(false);
-                                              auto* status = app.add_subcommand(
-                                                  "status", "Fragmentation scores, free blocks, hugepages, programs");
-                                              status->add_flag("--json", *json, "fragd's answer as JSON");
-                                              status->footer(
-                                                  "In act mode also the policy: its state per node, pool targets, the "
-                                                  "action running and the last actions.");
-                                              return std::pair{status, Run([json](const std::string& socket) {
-                                                                 return cmd_status(socket, *json);
-                                                               })};
-                                            }});
+  auto json = std::make_shared<bool>(false);
+  auto* status = app.add_subcommand("status", "Fragmentation scores, free blocks, hugepages, programs");
+  status->add_flag("--json", *json, "fragd's answer as JSON");
+  status->footer("In act mode also the policy: its state per node, pool targets, the action running and the last "
+                 "actions.");
+  return std::pair{status, Run([json](const std::string& socket) { return cmd_status(socket, *json); })};
+}});
 
 }  // namespace
 }  // namespace fragd::ctl

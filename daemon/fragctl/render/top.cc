@@ -66,7 +66,7 @@ std::string format_top_text(const TopReply& r, const TopViewOptions& o) {
                   share(other.count.stall_ns, o.interval_s).c_str());
     out += line;
   };
-  table("CGROUP", r.cgroups);
+  table("CGROUP", {r.cgroups.begin(), r.cgroups.end()});
 
   std::vector<TopConsumer> cons;
   for (const auto& c : r.consumers)
@@ -82,7 +82,8 @@ std::string format_top_text(const TopReply& r, const TopViewOptions& o) {
   }
   if (cons.empty()) out += "(no stall)\n";
 
-  table(r.symbols ? "CALL SITE" : "CALL SITE (no kernel symbols: fragd lacked CAP_SYSLOG)", r.callsites);
+  table(r.symbols ? "CALL SITE" : "CALL SITE (no kernel symbols: fragd lacked CAP_SYSLOG)",
+        {r.callsites.begin(), r.callsites.end()});
 
   if (o.stacks) {
     std::vector<TopStack> st;
