@@ -13,13 +13,13 @@ rounds with the lowest and highest value. Writes the section between
 kept) and prints it on stdout. Every goal verdict is computed here from the
 measured medians.
 """
-import argparse
 import json
 import os
 import re
 import statistics
 import sys
 
+from benchargs import report_args
 from benchlib import measured_on, prom_sum, publish, quick_env, quantile, read_env, read_prom, section_head
 
 MODES = ["ondemand", "kernel20", "kernel90", "manual", "hugeadm", "fragd", "defrag", "defrag_fragd"]
@@ -429,12 +429,7 @@ def method(m):
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--goals-from":
-        return goals_from_doc(sys.argv[2])
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--output", required=True)
-    args = ap.parse_args()
+    args = report_args(goals_from_doc, "--work", "--output")
     m = read_env(os.path.join(args.work, "meta.env"), missing_ok=True)
     runs = load(args.work, m)
     G = group(runs)

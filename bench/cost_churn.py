@@ -12,13 +12,14 @@ A cycle that takes longer than the period starts the next one at once. Each cycl
 line in --events: {"unix", "anon_s", "cache_write_s", "cache_read_s", "cycle_s"}. Runs until
 SIGTERM or SIGINT; whatever ends it, the mapping is unmapped and the file deleted (exit 0).
 """
-import argparse
 import json
 import mmap
 import os
 import signal
 import sys
 import time
+
+from benchargs import required_args
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 CHUNK = 1 << 20
@@ -64,13 +65,8 @@ def cache_cycle(path, mib, block):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dir", required=True)
-    ap.add_argument("--anon-mib", type=int, required=True)
-    ap.add_argument("--file-mib", type=int, required=True)
-    ap.add_argument("--period", type=float, required=True)
-    ap.add_argument("--events", required=True)
-    a = ap.parse_args()
+    a = required_args(__doc__.split("\n")[0], "--dir", ("--anon-mib", int), ("--file-mib", int), ("--period", float),
+                      "--events")
     if a.anon_mib <= 0 or a.file_mib <= 0 or a.period <= 0:
         sys.exit("cost_churn: --anon-mib, --file-mib and --period must be > 0")
     signal.signal(signal.SIGTERM, on_signal)

@@ -6,10 +6,10 @@ Writes the section between <!-- overhead:begin --> and <!-- overhead:end --> of
 --output (created if missing; everything outside the markers is kept) and
 prints the section on stdout.
 """
-import argparse
 import statistics
 import sys
 
+from benchargs import report_args
 from benchlib import measured_on, publish, quick_env, quantile, read_env, section_head
 from verdict import Verdict, median, median_ratio
 
@@ -221,17 +221,8 @@ def goals_from_doc(path):
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--goals-from":
-        return goals_from_doc(sys.argv[2])
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--results", required=True)
-    ap.add_argument("--meta", required=True)
-    ap.add_argument("--seen", required=True)
-    ap.add_argument("--builds", required=True)
-    ap.add_argument("--scrapes", required=True)
-    ap.add_argument("--fragd-notes", required=True)
-    ap.add_argument("--output", required=True)
-    args = ap.parse_args()
+    args = report_args(goals_from_doc, "--results", "--meta", "--seen", "--builds", "--scrapes", "--fragd-notes",
+                       "--output")
 
     m = read_env(args.meta)
     res = read_results(args.results)

@@ -18,7 +18,6 @@ burst_down (before, after). On exit the fragmenter is stopped and a burst under 
 is written back down, whatever ends the run. Exit status 0, or 1 when the
 fragmenter failed (its stderr is in the events file).
 """
-import argparse
 import json
 import os
 import signal
@@ -26,6 +25,8 @@ import subprocess
 import sys
 import threading
 import time
+
+from benchargs import required_args
 
 HP = "/proc/sys/vm/nr_hugepages"
 
@@ -131,16 +132,9 @@ class Churn:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--fragmenter", required=True)
-    ap.add_argument("--percent", type=int, required=True)
-    ap.add_argument("--hold", type=float, required=True)
-    ap.add_argument("--burst-period", type=float, required=True)
-    ap.add_argument("--burst-pages", type=int, required=True)
-    ap.add_argument("--burst-hold", type=float, required=True)
-    ap.add_argument("--seconds", type=float, required=True)
-    ap.add_argument("--events", required=True)
-    a = ap.parse_args()
+    a = required_args(__doc__.split("\n")[0], "--fragmenter", ("--percent", int), ("--hold", float),
+                      ("--burst-period", float), ("--burst-pages", int), ("--burst-hold", float), ("--seconds", float),
+                      "--events")
     if not os.access(HP, os.W_OK):
         sys.exit(f"soak_churn: cannot write {HP}: run as root")
     return Churn(a).run()

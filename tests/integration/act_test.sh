@@ -118,7 +118,6 @@ stop_fragd
 log "method proactiveness: raised to 90, restored to 0 on SIGTERM"
 
 # 3a. method pool: the reserve asks for 400 free 2 MiB blocks more than there are.
-free2m() { awk '{ for (i = 5 + 9; i <= NF; i++) n += $i * 2 ^ (i - 5 - 9) } END { print n + 0 }' /proc/buddyinfo; }
 goal_policy() {  # goal_policy BLOCKS
   cat <<YAML
 mode: act
@@ -145,16 +144,16 @@ goal_try() {  # goal_try N: 0 when a pool write compacted, 2 when the kernel mig
   FRAGD_CONFIG="$WORK/goal.yaml" start_fragd
   # kcompactd may still be finishing the proactive compaction of 2b: wait until the free
   # blocks hold still, then ask for 400 more than there are.
-  wait_for 60 steady || log "free 2 MiB blocks still moving after 60 s: $(free2m)"
+  wait_for 60 steady || log "free 2 MiB blocks still moving after 60 s: $(free_blocks9)"
   scrape >"$WORK/goal0.prom"
   cp /proc/vmstat "$WORK/vmstat0"
-  have=$(free2m)
+  have=$(free_blocks9)
   goal=$((have + 400))
   goal_policy $goal >"$WORK/goal.yaml"
   kill -HUP "$FRAGD_PID"
   wait_for 120 grep -qE "action [0-9]+ compact node 0 \[reserve: .*goal $goal free order-9 blocks.*\]: (ok|no_gain)" "$FRAGD_LOG" ||
     { cat "$FRAGD_LOG" >&2; fail "no goal-sized compaction of node 0 in 120 s"; }
-  made=$(free2m)
+  made=$(free_blocks9)
   sleep 2
   scrape >"$WORK/goal1.prom"
   cp /proc/vmstat "$WORK/vmstat1"
@@ -167,7 +166,7 @@ goal_try() {  # goal_try N: 0 when a pool write compacted, 2 when the kernel mig
   stop_fragd
   return 2
 }
-steady() { local a; a=$(free2m); sleep 2; [ "$(free2m)" -eq "$a" ]; }
+steady() { local a; a=$(free_blocks9); sleep 2; [ "$(free_blocks9)" -eq "$a" ]; }
 for try in 1 2 3; do
   rc=0; goal_try $try || rc=$?
   [ $rc -eq 0 ] && break

@@ -201,8 +201,7 @@ awk -v a="$u0" -v b="$u1" 'BEGIN { exit !(b > a) }' || die "fragd_compaction_bud
 # A pool grown past the free 2 MiB blocks: fragd's writer stalls in direct compaction,
 # and those stalls are fragd's own (marked through a pidfd), not the host's.
 fragment 60
-free2m() { awk '{ for (i = 5 + 9; i <= NF; i++) n += $i * 2 ^ (i - 5 - 9) } END { print n + 0 }' /proc/buddyinfo; }
-want=$(( $(free2m) + 300 ))
+want=$(( $(free_blocks9) + 300 ))
 sleep 1.5
 scrape >"$WORK/c0.prom"
 s0=$(vmstat compact_stall)

@@ -73,19 +73,7 @@ term_checks() {
 # act_policy HIGH LOW: method proactiveness, so that fragd changes vm.compaction_proactiveness
 # and holds it. Its value is 1, not 90: at 90 kcompactd compacts the hot node in the
 # background, and the compaction to be interrupted finds nothing left to do in 10 ms.
-act_policy() {
-  cat <<YAML
-mode: act
-compaction:
-  method: proactiveness
-  score: {high: $1, low: $2}
-  demand: {enabled: false}
-  reserve: {memory_percent: 0}
-  min_interval: 2s
-  proactiveness: {value: 1, hold: 10m}
-hugepages: {guard: 1GiB}
-YAML
-}
+act_policy() { proactiveness_policy "$1" "$2" 1 'hugepages: {guard: 1GiB}'; }
 pro_is() { [ "$(cat $PRO)" -eq "$1" ]; }
 # hold_changed HIGH LOW: starts fragd in act mode on the hot node; returns once it holds
 # proactiveness changed, with the value to restore saved.

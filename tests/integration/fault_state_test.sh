@@ -64,17 +64,7 @@ for size in /sys/kernel/mm/hugepages/hugepages-*; do
 done
 SPRO="$P/sys/vm/compaction_proactiveness"
 ROOTS=(--path.procfs "$P" --path.sysfs "$S")
-cat >"$WORK/act.yaml" <<'YAML'
-mode: act
-compaction:
-  method: proactiveness
-  score: {high: 40, low: 20}
-  demand: {enabled: false}
-  reserve: {memory_percent: 0}
-  min_interval: 2s
-  proactiveness: {value: 90, hold: 10m}
-pageblocks: {scan: false}
-YAML
+proactiveness_policy 40 20 90 'pageblocks: {scan: false}' >"$WORK/act.yaml"
 sed 's/^mode: act/mode: observe/' "$WORK/act.yaml" >"$WORK/observe.yaml"
 spro_is() { [ "$(cat "$SPRO")" = "$1" ]; }
 # start_act: an act-mode fragd on the scratch tree, returning once it holds the scratch value raised.

@@ -23,6 +23,9 @@ RESTORE=()
 log() { echo "[$TEST_NAME] $*"; }
 # shellcheck source=tests/tools/fragmenter.sh
 source "$SRC/tests/tools/fragmenter.sh"
+# metric, vmstat, free_blocks9 and proactiveness_policy: the guests' suites source them too.
+# shellcheck source=tests/tools/suite_lib.sh
+source "$SRC/tests/tools/suite_lib.sh"
 fail() { echo "[$TEST_NAME] FAIL: $*" >&2; exit 1; }
 
 # Skip (exit 77) outside CI; fail under CI=true, where nothing may be skipped.
@@ -104,31 +107,19 @@ start_fragd() {
   fail "fragd did not serve metrics within 10 s"
 }
 
-# stop_fragd: SIGTERM, and fragd must exit 0.
-stop_fragd() {
-  kill -TERM "$FRAGD_PID"
+# stop_clean PID NAME LOG: SIGTERM to PID (a child of the test), which must exit 0; else its
+# LOG goes to stderr and the test fails.
+stop_clean() {
+  kill -TERM "$1"
   local rc=0
-  wait "$FRAGD_PID" || rc=$?
-  [ "$rc" -eq 0 ] || { cat "$FRAGD_LOG" >&2; fail "fragd exited $rc after SIGTERM (want 0)"; }
+  wait "$1" || rc=$?
+  [ "$rc" -eq 0 ] || { cat "$3" >&2; fail "$2 exited $rc after SIGTERM (want 0)"; }
 }
+
+# stop_fragd: SIGTERM, and fragd must exit 0.
+stop_fragd() { stop_clean "$FRAGD_PID" fragd "$FRAGD_LOG"; }
 
 scrape() { curl -sf "http://127.0.0.1:$PORT/metrics"; }
-
-# metric FILE NAME 'LABEL-REGEX': sum of the samples of NAME whose labels match.
-metric() {
-  awk -v name="$2" -v re="${3:-}" '
-    $1 !~ /^#/ {
-      n = $1; sub(/\{.*/, "", n)
-      if (n != name) next
-      lab = $1; if (lab ~ /\{/) { sub(/^[^{]*\{/, "", lab); sub(/\}$/, "", lab) } else lab = ""
-      if (re == "" || lab ~ re) s += $2
-    }
-    END { printf "%.0f\n", s + 0 }' "$1"
-}
-
-vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
-# Free blocks able to hold a 2 MiB page now: order 9, and order 10 counted twice (x86-64).
-free_blocks9() { awk '{ n += $(5 + 9) + 2 * $(5 + 10) } END { print n + 0 }' /proc/buddyinfo; }
 
 # heavy_lock: one memory-heavy test or benchmark at a time on this machine
 # (fragmenting 95% of memory twice at once measures nothing).

@@ -157,8 +157,6 @@ sys.exit(1 if bad else 0)
 PY
 log "native histograms: counts, sums, classic bounds and quantiles agree with the text exposition and fragctl hist"
 
-kill -TERM "$PROM_PID"
-rc=0; wait "$PROM_PID" || rc=$?
-[ "$rc" -eq 0 ] || { cat "$WORK/prometheus.log" >&2; fail "Prometheus exited $rc after SIGTERM"; }
+stop_prometheus
 stop_fragd
 log "PASS"

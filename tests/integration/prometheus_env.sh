@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # What tests/integration/prometheus_test.sh, native_histogram_test.sh and bench/dashboard.sh share (sourced):
-# the fragd policy that makes every panel have data, Prometheus' config and its start.
+# the fragd policy that makes every panel have data, Prometheus' config, its start and its stop.
 # shellcheck shell=bash
 
 # panel_policy FILE TARGET: act mode with dry_run (nothing is written) and a
@@ -56,3 +56,7 @@ start_prometheus() {
 	wait_for 30 curl -sf "$PROM/-/ready" -o /dev/null ||
 		{ cat "$WORK/prometheus.log" >&2; fail "Prometheus did not get ready on $PROM in 30 s"; }
 }
+
+# stop_prometheus: SIGTERM to the Prometheus start_prometheus started, which must exit 0 (else
+# its log, and the test fails: stop_clean of tests/integration/lib.sh).
+stop_prometheus() { stop_clean "$PROM_PID" Prometheus "$WORK/prometheus.log"; }

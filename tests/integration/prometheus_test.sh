@@ -156,8 +156,6 @@ cmp -s "$WORK/rules.json" "$WORK/bad-rules.json" && fail "could not make the bad
 refused rule fragd_bpf_programs_attached "$DASH" "$WORK/bad-rules.json"
 log "a panel or rule naming an unexported metric fails the check"
 
-kill -TERM "$PROM_PID"
-rc=0; wait "$PROM_PID" || rc=$?
-[ "$rc" -eq 0 ] || { cat "$WORK/prometheus.log" >&2; fail "Prometheus exited $rc after SIGTERM"; }
+stop_prometheus
 stop_fragd
 log "PASS"

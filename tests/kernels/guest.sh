@@ -12,6 +12,8 @@
 #   FRAGD-SERIES <series the shipped config exports> <zones in the pageblock sample>
 #   FRAGD-END
 . /guest_setup.sh
+# metric, vmstat, free_blocks9: tests/tools/suite_lib.sh, which matrix.sh copies into the initramfs.
+. /suite_lib.sh
 
 FAILED=0
 check() { # NAME OK(0|1) DETAIL
@@ -27,15 +29,6 @@ finish() {
 URL=http://127.0.0.1:9717/metrics
 SOCK=/run/fragd.sock
 scrape() { curl -sf --max-time 10 "$URL"; }
-# metric FILE NAME LABEL-REGEX: sum of the samples of NAME whose labels match
-metric() {
-	awk -v name="$2" -v re="$3" '$1 !~ /^#/ {
-		n = $1; sub(/\{.*/, "", n); if (n != name) next
-		lab = $1; if (lab ~ /\{/) { sub(/^[^{]*\{/, "", lab); sub(/\}$/, "", lab) } else lab = ""
-		if (re == "" || lab ~ re) s += $2 } END { printf "%.0f\n", s + 0 }' "$1"
-}
-vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
-free9() { awk '{ n += $(5 + 9) + 2 * $(5 + 10) } END { print n + 0 }' /proc/buddyinfo; }
 node_free9() { awk -v n="$1," '$2 == n { s += $(5 + 9) + 2 * $(5 + 10) } END { print s + 0 }' /proc/buddyinfo; }
 
 start_fragd() { # CONFIG
@@ -151,7 +144,7 @@ s0=$(vmstat compact_stall); p0=$(cat /proc/sys/vm/nr_hugepages)
 # writes, until some allocation had to stall. The totals cover every write.
 try=0
 while [ $try -lt 3 ]; do
-	f=$(free9)
+	f=$(free_blocks9)
 	echo $(($(cat /proc/sys/vm/nr_hugepages) + f + 100)) >/proc/sys/vm/nr_hugepages
 	[ $(($(vmstat compact_stall) - s0)) -gt 0 ] && break
 	try=$((try + 1))

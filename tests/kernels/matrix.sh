@@ -5,11 +5,11 @@
 # For each kernel of tests/kernels/kernels.tsv: fetch Debian's linux-image package
 # (apt-get download, never installed on this host) into a cache, boot its kernel with a
 # small initramfs (busybox-static, build/fragd, build/fragctl, build/fragmenter, bpftool, curl,
-# their libraries, tests/kernels/guest.sh as /init) and read the guest suite's lines from
-# the serial console: every program must attach as tests/kernels/programs.tsv says for that
-# kernel, the guest must have as many NUMA nodes online as its row's nodes (the kernel command
-# line tells the guest that count as fragd.nodes=N), and every check of guest.sh must pass. One
-# line per kernel, then a summary.
+# their libraries, tests/kernels/guest.sh as /init, the files it sources: guest_setup.sh and
+# tests/tools/suite_lib.sh) and read the guest suite's lines from the serial console: every
+# program must attach as tests/kernels/programs.tsv says for that kernel, the guest must have as
+# many NUMA nodes online as its row's nodes (the kernel command line tells the guest that count
+# as fragd.nodes=N), and every check of guest.sh must pass. One line per kernel, then a summary.
 # Under TCG (no usable KVM) timings mean nothing: the guests prove behaviour and counts.
 #
 #   bash tests/kernels/matrix.sh [ID ...]     (as root, after the build)
@@ -103,6 +103,8 @@ build_initramfs() {
 	done
 	cp "$HERE/guest.sh" "$root/init"
 	cp "$HERE/guest_setup.sh" "$root/guest_setup.sh"
+	# The helpers guest.sh sources, shared with the service guests' suite and the integration tests.
+	cp "$SRC/tests/tools/suite_lib.sh" "$root/suite_lib.sh"
 	cp "$SRC/configs/fragd.yaml" "$root/etc/fragd-default.yaml"
 	chmod 755 "$root/init"
 	# Every allocation counted (the counts are compared), no pageblock scan (it reads all of

@@ -10,6 +10,8 @@ ROOT=$1 NEW=$2 FRAGMENTER=$3 KCACHE=$4
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 install -D -m 0755 "$HERE/guest-check.sh" "$ROOT/usr/local/sbin/fragd-guest-check"
+# The helpers the suite sources, shared with the kernel matrix's guests and the integration tests.
+install -D -m 0644 "$HERE/../tools/suite_lib.sh" "$ROOT/usr/local/lib/fragd-check/suite_lib.sh"
 install -D -m 0755 "$FRAGMENTER" "$ROOT/usr/local/bin/fragmenter"
 install -D -m 0644 "$NEW" "$ROOT/root/new/$(basename "$NEW")"
 cat >"$ROOT/etc/systemd/system/fragd-check.service" <<'EOF'

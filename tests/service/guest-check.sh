@@ -19,6 +19,8 @@ URL=http://127.0.0.1:9717
 CONF=/etc/fragd/fragd.yaml
 PRO=/proc/sys/vm/compaction_proactiveness
 STATE=/run/fragd/saved-state
+# metric, vmstat, free_blocks9, proactiveness_policy: tests/tools/suite_lib.sh, which customize.sh installs here.
+. /usr/local/lib/fragd-check/suite_lib.sh
 check() { # NAME OK(0|1) DETAIL
 	if [ "$2" = 0 ]; then echo "FRAGD-CHECK $1 ok $3"; else
 		echo "FRAGD-CHECK $1 FAIL $3"
@@ -42,15 +44,6 @@ wait_for() {
 }
 settled() { local s; s=$(prop ActiveState); [ "$s" = active ] || [ "$s" = failed ] || [ "$s" = inactive ]; }
 scrape() { curl -sf --max-time 20 "$URL/metrics"; }
-# metric FILE NAME LABEL-REGEX: sum of the samples of NAME whose labels match.
-metric() {
-	awk -v name="$2" -v re="$3" '$1 !~ /^#/ {
-		n = $1; sub(/\{.*/, "", n); if (n != name) next
-		lab = $1; if (lab ~ /\{/) { sub(/^[^{]*\{/, "", lab); sub(/\}$/, "", lab) } else lab = ""
-		if (re == "" || lab ~ re) s += $2 } END { printf "%.0f\n", s + 0 }' "$1"
-}
-vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
-free9() { awk '{ n += $(5 + 9) + 2 * $(5 + 10) } END { print n + 0 }' /proc/buddyinfo; }
 pool0() { cat /sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages; }
 # fragd's journal since a cursor, errors and warnings only (fragd writes sd-daemon priorities).
 warnings_since() { journalctl -u fragd -p warning -o cat --no-pager --after-cursor="$1" 2>/dev/null; }
@@ -126,7 +119,7 @@ check fragment "$(grep -q '^ready' /tmp/frag.out; echo $?)" "$(head -1 /tmp/frag
 s0=$(vmstat compact_stall)
 try=0
 while [ $try -lt 3 ]; do
-	echo $(($(cat /proc/sys/vm/nr_hugepages) + $(free9) + 4)) >/proc/sys/vm/nr_hugepages
+	echo $(($(cat /proc/sys/vm/nr_hugepages) + $(free_blocks9) + 4)) >/proc/sys/vm/nr_hugepages
 	[ $(($(vmstat compact_stall) - s0)) -gt 0 ] && break
 	try=$((try + 1))
 done
@@ -174,17 +167,7 @@ systemctl reload fragd
 ACT=/etc/fragd/act.yaml
 # An act policy whose compaction holds vm.compaction_proactiveness at 1 while node 0's score is
 # above 30 (the rest is the shipped defaults).
-cat >$ACT <<'EOF'
-mode: act
-compaction:
-  method: proactiveness
-  score: {high: 30, low: 10}
-  demand: {enabled: false}
-  reserve: {memory_percent: 0}
-  min_interval: 2s
-  proactiveness: {value: 1, hold: 10m}
-hugepages: {guard: 64MiB}
-EOF
+proactiveness_policy 30 10 1 'hugepages: {guard: 64MiB}' >$ACT
 fragd --check-config $ACT >/tmp/act-check.txt 2>&1
 check act_policy "$?" "$(head -1 /tmp/act-check.txt | cut -c1-160)"
 mkdir -p /etc/systemd/system/fragd.service.d
