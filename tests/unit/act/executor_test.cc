@@ -45,23 +45,22 @@ Policy unguarded() {
   return p;
 }
 
-TEST(ExecutorCompact, AWriteStoppedAsFragdExitsIsAbandoned) {
+// A compaction of node 0 whose write to nodeN/compact fails once with `err`.
+ActionOutcome compact_failing(int err) {
   FakeActuator f;
   f.set_node(0, 1024000, 80, 10);
-  f.fail("compact", ECANCELED, 1);
+  f.fail("compact", err, 1);
   ActionExecutor exec(f, {});
-  const ActionOutcome o = exec.run(compact(0), Policy{});
+  return exec.run(compact(0), Policy{});
+}
+
+TEST(ExecutorCompact, AWriteStoppedAsFragdExitsIsAbandoned) {
+  const ActionOutcome o = compact_failing(ECANCELED);
   EXPECT_EQ(o.result, "abandoned");
   EXPECT_NE(o.detail.find("/compact"), std::string::npos) << o.detail;
 }
 
-TEST(ExecutorCompact, ARefusedWriteIsStillAnError) {
-  FakeActuator f;
-  f.set_node(0, 1024000, 80, 10);
-  f.fail("compact", EROFS, 1);
-  ActionExecutor exec(f, {});
-  EXPECT_EQ(exec.run(compact(0), Policy{}).result, "error");
-}
+TEST(ExecutorCompact, ARefusedWriteIsStillAnError) { EXPECT_EQ(compact_failing(EROFS).result, "error"); }
 
 TEST(ExecutorPool, ACompactionStoppedMidResizeAbandonsTheResize) {
   FakeActuator f;
@@ -94,11 +93,7 @@ TEST(ExecutorDeadline, EveryCompactionWriteHasTheActionsDeadline) {
 }
 
 TEST(ExecutorDeadline, ACompactionKilledAtTheDeadlineIsCut) {
-  FakeActuator f;
-  f.set_node(0, 1024000, 80, 10);
-  f.fail("compact", ETIMEDOUT, 1);
-  ActionExecutor exec(f, {});
-  const ActionOutcome o = exec.run(compact(0), Policy{});
+  const ActionOutcome o = compact_failing(ETIMEDOUT);
   EXPECT_EQ(o.result, "cut");
   EXPECT_NE(o.detail.find("/compact"), std::string::npos) << o.detail;
 }

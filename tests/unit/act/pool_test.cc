@@ -196,36 +196,43 @@ TEST(PoolGrow, AtMostSixteenWrites) {
   EXPECT_EQ(f.count_calls("compact"), 0u);  // no compact_nodes: never compacts
 }
 
-TEST(PoolGrow, GlobalPoolCompactsOnlyWhatItLacks) {
+// A global pool of 1000 pages grown over two nodes of 40 free 2 MiB blocks each, both of which
+// may compact, down to the scores `best0` and `best1` (set_node: 10 is up to 1800 blocks, 80 up
+// to 400). The 80 free blocks go first, then a miss: 920 blocks lacking, for compaction to make.
+struct GlobalGrow {
   FakeActuator f;
-  f.set_node(0, kFree, 98, 10);  // 40 blocks, up to 1800 by compaction
-  f.set_node(1, kFree, 98, 10);
-  PoolRequest r = grow_request(-1, 1000);
-  r.compact_nodes = {0, 1};
-  const PoolOutcome o = resize_pool(f, r);
-  EXPECT_EQ(o.result, "ok") << o.detail;
-  // 80 from the free blocks, then a miss: 920 lacking, all of which node 0 makes; node 1
-  // is not compacted, and node 0 stops at 920 blocks, not 1800.
-  EXPECT_EQ(o.compactions, 1u);
-  EXPECT_EQ(f.count_calls("compact 0 until 920"), 1u);
-  EXPECT_EQ(f.count_calls("compact 1"), 0u);
-  EXPECT_EQ(f.pool_total(-1, k2M), 1000u);
-  EXPECT_EQ(f.nodes[0].blocks9 + f.nodes[1].blocks9, 0u);  // the pool took every block made
+  PoolOutcome o;
+  GlobalGrow(unsigned best0, unsigned best1) {
+    f.set_node(0, kFree, 98, best0);
+    f.set_node(1, kFree, 98, best1);
+    PoolRequest r = grow_request(-1, 1000);
+    r.compact_nodes = {0, 1};
+    o = resize_pool(f, r);
+  }
+  // The pool reached its 1000 pages after `compactions` compactions.
+  void expect_filled(unsigned compactions) const {
+    EXPECT_EQ(o.result, "ok") << o.detail;
+    EXPECT_EQ(o.compactions, compactions);
+    EXPECT_EQ(f.pool_total(-1, k2M), 1000u);
+  }
+};
+
+TEST(PoolGrow, GlobalPoolCompactsOnlyWhatItLacks) {
+  GlobalGrow g(10, 10);  // each node up to 1800 blocks by compaction
+  // All 920 lacking come from node 0; node 1 is not compacted, and node 0 stops at 920 blocks,
+  // not 1800.
+  g.expect_filled(1);
+  EXPECT_EQ(g.f.count_calls("compact 0 until 920"), 1u);
+  EXPECT_EQ(g.f.count_calls("compact 1"), 0u);
+  EXPECT_EQ(g.f.nodes[0].blocks9 + g.f.nodes[1].blocks9, 0u);  // the pool took every block made
 }
 
 TEST(PoolGrow, ANodeThatCannotMakeTheLackLeavesTheRestToTheNext) {
-  FakeActuator f;
-  f.set_node(0, kFree, 98, 80);  // 40 blocks, up to 400 by compaction
-  f.set_node(1, kFree, 98, 10);  // 40 blocks, up to 1800
-  PoolRequest r = grow_request(-1, 1000);
-  r.compact_nodes = {0, 1};
-  const PoolOutcome o = resize_pool(f, r);
-  EXPECT_EQ(o.result, "ok") << o.detail;
-  // 920 lacking: node 0 makes 360 (its 400 less the 40 the pool holds), node 1 the other 560.
-  EXPECT_EQ(o.compactions, 2u);
-  EXPECT_EQ(f.count_calls("compact 0 until 920"), 1u);
-  EXPECT_EQ(f.count_calls("compact 1 until 560"), 1u);
-  EXPECT_EQ(f.pool_total(-1, k2M), 1000u);
+  GlobalGrow g(80, 10);  // node 0 up to 400 blocks by compaction, node 1 up to 1800
+  // Node 0 makes 360 of the 920 lacking (its 400 less the 40 the pool holds), node 1 the other 560.
+  g.expect_filled(2);
+  EXPECT_EQ(g.f.count_calls("compact 0 until 920"), 1u);
+  EXPECT_EQ(g.f.count_calls("compact 1 until 560"), 1u);
 }
 
 TEST(PoolShrink, WritesTheTarget) {

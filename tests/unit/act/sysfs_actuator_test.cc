@@ -42,6 +42,39 @@ struct Node0 {
   }
 };
 
+// Node 0 with an actuator whose writer hooks only note whether a child was registered: for
+// the writes that must not start.
+struct WatchedNode0 : Node0 {
+  SysfsActuator a{"/nonexistent-proc", sys.path()};
+  bool owned = false;
+  WatchedNode0() {
+    a.set_writer_hooks({[this](pid_t) -> Result<void> {
+                          owned = true;
+                          return {};
+                        },
+                        {},
+                        {}});
+  }
+  // compact_node(0) fails with `err`, and no child was registered or wrote.
+  void expect_no_write(int err) {
+    const Result<void> r = a.compact_node(0);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, err);
+    EXPECT_FALSE(owned);
+    EXPECT_EQ(read_all(compact), "");
+  }
+};
+
+// Whether `pending`, a write blocked in its open of the FIFO `fifo`, ended within `limit`. When
+// it did not, a reader releases the blocked open first, so that the failing test still ends.
+bool ended_within(std::future<Result<void>>& pending, const std::string& fifo, std::chrono::seconds limit) {
+  if (pending.wait_for(limit) != std::future_status::timeout) return true;
+  const int fd = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  pending.wait();
+  if (fd >= 0) close(fd);
+  return false;
+}
+
 TEST(SysfsCompact, WritesFromARegisteredChildThatIsReapedAfter) {
   Node0 n;
   SysfsActuator a("/nonexistent-proc", n.sys.path());
@@ -77,13 +110,8 @@ TEST(SysfsCompact, StopKillsAWriteThatDoesNotReturn) {
   ASSERT_EQ(pending.wait_for(300ms), std::future_status::timeout) << "the compaction write did not block";
   const auto t0 = std::chrono::steady_clock::now();
   a.request_stop();
-  // ... and the stop ends it. Should it not, a reader releases the blocked open so the test ends.
-  if (pending.wait_for(5s) == std::future_status::timeout) {
-    const int fd = open(n.compact.c_str(), O_RDONLY | O_NONBLOCK);
-    pending.wait();
-    if (fd >= 0) close(fd);
-    FAIL() << "request_stop() did not end a compaction write within 5 s";
-  }
+  // ... and the stop ends it.
+  ASSERT_TRUE(ended_within(pending, n.compact, 5s)) << "request_stop() did not end a compaction write within 5 s";
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const Result<void> r = pending.get();
   ASSERT_FALSE(r);
@@ -115,13 +143,7 @@ TEST(SysfsCompact, TheDeadlineKillsAWriteThatDoesNotReturn) {
   SysfsActuator a("/nonexistent-proc", n.sys.path());
   a.set_deadline(now_ns(CLOCK_MONOTONIC) + 300'000'000ULL);
   auto pending = std::async(std::launch::async, [&a] { return a.compact_node(0); });
-  // Should the deadline not end it, a reader releases the blocked open so the test ends.
-  if (pending.wait_for(10s) == std::future_status::timeout) {
-    const int fd = open(n.compact.c_str(), O_RDONLY | O_NONBLOCK);
-    pending.wait();
-    if (fd >= 0) close(fd);
-    FAIL() << "the deadline did not end a compaction write";
-  }
+  ASSERT_TRUE(ended_within(pending, n.compact, 10s)) << "the deadline did not end a compaction write";
   const Result<void> r = pending.get();
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().err, ETIMEDOUT) << r.error().message;
@@ -134,23 +156,11 @@ TEST(SysfsCompact, TheDeadlineKillsAWriteThatDoesNotReturn) {
 }
 
 TEST(SysfsCompact, APassedDeadlineStartsNoWriteButAClearedOneDoes) {
-  Node0 n;
-  SysfsActuator a("/nonexistent-proc", n.sys.path());
-  bool owned = false;
-  a.set_writer_hooks({[&](pid_t) -> Result<void> {
-                        owned = true;
-                        return {};
-                      },
-                      {},
-                      {}});
-  a.set_deadline(1);  // long past
-  const Result<void> r = a.compact_node(0);
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().err, ETIMEDOUT);
-  EXPECT_FALSE(owned);
-  EXPECT_EQ(read_all(n.compact), "");
-  a.set_deadline(0);
-  ASSERT_TRUE(a.compact_node(0));
+  WatchedNode0 n;
+  n.a.set_deadline(1);  // long past
+  ASSERT_NO_FATAL_FAILURE(n.expect_no_write(ETIMEDOUT));
+  n.a.set_deadline(0);
+  ASSERT_TRUE(n.a.compact_node(0));
   EXPECT_EQ(read_all(n.compact), "1");
 }
 
@@ -164,33 +174,16 @@ TEST(SysfsPool, TheDeadlineKillsAPoolGrowThatDoesNotReturn) {
   SysfsActuator a("/nonexistent-proc", sys.path());
   a.set_deadline(now_ns(CLOCK_MONOTONIC) + 300'000'000ULL);
   auto pending = std::async(std::launch::async, [&a] { return a.grow_pool(0, 2048, 8); });
-  if (pending.wait_for(10s) == std::future_status::timeout) {
-    const int fd = open(file.c_str(), O_RDONLY | O_NONBLOCK);
-    pending.wait();
-    if (fd >= 0) close(fd);
-    FAIL() << "the deadline did not end a pool write";
-  }
+  ASSERT_TRUE(ended_within(pending, file, 10s)) << "the deadline did not end a pool write";
   const Result<void> r = pending.get();
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().err, ETIMEDOUT) << r.error().message;
 }
 
 TEST(SysfsCompact, AfterAStopNoWriteStarts) {
-  Node0 n;
-  SysfsActuator a("/nonexistent-proc", n.sys.path());
-  bool owned = false;
-  a.set_writer_hooks({[&](pid_t) -> Result<void> {
-                        owned = true;
-                        return {};
-                      },
-                      {},
-                      {}});
-  a.request_stop();
-  const Result<void> r = a.compact_node(0);
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().err, ECANCELED);
-  EXPECT_FALSE(owned);
-  EXPECT_EQ(read_all(n.compact), "");
+  WatchedNode0 n;
+  n.a.request_stop();
+  n.expect_no_write(ECANCELED);
 }
 
 TEST(SysfsCompact, ARefusedOpenIsTheKernelsErrorAndCounted) {

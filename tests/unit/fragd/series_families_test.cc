@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <string>
 
@@ -44,6 +45,13 @@ size_t series(const Families& fs) {
 }
 
 SeriesPlan default_plan() { return series_plan(SeriesSettings{}, 1, 4); }
+
+// The default plan with `details` asked for as well.
+SeriesPlan plan_with(std::initializer_list<Detail> details) {
+  SeriesSettings s;
+  for (Detail d : details) s.detail.add(d);
+  return series_plan(s, 1, 4);
+}
 
 LatencyHist hist_at(uint64_t ns, uint64_t n) {
   LatencyHist h;
@@ -149,9 +157,7 @@ TEST(SeriesFamilies, CompactionRunsByStatusOnlyWhenAskedDurationsCountAndSum) {
   EXPECT_EQ(dur->histogram.sample_count, 2u);
   EXPECT_DOUBLE_EQ(dur->histogram.sample_sum, 0.1);
 
-  SeriesSettings st;
-  st.detail.add(Detail::Statuses);
-  const Families w = s.build(series_plan(st, 1, 4));
+  const Families w = s.build(plan_with({Detail::Statuses}));
   EXPECT_EQ(find(w, "fragd_compaction_runs_total")->metric.size(), size_t{FRAGD_NR_TRIGGERS} * size_t{FRAGD_NR_CSTATUS});
   EXPECT_EQ(metric(w, "fragd_compaction_runs_total", {{"trigger", "direct"}, {"status", "contended"}})->counter.value, 1);
 }
@@ -176,12 +182,17 @@ MemSnapshot three_zones() {
   return m;
 }
 
-TEST(SeriesFamilies, ZonesSummedPerNodeUnlessAsked) {
+// The families of a frame of three_zones() under `plan`.
+Families zone_families(const SeriesPlan& plan) {
   const MemSnapshot mem = three_zones();
   ExportFrame f;
   f.mem = &mem;
-  f.plan = default_plan();
-  const Families fs = build_families(f);
+  f.plan = plan;
+  return build_families(f);
+}
+
+TEST(SeriesFamilies, ZonesSummedPerNodeUnlessAsked) {
+  const Families fs = zone_families(default_plan());
   EXPECT_EQ(find(fs, "fragd_zone_fragmentation_score_percent"), nullptr);  // a zone's alone: with detail zones
   const auto* fb = find(fs, "fragd_free_blocks");
   ASSERT_NE(fb, nullptr);
@@ -200,10 +211,7 @@ TEST(SeriesFamilies, ZonesSummedPerNodeUnlessAsked) {
   EXPECT_NEAR(ufi->gauge.value, 222.0 / (222 + 1536), 0.001);
   EXPECT_EQ(find(fs, "fragd_unusable_free_index_ratio")->metric.size(), 4u);
 
-  SeriesSettings z;
-  z.detail.add(Detail::Zones);
-  f.plan = series_plan(z, 1, 4);
-  const Families w = build_families(f);
+  const Families w = zone_families(plan_with({Detail::Zones}));
   EXPECT_EQ(find(w, "fragd_zone_fragmentation_score_percent")->metric.size(), 3u);
   EXPECT_EQ(find(w, "fragd_free_blocks")->metric.size(), 12u);
   EXPECT_EQ(metric(w, "fragd_free_blocks", {{"zone", "Normal"}, {"order", "9-10"}})->gauge.value, 2);
@@ -211,11 +219,7 @@ TEST(SeriesFamilies, ZonesSummedPerNodeUnlessAsked) {
 }
 
 TEST(SeriesFamilies, ThpThePmdSizeAloneKernelCountersWhenAsked) {
-  const MemSnapshot mem = three_zones();
-  ExportFrame f;
-  f.mem = &mem;
-  f.plan = default_plan();
-  const Families fs = build_families(f);
+  const Families fs = zone_families(default_plan());
   const auto* alloc = find(fs, "fragd_thp_allocations_total");
   ASSERT_NE(alloc, nullptr);
   ASSERT_EQ(alloc->metric.size(), 1u);
@@ -223,11 +227,7 @@ TEST(SeriesFamilies, ThpThePmdSizeAloneKernelCountersWhenAsked) {
   EXPECT_EQ(find(fs, "fragd_thp_vmstat_total"), nullptr);
   EXPECT_EQ(find(fs, "fragd_compaction_vmstat_total"), nullptr);
 
-  SeriesSettings d;
-  d.detail.add(Detail::ThpSizes);
-  d.detail.add(Detail::KernelCounters);
-  f.plan = series_plan(d, 1, 4);
-  const Families w = build_families(f);
+  const Families w = zone_families(plan_with({Detail::ThpSizes, Detail::KernelCounters}));
   EXPECT_EQ(find(w, "fragd_thp_allocations_total")->metric.size(), 4u);
   EXPECT_EQ(metric(w, "fragd_thp_vmstat_total", {{"counter", "thp_fault_alloc"}})->counter.value, 1);
   EXPECT_EQ(metric(w, "fragd_compaction_vmstat_total", {{"counter", "compact_stall"}})->counter.value, 2);
@@ -252,9 +252,7 @@ TEST(SeriesFamilies, ProgramRunStatisticsWhenAskedRecursionMissesSummedOtherwise
   EXPECT_EQ(miss->metric[0].counter.value, 5);
   EXPECT_EQ(find(fs, "fragd_bpf_program_attached")->metric.size(), 2u);  // the alert reads each program
 
-  SeriesSettings p;
-  p.detail.add(Detail::Programs);
-  f.plan = series_plan(p, 1, 4);
+  f.plan = plan_with({Detail::Programs});
   const Families w = build_families(f);
   EXPECT_EQ(find(w, "fragd_bpf_program_runs_total")->metric.size(), 2u);
   EXPECT_EQ(metric(w, "fragd_bpf_program_recursion_misses_total", {{"program", "b"}})->counter.value, 3);

@@ -10,34 +10,69 @@
 using namespace fragd;        // NOLINT: the code under test
 using namespace fragd::test;  // NOLINT: its fixtures
 
+// The policy's settings that take one value each, so that a test states all it expects of them
+// in one place; expect_policy() compares them field by field, and a failure names the field.
+// In the order of when to act (score, demand), how (the method and its settings), how often and
+// how much, and the hugepage pools' guard.
+struct PolicyValues {
+  bool act, dry_run, all_nodes;
+  struct { bool enabled; unsigned high, low; } score;
+  struct { bool enabled; unsigned min_order; double stalls_per_second; uint64_t stall_p99_ns, window_ns; } demand;
+  CompactMethod method;
+  struct { unsigned order; uint64_t blocks; } reserve;
+  struct { unsigned value; uint64_t hold_ns; } proactiveness;
+  uint64_t min_interval_ns, cpu_budget_ns;
+  struct { unsigned min_gain; uint64_t max_ns; } backoff;
+  uint64_t guard_kib;
+  bool drop_caches;
+};
+
+// What `p` holds of them: to compare two parsed policies.
+PolicyValues values_of(const Policy& p) {
+  const CompactionPolicy& c = p.compaction;
+  return {p.act, p.dry_run, c.nodes.all, {c.score.enabled, c.score.high, c.score.low},
+          {c.demand.enabled, c.demand.min_order, c.demand.stalls_per_second, c.demand.stall_p99_ns, c.demand.window_ns},
+          c.method, {c.reserve.order, c.reserve.blocks}, {c.proactiveness.value, c.proactiveness.hold_ns},
+          c.min_interval_ns, c.cpu_budget_ns, {c.backoff.min_gain, c.backoff.max_ns}, p.hugepages.guard_kib,
+          p.hugepages.drop_caches};
+}
+
+void expect_policy(const Policy& p, const PolicyValues& want) {
+  const CompactionPolicy& c = p.compaction;
+  EXPECT_EQ(p.act, want.act);
+  EXPECT_EQ(p.dry_run, want.dry_run);
+  EXPECT_EQ(c.nodes.all, want.all_nodes);
+  EXPECT_EQ(c.score.enabled, want.score.enabled);
+  EXPECT_EQ(c.score.high, want.score.high);
+  EXPECT_EQ(c.score.low, want.score.low);
+  EXPECT_EQ(c.demand.enabled, want.demand.enabled);
+  EXPECT_EQ(c.demand.min_order, want.demand.min_order);
+  EXPECT_EQ(c.demand.stalls_per_second, want.demand.stalls_per_second);
+  EXPECT_EQ(c.demand.stall_p99_ns, want.demand.stall_p99_ns);
+  EXPECT_EQ(c.demand.window_ns, want.demand.window_ns);
+  EXPECT_EQ(c.method, want.method);
+  EXPECT_EQ(c.reserve.order, want.reserve.order);
+  EXPECT_EQ(c.reserve.blocks, want.reserve.blocks);
+  EXPECT_EQ(c.proactiveness.value, want.proactiveness.value);
+  EXPECT_EQ(c.proactiveness.hold_ns, want.proactiveness.hold_ns);
+  EXPECT_EQ(c.min_interval_ns, want.min_interval_ns);
+  EXPECT_EQ(c.cpu_budget_ns, want.cpu_budget_ns);
+  EXPECT_EQ(c.backoff.min_gain, want.backoff.min_gain);
+  EXPECT_EQ(c.backoff.max_ns, want.backoff.max_ns);
+  EXPECT_EQ(p.hugepages.guard_kib, want.guard_kib);
+  EXPECT_EQ(p.hugepages.drop_caches, want.drop_caches);
+}
+
 TEST(Policy, DefaultsAreThoseOfPolicyH) {
   auto c = parse_config("", "f.yaml");
   ASSERT_TRUE(c.ok());
-  const Policy& p = c->policy;
-  EXPECT_FALSE(p.act);
-  EXPECT_FALSE(p.dry_run);
-  EXPECT_TRUE(p.compaction.nodes.all);
-  EXPECT_EQ(p.compaction.method, CompactMethod::Pool);
-  EXPECT_TRUE(p.compaction.score.enabled);
-  EXPECT_EQ(p.compaction.score.high, 90u);
-  EXPECT_EQ(p.compaction.score.low, 80u);
-  EXPECT_TRUE(p.compaction.demand.enabled);
-  EXPECT_EQ(p.compaction.demand.min_order, 4u);
-  EXPECT_EQ(p.compaction.demand.stalls_per_second, 10.0);
-  EXPECT_EQ(p.compaction.demand.stall_p99_ns, 5'000'000u);
-  EXPECT_EQ(p.compaction.demand.window_ns, 10'000'000'000u);
-  EXPECT_EQ(p.compaction.reserve.order, 9u);
-  EXPECT_EQ(p.compaction.reserve.blocks, 0u);
-  EXPECT_EQ(p.compaction.reserve.memory_percent, 25u);
-  EXPECT_EQ(p.compaction.proactiveness.value, 90u);
-  EXPECT_EQ(p.compaction.proactiveness.hold_ns, 60'000'000'000u);
-  EXPECT_EQ(p.compaction.min_interval_ns, 10'000'000'000u);
-  EXPECT_EQ(p.compaction.cpu_budget_ns, 6'000'000'000u);
-  EXPECT_EQ(p.compaction.backoff.min_gain, 8u);
-  EXPECT_EQ(p.compaction.backoff.max_ns, 600'000'000'000u);
-  EXPECT_EQ(p.hugepages.guard_kib, 1024u * 1024u);
-  EXPECT_FALSE(p.hugepages.drop_caches);
-  EXPECT_TRUE(p.hugepages.pools.empty());
+  EXPECT_EQ(c->policy.compaction.reserve.memory_percent, 25u);
+  EXPECT_TRUE(c->policy.hugepages.pools.empty());
+  expect_policy(c->policy, {.act = false, .dry_run = false, .all_nodes = true, .score = {true, 90, 80},
+                            .demand = {true, 4, 10.0, 5'000'000, 10'000'000'000}, .method = CompactMethod::Pool,
+                            .reserve = {9, 0}, .proactiveness = {90, 60'000'000'000}, .min_interval_ns = 10'000'000'000,
+                            .cpu_budget_ns = 6'000'000'000, .backoff = {8, 600'000'000'000},
+                            .guard_kib = 1024 * 1024, .drop_caches = false});
 }
 
 // The shipped file writes every policy key out with its default.
@@ -46,31 +81,8 @@ TEST(Policy, ShippedFileSpellsOutTheDefaults) {
   ASSERT_TRUE(shipped.ok()) << shipped.error().message;
   auto empty = parse_config("", "f.yaml");
   ASSERT_TRUE(empty.ok());
-  const Policy& a = shipped->policy;
-  const Policy& b = empty->policy;
-  EXPECT_EQ(a.act, b.act);
-  EXPECT_EQ(a.dry_run, b.dry_run);
-  EXPECT_EQ(a.compaction.nodes.all, b.compaction.nodes.all);
-  EXPECT_EQ(a.compaction.method, b.compaction.method);
-  EXPECT_EQ(a.compaction.score.enabled, b.compaction.score.enabled);
-  EXPECT_EQ(a.compaction.score.high, b.compaction.score.high);
-  EXPECT_EQ(a.compaction.score.low, b.compaction.score.low);
-  EXPECT_EQ(a.compaction.demand.enabled, b.compaction.demand.enabled);
-  EXPECT_EQ(a.compaction.demand.min_order, b.compaction.demand.min_order);
-  EXPECT_EQ(a.compaction.demand.stalls_per_second, b.compaction.demand.stalls_per_second);
-  EXPECT_EQ(a.compaction.demand.stall_p99_ns, b.compaction.demand.stall_p99_ns);
-  EXPECT_EQ(a.compaction.demand.window_ns, b.compaction.demand.window_ns);
-  EXPECT_EQ(a.compaction.reserve.order, b.compaction.reserve.order);
-  EXPECT_EQ(a.compaction.reserve.blocks, b.compaction.reserve.blocks);
-  EXPECT_EQ(a.compaction.proactiveness.value, b.compaction.proactiveness.value);
-  EXPECT_EQ(a.compaction.proactiveness.hold_ns, b.compaction.proactiveness.hold_ns);
-  EXPECT_EQ(a.compaction.min_interval_ns, b.compaction.min_interval_ns);
-  EXPECT_EQ(a.compaction.cpu_budget_ns, b.compaction.cpu_budget_ns);
-  EXPECT_EQ(a.compaction.backoff.min_gain, b.compaction.backoff.min_gain);
-  EXPECT_EQ(a.compaction.backoff.max_ns, b.compaction.backoff.max_ns);
-  EXPECT_EQ(a.hugepages.guard_kib, b.hugepages.guard_kib);
-  EXPECT_EQ(a.hugepages.drop_caches, b.hugepages.drop_caches);
-  EXPECT_EQ(a.hugepages.pools.size(), b.hugepages.pools.size());
+  expect_policy(shipped->policy, values_of(empty->policy));
+  EXPECT_EQ(shipped->policy.hugepages.pools.size(), empty->policy.hugepages.pools.size());
   EXPECT_EQ(shipped->min_order, empty->min_order);
   EXPECT_EQ(shipped->tick_ns, empty->tick_ns);
 }
@@ -141,9 +153,11 @@ hugepages:
                         "f.yaml");
   ASSERT_TRUE(c.ok()) << c.error().message;
   const Policy& p = c->policy;
-  EXPECT_TRUE(p.act);
-  EXPECT_TRUE(p.dry_run);
-  EXPECT_FALSE(p.compaction.nodes.all);
+  expect_policy(p, {.act = true, .dry_run = true, .all_nodes = false, .score = {false, 70, 35},
+                    .demand = {true, 3, 2.5, 750'000, 30'000'000'000}, .method = CompactMethod::Proactiveness,
+                    .reserve = {10, 16}, .proactiveness = {60, 120'000'000'000}, .min_interval_ns = 30'000'000'000,
+                    .cpu_budget_ns = 3'000'000'000, .backoff = {12, 3600'000'000'000}, .guard_kib = 2u * 1024 * 1024,
+                    .drop_caches = true});
   EXPECT_EQ(p.compaction.nodes.nodes, (std::vector<int>{0, 1}));
   ASSERT_EQ(p.compaction.nodes.marks.size(), 2u);
   EXPECT_EQ(p.compaction.nodes.marks[0].line, 6);    // node 0, written second
@@ -151,27 +165,8 @@ hugepages:
   EXPECT_EQ(p.compaction.nodes.marks[1].column, 11);
   EXPECT_TRUE(p.compaction.nodes.contains(1));
   EXPECT_FALSE(p.compaction.nodes.contains(2));
-  EXPECT_EQ(p.compaction.method, CompactMethod::Proactiveness);
-  EXPECT_FALSE(p.compaction.score.enabled);
-  EXPECT_EQ(p.compaction.score.high, 70u);
-  EXPECT_EQ(p.compaction.score.low, 35u);
-  EXPECT_TRUE(p.compaction.demand.enabled);
-  EXPECT_EQ(p.compaction.demand.min_order, 3u);
-  EXPECT_DOUBLE_EQ(p.compaction.demand.stalls_per_second, 2.5);
-  EXPECT_EQ(p.compaction.demand.stall_p99_ns, 750'000u);
-  EXPECT_EQ(p.compaction.demand.window_ns, 30'000'000'000u);
-  EXPECT_EQ(p.compaction.reserve.order, 10u);
-  EXPECT_EQ(p.compaction.reserve.blocks, 16u);
   EXPECT_EQ(p.compaction.reserve.mark.line, 20);
-  EXPECT_EQ(p.compaction.proactiveness.value, 60u);
-  EXPECT_EQ(p.compaction.proactiveness.hold_ns, 120'000'000'000u);
-  EXPECT_EQ(p.compaction.min_interval_ns, 30'000'000'000u);
-  EXPECT_EQ(p.compaction.cpu_budget_ns, 3'000'000'000u);
-  EXPECT_EQ(p.compaction.backoff.min_gain, 12u);
-  EXPECT_EQ(p.compaction.backoff.max_ns, 3600'000'000'000u);
-  EXPECT_EQ(p.hugepages.guard_kib, 2u * 1024 * 1024);
   EXPECT_EQ(p.hugepages.guard_mark.line, 30);
-  EXPECT_TRUE(p.hugepages.drop_caches);
   ASSERT_EQ(p.hugepages.pools.size(), 2u);
   EXPECT_EQ(p.hugepages.pools[0].size_kib, 2048u);
   EXPECT_TRUE(p.hugepages.pools[0].node.all);

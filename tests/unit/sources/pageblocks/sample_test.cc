@@ -138,23 +138,34 @@ FlagReader reader_of(const std::vector<uint64_t>& flags, uint64_t* pages_read = 
   };
 }
 
-TEST(SampleRound, EstimatesHoldTheFullScanWithinTheirIntervals) {
-  const Synthetic s = synthetic(20000, 3);
-  auto full = scan_pageblocks({s.span}, {}, kOrder, reader_of(s.flags));
-  ASSERT_TRUE(full) << full.error().message;
-  const ZoneScan& truth = full->zones[0];
-  int covered_comp = 0, covered_pol = 0, rounds = 0;
+// A synthetic zone of `nblocks` blocks sampled round by round into `map`, and the full scan of
+// the same array: the truth to hold the map against.
+struct SampledZone {
+  Synthetic s;
+  Result<ScanResult> full;
   ScanResult map;
   std::vector<SampleCursor> cursors;
+  SampledZone(uint64_t nblocks, uint64_t seed)
+      : s(synthetic(nblocks, seed)), full(scan_pageblocks({s.span}, {}, kOrder, reader_of(s.flags))) {}
+  // One round of `budget` blocks at boot time `now_ns`; `pages` (when given) counts the pages read.
+  Result<uint64_t> round(uint64_t budget, uint64_t key, uint64_t now_ns, uint64_t* pages = nullptr) {
+    return sample_round(map, cursors, {s.span}, {}, s.free, kOrder, reader_of(s.flags, pages), budget, key, now_ns);
+  }
+};
+
+TEST(SampleRound, EstimatesHoldTheFullScanWithinTheirIntervals) {
+  SampledZone sampled(20000, 3);
+  ASSERT_TRUE(sampled.full) << sampled.full.error().message;
+  const ZoneScan& truth = sampled.full->zones[0];
+  int covered_comp = 0, covered_pol = 0, rounds = 0;
   for (int r = 0; r < 40; r++) {
     uint64_t pages = 0;
-    auto n = sample_round(map, cursors, {s.span}, {}, s.free, kOrder, reader_of(s.flags, &pages), 1000, 99,
-                          uint64_t(r + 1) * 1'000'000'000);
+    auto n = sampled.round(1000, 99, uint64_t(r + 1) * 1'000'000'000, &pages);
     ASSERT_TRUE(n) << n.error().message;
     EXPECT_EQ(*n, 1000u);
     EXPECT_EQ(pages, 1000 * kBp);  // the cost: the blocks it was given, not the zone's size
-    const ZoneScan& z = map.zones[0];
-    EXPECT_TRUE(map.sampled);
+    const ZoneScan& z = sampled.map.zones[0];
+    EXPECT_TRUE(sampled.map.sampled);
     EXPECT_EQ(z.sample_blocks, 1000u);
     EXPECT_EQ(z.hugepages_free, truth.hugepages_free);  // from buddyinfo: exact
     rounds++;
@@ -171,44 +182,38 @@ TEST(SampleRound, EstimatesHoldTheFullScanWithinTheirIntervals) {
 }
 
 TEST(SampleRound, TheMapConvergesAndEveryBlockIsReadOncePerPass) {
-  const Synthetic s = synthetic(5000, 5);
-  auto full = scan_pageblocks({s.span}, {}, kOrder, reader_of(s.flags));
-  ASSERT_TRUE(full);
-  ScanResult map;
-  std::vector<SampleCursor> cursors;
+  SampledZone sampled(5000, 5);
+  ASSERT_TRUE(sampled.full);
   for (int r = 0; r < 5; r++) {
-    auto n = sample_round(map, cursors, {s.span}, {}, s.free, kOrder, reader_of(s.flags), 1000, 1,
-                          uint64_t(r + 1) * 1'000'000'000);
-    ASSERT_TRUE(n);
+    ASSERT_TRUE(sampled.round(1000, 1, uint64_t(r + 1) * 1'000'000'000));
     if (r < 4) {
-      EXPECT_EQ(map.map_oldest_boot_ns, 0u) << "round " << r;  // blocks not read yet
+      EXPECT_EQ(sampled.map.map_oldest_boot_ns, 0u) << "round " << r;  // blocks not read yet
     }
   }
   // 5 rounds of 1000 from 5000 blocks: one pass, every block read exactly once.
-  EXPECT_EQ(map.map_oldest_boot_ns, 1'000'000'000u);
-  const ZoneScan& z = map.zones[0];
+  EXPECT_EQ(sampled.map.map_oldest_boot_ns, 1'000'000'000u);
+  const ZoneScan& z = sampled.map.zones[0];
+  const ZoneScan& truth = sampled.full->zones[0];
   for (size_t i = 0; i < z.blocks.size(); i++) {
     ASSERT_NE(z.seen_boot_ns[i], 0u) << "block " << i;
-    EXPECT_EQ(z.blocks[i].cls, full->zones[0].blocks[i].cls) << "block " << i;
+    EXPECT_EQ(z.blocks[i].cls, truth.blocks[i].cls) << "block " << i;
   }
   // The 1 GiB estimates and the longest run come from the whole map: what the full scan gives.
-  EXPECT_EQ(z.free_run_max_pages, full->zones[0].free_run_max_pages);
+  EXPECT_EQ(z.free_run_max_pages, truth.free_run_max_pages);
 }
 
 TEST(SampleRound, ASmallZoneIsReadWholeAndExact) {
-  const Synthetic s = synthetic(40, 11);
-  auto full = scan_pageblocks({s.span}, {}, kOrder, reader_of(s.flags));
-  ASSERT_TRUE(full);
-  ScanResult map;
-  std::vector<SampleCursor> cursors;
-  auto n = sample_round(map, cursors, {s.span}, {}, s.free, kOrder, reader_of(s.flags), 10, 1, 5);
+  SampledZone sampled(40, 11);
+  ASSERT_TRUE(sampled.full);
+  auto n = sampled.round(10, 1, 5);
   ASSERT_TRUE(n);
   EXPECT_EQ(*n, 40u);
-  EXPECT_FALSE(map.sampled);
-  const ZoneScan& z = map.zones[0];
+  EXPECT_FALSE(sampled.map.sampled);
+  const ZoneScan& z = sampled.map.zones[0];
+  const ZoneScan& truth = sampled.full->zones[0];
   EXPECT_EQ(z.sample_blocks, 40u);
-  EXPECT_EQ(z.counts, full->zones[0].counts);
-  EXPECT_EQ(z.hugepages_compaction, full->zones[0].hugepages_compaction);
+  EXPECT_EQ(z.counts, truth.counts);
+  EXPECT_EQ(z.hugepages_compaction, truth.hugepages_compaction);
   EXPECT_EQ(z.compaction_ci.lo, z.compaction_ci.hi);
 }
 

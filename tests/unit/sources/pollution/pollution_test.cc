@@ -23,13 +23,7 @@ ZoneSpan span(int node, const std::string& zone, uint64_t start, uint64_t end) {
 }
 
 PollutedBlock blk(uint64_t block, uint64_t pages, const std::string& comm, uint64_t cgroup) {
-  PollutedBlock b;
-  b.block = block;
-  b.pages = pages;
-  b.comm = comm;
-  b.cgroup_id = cgroup;
-  b.events = pages;
-  return b;
+  return {.block = block, .pages = pages, .events = pages, .comm = comm, .cgroup_id = cgroup};
 }
 
 // Two nodes as a 2-node x86 host lays them out (order 9, 512 pages a block):
