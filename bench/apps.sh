@@ -6,11 +6,19 @@
 #
 #   bash bench/apps.sh          # 3 rounds, writes BENCHMARKS.md (the apps section)
 #
-# Every run: vm.compaction_proactiveness 0 while `fragmenter --percent PERCENT` splinters
-# memory (movable holes only: the act benchmark's fragmentation); at its "ready" the mode's
-# settings; WAIT seconds later the workload starts; then everything is stopped and every
-# setting put back. Counters (/proc/vmstat) are read at "ready" and at the end, so the pages a
-# mode migrates ahead of the workload count too.
+# Every run: vm.compaction_proactiveness 0 while memory is fragmented one of two ways, then at
+# "ready" the mode's settings; WAIT seconds later the workload starts; then everything is stopped
+# and every setting put back. Counters (/proc/vmstat) are read at "ready" and at the end, so the
+# pages a mode migrates ahead of the workload count too. The fragmentations:
+#   holes    `fragmenter --percent PERCENT`: movable holes only (the act benchmark's), which the
+#            kernel's compaction undoes quickly;
+#   mixed    the same holes, then what a busy host puts into them and compaction cannot simply
+#            move away: MIXED_CACHE_MIB of page cache (a file on /var/tmp, written back: clean),
+#            MIXED_FILES empty files on a tmpfs (their inodes and dentries: slab that stays while
+#            the files do) and MIXED_PGTABLES page-table pages (tests/tools/physmap pgtables: one
+#            read in each 2 MiB of a large mapping, as pageblock_test makes them). The slab and
+#            the page tables are unmovable allocations that fall back into the holes' movable
+#            blocks and take them over.
 # Workloads:
 #   vm       qemu-system-x86_64 with a GUEST_MIB guest whose RAM is a file on a hugetlbfs mount
 #            (-mem-path, -mem-prealloc; the guest is not started, -S): the pool is grown first,
@@ -32,26 +40,30 @@
 #                       vm, hugetlb: the pool as a policy target (hugepages.pools, count N),
 #                       grown by fragd before the workload starts; jvm: a reserve of the heap's
 #                       size in free 2 MiB blocks (compaction.reserve.blocks)
-# Knobs: BENCH_APPS_WORKLOADS, BENCH_APPS_MODES (subsets), BENCH_APPS_REPEATS (3),
+# Knobs: BENCH_APPS_WORKLOADS, BENCH_APPS_MODES, BENCH_APPS_FRAGMENTATIONS (subsets; "holes mixed"),
+# MIXED_CACHE_MIB (2048), MIXED_FILES (200000), MIXED_PGTABLES (131072), BENCH_APPS_REPEATS (3),
 # BENCH_APPS_PERCENT (95), BENCH_APPS_WAIT (20), GUEST_MIB (4096), JVM_MIB (4096),
 # HUGETLB_MIB (2048), BENCH_OUTPUT (file to update), FRAGD_BUILD_DIR; BENCH_QUICK=1: one round at
-# --percent 50, 2 s wait, 512/512/256 MiB, written to /tmp/fragd-bench-quick.md.
+# --percent 50, 2 s wait, 512/512/256 MiB, a mixed fragmentation of 64 MiB of cache, 2000 files and
+# 1024 page tables, written to /tmp/fragd-bench-quick.md.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-bench_start apps "it writes sysctls, mounts hugetlbfs and loads BPF" fragd fragctl fragmenter -- \
+bench_start apps "it writes sysctls, mounts hugetlbfs and loads BPF" fragd fragctl fragmenter physmap -- \
 	qemu-system-x86_64 java hugeadm python3 curl flock
 
 ALL_WORKLOADS="vm jvm hugetlb"
 ALL_MODES="kernel20 kernel90 defrag hugeadm fragd fragd_told"
+ALL_FRAGMENTATIONS="holes mixed"
 read -r -a WORKLOADS <<<"${BENCH_APPS_WORKLOADS:-$ALL_WORKLOADS}"
 read -r -a MODES <<<"${BENCH_APPS_MODES:-$ALL_MODES}"
+read -r -a FRAGMENTATIONS <<<"${BENCH_APPS_FRAGMENTATIONS:-$ALL_FRAGMENTATIONS}"
 QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then # a smoke run: one round, little memory, /tmp/fragd-bench-quick.md
-	D=(1 50 2 512 512 256)
+	D=(1 50 2 512 512 256 64 2000 1024)
 else
-	D=(3 95 20 4096 4096 2048)
+	D=(3 95 20 4096 4096 2048 2048 200000 131072)
 fi
 REPEATS=${BENCH_APPS_REPEATS:-${D[0]}}
 PERCENT=${BENCH_APPS_PERCENT:-${D[1]}}
@@ -59,18 +71,28 @@ WAIT=${BENCH_APPS_WAIT:-${D[2]}}
 GUEST_MIB=${GUEST_MIB:-${D[3]}}
 JVM_MIB=${JVM_MIB:-${D[4]}}
 HUGETLB_MIB=${HUGETLB_MIB:-${D[5]}}
-for v in REPEATS PERCENT WAIT GUEST_MIB JVM_MIB HUGETLB_MIB; do
+MIXED_CACHE_MIB=${MIXED_CACHE_MIB:-${D[6]}}
+MIXED_FILES=${MIXED_FILES:-${D[7]}}
+MIXED_PGTABLES=${MIXED_PGTABLES:-${D[8]}}
+for v in REPEATS PERCENT WAIT GUEST_MIB JVM_MIB HUGETLB_MIB MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES; do
 	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
 done
 ((REPEATS >= 1 && PERCENT >= 1 && PERCENT <= 98 && WAIT >= 2)) || die "REPEATS >= 1, PERCENT 1..98, WAIT >= 2"
 for w in "${WORKLOADS[@]}"; do [[ " $ALL_WORKLOADS " == *" $w "* ]] || die "unknown workload '$w' (known: $ALL_WORKLOADS)"; done
 for m in "${MODES[@]}"; do [[ " $ALL_MODES " == *" $m "* ]] || die "unknown mode '$m' (known: $ALL_MODES)"; done
+for f in "${FRAGMENTATIONS[@]}"; do
+	[[ " $ALL_FRAGMENTATIONS " == *" $f "* ]] || die "unknown fragmentation '$f' (known: $ALL_FRAGMENTATIONS)"
+done
 
 HP=/proc/sys/vm/nr_hugepages
 PRO=/proc/sys/vm/compaction_proactiveness
 DFM=/proc/sys/vm/defrag_mode
 WORK=$(mktemp -d /tmp/fragd-bench-apps.XXXXXX)
 MNT="$WORK/hugetlbfs"
+# The mixed fragmentation's page cache (on disk, not tmpfs: page cache proper) and files (tmpfs).
+CACHE_FILE=/var/tmp/fragd-bench-apps-cache.$$
+SLAB_DIR=/dev/shm/fragd-bench-apps-slab.$$
+PT_PID=
 PIDS=()
 FAILED=1
 SAVED=0
@@ -81,7 +103,18 @@ DFM_ORIG=
 [[ -e $DFM ]] && DFM_ORIG=$(<"$DFM")
 SAVED=1
 
+# mixed_stop: frees what mixed_start made (the page tables' holder, the files, the cache file).
+mixed_stop() {
+	if [[ -n $PT_PID ]]; then
+		exec 8>&-
+		wait "$PT_PID" 2>/dev/null || true
+		PT_PID=
+	fi
+	rm -rf "$SLAB_DIR" "$CACHE_FILE"
+}
+
 restore_settings() {
+	mixed_stop
 	((SAVED)) || return 0
 	mountpoint -q "$MNT" && { umount "$MNT" || log "cannot unmount $MNT"; }
 	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
@@ -92,13 +125,14 @@ restore_on_exit() { restore_settings; }
 install_cleanup 15
 
 # Private copies: the build directory may be rebuilt while this runs.
-cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$BUILD_DIR/fragmenter" "$WORK/"
+cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$BUILD_DIR/fragmenter" "$BUILD_DIR/physmap" "$WORK/"
 FRAGD="$WORK/fragd"
 begin_meta "$FRAGD"
 meta java_version "$(java -version 2>&1 | head -1)"
 meta qemu_version "$(qemu-system-x86_64 --version | head -1)"
 meta percent "$PERCENT"
 meta wait_s "$WAIT"
+meta mixed "cache_mib=$MIXED_CACHE_MIB files=$MIXED_FILES pgtables=$MIXED_PGTABLES"
 sed 's/^mode: observe$/mode: act/' configs/fragd.yaml >"$WORK/act.yaml"
 grep -q '^mode: act$' "$WORK/act.yaml" || die "configs/fragd.yaml does not say 'mode: observe' on a line of its own"
 mkdir -p "$MNT"
@@ -115,6 +149,35 @@ now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
 vm_counters() { awk '$1 ~ /^(pgmigrate_success|compact_stall|compact_fail|compact_success|thp_fault_alloc|thp_fault_fallback)$/ { printf "%s=%s ", $1, $2 }' /proc/vmstat; }
 counter() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
 free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
+
+# mixed_start DIR: puts page cache, slab and page tables into the fragmenter's holes (the header).
+mixed_start() {
+	dd if=/dev/zero of="$CACHE_FILE" bs=1M count="$MIXED_CACHE_MIB" status=none conv=fsync ||
+		die "cannot write $MIXED_CACHE_MIB MiB to $CACHE_FILE"
+	mkdir -p "$SLAB_DIR"
+	python3 -c '
+import os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    os.close(os.open(f"{d}/{i}", os.O_CREAT | os.O_WRONLY, 0o600))' "$SLAB_DIR" "$MIXED_FILES" ||
+		die "cannot create $MIXED_FILES files in $SLAB_DIR"
+	rm -f "$1/pt.in"
+	mkfifo "$1/pt.in"
+	# Without the fragmenter's FIFO (fd 9): holding it open, physmap would keep the fragmenter from
+	# its EOF at the end of the run.
+	"$WORK/physmap" pgtables --count "$MIXED_PGTABLES" --out "$1/pt.txt" <"$1/pt.in" >"$1/pt.out" 2>"$1/pt.err" 9>&- &
+	PT_PID=$!
+	PIDS+=("$PT_PID")
+	exec 8>"$1/pt.in"
+	local i
+	for ((i = 0; i < 1200; i++)); do
+		grep -q '^ready' "$1/pt.out" 2>/dev/null && break
+		kill -0 "$PT_PID" 2>/dev/null || die "physmap pgtables exited: $(cat "$1/pt.err")"
+		sleep 0.1
+	done
+	grep -q '^ready' "$1/pt.out" || die "physmap pgtables not ready in 120 s"
+	log "mixed: $(head -1 "$1/pt.out"), slab $(awk '$1 == "Slab:" { print $2 }' /proc/meminfo) kB, cached $(awk '$1 == "Cached:" { print $2 }' /proc/meminfo) kB"
+}
 
 # The policy fragd_told runs for workload $1.
 told_policy() {
@@ -204,13 +267,14 @@ time.sleep(600)' "$mib" >"$R/hugetlb.out" 2>&1 &
 	esac
 }
 
-run_one() { # W MODE ROUND
-	local w=$1 mode=$2 round=$3 c0 c1 w0 k
-	R="$WORK/$w-$mode-$round"
+run_one() { # W MODE ROUND FRAGMENTATION
+	local w=$1 mode=$2 round=$3 frag=$4 c0 c1 w0 k
+	R="$WORK/$frag-$w-$mode-$round"
 	mkdir -p "$R"
 	[[ $mode == defrag ]] && echo 1 >"$DFM"
 	echo 0 >"$PRO"
 	start_fragmenter "$WORK/fragmenter" "$R" "$PERCENT" 600 || die "$FRAG_ERROR"
+	[[ $frag == mixed ]] && mixed_start "$R"
 	c0=$(vm_counters)
 	case $mode in
 	kernel20 | defrag | hugeadm) echo 20 >"$PRO" ;;
@@ -231,7 +295,7 @@ run_one() { # W MODE ROUND
 	exec 9>&-
 	wait "$FRAG_PID" 2>/dev/null || true
 	restore_settings
-	local line="workload=$w mode=$mode round=$round $OUT"
+	local line="frag=$frag workload=$w mode=$mode round=$round $OUT"
 	for k in pgmigrate_success compact_stall compact_fail thp_fault_alloc thp_fault_fallback; do
 		line+=" $k=$(($(counter "$c1" $k) - $(counter "$c0" $k)))"
 	done
@@ -241,6 +305,7 @@ run_one() { # W MODE ROUND
 	log "$line"
 }
 
+for frag in "${FRAGMENTATIONS[@]}"; do
 for w in "${WORKLOADS[@]}"; do
 	for ((round = 1; round <= REPEATS; round++)); do
 		order=("${MODES[@]}")
@@ -252,9 +317,10 @@ for w in "${WORKLOADS[@]}"; do
 		for mode in "${order[@]}"; do
 			[[ $mode == hugeadm && $w == jvm ]] && continue
 			[[ $mode == defrag && -z $DFM_ORIG ]] && continue
-			run_one "$w" "$mode" "$round"
+			run_one "$w" "$mode" "$round" "$frag"
 		done
 	done
+done
 done
 
 OUTPUT=$(report_output "$QUICK" "$ROOT")

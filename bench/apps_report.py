@@ -74,7 +74,10 @@ def main(runs_path, meta_path, out_path):
              f"{m['ncpu']} vCPUs, {int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} "
              f"(binary sha256 {m['fragd_sha']}); {m['java_version']}; {m['qemu_version']}.",
              "",
-             f"Memory fragmented by `fragmenter --percent {m['percent']}` (movable holes only); the "
+             f"Memory fragmented by `fragmenter --percent {m['percent']}` (movable holes), and in the "
+             f"mixed fragmentation then filled in part with page cache, slab and page tables "
+             f"({m.get('mixed', 'not run')}: MiB of a clean file's cache, empty files on a tmpfs, "
+             f"page-table pages); the "
              f"mode's settings at its \"ready\", the workload {m['wait_s']} s later. Counters from "
              "/proc/vmstat between \"ready\" and the end of the run: pages migrated "
              "(pgmigrate_success) and direct compaction stalls (compact_stall, any process: fragd's own "
@@ -85,17 +88,24 @@ def main(runs_path, meta_path, out_path):
     vm_cols = [("started", started), ("time to RAM allocated, ms", col("time_ms")),
                ("pool growth, ms", col("pool_ms")), ("pages migrated", col("pgmigrate_success")),
                ("compact stalls", col("compact_stall"))]
-    for w, title, cols in [
+    workloads = [
             ("vm", "A VM whose RAM is 2 MiB hugetlbfs pages (qemu -mem-path -mem-prealloc)", vm_cols),
             ("hugetlb", "A DPDK-style process: MAP_HUGETLB|MAP_POPULATE memory from the pool", vm_cols),
             ("jvm", "A JVM with a THP heap (-XX:+UseTransparentHugePages -XX:+AlwaysPreTouch)",
              [("started", started), ("time to start, ms", col("time_ms")),
               ("AnonHugePages / heap, %", col("huge_pct")), ("THP faults", col("thp_fault_alloc")),
               ("THP fallbacks", col("thp_fault_fallback")), ("stalls per THP fault, %", stalled_share),
-              ("pages migrated", col("pgmigrate_success"))])]:
-        t = table(runs, w, cols)
-        if t:
-            lines += [f"### {title}", ""] + t + [""]
+              ("pages migrated", col("pgmigrate_success"))])]
+    for frag, heading in [("holes", "Movable holes only"),
+                          ("mixed", "Holes, then page cache, slab and page tables in them (mixed)")]:
+        mine = [r for r in runs if r.get("frag", "holes") == frag]
+        if not mine:
+            continue
+        lines += [f"### {heading}", ""]
+        for w, title, cols in workloads:
+            t = table(mine, w, cols)
+            if t:
+                lines += [f"#### {title}", ""] + t + [""]
     publish(out_path, "apps", lines)
 
 
