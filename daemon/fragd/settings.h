@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include "kernel/bpf_loader.h"
 #include "policy/config.h"
 #include "sources/pageblocks/scanner.h"
+#include "sources/programs/programs.h"
 
 namespace fragd {
 

@@ -11,8 +11,6 @@
 #include <cstring>
 #include <vector>
 
-#include "kernel/bpf_loader.h"
-
 namespace fragd {
 namespace {
 
@@ -96,33 +94,33 @@ Result<uint32_t> map_max_entries(int fd, const char* map) {
 
 }  // namespace
 
-BpfReader::BpfReader(const BpfPrograms& progs) : progs_(progs), ncpus_(libbpf_num_possible_cpus()) {}
+BpfReader::BpfReader(const BpfMapFds& maps) : maps_(maps), ncpus_(libbpf_num_possible_cpus()) {}
 
 Result<BpfSnapshot> BpfReader::read() const {
   if (ncpus_ <= 0) return make_error("cannot count possible CPUs (/sys/devices/system/cpu/possible)");
   BpfSnapshot s;
-  if (auto r = read_percpu(progs_.alloc_stats_fd(), 0, ncpus_, &s.alloc, "alloc_stats"); !r) return r.error();
-  if (auto r = read_percpu(progs_.compaction_stats_fd(), 0, ncpus_, &s.compaction, "compaction_stats"); !r)
+  if (auto r = read_percpu(maps_.alloc_stats, 0, ncpus_, &s.alloc, "alloc_stats"); !r) return r.error();
+  if (auto r = read_percpu(maps_.compaction_stats, 0, ncpus_, &s.compaction, "compaction_stats"); !r)
     return r.error();
-  if (auto r = read_percpu(progs_.fallback_stats_fd(), 0, ncpus_, &s.fallback, "fallback_stats"); !r)
+  if (auto r = read_percpu(maps_.fallback_stats, 0, ncpus_, &s.fallback, "fallback_stats"); !r)
     return r.error();
   fragd_hist h;
   for (uint32_t o = 0; o < FRAGD_NR_ORDERS; o++)
     for (uint32_t res = 0; res < FRAGD_NR_RESULTS; res++) {
-      if (auto r = read_percpu(progs_.stall_hist_fd(), FRAGD_STALL_HIST_KEY(o, res), ncpus_, &h, "stall_hist"); !r)
+      if (auto r = read_percpu(maps_.stall_hist, FRAGD_STALL_HIST_KEY(o, res), ncpus_, &h, "stall_hist"); !r)
         return r.error();
       s.stall[o][res] = to_hist(h);
     }
   for (uint32_t t = 0; t < FRAGD_NR_TRIGGERS; t++) {
-    if (auto r = read_percpu(progs_.compaction_hist_fd(), t, ncpus_, &h, "compaction_hist"); !r)
+    if (auto r = read_percpu(maps_.compaction_hist, t, ncpus_, &h, "compaction_hist"); !r)
       return r.error();
     s.compaction_hist[t] = to_hist(h);
   }
-  if (progs_.cma_traced()) {
+  if (maps_.cma_traced) {
     s.cma_traced = true;
     std::vector<cma_area_key> keys;
     std::vector<cma_area_stats> vals;
-    if (auto r = read_hash(progs_.cma_areas_fd(), FRAGD_CMA_AREAS, keys, vals, "cma_areas"); !r) return r.error();
+    if (auto r = read_hash(maps_.cma_areas, FRAGD_CMA_AREAS, keys, vals, "cma_areas"); !r) return r.error();
     for (size_t i = 0; i < keys.size(); i++) {
       CmaArea a;
       a.name.assign(keys[i].name, strnlen(keys[i].name, sizeof(keys[i].name)));
@@ -136,7 +134,7 @@ Result<BpfSnapshot> BpfReader::read() const {
     }
     std::sort(s.cma.begin(), s.cma.end(), [](const CmaArea& x, const CmaArea& y) { return x.name < y.name; });
     const uint32_t zero = 0;
-    if (bpf_map_lookup_elem(progs_.cma_misc_fd(), &zero, &s.cma_lost) != 0) return sys_error("read BPF map cma_misc");
+    if (bpf_map_lookup_elem(maps_.cma_misc, &zero, &s.cma_lost) != 0) return sys_error("read BPF map cma_misc");
   }
   return s;
 }
@@ -144,12 +142,12 @@ Result<BpfSnapshot> BpfReader::read() const {
 Result<void> BpfReader::read_attribution(std::vector<SiteCount>& sites, std::vector<CgroupCount>& cgroups) const {
   std::vector<stall_site_key> skeys;
   std::vector<stall_attr> vals;
-  if (auto r = read_hash(progs_.stall_sites_fd(), FRAGD_STALL_SITES, skeys, vals, "stall_sites"); !r)
+  if (auto r = read_hash(maps_.stall_sites, FRAGD_STALL_SITES, skeys, vals, "stall_sites"); !r)
     return r.error();
   sites.clear();
   for (size_t i = 0; i < skeys.size(); i++) sites.push_back({skeys[i], vals[i]});
   std::vector<uint64_t> ckeys;
-  if (auto r = read_hash(progs_.stall_cgroups_fd(), FRAGD_STALL_CGROUPS, ckeys, vals, "stall_cgroups"); !r)
+  if (auto r = read_hash(maps_.stall_cgroups, FRAGD_STALL_CGROUPS, ckeys, vals, "stall_cgroups"); !r)
     return r.error();
   cgroups.clear();
   for (size_t i = 0; i < ckeys.size(); i++) cgroups.push_back({ckeys[i], vals[i]});
@@ -159,22 +157,22 @@ Result<void> BpfReader::read_attribution(std::vector<SiteCount>& sites, std::vec
 Result<std::vector<uint64_t>> BpfReader::read_stack(int32_t id) const {
   std::vector<uint64_t> ips(FRAGD_STACK_DEPTH, 0);
   const uint32_t key = static_cast<uint32_t>(id);
-  if (id < 0 || bpf_map_lookup_elem(progs_.stall_stacks_fd(), &key, ips.data()) != 0)
+  if (id < 0 || bpf_map_lookup_elem(maps_.stall_stacks, &key, ips.data()) != 0)
     return sys_error("read BPF map stall_stacks key " + std::to_string(id));
   while (!ips.empty() && ips.back() == 0) ips.pop_back();
   return ips;
 }
 
 void BpfReader::forget_cgroup(uint64_t cgroup_id) const {
-  bpf_map_delete_elem(progs_.stall_cgroups_fd(), &cgroup_id);
+  bpf_map_delete_elem(maps_.stall_cgroups, &cgroup_id);
 }
 
 Result<PollutionCounters> BpfReader::read_pollution_counters() const {
-  if (!progs_.pollution_enabled())
+  if (!maps_.pollution_on)
     return make_error("the pollution ledger is off (see fragd's start-up warnings for why)", ENOENT);
   if (ncpus_ <= 0) return make_error("cannot count possible CPUs (/sys/devices/system/cpu/possible)");
   pollution_stats st{};
-  if (auto r = read_percpu(progs_.pollution_stats_fd(), 0, ncpus_, &st, "pollution_stats"); !r) return r.error();
+  if (auto r = read_percpu(maps_.pollution_stats, 0, ncpus_, &st, "pollution_stats"); !r) return r.error();
   return PollutionCounters{.events = st.events,
                            .untracked_full = st.untracked_full,
                            .untracked_range = st.untracked_range,
@@ -186,10 +184,10 @@ Result<PollutionSnapshot> BpfReader::read_pollution() const {
   auto c = read_pollution_counters();
   if (!c) return c.error();
   PollutionSnapshot snap;
-  snap.pageblock_order = progs_.pageblock_order();
+  snap.pageblock_order = maps_.pageblock_order;
   snap.counters = *c;
 
-  const int fd = progs_.polluted_blocks_fd();
+  const int fd = maps_.polluted_blocks;
   auto max = map_max_entries(fd, "polluted_blocks");
   if (!max) return max.error();
   std::vector<uint32_t> keys;
@@ -218,7 +216,7 @@ Result<PollutionSnapshot> BpfReader::read_pollution() const {
 
 Result<void> BpfReader::release_polluted(uint64_t block) const {
   const uint32_t key = static_cast<uint32_t>(block);
-  if (bpf_map_delete_elem(progs_.polluted_blocks_fd(), &key) != 0 && errno != ENOENT)
+  if (bpf_map_delete_elem(maps_.polluted_blocks, &key) != 0 && errno != ENOENT)
     return sys_error("delete block " + std::to_string(block) + " from BPF map polluted_blocks");
   return {};
 }
@@ -226,7 +224,7 @@ Result<void> BpfReader::release_polluted(uint64_t block) const {
 Result<uint64_t> BpfReader::polluted_last_boot_ns(uint64_t block) const {
   const uint32_t key = static_cast<uint32_t>(block);
   pollution_block r{};
-  if (bpf_map_lookup_elem(progs_.polluted_blocks_fd(), &key, &r) != 0)
+  if (bpf_map_lookup_elem(maps_.polluted_blocks, &key, &r) != 0)
     return sys_error("look up block " + std::to_string(block) + " in BPF map polluted_blocks");
   return r.last_ns;
 }

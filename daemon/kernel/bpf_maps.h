@@ -15,8 +15,6 @@
 
 namespace fragd {
 
-class BpfPrograms;
-
 // One polluted pageblock.
 struct PollutedBlock {
   uint64_t block = 0;      // pfn >> pageblock_order
@@ -82,9 +80,30 @@ struct BpfSnapshot {
   cma_misc cma_lost{};
 };
 
+// The maps BpfReader reads, by descriptor, and what it must know of them. Filled by whoever
+// loaded the objects (sources/programs: BpfPrograms::map_fds), so the reader knows no object;
+// the descriptors stay theirs, and must outlive the reader.
+struct BpfMapFds {
+  int alloc_stats = -1;       // stalls
+  int stall_hist = -1;
+  int stall_sites = -1;       // HASH struct stall_site_key -> struct stall_attr
+  int stall_cgroups = -1;     // HASH cgroup v2 id -> struct stall_attr
+  int stall_stacks = -1;      // STACK_TRACE id -> FRAGD_STACK_DEPTH return addresses
+  int compaction_stats = -1;  // compaction
+  int compaction_hist = -1;
+  int cma_areas = -1;
+  int cma_misc = -1;
+  bool cma_traced = false;    // cma_areas and cma_misc are read (cma_alloc_finish is attached)
+  int fallback_stats = -1;    // pollution
+  int pollution_stats = -1;
+  int polluted_blocks = -1;   // HASH block -> struct pollution_block
+  bool pollution_on = false;  // the ledger is recording
+  unsigned pageblock_order = 9;
+};
+
 class BpfReader {
  public:
-  explicit BpfReader(const BpfPrograms& progs);
+  explicit BpfReader(const BpfMapFds& maps);
   Result<BpfSnapshot> read() const;
 
   // The pollution ledger (bpf/pollution.bpf.c): every recorded block with its
@@ -106,7 +125,7 @@ class BpfReader {
   Result<uint64_t> polluted_last_boot_ns(uint64_t block) const;
 
  private:
-  const BpfPrograms& progs_;
+  BpfMapFds maps_;
   int ncpus_;
 };
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Loads fragd's three BPF objects as fragd does (kernel/bpf_loader.h) and prints what each of
+// Loads fragd's three BPF objects as fragd does (sources/programs/programs.h) and prints what each of
 // their maps takes by the kernel's own accounting (fdinfo memlock), then unloads them. With
 // --ram or --max-pfn the pollution ledger is sized for that physical address range by the
 // loader's own sizing function (pollution_ledger_size) instead of this machine's zones, so
@@ -20,8 +20,8 @@
 #include <cstring>
 #include <string>
 
-#include "kernel/bpf_loader.h"
 #include "kernel/bpf_memory.h"
+#include "sources/programs/programs.h"
 
 namespace {
 
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   // The ledger's size as the loader chose it (the kernel map's max_entries).
   bpf_map_info info{};
   uint32_t len = sizeof(info);
-  if (bpf_obj_get_info_by_fd((*progs)->polluted_blocks_fd(), &info, &len) == 0) ledger = info.max_entries;
+  if (bpf_obj_get_info_by_fd((*progs)->map_fds().polluted_blocks, &info, &len) == 0) ledger = info.max_entries;
   std::printf("ledger_entries %llu\n", static_cast<unsigned long long>(ledger));
   std::printf("possible_cpus %d\n", libbpf_num_possible_cpus());
   std::printf("total %llu\n", static_cast<unsigned long long>(total));

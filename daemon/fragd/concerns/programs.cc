@@ -23,7 +23,7 @@ Result<void> load_programs(Shared& sh) {
   auto b = BpfPrograms::create(bpf_options(sh.cfg, static_cast<uint32_t>(getpid()), max_pfn));
   if (!b) return b.error();
   sh.bpf = std::move(*b);
-  sh.reader = std::make_unique<BpfReader>(*sh.bpf);
+  sh.reader = std::make_unique<BpfReader>(sh.bpf->map_fds());
   sh.start_ns = now_ns();
   sh.self.kernel = kernel_release();
   return {};

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The BPF programs themselves: attached or not, and their run statistics
-// (kernel/bpf_loader.h), and what their maps take. Families fragd_bpf_program_*, fragd_bpf_map_*.
+// (kernel/bpf_object.h), and what their maps take. Families fragd_bpf_program_*, fragd_bpf_map_*.
 #pragma once
 
 #include <vector>
 
 #include "base/family.h"
-#include "kernel/bpf_loader.h"
+#include "kernel/bpf_memory.h"
+#include "kernel/bpf_object.h"
 
 namespace fragd {
 

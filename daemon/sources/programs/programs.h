@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Loads and attaches fragd's three BPF objects (embedded skeletons).
+// fragd's three BPF objects composed: each concern's object (sources/stalls, compaction,
+// pollution: object.h) opened, configured, loaded and attached in one order, which is the
+// order of the programs' list (the `program` series, the status answer).
 // open -> set rodata -> load -> attach are separate steps, so every failure
 // says which step failed, on which program, and what to do.
 #pragma once
@@ -10,35 +12,14 @@
 #include <vector>
 
 #include "base/result.h"
+#include "kernel/bpf_maps.h"
 #include "kernel/bpf_memory.h"
-
-struct stalls_bpf;
-struct compaction_bpf;
-struct pollution_bpf;
-struct bpf_program;
-struct bpf_link;
+#include "kernel/bpf_object.h"
+#include "sources/compaction/object.h"
+#include "sources/pollution/object.h"
+#include "sources/stalls/object.h"
 
 namespace fragd {
-
-struct ProgramState {
-  std::string name;      // program name, the `program` label
-  std::string tracepoint;
-  bool attached = false;
-  std::string error;     // why not, when not attached
-  uint32_t id = 0;       // kernel program id (bpftool prog show id N), 0 when not loaded
-  int fd = -1;           // program fd, -1 when not loaded
-  // The per-page allocation counter: attached only while counting is on (bpf.allocations).
-  bool per_page = false;
-};
-
-// Kernel run statistics of one program (bpf_prog_info).
-struct ProgramRunStats {
-  std::string name;
-  uint32_t id = 0;
-  uint64_t run_cnt = 0;      // runs counted while BPF run-time stats were on
-  uint64_t run_time_ns = 0;  // their total run time
-  uint64_t recursion_misses = 0;
-};
 
 struct BpfOptions {
   uint32_t min_order = 1;
@@ -74,25 +55,15 @@ class BpfPrograms {
   // cannot load at all is an error.
   static Result<std::unique_ptr<BpfPrograms>> create(const BpfOptions& opts);
 
-  const std::vector<ProgramState>& programs() const { return programs_; }
-  size_t attached_count() const;
+  const std::vector<ProgramState>& programs() const { return set_.programs(); }
+  size_t attached_count() const { return set_.attached_count(); }
   // Programs left out because this kernel lacks their tracepoints (the cma programs
   // without CONFIG_CMA): not in programs(), not exported, not a readiness matter.
-  const std::vector<std::string>& absent() const { return absent_; }
+  const std::vector<std::string>& absent() const { return set_.absent(); }
 
-  int alloc_stats_fd() const;
-  int stall_hist_fd() const;
-  int slow_stalls_fd() const;
-  int compaction_stats_fd() const;
-  int compaction_hist_fd() const;
-  int cma_areas_fd() const;
-  int cma_misc_fd() const;
-  // cma_alloc_finish is attached: fragd_cma_* are read and exported (kernels with CONFIG_CMA).
-  bool cma_traced() const;
-  int fallback_stats_fd() const;
-  int stall_sites_fd() const;    // HASH struct stall_site_key -> struct stall_attr
-  int stall_cgroups_fd() const;  // HASH cgroup v2 id -> struct stall_attr
-  int stall_stacks_fd() const;   // STACK_TRACE id -> FRAGD_STACK_DEPTH return addresses
+  // The maps BpfReader reads (kernel/bpf_maps.h), from the three objects.
+  BpfMapFds map_fds() const;
+  int slow_stalls_fd() const { return stalls_.slow_stalls_fd(); }
 
   // Allocation counting: the mm_page_alloc program attached or not. Each
   // switch moves the objects' count_gen on (include/stalls.h), so a stall opened
@@ -100,19 +71,20 @@ class BpfPrograms {
   // needs no capability once the program is loaded (a BTF tracepoint link;
   // the classic-tracepoint fallback needs CAP_PERFMON and fails after the drop).
   Result<void> set_counting(bool on);
-  bool counting() const { return counting_link_ != nullptr; }
+  bool counting() const { return stalls_.counting(); }
   // Asks the next stall that opens to send a wake-up over wakeups_fd() (a ring buffer of __u32 orders).
-  void arm_wakeup();
-  int wakeups_fd() const;
+  void arm_wakeup() { stalls_.arm_wakeup(); }
+  int wakeups_fd() const { return stalls_.wakeups_fd(); }
 
   // fragd's compaction writers (act/child_write.h), by pid in fragd's pid
   // namespace: the compaction runs of a registered process count as trigger
-  // "fragd". A few at a time (the map holds 16).
+  // "fragd" (compaction object), and its stalls and allocations are fragd's own,
+  // not the host's (stalls object). A few at a time (the map holds 16).
   Result<void> own_writer(uint32_t pid);
-  void disown_writer(uint32_t pid);
+  void disown_writer(uint32_t pid) { compaction_.unregister_writer(pid); }
 
   // Run statistics of every loaded program.
-  std::vector<ProgramRunStats> run_stats() const;
+  std::vector<ProgramRunStats> run_stats() const { return set_.run_stats(); }
   // What each map of the three objects takes in the kernel (its fdinfo's memlock), one entry
   // per map and one for each object's global variables; maps not created on this kernel (the
   // CMA ones without CONFIG_CMA) are not there. Empty, with one warning, when an fdinfo
@@ -120,34 +92,18 @@ class BpfPrograms {
   std::vector<MapMemory> map_memory() const;
 
   // The pollution ledger: the extfrag program is attached and recording.
-  bool pollution_enabled() const { return pollution_on_; }
-  unsigned pageblock_order() const { return pageblock_order_; }
-  int pollution_stats_fd() const;
-  int polluted_blocks_fd() const;   // HASH block -> struct pollution_block
+  bool pollution_enabled() const { return pollution_.enabled(); }
+  unsigned pageblock_order() const { return pollution_.pageblock_order(); }
 
  private:
   BpfPrograms() = default;
   Result<void> attach_all(bool count_allocations);
-  bool attach_one(bpf_program* prog, const std::string& tracepoint, bool per_page, bool attach);
-  bpf_program* page_alloc_prog() const;
 
-  stalls_bpf* stalls_ = nullptr;
-  compaction_bpf* compaction_ = nullptr;
-  pollution_bpf* pollution_ = nullptr;
-  std::vector<::bpf_link*> links_;
-  ::bpf_link* counting_link_ = nullptr;  // the mm_page_alloc program's, while counting
-  std::vector<ProgramState> programs_;
-  std::vector<std::string> absent_;
-  unsigned pageblock_order_ = 9;
-  bool track_pollution_ = false;
-  bool pollution_on_ = false;
-  mutable bool map_memory_warned_ = false;
+  // The objects before the set: the set's links go first, then the objects holding their programs.
+  StallsObject stalls_;
+  CompactionObject compaction_;
+  PollutionObject pollution_;
+  ProgramSet set_;
 };
-
-// Checks for CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN); the message names what is missing.
-Result<void> check_bpf_privileges();
-
-// Checks the kernel exposes BTF (CO-RE needs it).
-Result<void> check_kernel_btf();
 
 }  // namespace fragd
