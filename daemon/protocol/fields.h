@@ -10,7 +10,9 @@
 //   - uint64_t, int64_t, int, double, bool, std::string, std::vector<V>, std::map<std::string, V>,
 //     and any struct with Fields<> (an object), nested as deep as the message goes;
 //   - a struct with Fields<> declared with `field_inline`: its keys written into, and read from,
-//     the object that holds it (the top answer's counts beside each row's name).
+//     the object that holds it (the top answer's counts beside each row's name);
+//   - a key "a.b": member b of an object a that holds it (the hist answer's "phase_ns"), made
+//     when written; read as absent when a is absent or null.
 // A malformed value is named by its path from the message's root ("nodes[0].zones[1].score is
 // not a non-negative integer") and thrown as Malformed (protocol/wire.h).
 #pragma once
@@ -20,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -114,6 +117,31 @@ nlohmann::json write_value(const V& v) {
   }
 }
 
+// The place of `key` in j: "a.b" is member b of object a, made when missing.
+inline nlohmann::json& slot(nlohmann::json& j, std::string_view key) {
+  nlohmann::json* o = &j;
+  for (size_t dot; (dot = key.find('.')) != std::string_view::npos; key.remove_prefix(dot + 1))
+    o = &(*o)[std::string(key.substr(0, dot))];
+  return (*o)[std::string(key)];
+}
+
+// The value at `key` in j, or nullptr when it, or an object on its way, is absent (one on its
+// way that is null counts as absent; one that is not an object is malformed).
+inline const nlohmann::json* lookup(const nlohmann::json& j, std::string_view key, const std::string& path) {
+  const nlohmann::json* o = &j;
+  std::string at = path;
+  for (size_t dot; (dot = key.find('.')) != std::string_view::npos; key.remove_prefix(dot + 1)) {
+    const std::string seg(key.substr(0, dot));
+    at = at.empty() ? seg : at + "." + seg;
+    auto it = o->find(seg);
+    if (it == o->end() || it->is_null()) return nullptr;
+    if (!it->is_object()) malformed(at + " is not an object");
+    o = &*it;
+  }
+  auto it = o->find(std::string(key));
+  return it == o->end() ? nullptr : &*it;
+}
+
 template <class T, class M>
 void write_field(nlohmann::json& j, const T& t, const Field<T, M>& f) {
   const M& v = t.*(f.member);
@@ -124,12 +152,12 @@ void write_field(nlohmann::json& j, const T& t, const Field<T, M>& f) {
     }
   }
   if constexpr (is_optional<M>::value) {
-    if (v) j[f.key] = write_value(*v);
-    else if (f.null_when_empty) j[f.key] = nullptr;
+    if (v) slot(j, f.key) = write_value(*v);
+    else if (f.null_when_empty) slot(j, f.key) = nullptr;
   } else if constexpr (is_vector<M>::value) {
-    if (!f.defaulted || !v.empty()) j[f.key] = write_value(v);
+    if (!f.defaulted || !v.empty()) slot(j, f.key) = write_value(v);
   } else {
-    j[f.key] = write_value(v);
+    slot(j, f.key) = write_value(v);
   }
 }
 
@@ -197,10 +225,10 @@ void read_field(const nlohmann::json& j, T& t, const Field<T, M>& f, const std::
     }
   }
   const std::string at = path.empty() ? std::string(f.key) : path + "." + f.key;
-  auto it = j.find(f.key);
+  const nlohmann::json* it = lookup(j, f.key, path);
   if constexpr (is_optional<M>::value) {
     using Inner = typename M::value_type;
-    if (it == j.end()) {
+    if (!it) {
       v.reset();
     } else if constexpr (is_optional<Inner>::value) {  // absent, null or a value
       v.emplace();
@@ -214,10 +242,10 @@ void read_field(const nlohmann::json& j, T& t, const Field<T, M>& f, const std::
       v.emplace();
       read_value(*it, *v, at);
     }
-  } else if (f.defaulted && (it == j.end() || it->is_null())) {
+  } else if (f.defaulted && (!it || it->is_null())) {
     return;  // the struct's default
   } else {
-    if (it == j.end()) malformed((path.empty() ? std::string("the answer") : path) + ": missing \"" + f.key + "\"");
+    if (!it) malformed((path.empty() ? std::string("the answer") : path) + ": missing \"" + f.key + "\"");
     read_value(*it, v, at);
   }
 }

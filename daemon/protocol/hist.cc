@@ -24,6 +24,31 @@ struct fragd::wire::Fields<fragd::StallEvent> {
   }
 };
 
+// Each field of an order of the hist answer, once; the phases' times and the stall histograms
+// sit in objects of their own ("phase_ns", "stall"), each part of which an older fragd may leave
+// out (read as 0, an empty histogram).
+template <>
+struct fragd::wire::Fields<fragd::OrderStats> {
+  static auto list() {
+    using T = OrderStats;
+    return std::make_tuple(field("order", &T::order), field("fast", &T::fast), field("stalled", &T::stalled),
+                           field("failed", &T::failed), field_or_default("phase_ns.compaction", &T::compaction_ns),
+                           field_or_default("phase_ns.reclaim", &T::reclaim_ns),
+                           field_or_default("stall.success", &T::success),
+                           field_or_default("stall.failure", &T::failure));
+  }
+};
+// The answer's own fields; "allocations" and "hist_scheme" are read and written by hand below
+// (the one present only with counting known, the other checked against this build's).
+template <>
+struct fragd::wire::Fields<fragd::HistSnapshot> {
+  static auto list() {
+    using T = HistSnapshot;
+    return std::make_tuple(field_or_default("min_order", &T::min_order), field_or_default("uptime_ns", &T::uptime_ns),
+                           field("orders", &T::orders));
+  }
+};
+
 namespace fragd {
 
 using nlohmann::json;
@@ -76,44 +101,19 @@ const OrderStats* HistSnapshot::find(unsigned order) const {
 }
 
 void to_json(json& j, const HistSnapshot& s) {
-  json orders = json::array();
-  for (const auto& o : s.orders)
-    orders.push_back({{"order", o.order},
-                      {"fast", o.fast},
-                      {"stalled", o.stalled},
-                      {"failed", o.failed},
-                      {"phase_ns", {{"compaction", o.compaction_ns}, {"reclaim", o.reclaim_ns}}},
-                      {"stall", {{"success", o.success}, {"failure", o.failure}}}});
-  j = json{{"ok", true},
-           {"min_order", s.min_order},
-           {"uptime_ns", s.uptime_ns},
-           {"hist_scheme",
-            {{"sub_bits", FRAGD_HIST_SUB_BITS},
-             {"min_shift", FRAGD_HIST_MIN_SHIFT},
-             {"max_shift", FRAGD_HIST_MAX_SHIFT},
-             {"buckets", FRAGD_HIST_BUCKETS}}},
-           {"orders", std::move(orders)}};
+  j = write_object(s);
+  j["ok"] = true;
+  j["hist_scheme"] = {{"sub_bits", FRAGD_HIST_SUB_BITS},
+                      {"min_shift", FRAGD_HIST_MIN_SHIFT},
+                      {"max_shift", FRAGD_HIST_MAX_SHIFT},
+                      {"buckets", FRAGD_HIST_BUCKETS}};
   if (s.counting) j["allocations"] = {{"mode", s.counting_mode}, {"counting", *s.counting}};
 }
 
-namespace {
-
-LatencyHist latency_member(const json& stall, const char* key, const std::string& where) {
-  const json* h = opt_member(stall, key, json::value_t::object, where + ".stall");
-  if (!h) return LatencyHist{};
-  try {
-    return h->get<LatencyHist>();
-  } catch (const Malformed& m) {
-    malformed(where + ".stall." + key + ": " + m.what);
-  }
-}
-
-}  // namespace
-
 void from_json(const json& answer, HistSnapshot& s) {
   s = HistSnapshot{};
-  s.min_order = static_cast<unsigned>(std::min<uint64_t>(opt_u64(answer, "min_order", "answer").value_or(0), 64));
-  s.uptime_ns = opt_u64(answer, "uptime_ns", "answer").value_or(0);
+  read_object(answer, s, "");
+  s.min_order = std::min(s.min_order, 64u);
   if (const json* al = opt_member(answer, "allocations", json::value_t::object, "answer")) {
     s.counting_mode = printable(opt_str(*al, "mode", "allocations").value_or("?"));
     auto c = al->find("counting");
@@ -132,29 +132,12 @@ void from_json(const json& answer, HistSnapshot& s) {
                      static_cast<unsigned long long>(hi), static_cast<unsigned long long>(n), FRAGD_HIST_SUB_BITS,
                      FRAGD_HIST_MIN_SHIFT, FRAGD_HIST_MAX_SHIFT, FRAGD_HIST_BUCKETS));
   }
-  auto it = answer.find("orders");
-  if (it == answer.end() || !it->is_array()) malformed("no \"orders\" array");
-  for (const auto& oj : *it) {
-    if (!oj.is_object()) malformed("an entry of \"orders\" is not an object");
-    OrderStats o;
-    uint64_t order = req_u64(oj, "order", "order entry");
-    if (order >= FRAGD_NR_ORDERS)
-      malformed(strf("order %llu above %d", static_cast<unsigned long long>(order), FRAGD_NR_ORDERS - 1));
-    o.order = static_cast<unsigned>(order);
-    const std::string w = strf("order %u", o.order);
-    o.fast = req_u64(oj, "fast", w);
-    o.stalled = req_u64(oj, "stalled", w);
-    o.failed = req_u64(oj, "failed", w);
-    if (const json* ph = opt_member(oj, "phase_ns", json::value_t::object, w)) {
-      o.compaction_ns = opt_u64(*ph, "compaction", w + ".phase_ns").value_or(0);
-      o.reclaim_ns = opt_u64(*ph, "reclaim", w + ".phase_ns").value_or(0);
-    }
-    if (const json* st = opt_member(oj, "stall", json::value_t::object, w)) {
-      o.success = latency_member(*st, "success", w);
-      o.failure = latency_member(*st, "failure", w);
-    }
-    if (s.find(o.order)) malformed(w + " appears twice");
-    s.orders.push_back(std::move(o));
+  // What the table cannot say: an order's range, and each order once.
+  for (size_t i = 0; i < s.orders.size(); i++) {
+    const unsigned order = s.orders[i].order;
+    if (order >= FRAGD_NR_ORDERS) malformed(strf("orders[%zu].order: %u above %d", i, order, FRAGD_NR_ORDERS - 1));
+    for (size_t k = 0; k < i; k++)
+      if (s.orders[k].order == order) malformed(strf("orders[%zu]: order %u appears twice", i, order));
   }
   std::sort(s.orders.begin(), s.orders.end(),
             [](const OrderStats& a, const OrderStats& b) { return a.order < b.order; });

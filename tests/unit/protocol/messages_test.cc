@@ -189,10 +189,10 @@ TEST(ProtocolMessages, BadAnswersNameTheField) {
     const char* expect;   // in the message
   };
   const Case cases[] = {
-      {"hist.json", "hist", "/orders", true, "no \"orders\" array"},
-      {"hist.json", "hist", "/orders/0/fast", true, "order 1: missing \"fast\""},
-      {"hist.json", "hist", "/orders/0/stalled", false, "order 1: \"stalled\" is not a non-negative integer"},
-      {"hist.json", "hist", "/orders/0/stall/success/sum_ns", true, "order 1.stall.success: histogram: missing"},
+      {"hist.json", "hist", "/orders", true, "the answer: missing \"orders\""},
+      {"hist.json", "hist", "/orders/0/fast", true, "orders[0]: missing \"fast\""},
+      {"hist.json", "hist", "/orders/0/stalled", false, "orders[0].stalled is not a non-negative integer"},
+      {"hist.json", "hist", "/orders/0/stall/success/sum_ns", true, "orders[0].stall.success: histogram: missing"},
       {"status.json", "status", "/nodes", true, "the answer: missing \"nodes\""},
       {"status.json", "status", "/nodes/0/score", false, "nodes[0].score is not a non-negative integer"},
       {"status.json", "status", "/nodes/0/zones/0/free_blocks/2", false, "nodes[0].zones[0].free_blocks[2] is not a"},

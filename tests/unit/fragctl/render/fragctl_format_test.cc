@@ -181,6 +181,14 @@ TEST(CtlFormat, ParseHistRejectsMalformed) {
   auto scheme = fragd::parse_hist_answer(json::parse(bad[13]));
   ASSERT_FALSE(scheme.ok());
   EXPECT_NE(scheme.error().message.find("histogram scheme"), std::string::npos) << scheme.error().message;
+  // What the field table cannot say is checked by hand, and named as the table names fields.
+  for (const auto& [i, want] : {std::pair{4, "orders[0].order: 11 above 10"},
+                                std::pair{11, "orders[1]: order 9 appears twice"},
+                                std::pair{7, "orders[0].phase_ns is not an object"}}) {
+    auto r = fragd::parse_hist_answer(json::parse(bad[i]));
+    ASSERT_FALSE(r.ok()) << bad[i];
+    EXPECT_NE(r.error().message.find(want), std::string::npos) << r.error().message << " -- want " << want;
+  }
 }
 
 TEST(CtlFormat, HistInterval) {
