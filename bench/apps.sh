@@ -149,6 +149,15 @@ now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
 vm_counters() { awk '$1 ~ /^(pgmigrate_success|compact_stall|compact_fail|compact_success|thp_fault_alloc|thp_fault_fallback)$/ { printf "%s=%s ", $1, $2 }' /proc/vmstat; }
 counter() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
 free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
+# fragd_stalls: "host=N own=M", fragd's count of entries into direct compaction by other processes
+# and by its own writers (fragd_direct_stall_entries_total, fragd_own_direct_stall_entries_total;
+# phase compaction), from its metrics: what compact_stall alone cannot tell apart.
+fragd_stalls() {
+	curl -sf --max-time 5 "$URL" | awk '
+		/^fragd_direct_stall_entries_total\{.*phase="compaction"/ { host += $2 }
+		/^fragd_own_direct_stall_entries_total\{.*phase="compaction"/ { own += $2 }
+		END { printf "host=%d own=%d", host, own }'
+}
 
 # mixed_start DIR: puts page cache, slab and page tables into the fragmenter's holes (the header).
 mixed_start() {
@@ -289,9 +298,15 @@ run_one() { # W MODE ROUND FRAGMENTATION
 	esac
 	sleep "$WAIT"
 	w0=$(vm_counters)
+	local f0= f1=
+	[[ $mode == fragd* ]] && f0=$(fragd_stalls)
 	run_workload "$w" "$mode"
 	c1=$(vm_counters)
-	[[ $mode == fragd* ]] && { stop_pid "$FRAGD_PID" || true; }
+	if [[ $mode == fragd* ]]; then
+		sleep 1.2 # fragd's counters are those of its last tick (tick: 1s)
+		f1=$(fragd_stalls)
+		stop_pid "$FRAGD_PID" || true
+	fi
 	exec 9>&-
 	wait "$FRAG_PID" 2>/dev/null || true
 	restore_settings
@@ -301,6 +316,8 @@ run_one() { # W MODE ROUND FRAGMENTATION
 	done
 	# The workload's own window too: fragd's background compactions before it start are out.
 	for k in compact_stall thp_fault_alloc; do line+=" ${k}_workload=$(($(counter "$c1" $k) - $(counter "$w0" $k)))"; done
+	# fragd's split of that window's direct compactions: other processes' (the workload's) and its own.
+	[[ -n $f1 ]] && for k in host own; do line+=" fragd_${k}_stall_workload=$(($(counter "$f1" $k) - $(counter "$f0" $k)))"; done
 	echo "$line" >>"$WORK/runs.txt"
 	log "$line"
 }

@@ -57,12 +57,21 @@ def started(rs):
     return f"{sum(int(r['started']) for r in rs)} of {len(rs)}"
 
 
+def stall_entries(r):
+    """The direct compactions of other processes than fragd's writers over the workload's own
+    window: fragd's count of them where fragd ran and the run has it (fragd_host_stall_workload:
+    entries into direct compaction, COMPACT_SKIPPED returns included), else the kernel's
+    compact_stall over that window (nothing but the workload compacts then), else over the run."""
+    for k in ("fragd_host_stall_workload", "compact_stall_workload", "compact_stall"):
+        if k in r:
+            return int(r[k])
+    return 0
+
+
 def stalled_share(rs):
-    """compact_stall per THP fault allocated, percent, per run, over the workload's own window
-    when the run has it (fragd's compactions before the workload started are then out; any
-    direct compaction during it, fragd's own writer's included, still counts)."""
-    xs = [100.0 * int(r.get("compact_stall_workload", r["compact_stall"])) /
-          max(int(r.get("thp_fault_alloc_workload", r["thp_fault_alloc"])), 1) for r in rs]
+    """Direct compactions per THP fault allocated, percent, per run (stall_entries)."""
+    xs = [100.0 * stall_entries(r) / max(int(r.get("thp_fault_alloc_workload", r["thp_fault_alloc"])), 1)
+          for r in rs]
     return spread(xs, "{:.1f}")
 
 
@@ -81,8 +90,9 @@ def main(runs_path, meta_path, out_path):
              f"mode's settings at its \"ready\", the workload {m['wait_s']} s later. Counters from "
              "/proc/vmstat between \"ready\" and the end of the run: pages migrated "
              "(pgmigrate_success) and direct compaction stalls (compact_stall, any process: fragd's own "
-             "writer's included); the JVM's stalls per THP fault over the workload's own window where "
-             "the run recorded it. "
+             "writer's included); the JVM's stalls per THP fault over the workload's own window, where "
+             "fragd ran as fragd counted them without its own writers' (fragd_direct_stall_entries_total) "
+             "when the run recorded that. "
              "Medians over the rounds, range in brackets; modes interleaved, rotated each round.",
              ""]
     vm_cols = [("started", started), ("time to RAM allocated, ms", col("time_ms")),
