@@ -7,7 +7,7 @@
 #     map says why, and the rest works;
 #  4a. (before anything is polluted, memory splintered by the fragmenter) a
 #     sampled round's estimate of huge pages obtainable within 10% of a full
-#     scan's, the full scan's inside its 95% interval;
+#     scan's, the full scan's inside its 95% interval in two rounds of three;
 #  4. (before anything is polluted) with memory splintered by the fragmenter
 #     (its kept pages spread over every block), the estimate of huge pages
 #     obtainable (free now + by compaction) must be within 10% of what one
@@ -130,20 +130,27 @@ trace_start compaction/mm_compaction_end  # how each compaction run ends (compac
 fragment 90
 sleep 2
 # 4a. The sampled estimate against a full scan's, on the same splintered memory: a round that
-# began after the fragmenter settled, then at once a full scan. The sampled estimate must be
-# within 10% of the full scan's, and the full scan's inside its 95% interval.
-read -r s_est s_lo s_hi s_read s_blocks < <(sampled_estimate "$(boot_ns)")
-map_json "$WORK/map3.json"
-est=$(python3 -c '
+# began after the fragmenter settled, then at once a full scan. Each sampled estimate must be
+# within 10% of its full scan's. The full scan's must be inside the round's 95% interval in two
+# rounds of at most three: a calibrated 95% interval misses one round in twenty, so one miss is
+# allowed, two in three (under 1% for a calibrated interval) are not.
+covered=0 missed=0
+for round in 1 2 3; do
+  read -r s_est s_lo s_hi s_read s_blocks < <(sampled_estimate "$(boot_ns)")
+  map_json "$WORK/map3.json"
+  est=$(python3 -c '
 import json, sys
 z = json.load(open(sys.argv[1]))["scan"]["zones"]
 print(sum(x["hugepages"]["free"] + x["hugepages"]["compaction"] for x in z))' "$WORK/map3.json")
-log "sampled round: $s_est huge pages obtainable (95%: $s_lo-$s_hi) from $s_read of $s_blocks blocks; full scan: $est"
-[ "$s_read" -lt "$s_blocks" ] || fail "the sampled round read every block ($s_read of $s_blocks): nothing was sampled"
-python3 -c 'import sys; e, g = map(int, sys.argv[1:]); sys.exit(abs(e - g) > 0.10 * g)' "$s_est" "$est" ||
-  fail "sampled estimate $s_est is not within 10% of the full scan's $est"
-[ "$s_lo" -le "$est" ] && [ "$est" -le "$s_hi" ] ||
-  fail "the full scan's $est is outside the sampled round's 95% interval $s_lo-$s_hi"
+  log "sampled round $round: $s_est huge pages obtainable (95%: $s_lo-$s_hi) from $s_read of $s_blocks blocks; full scan: $est"
+  [ "$s_read" -lt "$s_blocks" ] || fail "the sampled round read every block ($s_read of $s_blocks): nothing was sampled"
+  python3 -c 'import sys; e, g = map(int, sys.argv[1:]); sys.exit(abs(e - g) > 0.10 * g)' "$s_est" "$est" ||
+    fail "sampled estimate $s_est is not within 10% of the full scan's $est"
+  if [ "$s_lo" -le "$est" ] && [ "$est" -le "$s_hi" ]; then covered=$((covered + 1)); else missed=$((missed + 1)); fi
+  [ "$covered" -ge 2 ] && break
+  [ "$missed" -le 1 ] ||
+    fail "the full scan's estimate was outside the sampled round's 95% interval in $missed of $round rounds (last: $est, $s_lo-$s_hi)"
+done
 # One compaction that ran to its end: the kernel aborts a run as "contended"
 # now and then (its free scanner found no target for a page), after a fraction
 # of its work; such a run is repeated after a pause (fragd counts run endings
