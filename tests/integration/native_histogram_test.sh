@@ -48,11 +48,18 @@ log "pool holds $(cat "$HP")"
 counts() { scrape | grep '^fragd_alloc_stall_seconds_count'; }
 settled() { local a b; a=$(counts); sleep 1.5; b=$(counts); [ -n "$a" ] && [ "$a" = "$b" ]; }
 wait_for 60 settled || fail "fragd's stall counts still moved 60 s after the pool write"
-scrape >"$WORK/text.prom"
+# The text exposition and fragctl hist from the same state: a scrape, the hist, and a scrape
+# again that says the same (a slow tick, as under ASan, can end a "settled" that was not).
+one_state() {
+  scrape >"$WORK/text.prom"
+  FRAGCTL hist --json >"$WORK/hist.json" || fail "fragctl hist --json failed"
+  sleep 1.5
+  [ "$(grep '^fragd_alloc_stall_seconds_count' "$WORK/text.prom")" = "$(counts)" ]
+}
+wait_for 30 one_state || fail "fragd's stall counts still moved around fragctl hist 30 s after they settled"
 n9=$(metric "$WORK/text.prom" fragd_alloc_stall_seconds_count 'order="9-10"')
 [ "$n9" -gt 0 ] || fail "no stall of orders 9-10 in the text exposition: the scene did not happen"
 log "text exposition: $n9 stalls of orders 9-10"
-FRAGCTL hist --json >"$WORK/hist.json" || fail "fragctl hist --json failed"
 
 # Prometheus' last sample of each native series must be the settled one.
 caught_up() {
