@@ -12,7 +12,11 @@
 //   - a struct with Fields<> declared with `field_inline`: its keys written into, and read from,
 //     the object that holds it (the top answer's counts beside each row's name);
 //   - a key "a.b": member b of an object a that holds it (the hist answer's "phase_ns"), made
-//     when written; read as absent when a is absent or null.
+//     when written; read as absent when a is absent or null;
+//   - a type whose JSON is not an object of fields (the map's classes as one string, an
+//     interval as [lo, hi]): a Codec<V> specialisation writes and reads it.
+// A numeric field declared `.within(lo, hi)` is read only inside that range ("top.nodes[0].score
+// is out of range 0..100"); what depends on other fields is checked after read_object.
 // A malformed value is named by its path from the message's root ("nodes[0].zones[1].score is
 // not a non-negative integer") and thrown as Malformed (protocol/wire.h).
 #pragma once
@@ -40,6 +44,17 @@ struct Field {
   bool null_when_empty = false;
   bool defaulted = false;
   bool flattened = false;
+  bool bounded = false;
+  int64_t lo = 0;
+  uint64_t hi = 0;
+  // Read only inside [l, h]: a number out of it is malformed, named with the range.
+  constexpr Field within(int64_t l, uint64_t h) const {
+    Field f = *this;
+    f.bounded = true;
+    f.lo = l;
+    f.hi = h;
+    return f;
+  }
 };
 template <class T, class M>
 constexpr Field<T, M> field(const char* key, M T::*member) {
@@ -62,10 +77,22 @@ constexpr Field<T, M> field_inline(M T::*member) {
 }
 
 // Specialised for each message struct: static auto list() returns a tuple of field(...). A
-// specialisation lives in the .cc of its message; another message that holds one reaches it
-// through its to_json and read_json (declared in its header), never through Fields<T>.
+// specialisation lives in the header of its message when the table says all there is to say
+// (its to_json and from_json then inline there, protocol/top.h), else in the message's .cc;
+// another message that holds one reaches it through its to_json and read_json, never through
+// Fields<T> of a .cc.
 template <class T>
 struct Fields;
+
+// Specialised for a value whose JSON is not an object of fields: static nlohmann::json
+// write(const V&) and static void read(const nlohmann::json&, V&, const std::string& path),
+// which names `path` in its complaint.
+template <class V>
+struct Codec;
+template <class V, class = void>
+struct has_codec : std::false_type {};
+template <class V>
+struct has_codec<V, std::void_t<decltype(Codec<V>::write(std::declval<const V&>()))>> : std::true_type {};
 
 template <class T, class = void>
 struct described : std::false_type {};
@@ -98,7 +125,9 @@ nlohmann::json write_object(const T& t);
 
 template <class V>
 nlohmann::json write_value(const V& v) {
-  if constexpr (described<V>::value) {
+  if constexpr (has_codec<V>::value) {
+    return Codec<V>::write(v);
+  } else if constexpr (described<V>::value) {
     return write_object(v);
   } else if constexpr (std::is_same_v<V, std::string> || std::is_arithmetic_v<V>) {
     return nlohmann::json(v);
@@ -173,7 +202,9 @@ void read_object(const nlohmann::json& j, T& t, const std::string& path);
 
 template <class V>
 void read_value(const nlohmann::json& j, V& out, const std::string& path) {
-  if constexpr (described<V>::value) {
+  if constexpr (has_codec<V>::value) {
+    Codec<V>::read(j, out, path);
+  } else if constexpr (described<V>::value) {
     read_object(j, out, path);
   } else if constexpr (std::is_same_v<V, bool>) {
     if (!j.is_boolean()) malformed(path + " is not a boolean");
@@ -187,6 +218,11 @@ void read_value(const nlohmann::json& j, V& out, const std::string& path) {
   } else if constexpr (std::is_same_v<V, uint64_t>) {
     if (!is_u64(j)) malformed(path + " is not a non-negative integer");
     out = to_u64(j);
+  } else if constexpr (std::is_integral_v<V> && std::is_unsigned_v<V>) {  // unsigned, uint32_t
+    if (!is_u64(j)) malformed(path + " is not a non-negative integer");
+    const uint64_t x = to_u64(j);
+    if (x > std::numeric_limits<V>::max()) malformed(path + " is out of range");
+    out = static_cast<V>(x);
   } else if constexpr (std::is_integral_v<V>) {  // int64_t, int
     if (!j.is_number_integer() || (j.is_number_unsigned() && j.get<uint64_t>() > INT64_MAX))
       malformed(path + " is not an integer");
@@ -247,6 +283,14 @@ void read_field(const nlohmann::json& j, T& t, const Field<T, M>& f, const std::
   } else {
     if (!it) malformed((path.empty() ? std::string("the answer") : path) + ": missing \"" + f.key + "\"");
     read_value(*it, v, at);
+  }
+  if constexpr (std::is_integral_v<M> && !std::is_same_v<M, bool>) {
+    bool out = false;
+    if constexpr (std::is_signed_v<M>)
+      out = static_cast<int64_t>(v) < f.lo || (v >= 0 && static_cast<uint64_t>(v) > f.hi);
+    else
+      out = (f.lo > 0 && v < static_cast<uint64_t>(f.lo)) || static_cast<uint64_t>(v) > f.hi;
+    if (f.bounded && out) malformed(at + " is out of range " + std::to_string(f.lo) + ".." + std::to_string(f.hi));
   }
 }
 

@@ -3,13 +3,16 @@
 // where, cumulative since fragd started, with each node's score and free 2 MiB
 // and 1 GiB blocks. fragd fills it from its attribution (sources/attribution);
 // `fragctl top` takes intervals of it and renders them (fragctl/render/top.h).
+// Its fields are declared once, in the table below.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
+
+#include "protocol/fields.h"
 
 namespace fragd {
 
@@ -49,13 +52,70 @@ struct TopReply {
   std::vector<TopConsumer> consumers;
   std::vector<TopStack> stacks;  // most stall time first
 };
-// from_json: every field required (but a stack's unnamed_frames, absent from an older fragd); a
-// malformed one is named by its path ("top.cgroups[1].stall_ns is not a non-negative integer").
-void to_json(nlohmann::json& j, const TopReply& r);
-void from_json(const nlohmann::json& j, TopReply& r);
+namespace wire {
 
-// `newer` minus `older` (an interval): rows matched by name (consumer and order; stack by
-// consumer, call site and frames); a row only in `newer` counts whole; nodes are newer's.
-TopReply top_interval(const TopReply& newer, const TopReply& older);
+// Each field of the top answer, once (protocol/fields.h); a row's counts sit beside its name.
+template <>
+struct Fields<TopCount> {
+  static auto list() { return std::make_tuple(field("stalls", &TopCount::stalls), field("stall_ns", &TopCount::stall_ns)); }
+};
+template <>
+struct Fields<TopCgroup> {
+  static auto list() {
+    using T = TopCgroup;
+    return std::make_tuple(field<T, std::string>("cgroup", &T::name), field_inline<T, TopCount>(&T::count));
+  }
+};
+template <>
+struct Fields<TopCallsite> {
+  static auto list() {
+    using T = TopCallsite;
+    return std::make_tuple(field<T, std::string>("callsite", &T::name), field_inline<T, TopCount>(&T::count));
+  }
+};
+template <>
+struct Fields<TopConsumer> {
+  static auto list() {
+    using T = TopConsumer;
+    return std::make_tuple(field("order", &T::order).within(0, 63), field("consumer", &T::consumer),
+                           field_inline(&T::count));
+  }
+};
+template <>
+struct Fields<TopStack> {
+  static auto list() {
+    using T = TopStack;
+    return std::make_tuple(field("consumer", &T::consumer), field("callsite", &T::callsite),
+                           field("frames", &T::frames), field_or_default("unnamed_frames", &T::unnamed_frames),
+                           field_inline(&T::count));
+  }
+};
+template <>
+struct Fields<TopNode> {
+  static auto list() {
+    using T = TopNode;
+    return std::make_tuple(field("node", &T::node).within(0, 1 << 20), field("score", &T::score).within(0, 100),
+                           field("free_2m_blocks", &T::free_2m), field("free_1g_blocks", &T::free_1g));
+  }
+};
+template <>
+struct Fields<TopReply> {
+  static auto list() {
+    using T = TopReply;
+    return std::make_tuple(field("uptime_ns", &T::uptime_ns), field("symbols", &T::symbols),
+                           field("nodes", &T::nodes), field("cgroups", &T::cgroups), field("consumers", &T::consumers),
+                           field("callsites", &T::callsites), field("stacks", &T::stacks));
+  }
+};
+
+}  // namespace wire
+
+// Every field required (but a stack's unnamed_frames, absent from an older fragd); a malformed
+// one is named by its path ("top.cgroups[1].stall_ns is not a non-negative integer").
+inline void to_json(nlohmann::json& j, const TopReply& r) {
+  j = wire::write_object(r);
+  j["ok"] = true;
+}
+inline void from_json(const nlohmann::json& j, TopReply& r) { wire::read_object(j, r, "top"); }
 
 }  // namespace fragd

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <tuple>
 
 #include "base/format.h"
 #include "base/text.h"
@@ -106,6 +108,40 @@ std::string format_top_text(const TopReply& r, const TopViewOptions& o) {
     if (st.empty()) out += "(no stack)\n";
   }
   return out;
+}
+
+namespace {
+
+TopCount minus(const TopCount& a, const TopCount* b) {
+  if (!b) return a;
+  return {a.stalls >= b->stalls ? a.stalls - b->stalls : 0, a.stall_ns >= b->stall_ns ? a.stall_ns - b->stall_ns : 0};
+}
+
+}  // namespace
+
+TopReply top_interval(const TopReply& newer, const TopReply& older) {
+  TopReply d = newer;
+  d.uptime_ns = newer.uptime_ns >= older.uptime_ns ? newer.uptime_ns - older.uptime_ns : newer.uptime_ns;
+  auto rows = [](auto& out, const auto& old) {
+    std::map<std::string, const TopCount*> by;
+    for (const auto& r : old) by[r.name] = &r.count;
+    for (auto& r : out) r.count = minus(r.count, by.count(r.name) ? by[r.name] : nullptr);
+  };
+  rows(d.cgroups, older.cgroups);
+  rows(d.callsites, older.callsites);
+  std::map<std::pair<unsigned, std::string>, const TopCount*> cons;
+  for (const auto& c : older.consumers) cons[{c.order, c.consumer}] = &c.count;
+  for (auto& c : d.consumers) {
+    auto it = cons.find({c.order, c.consumer});
+    c.count = minus(c.count, it == cons.end() ? nullptr : it->second);
+  }
+  std::map<std::tuple<std::string, std::string, std::vector<std::string>>, const TopCount*> st;
+  for (const auto& s : older.stacks) st[{s.consumer, s.callsite, s.frames}] = &s.count;
+  for (auto& s : d.stacks) {
+    auto it = st.find({s.consumer, s.callsite, s.frames});
+    s.count = minus(s.count, it == st.end() ? nullptr : it->second);
+  }
+  return d;
 }
 
 }  // namespace fragd

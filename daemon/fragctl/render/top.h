@@ -19,4 +19,8 @@ struct TopViewOptions {
 
 std::string format_top_text(const TopReply& r, const TopViewOptions& o);
 
+// `newer` minus `older` (an interval): rows matched by name (consumer and order; stack by
+// consumer, call site and frames); a row only in `newer` counts whole; nodes are newer's.
+TopReply top_interval(const TopReply& newer, const TopReply& older);
+
 }  // namespace fragd

@@ -54,6 +54,31 @@ TEST(TopAnswer, MalformedFieldIsNamed) {
   EXPECT_NE(r.error().message.find("symbols"), std::string::npos) << r.error().message;
 }
 
+// The ranges the table declares (.within): each bound holds, and one past it is named with it.
+TEST(TopAnswer, RangesFromTheTable) {
+  struct Case {
+    const char* pointer;
+    nlohmann::json ok, bad;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"/nodes/0/score", 100, 101, "top.nodes[0].score is out of range 0..100"},
+      {"/nodes/1/node", 1 << 20, (1 << 20) + 1, "top.nodes[1].node is out of range 0..1048576"},
+      {"/nodes/1/node", 0, -1, "top.nodes[1].node is out of range 0..1048576"},
+      {"/consumers/0/order", 63, 64, "top.consumers[0].order is out of range 0..63"},
+  };
+  for (const auto& c : cases) {
+    nlohmann::json j = sample(1);
+    j[nlohmann::json::json_pointer(c.pointer)] = c.ok;
+    auto r = read_answer<TopReply>(j, "top");
+    EXPECT_TRUE(r.ok()) << c.pointer << " = " << c.ok << ": " << r.error().message;
+    j[nlohmann::json::json_pointer(c.pointer)] = c.bad;
+    r = read_answer<TopReply>(j, "top");
+    ASSERT_FALSE(r.ok()) << c.pointer << " = " << c.bad << " accepted";
+    EXPECT_NE(r.error().message.find(c.expect), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(TopAnswer, IntervalSubtractsRowByRow) {
   TopReply newer = sample(3), older = sample(1);
   newer.cgroups.push_back({"/new", {2, 500}});  // only in the newer: counts whole
