@@ -38,6 +38,79 @@ struct Fields<PollutionInfo> {
   }
 };
 
+// A zone's classes travel as one string, a character per block (block_class_char); '?' (a block
+// not read yet) is checked against "sample" after the table.
+template <>
+struct Codec<std::vector<BlockClass>> {
+  static nlohmann::json write(const std::vector<BlockClass>& v) {
+    std::string s;
+    s.reserve(v.size());
+    for (BlockClass c : v) s += block_class_char(c);
+    return s;
+  }
+  static void read(const nlohmann::json& j, std::vector<BlockClass>& out, const std::string& path) {
+    if (!j.is_string()) malformed(path + ": not a string");
+    const auto& s = j.get_ref<const std::string&>();
+    out.clear();
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+      BlockClass c;
+      if (!block_class_from_char(s[i], c))
+        malformed(strf("%s: character 0x%02x at block %zu is not a block class (one of . m x U H -, and ? in a "
+                       "sampled zone)",
+                       path.c_str(), static_cast<unsigned char>(s[i]), i));
+      out.push_back(c);
+    }
+  }
+};
+// Blocks per class, keyed by the class's name (block_class_name): every class present.
+template <>
+struct Codec<std::array<uint64_t, kBlockClasses>> {
+  static nlohmann::json write(const std::array<uint64_t, kBlockClasses>& v) {
+    nlohmann::json o = nlohmann::json::object();
+    for (size_t c = 0; c < kBlockClasses; c++) o[block_class_name(static_cast<BlockClass>(c))] = v[c];
+    return o;
+  }
+  static void read(const nlohmann::json& j, std::array<uint64_t, kBlockClasses>& out, const std::string& path) {
+    if (!j.is_object()) malformed(path + ": not an object");
+    for (size_t c = 0; c < kBlockClasses; c++) out[c] = u64_member(j, block_class_name(static_cast<BlockClass>(c)), path);
+  }
+};
+// An interval as [lower, upper].
+template <>
+struct Codec<Bounds> {
+  static nlohmann::json write(const Bounds& b) { return nlohmann::json::array({b.lo, b.hi}); }
+  static void read(const nlohmann::json& j, Bounds& out, const std::string& path) {
+    if (!j.is_array() || j.size() != 2) malformed(path + ": not [lower, upper]");
+    out = {as_u64(j[0], path + "[0]"), as_u64(j[1], path + "[1]")};
+  }
+};
+
+// Each field of a zone of the map answer, once. "classes" and "used" are left out of an answer
+// that withheld them (empty); what depends on other fields (the zone's blocks, the pfns, the
+// withholding) is checked in check_zone.
+template <>
+struct Fields<MapZone::Sample> {
+  static auto list() {
+    using T = MapZone::Sample;
+    return std::make_tuple(field("blocks", &T::blocks), field("compaction", &T::compaction),
+                           field("polluted", &T::polluted));
+  }
+};
+template <>
+struct Fields<MapZone> {
+  static auto list() {
+    using T = MapZone;
+    return std::make_tuple(
+        field("node", &T::node).within(0, 65535), field("zone", &T::zone), field("start_pfn", &T::start_pfn),
+        field("end_pfn", &T::end_pfn), field("first_block", &T::first_block),
+        field_or_default("classes", &T::classes), field_or_default("used", &T::used), field("counts", &T::counts),
+        field("free_pages", &T::free_pages), field("hugepages.free", &T::hugepages_free),
+        field("hugepages.compaction", &T::hugepages_compaction), field("hugepages.polluted", &T::hugepages_polluted),
+        field("compaction_cost_pages", &T::compaction_cost_pages), field("sample", &T::sample));
+  }
+};
+
 }  // namespace wire
 namespace {
 
@@ -47,101 +120,83 @@ using ull = unsigned long long;
 
 constexpr uint64_t kMaxNode = 65535;
 
-// `per_block`: the answer carries each block's class and pages in use (not "withheld").
-MapZone parse_zone(const json& z, const std::string& path, unsigned order, bool per_block) {
-  if (!z.is_object()) malformed(path + ": not an object");
-  MapZone m;
-  m.node = static_cast<int>(bounded_member(z, "node", path, kMaxNode));
-  m.zone = string_member(z, "zone", path);
+// What the table cannot say of a zone read from `z` at `path`: its blocks follow from its pfns
+// and the pageblock order; "classes" and "used" are there unless the answer withheld them
+// (`per_block` false), one per block; counts, free pages and hugepages fit in the zone.
+void check_zone(const json& z, const MapZone& m, const std::string& path, unsigned order, bool per_block) {
   if (m.zone.empty()) malformed(path + ".zone: empty");
-  m.start_pfn = u64_member(z, "start_pfn", path);
-  m.end_pfn = u64_member(z, "end_pfn", path);
   if (m.end_pfn <= m.start_pfn)
     malformed(strf("%s: end_pfn %llu is not above start_pfn %llu", path.c_str(), ull(m.end_pfn), ull(m.start_pfn)));
-  m.first_block = u64_member(z, "first_block", path);
   if (m.first_block != m.start_pfn >> order)
     malformed(strf("%s.first_block: %llu is not start_pfn >> pageblock_order (%llu)", path.c_str(),
                    ull(m.first_block), ull(m.start_pfn >> order)));
   const uint64_t nblocks = ((m.end_pfn - 1) >> order) - m.first_block + 1;
   const uint64_t block_pages = uint64_t{1} << order;
+  const bool sampled = m.sample.has_value();
+  auto at_most = [&](const std::string& p, uint64_t v, uint64_t max) {
+    if (v > max) malformed(strf("%s: %llu is out of range (at most %llu)", p.c_str(), ull(v), ull(max)));
+  };
 
-  const auto sample_it = z.find("sample");
-  const bool sampled = sample_it != z.end() && !sample_it->is_null();
   std::array<uint64_t, kBlockClasses + 1> counted{};
   if (!per_block) {
     for (const char* key : {"classes", "used"})
       if (z.contains(key)) malformed(path + "." + key + ": present in an answer that says it withheld it");
   } else {
-    const std::string classes = string_member(z, "classes", path);
-    if (classes.size() != nblocks)
-      malformed(strf("%s.classes: %zu blocks, but pfns %llu..%llu span %llu blocks", path.c_str(), classes.size(),
+    for (const char* key : {"classes", "used"})
+      if (!z.contains(key)) malformed(path + ": missing \"" + key + "\"");
+    if (m.classes.size() != nblocks)
+      malformed(strf("%s.classes: %zu blocks, but pfns %llu..%llu span %llu blocks", path.c_str(), m.classes.size(),
                      ull(m.start_pfn), ull(m.end_pfn), ull(nblocks)));
-    m.classes.reserve(classes.size());
-    for (size_t i = 0; i < classes.size(); ++i) {
-      BlockClass c;
-      if (!block_class_from_char(classes[i], c) || (c == BlockClass::Unseen && !sampled))
+    for (size_t i = 0; i < m.classes.size(); ++i) {
+      if (m.classes[i] == BlockClass::Unseen && !sampled)
         malformed(strf("%s.classes: character 0x%02x at block %zu is not a block class (one of . m x U H -, and ? "
                        "in a sampled zone)",
-                       path.c_str(), static_cast<unsigned char>(classes[i]), i));
-      m.classes.push_back(c);
-      ++counted[static_cast<size_t>(c)];
+                       path.c_str(), static_cast<unsigned char>(block_class_char(m.classes[i])), i));
+      ++counted[static_cast<size_t>(m.classes[i])];
     }
-
-    const json& used = array_member(z, "used", path);
-    if (used.size() != nblocks)
-      malformed(strf("%s.used: %zu values, but \"classes\" has %llu blocks", path.c_str(), used.size(), ull(nblocks)));
-    m.used.reserve(used.size());
-    for (size_t i = 0; i < used.size(); ++i) {
-      const std::string p = strf("%s.used[%zu]", path.c_str(), i);
-      uint64_t v = as_u64(used[i], p);
-      if (v > block_pages)
-        malformed(strf("%s: %llu is more than the %llu pages of a block", p.c_str(), ull(v), ull(block_pages)));
-      m.used.push_back(static_cast<uint32_t>(v));
-    }
+    if (m.used.size() != nblocks)
+      malformed(strf("%s.used: %zu values, but \"classes\" has %llu blocks", path.c_str(), m.used.size(), ull(nblocks)));
+    for (size_t i = 0; i < m.used.size(); ++i)
+      if (m.used[i] > block_pages)
+        malformed(strf("%s.used[%zu]: %llu is more than the %llu pages of a block", path.c_str(), i, ull(m.used[i]),
+                       ull(block_pages)));
   }
 
-  const json& counts = object_member(z, "counts", path);
+  uint64_t sum = 0;
   for (size_t c = 0; c < kBlockClasses; ++c) {
     const char* name = block_class_name(static_cast<BlockClass>(c));
-    m.counts[c] = sampled || !per_block ? bounded_member(counts, name, path + ".counts", nblocks)
-                                        : u64_member(counts, name, path + ".counts");
-    if (!sampled && per_block && m.counts[c] != counted[c])
+    if (sampled || !per_block) at_most(path + ".counts." + name, m.counts[c], nblocks);
+    else if (m.counts[c] != counted[c])
       malformed(strf("%s.counts.%s: %llu, but \"classes\" has %llu %s blocks", path.c_str(), name,
                      ull(m.counts[c]), ull(counted[c]), name));
+    sum += m.counts[c];
   }
-  if (!sampled && !per_block) {  // the classes counted, without them: one class per block
-    uint64_t sum = 0;
-    for (uint64_t n : m.counts) sum += n;
-    if (sum != nblocks)
-      malformed(strf("%s.counts: %llu blocks in all, but pfns %llu..%llu span %llu blocks", path.c_str(), ull(sum),
-                     ull(m.start_pfn), ull(m.end_pfn), ull(nblocks)));
-  }
+  if (!sampled && !per_block && sum != nblocks)  // the classes counted, without them: one class per block
+    malformed(strf("%s.counts: %llu blocks in all, but pfns %llu..%llu span %llu blocks", path.c_str(), ull(sum),
+                   ull(m.start_pfn), ull(m.end_pfn), ull(nblocks)));
 
-  m.free_pages = bounded_member(z, "free_pages", path, m.end_pfn - m.start_pfn);
-  const json& huge = object_member(z, "hugepages", path);
-  m.hugepages_free = bounded_member(huge, "free", path + ".hugepages", nblocks);
-  m.hugepages_compaction = bounded_member(huge, "compaction", path + ".hugepages", nblocks);
-  m.hugepages_polluted = bounded_member(huge, "polluted", path + ".hugepages", nblocks);
-  m.compaction_cost_pages = bounded_member(z, "compaction_cost_pages", path, m.end_pfn - m.start_pfn);
+  at_most(path + ".free_pages", m.free_pages, m.end_pfn - m.start_pfn);
+  at_most(path + ".hugepages.free", m.hugepages_free, nblocks);
+  at_most(path + ".hugepages.compaction", m.hugepages_compaction, nblocks);
+  at_most(path + ".hugepages.polluted", m.hugepages_polluted, nblocks);
+  at_most(path + ".compaction_cost_pages", m.compaction_cost_pages, m.end_pfn - m.start_pfn);
   if (sampled) {
     const std::string sp = path + ".sample";
-    if (!sample_it->is_object()) malformed(sp + ": not an object or null");
-    MapZone::Sample s;
-    s.blocks = bounded_member(*sample_it, "blocks", sp, nblocks);
-    auto interval = [&](const char* key, uint64_t value) {
-      const json& a = array_member(*sample_it, key, sp);
-      const std::string ip = sp + "." + key;
-      if (a.size() != 2) malformed(ip + ": not [lower, upper]");
-      Bounds b{as_u64(a[0], ip + "[0]"), as_u64(a[1], ip + "[1]")};
+    at_most(sp + ".blocks", m.sample->blocks, nblocks);
+    auto holds = [&](const char* key, const Bounds& b, uint64_t value) {
       if (b.lo > value || value > b.hi || b.hi > nblocks)
-        malformed(strf("%s: [%llu, %llu] does not hold the estimate %llu within the %llu blocks", ip.c_str(),
+        malformed(strf("%s.%s: [%llu, %llu] does not hold the estimate %llu within the %llu blocks", sp.c_str(), key,
                        ull(b.lo), ull(b.hi), ull(value), ull(nblocks)));
-      return b;
     };
-    s.compaction = interval("compaction", m.hugepages_compaction);
-    s.polluted = interval("polluted", m.hugepages_polluted);
-    m.sample = s;
+    holds("compaction", m.sample->compaction, m.hugepages_compaction);
+    holds("polluted", m.sample->polluted, m.hugepages_polluted);
   }
+}
+
+MapZone parse_zone(const json& z, const std::string& path, unsigned order, bool per_block) {
+  MapZone m;
+  read_object(z, m, path);
+  check_zone(z, m, path, order, per_block);
   return m;
 }
 
@@ -203,33 +258,6 @@ MapView parse_body(const json& a) {
   return v;
 }
 
-json zone_json(const MapZone& z, bool per_block) {
-  json counts;
-  for (size_t c = 0; c < kBlockClasses; c++) counts[block_class_name(static_cast<BlockClass>(c))] = z.counts[c];
-  json j = {{"node", z.node},
-          {"zone", z.zone},
-          {"start_pfn", z.start_pfn},
-          {"end_pfn", z.end_pfn},
-          {"first_block", z.first_block},
-          {"counts", std::move(counts)},
-          {"free_pages", z.free_pages},
-          {"hugepages",
-           {{"free", z.hugepages_free}, {"compaction", z.hugepages_compaction}, {"polluted", z.hugepages_polluted}}},
-          {"compaction_cost_pages", z.compaction_cost_pages}};
-  if (per_block) {
-    std::string classes;
-    classes.reserve(z.classes.size());
-    for (BlockClass c : z.classes) classes += block_class_char(c);
-    j["classes"] = std::move(classes);
-    j["used"] = z.used;
-  }
-  if (z.sample)
-    j["sample"] = {{"blocks", z.sample->blocks},
-                   {"compaction", {z.sample->compaction.lo, z.sample->compaction.hi}},
-                   {"polluted", {z.sample->polluted.lo, z.sample->polluted.hi}}};
-  return j;
-}
-
 }  // namespace
 
 void to_json(json& j, const PollutionInfo& p) { j = write_object(p); }
@@ -245,7 +273,14 @@ void to_json(json& j, const MapView& v) {
     return;
   }
   json zones = json::array();
-  for (const auto& z : v.zones) zones.push_back(zone_json(z, !v.withheld));
+  for (const auto& z : v.zones) {
+    json zj = write_object(z);
+    if (v.withheld) {  // a zone that still has them is sent without
+      zj.erase("classes");
+      zj.erase("used");
+    }
+    zones.push_back(std::move(zj));
+  }
   j["scan"] = {{"time_ns", v.time_ns},
                {"age_ns", v.age_ns},
                {"duration_ns", v.duration_ns},
