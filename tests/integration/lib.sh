@@ -170,15 +170,18 @@ wait_scored() { wait_for 30 has_score; }
 # trace_mark NAME puts a marker in the record; trace_sync waits until the record holds every
 # event up to now and fails if the kernel dropped any (a full buffer).
 trace_start() {
-  local t=/sys/kernel/tracing e
+  local t=/sys/kernel/tracing e filter
   [ -d $t/instances ] || t=/sys/kernel/debug/tracing
   [ -d $t/instances ] || skip_or_fail "no tracefs instances at /sys/kernel/tracing or /sys/kernel/debug/tracing"
   TRACE_INST="$t/instances/fragd-$TEST_NAME-$$"
   mkdir "$TRACE_INST"
   RESTORE+=("rmdir $TRACE_INST 2>/dev/null || true")
   echo 16384 >"$TRACE_INST/buffer_size_kb"
-  for e; do
+  for e; do  # "group/event", or "group/event:FILTER" to record only what FILTER matches
+    filter=""
+    [[ $e == *:* ]] && filter=${e#*:} && e=${e%%:*}
     [ -e "$TRACE_INST/events/$e/enable" ] || fail "the kernel has no tracepoint $e ($TRACE_INST/events/$e)"
+    [ -z "$filter" ] || echo "$filter" >"$TRACE_INST/events/$e/filter" || fail "tracefs refused the filter '$filter' on $e"
     echo 1 >"$TRACE_INST/events/$e/enable"
     RESTORE+=("echo 0 > $TRACE_INST/events/$e/enable")
   done

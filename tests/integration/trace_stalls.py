@@ -4,7 +4,9 @@
 instance (lib.sh trace_start) to hold fragd's counters to it exactly.
 
   trace_stalls.py window TRACE START END
-      Between the trace markers START and END (lib.sh snap): prints "ENTRIES SKIPPED DEFERRED",
+      Between the trace markers START and END (lib.sh snap): prints "ENTRIES SKIPPED DEFERRED
+      ALLOCS", ALLOCS being the pages the kernel handed out at kmem:mm_page_alloc (an instance
+      filters it on the order it compares; a failed allocation, printed as pfn 0, is not one), and
       the mm_compaction_try_to_compact_pages events, those of them that returned
       COMPACT_SKIPPED, and the zones found deferred (mm_compaction_deferred: an earlier failure
       made the kernel skip compacting the zone for up to 64 attempts, compact_defer_shift).
@@ -31,8 +33,11 @@ def events(path):
                 yield int(m.group(1)), m.group(2), m.group(3).strip()
 
 
+FAILED = re.compile(r"\bpfn=0x0\b")  # the kernel prints a failed allocation (pfn -1) as pfn 0
+
+
 def window(path, start, end):
-    inside, entries, skipped, deferred = False, 0, 0, 0
+    inside, entries, skipped, deferred, allocs = False, 0, 0, 0, 0
     open_ = {}  # pid -> an entry still waiting for a sign that the kernel counted it
     seen_start = seen_end = False
     for pid, name, rest in events(path):
@@ -45,7 +50,9 @@ def window(path, start, end):
             continue
         if not inside:
             continue
-        if name == "mm_compaction_try_to_compact_pages":
+        if name == "mm_page_alloc":
+            allocs += not FAILED.search(rest)
+        elif name == "mm_compaction_try_to_compact_pages":
             if open_.pop(pid, False):
                 skipped += 1
             open_[pid] = True
@@ -56,7 +63,7 @@ def window(path, start, end):
     if not (seen_start and seen_end):
         sys.exit(f"{path}: markers {start!r} and {end!r} not both found in order")
     skipped += sum(1 for v in open_.values() if v)
-    print(entries, skipped, deferred)
+    print(entries, skipped, deferred, allocs)
 
 
 def main():

@@ -19,6 +19,10 @@ ENTRY = ("mm_compaction_try_to_compact_pages", "order=9 gfp_mask=GFP_HIGHUSER_MO
 DEFERRED = ("mm_compaction_deferred", "node=0 zone=Normal order=9 order_failed=9 consider=3 limit=64")
 BEGIN = ("mm_compaction_begin", "zone_start=0x1 migrate_pfn=0x1 free_pfn=0x1000 zone_end=0x1000, mode=sync")
 RESET = ("mm_compaction_defer_reset", "node=0 zone=Normal order=9 order_failed=10 consider=0 limit=1")
+ALLOC = ("mm_page_alloc", "page=000000007c2e3f1a pfn=0x1a4600 order=9 migratetype=1 "
+         "gfp_flags=GFP_NOFS|__GFP_HIGHMEM|__GFP_MOVABLE|__GFP_COMP")
+FAILED = ("mm_page_alloc", "page=0000000000000000 pfn=0x0 order=9 migratetype=1 "
+          "gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_RETRY_MAYFAIL")
 
 
 def window(events, start="a", end="b"):
@@ -49,10 +53,15 @@ class Window(unittest.TestCase):
                       (1, ENTRY), (1, RESET),     # counted: a zone could allocate
                       (3, ENTRY),                 # skipped: nothing before the end marker
                       (7, "b"), (3, DEFERRED), (4, ENTRY)])
-        self.assertEqual(got, (5, 2, 1))
+        self.assertEqual(got, (5, 2, 1, 0))
+
+    def test_allocations_granted(self):
+        # An allocation that fails is traced with pfn -1, printed as 0: not a page handed out.
+        got = window([(1, ALLOC), (7, "a"), (1, ALLOC), (2, FAILED), (3, ALLOC), (7, "b"), (1, ALLOC)])
+        self.assertEqual(got, (0, 0, 0, 2))
 
     def test_only_inside_the_markers(self):
-        self.assertEqual(window([(1, ENTRY), (1, DEFERRED), (7, "a"), (7, "x"), (7, "b"), (1, ENTRY)]), (0, 0, 0))
+        self.assertEqual(window([(1, ENTRY), (1, DEFERRED), (7, "a"), (7, "x"), (7, "b"), (1, ENTRY)]), (0, 0, 0, 0))
 
     def test_markers_missing(self):
         with self.assertRaises(RuntimeError):
