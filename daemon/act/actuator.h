@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "base/result.h"
@@ -42,6 +43,14 @@ class Actuator {
   // programs know as fragd's own.
   virtual Result<void> grow_pool(int node, uint64_t size_kib, uint64_t count) {
     return write_pool(node, size_kib, count);
+  }
+  // The same, its write ended early once `give_way` (polled while the kernel grows the pool)
+  // turns true: the pool keeps what it got, and the write counts as done. The default asks
+  // once, before a write it then does not make.
+  virtual Result<void> grow_pool_giving_way(int node, uint64_t size_kib, uint64_t count,
+                                            const std::function<bool()>& give_way) {
+    if (give_way && give_way()) return {};
+    return grow_pool(node, size_kib, count);
   }
 
   virtual Result<uint64_t> mem_available_kib() = 0;

@@ -73,7 +73,9 @@
 //  - Outcomes: "ok"/"no_gain" of a compaction teach (compaction_helped());
 //    "error" and "refused" count as a miss without a floor (time-only
 //    back-off); "dry_run" sets the last-action time and teaches nothing;
-//    "abandoned" (fragd exiting) teaches nothing. "cut" (a write killed at
+//    "abandoned" (fragd exiting) teaches nothing. "yielded" (a goal's pool that
+//    gave way to other processes stalling, executor.h) waits as a miss does
+//    (time-only back-off), so the node is not tried again while they run. "cut" (a write killed at
 //    the action's deadline, below) teaches as ok/no_gain do: the compaction
 //    ran, for as long as it was let, and its time counts in the budget.
 //  - Every compaction or pool-growing write runs under a deadline: the
@@ -144,7 +146,7 @@ struct ActionStep {
 
 struct ActionOutcome {
   ActionRequest req;
-  // ok | no_gain | short | guard | error | dry_run | abandoned | refused | cut
+  // ok | no_gain | short | guard | error | dry_run | abandoned | refused | cut | yielded
   // (cut: a write ran past the action's budget_ns and was killed)
   std::string result;
   std::string detail;               // error text, why a pool stopped, ...

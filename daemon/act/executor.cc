@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <functional>
 
 #include "base/text.h"
 
@@ -198,6 +199,24 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
     if (auto k = hooks_.remember(file, p0, p0 + take); !k) return fail(k.error().message);
 
   const uint64_t m0 = migrated();
+  // A goal made ahead of demand (every trigger but demand and a manual request) gives way to
+  // it: once processes other than fragd stall at the goal's order or above while the pool
+  // grows, they are allocating such blocks now, and the pool would hold the free ones they
+  // need. Its write is ended and the pool put back at once ("yielded").
+  std::function<bool()> give_way;
+  uint64_t stalls0 = 0, stalls_seen = 0;
+  bool gave_way = false;
+  if (hooks_.foreign_stalls && r.trigger != Trigger::Demand && r.trigger != Trigger::Manual) {
+    stalls0 = hooks_.foreign_stalls(order);
+    give_way = [&] {
+      const uint64_t s = hooks_.foreign_stalls(order);
+      if (s > stalls0) {
+        gave_way = true;
+        stalls_seen = s - stalls0;
+      }
+      return gave_way;
+    };
+  }
   // Direct compaction gives up early after failures in the zone (the kernel defers it
   // for a number of attempts): write again while a write adds pages, as pool targets do.
   Result<void> grow;
@@ -205,14 +224,15 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
   uint64_t t0 = 0;
   for (unsigned i = 0; i < kGoalWrites; ++i) {
     t0 = mono();
-    grow = act_.grow_pool(r.node, size_kib, p0 + take);
+    grow = give_way ? act_.grow_pool_giving_way(r.node, size_kib, p0 + take, give_way)
+                    : act_.grow_pool(r.node, size_kib, p0 + take);
     o.attempts++;
     auto mid = act_.read_pool(r.node, size_kib);
     const uint64_t now_held = mid && *mid > p0 ? *mid - p0 : 0;
     o.steps.push_back({"grow", r.node, mid ? *mid : 0, mono() - t0});
     const bool progress = now_held > held;
     held = std::max(held, now_held);
-    if (!grow || !mid || held >= take || !progress || act_.stop_requested()) break;
+    if (!grow || !mid || held >= take || !progress || gave_way || act_.stop_requested()) break;
   }
   o.pages_migrated = migrated() - m0;
 
@@ -234,6 +254,16 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
     return;
   }
   if (!grow) return fail(grow.error().message);
+  if (gave_way) {
+    o.result = "yielded";
+    o.detail = strf("%s gave way after %llu of %llu pages for the goal of %llu free blocks: other processes "
+                    "entered direct compaction or reclaim %llu times at order %u or above while it grew; put back "
+                    "to %llu",
+                    name.c_str(), static_cast<unsigned long long>(held), static_cast<unsigned long long>(take),
+                    static_cast<unsigned long long>(r.goal_blocks), static_cast<unsigned long long>(stalls_seen),
+                    order, static_cast<unsigned long long>(p0));
+    return;
+  }
   o.detail = strf("%s held %llu of %llu pages for the goal of %llu free blocks, then freed them",
                   name.c_str(), static_cast<unsigned long long>(held), static_cast<unsigned long long>(take),
                   static_cast<unsigned long long>(r.goal_blocks));

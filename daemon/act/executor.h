@@ -34,6 +34,10 @@ class ActionExecutor {
     std::function<Result<void>(const std::string&, uint64_t, uint64_t)> remember;
     // Called once that file's value is back in place.
     std::function<void(const std::string&)> forget;
+    // Cumulative entries of processes other than fragd's writers into direct compaction or
+    // reclaim for allocations of the given order or above (BPF). Empty: a goal's temporary
+    // pool never gives way.
+    std::function<uint64_t(unsigned)> foreign_stalls;
   };
 
   ActionExecutor(Actuator& a, Hooks hooks) : act_(a), hooks_(std::move(hooks)) {}

@@ -17,12 +17,12 @@ uint64_t mono_ns() { return now_ns(CLOCK_MONOTONIC); }
 }  // namespace
 
 ActionRunner::ActionRunner(SysfsActuator& actuator, std::function<uint64_t()> pages_migrated,
-                           std::string state_file)
+                           std::string state_file, std::function<uint64_t(unsigned)> foreign_stalls)
     : act_(actuator),
       state_(std::move(state_file)),
       exec_(actuator, ActionExecutor::Hooks{std::move(pages_migrated),
                                             [this](const std::string& f, uint64_t v, uint64_t w) { return remember(f, v, w); },
-                                            [this](const std::string& f) { forget(f); }}) {}
+                                            [this](const std::string& f) { forget(f); }, std::move(foreign_stalls)}) {}
 
 ActionRunner::~ActionRunner() {
   stop();

@@ -34,8 +34,11 @@ namespace fragd {
 class ActionRunner {
  public:
   // `pages_migrated` returns the cumulative pages migrated by compaction runs
-  // of trigger "fragd" (BPF); called on the worker thread.
-  ActionRunner(SysfsActuator& actuator, std::function<uint64_t()> pages_migrated, std::string state_file);
+  // of trigger "fragd" (BPF); `foreign_stalls` the other processes' direct
+  // compaction and reclaim entries at an order or above (ActionExecutor::Hooks);
+  // both called on the worker thread.
+  ActionRunner(SysfsActuator& actuator, std::function<uint64_t()> pages_migrated, std::string state_file,
+               std::function<uint64_t(unsigned)> foreign_stalls = {});
   ~ActionRunner();
 
   Result<void> start();  // creates the worker and the eventfd

@@ -165,11 +165,12 @@ Result<uint64_t> SysfsActuator::read_pool(int node, uint64_t size_kib) {
   return read_value(pool_path(node, size_kib));
 }
 
-Result<void> SysfsActuator::write_pool(int node, uint64_t size_kib, uint64_t count, bool in_child) {
+Result<void> SysfsActuator::write_pool(int node, uint64_t size_kib, uint64_t count, bool in_child,
+                                       std::function<bool()> reached) {
   return write_value(pool_path(node, size_kib),
                      node < 0 ? "/sys/kernel/mm/hugepages/hugepages-<S>kB/nr_hugepages"
                               : "/sys/devices/system/node/node<N>/hugepages/hugepages-<S>kB/nr_hugepages",
-                     std::to_string(count), in_child);
+                     std::to_string(count), in_child, std::move(reached));
 }
 
 Result<void> SysfsActuator::write_pool(int node, uint64_t size_kib, uint64_t count) {
@@ -178,6 +179,12 @@ Result<void> SysfsActuator::write_pool(int node, uint64_t size_kib, uint64_t cou
 
 Result<void> SysfsActuator::grow_pool(int node, uint64_t size_kib, uint64_t count) {
   return write_pool(node, size_kib, count, true);
+}
+
+Result<void> SysfsActuator::grow_pool_giving_way(int node, uint64_t size_kib, uint64_t count,
+                                                 const std::function<bool()>& give_way) {
+  if (give_way && give_way()) return {};
+  return write_pool(node, size_kib, count, true, give_way);
 }
 
 Result<uint64_t> SysfsActuator::mem_available_kib() {

@@ -66,6 +66,9 @@ class SysfsActuator : public Actuator {
   Result<uint64_t> read_pool(int node, uint64_t size_kib) override;
   Result<void> write_pool(int node, uint64_t size_kib, uint64_t count) override;
   Result<void> grow_pool(int node, uint64_t size_kib, uint64_t count) override;  // in a child, killable
+  // The child killed once `give_way` (polled every kReachedPollMs) is true.
+  Result<void> grow_pool_giving_way(int node, uint64_t size_kib, uint64_t count,
+                                    const std::function<bool()>& give_way) override;
   Result<uint64_t> mem_available_kib() override;
   Result<uint64_t> free_blocks(int node, unsigned order) override;
   Result<unsigned> node_score(int node) override;
@@ -81,7 +84,8 @@ class SysfsActuator : public Actuator {
   std::string pool_path(int node, uint64_t size_kib) const;
   // compact_node, its writer stopped once `reached` (may be empty) is true.
   Result<void> compact(int node, std::function<bool()> reached);
-  Result<void> write_pool(int node, uint64_t size_kib, uint64_t count, bool in_child);
+  Result<void> write_pool(int node, uint64_t size_kib, uint64_t count, bool in_child,
+                         std::function<bool()> reached = {});
   // `pattern` is the allow-listed file `path` is an instance of.
   // killable: from a child process that request_stop() kills.
   // reached: with killable, ends the write once it is true (ChildWriteHooks::reached).

@@ -167,6 +167,13 @@ void BpfReader::forget_cgroup(uint64_t cgroup_id) const {
   bpf_map_delete_elem(maps_.stall_cgroups, &cgroup_id);
 }
 
+Result<alloc_stats> BpfReader::read_alloc_stats() const {
+  if (ncpus_ <= 0) return make_error("cannot count possible CPUs (/sys/devices/system/cpu/possible)");
+  alloc_stats st{};
+  if (auto r = read_percpu(maps_.alloc_stats, 0, ncpus_, &st, "alloc_stats"); !r) return r.error();
+  return st;
+}
+
 Result<PollutionCounters> BpfReader::read_pollution_counters() const {
   if (!maps_.pollution_on)
     return make_error("the pollution ledger is off (see fragd's start-up warnings for why)", ENOENT);

@@ -112,6 +112,9 @@ class BpfReader {
   Result<PollutionSnapshot> read_pollution() const;
   // The counters alone (a per-CPU array read): enough to tell whether the ledger moved.
   Result<PollutionCounters> read_pollution_counters() const;
+  // The allocation counters alone (map alloc_stats, one per-CPU array read), for a caller that
+  // polls them while an action runs.
+  Result<alloc_stats> read_alloc_stats() const;
   // Every entry of maps stall_sites and stall_cgroups (unordered).
   Result<void> read_attribution(std::vector<SiteCount>& sites, std::vector<CgroupCount>& cgroups) const;
   // The return addresses of stack `id` of map stall_stacks (innermost first, zeros dropped).

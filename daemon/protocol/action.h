@@ -40,7 +40,7 @@ struct ActionReport {
   std::string trigger;  // score, demand, reserve, manual, pool, hold, policy; "" if absent
   int64_t node = -1;    // -1: global
   std::string reason;
-  std::string result;   // ok, no_gain, short, guard, error, dry_run, abandoned, refused, cut
+  std::string result;   // ok, no_gain, short, guard, error, dry_run, abandoned, refused, cut, yielded
   std::string detail;
   std::optional<uint64_t> start_unix_ns, duration_ns;
   std::optional<int64_t> score_before, score_after;  // -1: not measured

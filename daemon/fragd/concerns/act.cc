@@ -43,7 +43,15 @@ Result<void> ActConcern::start_runner() {
         auto s = r.read();
         return s ? s->compaction.pages_migrated[FRAGD_TRIGGER_FRAGD] : 0;
       },
-      kSavedStateFile);
+      kSavedStateFile,
+      [&r](unsigned order) -> uint64_t {  // one per-CPU array read, polled while a goal's pool grows
+        auto a = r.read_alloc_stats();
+        uint64_t n = 0;
+        if (a)
+          for (unsigned o = order; o < FRAGD_NR_ORDERS; o++)
+            for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) n += a->direct_entries[o][p];
+        return n;
+      });
   return runner_->start();
 }
 

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <functional>
+#include <memory>
+#include <vector>
 #include <time.h>
 
 #include "base/text.h"
@@ -123,6 +126,78 @@ TEST(ExecutorDeadline, AResizeCompactionKilledAtTheDeadlineIsCut) {
   const ActionOutcome o = exec.run(r, unguarded());
   EXPECT_EQ(o.result, "cut") << o.detail;
   EXPECT_EQ(f.count_calls("compact"), 1u);
+}
+
+// A goal of `blocks` free 2 MiB blocks on node 0 with method pool, fired by `trigger`, on a node
+// with 20 free blocks and pages that direct compaction finds for the pool's write.
+struct GoalRun {
+  ActionOutcome o;
+  FakeActuator f;
+};
+GoalRun goal(Trigger trigger, std::function<uint64_t(unsigned)> foreign_stalls) {
+  GoalRun g;
+  g.f.set_node(0, 1024000, 90, 10);  // about 200 free 2 MiB blocks, compaction can make 1800
+  g.f.direct_yield = 1000;
+  ActionRequest r;
+  r.id = 11;
+  r.kind = ActionKind::Compact;
+  r.node = 0;
+  r.trigger = trigger;
+  r.goal_blocks = 600;
+  Policy p = unguarded();
+  p.compaction.method = CompactMethod::Pool;
+  p.compaction.reserve.order = 9;
+  ActionExecutor::Hooks hooks;
+  hooks.foreign_stalls = std::move(foreign_stalls);
+  ActionExecutor exec(g.f, hooks);
+  g.o = exec.run(r, p);
+  return g;
+}
+
+// Other processes' stalls at order >= 9: none for the first `quiet` polls, then one more at each.
+std::function<uint64_t(unsigned)> stalls_after(unsigned quiet, std::vector<unsigned>* orders) {
+  auto polls = std::make_shared<unsigned>(0);
+  return [polls, quiet, orders](unsigned order) -> uint64_t {
+    orders->push_back(order);
+    const unsigned n = (*polls)++;
+    return 1000 + (n > quiet ? n - quiet : 0);
+  };
+}
+
+TEST(ExecutorGoal, AReserveGoalGivesWayWhenOtherProcessesStallAndPutsThePoolBack) {
+  std::vector<unsigned> orders;
+  GoalRun g = goal(Trigger::Reserve, stalls_after(300, &orders));
+  EXPECT_EQ(g.o.result, "yielded") << g.o.detail;
+  EXPECT_NE(g.o.detail.find("gave way after 3"), std::string::npos) << g.o.detail;  // ~300 pages, not 600
+  EXPECT_NE(g.o.detail.find("put back to 0"), std::string::npos) << g.o.detail;
+  EXPECT_EQ(g.f.nodes[0].pool[2048], 0u) << "the pool still holds the blocks the others need";
+  EXPECT_EQ(g.f.count_calls("grow_pool 0 2048 600 giving way"), 1u) << "one write, ended where they stalled";
+  EXPECT_EQ(g.f.count_calls("compact"), 0u) << "no whole-node compaction after giving way";
+  ASSERT_FALSE(orders.empty());
+  for (unsigned o : orders) EXPECT_EQ(o, 9u) << "the stalls counted are those at the goal's order and above";
+}
+
+TEST(ExecutorGoal, WithoutStallsOfOthersTheGoalIsMadeWhole) {
+  std::vector<unsigned> orders;
+  GoalRun g = goal(Trigger::Reserve, [&orders](unsigned o) -> uint64_t {
+    orders.push_back(o);
+    return 1000;  // no other process stalled
+  });
+  EXPECT_NE(g.o.result, "yielded") << g.o.detail;
+  EXPECT_NE(g.o.detail.find("held 600 of 600"), std::string::npos) << g.o.detail;
+  EXPECT_EQ(g.f.nodes[0].pool[2048], 0u);
+  EXPECT_GT(orders.size(), 100u) << "asked before each page";
+}
+
+TEST(ExecutorGoal, ADemandOrManualGoalDoesNotGiveWay) {
+  for (Trigger t : {Trigger::Demand, Trigger::Manual}) {
+    std::vector<unsigned> orders;
+    GoalRun g = goal(t, stalls_after(0, &orders));  // others stall all along
+    EXPECT_NE(g.o.result, "yielded") << trigger_label(t) << ": " << g.o.detail;
+    EXPECT_NE(g.o.detail.find("held 600 of 600"), std::string::npos) << g.o.detail;
+    EXPECT_EQ(g.f.count_calls("grow_pool 0 2048 600 giving way"), 0u) << trigger_label(t);
+    EXPECT_TRUE(orders.empty()) << trigger_label(t) << ": the demand it serves is those stalls";
+  }
 }
 
 }  // namespace

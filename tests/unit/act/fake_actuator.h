@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -178,6 +179,21 @@ class FakeActuator : public Actuator {
     deadlines.push_back(deadline());
     if (auto e = failing("grow_pool", "write " + pool_path(node, size_kib))) return *e;
     return write_pool(node, size_kib, count);
+  }
+  // The same, a page at a time, asking give_way before each: it stops there, as the daemon's
+  // writer is killed, with the pool at what it got.
+  Result<void> grow_pool_giving_way(int node, uint64_t size_kib, uint64_t count,
+                                    const std::function<bool()>& give_way) override {
+    calls.push_back("grow_pool " + std::to_string(node) + " " + std::to_string(size_kib) + " " +
+                    std::to_string(count) + " giving way");
+    deadlines.push_back(deadline());
+    if (auto e = failing("grow_pool", "write " + pool_path(node, size_kib))) return *e;
+    for (uint64_t have = pool_total(node, size_kib); have < count; ++have) {
+      if (give_way && give_way()) return {};
+      if (auto w = write_pool(node, size_kib, have + 1); !w) return w;
+      if (pool_total(node, size_kib) <= have) break;  // no page: the kernel could not make one
+    }
+    return {};
   }
   Result<uint64_t> mem_available_kib() override {
     calls.push_back("mem_available");
