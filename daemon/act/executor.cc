@@ -166,6 +166,8 @@ void ActionExecutor::measure_after(int node, unsigned order, ActionOutcome& o) {
 
 // Pool writes one goal-sized compaction makes at most (each only while the one before added pages).
 constexpr unsigned kGoalWrites = 4;
+// Other processes' stalls a goal's pool gives way to, at the least.
+constexpr uint64_t kGiveWayStalls = 4;
 
 void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, ActionOutcome& o) {
   const unsigned order = p.compaction.reserve.order;
@@ -201,18 +203,23 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
   const uint64_t m0 = migrated();
   // A goal made ahead of demand (every trigger but demand and a manual request) gives way to
   // it: once processes other than fragd stall at the goal's order or above while the pool
-  // grows, they are allocating such blocks now, and the pool would hold the free ones they
-  // need. Its write is ended and the pool put back at once ("yielded").
+  // grows, as demand (the demand trigger's rate, and kGiveWayStalls at least: not the odd
+  // opportunistic page-cache folio), they are allocating such blocks now, and the pool would
+  // hold the free ones they need. Its write is ended and the pool put back ("yielded").
   std::function<bool()> give_way;
   uint64_t stalls0 = 0, stalls_seen = 0;
   bool gave_way = false;
   if (hooks_.foreign_stalls && r.trigger != Trigger::Demand && r.trigger != Trigger::Manual) {
     stalls0 = hooks_.foreign_stalls(order);
-    give_way = [&] {
+    const uint64_t since = mono();
+    const double rate = p.compaction.demand.stalls_per_second;
+    give_way = [&, since, rate] {
       const uint64_t s = hooks_.foreign_stalls(order);
-      if (s > stalls0) {
+      const uint64_t n = s > stalls0 ? s - stalls0 : 0;
+      const double elapsed_s = static_cast<double>(mono() - since) / 1e9;
+      if (n >= kGiveWayStalls && static_cast<double>(n) > rate * elapsed_s) {
         gave_way = true;
-        stalls_seen = s - stalls0;
+        stalls_seen = n;
       }
       return gave_way;
     };

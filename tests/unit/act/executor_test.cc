@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <functional>
 #include <memory>
@@ -134,7 +135,7 @@ struct GoalRun {
   ActionOutcome o;
   FakeActuator f;
 };
-GoalRun goal(Trigger trigger, std::function<uint64_t(unsigned)> foreign_stalls) {
+GoalRun goal(Trigger trigger, std::function<uint64_t(unsigned)> foreign_stalls, double demand_rate = 10) {
   GoalRun g;
   g.f.set_node(0, 1024000, 90, 10);  // about 200 free 2 MiB blocks, compaction can make 1800
   g.f.direct_yield = 1000;
@@ -147,6 +148,7 @@ GoalRun goal(Trigger trigger, std::function<uint64_t(unsigned)> foreign_stalls) 
   Policy p = unguarded();
   p.compaction.method = CompactMethod::Pool;
   p.compaction.reserve.order = 9;
+  p.compaction.demand.stalls_per_second = demand_rate;
   ActionExecutor::Hooks hooks;
   hooks.foreign_stalls = std::move(foreign_stalls);
   ActionExecutor exec(g.f, hooks);
@@ -175,6 +177,19 @@ TEST(ExecutorGoal, AReserveGoalGivesWayWhenOtherProcessesStallAndPutsThePoolBack
   EXPECT_EQ(g.f.count_calls("compact"), 0u) << "no whole-node compaction after giving way";
   ASSERT_FALSE(orders.empty());
   for (unsigned o : orders) EXPECT_EQ(o, 9u) << "the stalls counted are those at the goal's order and above";
+}
+
+// A few stalls (an opportunistic page-cache folio), or stalls slower than the demand trigger's
+// rate, are not demand: the pool grows on.
+TEST(ExecutorGoal, AFewStallsOrSlowOnesAreNotDemand) {
+  std::vector<unsigned> orders;
+  auto polls = std::make_shared<unsigned>(0);
+  GoalRun few = goal(Trigger::Reserve, [polls](unsigned) -> uint64_t { return 1000 + std::min(++*polls, 3u); });
+  EXPECT_NE(few.o.result, "yielded") << few.o.detail;
+  EXPECT_NE(few.o.detail.find("held 600 of 600"), std::string::npos) << few.o.detail;
+  GoalRun slow = goal(Trigger::Reserve, stalls_after(0, &orders), 1e12);  // 1e12 stalls/s: none is that fast
+  EXPECT_NE(slow.o.result, "yielded") << slow.o.detail;
+  EXPECT_NE(slow.o.detail.find("held 600 of 600"), std::string::npos) << slow.o.detail;
 }
 
 TEST(ExecutorGoal, WithoutStallsOfOthersTheGoalIsMadeWhole) {
