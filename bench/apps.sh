@@ -318,6 +318,8 @@ run_one() { # W MODE ROUND FRAGMENTATION
 	for k in compact_stall thp_fault_alloc; do line+=" ${k}_workload=$(($(counter "$c1" $k) - $(counter "$w0" $k)))"; done
 	# fragd's split of that window's direct compactions: other processes' (the workload's) and its own.
 	[[ -n $f1 ]] && for k in host own; do line+=" fragd_${k}_stall_workload=$(($(counter "$f1" $k) - $(counter "$f0" $k)))"; done
+	# fragd's goal-sized compactions that gave way to the workload's stalls (result yielded).
+	[[ $mode == fragd* ]] && line+=" fragd_yielded=$(grep -c ': yielded, ' "$R/fragd.log" || true)"
 	echo "$line" >>"$WORK/runs.txt"
 	log "$line"
 }
