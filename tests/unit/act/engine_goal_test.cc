@@ -204,7 +204,8 @@ struct GoalRun : ::testing::Test {
                                                  saved.push_back("remember " + file + " " + std::to_string(v));
                                                  return {};
                                                },
-                                               [this](const std::string& file) { saved.push_back("forget " + file); }}};
+                                               [this](const std::string& file) { saved.push_back("forget " + file); },
+                                               {}}};
   ActionRequest req(uint64_t goal) {
     ActionRequest r;
     r.id = 3;
