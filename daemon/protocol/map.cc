@@ -7,6 +7,9 @@
 #include "protocol/fields.h"
 
 namespace fragd {
+namespace {
+constexpr uint64_t kMaxNode = 65535;  // a zone's or a polluted block's node, at most
+}  // namespace
 namespace wire {
 
 // The pollution part of the map and status answers, once (protocol/fields.h).
@@ -102,7 +105,7 @@ struct Fields<MapZone> {
   static auto list() {
     using T = MapZone;
     return std::make_tuple(
-        field("node", &T::node).within(0, 65535), field("zone", &T::zone), field("start_pfn", &T::start_pfn),
+        field("node", &T::node).within(0, kMaxNode), field("zone", &T::zone), field("start_pfn", &T::start_pfn),
         field("end_pfn", &T::end_pfn), field("first_block", &T::first_block),
         field_or_default("classes", &T::classes), field_or_default("used", &T::used), field("counts", &T::counts),
         field("free_pages", &T::free_pages), field("hugepages.free", &T::hugepages_free),
@@ -117,8 +120,6 @@ namespace {
 using json = nlohmann::json;
 using namespace wire;
 using ull = unsigned long long;
-
-constexpr uint64_t kMaxNode = 65535;
 
 // What the table cannot say of a zone read from `z` at `path`: its blocks follow from its pfns
 // and the pageblock order; "classes" and "used" are there unless the answer withheld them

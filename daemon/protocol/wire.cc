@@ -76,22 +76,10 @@ const json& member(const json& obj, const char* key, const std::string& path) {
   return *it;
 }
 
-const json& object_member(const json& obj, const char* key, const std::string& path) {
-  const json& j = member(obj, key, path);
-  if (!j.is_object()) malformed(path + "." + key + ": not an object");
-  return j;
-}
-
 const json& array_member(const json& obj, const char* key, const std::string& path) {
   const json& j = member(obj, key, path);
   if (!j.is_array()) malformed(path + "." + key + ": not an array");
   return j;
-}
-
-std::string string_member(const json& obj, const char* key, const std::string& path) {
-  const json& j = member(obj, key, path);
-  if (!j.is_string()) malformed(path + "." + key + ": not a string");
-  return j.get<std::string>();
 }
 
 uint64_t as_u64(const json& j, const std::string& path) {

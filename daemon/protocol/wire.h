@@ -78,9 +78,7 @@ const json* opt_member(const json& obj, const char* key, json::value_t kind, con
 #define FRAGD_NO_DANGLING
 #endif
 FRAGD_NO_DANGLING const json& member(const json& obj, const char* key, const std::string& path);
-FRAGD_NO_DANGLING const json& object_member(const json& obj, const char* key, const std::string& path);
 FRAGD_NO_DANGLING const json& array_member(const json& obj, const char* key, const std::string& path);
-std::string string_member(const json& obj, const char* key, const std::string& path);
 uint64_t as_u64(const json& j, const std::string& path);
 uint64_t u64_member(const json& obj, const char* key, const std::string& path);
 uint64_t bounded_member(const json& obj, const char* key, const std::string& path, uint64_t max);
