@@ -22,6 +22,15 @@ namespace fragd {
 // pages: 13).
 inline constexpr unsigned kMaxMapPageblockOrder = 20;
 
+// A zone's sample (MapZone::sample): the blocks read, and the 95% intervals of
+// hugepages.compaction and hugepages.polluted. Declared outside MapZone so that
+// std::optional<MapZoneSample> sees a complete, default-constructible type (clang
+// decides that while MapZone is still incomplete).
+struct MapZoneSample {
+  uint64_t blocks = 0;
+  Bounds compaction, polluted;
+};
+
 // One zone of the scan: blocks first_block, first_block + 1, ... cover
 // [start_pfn, end_pfn).
 struct MapZone {
@@ -36,13 +45,9 @@ struct MapZone {
   uint64_t hugepages_free = 0, hugepages_compaction = 0, hugepages_polluted = 0;
   uint64_t compaction_cost_pages = 0;  // pages compaction migrates for hugepages_compaction
   // Set when the zone's estimates come from a sample of its blocks ("sample": absent when the
-  // zone was read whole, and then the counts are the classes counted): the blocks read, and
-  // the 95% intervals of hugepages.compaction and hugepages.polluted. Blocks the map has not
+  // zone was read whole, and then the counts are the classes counted). Blocks the map has not
   // read yet are Unseen ('?').
-  struct Sample {
-    uint64_t blocks = 0;
-    Bounds compaction, polluted;
-  };
+  using Sample = MapZoneSample;
   std::optional<Sample> sample;
   uint64_t blocks() const { return classes.size(); }
 };
