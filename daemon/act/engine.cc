@@ -170,6 +170,7 @@ void Engine::ingest(const Observation& o) {
       t.free_pages = n.free_pages;
       t.total_pages = n.total_pages;
       t.free_blocks = n.free_blocks;
+      t.pool_pages = n.pool_pages;
       t.blocks_per_second = n.blocks_per_second;
       // The free pages over reserve.settle: the oldest kept is the last at or before its start.
       if (!t.free_seen.empty() && t.free_seen.back().first > o.now_ns) t.free_seen.clear();
@@ -279,6 +280,8 @@ uint64_t Engine::reserve_goal(const NodeTrack& n) const {
     const uint64_t share = n.total_pages / 100 * rg.memory_percent + n.total_pages % 100 * rg.memory_percent / 100;
     goal = std::max(goal, std::min(share, n.free_pages / 2) >> rg.order);
   }
+  // Huge pages already made and held in the node's pools count toward it (count_pools).
+  if (rg.count_pools) goal -= std::min(goal, blocks_of_order(n.pool_pages, rg.order));
   return goal;
 }
 
@@ -374,10 +377,13 @@ std::optional<Engine::Fired> Engine::node_trigger(int node, const NodeTrack& n,
   if (demand && n.score >= c.score.low) return Fired{Trigger::Demand, *demand};
   if (const uint64_t goal = reserve_goal(n); goal > 0) {
     const uint64_t have = reserve_blocks(n);
-    if (have < goal && settled(n))
-      return Fired{Trigger::Reserve, strf("reserve: %llu free order-%u blocks < %llu",
-                                         static_cast<unsigned long long>(have), c.reserve.order,
-                                         static_cast<unsigned long long>(goal))};
+    if (have < goal && settled(n)) {
+      std::string reason = strf("reserve: %llu free order-%u blocks < %llu", static_cast<unsigned long long>(have),
+                                c.reserve.order, static_cast<unsigned long long>(goal));
+      if (const uint64_t pooled = c.reserve.count_pools ? blocks_of_order(n.pool_pages, c.reserve.order) : 0)
+        reason += strf(" (%llu more held in hugetlb pools)", static_cast<unsigned long long>(pooled));
+      return Fired{Trigger::Reserve, reason};
+    }
   }
   if (forecast_need(n) > 0) {
     const double lost = -*n.blocks_per_second;

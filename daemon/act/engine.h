@@ -20,8 +20,9 @@
 //      reserve: free blocks of reserve.order (larger ones counted as several)
 //               < the reserve goal: reserve.blocks while the node's free
 //               pages could hold them, or reserve.memory_percent of the
-//               node's pages capped at half its free pages, the larger;
-//               only once the node's free memory has settled: not fallen by
+//               node's pages capped at half its free pages, the larger,
+//               less the node's hugetlb pool pages of reserve.order or larger
+//               (as blocks of it) with reserve.count_pools; only once the node's free memory has settled: not fallen by
 //               more than 1% of the node over reserve.settle (until then the
 //               node is "settling").
 //      forecast: (off by default) the node's free 2 MiB blocks fall, and at
@@ -165,6 +166,9 @@ struct NodeObservation {
   uint64_t free_pages = 0;
   uint64_t total_pages = 0;          // present pages of the node's zones
   std::vector<uint64_t> free_blocks; // per order, summed over the node's zones
+  // Pages of the node's hugetlb pools per order (a 2 MiB page: order 9 on x86-64): with
+  // reserve.count_pools they count toward the reserve, as larger free blocks do.
+  std::vector<uint64_t> pool_pages;
   // Free 2 MiB blocks gained per second over forecast_window (< 0: lost); absent until
   // half a window was seen (sources/memory/forecast.h).
   std::optional<double> blocks_per_second;
@@ -269,6 +273,7 @@ class Engine {
     uint64_t free_pages = 0;
     uint64_t total_pages = 0;
     std::vector<uint64_t> free_blocks;
+    std::vector<uint64_t> pool_pages;         // NodeObservation's
     std::optional<double> blocks_per_second;  // NodeObservation's
     std::deque<std::pair<uint64_t, uint64_t>> free_seen;  // (time, free pages) over reserve.settle
     std::optional<uint64_t> last_end_ns;

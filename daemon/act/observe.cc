@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "act/observe.h"
 
+#include <bit>
 #include <map>
 
 #include "sources/memory/score.h"
 
 namespace fragd {
 
-Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const BpfSnapshot* bpf, unsigned stall_order) {
+Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const BpfSnapshot* bpf, unsigned stall_order,
+                           uint64_t page_kib) {
   Observation o;
   o.now_ns = now_ns;
   if (mem) {
@@ -21,6 +23,14 @@ Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const BpfSna
         n.free_pages += buddy_free_pages(z);
         if (n.free_blocks.size() < z.free_blocks.size()) n.free_blocks.resize(z.free_blocks.size(), 0);
         for (size_t i = 0; i < z.free_blocks.size(); i++) n.free_blocks[i] += z.free_blocks[i];
+      }
+      for (const auto& p : mem->hugepages) {
+        if (p.node != s.node || page_kib == 0 || p.size_kib % page_kib != 0) continue;
+        const uint64_t pages = p.size_kib / page_kib;
+        if ((pages & (pages - 1)) != 0) continue;  // not a power of two: no order
+        const auto order = static_cast<size_t>(std::countr_zero(pages));
+        if (n.pool_pages.size() <= order) n.pool_pages.resize(order + 1, 0);
+        n.pool_pages[order] += p.total;
       }
       o.nodes.push_back(std::move(n));
     }

@@ -353,6 +353,11 @@ const std::vector<Key>& config_keys() {
       {.path = "compaction.reserve.memory_percent", .type = Integer, .table = kPolicy, .lo = 0, .hi = 100, .unit = "percent", .field = FIELD(policy.compaction.reserve.memory_percent),
        .doc = "...or this share of each node's memory as free blocks of `order`, whichever is more (0..100; 0 = "
               "off). Never more than half the node's free memory: it costs compaction, not memory"},
+      {.path = "compaction.reserve.count_pools", .type = Bool, .table = kPolicy,
+       .field = FIELD(policy.compaction.reserve.count_pools),
+       .doc = "the node's hugetlb pool pages of `order`'s size or larger count toward the reserve, each as the "
+              "blocks of `order` it spans: a pool already holds the huge pages it was grown for, so a host whose "
+              "pools hold the reserve's share is not compacted for it again. false: free blocks only"},
       {.path = "compaction.reserve.settle", .type = Duration, .table = kPolicy, .lo = 0, .hi = kHour,
        .field = FIELD(policy.compaction.reserve.settle_ns),
        .doc = "the reserve acts on a node only after its free memory has not fallen by more than 1% of the node "

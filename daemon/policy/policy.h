@@ -65,6 +65,9 @@ struct ReserveGoal {
   // node) for this long: a consumer still taking memory would take the blocks back. 0: at once
   // (the default: at 10s, scenario (a) of the act benchmark migrated twice the pages).
   uint64_t settle_ns = 0;
+  // The node's hugetlb pool pages of `order`'s size or larger count toward the reserve (a pool
+  // already holds the huge pages it was grown for); false: free blocks only.
+  bool count_pools = true;
   SourceMark mark;  // of `blocks`
 };
 

@@ -66,7 +66,8 @@ void ActConcern::tick(uint64_t now) {
   sh_.self.kernel_write_errors = actuator_.write_errors();
   if (!runner_ || !sh_.last_mem) return;
   Observation o = observation_of(now, &*sh_.last_mem, sh_.last_bpf ? &*sh_.last_bpf : nullptr,
-                                 std::max(sh_.cfg.policy.compaction.demand.min_order, sh_.cfg.min_order));
+                                 std::max(sh_.cfg.policy.compaction.demand.min_order, sh_.cfg.min_order),
+                                 sh_.facts.page_kib);
   add_forecast(o, sh_.forecast);
   auto r = engine_.decide(o);
   if (!r) return;

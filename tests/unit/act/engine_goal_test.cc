@@ -108,6 +108,35 @@ TEST(EngineGoal, TheReserveAloneTriggersAndIsCappedAtHalfTheFreeMemory) {
   EXPECT_FALSE(met.decide(obs_at(0, {sized_node(0, kTotal, 1048576, 1024, 70)})));
 }
 
+TEST(EngineGoal, HugetlbPoolPagesOfTheNodeCountTowardTheReserve) {
+  // The capped goal of 1024 blocks (above), with 424 order-9 and 150 order-10 pool pages on the
+  // node: 724 blocks held, 300 left for free blocks.
+  NodeObservation n = sized_node(0, kTotal, 1048576, 100, 70);
+  n.pool_pages.assign(11, 0);
+  n.pool_pages[9] = 424;
+  n.pool_pages[10] = 150;
+  n.pool_pages[4] = 4096;  // smaller than a block: no part of it
+  Engine e(goal_policy());
+  auto r = e.decide(obs_at(0, {n}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->trigger, Trigger::Reserve);
+  EXPECT_NE(r->reason.find("reserve: 100 free order-9 blocks < 300 (724 more held in hugetlb pools)"), std::string::npos)
+      << r->reason;
+  EXPECT_EQ(r->goal_blocks, 300u);
+  // Pools that hold the whole goal: nothing to do.
+  n.pool_pages[9] = 900;
+  Engine held(goal_policy());
+  EXPECT_FALSE(held.decide(obs_at(0, {n})));
+  // count_pools false: free blocks only, the goal of 1024 again.
+  Policy p = goal_policy();
+  p.compaction.reserve.count_pools = false;
+  Engine free_only(p);
+  auto f = free_only.decide(obs_at(0, {n}));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->goal_blocks, 1024u);
+  EXPECT_EQ(f->reason.find("pools"), std::string::npos) << f->reason;
+}
+
 TEST(EngineGoal, AGoalNearAllTheFreeMemoryCompactsTheWholeNode) {
   Policy p = goal_policy();
   p.compaction.score.high = 10;

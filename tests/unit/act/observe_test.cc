@@ -22,7 +22,7 @@ TEST(Observe, NodesSumTheirZonesAndPoolsAreAlsoSummedOverNodes) {
   m.zones = {zone(0, "DMA32", {4, 2}, 1000), zone(0, "Normal", {1, 0, 3}, 3000), zone(1, "Normal", {8}, 4000)};
   m.mem_available_kib = 12345;
   m.hugepages = {{0, 2048, 10, 0, 0}, {1, 2048, 5, 0, 0}, {1, 1048576, 1, 0, 0}};
-  const Observation o = observation_of(77, &m, nullptr, 4);
+  const Observation o = observation_of(77, &m, nullptr, 4, 4);
   EXPECT_EQ(o.now_ns, 77u);
   ASSERT_EQ(o.nodes.size(), 2u);
   EXPECT_EQ(o.nodes[0].node, 0);
@@ -38,6 +38,19 @@ TEST(Observe, NodesSumTheirZonesAndPoolsAreAlsoSummedOverNodes) {
   EXPECT_EQ(o.pools[4].size_kib, 1048576u);
   EXPECT_EQ(o.pools[4].total, 1u);
   EXPECT_EQ(o.stalls_total, 0u);
+  // Each node's pool pages by order (4 KiB pages: 2 MiB is order 9, 1 GiB order 18).
+  EXPECT_EQ(o.nodes[0].pool_pages, (std::vector<uint64_t>{0, 0, 0, 0, 0, 0, 0, 0, 0, 10}));
+  ASSERT_EQ(o.nodes[1].pool_pages.size(), 19u);
+  EXPECT_EQ(o.nodes[1].pool_pages[9], 5u);
+  EXPECT_EQ(o.nodes[1].pool_pages[18], 1u);
+}
+
+TEST(Observe, PoolOrdersFollowThePageSize) {
+  MemSnapshot m;
+  m.zones = {zone(0, "Normal", {1}, 1000)};
+  m.hugepages = {{0, 2048, 7, 0, 0}, {0, 1536, 3, 0, 0}};  // 1536 kB: no power of two of 64 kB
+  const Observation o = observation_of(1, &m, nullptr, 4, 64);  // 64 KiB pages: 2 MiB is order 5
+  EXPECT_EQ(o.nodes[0].pool_pages, (std::vector<uint64_t>{0, 0, 0, 0, 0, 7}));
 }
 
 TEST(Observe, StallsCountFromTheGivenOrderUpAndCompactionTimeByTrigger) {
@@ -49,7 +62,7 @@ TEST(Observe, StallsCountFromTheGivenOrderUpAndCompactionTimeByTrigger) {
   b.stall[9][0].add(5'000'000, 3);
   b.compaction_hist[FRAGD_TRIGGER_FRAGD].add(2'000'000);
   b.compaction_hist[FRAGD_TRIGGER_PROACTIVE].add(3'000'000, 2);
-  const Observation o = observation_of(1, nullptr, &b, 4);
+  const Observation o = observation_of(1, nullptr, &b, 4, 4);
   EXPECT_TRUE(o.nodes.empty());
   EXPECT_EQ(o.stalls_total, 7u);
   EXPECT_EQ(o.stall_hist.bucket_total(), 3u);

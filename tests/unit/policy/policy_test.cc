@@ -229,7 +229,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadPolicy{"compaction:\n  demand:\n    p99: 1ms\n", "f.yaml:3:5: key 'compaction.demand.p99':",
                   "known keys here: enabled, min_order, stall_p99, stalls_per_second, window)"},
         BadPolicy{"compaction:\n  reserve:\n    size: 2MB\n", "f.yaml:3:5: key 'compaction.reserve.size':",
-                  "known keys here: blocks, memory_percent, order, settle)"},
+                  "known keys here: blocks, count_pools, memory_percent, order, settle)"},
         BadPolicy{"compaction:\n  proactiveness:\n    for: 1m\n", "f.yaml:3:5: key 'compaction.proactiveness.for':",
                   "known keys here: hold, value)"},
         BadPolicy{"compaction:\n  backoff:\n    cycles: 10\n", "f.yaml:3:5: key 'compaction.backoff.cycles':",
