@@ -3,13 +3,16 @@
 """apps_report.py RUNS META FILE: the section of BENCHMARKS.md that bench/apps.sh measures (real
 workloads started on fragmented memory), from its runs (one line of key=value per run) and its
 meta file; written between <!-- apps:begin --> and <!-- apps:end --> of FILE and printed.
-Every figure is a median over the rounds with its range; no verdict is drawn from fewer than
-three runs of each mode compared."""
+Every figure is a median over the rounds with its range. Each goal of the issue that a table can
+answer gets a verdict with a 95% bootstrap interval over the rounds (bench/verdict.py: a comparison
+of two modes resamples whole rounds, both modes' runs of each round together); none is drawn from
+fewer than three runs of each mode compared."""
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import publish, quantile, read_env  # noqa: E402
+from verdict import Verdict, median  # noqa: E402
 
 MODES = ["kernel20", "kernel90", "defrag", "hugeadm", "fragd", "fragd_told"]
 
@@ -75,6 +78,69 @@ def stalled_share(rs):
     return spread(xs, "{:.1f}")
 
 
+def by_round(rows, mode, key, value=float):
+    """{round: value of key} of mode's runs that have it."""
+    return {r["round"]: value(r[key]) for r in rows if r["mode"] == mode and key in r}
+
+
+def compared(rows, mode, other, key, fmt):
+    """Verdict of median(mode) - median(other) <= 0 over the rounds both ran, or None."""
+    a, b = by_round(rows, mode, key), by_round(rows, other, key)
+    rounds = sorted(set(a) & set(b))
+    if len(rounds) < 3:
+        return None
+    pairs = [(a[k], b[k]) for k in rounds]
+    v = Verdict(pairs, lambda ps: median([x for x, _ in ps]) - median([y for _, y in ps]), 0, "<=", unit="rounds")
+    return v.text(fmt)
+
+
+def goals(rows, workload):
+    """The issue's goals for fragd's two policies on one workload's runs."""
+    out = []
+    others = [m for m in MODES if not m.startswith("fragd") and any(r["mode"] == m for r in rows)]
+    for mode in ("fragd", "fragd_told"):
+        mine = [r for r in rows if r["mode"] == mode]
+        if len(mine) < 3:
+            continue
+        if workload in ("vm", "hugetlb"):
+            out.append(f"| {mode} | starts in every run | {started(mine)} | "
+                       f"{'**met**' if all(r['started'] == '1' for r in mine) else '**not met**'} |")
+            times = {m: quantile([float(r["time_ms"]) for r in rows if r["mode"] == m], 0.5) for m in others}
+            if times:
+                best = min(times, key=times.get)
+                v = compared(rows, mode, best, "time_ms", "{:.0f}")
+                if v:
+                    out.append(f"| {mode} | time to RAM allocated <= the best other mode's ({best}), "
+                               f"ms: {mode} − {best} | | {v} |")
+            if "hugeadm" in others:
+                v = compared(rows, mode, "hugeadm", "pgmigrate_success", "{:.0f}")
+                if v:
+                    out.append(f"| {mode} | pages migrated <= hugeadm's: {mode} − hugeadm | | {v} |")
+        elif workload == "jvm":
+            shares = [(100.0 * stall_entries(r) / max(int(r.get("thp_fault_alloc_workload", r["thp_fault_alloc"])), 1),)
+                      for r in mine]
+            v = Verdict(shares, lambda rs: median([x for (x,) in rs]), 1.0, "<=", unit="runs")
+            over = sum(1 for (x,) in shares if x > 1.0)
+            out.append(f"| {mode} | <= 1% of its THP faults stalled (median share, %) | "
+                       f"{over} of {len(shares)} runs above 1% | {v.text('{:.2f}')} |")
+            huge = {m: quantile([float(r["huge_pct"]) for r in rows if r["mode"] == m], 0.5) for m in others}
+            if huge:
+                best = max(huge, key=huge.get)
+                a = by_round(rows, mode, "huge_pct")
+                b = by_round(rows, best, "huge_pct")
+                rounds = sorted(set(a) & set(b))
+                if len(rounds) >= 3:
+                    pairs = [(a[k], b[k]) for k in rounds]
+                    hv = Verdict(pairs, lambda ps: median([x for x, _ in ps]) - median([y for _, y in ps]), 0, ">=",
+                                 unit="rounds")
+                    out.append(f"| {mode} | heap mapped huge >= the best other mode's ({best}), points: "
+                               f"{mode} − {best} | | {hv.text('{:.1f}')} |")
+    if not out:
+        return []
+    return ["Goals (bench/verdict.py, 95% bootstrap interval; a difference of medians resamples whole rounds):", "",
+            "| policy | goal | runs | verdict |", "|---|---|---|---|"] + out + [""]
+
+
 def main(runs_path, meta_path, out_path):
     runs = read_runs(runs_path)
     m = read_env(meta_path)
@@ -115,7 +181,7 @@ def main(runs_path, meta_path, out_path):
         for w, title, cols in workloads:
             t = table(mine, w, cols)
             if t:
-                lines += [f"#### {title}", ""] + t + [""]
+                lines += [f"#### {title}", ""] + t + [""] + goals([r for r in mine if r["workload"] == w], w)
     publish(out_path, "apps", lines)
 
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """bench/verdict.py: the three verdicts on constructed data, pairs resampled as pairs, the
-same interval from the same data, and the interval's coverage on simulated data.
-Needs no root: python3 tests/bench/verdict_test.py."""
+same interval from the same data, and the interval's coverage on simulated data; the act and
+real-workload reports' goals read off constructed runs. Needs no root: python3 tests/bench/verdict_test.py."""
 import os
 import random
 import sys
@@ -12,6 +12,7 @@ import unittest
 BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
 sys.path.insert(0, BENCH)
 import act_goals  # noqa: E402
+import apps_report  # noqa: E402
 import report  # noqa: E402
 import verdict  # noqa: E402
 from verdict import INCONCLUSIVE, MET, NOT_MET, Verdict, bootstrap_ci, judge, median, median_ratio  # noqa: E402
@@ -186,6 +187,51 @@ class ActGoals(unittest.TestCase):
              ("free", "hugeadm"): [self.mk(r, share=s) for r, s in ((1, 0.5), (2, 0.4), (3, 0.95))]}
         v = self.verdicts("free", G)
         self.assertTrue(v["granted share >= hugeadm --hard's"].startswith("**inconclusive**"), v)
+
+
+def app_run(mode, rnd, **kv):
+    return {"workload": kv.pop("workload", "vm"), "mode": mode, "round": str(rnd), "started": "1",
+            **{k: str(v) for k, v in kv.items()}}
+
+
+class AppsGoals(unittest.TestCase):
+    """bench/apps_report.py: the real-workload goals read off rounds of runs."""
+
+    def test_pages_migrated_against_hugeadm_by_round(self):
+        rows = []
+        for rnd, (f, h) in enumerate([(400, 550), (410, 460), (405, 590)], 1):
+            rows += [app_run("fragd", rnd, time_ms=3000, pgmigrate_success=f),
+                     app_run("hugeadm", rnd, time_ms=9000, pgmigrate_success=h),
+                     app_run("kernel90", rnd, time_ms=2000 + rnd, pgmigrate_success=1100)]
+        text = "\n".join(apps_report.goals(rows, "vm"))
+        self.assertIn("| fragd | starts in every run | 3 of 3 | **met** |", text)
+        self.assertIn("pages migrated <= hugeadm's: fragd − hugeadm | | **met** (-145;", text)
+        self.assertIn("best other mode's (kernel90)", text)
+        self.assertIn("| | **not met** (998;", text)  # 3000 − 2002 in every round
+        # One round where fragd migrated more: the interval holds 0.
+        rows = [r if not (r["mode"] == "fragd" and r["round"] == "2") else {**r, "pgmigrate_success": "1200"}
+                for r in rows]
+        self.assertIn("fragd − hugeadm | | **inconclusive**", "\n".join(apps_report.goals(rows, "vm")))
+
+    def test_a_run_that_did_not_start_fails_the_start_goal(self):
+        rows = [app_run("fragd", i, time_ms=1, pgmigrate_success=1) for i in (1, 2, 3)]
+        rows[1]["started"] = "0"
+        self.assertIn("| fragd | starts in every run | 2 of 3 | **not met** |", "\n".join(apps_report.goals(rows, "vm")))
+
+    def test_fewer_than_three_runs_draw_no_verdict(self):
+        rows = [app_run("fragd", i, time_ms=1, pgmigrate_success=1) for i in (1, 2)]
+        self.assertEqual(apps_report.goals(rows, "vm"), [])
+
+    def test_jvm_stall_share_per_run_and_the_runs_above_one_percent(self):
+        rows = []
+        for rnd, stalls in enumerate([0, 5, 32], 1):
+            rows += [app_run("fragd", rnd, workload="jvm", huge_pct=103, thp_fault_alloc=2130,
+                             fragd_host_stall_workload=stalls),
+                     app_run("kernel20", rnd, workload="jvm", huge_pct=103, thp_fault_alloc=2130, compact_stall=0)]
+        text = "\n".join(apps_report.goals(rows, "jvm"))
+        self.assertIn("| 1 of 3 runs above 1% | **inconclusive** (0.23;", text)  # 32/2130 = 1.5%
+        self.assertIn("heap mapped huge >= the best other mode's (kernel20), points: fragd − kernel20 | | **met** (0.0;",
+                      text)
 
 
 if __name__ == "__main__":
