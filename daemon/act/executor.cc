@@ -275,14 +275,16 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
                   name.c_str(), static_cast<unsigned long long>(held), static_cast<unsigned long long>(take),
                   static_cast<unsigned long long>(r.goal_blocks));
   // Fewer than half the missing blocks made: the kernel deferred direct compaction (after
-  // failures in the zone it skips up to 64 attempts), and writing again would not get past
-  // that. A node compaction is not deferred: the node's whole compaction, as method node.
+  // failures in the zone it skips up to 64 attempts; an order-9 allocation never reaches the
+  // priority that ignores that), and writing again would not get past it. A node compaction
+  // is not deferred: the node is compacted, and stopped once the goal's blocks exist (as a
+  // pool target's compaction is), not run over the whole node.
   const uint64_t made = held > o.blocks_before ? held - o.blocks_before : 0;
   const uint64_t missing = take > o.blocks_before ? take - o.blocks_before : 0;
   if (held < take && made * 2 < missing && !act_.stop_requested()) {
     const uint64_t c0 = mono();
     const uint64_t m1 = migrated();
-    auto c = act_.compact_node(r.node);
+    auto c = act_.compact_node_until(r.node, order, take);
     o.steps.push_back({"compact", r.node, 0, mono() - c0});
     o.pages_migrated += migrated() - m1;
     measure_after(r.node, order, o);
@@ -293,8 +295,9 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
     }
     if (!c) return fail(o.detail + "; then " + c.error().message);
     o.detail += strf("; direct compaction made %llu of the %llu missing blocks (the kernel defers it after "
-                     "failures): the whole node was compacted",
-                     static_cast<unsigned long long>(made), static_cast<unsigned long long>(missing));
+                     "failures): the node was compacted until it had %llu free blocks",
+                     static_cast<unsigned long long>(made), static_cast<unsigned long long>(missing),
+                     static_cast<unsigned long long>(take));
   }
   o.result = compaction_helped(o, p.compaction) ? "ok" : "no_gain";
 }
