@@ -17,6 +17,7 @@ usage: measured_commands.py [FILE] -> the problems (of both files when none is g
 """
 import os
 import re
+import shlex
 import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -29,7 +30,7 @@ PATH_PREFIXES = ("bench/", "tests/", "scripts/", "build/")
 FIGURE = re.compile(r"(?<![\w.])[-+−]?\d[\d,.]*\s?(?:%|x\b|ns\b|µs\b|us\b|ms\b|s\b|min\b|MiB\b|GiB\b|KiB\b|TiB\b|"
                     r"bytes\b|pages?\b|blocks?\b|huge pages\b|faults?\b|runs?\b|rounds?\b|pairs?\b|scans?\b)")
 CODE = re.compile(r"`([^`]+)`")
-ASSIGN = re.compile(r"^[A-Z_][A-Z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S*)$")
+ASSIGN = re.compile(r"^[A-Z_][A-Z0-9_]*=")  # a setting, its value unquoted by shlex
 
 
 def section(text, title=SECTION):
@@ -59,7 +60,10 @@ def make_targets(root):
 
 def command_problem(span, root, targets):
     """-> None when span is a command whose scripts exist, else why it is not one."""
-    words = span.split()
+    try:
+        words = shlex.split(span)  # VAR="a b" is one setting
+    except ValueError:  # an unbalanced quote: not a shell command
+        words = span.split()
     while words and ASSIGN.match(words[0]):
         words = words[1:]
     if not words:

@@ -64,6 +64,13 @@ class MeasuredCommands(unittest.TestCase):
         problems = check(GOOD.replace("`make bench`", "`make no-such-target`"))
         self.assertTrue(any("make target no-such-target does not exist" in p for p in problems), problems)
 
+    def test_settings_with_quoted_values_before_the_command(self):
+        ok = GOOD.replace("`bash bench/scan.sh`", '`BENCH_MODES="a b" X=1 bash bench/scan.sh`')
+        self.assertEqual(check(ok), [])
+        bad = GOOD.replace("`bash bench/scan.sh`", '`BENCH_MODES="a b" bash bench/no_such.sh`')
+        self.assertTrue(any("bench/no_such.sh, which does not exist" in p for p in check(bad)), check(bad))
+        self.assertIn("a figure (27 ms)", " ".join(check(GOOD.replace("`bash bench/scan.sh`", '`BENCH_MODES="a b"`'))))
+
 
 if __name__ == "__main__":
     unittest.main()
