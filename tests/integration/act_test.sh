@@ -197,7 +197,7 @@ stop_fragd
 # The pool target starts at 0 so that the score alone drives the first action (a pool
 # write compacts too and could take the score below the threshold first); the target is
 # raised by SIGHUP once the compaction is seen.
-# 3a's action may end in a whole-node compaction (when the kernel defers direct compaction,
+# 3a's action may end in a node compaction (when the kernel defers direct compaction,
 # the pool makes less than half the missing blocks): fragment memory again first.
 refragment 95
 WANT=1000
