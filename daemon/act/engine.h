@@ -22,9 +22,9 @@
 //               pages could hold them, or reserve.memory_percent of the
 //               node's pages capped at half its free pages, the larger,
 //               less the node's hugetlb pool pages of reserve.order or larger
-//               (as blocks of it) with reserve.count_pools; only once the node's free memory has settled: not fallen by
-//               more than 1% of the node over reserve.settle (until then the
-//               node is "settling").
+//               (as blocks of it) with reserve.count_pools; only once the
+//               node's free memory has settled: not fallen by more than 1% of
+//               the node over reserve.settle (until then "settling").
 //      forecast: (off by default) the node's free 2 MiB blocks fall, and at
 //               the rate they fell over forecast_window they run out within
 //               forecast.horizon (free blocks / blocks lost per second).
