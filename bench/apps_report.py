@@ -83,14 +83,14 @@ def by_round(rows, mode, key, value=float):
     return {r["round"]: value(r[key]) for r in rows if r["mode"] == mode and key in r}
 
 
-def compared(rows, mode, other, key, fmt):
-    """Verdict of median(mode) - median(other) <= 0 over the rounds both ran, or None."""
+def compared(rows, mode, other, key, fmt, want="<="):
+    """Verdict of median(mode) - median(other) `want` 0 over the rounds both ran, or None."""
     a, b = by_round(rows, mode, key), by_round(rows, other, key)
     rounds = sorted(set(a) & set(b))
     if len(rounds) < 3:
         return None
     pairs = [(a[k], b[k]) for k in rounds]
-    v = Verdict(pairs, lambda ps: median([x for x, _ in ps]) - median([y for _, y in ps]), 0, "<=", unit="rounds")
+    v = Verdict(pairs, lambda ps: median([x for x, _ in ps]) - median([y for _, y in ps]), 0, want, unit="rounds")
     return v.text(fmt)
 
 
@@ -126,15 +126,10 @@ def goals(rows, workload):
             huge = {m: quantile([float(r["huge_pct"]) for r in rows if r["mode"] == m], 0.5) for m in others}
             if huge:
                 best = max(huge, key=huge.get)
-                a = by_round(rows, mode, "huge_pct")
-                b = by_round(rows, best, "huge_pct")
-                rounds = sorted(set(a) & set(b))
-                if len(rounds) >= 3:
-                    pairs = [(a[k], b[k]) for k in rounds]
-                    hv = Verdict(pairs, lambda ps: median([x for x, _ in ps]) - median([y for _, y in ps]), 0, ">=",
-                                 unit="rounds")
+                hv = compared(rows, mode, best, "huge_pct", "{:.1f}", want=">=")
+                if hv:
                     out.append(f"| {mode} | heap mapped huge >= the best other mode's ({best}), points: "
-                               f"{mode} − {best} | | {hv.text('{:.1f}')} |")
+                               f"{mode} − {best} | | {hv} |")
     if not out:
         return []
     return ["Goals (bench/verdict.py, 95% bootstrap interval; a difference of medians resamples whole rounds):", "",

@@ -281,8 +281,12 @@ uint64_t Engine::reserve_goal(const NodeTrack& n) const {
     goal = std::max(goal, std::min(share, n.free_pages / 2) >> rg.order);
   }
   // Huge pages already made and held in the node's pools count toward it (count_pools).
-  if (rg.count_pools) goal -= std::min(goal, blocks_of_order(n.pool_pages, rg.order));
-  return goal;
+  return goal - std::min(goal, reserve_pooled(n));
+}
+
+uint64_t Engine::reserve_pooled(const NodeTrack& n) const {
+  const ReserveGoal& rg = policy_.compaction.reserve;
+  return rg.count_pools ? blocks_of_order(n.pool_pages, rg.order) : 0;
 }
 
 uint64_t Engine::forecast_need(const NodeTrack& n) const {
@@ -380,7 +384,7 @@ std::optional<Engine::Fired> Engine::node_trigger(int node, const NodeTrack& n,
     if (have < goal && settled(n)) {
       std::string reason = strf("reserve: %llu free order-%u blocks < %llu", static_cast<unsigned long long>(have),
                                 c.reserve.order, static_cast<unsigned long long>(goal));
-      if (const uint64_t pooled = c.reserve.count_pools ? blocks_of_order(n.pool_pages, c.reserve.order) : 0)
+      if (const uint64_t pooled = reserve_pooled(n))
         reason += strf(" (%llu more held in hugetlb pools)", static_cast<unsigned long long>(pooled));
       return Fired{Trigger::Reserve, reason};
     }

@@ -314,6 +314,8 @@ class Engine {
   const Sample* baseline(uint64_t span_ns) const;
   uint64_t reserve_blocks(const NodeTrack& n) const;
   uint64_t reserve_goal(const NodeTrack& n) const;
+  // The node's hugetlb pool pages as blocks of reserve.order, with reserve.count_pools (else 0).
+  uint64_t reserve_pooled(const NodeTrack& n) const;
   // The node's free memory has not fallen by more than 1% of the node over reserve.settle.
   bool settled(const NodeTrack& n) const;
   // Forecast trigger: the blocks of reserve.order the node loses over forecast.horizon at its
