@@ -266,9 +266,14 @@ bool Engine::settled(const NodeTrack& n) const {
   const uint64_t settle = policy_.compaction.reserve.settle_ns;
   if (settle == 0) return true;
   if (n.free_seen.empty() || now_ns_ - n.free_seen.front().first < settle) return false;  // not watched so long
-  uint64_t most = 0;
-  for (const auto& [t, free] : n.free_seen) most = std::max(most, free);
-  return most - std::min(most, n.free_pages) <= n.total_pages / 100;
+  // Both ways: while a consumer takes memory the blocks made are taken back; while one gives it
+  // back, compaction moves pages about to be freed (4 of every 4 where 1 stays: act scenario (a)).
+  uint64_t most = n.free_pages, least = n.free_pages;
+  for (const auto& [t, free] : n.free_seen) {
+    most = std::max(most, free);
+    least = std::min(least, free);
+  }
+  return most - least <= n.total_pages / 100;
 }
 
 uint64_t Engine::reserve_goal(const NodeTrack& n) const {

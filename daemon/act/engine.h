@@ -23,8 +23,9 @@
 //               node's pages capped at half its free pages, the larger,
 //               less the node's hugetlb pool pages of reserve.order or larger
 //               (as blocks of it) with reserve.count_pools; only once the
-//               node's free memory has settled: not fallen by more than 1% of
-//               the node over reserve.settle (until then "settling").
+//               node's free memory has settled: neither fallen nor risen by
+//               more than 1% of the node over reserve.settle (until then
+//               "settling").
 //      forecast: (off by default) the node's free 2 MiB blocks fall, and at
 //               the rate they fell over forecast_window they run out within
 //               forecast.horizon (free blocks / blocks lost per second).
@@ -316,7 +317,7 @@ class Engine {
   uint64_t reserve_goal(const NodeTrack& n) const;
   // The node's hugetlb pool pages as blocks of reserve.order, with reserve.count_pools (else 0).
   uint64_t reserve_pooled(const NodeTrack& n) const;
-  // The node's free memory has not fallen by more than 1% of the node over reserve.settle.
+  // The node's free memory has moved (up or down) by at most 1% of the node over reserve.settle.
   bool settled(const NodeTrack& n) const;
   // Forecast trigger: the blocks of reserve.order the node loses over forecast.horizon at its
   // rate, when its free 2 MiB blocks run out within the horizon; 0 otherwise.

@@ -360,10 +360,9 @@ const std::vector<Key>& config_keys() {
               "pools hold the reserve's share is not compacted for it again. false: free blocks only"},
       {.path = "compaction.reserve.settle", .type = Duration, .table = kPolicy, .lo = 0, .hi = kHour,
        .field = FIELD(policy.compaction.reserve.settle_ns),
-       .doc = "the reserve acts on a node only after its free memory has not fallen by more than 1% of the node "
-              "for this long (0s..1h; 0s = at once): while a consumer is still taking memory, the blocks a "
-              "compaction makes are taken back. Off by default: on the act benchmark's scenario (a), 10s doubled the "
-              "pages migrated (BENCHMARKS.md)"},
+       .doc = "the reserve acts on a node only after its free memory has neither fallen nor risen by more than 1% of "
+              "the node for this long (0s..1h; 0s = at once): while a consumer is still taking memory, the blocks a "
+              "compaction makes are taken back; while one gives it back, compaction moves pages about to be freed"},
       {.path = "compaction.forecast", .type = Section, .sorted_hint = true},
       {.path = "compaction.forecast.enabled", .type = Bool, .table = kPolicy, .field = FIELD(policy.compaction.forecast.enabled),
        .doc = "compact a node ahead of demand: when its free 2 MiB blocks fall, and at the rate they fell over "

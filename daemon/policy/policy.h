@@ -61,9 +61,9 @@ struct ReserveGoal {
   unsigned order = 9;
   uint64_t blocks = 0;
   unsigned memory_percent = 25;  // of the node's memory, as free blocks of `order`; 0 = off
-  // The reserve acts on a node only once its free memory has not fallen (by more than 1% of the
-  // node) for this long: a consumer still taking memory would take the blocks back. 0: at once
-  // (the default: at 10s, scenario (a) of the act benchmark migrated twice the pages).
+  // The reserve acts on a node only once its free memory has moved (up or down) by at most 1% of
+  // the node for this long: a consumer still taking memory would take the blocks back, and one
+  // giving memory back frees pages a compaction would move. 0: at once.
   uint64_t settle_ns = 0;
   // The node's hugetlb pool pages of `order`'s size or larger count toward the reserve (a pool
   // already holds the huge pages it was grown for); false: free blocks only.

@@ -391,8 +391,8 @@ TEST(EngineReserve, InfeasibleWhenFreePagesCannotHoldIt) {
   EXPECT_TRUE(e.decide(obs_at(kS, {node_obs(0, 99, 262144, 0)})));
 }
 
-// reserve.settle: the reserve acts only on free memory watched for that long without falling by
-// more than 1% of the node; until then the node waits, "settling".
+// reserve.settle: the reserve acts only on free memory watched for that long without moving by
+// more than 1% of the node either way; until then the node waits, "settling".
 // A reserve of 8 blocks (3 free) with reserve.settle 10 s, on a node of 1000000 pages (1%: 10000).
 Policy settle_policy() {
   Policy p = act_policy();
@@ -422,11 +422,29 @@ TEST(EngineReserve, SettleWaitsWhileFreeMemoryFalls) {
   EXPECT_EQ(e.nodes().at(0).waiting, "");
 }
 
-TEST(EngineReserve, RisingFreeMemoryIsSettled) {
+TEST(EngineReserve, SettleWaitsWhileFreeMemoryRises) {
+  // A consumer giving memory back (the fragmenter freeing 3 pages of every 4): a compaction now
+  // would move pages about to be freed.
   Engine e(settle_policy());
   auto at = settle_node;
   EXPECT_FALSE(e.decide(obs_at(0, {at(200'000)})));
-  EXPECT_TRUE(e.decide(obs_at(10 * kS, {at(600'000)}))) << "memory given back is no reason to wait";
+  EXPECT_FALSE(e.decide(obs_at(10 * kS, {at(600'000)}))) << "rose by 40% within the last 10 s";
+  EXPECT_EQ(e.nodes().at(0).waiting, "settling");
+  EXPECT_FALSE(e.decide(obs_at(19 * kS, {at(609'000)}))) << "200000 (at 0 s, the last sample at or before 9 s) is in the window";
+  auto r = e.decide(obs_at(20 * kS, {at(609'000)}));
+  ASSERT_TRUE(r) << "since 10 s (600000) it rose by 0.9%: settled";
+  EXPECT_EQ(r->trigger, Trigger::Reserve);
+}
+
+TEST(EngineReserve, SettleCountsTheWholeSwingOfTheWindow) {
+  // A fall then a rise back to where it was: the ends are level, the window is not.
+  Engine e(settle_policy());
+  auto at = settle_node;
+  EXPECT_FALSE(e.decide(obs_at(0, {at(500'000)})));
+  EXPECT_FALSE(e.decide(obs_at(5 * kS, {at(300'000)})));
+  EXPECT_FALSE(e.decide(obs_at(10 * kS, {at(500'000)}))) << "300000 at 5 s lies within the window";
+  EXPECT_EQ(e.nodes().at(0).waiting, "settling");
+  EXPECT_TRUE(e.decide(obs_at(20 * kS, {at(500'000)}))) << "level since 10 s";
 }
 
 TEST(EngineRobust, EmptyObservationZeroFreePagesVanishingNode) {
