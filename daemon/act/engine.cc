@@ -172,10 +172,10 @@ void Engine::ingest(const Observation& o) {
       t.free_blocks = n.free_blocks;
       t.pool_pages = n.pool_pages;
       t.blocks_per_second = n.blocks_per_second;
-      // The free pages over reserve.settle: the oldest kept is the last at or before its start.
+      // The free pages over compaction.settle: the oldest kept is the last at or before its start.
       if (!t.free_seen.empty() && t.free_seen.back().first > o.now_ns) t.free_seen.clear();
       t.free_seen.emplace_back(o.now_ns, n.free_pages);
-      const uint64_t settle = policy_.compaction.reserve.settle_ns;
+      const uint64_t settle = policy_.compaction.settle_ns;
       while (t.free_seen.size() > 1 && o.now_ns - t.free_seen[1].first >= settle) t.free_seen.pop_front();
     }
     for (auto it = node_state_.begin(); it != node_state_.end();) {
@@ -263,7 +263,7 @@ uint64_t Engine::reserve_blocks(const NodeTrack& n) const {
 }
 
 bool Engine::settled(const NodeTrack& n) const {
-  const uint64_t settle = policy_.compaction.reserve.settle_ns;
+  const uint64_t settle = policy_.compaction.settle_ns;
   if (settle == 0) return true;
   if (n.free_seen.empty() || now_ns_ - n.free_seen.front().first < settle) return false;  // not watched so long
   // Both ways: while a consumer takes memory the blocks made are taken back; while one gives it
@@ -377,7 +377,7 @@ std::optional<Engine::Fired> Engine::node_trigger(int node, const NodeTrack& n,
                                                   const std::optional<std::string>& demand) const {
   const CompactionPolicy& c = policy_.compaction;
   if (!c.nodes.contains(node)) return std::nullopt;
-  if (n.hot) {
+  if (n.hot && settled(n)) {
     if (n.score > c.score.high)
       return Fired{Trigger::Score, strf("score %u > high %u", n.score, c.score.high)};
     return Fired{Trigger::Score,
@@ -463,7 +463,8 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
     if (!policy_.act) continue;
     auto fired = node_trigger(id, t, demand);
     if (!fired) {
-      if (c.nodes.contains(id) && reserve_blocks(t) < reserve_goal(t) && !settled(t)) t.waiting = "settling";
+      if (c.nodes.contains(id) && (t.hot || reserve_blocks(t) < reserve_goal(t)) && !settled(t))
+        t.waiting = "settling";
       continue;
     }
     if (now < t.next_allowed_ns) {

@@ -12,7 +12,8 @@
 //    writes nothing and reports result "dry_run".
 //  - Compaction of a node in scope starts when one trigger holds:
 //      score:   hysteresis. The node turns "hot" when its score is > high and
-//               stays hot until its score is < low; while hot it is compacted.
+//               stays hot until its score is < low; while hot it is compacted,
+//               once the node's free memory has settled (as for the reserve).
 //      demand:  stalled allocations of order >= demand.min_order per second
 //               over demand.window above the limit, or their p99 over the
 //               window above the limit (with >= kDemandP99MinStalls stalls);
@@ -24,8 +25,8 @@
 //               less the node's hugetlb pool pages of reserve.order or larger
 //               (as blocks of it) with reserve.count_pools; only once the
 //               node's free memory has settled: neither fallen nor risen by
-//               more than 1% of the node over reserve.settle (until then
-//               "settling").
+//               more than 1% of the node over compaction.settle (until then
+//               "settling"). Demand and the forecast do not wait for it.
 //      forecast: (off by default) the node's free 2 MiB blocks fall, and at
 //               the rate they fell over forecast_window they run out within
 //               forecast.horizon (free blocks / blocks lost per second).
@@ -276,7 +277,7 @@ class Engine {
     std::vector<uint64_t> free_blocks;
     std::vector<uint64_t> pool_pages;         // NodeObservation's
     std::optional<double> blocks_per_second;  // NodeObservation's
-    std::deque<std::pair<uint64_t, uint64_t>> free_seen;  // (time, free pages) over reserve.settle
+    std::deque<std::pair<uint64_t, uint64_t>> free_seen;  // (time, free pages) over compaction.settle
     std::optional<uint64_t> last_end_ns;
     double learned_pages = 0, learned_ns = 0, learned_blocks = 0;  // decayed sums
   };
@@ -317,7 +318,7 @@ class Engine {
   uint64_t reserve_goal(const NodeTrack& n) const;
   // The node's hugetlb pool pages as blocks of reserve.order, with reserve.count_pools (else 0).
   uint64_t reserve_pooled(const NodeTrack& n) const;
-  // The node's free memory has moved (up or down) by at most 1% of the node over reserve.settle.
+  // The node's free memory has moved (up or down) by at most 1% of the node over compaction.settle.
   bool settled(const NodeTrack& n) const;
   // Forecast trigger: the blocks of reserve.order the node loses over forecast.horizon at its
   // rate, when its free 2 MiB blocks run out within the horizon; 0 otherwise.

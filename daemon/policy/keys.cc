@@ -358,11 +358,6 @@ const std::vector<Key>& config_keys() {
        .doc = "the node's hugetlb pool pages of `order`'s size or larger count toward the reserve, each as the "
               "blocks of `order` it spans: a pool already holds the huge pages it was grown for, so a host whose "
               "pools hold the reserve's share is not compacted for it again. false: free blocks only"},
-      {.path = "compaction.reserve.settle", .type = Duration, .table = kPolicy, .lo = 0, .hi = kHour,
-       .field = FIELD(policy.compaction.reserve.settle_ns),
-       .doc = "the reserve acts on a node only after its free memory has neither fallen nor risen by more than 1% of "
-              "the node for this long (0s..1h; 0s = at once): while a consumer is still taking memory, the blocks a "
-              "compaction makes are taken back; while one gives it back, compaction moves pages about to be freed"},
       {.path = "compaction.forecast", .type = Section, .sorted_hint = true},
       {.path = "compaction.forecast.enabled", .type = Bool, .table = kPolicy, .field = FIELD(policy.compaction.forecast.enabled),
        .doc = "compact a node ahead of demand: when its free 2 MiB blocks fall, and at the rate they fell over "
@@ -382,6 +377,13 @@ const std::vector<Key>& config_keys() {
       // Their rules check the range, with a reason for each bound.
       {.path = "compaction.min_interval", .type = Duration, .table = kPolicy, .lo = 0, .hi = kNoLimit, .field = FIELD(policy.compaction.min_interval_ns), .rule = min_interval_range,
        .doc = "least time between two actions on one node (1s..24h)"},
+      {.path = "compaction.settle", .type = Duration, .table = kPolicy, .lo = 0, .hi = kHour,
+       .field = FIELD(policy.compaction.settle_ns),
+       .doc = "the score and reserve triggers act on a node only after its free memory has neither fallen nor "
+              "risen by more than 1% of the node for this long (0s..1h; 0s = at once): while a consumer is still "
+              "taking memory, the blocks a compaction makes are taken back; while one gives it back, compaction "
+              "moves pages about to be freed. The demand and forecast triggers do not wait. While it waits, the "
+              "node's `waiting` says `settling`"},
       {.path = "compaction.cpu_budget", .type = Duration, .table = kPolicy, .lo = 0, .hi = kNoLimit, .field = FIELD(policy.compaction.cpu_budget_ns), .rule = cpu_budget_range,
        .doc = "compaction time fragd may cause per minute, all nodes together (> 0, at most 30s). A compaction "
               "starts only if the longest of the last four would still fit, and every write fragd makes to a "

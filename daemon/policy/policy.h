@@ -61,10 +61,6 @@ struct ReserveGoal {
   unsigned order = 9;
   uint64_t blocks = 0;
   unsigned memory_percent = 25;  // of the node's memory, as free blocks of `order`; 0 = off
-  // The reserve acts on a node only once its free memory has moved (up or down) by at most 1% of
-  // the node for this long: a consumer still taking memory would take the blocks back, and one
-  // giving memory back frees pages a compaction would move. 0: at once.
-  uint64_t settle_ns = 0;
   // The node's hugetlb pool pages of `order`'s size or larger count toward the reserve (a pool
   // already holds the huge pages it was grown for); false: free blocks only.
   bool count_pools = true;
@@ -104,6 +100,11 @@ struct CompactionPolicy {
   ForecastTrigger forecast;
   ProactivenessMethod proactiveness;
   uint64_t min_interval_ns = 10'000'000'000ULL;  // between two actions on one node; >= 1 s
+  // The score and reserve triggers act on a node only once its free memory has moved (up or
+  // down) by at most 1% of the node for this long: a consumer still taking memory would take the
+  // blocks back, and one giving memory back frees pages a compaction would move. 0: at once.
+  // Demand (stalls now) and the forecast do not wait.
+  uint64_t settle_ns = 0;
   uint64_t cpu_budget_ns = 6'000'000'000ULL;     // compaction time per minute, all nodes; 0 < b <= 30 s
   Backoff backoff;
 };

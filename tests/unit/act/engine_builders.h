@@ -50,7 +50,7 @@ inline Policy act_policy() {
   p.compaction.score.high = 40;
   p.compaction.score.low = 20;
   p.compaction.reserve.memory_percent = 0;
-  p.compaction.reserve.settle_ns = 0;  // the reserve at the first observation (EngineReserve.Settle* test the wait)
+  p.compaction.settle_ns = 0;  // the triggers at the first observation (EngineReserve.Settle* test the wait)
   return p;
 }
 
@@ -60,7 +60,7 @@ inline Policy goal_policy() {
   Policy p;
   p.act = true;
   p.compaction.demand.enabled = false;
-  p.compaction.reserve.settle_ns = 0;  // the goals at the first observation
+  p.compaction.settle_ns = 0;  // the goals at the first observation
   return p;
 }
 

@@ -391,14 +391,14 @@ TEST(EngineReserve, InfeasibleWhenFreePagesCannotHoldIt) {
   EXPECT_TRUE(e.decide(obs_at(kS, {node_obs(0, 99, 262144, 0)})));
 }
 
-// reserve.settle: the reserve acts only on free memory watched for that long without moving by
+// compaction.settle: the reserve acts only on free memory watched for that long without moving by
 // more than 1% of the node either way; until then the node waits, "settling".
-// A reserve of 8 blocks (3 free) with reserve.settle 10 s, on a node of 1000000 pages (1%: 10000).
+// A reserve of 8 blocks (3 free) with compaction.settle 10 s, on a node of 1000000 pages (1%: 10000).
 Policy settle_policy() {
   Policy p = act_policy();
   p.compaction.score.enabled = false;
   p.compaction.reserve.blocks = 8;
-  p.compaction.reserve.settle_ns = 10 * kS;
+  p.compaction.settle_ns = 10 * kS;
   return p;
 }
 NodeObservation settle_node(uint64_t free) {
@@ -445,6 +445,47 @@ TEST(EngineReserve, SettleCountsTheWholeSwingOfTheWindow) {
   EXPECT_FALSE(e.decide(obs_at(10 * kS, {at(500'000)}))) << "300000 at 5 s lies within the window";
   EXPECT_EQ(e.nodes().at(0).waiting, "settling");
   EXPECT_TRUE(e.decide(obs_at(20 * kS, {at(500'000)}))) << "level since 10 s";
+}
+
+TEST(EngineSettle, AHotNodeWaitsForItsFreeMemoryToSettle) {
+  // The score trigger waits as the reserve does: a node whose score rose above high while a
+  // consumer gave memory back (holes opening) is compacted once the holes stop opening.
+  Policy p = act_policy();  // score high 40, low 20; no reserve
+  p.compaction.settle_ns = 10 * kS;
+  Engine e(p);
+  auto at = [](unsigned score, uint64_t free) {
+    NodeObservation n = node_obs(0, score, free);
+    n.total_pages = 1'000'000;
+    return n;
+  };
+  EXPECT_FALSE(e.decide(obs_at(0, {at(30, 100'000)})));
+  EXPECT_FALSE(e.decide(obs_at(5 * kS, {at(95, 700'000)}))) << "hot, but its free memory rose by 60%";
+  EXPECT_EQ(e.nodes().at(0).waiting, "settling");
+  EXPECT_FALSE(e.decide(obs_at(14 * kS, {at(95, 705'000)}))) << "100000 at 0 s is still in the window";
+  auto r = e.decide(obs_at(15 * kS, {at(95, 705'000)}));
+  ASSERT_TRUE(r) << "level within 1% since 5 s";
+  EXPECT_EQ(r->trigger, Trigger::Score);
+}
+
+TEST(EngineSettle, StallsDoNotWait) {
+  // Demand is allocations stalling now: it acts on a node whose free memory is still moving.
+  Policy p = act_policy();
+  p.compaction.settle_ns = 10 * kS;
+  p.compaction.demand.enabled = true;
+  Engine e(p);
+  auto at = [](uint64_t free) {
+    NodeObservation n = node_obs(0, 30, free);  // between low and high: not hot
+    n.total_pages = 1'000'000;
+    return n;
+  };
+  Observation o = obs_at(0, {at(500'000)});
+  EXPECT_FALSE(e.decide(o));
+  o = obs_at(10 * kS, {at(300'000)});
+  o.stalls_total = 1000;
+  o.stall_hist.add(100000, 1000);
+  auto r = e.decide(o);
+  ASSERT_TRUE(r) << "fell by 20% within the window, and 100 stalls/s";
+  EXPECT_EQ(r->trigger, Trigger::Demand);
 }
 
 TEST(EngineRobust, EmptyObservationZeroFreePagesVanishingNode) {

@@ -153,7 +153,7 @@ std::string apply_setting(const std::vector<std::string>& w, size_t at, Policy& 
   else if (k == "window") ok = dur(1, &c.demand.window_ns);
   else if (k == "min_order") ok = uns(1, &c.demand.min_order);
   else if (k == "reserve") ok = uns(1, &c.reserve.order) && u64(2, &c.reserve.blocks);
-  else if (k == "reserve_settle") ok = dur(1, &c.reserve.settle_ns);
+  else if (k == "settle") ok = dur(1, &c.settle_ns);
   else if (k == "forecast") ok = on_off(arg(1), &c.forecast.enabled) && dur(2, &c.forecast.horizon_ns);
   else if (k == "forecast_window" && h) ok = dur(1, &h->forecast_window_ns);
   else if (k == "min_interval") ok = dur(1, &c.min_interval_ns);
