@@ -11,7 +11,10 @@
 #     temporary pool in fragd's own process, put back to 0 at once; the
 #     direct compaction it causes counts as fragd's (trigger fragd, the
 #     fragd_own_* counters), not as the host's stalls;
-#  3. method node: fragd compacts the hot node (score above high 40) and the
+#  3. method node, fragd running from before memory is fragmented again, with
+#     compaction.settle 5s: no compaction starts until the fragmenter is ready
+#     (while it gives 3 pages of every 4 back the node is hot, and fragd says
+#     "settling"); then fragd compacts the hot node (score above high 40) and the
 #     compaction helps (the score falls by backoff.min_gain, 8, or more: result
 #     ok); the pool target is reached, and the action is visible in the metrics,
 #     the log and `fragctl status`. Below the low threshold (20) is not asserted:
@@ -40,6 +43,7 @@ compaction:
   score: {high: 40, low: 20}
   reserve: {memory_percent: 0}
   min_interval: 2s
+  settle: ${SETTLE:-0s}
   proactiveness: {value: 90, hold: 60s}
 hugepages:
   guard: 1GiB
@@ -198,18 +202,47 @@ stop_fragd
 # write compacts too and could take the score below the threshold first); the target is
 # raised by SIGHUP once the compaction is seen.
 # 3a's action may end in a node compaction (when the kernel defers direct compaction,
-# the pool makes less than half the missing blocks): fragment memory again first.
-refragment 95
+# the pool makes less than half the missing blocks): fragment memory again first, with fragd
+# (compaction.settle 5s) already running. The node turns hot while the fragmenter gives 3 pages
+# of every 4 back; a compaction then would move pages about to be freed (the act benchmark's
+# runs did, before the wait). A watcher notes when the fragmenter said "ready", when fragd
+# started its first compaction (its debug line) and whether `fragctl status` said "settling".
 WANT=1000
+export SETTLE=5s
 policy act false node 0 >"$WORK/act.yaml"
-FRAGD_CONFIG="$WORK/act.yaml" start_fragd
+exec 9>&-
+wait "$FRAG_PID" 2>/dev/null || true
+: >"$WORK/frag.out"
+rm -f "$WORK/t_ready" "$WORK/t_act" "$WORK/settling"
+FRAGD_CONFIG="$WORK/act.yaml" start_fragd --log-level debug
+(
+  while :; do
+    [ -s "$WORK/t_ready" ] || ! grep -q '^ready' "$WORK/frag.out" 2>/dev/null || date +%s.%N >"$WORK/t_ready"
+    [ -s "$WORK/t_act" ] || ! grep -q 'starting action [0-9]* compact' "$FRAGD_LOG" || date +%s.%N >"$WORK/t_act"
+    [ -s "$WORK/settling" ] || ! FRAGCTL status 2>/dev/null | grep -q ' settling' || echo seen >"$WORK/settling"
+    sleep 0.2
+  done
+) &
+WATCH_PID=$!
+PIDS+=("$WATCH_PID")
+fragment 95
+sleep 1.5  # a tick after "ready" (settle 5s: fragd cannot have started a compaction yet)
 score0=$(node_score)
-log "act mode started; node 0 score $score0"
+log "fragmented again with fragd running; node 0 score $score0"
 [ "$score0" -gt 40 ] || fail "node score $score0 is not above the policy's high threshold 40 after fragmenting again: memory not fragmented enough to test"
 wait_for 120 grep -q "compact node 0 .*: ok" "$FRAGD_LOG" ||
   { cat "$FRAGD_LOG" >&2; fail "no compaction of node 0 helped in 120 s [$(compaction_stops)]"; }
 sleep 2
 score1=$(node_score)
+kill "$WATCH_PID" 2>/dev/null || true
+wait "$WATCH_PID" 2>/dev/null || true
+[ -s "$WORK/t_ready" ] || fail "the watcher never saw the fragmenter's 'ready'"
+[ -s "$WORK/t_act" ] || { cat "$FRAGD_LOG" >&2; fail "fragd logged no 'starting action N compact' line, though it compacted"; }
+after=$(awk -v r="$(cat "$WORK/t_ready")" '{ printf "%.1f", $1 - r }' "$WORK/t_act")
+awk -v r="$(cat "$WORK/t_ready")" '{ exit !($1 > r) }' "$WORK/t_act" ||
+  { grep 'action ' "$FRAGD_LOG" >&2; fail "fragd started a compaction ${after#-} s before the fragmenter was ready: compaction.settle 5s did not wait for free memory to settle"; }
+[ -s "$WORK/settling" ] || fail "fragctl status never said 'settling' while the fragmenter gave memory back and the node was hot"
+log "compaction.settle: fragd's first compaction started $after s after 'ready'; status said 'settling' before"
 policy act false node $WANT >"$WORK/act.yaml"
 kill -HUP "$FRAGD_PID"
 wait_for 120 grep -q "pool 2048kB (global) .*: ok" "$FRAGD_LOG" || { cat "$FRAGD_LOG" >&2; fail "pool target $WANT not reached in 120 s"; }
