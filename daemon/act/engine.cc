@@ -405,9 +405,15 @@ std::optional<Engine::Fired> Engine::node_trigger(int node, const NodeTrack& n,
   return std::nullopt;
 }
 
+bool Engine::settling(int node, const NodeTrack& n) const {
+  return policy_.compaction.nodes.contains(node) && (n.hot || reserve_blocks(n) < reserve_goal(n)) && !settled(n);
+}
+
 bool Engine::any_trigger(const std::optional<std::string>& demand) const {
+  // settle delays only the start of an action: a node that would fire once its free memory
+  // settles still holds what was raised for it.
   for (const auto& [id, t] : node_state_)
-    if (node_trigger(id, t, demand)) return true;
+    if (node_trigger(id, t, demand) || settling(id, t)) return true;
   return false;
 }
 
@@ -463,8 +469,7 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
     if (!policy_.act) continue;
     auto fired = node_trigger(id, t, demand);
     if (!fired) {
-      if (c.nodes.contains(id) && (t.hot || reserve_blocks(t) < reserve_goal(t)) && !settled(t))
-        t.waiting = "settling";
+      if (settling(id, t)) t.waiting = "settling";
       continue;
     }
     if (now < t.next_allowed_ns) {

@@ -320,6 +320,8 @@ class Engine {
   uint64_t reserve_pooled(const NodeTrack& n) const;
   // The node's free memory has moved (up or down) by at most 1% of the node over compaction.settle.
   bool settled(const NodeTrack& n) const;
+  // In scope and would fire (hot, or the reserve short) but for its free memory still moving.
+  bool settling(int node, const NodeTrack& n) const;
   // Forecast trigger: the blocks of reserve.order the node loses over forecast.horizon at its
   // rate, when its free 2 MiB blocks run out within the horizon; 0 otherwise.
   uint64_t forecast_need(const NodeTrack& n) const;

@@ -488,6 +488,33 @@ TEST(EngineSettle, StallsDoNotWait) {
   EXPECT_EQ(r->trigger, Trigger::Demand);
 }
 
+TEST(EngineSettle, ARaisedProactivenessHoldsWhileTheHotNodeSettles) {
+  // settle delays the start of an action only: proactiveness raised for a hot node stays raised
+  // while that node's free memory moves again, and goes back once the node cools.
+  Policy p = act_policy();
+  p.compaction.method = CompactMethod::Proactiveness;
+  p.compaction.settle_ns = 10 * kS;
+  Engine e(p);
+  auto at = [](unsigned score, uint64_t free) {
+    NodeObservation n = node_obs(0, score, free);
+    n.total_pages = 1'000'000;
+    return n;
+  };
+  EXPECT_FALSE(e.decide(obs_at(0, {at(90, 500'000)}))) << "not watched for 10 s yet";
+  auto r = e.decide(obs_at(10 * kS, {at(90, 500'000)}));
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->kind, ActionKind::RaiseProactiveness);
+  e.finished(outcome(*r, "ok", 10 * kS, 10 * kS + kMs));
+  ASSERT_TRUE(e.proactiveness_raised());
+  EXPECT_FALSE(e.decide(obs_at(15 * kS, {at(90, 300'000)}))) << "still hot, free memory fell by 20%: the raise holds";
+  EXPECT_EQ(e.nodes().at(0).waiting, "settling");
+  EXPECT_TRUE(e.proactiveness_raised());
+  auto back = e.decide(obs_at(20 * kS, {at(10, 300'000)}));
+  ASSERT_TRUE(back) << "cooled below low: nothing holds";
+  EXPECT_EQ(back->kind, ActionKind::RestoreProactiveness);
+  EXPECT_EQ(back->reason, "no trigger holds any more: no node hot, no demand, reserve met");
+}
+
 TEST(EngineRobust, EmptyObservationZeroFreePagesVanishingNode) {
   Policy p = act_policy();
   p.compaction.reserve.blocks = 4;
