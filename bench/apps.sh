@@ -148,6 +148,10 @@ EOF
 now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
 vm_counters() { awk '$1 ~ /^(pgmigrate_success|compact_stall|compact_fail|compact_success|thp_fault_alloc|thp_fault_fallback)$/ { printf "%s=%s ", $1, $2 }' /proc/vmstat; }
 counter() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
+# reported_kib: free memory the guest has handed back to its host so far (virtio free page
+# reporting, where the kernel exposes the count); touching such memory again faults on the host.
+REPORTED=/sys/module/page_reporting/parameters/reported_kib
+reported_kib() { [[ -r $REPORTED ]] && cat "$REPORTED" 2>/dev/null || true; }
 free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
 # fragd_stalls: "host=N own=M", fragd's count of entries into direct compaction by other processes
 # and by its own writers (fragd_direct_stall_entries_total, fragd_own_direct_stall_entries_total;
@@ -285,6 +289,8 @@ run_one() { # W MODE ROUND FRAGMENTATION
 	start_fragmenter "$WORK/fragmenter" "$R" "$PERCENT" 600 || die "$FRAG_ERROR"
 	[[ $frag == mixed ]] && mixed_start "$R"
 	c0=$(vm_counters)
+	local r0 r1 r2
+	r0=$(reported_kib)
 	case $mode in
 	kernel20 | defrag | hugeadm) echo 20 >"$PRO" ;;
 	kernel90) echo 90 >"$PRO" ;;
@@ -298,10 +304,12 @@ run_one() { # W MODE ROUND FRAGMENTATION
 	esac
 	sleep "$WAIT"
 	w0=$(vm_counters)
+	r1=$(reported_kib)
 	local f0= f1=
 	[[ $mode == fragd* ]] && f0=$(fragd_stalls)
 	run_workload "$w" "$mode"
 	c1=$(vm_counters)
+	r2=$(reported_kib)
 	if [[ $mode == fragd* ]]; then
 		sleep 1.2 # fragd's counters are those of its last tick (tick: 1s)
 		f1=$(fragd_stalls)
@@ -318,6 +326,8 @@ run_one() { # W MODE ROUND FRAGMENTATION
 	for k in compact_stall thp_fault_alloc; do line+=" ${k}_workload=$(($(counter "$c1" $k) - $(counter "$w0" $k)))"; done
 	# fragd's split of that window's direct compactions: other processes' (the workload's) and its own.
 	[[ -n $f1 ]] && for k in host own; do line+=" fragd_${k}_stall_workload=$(($(counter "$f1" $k) - $(counter "$f0" $k)))"; done
+	# Free memory handed back to the host while the mode prepared, and while the workload ran.
+	[[ -n $r0 && -n $r1 && -n $r2 ]] && line+=" reported_wait_mib=$(((r1 - r0) / 1024)) reported_workload_mib=$(((r2 - r1) / 1024))"
 	# fragd's goal-sized compactions that gave way to the workload's stalls (result yielded).
 	[[ $mode == fragd* ]] && line+=" fragd_yielded=$(grep -c ': yielded, ' "$R/fragd.log" || true)"
 	echo "$line" >>"$WORK/runs.txt"

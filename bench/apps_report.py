@@ -154,11 +154,16 @@ def main(runs_path, meta_path, out_path):
              "writer's included); the JVM's stalls per THP fault over the workload's own window, where "
              "fragd ran as fragd counted them without its own writers' (fragd_direct_stall_entries_total) "
              "when the run recorded that. "
+             "Handed to the host: free memory the guest reported to its host (virtio free page "
+             "reporting, /sys/module/page_reporting/parameters/reported_kib where the kernel has it) "
+             "from \"ready\" to the workload's start; the workload's first touch of such memory "
+             "faults on the host. "
              "Medians over the rounds, range in brackets; modes interleaved, rotated each round.",
              ""]
     vm_cols = [("started", started), ("time to RAM allocated, ms", col("time_ms")),
                ("pool growth, ms", col("pool_ms")), ("pages migrated", col("pgmigrate_success")),
-               ("compact stalls", col("compact_stall"))]
+               ("compact stalls", col("compact_stall")),
+               ("handed to the host before the workload, MiB", col("reported_wait_mib"))]
     workloads = [
             ("vm", "A VM whose RAM is 2 MiB hugetlbfs pages (qemu -mem-path -mem-prealloc)", vm_cols),
             ("hugetlb", "A DPDK-style process: MAP_HUGETLB|MAP_POPULATE memory from the pool", vm_cols),
