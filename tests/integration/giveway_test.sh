@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# A goal made ahead of demand gives way to a workload that stalls now (docs/configuration.md,
+# "A goal made ahead of demand gives way to it"). On fragmented memory a process faults in
+# transparent huge pages with MADV_HUGEPAGE (THP defrag madvise: each fault that finds no free
+# 2 MiB block enters direct compaction), at a steady pace. While it stalls, fragd (method pool)
+# is asked for a reserve of 2000 free 2 MiB blocks more than there are. The temporary pool that
+# would make them must stop: the action is recorded `yielded`, the log says how many other
+# stalls it saw and how far the pool got (short of the goal), the pool is back at 0 and
+# fragd_actions_total{result="yielded"} counts it. The same goal without the workload is
+# granted (act_test, 3a): this test fails when fragd does not give way.
+source "$(dirname "$0")/lib.sh"
+require_root
+THP=/sys/kernel/mm/transparent_hugepage
+[ -f "$THP/enabled" ] || skip_or_fail "this kernel has no transparent huge pages ($THP)"
+grep -q '\[never\]' "$THP/enabled" && skip_or_fail "THP is off on this host ($THP/enabled is never)"
+heavy_lock
+quiet_memory 0
+
+# The workload's faults must stall in direct compaction: defrag madvise (put back on exit).
+choice() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
+old_defrag=$(choice "$THP/defrag")
+RESTORE+=("echo $old_defrag > $THP/defrag")
+echo madvise >"$THP/defrag"
+
+fragment 95
+
+cat >"$WORK/goal0.yaml" <<YAML
+mode: act
+compaction:
+  method: pool
+  score: {enabled: false}
+  demand: {enabled: false, stalls_per_second: 10}
+  reserve: {order: 9, blocks: 0, memory_percent: 0}
+  min_interval: 60s
+hugepages: {guard: 1GiB}
+YAML
+FRAGD_CONFIG="$WORK/goal0.yaml" start_fragd
+
+# The workload: COUNT x 2 MiB, one byte written at the start of each 2 MiB region every PAUSE
+# seconds, held until its stdin closes.
+cat >"$WORK/faulter.py" <<'PY'
+import ctypes, mmap, sys, time
+count, pause = int(sys.argv[1]), float(sys.argv[2])
+H = 2 << 20
+m = mmap.mmap(-1, (count + 1) * H, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+off = (-base) % H
+m.madvise(mmap.MADV_HUGEPAGE, off, count * H)
+print("mapped", flush=True)
+for i in range(count):
+    m[off + i * H] = 1
+    time.sleep(pause)
+print("done", flush=True)
+sys.stdin.read()
+PY
+mkfifo "$WORK/faulter.in"
+stall() { awk '$1 == "compact_stall" { print $2 }' /proc/vmstat; }
+s0=$(stall)
+python3 "$WORK/faulter.py" 2048 0.01 <"$WORK/faulter.in" >"$WORK/faulter.out" 2>&1 &
+FAULTER_PID=$!
+PIDS+=("$FAULTER_PID")
+exec 7>"$WORK/faulter.in"
+# The condition the test needs: the workload stalls (at least 20 direct compactions).
+stalling() { [ $(($(stall) - s0)) -ge 20 ]; }
+wait_for 20 stalling || fail "the workload's THP faults did not stall: compact_stall +$(($(stall) - s0)) in 20 s [$(cat "$WORK/faulter.out")]"
+log "the workload stalls: compact_stall +$(($(stall) - s0))"
+
+scrape >"$WORK/before.prom"
+have=$(free_blocks9)
+goal=$((have + 2000))
+sed "s/blocks: 0,/blocks: $goal,/" "$WORK/goal0.yaml" >"$WORK/goal.yaml"
+cp "$WORK/goal.yaml" "$WORK/goal0.yaml"
+kill -HUP "$FRAGD_PID"
+wait_for 60 grep -qE "action [0-9]+ compact node 0 \[reserve: .*goal $goal free order-9 blocks.*\]: [a-z_]+" "$FRAGD_LOG" ||
+  { cat "$FRAGD_LOG" >&2; fail "no goal-sized compaction of node 0 in 60 s (goal $goal free 2 MiB blocks)"; }
+line=$(grep -E "action [0-9]+ compact node 0 \[reserve: " "$FRAGD_LOG" | head -1)
+log "$line"
+grep -q ': yielded, ' <<<"$line" || fail "the goal's pool did not give way to the stalling workload (compact_stall +$(($(stall) - s0))): $line"
+read -r held take seen < <(sed -nE 's/.*gave way after ([0-9]+) of ([0-9]+) pages .* ([0-9]+) times at order 9 or above.*/\1 \2 \3/p' <<<"$line")
+[ -n "$seen" ] || fail "the yielded outcome does not say how far the pool got and what it saw: $line"
+[ "$held" -lt "$take" ] || fail "the pool gave way only after it held all $take pages: $line"
+[ "$seen" -ge 4 ] || fail "gave way after $seen stalls of other processes; the rule needs 4 or more: $line"
+[ "$(cat "$HP")" -eq 0 ] || fail "the goal's pool was left at $(cat "$HP") pages"
+sleep 1.2  # the next tick publishes the action
+scrape >"$WORK/after.prom"
+yielded=$(($(metric "$WORK/after.prom" fragd_actions_total 'action="compact",node="0",result="yielded"') -
+  $(metric "$WORK/before.prom" fragd_actions_total 'action="compact",node="0",result="yielded"')))
+[ "$yielded" -eq 1 ] || fail "fragd_actions_total{result=\"yielded\"} moved by $yielded, want 1"
+FRAGCTL status >"$WORK/status.txt"
+grep -q 'backoff' "$WORK/status.txt" || { cat "$WORK/status.txt" >&2; fail "node 0 does not wait in back-off after the yielded goal"; }
+log "gave way: the pool held $held of $take pages when $seen stalls of other processes were seen; back at 0, node 0 in back-off"
+
+exec 7>&-
+wait "$FAULTER_PID" 2>/dev/null || true
+stop_fragd
+log "PASS"
