@@ -97,16 +97,17 @@ test-kernels-cma: deps
 	FRAGD_BUILD_DIR=$(BUILD) bash tests/kernels/matrix.sh cma-6.12
 
 # Tracing overhead (bench/run.sh), acting on fragmentation (bench/act.sh), real workloads started on
-# fragmented memory (bench/apps.sh), the pageblock scan (bench/scan.sh),
+# fragmented memory (bench/apps.sh) and where the VM's start time goes (bench/backing.sh), the pageblock scan (bench/scan.sh),
 # the dashboard's data drawn from a real Prometheus (bench/dashboard.sh -> docs/dashboard.png),
 # 50 scrapers and 20 fragctl clients (bench/load.sh), 10 minutes of churn with fragd acting (bench/soak.sh),
 # fragd's CPU on a quiet and a busy host and the scan's cost by memory size (bench/cost.sh, ~50 min);
-# BENCH_QUICK=1 makes each a smoke run that writes /tmp/fragd-bench-quick.md.
+# BENCH_QUICK=1 makes each a smoke run that writes /tmp/fragd-bench-quick.md (bench/backing.sh prints its table).
 bench: deps
 	$(MAKE) build
 	bash bench/run.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/act.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/apps.sh
+	bash bench/backing.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/scan.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/dashboard.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/load.sh

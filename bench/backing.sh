@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Where the VM workload's time goes (bench/apps.sh, vm): qemu -mem-prealloc allocating a guest's
+# RAM from a 2 MiB hugetlb pool of the same size, by where the pool's pages were just before:
+#   held    the pool was grown, touched by a guest, and kept: its pages stayed allocated;
+#   fresh   the same, then the pool emptied and grown again at once (its pages spent a moment in
+#           the free lists);
+#   idle    the same, but emptied for IDLE seconds before growing it again: on a guest with
+#           virtio free page reporting, free 2 MiB blocks are handed back to the host meanwhile.
+# No fragmentation, no fragd: this measures the machine, not a mode. As root:
+#
+#   bash bench/backing.sh     # 3 rounds (cases rotated per round), a 4096 MiB guest, idle 20 s
+#
+# Knobs: BENCH_BACKING_ROUNDS (3), GUEST_MIB (4096), BENCH_BACKING_IDLE (20); BENCH_QUICK=1: one
+# round, 512 MiB, 5 s.
+# Prints one line per run (case, round, ms from qemu's start to its RAM allocated, MiB the
+# guest reported to its host over the case) and a table of medians with their range.
+set -euo pipefail
+
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start backing "it writes vm.nr_hugepages and mounts hugetlbfs" -- qemu-system-x86_64 python3
+
+D=(3 4096 20)
+[[ ${BENCH_QUICK:-0} == 1 ]] && D=(1 512 5)
+ROUNDS=${BENCH_BACKING_ROUNDS:-${D[0]}}
+GUEST_MIB=${GUEST_MIB:-${D[1]}}
+IDLE=${BENCH_BACKING_IDLE:-${D[2]}}
+for v in ROUNDS GUEST_MIB IDLE; do is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"; done
+((ROUNDS >= 1 && GUEST_MIB >= 2)) || die "ROUNDS >= 1 and GUEST_MIB >= 2"
+PAGES=$((GUEST_MIB / 2))
+
+WORK=$(mktemp -d /tmp/fragd-bench-backing.XXXXXX)
+MNT="$WORK/hugetlbfs"
+PIDS=()
+FAILED=1
+take_heavy_lock
+save_memory_settings
+restore_on_exit() {
+	mountpoint -q "$MNT" && umount "$MNT"
+	restore_memory_settings
+}
+install_cleanup 10
+mkdir -p "$MNT"
+
+REPORTED=/sys/module/page_reporting/parameters/reported_kib
+reported_kib() { if [[ -r $REPORTED ]]; then cat "$REPORTED"; else echo 0; fi; }
+now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
+free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
+pool() {
+	echo "$1" >"$HP"
+	[[ $(<"$HP") == "$1" ]] || die "the pool grew to $(<"$HP") of $1 pages"
+}
+
+# guest: qemu allocates its RAM from the pool (-mem-prealloc; the guest is never run, -S); sets MS
+# to the time from qemu's start to HugePages_Free having fallen by the guest's pages.
+guest() {
+	local free0 t0 p i
+	free0=$(free_hp)
+	mount -t hugetlbfs -o pagesize=2M none "$MNT"
+	t0=$(now_ms)
+	qemu-system-x86_64 -machine q35,accel=tcg -m "${GUEST_MIB}M" -mem-path "$MNT" -mem-prealloc -S \
+		-display none -nodefaults -monitor none -serial none >"$WORK/qemu.out" 2>&1 &
+	p=$!
+	PIDS+=("$p")
+	for ((i = 0; i < 3000; i++)); do
+		(($(free_hp) + PAGES <= free0)) && break
+		kill -0 "$p" 2>/dev/null || die "qemu exited: $(cat "$WORK/qemu.out")"
+		sleep 0.01
+	done
+	(($(free_hp) + PAGES <= free0)) || die "qemu did not allocate its RAM in 30 s"
+	MS=$(($(now_ms) - t0))
+	stop_pid "$p" || true
+	umount "$MNT"
+}
+
+run_case() { # CASE ROUND
+	local r0
+	pool 0
+	pool "$PAGES"
+	guest # the pool's pages are touched once: backed by the host
+	r0=$(reported_kib)
+	case $1 in
+	held) ;;
+	fresh) pool 0 && pool "$PAGES" ;;
+	idle) pool 0 && sleep "$IDLE" && pool "$PAGES" ;;
+	esac
+	guest
+	pool 0
+	echo "case=$1 round=$2 ms=$MS reported_mib=$((($(reported_kib) - r0) / 1024))" | tee -a "$WORK/runs.txt"
+}
+
+CASES=(held fresh idle)
+for ((round = 1; round <= ROUNDS; round++)); do
+	rot=$(((round - 1) % 3))
+	for c in "${CASES[@]:rot}" "${CASES[@]:0:rot}"; do run_case "$c" "$round"; done
+done
+
+python3 - "$WORK/runs.txt" "$GUEST_MIB" "$IDLE" <<'PY'
+import statistics, sys
+runs = [dict(w.split("=", 1) for w in l.split()) for l in open(sys.argv[1]) if l.strip()]
+print(f"\n{sys.argv[2]} MiB guest, idle {sys.argv[3]} s; medians (range) over {len(runs) // 3} rounds\n")
+print("| pool's pages before the guest | runs | qemu to RAM allocated, ms | reported to the host meanwhile, MiB |")
+print("|---|---:|---:|---:|")
+for c in ("held", "fresh", "idle"):
+    mine = [r for r in runs if r["case"] == c]
+    def cell(k):
+        xs = [int(r[k]) for r in mine]
+        return f"{statistics.median(xs):.0f} ({min(xs)}–{max(xs)})"
+    print(f"| {c} | {len(mine)} | {cell('ms')} | {cell('reported_mib')} |")
+PY
+FAILED=0
