@@ -453,11 +453,7 @@ TEST(EngineSettle, AHotNodeWaitsForItsFreeMemoryToSettle) {
   Policy p = act_policy();  // score high 40, low 20; no reserve
   p.compaction.settle_ns = 10 * kS;
   Engine e(p);
-  auto at = [](unsigned score, uint64_t free) {
-    NodeObservation n = node_obs(0, score, free);
-    n.total_pages = 1'000'000;
-    return n;
-  };
+  auto at = [](unsigned score, uint64_t free) { return sized_node(0, 1'000'000, free, 0, score); };
   EXPECT_FALSE(e.decide(obs_at(0, {at(30, 100'000)})));
   EXPECT_FALSE(e.decide(obs_at(5 * kS, {at(95, 700'000)}))) << "hot, but its free memory rose by 60%";
   EXPECT_EQ(e.nodes().at(0).waiting, "settling");
@@ -495,11 +491,7 @@ TEST(EngineSettle, ARaisedProactivenessHoldsWhileTheHotNodeSettles) {
   p.compaction.method = CompactMethod::Proactiveness;
   p.compaction.settle_ns = 10 * kS;
   Engine e(p);
-  auto at = [](unsigned score, uint64_t free) {
-    NodeObservation n = node_obs(0, score, free);
-    n.total_pages = 1'000'000;
-    return n;
-  };
+  auto at = [](unsigned score, uint64_t free) { return sized_node(0, 1'000'000, free, 0, score); };
   EXPECT_FALSE(e.decide(obs_at(0, {at(90, 500'000)}))) << "not watched for 10 s yet";
   auto r = e.decide(obs_at(10 * kS, {at(90, 500'000)}));
   ASSERT_TRUE(r);
