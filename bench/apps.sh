@@ -145,14 +145,8 @@ public class Smaps {
 }
 EOF
 
-now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
 vm_counters() { awk '$1 ~ /^(pgmigrate_success|compact_stall|compact_fail|compact_success|thp_fault_alloc|thp_fault_fallback)$/ { printf "%s=%s ", $1, $2 }' /proc/vmstat; }
 counter() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
-# reported_kib: free memory the guest has handed back to its host so far (virtio free page
-# reporting, where the kernel exposes the count); touching such memory again faults on the host.
-REPORTED=/sys/module/page_reporting/parameters/reported_kib
-reported_kib() { [[ -r $REPORTED ]] && cat "$REPORTED" 2>/dev/null || true; }
-free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
 # fragd_stalls: "host=N own=M", fragd's count of entries into direct compaction by other processes
 # and by its own writers (fragd_direct_stall_entries_total, fragd_own_direct_stall_entries_total;
 # phase compaction), from its metrics: what compact_stall alone cannot tell apart.
@@ -241,17 +235,17 @@ run_workload() {
 		free0=$(free_hp)
 		if [[ $w == vm ]]; then
 			mount -t hugetlbfs -o pagesize=2M none "$MNT"
-			qemu-system-x86_64 -machine q35,accel=tcg -m "${mib}M" -mem-path "$MNT" -mem-prealloc -S \
-				-display none -nodefaults -monitor none -serial none >"$R/qemu.out" 2>&1 &
+			start_hugetlb_guest "$mib" "$MNT" "$R/qemu.out"
+			p=$GUEST_PID
 		else
 			python3 -c '
 import mmap, sys, time
 m = mmap.mmap(-1, int(sys.argv[1]) << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x40000 | 0x8000)
 print("mapped", flush=True)
 time.sleep(600)' "$mib" >"$R/hugetlb.out" 2>&1 &
+			p=$!
+			PIDS+=("$p")
 		fi
-		p=$!
-		PIDS+=("$p")
 		local started=0
 		for ((i = 0; i < 1200; i++)); do
 			if (($(free_hp) + pages <= free0)) && { [[ $w == vm ]] || grep -q mapped "$R/hugetlb.out"; }; then

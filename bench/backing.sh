@@ -43,10 +43,6 @@ restore_on_exit() {
 install_cleanup 10
 mkdir -p "$MNT"
 
-REPORTED=/sys/module/page_reporting/parameters/reported_kib
-reported_kib() { if [[ -r $REPORTED ]]; then cat "$REPORTED"; else echo 0; fi; }
-now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
-free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
 pool() {
 	echo "$1" >"$HP"
 	[[ $(<"$HP") == "$1" ]] || die "the pool grew to $(<"$HP") of $1 pages"
@@ -59,10 +55,8 @@ guest() {
 	free0=$(free_hp)
 	mount -t hugetlbfs -o pagesize=2M none "$MNT"
 	t0=$(now_ms)
-	qemu-system-x86_64 -machine q35,accel=tcg -m "${GUEST_MIB}M" -mem-path "$MNT" -mem-prealloc -S \
-		-display none -nodefaults -monitor none -serial none >"$WORK/qemu.out" 2>&1 &
-	p=$!
-	PIDS+=("$p")
+	start_hugetlb_guest "$GUEST_MIB" "$MNT" "$WORK/qemu.out"
+	p=$GUEST_PID
 	for ((i = 0; i < 3000; i++)); do
 		(($(free_hp) + PAGES <= free0)) && break
 		kill -0 "$p" 2>/dev/null || die "qemu exited: $(cat "$WORK/qemu.out")"
@@ -75,7 +69,7 @@ guest() {
 }
 
 run_case() { # CASE ROUND
-	local r0
+	local r0 r1
 	pool 0
 	pool "$PAGES"
 	guest # the pool's pages are touched once: backed by the host
@@ -87,7 +81,8 @@ run_case() { # CASE ROUND
 	esac
 	guest
 	pool 0
-	echo "case=$1 round=$2 ms=$MS reported_mib=$((($(reported_kib) - r0) / 1024))" | tee -a "$WORK/runs.txt"
+	r1=$(reported_kib)
+	echo "case=$1 round=$2 ms=$MS reported_mib=$(((${r1:-0} - ${r0:-0}) / 1024))" | tee -a "$WORK/runs.txt"
 }
 
 CASES=(held fresh idle)

@@ -257,6 +257,25 @@ use_build_dir() {
 	done
 }
 
+# now_ms: wall-clock milliseconds. free_hp: the hugetlb pages free in the pools (HugePages_Free).
+now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
+free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
+# reported_kib: free memory the guest has handed back to its host so far (virtio free page
+# reporting, where the kernel counts it); empty where it does not. Touching such memory again
+# faults on the host.
+REPORTED=/sys/module/page_reporting/parameters/reported_kib
+reported_kib() { if [[ -r $REPORTED ]]; then cat "$REPORTED"; fi; }
+
+# start_hugetlb_guest MIB MNT OUT: qemu with MIB of RAM from the 2 MiB hugetlbfs mounted at MNT,
+# allocated at its start (-mem-prealloc; the guest never runs, -S), its output in OUT; in the
+# background, tracked in PIDS, its pid in GUEST_PID.
+start_hugetlb_guest() {
+	qemu-system-x86_64 -machine q35,accel=tcg -m "${1}M" -mem-path "$2" -mem-prealloc -S \
+		-display none -nodefaults -monitor none -serial none >"$3" 2>&1 &
+	GUEST_PID=$!
+	PIDS+=("$GUEST_PID")
+}
+
 # take_heavy_lock: one memory-heavy job at a time on this machine. Held already when an
 # ancestor (flock(1) around the script) holds /tmp/fragd-heavy.lock; otherwise taken here
 # and kept until exit.

@@ -210,9 +210,7 @@ stop_fragd
 WANT=1000
 export SETTLE=5s
 policy act false node 0 >"$WORK/act.yaml"
-exec 9>&-
-wait "$FRAG_PID" 2>/dev/null || true
-: >"$WORK/frag.out"
+unfragment
 rm -f "$WORK/t_ready" "$WORK/t_act" "$WORK/settling"
 FRAGD_CONFIG="$WORK/act.yaml" start_fragd --log-level debug
 (

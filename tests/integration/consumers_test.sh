@@ -31,14 +31,6 @@ TR=/sys/kernel/tracing
 heavy_lock
 quiet_memory 0
 
-choice() { grep -o '\[[^]]*\]' "$1" | tr -d '[]'; }
-set_thp() { # FILE VALUE: set, put back on exit
-  local old
-  if [[ $(cat "$1") == *\[* ]]; then old=$(choice "$1"); else old=$(cat "$1"); fi
-  RESTORE+=("echo $old > $1")
-  echo "$2" >"$1"
-}
-
 cat >"$WORK/fragd.yaml" <<YAML
 mode: observe
 attribution: {top_callsites: 20, stack_interval: 0s}
@@ -116,11 +108,11 @@ phase() {
 }
 
 # 1. khugepaged: small pages in a MADV_HUGEPAGE region, collapsed by khugepaged.
-set_thp $THP/enabled madvise
-set_thp $THP/khugepaged/defrag 1
-set_thp $THP/khugepaged/scan_sleep_millisecs 10
-set_thp $THP/khugepaged/alloc_sleep_millisecs 10
-set_thp $THP/khugepaged/pages_to_scan 8192
+set_kernel_file $THP/enabled madvise
+set_kernel_file $THP/khugepaged/defrag 1
+set_kernel_file $THP/khugepaged/scan_sleep_millisecs 10
+set_kernel_file $THP/khugepaged/alloc_sleep_millisecs 10
+set_kernel_file $THP/khugepaged/pages_to_scan 8192
 collapse() {
   local c0 pid
   c0=$(($(vmstat thp_collapse_alloc) + $(vmstat thp_collapse_alloc_failed)))

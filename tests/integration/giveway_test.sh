@@ -18,14 +18,11 @@ heavy_lock
 quiet_memory 0
 
 # The workload's faults must stall in direct compaction: defrag madvise (put back on exit).
-choice() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
-old_defrag=$(choice "$THP/defrag")
-RESTORE+=("echo $old_defrag > $THP/defrag")
-echo madvise >"$THP/defrag"
+set_kernel_file "$THP/defrag" madvise
 
 fragment 95
 
-cat >"$WORK/goal0.yaml" <<YAML
+cat >"$WORK/goal.yaml" <<YAML
 mode: act
 compaction:
   method: pool
@@ -35,7 +32,7 @@ compaction:
   min_interval: 60s
 hugepages: {guard: 1GiB}
 YAML
-FRAGD_CONFIG="$WORK/goal0.yaml" start_fragd
+FRAGD_CONFIG="$WORK/goal.yaml" start_fragd
 
 # The workload: COUNT x 2 MiB, one byte written at the start of each 2 MiB region every PAUSE
 # seconds, held until its stdin closes.
@@ -69,8 +66,7 @@ log "the workload stalls: compact_stall +$(($(stall) - s0))"
 scrape >"$WORK/before.prom"
 have=$(free_blocks9)
 goal=$((have + 2000))
-sed "s/blocks: 0,/blocks: $goal,/" "$WORK/goal0.yaml" >"$WORK/goal.yaml"
-cp "$WORK/goal.yaml" "$WORK/goal0.yaml"
+sed -i "s/blocks: 0,/blocks: $goal,/" "$WORK/goal.yaml"
 kill -HUP "$FRAGD_PID"
 wait_for 60 grep -qE "action [0-9]+ compact node 0 \[reserve: .*goal $goal free order-9 blocks.*\]: [a-z_]+" "$FRAGD_LOG" ||
   { cat "$FRAGD_LOG" >&2; fail "no goal-sized compaction of node 0 in 60 s (goal $goal free 2 MiB blocks)"; }

@@ -60,6 +60,17 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
+# choice FILE: the bracketed choice of a kernel setting file ("always [madvise] never" -> madvise).
+choice() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
+# set_kernel_file FILE VALUE: writes VALUE to FILE, and its old value (the bracketed choice of a
+# choice file) back on exit.
+set_kernel_file() {
+  local old
+  if [[ $(cat "$1") == *\[* ]]; then old=$(choice "$1"); else old=$(cat "$1"); fi
+  RESTORE+=("echo $old > $1")
+  echo "$2" >"$1"
+}
+
 # quiet_memory PROACTIVENESS: sets HP and PRO (the hugetlb pool size and
 # vm.compaction_proactiveness files), empties the pool and writes PROACTIVENESS (0: kcompactd
 # does not tidy memory behind the test's back); on exit the pool is emptied first, then both
@@ -152,12 +163,12 @@ fragment() {
   log "fragmented: $(cat "$WORK/frag.out")"
 }
 
-# refragment PERCENT: ends the running fragmenter (closing its FIFO), waits for its memory to
-# come back, and fragments again.
-refragment() {
+# unfragment: ends the running fragmenter (closing its FIFO), waits for its memory to come back,
+# and empties its output (no "ready" left for the next one's watchers).
+unfragment() {
   exec 9>&-
   wait "$FRAG_PID" 2>/dev/null || true
-  fragment "$1"
+  : >"$WORK/frag.out"
 }
 
 node_score() { awk '$1 ~ /^fragd_node_fragmentation_score_percent\{node="0"\}/ { print $2 }' <(scrape); }

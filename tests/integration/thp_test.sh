@@ -22,8 +22,6 @@ grep -q '\[never\]' "$THP/enabled" && skip_or_fail "THP is off on this host ($TH
 # Huge page faults need free 2 MiB blocks: not while another test or benchmark fragments memory.
 heavy_lock
 
-# The bracketed choice of a THP setting file.
-choice() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
 old64=$(choice "$THP/hugepages-64kB/enabled")
 RESTORE+=("echo $old64 > $THP/hugepages-64kB/enabled")
 echo always >"$THP/hugepages-64kB/enabled"
