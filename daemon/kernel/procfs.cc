@@ -212,6 +212,50 @@ std::vector<MthpStats> read_mthp_stats(const std::string& sys_root, std::vector<
   return out;
 }
 
+std::optional<PageReporting> read_page_reporting(const std::string& sys_root) {
+  auto trimmed = [](const std::string& path) -> std::optional<std::string> {
+    auto t = read_text_file(path);
+    if (!t) return std::nullopt;
+    std::string s = *t;
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+  };
+  std::optional<int> order;
+  if (auto t = trimmed(join(sys_root, "module/page_reporting/parameters/page_reporting_order"))) {
+    uint64_t v = 0;
+    if (parse_u64(*t, v) && v < kMaxOrders) order = static_cast<int>(v);
+  }
+  std::error_code ec;
+  // virtio: the device answers for itself (its negotiated features).
+  const std::string virtio = join(sys_root, "bus/virtio/devices");
+  std::vector<std::string> names;
+  for (fs::directory_iterator it(virtio, ec), end; !ec && it != end; it.increment(ec))
+    names.push_back(it->path().filename().string());
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
+    const std::string dir = join(virtio, name);
+    const auto id = trimmed(join(dir, "device"));
+    const auto features = trimmed(join(dir, "features"));
+    constexpr size_t kReportingBit = 5;  // VIRTIO_BALLOON_F_REPORTING
+    if (!id || *id != "0x0005" || !features || features->size() <= kReportingBit || (*features)[kReportingBit] != '1')
+      continue;
+    std::error_code lec;
+    const fs::path driver = fs::read_symlink(join(dir, "driver"), lec);
+    if (lec) continue;  // not bound: no reporting device registered
+    return PageReporting{driver.filename().string(), name, order.value_or(-1)};
+  }
+  // hv_balloon: sysfs shows no feature; the order set since boot says a device registered.
+  if (order) {
+    const std::string hv = join(sys_root, "bus/vmbus/drivers/hv_balloon");
+    for (fs::directory_iterator it(hv, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      std::error_code lec;
+      if (name != "module" && it->is_symlink(lec)) return PageReporting{"hv_balloon", name, *order};
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<HugePool> read_hugepages(const std::string& sys_root,
                                      std::vector<std::string>* warnings) {
   return read_hugepages_noting(sys_root, warnings, nullptr);
@@ -392,6 +436,7 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::strin
       done("mthp", join(sys_root, "kernel/mm/transparent_hugepage"));
     }
   }
+  if (!skip.count("page_reporting")) snap.page_reporting = read_page_reporting(sys_root);
   return snap;
 }
 

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -61,6 +62,15 @@ struct MthpStats {
   std::map<std::string, uint64_t> stats;
 };
 
+// Free page reporting: the guest hands free blocks of `order` pages and up to its hypervisor,
+// which takes their memory back; the next touch of such a page faults on the host.
+struct PageReporting {
+  std::string driver;  // "virtio_balloon" or "hv_balloon"
+  std::string device;  // the bound device ("virtio0", a vmbus device id)
+  // module/page_reporting/parameters/page_reporting_order; -1 when the kernel does not say.
+  int order = -1;
+};
+
 struct MemSnapshot {
   // Merged from buddyinfo + zoneinfo + pagetypeinfo by (node, zone), ordered
   // by node and then in the kernel's zone order (as zoneinfo lists them).
@@ -69,6 +79,7 @@ struct MemSnapshot {
   uint64_t mem_available_kib = 0, mem_free_kib = 0;
   std::vector<HugePool> hugepages;  // ordered by (node, size_kib)
   std::vector<MthpStats> mthp;      // ordered by size_kib; empty before Linux 6.9
+  std::optional<PageReporting> page_reporting;  // none: no reporting device (bare metal, most hosts)
   // The compaction settings of /proc/sys/vm that fragd reports (kCompactionSysctls),
   // by name; a file this kernel lacks (defrag_mode before 6.15) is absent.
   std::map<std::string, uint64_t> vm_sysctls;
@@ -131,6 +142,13 @@ std::vector<MthpStats> read_mthp_stats(const std::string& sys_root, std::vector<
                                        std::string* fault_path = nullptr, std::string* fault_cause = nullptr,
                                        std::string* fault_message = nullptr);
 
+// Free page reporting under `sys_root`: a virtio-balloon device bound to its driver that
+// negotiated VIRTIO_BALLOON_F_REPORTING (bit 5 of bus/virtio/devices/*/features; device id
+// 0x0005), or a vmbus device bound to hv_balloon while the page_reporting module's order is set
+// (it reads -1, 4294967295, until a device registers). None when neither holds or sysfs has no
+// such folders. Reads a few small files; nothing fails (an unreadable file counts as absent).
+std::optional<PageReporting> read_page_reporting(const std::string& sys_root);
+
 // Reads and merges everything. buddyinfo or zoneinfo missing, unreadable or
 // unparsable -> Error naming the path and the fix. pagetypeinfo (root-only,
 // mode 0400), vmstat and meminfo problems -> warnings, with the affected
@@ -147,6 +165,7 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root = "/proc",
 // The sources of a snapshot, as named in SourceRead and in the skip set.
 inline constexpr const char* kSnapshotSources[] = {"buddyinfo", "zoneinfo",  "pagetypeinfo", "vmstat",
                                                    "meminfo",   "hugepages", "mthp"};
+// Read with the snapshot unless skipped, never failing: "page_reporting", "vm_sysctls".
 
 // What became of one source in a read_snapshot() call.
 struct SourceRead {

@@ -117,6 +117,24 @@ if [ "$(metric "$WORK/scrape.prom" fragd_bpf_program_attached 'program="cma_allo
   mapfile -t KERNEL_LACKS < <(awk '$1 ~ /^fragd_cma_/ { print $1 }' "$SRC/tests/contract/metrics.txt")
   log "no CMA on this kernel: the fragd_cma_* families are absent (${#KERNEL_LACKS[@]} of them)"
 fi
+# Free page reporting: exported exactly when this host has a virtio-balloon bound to its driver
+# that negotiated it (bit 5 of its features), with the kernel's page_reporting_order.
+REPORTING=""
+for d in /sys/bus/virtio/devices/*; do
+  [ "$(cat "$d/device" 2>/dev/null)" = 0x0005 ] && [ -e "$d/driver" ] &&
+    [ "$(cut -c6 "$d/features" 2>/dev/null)" = 1 ] && REPORTING=$(basename "$(readlink "$d/driver")")
+done
+if [ -n "$REPORTING" ]; then
+  want=$(cat /sys/module/page_reporting/parameters/page_reporting_order)
+  got=$(grep -E "^fragd_free_page_reporting_order\{driver=\"$REPORTING\"\} " "$WORK/scrape.prom" | awk '{ print $2 }')
+  [ "$got" = "$want" ] || fail "this host reports free pages ($REPORTING, order $want); fragd_free_page_reporting_order says '${got:-absent}'"
+  log "free page reporting: $REPORTING, order $want, as fragd_free_page_reporting_order says"
+else
+  ! grep -q '^fragd_free_page_reporting_order' "$WORK/scrape.prom" ||
+    fail "fragd_free_page_reporting_order exported on a host with no reporting balloon"
+  KERNEL_LACKS+=(fragd_free_page_reporting_order)
+  log "no free page reporting here: fragd_free_page_reporting_order is absent"
+fi
 INSTANCE_RE="127\\\\.0\\\\.0\\\\.1:$PORT"   # Grafana's regex escaping of a multi-value variable
 if ! /usr/bin/python3 "$CHECK" --dashboard "$DASH" --rules-json "$WORK/rules.json" --scrape "$WORK/scrape.prom" \
   --contract "$SRC/tests/contract/metrics.txt" ${KERNEL_LACKS[@]/#/--kernel-lacks=} \

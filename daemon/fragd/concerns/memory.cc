@@ -23,6 +23,42 @@ void MemoryConcern::tick(uint64_t now) {
   if (sh_.cfg.policy.act && sh_.cfg.policy.compaction.forecast.enabled) sh_.forecast = forecast_.forecast();
   else sh_.forecast.clear();
   check_nodes();
+  check_reporting();
+}
+
+// A guest with free page reporting hands free blocks to its host within seconds, and the
+// first touch of each faults on the host: the blocks the reserve makes ahead of a workload
+// fragd does not know of are slow to take when it comes (BENCHMARKS.md "The VM and the
+// hugetlb user with compaction.settle"). Said once when the device shows up or goes, and a
+// warning while the policy would make such blocks for nobody it knows of.
+void MemoryConcern::check_reporting() {
+  const auto& rep = sh_.last_mem->page_reporting;
+  const std::string now = rep ? rep->driver + " " + rep->device + ", order " + std::to_string(rep->order) : "";
+  if (now != reporting_) {
+    if (!now.empty())
+      log_info("free page reporting is on (" + now + "): free blocks of that order go back to the host; "
+               "fragd_free_page_reporting_order says so");
+    else
+      log_info("free page reporting is off (" + reporting_ + " is gone)");
+    reporting_ = now;
+  }
+  const Policy& p = sh_.cfg.policy;
+  const ReserveGoal& r = p.compaction.reserve;
+  const bool reserve = p.act && (r.blocks > 0 || r.memory_percent > 0);
+  const bool handed_back = rep && (rep->order < 0 || static_cast<unsigned>(rep->order) <= r.order);
+  const std::string key = "page reporting under the reserve";
+  if (reserve && handed_back && p.hugepages.pools.empty())
+    sh_.warn.once(key, "free page reporting is on (" + now + ") and compaction.reserve keeps free blocks of order " +
+                           std::to_string(r.order) +
+                           " ready: this guest hands them to its host while they wait, and a workload's first "
+                           "touch of each then faults on the host (a hugetlb-backed VM took 11.0 s to allocate "
+                           "4 GiB from such blocks, 0.58 s from a held pool). Name the workload's pool in "
+                           "hugepages.pools (" + sh_.cfg.source +
+                           "): fragd then holds its pages; docs/configuration.md \"On a VM guest with free page "
+                           "reporting\"");
+  else
+    sh_.warn.cleared(key, "the reserve's blocks are no longer handed to the host unused (free page reporting off, "
+                          "a pool named in hugepages.pools, or no reserve)");
 }
 
 // Nodes come and go with the zones of the snapshot (a node taken offline,

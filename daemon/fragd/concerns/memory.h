@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Memory: the /proc and sysfs snapshot (sources/memory/files.h: each file as often as it may be
 // read, with back-off), the nodes online and the machine facts requests are checked against,
-// the forecast of each node's free 2 MiB blocks, and the status answer's nodes and warnings.
+// the forecast of each node's free 2 MiB blocks, the free page reporting of a VM guest, and the
+// status answer's nodes and warnings.
 #pragma once
 
 #include <vector>
@@ -24,6 +25,7 @@ class MemoryConcern : public Concern {
 
  private:
   void check_nodes();
+  void check_reporting();
 
   Shared& sh_;
   MemoryFiles files_;
@@ -31,6 +33,7 @@ class MemoryConcern : public Concern {
   bool facts_stale_ = false;  // the nodes changed: facts to be read again
   BlockForecast forecast_;    // free 2 MiB blocks per node over forecast_window
   std::vector<NodeForecast> forecast_now_;  // at the last metrics()
+  std::string reporting_;                   // the reporting device last logged ("" none)
 };
 
 }  // namespace fragd

@@ -21,6 +21,9 @@ bool MemoryFiles::tick(uint64_t now, std::optional<MemSnapshot>& mem) {
   const bool mthp_backing_off = skip.count("mthp") > 0;
   const bool mthp_due = !mem || now - last_mthp_ns_ >= kMthpIntervalNs;
   if (!mthp_due) skip.insert("mthp");
+  // A reporting device comes with the VM's configuration: looked for at the same pace.
+  const bool reporting_due = !mem || now - last_reporting_ns_ >= kMthpIntervalNs;
+  if (!reporting_due) skip.insert("page_reporting");
   std::vector<SourceRead> report;
   auto m = read_snapshot(proc_root_, sys_root_, pti_due ? nullptr : &*mem, skip, report);
   for (const auto& r : report) note(r, now);
@@ -33,6 +36,8 @@ bool MemoryFiles::tick(uint64_t now, std::optional<MemSnapshot>& mem) {
     if (mthp_due) last_mthp_ns_ = now;
     else if (mem) m->mthp = mem->mthp;
   }
+  if (reporting_due) last_reporting_ns_ = now;
+  else m->page_reporting = mem->page_reporting;
   mem = std::move(*m);
   return true;
 }

@@ -2,8 +2,8 @@
 // The /proc and sysfs files of a tick's memory snapshot (kernel/procfs.h read_snapshot), read
 // as often as each may be: buddyinfo and zoneinfo every tick (without both there is no
 // snapshot), pagetypeinfo every pagetypeinfo_interval (it holds the zone lock with interrupts
-// off) and the per-size THP statistics every 10 s (some 150 files), their values carried over
-// in between. A source that fails is counted, logged once per cause (and once when it reads
+// off) and the per-size THP statistics every 10 s (some 150 files), as the free page reporting
+// device, their values carried over in between. A source that fails is counted, logged once per cause (and once when it reads
 // well again) and read again after one tick, then at doubling intervals up to 60 s; its part
 // of the snapshot is absent meanwhile.
 #pragma once
@@ -46,7 +46,7 @@ class MemoryFiles {
   uint64_t pagetypeinfo_ns_;
   SourceFaults faults_;
   std::map<std::string, uint64_t>& errors_;
-  uint64_t last_pti_ns_ = 0, last_mthp_ns_ = 0;
+  uint64_t last_pti_ns_ = 0, last_mthp_ns_ = 0, last_reporting_ns_ = 0;
 };
 
 }  // namespace fragd

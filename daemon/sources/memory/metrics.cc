@@ -94,6 +94,14 @@ void memory_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& ou
   if (auto it = mem.vm_sysctls.find("defrag_mode"); it != mem.vm_sysctls.end()) dm.gauge({}, it->second);
   emit(out, pro, dm);
 
+  FamilyBuilder rep("fragd_free_page_reporting_order",
+                    "Present on a VM guest whose free page reporting is on (a bound virtio-balloon device that "
+                    "negotiated it, or hv_balloon): the guest hands free blocks of this order and up to its host, "
+                    "and the next touch of each faults on the host. -1: the kernel does not say the order.",
+                    MetricType::Gauge);
+  if (mem.page_reporting) rep.gauge({{"driver", mem.page_reporting->driver}}, mem.page_reporting->order);
+  emit(out, rep);
+
 }
 
 }  // namespace fragd

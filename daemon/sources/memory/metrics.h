@@ -2,7 +2,8 @@
 // Free memory by zone and order (/proc/buddyinfo, zoneinfo, pagetypeinfo) and
 // the kernel's fragmentation scores computed from it. Families
 // fragd_zone_fragmentation_score_percent, fragd_node_fragmentation_score_percent, fragd_free_blocks,
-// fragd_unusable_free_index_ratio, fragd_pageblocks, fragd_zone_free_pages.
+// fragd_unusable_free_index_ratio, fragd_pageblocks, fragd_zone_free_pages, the compaction sysctls and
+// fragd_free_page_reporting_order.
 #pragma once
 
 #include "base/family.h"

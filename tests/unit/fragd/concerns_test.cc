@@ -93,6 +93,70 @@ TEST(MemoryConcern, ItsFrameIsTheLastSnapshotAndAReloadSetsTheForecastWindow) {
   EXPECT_EQ(f.forecast_window_ns, 42 * kS);
 }
 
+// A guest with free page reporting: found with the snapshot, looked for again every 10 s, and
+// warned of once while act mode's reserve would make blocks for nobody it knows of.
+void balloon_with_reporting(const TwoNodes& m) {
+  const std::string dev = "sys/bus/virtio/devices/virtio0/";
+  m.dir.write(dev + "device", "0x0005\n");
+  m.dir.write(dev + "features", "0110010100000000000000000000000010000000\n");
+  m.dir.write("sys/bus/virtio/drivers/virtio_balloon/uevent", "");
+  fs::create_directory_symlink(m.sys + "/bus/virtio/drivers/virtio_balloon", m.sys + "/bus/virtio/devices/virtio0/driver");
+  m.dir.write("sys/module/page_reporting/parameters/page_reporting_order", "9\n");
+}
+
+TEST(MemoryConcern, FreePageReportingUnderAReserveIsWarnedOfOnceUntilAPoolIsNamed) {
+  TwoNodes m;
+  balloon_with_reporting(m);
+  Config c = m.config();
+  c.policy.act = true;  // the shipped reserve: 25% of each node, order 9
+  c.source = "/etc/fragd/fragd.yaml";
+  Shared sh(c);
+  MemoryConcern memory(sh);
+  const std::string warning = "compaction.reserve keeps free blocks of order 9 ready";
+
+  testing::internal::CaptureStderr();
+  memory.tick(100 * kS);
+  memory.tick(101 * kS);
+  std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(sh.last_mem && sh.last_mem->page_reporting);
+  EXPECT_EQ(sh.last_mem->page_reporting->driver, "virtio_balloon");
+  EXPECT_NE(err.find("free page reporting is on (virtio_balloon virtio0, order 9)"), std::string::npos) << err;
+  const size_t at = err.find(warning);
+  ASSERT_NE(at, std::string::npos) << err;
+  EXPECT_EQ(err.find(warning, at + 1), std::string::npos) << "warned of twice:\n" << err;
+  EXPECT_NE(err.find("hugepages.pools (/etc/fragd/fragd.yaml)"), std::string::npos) << "the fix names the file:\n"
+                                                                                    << err;
+
+  // A pool named: the blocks have a taker, the warning clears.
+  sh.cfg.policy.hugepages.pools.push_back(PoolTarget{});
+  testing::internal::CaptureStderr();
+  memory.tick(102 * kS);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("no longer handed to the host unused"), std::string::npos) << err;
+
+  // The device goes: carried over until the next look, 10 s after the last.
+  fs::remove_all(m.sys + "/bus/virtio/devices/virtio0");
+  memory.tick(103 * kS);
+  EXPECT_TRUE(sh.last_mem->page_reporting) << "looked for again before 10 s";
+  testing::internal::CaptureStderr();
+  memory.tick(110 * kS);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(sh.last_mem->page_reporting);
+  EXPECT_NE(err.find("free page reporting is off (virtio_balloon virtio0, order 9 is gone)"), std::string::npos) << err;
+
+  // Observe mode says what it found, and makes no block to warn of.
+  TwoNodes observed;
+  balloon_with_reporting(observed);
+  Shared quiet(observed.config());
+  MemoryConcern q(quiet);
+  testing::internal::CaptureStderr();
+  q.tick(100 * kS);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(quiet.last_mem->page_reporting);
+  EXPECT_NE(err.find("free page reporting is on"), std::string::npos) << err;
+  EXPECT_EQ(err.find("compaction.reserve"), std::string::npos) << err;
+}
+
 // Act mode's requests and its part of the status, before any runner thread exists (no writes).
 TEST(ActConcern, RequestsAreCheckedAgainstTheFactsAndTheStatusCarriesThePolicy) {
   Config c;

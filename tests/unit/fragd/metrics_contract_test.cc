@@ -68,6 +68,7 @@ struct FullFrame {
     ns.ns_per_block = 1000000;
     act.nodes.push_back(ns);
     mem.vm_sysctls = {{"compaction_proactiveness", 20}, {"defrag_mode", 0}};
+    mem.page_reporting = fragd::PageReporting{"virtio_balloon", "virtio0", 9};
     fragd::PoolState p;
     p.node = 0;
     p.size_kib = 2048;

@@ -154,6 +154,76 @@ TEST(MthpStats, EverySizeWithStatsEveryFile) {
   EXPECT_EQ(m[1].stats.at("nr_anon"), 3u);
 }
 
+// --- free page reporting ----------------------------------------------------
+
+namespace {
+
+// A virtio device as sysfs shows it: its id, its negotiated features, bound to `driver` or not.
+void virtio_device(const TempDir& sys, const std::string& name, const std::string& id, const std::string& features,
+                   const std::string& driver) {
+  const std::string dir = "bus/virtio/devices/" + name + "/";
+  sys.write(dir + "device", id + "\n");
+  sys.write(dir + "features", features + "\n");
+  if (!driver.empty()) {
+    sys.write("bus/virtio/drivers/" + driver + "/uevent", "");
+    fs::create_directory_symlink(fs::path(sys.path()) / "bus/virtio/drivers" / driver,
+                                 fs::path(sys.path()) / dir / "driver");
+  }
+}
+
+// This VM's balloon: stats queue (1), deflate on OOM (2), free page reporting (5).
+const std::string kReporting = "0110010100000000000000000000000010000000000000000000000000000000";
+
+}  // namespace
+
+TEST(PageReporting, ABoundBalloonThatNegotiatedReportingIsFoundWithTheKernelsOrder) {
+  TempDir sys;
+  virtio_device(sys, "virtio1", "0x0002", kReporting, "virtio_blk");  // bit 5 of a disk is another feature
+  virtio_device(sys, "virtio0", "0x0005", kReporting, "virtio_balloon");
+  sys.write("module/page_reporting/parameters/page_reporting_order", "9\n");
+  auto r = read_page_reporting(sys.path());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->driver, "virtio_balloon");
+  EXPECT_EQ(r->device, "virtio0");
+  EXPECT_EQ(r->order, 9);
+
+  // A kernel without the order parameter (before 5.14): found, order unknown.
+  fs::remove(fs::path(sys.path()) / "module/page_reporting/parameters/page_reporting_order");
+  r = read_page_reporting(sys.path());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->order, -1);
+}
+
+TEST(PageReporting, NoneWithoutTheFeatureOrTheDriverOrAnyVirtio) {
+  EXPECT_FALSE(read_page_reporting("/nonexistent/fragd-sys").has_value());
+  TempDir sys;
+  std::string without = kReporting;
+  without[5] = '0';  // the host did not offer it, or the guest did not take it
+  virtio_device(sys, "virtio0", "0x0005", without, "virtio_balloon");
+  virtio_device(sys, "virtio3", "0x0005", kReporting, "");  // not bound: nothing registered
+  virtio_device(sys, "virtio4", "0x0005", "01100", "virtio_balloon");  // too short to say
+  sys.write("module/page_reporting/parameters/page_reporting_order", "9\n");
+  EXPECT_FALSE(read_page_reporting(sys.path()).has_value());
+}
+
+TEST(PageReporting, HvBalloonCountsOnlyOnceADeviceSetTheOrder) {
+  TempDir sys;
+  const std::string drv = "bus/vmbus/drivers/hv_balloon/";
+  sys.write(drv + "uevent", "");
+  sys.write("devices/vmbus/525074dc-8985-46e2-8057-a307dc18a502/uevent", "");
+  fs::create_directory_symlink(fs::path(sys.path()) / "devices/vmbus/525074dc-8985-46e2-8057-a307dc18a502",
+                               fs::path(sys.path()) / drv / "525074dc-8985-46e2-8057-a307dc18a502");
+  // -1 as the kernel prints it: no device registered since boot.
+  sys.write("module/page_reporting/parameters/page_reporting_order", "4294967295\n");
+  EXPECT_FALSE(read_page_reporting(sys.path()).has_value());
+  sys.write("module/page_reporting/parameters/page_reporting_order", "9\n");
+  auto r = read_page_reporting(sys.path());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->driver, "hv_balloon");
+  EXPECT_EQ(r->device, "525074dc-8985-46e2-8057-a307dc18a502");
+  EXPECT_EQ(r->order, 9);
+}
+
 TEST(MthpStats, AbsentOnKernelsWithoutThemAndABadFileIsNamed) {
   EXPECT_TRUE(read_mthp_stats("/nonexistent/fragd-sys").empty());
   TempDir sys;
