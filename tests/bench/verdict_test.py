@@ -157,9 +157,10 @@ class ActGoals(unittest.TestCase):
     """bench/act_goals.py: the act benchmark's goals over rounds, two modes compared round by round."""
 
     @staticmethod
-    def mk(rnd, share=1.0, stall=0.0, migrated=100, ideal=100, wall=1.0):
+    def mk(rnd, share=1.0, stall=0.0, migrated=100, ideal=100, wall=1.0, granted=3000, free_ready=0):
         return types.SimpleNamespace(round=rnd, share=share, stall_frac=stall, compact_stall=0, migrated=migrated,
-                                     migrated_settled=None, settle=None, ideal=ideal, wall_s=wall)
+                                     migrated_settled=None, settle=None, ideal=ideal, wall_s=wall, granted=granted,
+                                     free_ready=free_ready)
 
     def verdicts(self, sc, G):
         return {goal: cellv for goal, _, _, cellv in act_goals.goals_for(sc, G, {})}
@@ -181,6 +182,27 @@ class ActGoals(unittest.TestCase):
         self.assertEqual(v["target reached"], "**not met**")
         self.assertEqual(v["wall time <= hugeadm --hard's"], "**not met**")
         self.assertEqual(v["pages migrated <= hugeadm --hard's"], "**not met**")
+
+    def test_pool_scenario_compares_the_same_work_in_rounds_both_made_the_pool(self):
+        # hugeadm stops short in rounds 2 and 3 with few pages moved; in round 1 both made all 3000,
+        # hugeadm from 150 free blocks (2850 made), fragd from 600 (2400 made).
+        G = {("pool", "fragd"): [self.mk(r, migrated=m, granted=3000, free_ready=600)
+                                 for r, m in ((1, 348_000), (2, 350_000), (3, 360_000))],
+             ("pool", "hugeadm"): [self.mk(r, share=s, migrated=m, granted=g, free_ready=fr)
+                                   for r, s, m, g, fr in ((1, 1.0, 420_000, 3000, 150), (2, 0.2, 200, 610, 600),
+                                                          (3, 0.2, 0, 600, 600))]}
+        v = self.verdicts("pool", G)
+        self.assertTrue(v["pages migrated <= hugeadm --hard's"].startswith("**inconclusive**"), v)
+        same = "pages migrated per block made, rounds both made the whole pool (not a goal: the same work)"
+        self.assertEqual(v[same], "**met** (one measurement, no interval)")
+        rows = {goal: (fig, ref) for goal, fig, ref, _ in act_goals.goals_for("pool", G, {})}
+        self.assertEqual(rows[same], ("145", "hugeadm 147 (1 of 3 rounds)"))
+        # More pages per block than hugeadm: not met, although hugeadm moved more in all.
+        G[("pool", "fragd")][0].migrated = 360_000
+        self.assertEqual(self.verdicts("pool", G)[same], "**not met** (one measurement, no interval)")
+        # No round in which hugeadm made the whole pool: no such row.
+        G[("pool", "hugeadm")][0].share = 0.9
+        self.assertNotIn(same, self.verdicts("pool", G))
 
     def test_free_scenario(self):
         G = {("free", "fragd"): [self.mk(r, share=s) for r, s in ((1, 0.6), (2, 0.3), (3, 0.9))],
