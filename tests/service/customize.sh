@@ -38,15 +38,27 @@ echo fragd-guest >"$ROOT/etc/hostname"
 # The release's kernel: the package linux-image-cloud-amd64 points to.
 pkg=$(chroot "$ROOT" apt-cache depends linux-image-cloud-amd64 | sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
 [ -n "$pkg" ] || { echo "customize: no linux-image-*-cloud-amd64 in this suite's archive" >&2; exit 1; }
-if [ ! -s "$KCACHE/$pkg/vmlinuz" ]; then
+# Its virtio modules too: the guest's balloon (free page reporting) is virtio_balloon, a module
+# in Debian's kernels, which the suite loads as a VM's udev would.
+if [ ! -s "$KCACHE/$pkg/vmlinuz" ] || [ ! -d "$KCACHE/$pkg/lib/modules" ]; then
 	mkdir -p "$ROOT/tmp/kernel"
 	chroot "$ROOT" sh -c "cd /tmp/kernel && apt-get download -q '$pkg'" >/dev/null
-	rm -rf "$KCACHE/$pkg.tmp" && mkdir -p "$KCACHE/$pkg.tmp"
-	dpkg-deb --fsys-tarfile "$ROOT"/tmp/kernel/"$pkg"_*.deb | tar -x -C "$KCACHE/$pkg.tmp" --wildcards './boot/vmlinuz-*'
-	mv "$KCACHE/$pkg.tmp"/boot/vmlinuz-* "$KCACHE/$pkg.tmp/vmlinuz"
-	rm -rf "$KCACHE/$pkg.tmp/boot" "$KCACHE/$pkg" && mv "$KCACHE/$pkg.tmp" "$KCACHE/$pkg"
+	rm -rf "$KCACHE/$pkg.tmp" "$KCACHE/$pkg.x" && mkdir -p "$KCACHE/$pkg.tmp"
+	dpkg-deb -x "$ROOT"/tmp/kernel/"$pkg"_*.deb "$KCACHE/$pkg.x"
+	mv "$KCACHE/$pkg.x"/boot/vmlinuz-* "$KCACHE/$pkg.tmp/vmlinuz"
+	# /lib/modules (Debian 12) or /usr/lib/modules (Debian 13)
+	moddir=
+	for d in "$KCACHE/$pkg.x"/lib/modules/* "$KCACHE/$pkg.x"/usr/lib/modules/*; do [ -d "$d" ] && moddir=$d; done
+	[ -d "$moddir/kernel/drivers/virtio" ] || { echo "customize: no virtio modules in $pkg" >&2; exit 1; }
+	keep="$KCACHE/$pkg.tmp/lib/modules/$(basename "$moddir")"
+	mkdir -p "$keep/kernel/drivers"
+	cp -a "$moddir/kernel/drivers/virtio" "$keep/kernel/drivers/"
+	cp -a "$moddir"/modules.builtin* "$moddir"/modules.order "$keep/" 2>/dev/null || true
+	rm -rf "$KCACHE/$pkg.x" "$KCACHE/$pkg" && mv "$KCACHE/$pkg.tmp" "$KCACHE/$pkg"
 	rm -rf "$ROOT/tmp/kernel"
 fi
+cp -a "$KCACHE/$pkg/lib/modules" "$ROOT/lib/"
+chroot "$ROOT" depmod -a "${pkg#linux-image-}"
 echo "$pkg" >"$ROOT/../kernel-package"
 
 # A smaller initramfs: what the checks never read.

@@ -98,6 +98,24 @@ check metrics "$(grep -q '^fragd_node_fragmentation_score_percent' /tmp/m.prom; 
 	"$(grep -c '^fragd_' /tmp/m.prom) fragd series; programs attached: $(metric /tmp/m.prom fragd_bpf_program_attached '')"
 gzip -9c /tmp/m.prom | base64 -w 76 | sed 's/^/FRAGD-METRICS /'
 
+# 5b. The VM's balloon with free page reporting (tests/service/run.sh gives the guest
+# virtio-balloon-pci,free-page-reporting=on), loaded as a VM's udev would load it: fragd looks
+# for it every 10 s and exports the order the kernel reports from.
+modprobe virtio_balloon; mrc=$?
+bal=""
+for d in /sys/bus/virtio/devices/*; do [ "$(cat "$d/device" 2>/dev/null)" = 0x0005 ] && bal=$d; done
+bit5=$(cut -c6 "$bal/features" 2>/dev/null)
+want=$(cat /sys/module/page_reporting/parameters/page_reporting_order 2>/dev/null)
+got=""
+for _ in $(seq 30); do
+	scrape >/tmp/r.prom
+	got=$(awk '$1 == "fragd_free_page_reporting_order{driver=\"virtio_balloon\"}" { print $2 }' /tmp/r.prom)
+	[ -n "$got" ] && break
+	sleep 1
+done
+check page_reporting "$([ $mrc = 0 ] && [ "$bit5" = 1 ] && [ -n "$want" ] && [ "$got" = "$want" ]; echo $?)" \
+	"modprobe virtio_balloon exit $mrc, ${bal##*/} features bit 5 '$bit5', page_reporting_order '$want', fragd_free_page_reporting_order '${got:-absent}'"
+
 # 6. fragctl: root is served, an unprivileged user is refused by the socket's mode.
 fragctl status >/tmp/status.txt 2>&1; rs=$?
 fragctl hist --order 9 >/tmp/hist.txt 2>&1; rh=$?

@@ -92,10 +92,10 @@ prepare_release() { # RELEASE
 	root="$WORK/$rel/root"
 	mkdir -p "$WORK/$rel" "$CACHE/$rel/archives" "$CACHE/kernels"
 	t0=$SECONDS
-	log "$rel: root file system (mmdebstrap minbase + systemd-sysv, curl, fragd ${version}~prev by apt)"
+	log "$rel: root file system (mmdebstrap minbase + systemd-sysv, curl, kmod, fragd ${version}~prev by apt)"
 	# apt's downloads are kept in $CACHE/<release>/archives between runs (mmdebstrap's sync-in/out).
 	mmdebstrap --variant=minbase --quiet --skip=essential/unlink \
-		--include="systemd-sysv,curl,$prev" \
+		--include="systemd-sysv,curl,kmod,$prev" \
 		--setup-hook="mkdir -p \"\$1$WORK\" && cp '$prev' \"\$1$prev\"" \
 		--setup-hook="mkdir -p \"\$1/var/cache/apt/archives\"" \
 		--setup-hook="sync-in '$CACHE/$rel/archives' /var/cache/apt/archives" \
@@ -119,6 +119,7 @@ boot_release() { # RELEASE
 
 	# shellcheck disable=SC2046
 	timeout "$TIMEOUT" qemu-system-x86_64 -machine q35 $(accel) -smp 2 -m 2G \
+		-device virtio-balloon-pci,free-page-reporting=on \
 		-nographic -no-reboot -kernel "$CACHE/kernels/$kpkg/vmlinuz" -initrd "$WORK/$rel/initrd.gz" \
 		-append "console=ttyS0 rdinit=/sbin/init panic=-1 quiet loglevel=3 systemd.show_status=0" \
 		</dev/null >"$WORK/$rel/raw" 2>&1 &
