@@ -171,6 +171,15 @@ void virtio_device(const TempDir& sys, const std::string& name, const std::strin
   }
 }
 
+// The reporting device read_page_reporting found under `sys`, as expected.
+void expect_reporting(const std::string& sys, const std::string& driver, const std::string& device, int order) {
+  const auto r = read_page_reporting(sys);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->driver, driver);
+  EXPECT_EQ(r->device, device);
+  EXPECT_EQ(r->order, order);
+}
+
 // This VM's balloon: stats queue (1), deflate on OOM (2), free page reporting (5).
 const std::string kReporting = "0110010100000000000000000000000010000000000000000000000000000000";
 
@@ -181,17 +190,11 @@ TEST(PageReporting, ABoundBalloonThatNegotiatedReportingIsFoundWithTheKernelsOrd
   virtio_device(sys, "virtio1", "0x0002", kReporting, "virtio_blk");  // bit 5 of a disk is another feature
   virtio_device(sys, "virtio0", "0x0005", kReporting, "virtio_balloon");
   sys.write("module/page_reporting/parameters/page_reporting_order", "9\n");
-  auto r = read_page_reporting(sys.path());
-  ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->driver, "virtio_balloon");
-  EXPECT_EQ(r->device, "virtio0");
-  EXPECT_EQ(r->order, 9);
+  expect_reporting(sys.path(), "virtio_balloon", "virtio0", 9);
 
   // A kernel without the order parameter (before 5.14): found, order unknown.
   fs::remove(fs::path(sys.path()) / "module/page_reporting/parameters/page_reporting_order");
-  r = read_page_reporting(sys.path());
-  ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->order, -1);
+  expect_reporting(sys.path(), "virtio_balloon", "virtio0", -1);
 }
 
 TEST(PageReporting, NoneWithoutTheFeatureOrTheDriverOrAnyVirtio) {
@@ -217,11 +220,7 @@ TEST(PageReporting, HvBalloonCountsOnlyOnceADeviceSetTheOrder) {
   sys.write("module/page_reporting/parameters/page_reporting_order", "4294967295\n");
   EXPECT_FALSE(read_page_reporting(sys.path()).has_value());
   sys.write("module/page_reporting/parameters/page_reporting_order", "9\n");
-  auto r = read_page_reporting(sys.path());
-  ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->driver, "hv_balloon");
-  EXPECT_EQ(r->device, "525074dc-8985-46e2-8057-a307dc18a502");
-  EXPECT_EQ(r->order, 9);
+  expect_reporting(sys.path(), "hv_balloon", "525074dc-8985-46e2-8057-a307dc18a502", 9);
 }
 
 TEST(MthpStats, AbsentOnKernelsWithoutThemAndABadFileIsNamed) {
