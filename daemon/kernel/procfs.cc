@@ -108,6 +108,15 @@ std::string join(const std::string& root, std::string_view rel) {
   return root + "/" + std::string(rel);
 }
 
+// A one-line sysfs or procfs file without its trailing newline and blanks; nothing when unreadable.
+std::optional<std::string> read_line_file(const std::string& path) {
+  auto t = read_text_file(path);
+  if (!t) return std::nullopt;
+  std::string s = std::move(*t);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
 // The first pool file that failed, and why (an errno name or "format").
 struct PoolFault {
   std::string path, cause, message;
@@ -213,15 +222,8 @@ std::vector<MthpStats> read_mthp_stats(const std::string& sys_root, std::vector<
 }
 
 std::optional<PageReporting> read_page_reporting(const std::string& sys_root) {
-  auto trimmed = [](const std::string& path) -> std::optional<std::string> {
-    auto t = read_text_file(path);
-    if (!t) return std::nullopt;
-    std::string s = *t;
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    return s;
-  };
   std::optional<int> order;
-  if (auto t = trimmed(join(sys_root, "module/page_reporting/parameters/page_reporting_order"))) {
+  if (auto t = read_line_file(join(sys_root, "module/page_reporting/parameters/page_reporting_order"))) {
     uint64_t v = 0;
     if (parse_u64(*t, v) && v < kMaxOrders) order = static_cast<int>(v);
   }
@@ -234,8 +236,8 @@ std::optional<PageReporting> read_page_reporting(const std::string& sys_root) {
   std::sort(names.begin(), names.end());
   for (const auto& name : names) {
     const std::string dir = join(virtio, name);
-    const auto id = trimmed(join(dir, "device"));
-    const auto features = trimmed(join(dir, "features"));
+    const auto id = read_line_file(join(dir, "device"));
+    const auto features = read_line_file(join(dir, "features"));
     constexpr size_t kReportingBit = 5;  // VIRTIO_BALLOON_F_REPORTING
     if (!id || *id != "0x0005" || !features || features->size() <= kReportingBit || (*features)[kReportingBit] != '1')
       continue;
@@ -398,11 +400,9 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::strin
 
   if (!skip.count("vm_sysctls"))
     for (const char* name : kCompactionSysctls) {
-      auto t = read_text_file(join(proc_root, std::string("sys/vm/") + name));
+      const auto t = read_line_file(join(proc_root, std::string("sys/vm/") + name));
       uint64_t v = 0;
-      std::string_view text = t ? std::string_view(*t) : std::string_view();
-      while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
-      if (t && parse_u64(text, v)) snap.vm_sysctls[name] = v;
+      if (t && parse_u64(*t, v)) snap.vm_sysctls[name] = v;
     }
 
   if (!skip.count("hugepages")) {

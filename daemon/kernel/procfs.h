@@ -69,6 +69,7 @@ struct PageReporting {
   std::string device;  // the bound device ("virtio0", a vmbus device id)
   // module/page_reporting/parameters/page_reporting_order; -1 when the kernel does not say.
   int order = -1;
+  bool operator==(const PageReporting&) const = default;
 };
 
 struct MemSnapshot {

@@ -30,9 +30,13 @@ void MemoryConcern::tick(uint64_t now) {
 // first touch of each faults on the host: the blocks the reserve makes ahead of a workload
 // fragd does not know of are slow to take when it comes (BENCHMARKS.md "The VM and the
 // hugetlb user with compaction.settle"). Said once when the device shows up or goes, and a
-// warning while the policy would make such blocks for nobody it knows of.
+// warning while the policy would make such blocks for nobody it knows of. Looked at when the
+// device (read every 10 s) or the policy (at a reload) changed.
 void MemoryConcern::check_reporting() {
   const auto& rep = sh_.last_mem->page_reporting;
+  if (reporting_checked_ && rep == reporting_seen_) return;
+  reporting_checked_ = true;
+  reporting_seen_ = rep;
   const std::string now = rep ? rep->driver + " " + rep->device + ", order " + std::to_string(rep->order) : "";
   if (now != reporting_) {
     if (!now.empty())
@@ -127,6 +131,7 @@ void MemoryConcern::status(StatusReply& r) const {
 
 void MemoryConcern::reload() {
   forecast_.set_window(sh_.cfg.forecast_window_ns);
+  reporting_checked_ = false;  // the policy's reserve or pools may have changed
   if (auto f = read_machine_facts(sh_.cfg.proc_root, sh_.cfg.sys_root)) sh_.facts = *f;
 }
 

@@ -5,6 +5,7 @@
 // status answer's nodes and warnings.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "fragd/concerns/concern.h"
@@ -34,6 +35,8 @@ class MemoryConcern : public Concern {
   BlockForecast forecast_;    // free 2 MiB blocks per node over forecast_window
   std::vector<NodeForecast> forecast_now_;  // at the last metrics()
   std::string reporting_;                   // the reporting device last logged ("" none)
+  std::optional<PageReporting> reporting_seen_;  // in the snapshot check_reporting last looked at
+  bool reporting_checked_ = false;               // false until then, and after a reload
 };
 
 }  // namespace fragd

@@ -3,9 +3,9 @@
 // as often as each may be: buddyinfo and zoneinfo every tick (without both there is no
 // snapshot), pagetypeinfo every pagetypeinfo_interval (it holds the zone lock with interrupts
 // off) and the per-size THP statistics every 10 s (some 150 files), as the free page reporting
-// device, their values carried over in between. A source that fails is counted, logged once per cause (and once when it reads
-// well again) and read again after one tick, then at doubling intervals up to 60 s; its part
-// of the snapshot is absent meanwhile.
+// device, their values carried over in between. A source that fails is counted, logged once
+// per cause (and once when it reads well again) and read again after one tick, then at
+// doubling intervals up to 60 s; its part of the snapshot is absent meanwhile.
 #pragma once
 
 #include <cstdint>

@@ -127,8 +127,9 @@ TEST(MemoryConcern, FreePageReportingUnderAReserveIsWarnedOfOnceUntilAPoolIsName
   EXPECT_NE(err.find("hugepages.pools (/etc/fragd/fragd.yaml)"), std::string::npos) << "the fix names the file:\n"
                                                                                     << err;
 
-  // A pool named: the blocks have a taker, the warning clears.
+  // A pool named (a reload): the blocks have a taker, the warning clears.
   sh.cfg.policy.hugepages.pools.push_back(PoolTarget{});
+  memory.reload();
   testing::internal::CaptureStderr();
   memory.tick(102 * kS);
   err = testing::internal::GetCapturedStderr();
