@@ -34,17 +34,19 @@ void MemoryConcern::tick(uint64_t now) {
 // device (read every 10 s) or the policy (at a reload) changed.
 void MemoryConcern::check_reporting() {
   const auto& rep = sh_.last_mem->page_reporting;
-  if (reporting_checked_ && rep == reporting_seen_) return;
-  reporting_checked_ = true;
-  reporting_seen_ = rep;
-  const std::string now = rep ? rep->driver + " " + rep->device + ", order " + std::to_string(rep->order) : "";
-  if (now != reporting_) {
-    if (!now.empty())
-      log_info("free page reporting is on (" + now + "): free blocks of that order go back to the host; "
+  const bool changed = rep != reporting_seen_;
+  if (!changed && !reporting_due_) return;
+  reporting_due_ = false;
+  auto describe = [](const PageReporting& d) {
+    return d.driver + " " + d.device + ", order " + std::to_string(d.order);
+  };
+  if (changed) {
+    if (rep)
+      log_info("free page reporting is on (" + describe(*rep) + "): free blocks of that order go back to the host; "
                "fragd_free_page_reporting_order says so");
     else
-      log_info("free page reporting is off (" + reporting_ + " is gone)");
-    reporting_ = now;
+      log_info("free page reporting is off (" + describe(*reporting_seen_) + " is gone)");
+    reporting_seen_ = rep;
   }
   const Policy& p = sh_.cfg.policy;
   const ReserveGoal& r = p.compaction.reserve;
@@ -52,8 +54,8 @@ void MemoryConcern::check_reporting() {
   const bool handed_back = rep && (rep->order < 0 || static_cast<unsigned>(rep->order) <= r.order);
   const std::string key = "page reporting under the reserve";
   if (reserve && handed_back && p.hugepages.pools.empty())
-    sh_.warn.once(key, "free page reporting is on (" + now + ") and compaction.reserve keeps free blocks of order " +
-                           std::to_string(r.order) +
+    sh_.warn.once(key, "free page reporting is on (" + describe(*rep) +
+                           ") and compaction.reserve keeps free blocks of order " + std::to_string(r.order) +
                            " ready: this guest hands them to its host while they wait, and a workload's first "
                            "touch of each then faults on the host (a hugetlb-backed VM took 11.0 s to allocate "
                            "4 GiB from such blocks, 0.58 s from a held pool). Name the workload's pool in "
@@ -131,7 +133,7 @@ void MemoryConcern::status(StatusReply& r) const {
 
 void MemoryConcern::reload() {
   forecast_.set_window(sh_.cfg.forecast_window_ns);
-  reporting_checked_ = false;  // the policy's reserve or pools may have changed
+  reporting_due_ = true;  // the policy's reserve or pools may have changed
   if (auto f = read_machine_facts(sh_.cfg.proc_root, sh_.cfg.sys_root)) sh_.facts = *f;
 }
 

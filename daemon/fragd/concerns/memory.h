@@ -34,9 +34,8 @@ class MemoryConcern : public Concern {
   bool facts_stale_ = false;  // the nodes changed: facts to be read again
   BlockForecast forecast_;    // free 2 MiB blocks per node over forecast_window
   std::vector<NodeForecast> forecast_now_;  // at the last metrics()
-  std::string reporting_;                   // the reporting device last logged ("" none)
-  std::optional<PageReporting> reporting_seen_;  // in the snapshot check_reporting last looked at
-  bool reporting_checked_ = false;               // false until then, and after a reload
+  std::optional<PageReporting> reporting_seen_;  // the reporting device last logged (none: none)
+  bool reporting_due_ = true;                    // look again whatever the device: at the start, after a reload
 };
 
 }  // namespace fragd
