@@ -90,9 +90,12 @@ quiet_memory() {
 # pool write stops at its first page that fails, so a pool grown then adds nothing). It grows the
 # pool (HP, empty; see quiet_memory) one page past the free 2 MiB blocks until a page is made by
 # direct compaction (compact_success rises: the kernel then resets the zone's deferral), and
-# empties it again. Fails when 200 writes made none.
+# empties it again. Dirty page cache is written back first: a direct compaction cannot move a
+# dirty file folio with buffers, and stops there (RELIABILITY.md, "Compactions that stop early").
+# Fails when 200 writes made none.
 undefer_compaction() {
   local s0 i
+  sync
   s0=$(vmstat compact_success)
   for i in $(seq 1 200); do
     echo $(($(free_blocks9) + 1)) >"$HP" 2>/dev/null || true
