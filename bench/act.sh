@@ -137,7 +137,46 @@ restore_thp() {
 	fi
 }
 
+# The kernel's deferral of direct compaction over each burst (compaction:mm_compaction_deferred,
+# mm_compaction_defer_compaction, mm_compaction_defer_reset) and how its compaction runs ended
+# (mm_compaction_end: mode/status) in a private tracefs instance: after failed sync compactions a zone
+# skips up to 64 attempts at that order, and a pool write stops at its first page that fails, so
+# the run's details say when a burst met a deferred zone. Without tracefs instances: not recorded.
+TRACE_INST=
+deferral_start() {
+	local t=/sys/kernel/tracing e
+	[[ -d $t/instances ]] || t=/sys/kernel/debug/tracing
+	[[ -d $t/instances && -e $t/events/compaction/mm_compaction_deferred ]] || return 0
+	TRACE_INST=$t/instances/fragd-bench-act-$$
+	mkdir "$TRACE_INST" 2>/dev/null || { TRACE_INST=; return 0; }
+	echo 1024 >"$TRACE_INST/buffer_size_kb"
+	for e in mm_compaction_deferred mm_compaction_defer_compaction mm_compaction_defer_reset mm_compaction_end; do
+		echo 1 >"$TRACE_INST/events/compaction/$e/enable"
+	done
+}
+deferral_stop() {
+	[[ -n $TRACE_INST ]] || return 0
+	echo 0 >"$TRACE_INST/tracing_on"
+	grep -v '^#' "$TRACE_INST/trace" >"$R/deferral.trace" || true
+	rmeta deferred_checks "$(grep -c 'mm_compaction_deferred:' "$R/deferral.trace" || true)"
+	rmeta defer_resets "$(grep -c 'mm_compaction_defer_reset:' "$R/deferral.trace" || true)"
+	rmeta defers "$(grep -c 'mm_compaction_defer_compaction:' "$R/deferral.trace" || true)"
+	rmeta compaction_ends "$(sed -nE 's/.*mm_compaction_end:.*mode=([a-z]+) status=([a-z_]+).*/\1\/\2/p' "$R/deferral.trace" |
+		sort | uniq -c | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 }')"
+	rmeta deferred_last "$(grep 'mm_compaction_deferred:' "$R/deferral.trace" | tail -1 |
+		sed -nE 's/.*(zone=[A-Za-z0-9]+).*(order=[0-9]+).*(limit=[0-9]+).*/\1 \2 \3/p')"
+	rmeta trace_lost "$(awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' "$TRACE_INST"/per_cpu/cpu*/stats)"
+	deferral_remove
+}
+deferral_remove() {
+	[[ -n $TRACE_INST && -d $TRACE_INST ]] || return 0
+	echo 0 >"$TRACE_INST/events/enable" 2>/dev/null || true
+	rmdir "$TRACE_INST" 2>/dev/null || log "cannot remove the tracefs instance $TRACE_INST"
+	TRACE_INST=
+}
+
 restore_on_exit() { # run by cleanup (lib.sh), once every tracked process is stopped
+	deferral_remove
 	restore_settings
 	restore_thp
 	((LOCKED)) && flock -u "$LOCK_FD"
@@ -419,6 +458,7 @@ run_one() {
 		sleep_until_us $((ready_us + WAIT * 1000000))
 	fi
 	wait_empty_pool
+	deferral_start
 	echo "burst $(now_us)" >>"$R/times"
 	rmeta mem_free_kib_burst "$(awk '/^MemFree/ { print $2 }' /proc/meminfo)"
 	rmeta mem_available_kib_burst "$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
@@ -461,6 +501,7 @@ run_one() {
 		;;
 	esac
 	echo "burst_end $(now_us)" >>"$R/times"
+	deferral_stop
 	rmeta burst_cmd "$burst_cmd"
 	snap s3 sync
 

@@ -319,6 +319,13 @@ def details(runs):
                      f"{s['pgmigrate_end'] - s['pgmigrate_start']} pages more; node scores "
                      + ", ".join(f"{n}: {v:.0f}" for n, v in sorted(s.get("scores", {}).items()))
                      + f" (threshold {s['high']:.0f})")
+        if "deferred_checks" in e:
+            L.append(f"    the kernel's deferral in the burst: {e['deferred_checks']} zone checks deferred"
+                     + (f" (the last: {e['deferred_last']})" if e.get("deferred_last") else "")
+                     + f", {e.get('defers', '?')} deferrals begun, {e.get('defer_resets', '?')} resets"
+                     + (f"; compaction runs ended (mode/status): {e['compaction_ends']}" if e.get("compaction_ends")
+                        else "")
+                     + (f"; {e['trace_lost']} trace events LOST" if e.get("trace_lost", "0") != "0" else ""))
         if r.runs_by_status:
             L.append("    compaction runs (trigger/status): " + ", ".join(
                 f"{t}/{st} {v:.0f}" for (t, st), v in sorted(r.runs_by_status.items())))
