@@ -149,7 +149,7 @@ deferral_start() {
 	[[ -d $t/instances && -e $t/events/compaction/mm_compaction_deferred ]] || return 0
 	TRACE_INST=$t/instances/fragd-bench-act-$$
 	mkdir "$TRACE_INST" 2>/dev/null || { TRACE_INST=; return 0; }
-	echo 1024 >"$TRACE_INST/buffer_size_kb"
+	echo 4096 >"$TRACE_INST/buffer_size_kb"
 	for e in mm_compaction_deferred mm_compaction_defer_compaction mm_compaction_defer_reset mm_compaction_end; do
 		echo 1 >"$TRACE_INST/events/compaction/$e/enable"
 	done
