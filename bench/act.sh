@@ -104,12 +104,9 @@ thp_current() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
 # The host's settings, read under the heavy lock below (SAVED=1 once read).
 SAVED=0 PRO_ORIG= DFM_ORIG= THP_EN_ORIG= THP_DF_ORIG=
 
-# The run's files (fragd's log, the snapshots, the latencies) live on tmpfs when /dev/shm is one:
-# written on a disk file system while a compaction runs, they are dirty page cache in large folios
-# that fragmented memory has no free target for, and the first one a compaction meets ends its run
-# (RELIABILITY.md, "Compactions that stop early"), in every mode alike.
-WORK_BASE=/tmp
-[[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]] && WORK_BASE=/dev/shm
+# The run's files (fragd's log, the snapshots, the latencies) live on tmpfs when /dev/shm is one,
+# where a compaction can move them (work_base, tests/tools/fragmenter.sh), in every mode alike.
+WORK_BASE=$(work_base)
 WORK=$(mktemp -d "$WORK_BASE/fragd-bench-act.XXXXXX")
 T_START=$(date +%s)
 PIDS=()

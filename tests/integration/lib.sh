@@ -6,23 +6,17 @@ set -euo pipefail
 BUILD="${FRAGD_BUILD_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build}"
 SRC="${FRAGD_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 TEST_NAME="$(basename "$0" .sh)"
-# The test's files (logs, the trace record, scrapes) live on tmpfs when /dev/shm is one. On a disk
-# file system each file a test appends to while a node compaction runs is page cache in small
-# large folios (ext4: 16 KiB and up), and a dirty one, or one being read at that moment, has no
-# free target of its size in fragmented memory and cannot be split: the compaction ends there
-# (RELIABILITY.md, "Compactions that stop early"). tmpfs pages are single pages, which migrate.
-# WORK_BASE overrides it (image_test builds images: on disk).
-if [ -z "${WORK_BASE:-}" ]; then
-  WORK_BASE=/tmp
-  [ "$(stat -f -c %T /dev/shm 2>/dev/null)" != tmpfs ] || WORK_BASE=/dev/shm
-fi
+# shellcheck source=tests/tools/fragmenter.sh
+source "$SRC/tests/tools/fragmenter.sh"
+# The test's files (logs, the trace record, scrapes) live on tmpfs when /dev/shm is one, where a
+# node compaction can move them (work_base, tests/tools/fragmenter.sh). WORK_BASE overrides it
+# (image_test builds images: on disk).
+WORK_BASE="${WORK_BASE:-$(work_base)}"
 WORK="$(mktemp -d "$WORK_BASE/fragd-${TEST_NAME}.XXXXXX")"
 PIDS=()
 RESTORE=()
 
 log() { echo "[$TEST_NAME] $*"; }
-# shellcheck source=tests/tools/fragmenter.sh
-source "$SRC/tests/tools/fragmenter.sh"
 # metric, vmstat, free_blocks9 and proactiveness_policy: the guests' suites source them too.
 # shellcheck source=tests/tools/suite_lib.sh
 source "$SRC/tests/tools/suite_lib.sh"

@@ -3,6 +3,19 @@
 # and the benchmarks (bench/lib.sh). Sourced, not run.
 # shellcheck shell=bash
 
+# work_base: prints /dev/shm when it is tmpfs, else /tmp. Files written while a node compaction
+# runs belong there: on a disk file system each one is page cache in small large folios (ext4:
+# 16 KiB and up), and a dirty one, or one being read at that moment, has no free target of its
+# size in fragmented memory and cannot be split, so the compaction ends there (RELIABILITY.md,
+# "Compactions that stop early"). tmpfs pages are single pages, which migrate.
+work_base() {
+	if [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]]; then
+		echo /dev/shm
+	else
+		echo /tmp
+	fi
+}
+
 # start_fragmenter BIN DIR PERCENT SECONDS [ARG...]: starts BIN --percent PERCENT [ARG...] reading a FIFO
 # (DIR/frag.in) whose write end this shell holds on fd 9: the fragmenter stops at EOF, when the
 # shell closes fd 9 (`exec 9>&-`) or exits, however it exits, or on SIGTERM. Its output goes
