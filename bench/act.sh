@@ -51,7 +51,10 @@
 # REPEATS or BENCH_ACT_REPEATS (3; quick 1), BENCH_ACT_PAGES (3000; quick 500),
 # BENCH_ACT_PERCENT (95; quick 50), BENCH_ACT_WAIT (20; quick 5), BENCH_ACT_SETTLE_MAX
 # (120; quick 20), BENCH_ACT_WARMUP (1: touch PERCENT% of MemAvailable once before the
-# first run), BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work directory.
+# first run), BENCH_ACT_UNDEFER (0; 1: before each run, with fragd not yet started, fragment
+# memory once and end the kernel's order-9 compaction deferral there, undefer_order9 in
+# tests/tools/fragmenter.sh, so that every mode starts from a zone whose direct compaction is
+# not deferred), BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work directory.
 # Changes global settings, all restored after every run and on exit whatever happens:
 # vm.compaction_proactiveness, vm.defrag_mode (where it exists), vm.nr_hugepages (must be
 # 0 at start), THP enabled/defrag (only if they would not let MADV_HUGEPAGE faults compact).
@@ -80,7 +83,8 @@ PERCENT=${BENCH_ACT_PERCENT:-$D_PERCENT}
 WAIT=${BENCH_ACT_WAIT:-$D_WAIT}
 SETTLE_MAX=${BENCH_ACT_SETTLE_MAX:-$D_SETTLE}
 WARMUP=${BENCH_ACT_WARMUP:-1}
-for v in REPEATS PAGES PERCENT WAIT SETTLE_MAX WARMUP; do
+UNDEFER=${BENCH_ACT_UNDEFER:-0}
+for v in REPEATS PAGES PERCENT WAIT SETTLE_MAX WARMUP UNDEFER; do
 	is_uint "${!v}" || die "BENCH_ACT_${v} must be a non-negative integer, got '${!v}'"
 done
 ((REPEATS >= 1)) || die "REPEATS must be >= 1"
@@ -138,7 +142,15 @@ restore_thp() {
 # mm_compaction_defer_compaction, mm_compaction_defer_reset) and how its compaction runs ended
 # (mm_compaction_end: mode/status) in a private tracefs instance: after failed sync compactions a zone
 # skips up to 64 attempts at that order, and a pool write stops at its first page that fails, so
-# the run's details say when a burst met a deferred zone. Without tracefs instances: not recorded.
+# the run's details say when a burst met a deferred zone. The same instance records, per task
+# (kcompactd*, a pool writer, fragd), how many compaction runs began, how many pageblocks lay between
+# their scanners at the start (mm_compaction_begin) and how many passes the migration scanner made
+# over blocks (mm_compaction_isolate_migratepages: one or more per block it examines): a block whose
+# skip hint is set is passed over without one. A node compaction leaves skip hints on the
+# blocks it took nothing from, and the kernel clears them only when kswapd goes to sleep after a
+# direct compaction's scanners met, or after 64 deferred attempts (mm/compaction.c,
+# __reset_isolation_suitable), so kswapd's wakes and sleeps (vmscan:) are counted too.
+# Without tracefs instances: not recorded.
 TRACE_INST=
 deferral_start() {
 	local t=/sys/kernel/tracing e
@@ -147,8 +159,12 @@ deferral_start() {
 	TRACE_INST=$t/instances/fragd-bench-act-$$
 	mkdir "$TRACE_INST" 2>/dev/null || { TRACE_INST=; return 0; }
 	echo 4096 >"$TRACE_INST/buffer_size_kb"
-	for e in mm_compaction_deferred mm_compaction_defer_compaction mm_compaction_defer_reset mm_compaction_end; do
+	for e in mm_compaction_deferred mm_compaction_defer_compaction mm_compaction_defer_reset mm_compaction_end \
+		mm_compaction_begin mm_compaction_isolate_migratepages; do
 		echo 1 >"$TRACE_INST/events/compaction/$e/enable"
+	done
+	for e in mm_vmscan_kswapd_wake mm_vmscan_kswapd_sleep; do
+		if [[ -e $TRACE_INST/events/vmscan/$e/enable ]]; then echo 1 >"$TRACE_INST/events/vmscan/$e/enable"; fi
 	done
 }
 deferral_stop() {
@@ -162,6 +178,30 @@ deferral_stop() {
 		sort | uniq -c | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 }')"
 	rmeta deferred_last "$(grep 'mm_compaction_deferred:' "$R/deferral.trace" | tail -1 |
 		sed -nE 's/.*(zone=[A-Za-z0-9]+).*(order=[0-9]+).*(limit=[0-9]+).*/\1 \2 \3/p')"
+	# "TASK runs R, blocks spanned S, scanner passes P" per task, sorted by name (kcompactdN as one).
+	rmeta compaction_scan "$(python3 - "$R/deferral.trace" <<'PY'
+import re, sys
+line_re = re.compile(r"^\s*(.+)-\d+\s+\[\d+\]")
+begin_re = re.compile(r"mm_compaction_begin:.*migrate_pfn=0x([0-9a-f]+) free_pfn=0x([0-9a-f]+)")
+runs, span, examined = {}, {}, {}
+with open(sys.argv[1], errors="replace") as f:
+    for line in f:
+        m = line_re.match(line)
+        if not m:
+            continue
+        task = re.sub(r"^kcompactd\d+$", "kcompactd", m.group(1))
+        b = begin_re.search(line)
+        if b:
+            runs[task] = runs.get(task, 0) + 1
+            span[task] = span.get(task, 0) + (int(b.group(2), 16) - int(b.group(1), 16)) // 512
+        elif "mm_compaction_isolate_migratepages:" in line:
+            examined[task] = examined.get(task, 0) + 1
+print("; ".join(f"{t} runs {runs[t]}, blocks spanned {span[t]}, scanner passes {examined.get(t, 0)}"
+                for t in sorted(runs)))
+PY
+)"
+	rmeta kswapd_wakes "$(grep -c 'mm_vmscan_kswapd_wake:' "$R/deferral.trace" || true)"
+	rmeta kswapd_sleeps "$(grep -c 'mm_vmscan_kswapd_sleep:' "$R/deferral.trace" || true)"
 	rmeta trace_lost "$(awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' "$TRACE_INST"/per_cpu/cpu*/stats)"
 	deferral_remove
 }
@@ -284,6 +324,7 @@ meta quick "$QUICK"
 meta repeats "$REPEATS"
 meta pages "$PAGES"
 meta percent "$PERCENT"
+meta undefer "$UNDEFER"
 meta keep 4
 meta wait "$WAIT"
 meta settle_max "$SETTLE_MAX"
@@ -377,6 +418,24 @@ fragment() {
 	rmeta fragment_attempts "$attempt"
 }
 
+# BENCH_ACT_UNDEFER=1: a fragmentation of its own (the run's, the same size), the kernel's order-9
+# deferral ended in it, the fragmenter stopped; before fragd starts, outside every measured window.
+undefer_before_run() {
+	local n t0
+	mkdir -p "$R/undefer"
+	start_fragmenter "$WORK/fragmenter" "$R/undefer" "$PERCENT" 900 || die "$FRAG_ERROR"
+	rmeta undefer_node_unreclaimable "$(awk '$1 == "node_unreclaimable:" { if ($2 > n) n = $2 } END { print n + 0 }' /proc/zoneinfo)"
+	t0=$(now_us)
+	if n=$(undefer_order9 "$HP" 200); then
+		rmeta undefer_writes "$n"
+	else
+		rmeta undefer_writes "none of 200"
+	fi
+	rmeta undefer_ms "$((($(now_us) - t0) / 1000))"
+	stop_pid "$FRAG_PID" 60 || true
+	exec 9>&-
+}
+
 # A fragd in act mode may hold a pool of its own for a while (compaction by a
 # temporary hugetlb pool): the burst starts from an empty pool, so wait for it.
 wait_empty_pool() {
@@ -419,6 +478,7 @@ run_one() {
 	[[ -n $DFM_ORIG ]] && echo "$dfm" >"$DFM"
 	echo 0 >"$PRO"
 	[[ $mode == fragd || $mode == defrag_fragd ]] && cfg=$WORK/fragd-act.yaml
+	((UNDEFER)) && undefer_before_run
 	start_fragd "$cfg"
 	rmeta fragd_config "$(basename "$cfg")"
 	rmeta defrag_mode "${DFM_ORIG:+$(<"$DFM")}"
@@ -459,6 +519,9 @@ run_one() {
 	echo "burst $(now_us)" >>"$R/times"
 	rmeta mem_free_kib_burst "$(awk '/^MemFree/ { print $2 }' /proc/meminfo)"
 	rmeta mem_available_kib_burst "$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
+	# 1 when kswapd has given up on a node (16 reclaim passes that freed nothing): it is then not
+	# woken, so it never goes to sleep and clears compaction's skip hints (see deferral_start).
+	rmeta node_unreclaimable "$(awk '$1 == "node_unreclaimable:" { if ($2 > n) n = $2 } END { print n + 0 }' /proc/zoneinfo)"
 	# compact_stall over the burst alone: act_burst.py reads /proc/vmstat right before and
 	# after its timed part (vmstat_before/after in burst.json); for thpfault the shell does.
 	case $sc in

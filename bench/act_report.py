@@ -326,6 +326,17 @@ def details(runs):
                      + (f"; compaction runs ended (mode/status): {e['compaction_ends']}" if e.get("compaction_ends")
                         else "")
                      + (f"; {e['trace_lost']} trace events LOST" if e.get("trace_lost", "0") != "0" else ""))
+        if "undefer_writes" in e:
+            u = e["undefer_writes"]
+            L.append("    before the run: order-9 deferral "
+                     + (f"ended at pool write {u}" if u.isdigit() else f"NOT ended ({u} pool writes made a page)")
+                     + f" ({e.get('undefer_ms', '?')} ms; node_unreclaimable "
+                     f"{e.get('undefer_node_unreclaimable', '?')})")
+        if e.get("compaction_scan") or "kswapd_wakes" in e:
+            L.append("    compaction scanners in the burst: " + (e.get("compaction_scan") or "no compaction run")
+                     + f"; kswapd woke {e.get('kswapd_wakes', '?')} times, slept {e.get('kswapd_sleeps', '?')}"
+                     + (f"; node_unreclaimable {e['node_unreclaimable']} at the burst" if "node_unreclaimable" in e
+                        else ""))
         if r.runs_by_status:
             L.append("    compaction runs (trigger/status): " + ", ".join(
                 f"{t}/{st} {v:.0f}" for (t, st), v in sorted(r.runs_by_status.items())))
@@ -375,7 +386,13 @@ def method(m):
         f"90% of its value at the start of the benchmark ({int(m.get('mem_available_kib_ref', 0)) // 1024} MiB), "
         f"and is redone (at most twice) when the fragmenter kept less than 90% of the expected {P}% / 4 of that. "
         f"{P}% of MemAvailable was touched once before the first run (the guest's memory is initialised at "
-        f"first use). After each run the fragmenter and fragd are stopped, the pool emptied, and the host's "
+        f"first use). "
+        + ("Before each run, before fragd starts, memory is fragmented the same way once more and the kernel's "
+           "order-9 direct compaction deferral ended there (`BENCH_ACT_UNDEFER=1`: the hugetlb pool grown one page "
+           "past the free 2 MiB blocks, emptied after each write, until compact_success rises, at most 200 writes; "
+           "tests/tools/fragmenter.sh undefer_order9); then that fragmenter is stopped. " if m.get("undefer") == "1"
+           else "")
+        + f"After each run the fragmenter and fragd are stopped, the pool emptied, and the host's "
         f"proactiveness and defrag_mode put back; each run holds /tmp/fragd-heavy.lock.",
         "",
         (f"Rounds: round r runs every mode of every scenario once, the modes in an order rotated by r x n / {R} "

@@ -80,26 +80,15 @@ quiet_memory() {
 }
 
 # undefer_compaction: ends the kernel's deferral of order-9 direct compaction that failures before
-# the test left (after a failed sync compaction a zone skips up to 64 attempts at that order, and a
-# pool write stops at its first page that fails, so a pool grown then adds nothing). It grows the
-# pool (HP, empty; see quiet_memory) one page past the free 2 MiB blocks until a page is made by
-# direct compaction (compact_success rises: the kernel then resets the zone's deferral), and
-# empties it again. Dirty page cache is written back first: a direct compaction cannot move a
-# dirty file folio with buffers, and stops there (RELIABILITY.md, "Compactions that stop early").
-# Fails when 200 writes made none.
+# the test left (undefer_order9, tests/tools/fragmenter.sh), with the pool HP (empty; see
+# quiet_memory). Fails when 200 pool writes made no page by direct compaction.
 undefer_compaction() {
-  local s0 i
-  sync
-  s0=$(vmstat compact_success)
-  for i in $(seq 1 200); do
-    echo $(($(free_blocks9) + 1)) >"$HP" 2>/dev/null || true
-    echo 0 >"$HP"
-    if [ "$(vmstat compact_success)" -gt "$s0" ]; then
-      log "order-9 direct compaction succeeded at pool write $i: the kernel's deferral is reset"
-      return 0
-    fi
-  done
-  fail "no order-9 page was made by direct compaction in 200 pool writes (compact_success stayed $s0)"
+  local n
+  if n=$(undefer_order9 "$HP" 200); then
+    log "order-9 direct compaction succeeded at pool write $n: the kernel's deferral is reset"
+    return 0
+  fi
+  fail "no order-9 page was made by direct compaction in 200 pool writes (compact_success stayed at its value before; node_unreclaimable $(awk '$1 == "node_unreclaimable:" { print $2; exit }' /proc/zoneinfo))"
 }
 
 # save_sysctl FILE: restore FILE's current value on exit.
