@@ -148,8 +148,9 @@ restore_thp() {
 # over blocks (mm_compaction_isolate_migratepages: one or more per block it examines): a block whose
 # skip hint is set is passed over without one. A node compaction leaves skip hints on the
 # blocks it took nothing from, and the kernel clears them only when kswapd goes to sleep after a
-# direct compaction's scanners met, or after 64 deferred attempts (mm/compaction.c,
-# __reset_isolation_suitable), so kswapd's wakes and sleeps (vmscan:) are counted too.
+# direct compaction's scanners met, or when a compaction restarts after the longest deferral
+# (mm/compaction.c, __reset_isolation_suitable), so kswapd's wakes and sleeps (vmscan:) are
+# counted too, and whether kswapd has given up on the node (node_unreclaimable) at the burst.
 # Without tracefs instances: not recorded.
 TRACE_INST=
 deferral_start() {
@@ -424,7 +425,7 @@ undefer_before_run() {
 	local n t0
 	mkdir -p "$R/undefer"
 	start_fragmenter "$WORK/fragmenter" "$R/undefer" "$PERCENT" 900 || die "$FRAG_ERROR"
-	rmeta undefer_node_unreclaimable "$(awk '$1 == "node_unreclaimable:" { if ($2 > n) n = $2 } END { print n + 0 }' /proc/zoneinfo)"
+	rmeta undefer_node_unreclaimable "$(node_unreclaimable)"
 	t0=$(now_us)
 	if n=$(undefer_order9 "$HP" 200); then
 		rmeta undefer_writes "$n"
@@ -519,9 +520,9 @@ run_one() {
 	echo "burst $(now_us)" >>"$R/times"
 	rmeta mem_free_kib_burst "$(awk '/^MemFree/ { print $2 }' /proc/meminfo)"
 	rmeta mem_available_kib_burst "$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
-	# 1 when kswapd has given up on a node (16 reclaim passes that freed nothing): it is then not
-	# woken, so it never goes to sleep and clears compaction's skip hints (see deferral_start).
-	rmeta node_unreclaimable "$(awk '$1 == "node_unreclaimable:" { if ($2 > n) n = $2 } END { print n + 0 }' /proc/zoneinfo)"
+	# 1 when kswapd has given up on a node: it is then not woken, so it never goes to sleep and
+	# clears compaction's skip hints (see deferral_start).
+	rmeta node_unreclaimable "$(node_unreclaimable)"
 	# compact_stall over the burst alone: act_burst.py reads /proc/vmstat right before and
 	# after its timed part (vmstat_before/after in burst.json); for thpfault the shell does.
 	case $sc in

@@ -88,7 +88,7 @@ undefer_compaction() {
     log "order-9 direct compaction succeeded at pool write $n: the kernel's deferral is reset"
     return 0
   fi
-  fail "no order-9 page was made by direct compaction in 200 pool writes (compact_success stayed at its value before; node_unreclaimable $(awk '$1 == "node_unreclaimable:" { print $2; exit }' /proc/zoneinfo))"
+  fail "no order-9 page was made by direct compaction in 200 pool writes (compact_success stayed at its value before; node_unreclaimable $(node_unreclaimable))"
 }
 
 # save_sysctl FILE: restore FILE's current value on exit.
