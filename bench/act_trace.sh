@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: Apache-2.0
+# The act benchmark's record of the kernel's compaction over each burst (sourced by bench/act.sh,
+# which defines rmeta, log and R, the run's directory, before calling these).
+# shellcheck shell=bash
+
+# The kernel's deferral of direct compaction over each burst (compaction:mm_compaction_deferred,
+# mm_compaction_defer_compaction, mm_compaction_defer_reset) and how its compaction runs ended
+# (mm_compaction_end: mode/status) in a private tracefs instance: after failed sync compactions a zone
+# skips up to 64 attempts at that order, and a pool write stops at its first page that fails, so
+# the run's details say when a burst met a deferred zone. The same instance records, per task
+# (kcompactd*, a pool writer, fragd), how many compaction runs began, how many pageblocks lay between
+# their scanners at the start (mm_compaction_begin) and how many passes the migration scanner made
+# over blocks (mm_compaction_isolate_migratepages: one or more per block it examines): a block whose
+# skip hint is set is passed over without one. A node compaction leaves skip hints on the
+# blocks it took nothing from, and the kernel clears them only when kswapd goes to sleep after a
+# direct compaction's scanners met, or when a compaction restarts after the longest deferral
+# (mm/compaction.c, __reset_isolation_suitable), so kswapd's wakes and sleeps (vmscan:) are
+# counted too, and whether kswapd has given up on the node (node_unreclaimable) at the burst.
+# Without tracefs instances: not recorded.
+TRACE_INST=
+deferral_start() {
+	local t=/sys/kernel/tracing e
+	[[ -d $t/instances ]] || t=/sys/kernel/debug/tracing
+	[[ -d $t/instances && -e $t/events/compaction/mm_compaction_deferred ]] || return 0
+	TRACE_INST=$t/instances/fragd-bench-act-$$
+	mkdir "$TRACE_INST" 2>/dev/null || { TRACE_INST=; return 0; }
+	echo 4096 >"$TRACE_INST/buffer_size_kb"
+	for e in mm_compaction_deferred mm_compaction_defer_compaction mm_compaction_defer_reset mm_compaction_end \
+		mm_compaction_begin mm_compaction_isolate_migratepages; do
+		echo 1 >"$TRACE_INST/events/compaction/$e/enable"
+	done
+	for e in mm_vmscan_kswapd_wake mm_vmscan_kswapd_sleep; do
+		if [[ -e $TRACE_INST/events/vmscan/$e/enable ]]; then echo 1 >"$TRACE_INST/events/vmscan/$e/enable"; fi
+	done
+}
+deferral_stop() {
+	[[ -n $TRACE_INST ]] || return 0
+	echo 0 >"$TRACE_INST/tracing_on"
+	grep -v '^#' "$TRACE_INST/trace" >"$R/deferral.trace" || true
+	rmeta deferred_checks "$(grep -c 'mm_compaction_deferred:' "$R/deferral.trace" || true)"
+	rmeta defer_resets "$(grep -c 'mm_compaction_defer_reset:' "$R/deferral.trace" || true)"
+	rmeta defers "$(grep -c 'mm_compaction_defer_compaction:' "$R/deferral.trace" || true)"
+	rmeta compaction_ends "$(sed -nE 's/.*mm_compaction_end:.*mode=([a-z]+) status=([a-z_]+).*/\1\/\2/p' "$R/deferral.trace" |
+		sort | uniq -c | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 }')"
+	rmeta deferred_last "$(grep 'mm_compaction_deferred:' "$R/deferral.trace" | tail -1 |
+		sed -nE 's/.*(zone=[A-Za-z0-9]+).*(order=[0-9]+).*(limit=[0-9]+).*/\1 \2 \3/p')"
+	# "TASK runs R, blocks spanned S, scanner passes P" per task, sorted by name (kcompactdN as one).
+	rmeta compaction_scan "$(python3 - "$R/deferral.trace" <<'PY'
+import re, sys
+line_re = re.compile(r"^\s*(.+)-\d+\s+\[\d+\]")
+begin_re = re.compile(r"mm_compaction_begin:.*migrate_pfn=0x([0-9a-f]+) free_pfn=0x([0-9a-f]+)")
+runs, span, examined = {}, {}, {}
+with open(sys.argv[1], errors="replace") as f:
+    for line in f:
+        m = line_re.match(line)
+        if not m:
+            continue
+        task = re.sub(r"^kcompactd\d+$", "kcompactd", m.group(1))
+        b = begin_re.search(line)
+        if b:
+            runs[task] = runs.get(task, 0) + 1
+            span[task] = span.get(task, 0) + (int(b.group(2), 16) - int(b.group(1), 16)) // 512
+        elif "mm_compaction_isolate_migratepages:" in line:
+            examined[task] = examined.get(task, 0) + 1
+print("; ".join(f"{t} runs {runs[t]}, blocks spanned {span[t]}, scanner passes {examined.get(t, 0)}"
+                for t in sorted(runs)))
+PY
+)"
+	rmeta kswapd_wakes "$(grep -c 'mm_vmscan_kswapd_wake:' "$R/deferral.trace" || true)"
+	rmeta kswapd_sleeps "$(grep -c 'mm_vmscan_kswapd_sleep:' "$R/deferral.trace" || true)"
+	rmeta trace_lost "$(awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' "$TRACE_INST"/per_cpu/cpu*/stats)"
+	deferral_remove
+}
+deferral_remove() {
+	[[ -n $TRACE_INST && -d $TRACE_INST ]] || return 0
+	echo 0 >"$TRACE_INST/events/enable" 2>/dev/null || true
+	rmdir "$TRACE_INST" 2>/dev/null || log "cannot remove the tracefs instance $TRACE_INST"
+	TRACE_INST=
+}
