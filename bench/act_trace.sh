@@ -37,37 +37,47 @@ deferral_stop() {
 	[[ -n $TRACE_INST ]] || return 0
 	echo 0 >"$TRACE_INST/tracing_on"
 	grep -v '^#' "$TRACE_INST/trace" >"$R/deferral.trace" || true
-	rmeta deferred_checks "$(grep -c 'mm_compaction_deferred:' "$R/deferral.trace" || true)"
-	rmeta defer_resets "$(grep -c 'mm_compaction_defer_reset:' "$R/deferral.trace" || true)"
-	rmeta defers "$(grep -c 'mm_compaction_defer_compaction:' "$R/deferral.trace" || true)"
-	rmeta compaction_ends "$(sed -nE 's/.*mm_compaction_end:.*mode=([a-z]+) status=([a-z_]+).*/\1\/\2/p' "$R/deferral.trace" |
-		sort | uniq -c | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 }')"
-	rmeta deferred_last "$(grep 'mm_compaction_deferred:' "$R/deferral.trace" | tail -1 |
-		sed -nE 's/.*(zone=[A-Za-z0-9]+).*(order=[0-9]+).*(limit=[0-9]+).*/\1 \2 \3/p')"
-	# "TASK runs R, blocks spanned S, scanner passes P" per task, sorted by name (kcompactdN as one).
-	rmeta compaction_scan "$(python3 - "$R/deferral.trace" <<'PY'
+	# One pass over the record: key=value lines for run.env. compaction_scan is "TASK runs R, blocks
+	# spanned S, scanner passes P" per task, sorted by name (kcompactdN as one).
+	python3 - "$R/deferral.trace" >>"$R/run.env" <<'PY'
 import re, sys
 line_re = re.compile(r"^\s*(.+)-\d+\s+\[\d+\]")
 begin_re = re.compile(r"mm_compaction_begin:.*migrate_pfn=0x([0-9a-f]+) free_pfn=0x([0-9a-f]+)")
-runs, span, examined = {}, {}, {}
+end_re = re.compile(r"mm_compaction_end:.*mode=([a-z]+) status=([a-z_]+)")
+last_re = re.compile(r"(zone=[A-Za-z0-9]+).*(order=[0-9]+).*(limit=[0-9]+)")
+count = {"deferred_checks": 0, "defer_resets": 0, "defers": 0, "kswapd_wakes": 0, "kswapd_sleeps": 0}
+event_key = {"mm_compaction_deferred:": "deferred_checks", "mm_compaction_defer_reset:": "defer_resets",
+             "mm_compaction_defer_compaction:": "defers", "mm_vmscan_kswapd_wake:": "kswapd_wakes",
+             "mm_vmscan_kswapd_sleep:": "kswapd_sleeps"}
+ends, runs, span, passes = {}, {}, {}, {}
+deferred_last = ""
 with open(sys.argv[1], errors="replace") as f:
     for line in f:
         m = line_re.match(line)
         if not m:
             continue
         task = re.sub(r"^kcompactd\d+$", "kcompactd", m.group(1))
-        b = begin_re.search(line)
-        if b:
+        for event, key in event_key.items():
+            if event in line:
+                count[key] += 1
+                if key == "deferred_checks":
+                    d = last_re.search(line.split(event, 1)[1])
+                    deferred_last = " ".join(d.groups()) if d else ""
+        if b := begin_re.search(line):
             runs[task] = runs.get(task, 0) + 1
             span[task] = span.get(task, 0) + (int(b.group(2), 16) - int(b.group(1), 16)) // 512
         elif "mm_compaction_isolate_migratepages:" in line:
-            examined[task] = examined.get(task, 0) + 1
-print("; ".join(f"{t} runs {runs[t]}, blocks spanned {span[t]}, scanner passes {examined.get(t, 0)}"
-                for t in sorted(runs)))
+            passes[task] = passes.get(task, 0) + 1
+        elif e := end_re.search(line):
+            k = f"{e.group(1)}/{e.group(2)}"
+            ends[k] = ends.get(k, 0) + 1
+for key, n in count.items():
+    print(f"{key}={n}")
+print("compaction_ends=" + ", ".join(f"{k} {n}" for k, n in sorted(ends.items())))
+print(f"deferred_last={deferred_last}")
+print("compaction_scan=" + "; ".join(f"{t} runs {runs[t]}, blocks spanned {span[t]}, scanner passes "
+                                     f"{passes.get(t, 0)}" for t in sorted(runs)))
 PY
-)"
-	rmeta kswapd_wakes "$(grep -c 'mm_vmscan_kswapd_wake:' "$R/deferral.trace" || true)"
-	rmeta kswapd_sleeps "$(grep -c 'mm_vmscan_kswapd_sleep:' "$R/deferral.trace" || true)"
 	rmeta trace_lost "$(awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' "$TRACE_INST"/per_cpu/cpu*/stats)"
 	deferral_remove
 }
