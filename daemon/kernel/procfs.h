@@ -34,6 +34,9 @@ struct ZoneFree {
   std::vector<uint64_t> free_blocks;
   // zoneinfo ("present", "managed", "spanned", "pages free"), in pages.
   uint64_t present_pages = 0, managed_pages = 0, spanned_pages = 0, free_pages = 0;
+  // zoneinfo "node_unreclaimable", the node's, printed in each of its populated zones: 1 when
+  // kswapd has given up reclaiming the node (it is no longer woken). -1: no such line.
+  int node_unreclaimable = -1;
   // pagetypeinfo "Number of blocks type": migratetype -> pageblocks, with the
   // names the kernel prints (Unmovable, Movable, Reclaimable, HighAtomic, CMA,
   // Isolate). Empty when pagetypeinfo was not readable.
@@ -102,7 +105,7 @@ inline constexpr size_t kMaxOrders = 32;
 Result<std::vector<ZoneFree>> parse_buddyinfo(std::string_view text, std::string_view path,
                                               std::vector<std::string>* warnings = nullptr);
 
-// /proc/zoneinfo: fills present/managed/spanned/free_pages of the zones
+// /proc/zoneinfo: fills present/managed/spanned/free_pages and node_unreclaimable of the zones
 // already in `zones` and adds the zones missing from them (buddyinfo omits
 // unpopulated zones such as an empty Movable or Device). Afterwards `zones`
 // is ordered by node, then in the order zoneinfo lists the zones.

@@ -196,6 +196,8 @@ Result<std::vector<ZoneFree>> parse_buddyinfo(std::string_view text, std::string
 //           spanned  5505024
 //           present  5505024
 //           managed  5394266
+//           ...
+//     node_unreclaimable:  0   (the node's; in each populated zone)
 
 Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
                             std::vector<ZoneFree>& zones, std::vector<std::string>* warnings) {
@@ -203,7 +205,7 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
   const std::vector<LexedLine> lines = content_lines(text);
   if (lines.empty()) return empty_file(path, kExpected);
 
-  enum : unsigned { kFree = 1, kSpanned = 2, kPresent = 4, kManaged = 8 };
+  enum : unsigned { kFree = 1, kSpanned = 2, kPresent = 4, kManaged = 8, kUnreclaimable = 16 };
   struct Seen {
     size_t header_line;
     int node;
@@ -254,16 +256,21 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
       key = toks[0];
       bit = toks[0] == "spanned" ? kSpanned : toks[0] == "present" ? kPresent : kManaged;
       value_at = 1;
+    } else if (toks[0] == "node_unreclaimable:") {
+      key = "node_unreclaimable:";
+      bit = kUnreclaimable;
+      value_at = 1;
     } else {
       continue;
     }
     Seen& s = seen[static_cast<size_t>(cur)];
     uint64_t v = 0;
-    if (toks.size() != value_at + 1 || !parse_u64(toks[value_at], v)) {
+    if (toks.size() != value_at + 1 || !parse_u64(toks[value_at], v) || (bit == kUnreclaimable && v > 1)) {
       const std::string got = toks.size() <= value_at ? std::string("nothing")
                                                       : quote(toks[value_at]);
       warn(warnings, path, l.no,
-           zone_label(s.node, s.zone) + ": expected '" + std::string(key) + " <pages>', got " +
+           zone_label(s.node, s.zone) + ": expected '" + std::string(key) +
+               (bit == kUnreclaimable ? " <0 or 1>', got " : " <pages>', got ") +
                got + (toks.size() > value_at + 1 ? " and extra columns" : "") + "; line skipped");
       continue;
     }
@@ -279,6 +286,7 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
       case kSpanned: z.spanned_pages = v; break;
       case kPresent: z.present_pages = v; break;
       case kManaged: z.managed_pages = v; break;
+      case kUnreclaimable: z.node_unreclaimable = static_cast<int>(v); break;
     }
   }
 

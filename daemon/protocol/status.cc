@@ -31,7 +31,8 @@ struct Fields<NodeStatus> {
   static auto list() {
     using T = NodeStatus;
     return std::make_tuple(field("node", &T::node), field("score", &T::score),
-                           field("present_pages", &T::present_pages), field("zones", &T::zones),
+                           field("present_pages", &T::present_pages),
+                           field("unreclaimable", &T::unreclaimable), field("zones", &T::zones),
                            field("hugepages", &T::hugepages));
   }
 };

@@ -36,6 +36,9 @@ struct HugepagePoolStatus {
 
 struct NodeStatus {
   std::optional<uint64_t> node, score, present_pages;
+  // The kernel's node_unreclaimable (/proc/zoneinfo): kswapd has given up reclaiming the node.
+  // Absent when the kernel does not say.
+  std::optional<bool> unreclaimable;
   std::optional<std::vector<ZoneStatus>> zones;
   std::optional<std::vector<HugepagePoolStatus>> hugepages;
 };

@@ -147,6 +147,23 @@ else
   KERNEL_LACKS+=(fragd_free_page_reporting_order)
   log "no free page reporting here: fragd_free_page_reporting_order is absent"
 fi
+# kswapd's give-up flag of each node, as /proc/zoneinfo says it before and after the scrape
+# (a scrape taken while it flipped is taken again).
+unreclaimable_matches() {
+  local zi='/^Node/ { n = $2 + 0 } $1 == "node_unreclaimable:" && !(n in v) { v[n] = $2 } END { for (n in v) print n, v[n] }'
+  local before after node want got
+  rm -f "$WORK/unreclaimable.why"
+  before=$(awk "$zi" /proc/zoneinfo | sort)
+  scrape >"$WORK/unreclaimable.prom"
+  after=$(awk "$zi" /proc/zoneinfo | sort)
+  [ -n "$before" ] && [ "$before" = "$after" ] || return 1
+  while read -r node want; do
+    got=$(awk -v k="fragd_node_unreclaimable{node=\"$node\"}" '$1 == k { print $2 }' "$WORK/unreclaimable.prom")
+    [ "$got" = "$want" ] || { echo "node $node: fragd_node_unreclaimable ${got:-absent}, /proc/zoneinfo $want" >"$WORK/unreclaimable.why"; return 1; }
+  done <<<"$before"
+  log "fragd_node_unreclaimable as /proc/zoneinfo says: $(echo $before)"
+}
+wait_for 10 unreclaimable_matches || fail "$(cat "$WORK/unreclaimable.why" 2>/dev/null || echo "node_unreclaimable kept changing in /proc/zoneinfo")"
 INSTANCE_RE="127\\\\.0\\\\.0\\\\.1:$PORT"   # Grafana's regex escaping of a multi-value variable
 if ! /usr/bin/python3 "$CHECK" --dashboard "$DASH" --rules-json "$WORK/rules.json" --scrape "$WORK/scrape.prom" \
   --contract "$SRC/tests/contract/metrics.txt" ${KERNEL_LACKS[@]/#/--kernel-lacks=} \

@@ -175,6 +175,10 @@ n=0
 while [ $n -lt "$NODES" ]; do
 	grep -q "^fragd_node_fragmentation_score_percent{node=\"$n\"}" /tmp/after.prom || bad="$bad score:$n"
 	grep -q "^fragd_free_blocks{node=\"$n\"," /tmp/after.prom || bad="$bad free_blocks:$n"
+	# The node's node_unreclaimable as /proc/zoneinfo says it now (the guest is idle).
+	want=$(awk -v n=$n '/^Node/ { cur = ($2 + 0 == n) } cur && $1 == "node_unreclaimable:" { print $2; exit }' /proc/zoneinfo)
+	got=$(awk -v k="fragd_node_unreclaimable{node=\"$n\"}" '$1 == k { print $2 }' /tmp/after.prom)
+	[ -n "$want" ] && [ "$got" = "$want" ] || bad="$bad unreclaimable:$n(fragd ${got:-absent}, zoneinfo ${want:-absent})"
 	n=$((n + 1))
 done
 check per_node "$([ -z "$bad" ]; echo $?)" "$NODES node(s)${bad:+, missing$bad}"

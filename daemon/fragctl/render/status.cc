@@ -46,6 +46,7 @@ void format_node(const NodeStatus& node, uint64_t page_kib, std::string& out) {
   if (node.present_pages)
     out += strf(", %llu pages present (%.1f GiB)", static_cast<unsigned long long>(*node.present_pages),
                 static_cast<double>(*node.present_pages) * static_cast<double>(page_kib) / (1024.0 * 1024.0));
+  if (node.unreclaimable.value_or(false)) out += ", kswapd gave up (node_unreclaimable)";
   out += "\n";
 
   // Zones: fixed columns, then one right-aligned column per order whose width

@@ -114,6 +114,8 @@ void MemoryConcern::status(StatusReply& r) const {
   }
   for (const auto& z : mem.zones) {
     if (z.present_pages == 0 || !by_node.count(z.node)) continue;
+    if (z.node_unreclaimable >= 0)
+      by_node[z.node].unreclaimable = by_node[z.node].unreclaimable.value_or(false) || z.node_unreclaimable == 1;
     ZoneStatus zs;
     zs.zone = z.zone;
     zs.present_pages = z.present_pages;

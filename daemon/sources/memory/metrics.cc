@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sources/memory/metrics.h"
 
+#include <algorithm>
 #include <map>
 
 #include "sources/memory/score.h"
@@ -80,6 +81,18 @@ void memory_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& ou
                    MetricType::Gauge);
   for (const auto& s : node_scores(mem.zones)) ns.gauge({{"node", node_label(s.node)}}, s.score);
   emit(out, ns);
+
+  FamilyBuilder nu("fragd_node_unreclaimable",
+                   "1 when kswapd has given up reclaiming the node (node_unreclaimable in /proc/zoneinfo; it is "
+                   "then no longer woken). The pageblock skip hints compaction leaves stay set until kswapd "
+                   "sleeps again, so direct compactions at costly orders may pass over every block and "
+                   "huge-page allocations fail with free memory left. Absent where the kernel does not say.",
+                   MetricType::Gauge);
+  std::map<int, int> unreclaimable;  // node -> 0/1, from its populated zones
+  for (const auto& z : mem.zones)
+    if (z.node_unreclaimable >= 0) unreclaimable[z.node] = std::max(unreclaimable[z.node], z.node_unreclaimable);
+  for (const auto& [node, v] : unreclaimable) nu.gauge({{"node", node_label(node)}}, v);
+  emit(out, nu);
 
   // Absent where the kernel has no such file; fragd reads them, never writes defrag_mode.
   FamilyBuilder pro("fragd_vm_compaction_proactiveness",

@@ -49,6 +49,7 @@ struct FullFrame {
     z.present_pages = 1 << 20;
     z.free_blocks = std::vector<uint64_t>(11, 1);
     z.pageblocks = {{"Movable", 100}};
+    z.node_unreclaimable = 0;
     mem.zones.push_back(z);
     mem.hugepages.push_back({0, 2048, 3, 1});
     programs.push_back({"handle_alloc", "kmem:mm_page_alloc", true, "", 1, -1, true});

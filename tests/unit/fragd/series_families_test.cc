@@ -218,6 +218,35 @@ TEST(SeriesFamilies, ZonesSummedPerNodeUnlessAsked) {
   EXPECT_EQ(metric(w, "fragd_free_blocks", {{"zone", "all"}}), nullptr);
 }
 
+// fragd_node_unreclaimable: one series per node that says, 1 when any of its zones says 1.
+TEST(SeriesFamilies, NodeUnreclaimableOnePerNode) {
+  MemSnapshot mem = three_zones();
+  ExportFrame f;
+  f.mem = &mem;
+  f.plan = default_plan();
+  const Families none = build_families(f);
+  const auto* empty = find(none, "fragd_node_unreclaimable");
+  EXPECT_TRUE(!empty || empty->metric.empty());  // no zoneinfo line: no series
+  for (auto& z : mem.zones) z.node_unreclaimable = 0;
+  ZoneFree other = mem.zones[2];
+  other.node = 1;
+  other.node_unreclaimable = 1;
+  mem.zones.push_back(other);
+  ZoneFree movable;  // empty: no line (-1)
+  movable.node = 1;
+  movable.zone = "Movable";
+  mem.zones.push_back(movable);
+  Families fs = build_families(f);
+  const auto* nu = find(fs, "fragd_node_unreclaimable");
+  ASSERT_NE(nu, nullptr);
+  ASSERT_EQ(nu->metric.size(), 2u);
+  EXPECT_EQ(metric(fs, "fragd_node_unreclaimable", {{"node", "0"}})->gauge.value, 0);
+  EXPECT_EQ(metric(fs, "fragd_node_unreclaimable", {{"node", "1"}})->gauge.value, 1);
+  mem.zones[1].node_unreclaimable = 1;  // the node's flag, whichever zone prints it
+  fs = build_families(f);
+  EXPECT_EQ(metric(fs, "fragd_node_unreclaimable", {{"node", "0"}})->gauge.value, 1);
+}
+
 TEST(SeriesFamilies, ThpThePmdSizeAloneKernelCountersWhenAsked) {
   const Families fs = zone_families(default_plan());
   const auto* alloc = find(fs, "fragd_thp_allocations_total");

@@ -162,11 +162,34 @@ TEST(Zoneinfo, OneNodeFixtureFillsAndAddsEmptyZones) {
   EXPECT_EQ(normal.present_pages, 5505024u);
   EXPECT_EQ(normal.managed_pages, 5394266u);
 
-  // Movable and Device are empty: only in zoneinfo, no free blocks.
+  // Movable and Device are empty: only in zoneinfo, no free blocks, no node_unreclaimable line.
   for (size_t i : {3u, 4u}) {
     EXPECT_EQ((*zones)[i].present_pages, 0u);
     EXPECT_TRUE((*zones)[i].free_blocks.empty());
+    EXPECT_EQ((*zones)[i].node_unreclaimable, -1);
   }
+  for (size_t i : {0u, 1u, 2u}) EXPECT_EQ((*zones)[i].node_unreclaimable, 0);
+}
+
+TEST(Zoneinfo, NodeUnreclaimable) {
+  std::vector<ZoneFree> zones;
+  std::vector<std::string> w;
+  auto r = parse_zoneinfo(
+      "Node 0, zone DMA32\n  present 10\n  node_unreclaimable:  1\n  start_pfn: 4096\n"
+      "Node 0, zone Normal\n  present 20\n  node_unreclaimable:  2\n"
+      "Node 1, zone Normal\n  present 30\n  node_unreclaimable:  0\n  node_unreclaimable:  1\n"
+      "Node 2, zone Normal\n  present 40\n  node_unreclaimable: 1 x\n",
+      "z", zones, &w);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(zones.size(), 4u);
+  EXPECT_EQ(zones[0].node_unreclaimable, 1);
+  EXPECT_EQ(zones[1].node_unreclaimable, -1);  // 2 is no flag: skipped
+  EXPECT_EQ(zones[2].node_unreclaimable, 0);   // the second line is skipped
+  EXPECT_EQ(zones[3].node_unreclaimable, -1);  // an extra column
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_TRUE(starts_with(w[0], "z:7: Node 0, zone Normal: expected 'node_unreclaimable: <0 or 1>', got '2'")) << w[0];
+  EXPECT_TRUE(starts_with(w[1], "z:11: Node 1, zone Normal: second")) << w[1];
+  EXPECT_TRUE(starts_with(w[2], "z:14: ")) << w[2];
 }
 
 TEST(Zoneinfo, TwoNodesOrdersByNodeThenKernelZoneOrder) {

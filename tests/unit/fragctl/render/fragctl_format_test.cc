@@ -311,6 +311,22 @@ TEST(CtlFormat, StatusText) {
             "  direct             12            3400             2\n");
 }
 
+TEST(CtlFormat, StatusSaysWhenKswapdGaveUpOnANode) {
+  json a = json::parse(kStatusAnswer);
+  a["nodes"][0]["unreclaimable"] = true;
+  auto r = fragd::format_status(a, 4);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(r->find("node 0: score 87, 6291417 pages present (24.0 GiB), kswapd gave up (node_unreclaimable)\n"),
+            std::string::npos)
+      << *r;
+  a["nodes"][0]["unreclaimable"] = false;
+  r = fragd::format_status(a, 4);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(r->find("node 0: score 87, 6291417 pages present (24.0 GiB)\n"), std::string::npos) << *r;
+  a["nodes"][0]["unreclaimable"] = 1;
+  EXPECT_FALSE(fragd::format_status(a, 4).ok());
+}
+
 TEST(CtlFormat, StatusSaysWhetherAllocationsAreCounted) {
   json a = json::parse(kStatusAnswer);
   a["allocations"] = {{"mode", "adaptive"}, {"counting", false}, {"counting_seconds", 42.4}};
