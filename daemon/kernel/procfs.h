@@ -105,6 +105,10 @@ inline constexpr size_t kMaxOrders = 32;
 Result<std::vector<ZoneFree>> parse_buddyinfo(std::string_view text, std::string_view path,
                                               std::vector<std::string>* warnings = nullptr);
 
+// Each node's node_unreclaimable from its zones (true when any says 1), for the nodes whose
+// zones say it at all.
+std::map<int, bool> nodes_unreclaimable(const std::vector<ZoneFree>& zones);
+
 // /proc/zoneinfo: fills present/managed/spanned/free_pages and node_unreclaimable of the zones
 // already in `zones` and adds the zones missing from them (buddyinfo omits
 // unpopulated zones such as an empty Movable or Device). Afterwards `zones`

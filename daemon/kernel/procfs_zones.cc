@@ -199,6 +199,13 @@ Result<std::vector<ZoneFree>> parse_buddyinfo(std::string_view text, std::string
 //           ...
 //     node_unreclaimable:  0   (the node's; in each populated zone)
 
+std::map<int, bool> nodes_unreclaimable(const std::vector<ZoneFree>& zones) {
+  std::map<int, bool> out;
+  for (const ZoneFree& z : zones)
+    if (z.node_unreclaimable >= 0) out[z.node] = out[z.node] || z.node_unreclaimable == 1;
+  return out;
+}
+
 Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
                             std::vector<ZoneFree>& zones, std::vector<std::string>* warnings) {
   static constexpr std::string_view kExpected = "'Node <n>, zone <name>' followed by its counters";

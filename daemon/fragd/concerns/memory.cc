@@ -114,8 +114,6 @@ void MemoryConcern::status(StatusReply& r) const {
   }
   for (const auto& z : mem.zones) {
     if (z.present_pages == 0 || !by_node.count(z.node)) continue;
-    if (z.node_unreclaimable >= 0)
-      by_node[z.node].unreclaimable = by_node[z.node].unreclaimable.value_or(false) || z.node_unreclaimable == 1;
     ZoneStatus zs;
     zs.zone = z.zone;
     zs.present_pages = z.present_pages;
@@ -129,6 +127,8 @@ void MemoryConcern::status(StatusReply& r) const {
   }
   for (const auto& p : mem.hugepages)
     if (by_node.count(p.node)) by_node[p.node].hugepages->push_back({p.size_kib, p.total, p.free});
+  for (const auto& [n, v] : nodes_unreclaimable(mem.zones))
+    if (by_node.count(n)) by_node[n].unreclaimable = v;
   for (auto& [n, node] : by_node) r.nodes.push_back(std::move(node));
   if (!mem.warnings.empty()) r.warnings = mem.warnings;
 }

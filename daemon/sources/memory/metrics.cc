@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sources/memory/metrics.h"
 
-#include <algorithm>
 #include <map>
 
 #include "sources/memory/score.h"
@@ -88,10 +87,7 @@ void memory_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& ou
                    "sleeps again, so direct compactions at costly orders may pass over every block and "
                    "huge-page allocations fail with free memory left. Absent where the kernel does not say.",
                    MetricType::Gauge);
-  std::map<int, int> unreclaimable;  // node -> 0/1, from its populated zones
-  for (const auto& z : mem.zones)
-    if (z.node_unreclaimable >= 0) unreclaimable[z.node] = std::max(unreclaimable[z.node], z.node_unreclaimable);
-  for (const auto& [node, v] : unreclaimable) nu.gauge({{"node", node_label(node)}}, v);
+  for (const auto& [node, v] : nodes_unreclaimable(mem.zones)) nu.gauge({{"node", node_label(node)}}, v ? 1 : 0);
   emit(out, nu);
 
   // Absent where the kernel has no such file; fragd reads them, never writes defrag_mode.
