@@ -13,6 +13,8 @@
 
 # shellcheck source=tests/tools/fragmenter.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../tests/tools/fragmenter.sh"
+# shellcheck source=tests/tools/suite_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tests/tools/suite_lib.sh"
 
 die() { echo "$LOG_TAG: $*" >&2; exit 1; }
 log() {

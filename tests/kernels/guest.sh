@@ -12,7 +12,8 @@
 #   FRAGD-SERIES <series the shipped config exports> <zones in the pageblock sample>
 #   FRAGD-END
 . /guest_setup.sh
-# metric, vmstat, free_blocks9: tests/tools/suite_lib.sh, which matrix.sh copies into the initramfs.
+# metric, sample, vmstat, free_blocks9, node_unreclaimable: tests/tools/suite_lib.sh, which
+# matrix.sh copies into the initramfs.
 . /suite_lib.sh
 
 FAILED=0
@@ -176,8 +177,8 @@ while [ $n -lt "$NODES" ]; do
 	grep -q "^fragd_node_fragmentation_score_percent{node=\"$n\"}" /tmp/after.prom || bad="$bad score:$n"
 	grep -q "^fragd_free_blocks{node=\"$n\"," /tmp/after.prom || bad="$bad free_blocks:$n"
 	# The node's node_unreclaimable as /proc/zoneinfo says it now (the guest is idle).
-	want=$(awk -v n=$n '/^Node/ { cur = ($2 + 0 == n) } cur && $1 == "node_unreclaimable:" { print $2; exit }' /proc/zoneinfo)
-	got=$(awk -v k="fragd_node_unreclaimable{node=\"$n\"}" '$1 == k { print $2 }' /tmp/after.prom)
+	want=$(node_unreclaimable $n)
+	got=$(sample /tmp/after.prom "fragd_node_unreclaimable{node=\"$n\"}")
 	[ -n "$want" ] && [ "$got" = "$want" ] || bad="$bad unreclaimable:$n(fragd ${got:-absent}, zoneinfo ${want:-absent})"
 	n=$((n + 1))
 done

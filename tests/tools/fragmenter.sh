@@ -16,12 +16,6 @@ work_base() {
 	fi
 }
 
-# node_unreclaimable: prints 1 when kswapd has given up on a node (node_unreclaimable in
-# /proc/zoneinfo: 16 reclaim passes that freed nothing), else 0.
-node_unreclaimable() {
-	awk '$1 == "node_unreclaimable:" { if ($2 > n) n = $2 } END { print n + 0 }' /proc/zoneinfo
-}
-
 # undefer_order9 HP [MAX]: ends the kernel's deferral of order-9 direct compaction in fragmented
 # memory. After failed sync compactions a zone skips up to 64 attempts at that order, and the
 # pageblock skip hints compaction leaves are cleared only when kswapd goes to sleep after a direct

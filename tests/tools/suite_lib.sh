@@ -20,9 +20,24 @@ metric() {
 		END { printf "%.0f\n", s + 0 }' "$1"
 }
 
+# sample FILE SERIES: the value of the one sample whose name and labels are SERIES exactly
+# (fragd_free_blocks{node="0",zone="Normal"}); prints nothing when the scrape lacks it.
+sample() { awk -v k="$2" '$1 == k { print $2; exit }' "$1"; }
+
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 # Free blocks able to hold a 2 MiB page now: order 9, and order 10 counted twice (x86-64).
 free_blocks9() { awk '{ n += $(5 + 9) + 2 * $(5 + 10) } END { print n + 0 }' /proc/buddyinfo; }
+
+# node_unreclaimable [NODE]: node NODE's node_unreclaimable as /proc/zoneinfo prints it in each
+# of its populated zones (1 when kswapd has given up on it: 16 reclaim passes that freed nothing;
+# nothing when the kernel does not print it); with no NODE, 1 when any node says 1, else 0.
+node_unreclaimable() {
+	if [ $# -eq 0 ]; then
+		awk '$1 == "node_unreclaimable:" { if ($2 > n) n = $2 } END { print n + 0 }' /proc/zoneinfo
+	else
+		awk -v n="$1" '/^Node/ { cur = ($2 + 0 == n) } cur && $1 == "node_unreclaimable:" { print $2; exit }' /proc/zoneinfo
+	fi
+}
 
 # proactiveness_policy HIGH LOW VALUE [LINE...]: prints an act policy whose compaction (method
 # proactiveness) writes VALUE to vm.compaction_proactiveness once a node's score is above HIGH and
