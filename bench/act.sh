@@ -54,7 +54,10 @@
 # first run), BENCH_ACT_UNDEFER (0; 1: before each run, with fragd not yet started, fragment
 # memory once and end the kernel's order-9 compaction deferral there, undefer_order9 in
 # tests/tools/fragmenter.sh, so that every mode starts from a zone whose direct compaction is
-# not deferred), BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work directory.
+# not deferred), BENCH_ACT_PAGECACHE (0; N: before each run's fragmentation, N MiB of clean page
+# cache in a file on /var/tmp, removed after the run: reclaim then frees something, so kswapd does
+# not give up on the node as it does on this host without it), BENCH_OUTPUT (file to update),
+# BENCH_KEEP=1 keeps the work directory.
 # Changes global settings, all restored after every run and on exit whatever happens:
 # vm.compaction_proactiveness, vm.defrag_mode (where it exists), vm.nr_hugepages (must be
 # 0 at start), THP enabled/defrag (only if they would not let MADV_HUGEPAGE faults compact).
@@ -86,7 +89,8 @@ WAIT=${BENCH_ACT_WAIT:-$D_WAIT}
 SETTLE_MAX=${BENCH_ACT_SETTLE_MAX:-$D_SETTLE}
 WARMUP=${BENCH_ACT_WARMUP:-1}
 UNDEFER=${BENCH_ACT_UNDEFER:-0}
-for v in REPEATS PAGES PERCENT WAIT SETTLE_MAX WARMUP UNDEFER; do
+PAGECACHE=${BENCH_ACT_PAGECACHE:-0}
+for v in REPEATS PAGES PERCENT WAIT SETTLE_MAX WARMUP UNDEFER PAGECACHE; do
 	is_uint "${!v}" || die "BENCH_ACT_${v} must be a non-negative integer, got '${!v}'"
 done
 ((REPEATS >= 1)) || die "REPEATS must be >= 1"
@@ -140,7 +144,9 @@ restore_thp() {
 	fi
 }
 
+CACHE_FILE=/var/tmp/fragd-bench-act-cache.$$
 restore_on_exit() { # run by cleanup (lib.sh), once every tracked process is stopped
+	rm -f "$CACHE_FILE"
 	deferral_remove
 	restore_settings
 	restore_thp
@@ -253,6 +259,7 @@ meta repeats "$REPEATS"
 meta pages "$PAGES"
 meta percent "$PERCENT"
 meta undefer "$UNDEFER"
+meta pagecache_mib "$PAGECACHE"
 meta keep 4
 meta wait "$WAIT"
 meta settle_max "$SETTLE_MAX"
@@ -407,6 +414,10 @@ run_one() {
 	echo 0 >"$PRO"
 	[[ $mode == fragd || $mode == defrag_fragd ]] && cfg=$WORK/fragd-act.yaml
 	((UNDEFER)) && undefer_before_run
+	if ((PAGECACHE)); then
+		dd if=/dev/zero of="$CACHE_FILE" bs=1M count="$PAGECACHE" conv=fsync status=none || die "cannot write $CACHE_FILE"
+		rmeta pagecache_kib "$(awk '$1 == "Cached:" { print $2 }' /proc/meminfo)"
+	fi
 	start_fragd "$cfg"
 	rmeta fragd_config "$(basename "$cfg")"
 	rmeta defrag_mode "${DFM_ORIG:+$(<"$DFM")}"
@@ -514,6 +525,7 @@ run_one() {
 	rmeta proactiveness_after_fragd "$pro_after"
 	rmeta pool_after_fragd "$(<"$HP")"
 	stop_pid "$FRAG_PID" 60 || true
+	rm -f "$CACHE_FILE"
 	restore_settings
 	[[ $(<"$HP") == 0 ]] || log "[r$round $sc/$mode] the pool did not empty: $(<"$HP") pages left"
 	printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$pos" "$sc" "$mode" "$R" >>"$RUNS"

@@ -180,10 +180,16 @@ class Run:
         self.p50, self.p90, self.p99 = (quantile(self.lat, q) for q in (0.5, 0.9, 0.99))
         self.wait_s = (self.times["burst"] - self.times["ready"]) / 1e6 if "burst" in self.times else None
         self.fragd_log_notes = []
+        self.pool_steps = []  # (writes, node compactions) of each pool action fragd logged
         p = os.path.join(self.dir, "fragd.log")
         if os.path.exists(p):
             with open(p, errors="replace") as f:
-                self.fragd_log_notes = [l.rstrip("\n") for l in f if re.match(r"^<[0-4]>", l)]
+                for l in f:
+                    if re.match(r"^<[0-4]>", l):
+                        self.fragd_log_notes.append(l.rstrip("\n"))
+                    m = re.match(r"^<\d>action \d+ pool .* (\d+) writes, (\d+) compactions", l)
+                    if m:
+                        self.pool_steps.append((int(m.group(1)), int(m.group(2))))
 
 
 def load(work, m):
@@ -326,6 +332,8 @@ def details(runs):
                      + (f"; compaction runs ended (mode/status): {e['compaction_ends']}" if e.get("compaction_ends")
                         else "")
                      + (f"; {e['trace_lost']} trace events LOST" if e.get("trace_lost", "0") != "0" else ""))
+        if "pagecache_kib" in e:
+            L.append(f"    page cache (Cached) before fragmenting: {int(e['pagecache_kib']) // 1024} MiB")
         if "undefer_writes" in e:
             u = e["undefer_writes"]
             L.append("    before the run: order-9 deferral "
@@ -342,7 +350,8 @@ def details(runs):
                 f"{t}/{st} {v:.0f}" for (t, st), v in sorted(r.runs_by_status.items())))
         if r.actions:
             L.append("    fragd actions: " + ", ".join(f"{a}/{res} {v:.0f}" for (a, res), v in
-                                                       sorted(r.actions.items())))
+                                                       sorted(r.actions.items()))
+                     + "".join(f"; a pool action's pool writes {w}, node compactions {c}" for w, c in r.pool_steps))
         if r.burst and "exit_status" in r.burst:
             L.append(f"    command exit status {r.burst['exit_status']}, its own wall "
                      f"{r.burst['cmd_wall_ns'] / 1e9:.3f} s, pool max {r.burst.get('max_pool')}"
@@ -392,6 +401,10 @@ def method(m):
            "past the free 2 MiB blocks, emptied after each write, until compact_success rises, at most 200 writes; "
            "tests/tools/fragmenter.sh undefer_order9); then that fragmenter is stopped. " if m.get("undefer") == "1"
            else "")
+        + (f"Before each run's fragmentation, {m['pagecache_mib']} MiB of clean page cache is made (a file on "
+           f"/var/tmp written with dd and fsync, removed after the run; `BENCH_ACT_PAGECACHE`): the fragmenter's "
+           f"memory then comes partly from reclaim that frees something, so kswapd does not give up on the node. "
+           if m.get("pagecache_mib", "0") != "0" else "")
         + f"After each run the fragmenter and fragd are stopped, the pool emptied, and the host's "
         f"proactiveness and defrag_mode put back; each run holds /tmp/fragd-heavy.lock.",
         "",
