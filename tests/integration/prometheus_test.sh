@@ -150,7 +150,7 @@ fi
 # kswapd's give-up flag of each node, as /proc/zoneinfo says it before and after the scrape
 # (a scrape taken while it flipped is taken again).
 unreclaimable_matches() {
-  local nodes before after node want got
+  local nodes before after node want got compared=0
   rm -f "$WORK/unreclaimable.why"
   nodes=$(awk '/^Node/ { print $2 + 0 }' /proc/zoneinfo | sort -un)
   before=$(for node in $nodes; do echo "$node $(node_unreclaimable "$node")"; done)
@@ -161,7 +161,9 @@ unreclaimable_matches() {
     [ -n "$want" ] || continue   # a node with no populated zone: the kernel prints no flag
     got=$(sample "$WORK/unreclaimable.prom" "fragd_node_unreclaimable{node=\"$node\"}")
     [ "$got" = "$want" ] || { echo "node $node: fragd_node_unreclaimable ${got:-absent}, /proc/zoneinfo $want" >"$WORK/unreclaimable.why"; return 1; }
+    compared=$((compared + 1))
   done <<<"$before"
+  [ "$compared" -gt 0 ] || { echo "/proc/zoneinfo prints node_unreclaimable for no node (nodes: $(echo $nodes))" >"$WORK/unreclaimable.why"; return 1; }
   log "fragd_node_unreclaimable as /proc/zoneinfo says: $(echo $before)"
 }
 wait_for 10 unreclaimable_matches || fail "$(cat "$WORK/unreclaimable.why" 2>/dev/null || echo "node_unreclaimable kept changing in /proc/zoneinfo")"
