@@ -138,7 +138,7 @@ for d in /sys/bus/virtio/devices/*; do
 done
 if [ -n "$REPORTING" ]; then
   want=$(cat /sys/module/page_reporting/parameters/page_reporting_order)
-  got=$(grep -E "^fragd_free_page_reporting_order\{driver=\"$REPORTING\"\} " "$WORK/scrape.prom" | awk '{ print $2 }')
+  got=$(sample "$WORK/scrape.prom" "fragd_free_page_reporting_order{driver=\"$REPORTING\"}")
   [ "$got" = "$want" ] || fail "this host reports free pages ($REPORTING, order $want); fragd_free_page_reporting_order says '${got:-absent}'"
   log "free page reporting: $REPORTING, order $want, as fragd_free_page_reporting_order says"
 else
