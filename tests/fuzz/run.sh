@@ -9,7 +9,8 @@
 #   FUZZ_SECONDS  seconds per target (default 60), passed as -max_total_time
 #   FUZZ_JOBS     targets run at once (default 2)
 #   FUZZ_TARGETS  space-separated subset (default: all)
-#   FUZZ_OUT      scratch directory for corpora, crash inputs and logs (default: a new /tmp/fragd-fuzz.XXXXXX)
+#   FUZZ_OUT      scratch directory for corpora, crash inputs and logs, kept (default: a new
+#                 /tmp/fragd-fuzz.XXXXXX, removed at exit unless a target found something)
 #   FUZZ_RSS_MB   -rss_limit_mb per target (default 2048)
 #   JOBS          build parallelism (default nproc)
 # Prints one line per target; exits 1 when any target found a crash, a leak,
@@ -45,8 +46,27 @@ cmake --build "$build" -j "${JOBS:-$(nproc)}" --target fuzz_targets >/dev/null |
   die "building the fuzz targets failed; rerun: cmake --build $build --target fuzz_targets"
 
 # --- run --------------------------------------------------------------------
-out=${FUZZ_OUT:-$(mktemp -d /tmp/fragd-fuzz.XXXXXX)}
+# A scratch directory this script made is removed at exit (the targets stopped first), but kept
+# when a target found something: it holds the reproducers. FUZZ_OUT's is always kept.
+keep=1
+if [ -n "${FUZZ_OUT:-}" ]; then
+  out=$FUZZ_OUT
+else
+  out=$(mktemp -d /tmp/fragd-fuzz.XXXXXX)
+  keep=0
+fi
 mkdir -p "$out"
+on_exit() {
+  local p
+  for p in $(jobs -p); do   # each target's subshell: its fuzzer first, then the subshell
+    pkill -TERM -P "$p" 2>/dev/null || true
+    kill "$p" 2>/dev/null || true
+  done
+  wait 2>/dev/null || true
+  [ "$keep" = 1 ] || rm -rf "$out"
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
 echo "fuzz: ${seconds}s per target, $jobs at a time, scratch $out"
 
 dict_for() {
@@ -107,6 +127,7 @@ for t in $targets; do
 done
 
 if [ "$failed" -ne 0 ]; then
+  keep=1
   for t in $targets; do
     rc=$(cat "$out/logs/$t.rc" 2>/dev/null || echo "?")
     artifacts=$(find "$out/artifacts/$t" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) 2>/dev/null)
@@ -117,6 +138,8 @@ if [ "$failed" -ne 0 ]; then
     echo "log: $out/logs/$t.log; its tail:"
     tail -n 40 "$out/logs/$t.log"
   done
+  echo "fuzz: findings above; scratch kept in $out"
   exit 1
 fi
-echo "fuzz: no findings; logs in $out/logs"
+if [ "$keep" = 1 ]; then echo "fuzz: no findings; logs in $out/logs"
+else echo "fuzz: no findings (scratch removed; FUZZ_OUT=DIR keeps corpora and logs)"; fi
