@@ -57,16 +57,17 @@ else
 fi
 mkdir -p "$out"
 on_exit() {
-  local p
-  for p in $(jobs -p); do   # each target's subshell: its fuzzer first, then the subshell
-    pkill -TERM -P "$p" 2>/dev/null || true
-    kill "$p" 2>/dev/null || true
-  done
+  # Fuzzers still running (a signal stopped the run): each names its corpus in the scratch
+  # directory, and may have lost its subshell to the same signal, so they are found by that.
+  local i
+  pkill -TERM -f "$out/corpus/" 2>/dev/null || true
+  for i in $(seq 50); do pgrep -f "$out/corpus/" >/dev/null || break; sleep 0.1; done
   wait 2>/dev/null || true
   [ "$keep" = 1 ] || rm -rf "$out"
 }
 trap on_exit EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 echo "fuzz: ${seconds}s per target, $jobs at a time, scratch $out"
 
 dict_for() {
