@@ -152,13 +152,26 @@ FRAGD_INLINE __u64 stall_phase_end(struct open_stall *s, struct alloc_stats *st,
 }
 
 /*
+ * A failed allocation in row `o` (clamp_order's), by whether it could sleep. The row is picked
+ * by a branch, not by arithmetic on `o`: 6.1's verifier lost the bound then.
+ */
+FRAGD_INLINE void count_failure(struct alloc_stats *st, __u64 o, int can_sleep)
+{
+	if (can_sleep)
+		st->failures[o][1]++;
+	else
+		st->failures[o][0]++;
+}
+
+/*
  * An allocation of `order` (>= min_order) ended in a task whose storage is `s`
- * (NULL: none). Counts it; when it closes the open stall, returns
+ * (NULL: none). Counts it (one not granted also by whether it could sleep,
+ * `can_sleep`: its gfp mask had __GFP_DIRECT_RECLAIM); when it closes the open stall, returns
  * ALLOC_STALLED with the time now and the stall's duration. The clock is read
  * only when a stall of its order is open: most allocations have none.
  */
 FRAGD_INLINE int stall_alloc_end(struct open_stall *s, struct alloc_stats *st, __u32 order, int granted,
-				 __u32 gen, __u64 *now, __u64 *dur)
+				 int can_sleep, __u32 gen, __u64 *now, __u64 *dur)
 {
 	__u64 o = clamp_order(order);
 
@@ -166,6 +179,8 @@ FRAGD_INLINE int stall_alloc_end(struct open_stall *s, struct alloc_stats *st, _
 		st->own_allocs[o]++;
 		return ALLOC_OWN;
 	}
+	if (!granted)
+		count_failure(st, o, can_sleep);
 	if (!s || !s->start_ns || s->order != order) {
 		/* No stall of this order in this task: the fast path (or a failure that never stalled). */
 		st->allocs[o][granted ? FRAGD_OUTCOME_FAST : FRAGD_OUTCOME_FAILED]++;

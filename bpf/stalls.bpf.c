@@ -267,46 +267,6 @@ static __always_inline void emit_slow(const struct open_stall *s, __u64 now, __u
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* End of an allocation attempt of order >= min_order. */
-static __always_inline int on_alloc(__u32 order, bool granted)
-{
-	struct alloc_stats *st = fragd_stats(&alloc_stats);
-	struct open_stall *s;
-	__u64 now, dur;
-
-	if (!st)
-		return 0;
-	s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0, 0);
-	if (stall_alloc_end(s, st, order, granted, count_gen, &now, &dur) == ALLOC_STALLED) {
-		__u32 result = granted ? FRAGD_RESULT_SUCCESS : FRAGD_RESULT_FAILURE;
-
-		fragd_hist_add(&stall_hist, FRAGD_STALL_HIST_KEY(clamp_order(order), result), dur);
-		if (dur >= slow_stall_ns)
-			emit_slow(s, now, dur, result, st);
-	}
-	return 0;
-}
-
-/* kmem:mm_page_alloc as a BTF tracepoint: no record is built, cheapest on the order-0 path. */
-SEC("tp_btf/mm_page_alloc")
-int BPF_PROG(page_alloc_btf, struct page *page, unsigned int order, unsigned int gfp, int migratetype)
-{
-	if (order < min_order)
-		return 0;
-	return on_alloc(order, page != NULL);
-}
-
-/* The same from the classic record, for kernels whose BTF lacks btf_trace_mm_page_alloc. */
-SEC("tracepoint/kmem/mm_page_alloc")
-int page_alloc_tp(struct trace_event_raw_mm_page_alloc *ctx)
-{
-	__u32 order = BPF_CORE_READ(ctx, order);
-
-	if (order < min_order)
-		return 0;
-	return on_alloc(order, BPF_CORE_READ(ctx, pfn) != (unsigned long)-1);
-}
-
 /* gfp fields grew from 4 to 8 bytes around 5.18: read whatever size this kernel has. */
 #define READ_GFP(ptr, field)                                              \
 	({                                                                    \
@@ -320,6 +280,58 @@ int page_alloc_tp(struct trace_event_raw_mm_page_alloc *ctx)
 		}                                                                 \
 		__v;                                                              \
 	})
+
+/* End of an allocation attempt of order >= min_order. */
+static __always_inline int on_alloc(__u32 order, bool granted, __u64 gfp)
+{
+	struct alloc_stats *st = fragd_stats(&alloc_stats);
+	struct open_stall *s;
+	__u64 now, dur;
+
+	if (!st)
+		return 0;
+	s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0, 0);
+	if (stall_alloc_end(s, st, order, granted, (gfp & FRAGD_GFP_DIRECT_RECLAIM) != 0, count_gen, &now, &dur) ==
+	    ALLOC_STALLED) {
+		__u32 result = granted ? FRAGD_RESULT_SUCCESS : FRAGD_RESULT_FAILURE;
+
+		fragd_hist_add(&stall_hist, FRAGD_STALL_HIST_KEY(clamp_order(order), result), dur);
+		if (dur >= slow_stall_ns)
+			emit_slow(s, now, dur, result, st);
+	}
+	return 0;
+}
+
+/* A failed allocation below min_order: counted, nothing else is traced at these orders. */
+static __always_inline int on_low_failure(__u32 order, __u64 gfp)
+{
+	struct alloc_stats *st = fragd_stats(&alloc_stats);
+
+	if (st)
+		count_failure(st, clamp_order(order), (gfp & FRAGD_GFP_DIRECT_RECLAIM) != 0);
+	return 0;
+}
+
+/* kmem:mm_page_alloc as a BTF tracepoint: no record is built, cheapest on the order-0 path. */
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(page_alloc_btf, struct page *page, unsigned int order, unsigned int gfp, int migratetype)
+{
+	if (order < min_order)
+		return page ? 0 : on_low_failure(order, gfp);
+	return on_alloc(order, page != NULL, gfp);
+}
+
+/* The same from the classic record, for kernels whose BTF lacks btf_trace_mm_page_alloc. */
+SEC("tracepoint/kmem/mm_page_alloc")
+int page_alloc_tp(struct trace_event_raw_mm_page_alloc *ctx)
+{
+	__u32 order = BPF_CORE_READ(ctx, order);
+	bool granted = BPF_CORE_READ(ctx, pfn) != (unsigned long)-1;
+
+	if (order < min_order)
+		return granted ? 0 : on_low_failure(order, READ_GFP(ctx, gfp_flags));
+	return on_alloc(order, granted, READ_GFP(ctx, gfp_flags));
+}
 
 /*
  * An event that opens (or continues) a stall: the record's order, then its gfp mask read

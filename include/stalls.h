@@ -68,7 +68,17 @@ struct alloc_stats {
 	 * stack: a hash collision), or none could be taken. Their call site is "unknown".
 	 */
 	__u64 stacks_lost;
+	/*
+	 * Allocations not granted, of every order (below min_order too), seen while
+	 * counting was on, by whether the allocation could sleep: [o][0] could not
+	 * (no __GFP_DIRECT_RECLAIM: GFP_ATOMIC, GFP_NOWAIT), [o][1] could. fragd's
+	 * own are left out, as from allocs.
+	 */
+	__u64 failures[FRAGD_NR_ORDERS][2];
 };
+
+/* __GFP_DIRECT_RECLAIM (include/linux/gfp_types.h): bit 10 on every kernel fragd supports. */
+#define FRAGD_GFP_DIRECT_RECLAIM 0x400u
 
 /* Who stalls (enum fragd_task_kind): the kind of task that entered the stall. */
 enum fragd_task_kind { FRAGD_TASK_USER, FRAGD_TASK_KHUGEPAGED, FRAGD_TASK_KTHREAD };

@@ -129,7 +129,7 @@ void replay_page_alloc(struct replay_state *r, __u32 tid, __u32 order, int grant
 	replay_clock = r->now;
 	struct open_stall *s = storage_get(tid, 0);
 
-	if (stall_alloc_end(s, &r->alloc, order, granted, r->count_gen, &now, &dur) == ALLOC_STALLED) {
+	if (stall_alloc_end(s, &r->alloc, order, granted, 1, r->count_gen, &now, &dur) == ALLOC_STALLED) {
 		__u32 result = granted ? FRAGD_RESULT_SUCCESS : FRAGD_RESULT_FAILURE;
 
 		hist_add(&r->stall_hist[FRAGD_STALL_HIST_KEY(clamp_order(order), result)], dur);

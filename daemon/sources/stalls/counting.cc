@@ -24,7 +24,8 @@ void CountingSteer::switched(bool on, uint64_t now, bool was_counting) {
 }
 
 std::optional<CountingSwitch> CountingSteer::tick(uint64_t now, uint64_t entries,
-                                                       const std::map<int, uint64_t>* free_blocks, bool counting) {
+                                                       const std::map<int, uint64_t>* free_blocks, bool counting,
+                                                       const std::string& wanted) {
   if (entries != last_entries_) last_stall_ns_ = now;
   last_entries_ = entries;
   account(now, counting);
@@ -39,6 +40,7 @@ std::optional<CountingSwitch> CountingSteer::tick(uint64_t now, uint64_t entries
               " free pageblocks (< bpf.adaptive_free_blocks " + std::to_string(s_.free_blocks) + ")";
         break;
       }
+  if (why.empty()) why = wanted;
   const bool want = !why.empty();
   if (want == counting) return std::nullopt;
   return CountingSwitch{want, want ? why : "no stall for " + hold + ", memory healthy"};

@@ -44,8 +44,9 @@ class CountingSteer {
   // A tick: `entries`, the direct stall entries of traced orders so far (a change since the
   // last tick is a stall), the free pageblocks of each node (nullptr: no snapshot). Adds the
   // time counted up to `now` and says what to switch, if anything.
+  // `wanted`: another reason to count ("" none), such as the defrag_mode guard's atomic check.
   std::optional<CountingSwitch> tick(uint64_t now, uint64_t entries, const std::map<int, uint64_t>* free_blocks,
-                                     bool counting);
+                                     bool counting, const std::string& wanted = "");
   // The daemon switched (or found it attached or not): counts the switch and the time before it.
   void switched(bool on, uint64_t now, bool was_counting);
   // Adds the time counting was on up to `now`.

@@ -26,6 +26,27 @@ void counting_metrics(const CountingStats& self, Families& out) {
   emit(out, on, secs_on, sw);
 }
 
+// Allocations not granted, every order, by whether they could sleep: present while counting is on.
+static void failure_metrics(const SeriesPlan& plan, const alloc_stats& a, Families& out) {
+  FamilyBuilder f("fragd_alloc_failures_total",
+                  "Page allocations the kernel did not grant (kmem:mm_page_alloc with no page), of every order "
+                  "(below bpf.min_order too; a group of orders as the free lists', metrics.orders), by whether "
+                  "the allocation could sleep: can_sleep=\"false\" had no __GFP_DIRECT_RECLAIM (GFP_ATOMIC, "
+                  "GFP_NOWAIT: it cannot wait for reclaim or compaction), \"true\" could. Counted while "
+                  "allocation counting is on (fragd_alloc_counting), present only then; fragd's own are left out.",
+                  MetricType::Counter);
+  for (const OrderGroup& g : plan.buddy) {
+    double n[2] = {0, 0};
+    for (unsigned o = g.first; o <= g.last && o < FRAGD_NR_ORDERS; o++) {
+      n[0] += a.failures[o][0];
+      n[1] += a.failures[o][1];
+    }
+    f.counter({{"order", g.label}, {"can_sleep", "false"}}, n[0]);
+    f.counter({{"order", g.label}, {"can_sleep", "true"}}, n[1]);
+  }
+  emit(out, f);
+}
+
 void stall_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, const CountingStats& self, Families& out) {
   const auto& a = bpf.alloc;
   FamilyBuilder total("fragd_alloc_total",
@@ -105,6 +126,7 @@ void stall_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, const Countin
   }
   if (timed) emit(out, total, stall, abandoned);
   emit(out, phase, entries);
+  if (self.counting) failure_metrics(plan, a, out);
 
   single(out, "fragd_events_dropped_total",
          "Slow-stall events lost because the BPF ring buffer was full.",
