@@ -302,12 +302,15 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::strin
   };
 
   // A source fragd runs without: a failure is reported and says which figures are
-  // missing (`what`; `what_unparsed` when the file read but did not parse).
+  // missing (`what`; `what_unparsed` when the file read but did not parse). With `may_be_absent`
+  // a file the kernel does not have (ENOENT, EOPNOTSUPP) is no failure: its figures are absent.
   auto optional_source = [&](const char* source, const std::string& path, const std::string& what,
-                             const std::string& what_unparsed, const auto& parse) {
+                             const std::string& what_unparsed, const auto& parse, bool may_be_absent = false) {
     begin();
     auto text = read_text_file(path);
-    if (!text) {
+    if (!text && may_be_absent && (text.error().err == ENOENT || text.error().err == EOPNOTSUPP)) {
+      done(source, path);
+    } else if (!text) {
       const int err = text.error().err;
       const std::string msg =
           text.error().message +
@@ -404,6 +407,19 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::strin
       uint64_t v = 0;
       if (t && parse_u64(*t, v)) snap.vm_sysctls[name] = v;
     }
+
+  // PSI: absent where the kernel has none (no CONFIG_PSI, or booted psi=0: no /proc/pressure).
+  const std::string psi_path = join(proc_root, "pressure/memory");
+  if (!skip.count("psi"))
+    optional_source(
+        "psi", psi_path, "memory pressure (PSI) totals", "memory pressure (PSI) totals",
+        [&](const std::string& text) -> Result<void> {
+          auto p = parse_pressure(text, psi_path, &snap.warnings);
+          if (!p) return p.error();
+          snap.memory_pressure = *p;
+          return {};
+        },
+        true);
 
   if (!skip.count("hugepages")) {
     begin();

@@ -37,6 +37,10 @@ struct ZoneFree {
   // zoneinfo "node_unreclaimable", the node's, printed in each of its populated zones: 1 when
   // kswapd has given up reclaiming the node (it is no longer woken). -1: no such line.
   int node_unreclaimable = -1;
+  // zoneinfo "nr_free_pages_blocks" (Linux 6.15+): the kernel's own count of free pages in free
+  // blocks of pageblock order and up, on the buddy lists (not the per-CPU lists) and not
+  // isolated. Absent on a kernel that does not print it (or when its line did not parse).
+  std::optional<uint64_t> free_pages_blocks;
   // pagetypeinfo "Number of blocks type": migratetype -> pageblocks, with the
   // names the kernel prints (Unmovable, Movable, Reclaimable, HighAtomic, CMA,
   // Isolate). Empty when pagetypeinfo was not readable.
@@ -75,11 +79,21 @@ struct PageReporting {
   bool operator==(const PageReporting&) const = default;
 };
 
+// /proc/pressure/memory (PSI; a kernel with CONFIG_PSI not booted with psi=0): microseconds since
+// boot during which at least one task (some) and every non-idle task at once (full) waited for
+// memory: reclaim, compaction, refaults of thrashing pages.
+struct MemoryPressure {
+  uint64_t some_us = 0;
+  std::optional<uint64_t> full_us;  // absent when the file has no "full" line
+  bool operator==(const MemoryPressure&) const = default;
+};
+
 struct MemSnapshot {
   // Merged from buddyinfo + zoneinfo + pagetypeinfo by (node, zone), ordered
   // by node and then in the kernel's zone order (as zoneinfo lists them).
   std::vector<ZoneFree> zones;
-  std::map<std::string, uint64_t> vmstat;  // every key of /proc/vmstat
+  // Every key of /proc/vmstat; the reclaim counters fragd exports (kReclaimCounters) among them.
+  std::map<std::string, uint64_t> vmstat;
   uint64_t mem_available_kib = 0, mem_free_kib = 0;
   std::vector<HugePool> hugepages;  // ordered by (node, size_kib)
   std::vector<MthpStats> mthp;      // ordered by size_kib; empty before Linux 6.9
@@ -87,12 +101,19 @@ struct MemSnapshot {
   // The compaction settings of /proc/sys/vm that fragd reports (kCompactionSysctls),
   // by name; a file this kernel lacks (defrag_mode before 6.15) is absent.
   std::map<std::string, uint64_t> vm_sysctls;
+  // PSI's memory totals, read each tick; none where the kernel has no /proc/pressure/memory.
+  std::optional<MemoryPressure> memory_pressure;
   // pagetypeinfo "Page block order: N"; 0 when pagetypeinfo was not read.
   unsigned pageblock_order = 0;
   std::vector<std::string> warnings;  // non-fatal problems, "path:line: why"
 };
 
 inline constexpr const char* kCompactionSysctls[] = {"compaction_proactiveness", "defrag_mode"};
+
+// The reclaim counters of /proc/vmstat beside the allocation stalls: pages scanned and
+// reclaimed ("stolen") by allocating tasks (direct) and by kswapd. In MemSnapshot::vmstat.
+inline constexpr const char* kReclaimCounters[] = {"pgscan_direct", "pgscan_kswapd", "pgsteal_direct",
+                                                   "pgsteal_kswapd"};
 
 // Orders above this are rejected as garbage (the kernel's NR_PAGE_ORDERS is
 // 11 on x86-64 and at most a few more elsewhere); it also keeps the
@@ -129,6 +150,12 @@ Result<void> parse_pagetypeinfo(std::string_view text, std::string_view path,
 Result<std::map<std::string, uint64_t>> parse_vmstat(std::string_view text, std::string_view path,
                                                      std::vector<std::string>* warnings = nullptr);
 
+// /proc/pressure/memory: "some avg10=0.00 avg60=0.00 avg300=0.00 total=<us>" and the same for
+// "full". Error when there is no usable "some" line; a bad "full" line is a warning and leaves
+// full_us absent.
+Result<MemoryPressure> parse_pressure(std::string_view text, std::string_view path,
+                                      std::vector<std::string>* warnings = nullptr);
+
 // /proc/meminfo: sets mem_free_kib and mem_available_kib; warnings go to
 // out.warnings. Error when neither MemFree nor MemAvailable is present.
 Result<void> parse_meminfo(std::string_view text, std::string_view path, MemSnapshot& out);
@@ -159,8 +186,9 @@ std::optional<PageReporting> read_page_reporting(const std::string& sys_root);
 
 // Reads and merges everything. buddyinfo or zoneinfo missing, unreadable or
 // unparsable -> Error naming the path and the fix. pagetypeinfo (root-only,
-// mode 0400), vmstat and meminfo problems -> warnings, with the affected
-// fields left empty/zero. Hugepages missing -> empty.
+// mode 0400), vmstat, meminfo and /proc/pressure/memory problems -> warnings,
+// with the affected fields left empty/zero. Hugepages missing -> empty; no
+// /proc/pressure/memory (no PSI) -> no memory_pressure, without a warning.
 //
 // /proc/pagetypeinfo is costly: the kernel walks every free list under the
 // zone lock with interrupts off (milliseconds on a fragmented host). With
@@ -172,7 +200,7 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root = "/proc",
 
 // The sources of a snapshot, as named in SourceRead and in the skip set.
 inline constexpr const char* kSnapshotSources[] = {"buddyinfo", "zoneinfo",  "pagetypeinfo", "vmstat",
-                                                   "meminfo",   "hugepages", "mthp"};
+                                                   "meminfo",   "hugepages", "mthp",         "psi"};
 // Read with the snapshot unless skipped, never failing: "page_reporting", "vm_sysctls".
 
 // What became of one source in a read_snapshot() call.
@@ -188,7 +216,7 @@ struct SourceRead {
 };
 
 // read_snapshot for a caller that backs off failing sources: the optional
-// sources named in `skip` (pagetypeinfo, vmstat, meminfo, hugepages) are not
+// sources named in `skip` (pagetypeinfo, vmstat, meminfo, hugepages, mthp, psi) are not
 // read, their fields left empty as if they had failed; buddyinfo and zoneinfo
 // are always read. `report` receives one SourceRead per source read, also
 // when the result is an Error (then its last entry is the source that failed).

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kernel/procfs.h"
 
+#include <optional>
+
 #include "kernel/kernel_text.h"
 
-// The counter files: /proc/vmstat, /proc/meminfo.
+// The counter files: /proc/vmstat, /proc/meminfo, /proc/pressure/memory.
 namespace fragd {
 
 // ---------------------------------------------------------------------------
@@ -38,6 +40,55 @@ Result<std::map<std::string, uint64_t>> parse_vmstat(std::string_view text, std:
   }
   if (out.empty()) return unparsable(path, bad.first_line, kExpected, bad.first_why);
   return out;
+}
+
+// ---------------------------------------------------------------------------
+// /proc/pressure/memory (psi_show in kernel/sched/psi.c):
+//   some avg10=0.00 avg60=0.00 avg300=0.00 total=12345
+//   full avg10=0.00 avg60=0.00 avg300=0.00 total=6789
+
+Result<MemoryPressure> parse_pressure(std::string_view text, std::string_view path,
+                                      std::vector<std::string>* warnings) {
+  static constexpr std::string_view kExpected = "'some ... total=<microseconds>' and 'full ... total=<microseconds>'";
+  const std::vector<LexedLine> lines = content_lines(text);
+  if (lines.empty()) return empty_file(path, kExpected);
+  std::optional<uint64_t> some, full;
+  BadLines bad{warnings, path};
+  for (const LexedLine& l : lines) {
+    const auto& toks = l.toks;
+    std::optional<uint64_t>* slot = toks[0] == "some" ? &some : toks[0] == "full" ? &full : nullptr;
+    if (!slot) {
+      bad.skip(l.no, "expected a line starting with 'some' or 'full', got " + quote(toks[0]));
+      continue;
+    }
+    std::optional<uint64_t> total;
+    std::string why;
+    for (size_t i = 1; i < toks.size() && why.empty(); ++i) {
+      const std::string_view t = toks[i];
+      const size_t eq = t.find('=');
+      if (eq == std::string_view::npos || eq == 0) {
+        why = std::string(toks[0]) + ": expected 'name=value', got " + quote(t);
+      } else if (t.substr(0, eq) == "total") {
+        uint64_t v = 0;
+        if (!parse_u64(t.substr(eq + 1), v)) why = std::string(toks[0]) + ": total " + quote(t.substr(eq + 1)) + " is not a number";
+        else total = v;
+      }
+    }
+    if (why.empty() && !total) why = std::string(toks[0]) + ": no 'total=<microseconds>'";
+    if (why.empty() && *slot) {
+      warn(warnings, path, l.no, std::string(toks[0]) + " appears twice; the later line is skipped");
+      continue;
+    }
+    if (!why.empty()) {
+      bad.skip(l.no, why);
+      continue;
+    }
+    *slot = total;
+  }
+  if (!some)
+    return unparsable(path, bad.first_line ? bad.first_line : lines.front().no, kExpected,
+                      bad.first_line ? bad.first_why : "no 'some' line");
+  return MemoryPressure{*some, full};
 }
 
 // ---------------------------------------------------------------------------

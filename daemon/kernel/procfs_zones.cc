@@ -197,6 +197,7 @@ Result<std::vector<ZoneFree>> parse_buddyinfo(std::string_view text, std::string
 //           present  5505024
 //           managed  5394266
 //           ...
+//       nr_free_pages_blocks 5189632   (Linux 6.15+: free pages in free blocks of pageblock order and up)
 //     node_unreclaimable:  0   (the node's; in each populated zone)
 
 std::map<int, bool> nodes_unreclaimable(const std::vector<ZoneFree>& zones) {
@@ -212,7 +213,7 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
   const std::vector<LexedLine> lines = content_lines(text);
   if (lines.empty()) return empty_file(path, kExpected);
 
-  enum : unsigned { kFree = 1, kSpanned = 2, kPresent = 4, kManaged = 8, kUnreclaimable = 16 };
+  enum : unsigned { kFree = 1, kSpanned = 2, kPresent = 4, kManaged = 8, kUnreclaimable = 16, kFreeBlocks = 32 };
   struct Seen {
     size_t header_line;
     int node;
@@ -263,6 +264,10 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
       key = toks[0];
       bit = toks[0] == "spanned" ? kSpanned : toks[0] == "present" ? kPresent : kManaged;
       value_at = 1;
+    } else if (toks[0] == "nr_free_pages_blocks") {
+      key = toks[0];
+      bit = kFreeBlocks;
+      value_at = 1;
     } else if (toks[0] == "node_unreclaimable:") {
       key = "node_unreclaimable:";
       bit = kUnreclaimable;
@@ -294,6 +299,7 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
       case kPresent: z.present_pages = v; break;
       case kManaged: z.managed_pages = v; break;
       case kUnreclaimable: z.node_unreclaimable = static_cast<int>(v); break;
+      case kFreeBlocks: z.free_pages_blocks = v; break;
     }
   }
 

@@ -2,6 +2,7 @@
 #include "sources/memory/metrics.h"
 
 #include <map>
+#include <string_view>
 
 #include "sources/memory/score.h"
 
@@ -9,9 +10,11 @@ namespace fragd {
 
 namespace {
 
-// A node's zones as one: free blocks, pageblocks and present pages summed (zone "all").
+// A node's zones as one: free blocks, pageblocks and present pages summed (zone "all"); the
+// kernel's free pages in free pageblocks too, when every populated zone of the node says it.
 std::vector<ZoneFree> per_node(const std::vector<ZoneFree>& zones) {
   std::map<int, ZoneFree> nodes;
+  std::map<int, bool> blocks_unknown;
   for (const auto& z : zones) {
     if (z.present_pages == 0) continue;
     ZoneFree& n = nodes[z.node];
@@ -21,10 +24,47 @@ std::vector<ZoneFree> per_node(const std::vector<ZoneFree>& zones) {
     if (n.free_blocks.size() < z.free_blocks.size()) n.free_blocks.resize(z.free_blocks.size(), 0);
     for (size_t o = 0; o < z.free_blocks.size(); o++) n.free_blocks[o] += z.free_blocks[o];
     for (const auto& [mt, count] : z.pageblocks) n.pageblocks[mt] += count;
+    if (z.free_pages_blocks) n.free_pages_blocks = n.free_pages_blocks.value_or(0) + *z.free_pages_blocks;
+    else blocks_unknown[z.node] = true;
   }
   std::vector<ZoneFree> out;
-  for (auto& [_, n] : nodes) out.push_back(std::move(n));
+  for (auto& [node, n] : nodes) {
+    if (blocks_unknown.count(node)) n.free_pages_blocks.reset();
+    out.push_back(std::move(n));
+  }
   return out;
+}
+
+// One family per /proc/vmstat reclaim counter pair, by who reclaimed (kReclaimCounters).
+void reclaim_metrics(const MemSnapshot& mem, Families& out) {
+  FamilyBuilder scanned("fragd_reclaim_pages_scanned_total",
+                        "Pages the kernel's reclaim scanned (/proc/vmstat pgscan_direct, pgscan_kswapd): "
+                        "trigger=\"direct\" in allocating tasks that found too little free memory (a stall, beside "
+                        "fragd_direct_stall_entries_total{phase=\"reclaim\"}), \"kswapd\" in the background.",
+                        MetricType::Counter);
+  FamilyBuilder reclaimed("fragd_reclaim_pages_reclaimed_total",
+                          "Pages the kernel's reclaim freed (/proc/vmstat pgsteal_direct, pgsteal_kswapd), by the "
+                          "same trigger; reclaimed over scanned is reclaim's efficiency.",
+                          MetricType::Counter);
+  for (const char* counter : kReclaimCounters) {
+    const auto it = mem.vmstat.find(counter);
+    if (it == mem.vmstat.end()) continue;
+    const std::string_view name(counter);  // pgscan_<trigger>, pgsteal_<trigger>
+    const std::string trigger(name.substr(name.find('_') + 1));
+    (name.starts_with("pgscan_") ? scanned : reclaimed).counter({{"trigger", trigger}}, it->second);
+  }
+  emit(out, scanned, reclaimed);
+
+  FamilyBuilder psi("fragd_memory_pressure_seconds_total",
+                    "Time tasks waited for memory since boot (PSI, /proc/pressure/memory: reclaim, compaction, "
+                    "refaults): stalled=\"some\" while at least one task waited, \"full\" while every non-idle "
+                    "task did. Absent without PSI (a kernel without CONFIG_PSI, or booted psi=0).",
+                    MetricType::Counter);
+  if (const auto& p = mem.memory_pressure) {
+    psi.counter({{"stalled", "some"}}, static_cast<double>(p->some_us) / 1e6);
+    if (p->full_us) psi.counter({{"stalled", "full"}}, static_cast<double>(*p->full_us) / 1e6);
+  }
+  emit(out, psi);
 }
 
 }  // namespace
@@ -54,6 +94,12 @@ void memory_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& ou
                    "Free pages (from /proc/buddyinfo), per zone with metrics.detail zones, per node "
                    "(zone=\"all\") otherwise.",
                    MetricType::Gauge);
+  FamilyBuilder fpb("fragd_zone_free_pageblock_pages",
+                    "The kernel's own count of free pages in whole free pageblocks (nr_free_pages_blocks in "
+                    "/proc/zoneinfo, Linux 6.15+; absent before): free blocks of pageblock order (2 MiB on "
+                    "x86-64) and up on the buddy lists, isolated ones left out. Per zone with metrics.detail zones, "
+                    "per node (zone=\"all\") otherwise.",
+                    MetricType::Gauge);
   const std::vector<ZoneFree> nodes = by_zone ? std::vector<ZoneFree>{} : per_node(mem.zones);
   for (const auto& z : by_zone ? mem.zones : nodes) {
     if (z.present_pages == 0) continue;  // empty zones (Movable, Device) carry nothing
@@ -68,11 +114,12 @@ void memory_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& ou
       if (g.first < ui.size()) ufi.gauge({{"node", n}, {"zone", z.zone}, {"order", std::to_string(g.first)}}, ui[g.first]);
     }
     fp.gauge({{"node", n}, {"zone", z.zone}}, buddy_free_pages(z));
+    if (z.free_pages_blocks) fpb.gauge({{"node", n}, {"zone", z.zone}}, *z.free_pages_blocks);
     for (const auto& [mt, count] : z.pageblocks)
       pb.gauge({{"node", n}, {"zone", z.zone}, {"migratetype", mt}}, count);
   }
   if (by_zone) emit(out, zs);
-  emit(out, fbk, ufi, pb, fp);
+  emit(out, fbk, ufi, pb, fp, fpb);
 
   FamilyBuilder ns("fragd_node_fragmentation_score_percent",
                    "The kernel's node fragmentation score (what proactive compaction compares with its "
@@ -110,6 +157,7 @@ void memory_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& ou
                     MetricType::Gauge);
   if (mem.page_reporting) rep.gauge({{"driver", mem.page_reporting->driver}}, mem.page_reporting->order);
   emit(out, rep);
+  reclaim_metrics(mem, out);
 
 }
 

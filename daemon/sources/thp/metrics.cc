@@ -22,12 +22,13 @@ void thp_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& out) 
   FamilyBuilder alloc("fragd_thp_allocations_total",
                       "Transparent huge pages of this size allocated (per-size statistics, Linux 6.9+): "
                       "path=\"anon_fault\" at an anonymous page fault, \"shmem\" for shmem/tmpfs, \"swpin\" swapped "
-                      "in whole.",
+                      "in whole, \"collapse\" by khugepaged to collapse smaller pages into one (Linux 7.2+).",
                       MetricType::Counter);
   FamilyBuilder fall("fragd_thp_fallbacks_total",
                      "Transparent huge pages of this size that were wanted but fell back to smaller pages: "
                      "cause=\"charge\" the memory cgroup refused the charge, \"alloc\" no page of that size could be "
-                     "had (the fallback minus the charge failures).",
+                     "had (the fallback minus the charge failures); path=\"collapse\": khugepaged's allocations that "
+                     "failed (Linux 7.2+), the range stays in smaller pages.",
                      MetricType::Counter);
   FamilyBuilder split("fragd_thp_splits_total",
                       "Huge pages of this size split into smaller ones: result=\"split\" done, \"failed\" tried and "
@@ -43,12 +44,19 @@ void thp_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& out) 
                      "Anonymous huge pages of this size partly unmapped and queued for a split "
                      "(nr_anon_partially_mapped).",
                      MetricType::Gauge);
+  FamilyBuilder exceed("fragd_thp_collapse_exceeded_total",
+                       "Ranges khugepaged did not collapse into a huge page of this size because they held more "
+                       "PTEs of a kind than it allows (Linux 7.2+; absent before): pte=\"none\" empty ones beyond "
+                       "max_ptes_none, \"swap\" swapped-out ones, \"shared\" ones shared with another process.",
+                       MetricType::Counter);
   struct Path {
     const char *path, *alloc, *fallback, *charge;
   };
+  // A collapse's allocation failure is counted alone (no charge counterpart): cause "alloc".
   static const Path kPaths[] = {{"anon_fault", "anon_fault_alloc", "anon_fault_fallback", "anon_fault_fallback_charge"},
                                 {"shmem", "shmem_alloc", "shmem_fallback", "shmem_fallback_charge"},
-                                {"swpin", "swpin", "swpin_fallback", "swpin_fallback_charge"}};
+                                {"swpin", "swpin", "swpin_fallback", "swpin_fallback_charge"},
+                                {"collapse", "collapse_alloc", "collapse_alloc_failed", nullptr}};
   uint64_t pmd_kib = 0;
   for (const MthpStats& m : mem.mthp) pmd_kib = std::max(pmd_kib, m.size_kib);
   for (const MthpStats& m : mem.mthp) {
@@ -57,7 +65,7 @@ void thp_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& out) 
     for (const Path& p : kPaths) {
       if (const uint64_t* v = stat_of(m, p.alloc)) alloc.counter({{"size", size}, {"path", p.path}}, *v);
       const uint64_t* fb = stat_of(m, p.fallback);
-      const uint64_t* ch = stat_of(m, p.charge);
+      const uint64_t* ch = p.charge ? stat_of(m, p.charge) : nullptr;
       if (!fb) continue;
       // The kernel counts a charge failure in both files; read apart they may be one event out
       // of step, so "alloc" never goes below 0.
@@ -73,10 +81,15 @@ void thp_metrics(const MemSnapshot& mem, const SeriesPlan& plan, Families& out) 
         {"swap", "swpout"}, {"zswap", "zswpout"}, {"fallback", "swpout_fallback"}};
     for (const auto& [how, file] : kSwap)
       if (const uint64_t* v = stat_of(m, file)) swp.counter({{"size", size}, {"how", how}}, *v);
+    static const std::pair<const char*, const char*> kExceed[] = {{"none", "collapse_exceed_none_pte"},
+                                                                  {"swap", "collapse_exceed_swap_pte"},
+                                                                  {"shared", "collapse_exceed_shared_pte"}};
+    for (const auto& [pte, file] : kExceed)
+      if (const uint64_t* v = stat_of(m, file)) exceed.counter({{"size", size}, {"pte", pte}}, *v);
     if (const uint64_t* v = stat_of(m, "nr_anon")) anon.gauge({{"size", size}}, *v);
     if (const uint64_t* v = stat_of(m, "nr_anon_partially_mapped")) part.gauge({{"size", size}}, *v);
   }
-  emit(out, alloc, fall, split, swp, anon, part);
+  emit(out, alloc, fall, split, swp, exceed, anon, part);
   if (!plan.has(Detail::KernelCounters)) return;
 
   FamilyBuilder thp("fragd_thp_vmstat_total",

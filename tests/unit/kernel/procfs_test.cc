@@ -128,6 +128,103 @@ TEST(Hugepages, FallsBackToGlobalPoolsAsNodeZero) {
   EXPECT_TRUE(read_hugepages("/nonexistent/fragd-sys").empty());
 }
 
+// --- /proc/pressure/memory (PSI) ---------------------------------------------
+
+TEST(Pressure, OneNodeFixture) {
+  std::vector<std::string> w;
+  auto p = parse_pressure(fixture("one_node", "pressure/memory"), "p", &w);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(p->some_us, 36324128u);
+  EXPECT_EQ(p->full_us, 33353147u);
+}
+
+TEST(Pressure, GarbledFixtureKeepsSomeAndNamesTheBadLine) {
+  std::vector<std::string> w;
+  auto p = parse_pressure(fixture("garbled", "pressure/memory"), "/proc/pressure/memory", &w);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->some_us, 36324128u);
+  EXPECT_FALSE(p->full_us.has_value());
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_TRUE(starts_with(w[0], "/proc/pressure/memory:2: full: total '3335x147' is not a number")) << w[0];
+}
+
+TEST(Pressure, ShapesAndErrors) {
+  // A file with only "some" (as the cpu file was before 5.13): full absent, no warning.
+  std::vector<std::string> w;
+  auto p = parse_pressure("some avg10=1.00 avg60=0.50 avg300=0.10 total=7\n", "p", &w);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->some_us, 7u);
+  EXPECT_FALSE(p->full_us.has_value());
+  EXPECT_TRUE(w.empty());
+  // Unknown keys beside total are fine; a token without '=' is not.
+  p = parse_pressure("some total=9 future=1\nfull total=3\n", "p", &w);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->some_us, 9u);
+  EXPECT_EQ(p->full_us, 3u);
+  // Nothing usable: an error naming the path and the first bad line.
+  for (const char* bad : {"", "\n", "some avg10=0.00\n", "full total=3\n", "some total=-1\n", "pressure\n",
+                          "some total\n", "some =5\n"}) {
+    auto e = parse_pressure(bad, "/proc/pressure/memory");
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_TRUE(starts_with(e.error().message, "/proc/pressure/memory")) << e.error().message;
+  }
+  // A second "some" line is skipped with a warning; the first one counts.
+  w.clear();
+  p = parse_pressure("some total=1\nsome total=2\n", "p", &w);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->some_us, 1u);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_TRUE(starts_with(w[0], "p:2: some appears twice")) << w[0];
+}
+
+TEST(Pressure, AbsentWithoutPsiGarbledNamedInTheReport) {
+  TempDir proc;
+  proc.write("buddyinfo", fixture("one_node", "buddyinfo"));
+  proc.write("zoneinfo", fixture("one_node", "zoneinfo"));
+  std::vector<SourceRead> report;
+  // No /proc/pressure (CONFIG_PSI off, or booted psi=0): no figures, no warning, no failure.
+  auto snap = read_snapshot(proc.path(), "/nonexistent", nullptr, {}, report);
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_FALSE(snap->memory_pressure.has_value());
+  EXPECT_FALSE(any_contains(snap->warnings, "pressure"));
+  for (const SourceRead& r : report)
+    if (r.source == "psi") {
+      EXPECT_FALSE(r.failed()) << r.message;
+    }
+
+  // A file that does not parse: absent, a warning and a failed read, both naming the path.
+  proc.write("pressure/memory", "garbage\n");
+  report.clear();
+  snap = read_snapshot(proc.path(), "/nonexistent", nullptr, {}, report);
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_FALSE(snap->memory_pressure.has_value());
+  const std::string path = proc.path() + "/pressure/memory";
+  EXPECT_TRUE(any_contains(snap->warnings, path + ":1: expected"));
+  bool named = false;
+  for (const SourceRead& r : report)
+    if (r.source == "psi") {
+      named = true;
+      EXPECT_EQ(r.cause, "format");
+      EXPECT_EQ(r.path, path);
+      EXPECT_NE(r.message.find("memory pressure (PSI) totals are not reported"), std::string::npos) << r.message;
+    }
+  EXPECT_TRUE(named);
+
+  // Unreadable (a directory: EISDIR) is a failure too; skipped while it backs off, it is not read.
+  fs::remove(fs::path(path));
+  fs::create_directories(fs::path(path));
+  report.clear();
+  snap = read_snapshot(proc.path(), "/nonexistent", nullptr, {}, report);
+  ASSERT_TRUE(snap.ok());
+  EXPECT_TRUE(std::any_of(report.begin(), report.end(),
+                          [](const SourceRead& r) { return r.source == "psi" && r.cause == "EISDIR"; }));
+  report.clear();
+  snap = read_snapshot(proc.path(), "/nonexistent", nullptr, {"psi"}, report);
+  ASSERT_TRUE(snap.ok());
+  EXPECT_FALSE(std::any_of(report.begin(), report.end(), [](const SourceRead& r) { return r.source == "psi"; }));
+}
+
 // --- per-size THP statistics (Linux 6.9+) ---------------------------------
 
 TEST(MthpStats, EverySizeWithStatsEveryFile) {
@@ -273,6 +370,10 @@ TEST(ReadSnapshot, OneNodeFixtureWithoutSysfs) {
   EXPECT_EQ(snap->mem_available_kib, 24247156u);
   EXPECT_EQ(snap->mem_free_kib, 24384476u);
   EXPECT_TRUE(snap->hugepages.empty());
+  EXPECT_EQ(snap->zones[2].free_pages_blocks, 5189632u);
+  ASSERT_TRUE(snap->memory_pressure.has_value());
+  EXPECT_EQ(snap->memory_pressure->some_us, 36324128u);
+  for (const char* c : kReclaimCounters) EXPECT_EQ(snap->vmstat.count(c), 1u) << c;
 }
 
 TEST(ReadSnapshot, TwoNodesFixture) {
@@ -296,6 +397,9 @@ TEST(ReadSnapshot, GarbledFixtureCollectsWarnings) {
   EXPECT_EQ(count_with_prefix(w, dir + "pagetypeinfo:"), 4u);
   EXPECT_EQ(count_with_prefix(w, dir + "vmstat:"), 4u);
   EXPECT_EQ(count_with_prefix(w, dir + "meminfo"), 3u);
+  EXPECT_EQ(count_with_prefix(w, dir + "pressure/memory:2: full"), 1u);
+  ASSERT_TRUE(snap->memory_pressure.has_value());
+  EXPECT_FALSE(snap->memory_pressure->full_us.has_value());
   EXPECT_TRUE(any_contains(w, "no usable line for Node 0, zone Normal (5505024 present pages)"));
   ASSERT_EQ(snap->zones.size(), 5u);
   EXPECT_EQ(snap->zones[3].zone, "Movable");
@@ -367,6 +471,7 @@ TEST(Robustness, TruncatedAndMutatedInputsNeverCrash) {
   for (const char* shape : {"one_node", "two_nodes", "garbled"})
     for (const char* file : {"buddyinfo", "zoneinfo", "pagetypeinfo", "vmstat", "meminfo"})
       inputs.push_back(fixture(shape, file));
+  for (const char* shape : {"one_node", "garbled"}) inputs.push_back(fixture(shape, "pressure/memory"));
 
   auto run_all = [](std::string_view text) {
     std::vector<std::string> w;
@@ -378,6 +483,7 @@ TEST(Robustness, TruncatedAndMutatedInputsNeverCrash) {
     (void)parse_vmstat(text, "x", &w);
     MemSnapshot s;
     (void)parse_meminfo(text, "x", s);
+    (void)parse_pressure(text, "x", &w);
   };
 
   std::mt19937 rng(12345);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -169,6 +170,59 @@ TEST(Zoneinfo, OneNodeFixtureFillsAndAddsEmptyZones) {
     EXPECT_EQ((*zones)[i].node_unreclaimable, -1);
   }
   for (size_t i : {0u, 1u, 2u}) EXPECT_EQ((*zones)[i].node_unreclaimable, 0);
+}
+
+// nr_free_pages_blocks (Linux 6.15+): the kernel's free pages in free pageblocks, per zone; a
+// kernel before 6.15 (Debian 12's 6.1) prints no such line, and the field stays absent.
+TEST(Zoneinfo, FreePagesBlocksWhereTheKernelPrintsThem) {
+  const std::string with = fixture("one_node", "zoneinfo");  // Linux 6.18
+  auto zones = parse_buddyinfo(fixture("one_node", "buddyinfo"), "b");
+  ASSERT_TRUE(zones.ok());
+  std::vector<std::string> w;
+  ASSERT_TRUE(parse_zoneinfo(with, "z", *zones, &w).ok());
+  EXPECT_TRUE(w.empty()) << w.front();
+  EXPECT_EQ(find_zone(*zones, 0, "DMA")->free_pages_blocks, 3584u);
+  EXPECT_EQ(find_zone(*zones, 0, "DMA32")->free_pages_blocks, 762880u);
+  EXPECT_EQ(find_zone(*zones, 0, "Normal")->free_pages_blocks, 5189632u);
+  // An unpopulated zone prints no counters at all.
+  EXPECT_FALSE(find_zone(*zones, 0, "Movable")->free_pages_blocks.has_value());
+
+  // The same file as a kernel before 6.15 prints it: no nr_free_pages_blocks line.
+  std::string without;
+  for (size_t at = 0; at < with.size();) {
+    const size_t end = std::min(with.find('\n', at), with.size());
+    const std::string line = with.substr(at, end - at);
+    if (line.find("nr_free_pages_blocks") == std::string::npos) without += line + "\n";
+    at = end + 1;
+  }
+  ASSERT_NE(without.size(), with.size());
+  auto old = parse_buddyinfo(fixture("one_node", "buddyinfo"), "b");
+  ASSERT_TRUE(old.ok());
+  ASSERT_TRUE(parse_zoneinfo(without, "z", *old, &w).ok());
+  EXPECT_TRUE(w.empty()) << w.front();  // not a fault: the kernel has no such counter
+  for (const ZoneFree& z : *old) EXPECT_FALSE(z.free_pages_blocks.has_value()) << z.zone;
+  EXPECT_EQ(find_zone(*old, 0, "Normal")->free_pages, 5321067u);  // the rest as before
+}
+
+TEST(Zoneinfo, GarbledFreePagesBlocksLineIsSkippedAndNamed) {
+  std::vector<ZoneFree> zones;
+  std::vector<std::string> w;
+  auto r = parse_zoneinfo(
+      "Node 0, zone DMA32\n  present 10\n      nr_free_pages_blocks 5x12\n"
+      "Node 0, zone Normal\n  present 20\n      nr_free_pages_blocks 1024\n      nr_free_pages_blocks 512\n"
+      "Node 1, zone Normal\n  present 30\n      nr_free_pages_blocks\n",
+      "/proc/zoneinfo", zones, &w);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(zones.size(), 3u);
+  EXPECT_FALSE(zones[0].free_pages_blocks.has_value());
+  EXPECT_EQ(zones[1].free_pages_blocks, 1024u);  // the second line is skipped
+  EXPECT_FALSE(zones[2].free_pages_blocks.has_value());
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_TRUE(starts_with(w[0], "/proc/zoneinfo:3: Node 0, zone DMA32: expected 'nr_free_pages_blocks <pages>', got '5x12'"))
+      << w[0];
+  EXPECT_TRUE(starts_with(w[1], "/proc/zoneinfo:7: Node 0, zone Normal: second")) << w[1];
+  EXPECT_TRUE(starts_with(w[2], "/proc/zoneinfo:10: Node 1, zone Normal: expected 'nr_free_pages_blocks <pages>', got nothing"))
+      << w[2];
 }
 
 TEST(Zoneinfo, NodeUnreclaimable) {

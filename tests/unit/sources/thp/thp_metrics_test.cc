@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace fragd {
 namespace {
@@ -96,6 +97,51 @@ TEST(ThpMetrics, VmstatThpAndCompactCountersByName) {
   EXPECT_EQ(cmp.size(), 2u);
   EXPECT_EQ(cmp.at("counter=compact_stall"), 5);
   EXPECT_EQ(cmp.at("counter=compact_daemon_wake"), 8);
+}
+
+// khugepaged's per-size statistics of Linux 7.2 (tests/fixtures/mthp/linux-7.2): its allocations
+// as path "collapse", its failed allocations as a fallback, the ranges it passed over by the kind
+// of PTE; a 6.18 tree (tests/fixtures/mthp/linux-6.18) has none of them and gets no such series.
+TEST(ThpMetrics, CollapseStatisticsWhereTheKernelHasThem) {
+  const std::string root = std::string(FRAGD_FIXTURES_DIR) + "/mthp/";
+  std::vector<std::string> w;
+  MemSnapshot mem;
+  mem.mthp = read_mthp_stats(root + "linux-7.2", &w);
+  ASSERT_TRUE(w.empty()) << w.front();
+  ASSERT_EQ(mem.mthp.size(), 2u);
+  Families fs;
+  thp_metrics(mem, widest_plan(1), fs);
+  const auto alloc = samples(fs, "fragd_thp_allocations_total");
+  EXPECT_EQ(alloc.at("size=2048kB,path=collapse"), 2004);
+  EXPECT_EQ(alloc.at("size=64kB,path=collapse"), 1004);
+  EXPECT_EQ(alloc.at("size=2048kB,path=anon_fault"), 2001);
+  const auto fb = samples(fs, "fragd_thp_fallbacks_total");
+  EXPECT_EQ(fb.at("size=2048kB,path=collapse,cause=alloc"), 2005);
+  EXPECT_EQ(fb.count("size=2048kB,path=collapse,cause=charge"), 0u);  // the kernel counts none per size
+  const auto exceed = samples(fs, "fragd_thp_collapse_exceeded_total");
+  ASSERT_EQ(exceed.size(), 6u);
+  EXPECT_EQ(exceed.at("size=2048kB,pte=none"), 2006);
+  EXPECT_EQ(exceed.at("size=2048kB,pte=shared"), 2007);
+  EXPECT_EQ(exceed.at("size=2048kB,pte=swap"), 2008);
+  EXPECT_EQ(exceed.at("size=64kB,pte=none"), 1006);
+
+  // The default plan: the PMD size alone, the collapse series with it.
+  Families pmd;
+  thp_metrics(mem, series_plan(SeriesSettings{}, 1, 4), pmd);
+  EXPECT_EQ(samples(pmd, "fragd_thp_collapse_exceeded_total").size(), 3u);
+
+  MemSnapshot old;
+  old.mthp = read_mthp_stats(root + "linux-6.18", &w);
+  ASSERT_TRUE(w.empty()) << w.front();
+  ASSERT_EQ(old.mthp.size(), 2u);
+  Families os;
+  thp_metrics(old, widest_plan(1), os);
+  EXPECT_TRUE(samples(os, "fragd_thp_collapse_exceeded_total").empty());
+  for (const auto& [labels, _] : samples(os, "fragd_thp_allocations_total"))
+    EXPECT_EQ(labels.find("path=collapse"), std::string::npos) << labels;
+  for (const auto& [labels, _] : samples(os, "fragd_thp_fallbacks_total"))
+    EXPECT_EQ(labels.find("path=collapse"), std::string::npos) << labels;
+  EXPECT_FALSE(samples(os, "fragd_thp_allocations_total").empty());  // the 6.9+ ones stay
 }
 
 TEST(ThpMetrics, KernelWithoutPerSizeStatisticsHasNoPerSizeSeries) {
