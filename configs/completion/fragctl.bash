@@ -4,14 +4,15 @@
 # bash-completion package), or source it from ~/.bashrc. It needs nothing from bash-completion:
 # file names are completed with its _filedir when present, else with compgen -f.
 #
-# Completes the commands (hist status trace top map compact pool set reload cost policy check), each
+# Completes the commands (hist status trace top map compact pool set preflight ensure release reload
+# cost policy check), each
 # command's options (an option already given is not offered again; --png and --json exclude
 # each other), --order 0..10, --node with the host's NUMA nodes, --zone with zone names, pool
-# sizes 2MB and 1GB for `pool set`, and file names for --socket, --png and `policy check`.
+# sizes 2MB and 1GB for `pool set`, `preflight` and `ensure`, and file names for --socket, --png and `policy check`.
 # tests/integration/docs_test.sh checks these lists against `fragctl --help`.
 
 # Options that take a value, on any level: the word after one of them is its value.
-_fragctl_value_opts=" --socket --order --interval --count --node --zone --png --max-age --blocks --timeout --seconds --sort --limit "
+_fragctl_value_opts=" --socket --order --interval --count --node --zone --png --max-age --blocks --timeout --seconds --sort --limit --within --hold --for --lease "
 
 # File names matching $1 into COMPREPLY.
 _fragctl_files() {
@@ -83,21 +84,30 @@ _fragctl() {
       COMPREPLY=($(compgen -W "time stalls" -- "$cur"))
       return 0
       ;;
-    --interval | --count | --max-age | --blocks | --timeout | --seconds | --limit)
-      return 0  # a number: nothing to offer
+    --interval | --count | --max-age | --blocks | --timeout | --seconds | --limit | --within | --hold | --for | --lease)
+      return 0  # a number, a duration or a name: nothing to offer
       ;;
   esac
 
   local opts="" words=""
   case $cmd in
     "") opts="--socket --help --version"
-        words="hist status trace top map compact pool reload cost policy" ;;
+        words="hist status trace top map compact pool preflight ensure release reload cost policy" ;;
     hist) opts="--order --interval --count --json --help" ;;
     status | trace) opts="--json --help" ;;
     top) opts="--interval --count --once --sort --limit --stacks --json --help" ;;
     map) opts="--node --zone --png --json --max-age --blocks --help" ;;
     compact) opts="--node --timeout --json --help" ;;
     reload) opts="--help" ;;
+    preflight)
+      opts="--order --node --json --help"
+      ((npos == 0)) && [[ $used != *" --order "* ]] && words="2MB 1GB"  # SIZE; COUNT is a number
+      ;;
+    ensure)
+      opts="--order --node --within --hold --for --json --help"
+      ((npos == 0)) && [[ $used != *" --order "* ]] && words="2MB 1GB"
+      ;;
+    release) opts="--for --lease --json --help" ;;
     cost) opts="--seconds --json --help" ;;
     pool)
       case $sub in

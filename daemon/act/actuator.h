@@ -30,6 +30,11 @@ class Actuator {
 
   virtual Result<unsigned> read_proactiveness() = 0;
   virtual Result<void> write_proactiveness(unsigned value) = 0;
+  // vm.defrag_mode (Linux 6.15+; ENOENT before), 0 or 1: the defrag_mode guard's setting.
+  virtual Result<unsigned> read_defrag_mode() { return make_error("vm.defrag_mode: not offered here", ENOENT); }
+  virtual Result<void> write_defrag_mode(unsigned /*value*/) {
+    return make_error("vm.defrag_mode: not offered here", ENOENT);
+  }
 
   // Hugetlb pool of `size_kib` pages on `node`; node < 0: the global pool.
   // A write succeeds even when the kernel could not allocate everything:

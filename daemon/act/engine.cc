@@ -49,6 +49,8 @@ const char* action_name(ActionKind k) {
     case ActionKind::RaiseProactiveness: return "proactiveness_raise";
     case ActionKind::RestoreProactiveness: return "proactiveness_restore";
     case ActionKind::Pool: return "pool";
+    case ActionKind::DefragModeOff: return "defrag_mode_off";
+    case ActionKind::DefragModeRestore: return "defrag_mode_restore";
   }
   return "unknown";
 }
@@ -63,6 +65,8 @@ const char* trigger_label(Trigger t) {
     case Trigger::Hold: return "hold";
     case Trigger::Policy: return "policy";
     case Trigger::Forecast: return "forecast";
+    case Trigger::Lease: return "lease";
+    case Trigger::Guard: return "guard";
   }
   return "unknown";
 }
@@ -94,9 +98,11 @@ void Engine::set_policy(Policy p) {
     raised_dry_ = false;
     raise_marks_.clear();
   }
-  if (!policy_.act)
+  if (!policy_.act) {
+    // Observe mode changes nothing: every lease ends and its pages go back (decide()).
+    note_ended(leases_.end_all("the policy was reloaded with mode: observe", now_ns_));
     drop_manual(false, "the policy was reloaded with mode: observe before this request ran");
-  else
+  } else
     drop_manual(true,
                 "the policy was reloaded before this request ran, and a run-time pool target lasts "
                 "until the next reload: run `fragctl pool set` again");
@@ -134,7 +140,7 @@ void Engine::rebuild_pools() {
 void Engine::drop_manual(bool pools_only, const std::string& why) {
   std::deque<ActionRequest> keep;
   for (auto& r : manual_) {
-    if (pools_only && r.kind != ActionKind::Pool) {
+    if (pools_only && (r.kind != ActionKind::Pool || r.lease != 0)) {  // a lease outlives a reload
       keep.push_back(std::move(r));
       continue;
     }
@@ -196,6 +202,8 @@ void Engine::ingest(const Observation& o) {
   }
 
   for (auto& [key, p] : pool_state_) p.observed = false;
+  if (!o.pools.empty()) observed_pools_.clear();
+  for (const auto& po : o.pools) observed_pools_[{po.node < 0 ? -1 : po.node, po.size_kib}] = po.total;
   for (const auto& po : o.pools) {
     auto it = pool_state_.find({po.node < 0 ? -1 : po.node, po.size_kib});
     if (it == pool_state_.end()) continue;
@@ -483,6 +491,8 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
     ready.push_back(Candidate{id, t.score, std::move(*fired)});
   }
 
+  note_ended(leases_.expire(now));
+  if (auto r = guard_action(o)) return issue(std::move(*r));  // observe mode too: a put-back
   if (in_flight_) return std::nullopt;
 
   if (policy_.act && !manual_.empty()) {
@@ -500,6 +510,8 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
     return restore_request(Trigger::Policy, !policy_.act ? "policy changed: mode observe"
                                                          : std::string("policy changed: method ") +
                                                                method_name(c.method));
+  // Pages of ended leases go back, in observe mode too (fragd undoes what it changed).
+  if (auto r = lease_pool_action()) return issue(std::move(*r));
   if (!policy_.act) return std::nullopt;
 
   if (proactive && raised_since_ns_ && now >= restore_next_ns_) {
@@ -516,25 +528,30 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
   }
 
   for (auto& [key, p] : pool_state_) {
-    if (p.observed && p.s.reached == p.s.target) continue;
+    // Leased pages ride on the policy's target (act/leases.h).
+    const uint64_t leased = leases_.leased(key);
+    const uint64_t target = p.s.target + leased;
+    if (p.observed && p.s.reached == target) continue;
     if (now < p.s.next_allowed_ns) continue;
     // A pool grows by compaction too: growing waits for the budget (a shrink frees pages).
-    if (left == 0 && (!p.observed || p.s.reached < p.s.target)) continue;
+    if (left == 0 && (!p.observed || p.s.reached < target)) continue;
     ActionRequest r;
     r.kind = ActionKind::Pool;
     r.trigger = Trigger::Pool;
     r.node = p.s.node;
     r.size_kib = p.s.size_kib;
-    r.target = p.s.target;
+    r.target = target;
+    if (leased) r.restore_to = p.s.target;
     r.compact_nodes = p.s.node >= 0 ? std::vector<int>{p.s.node} : scope_nodes();
     r.budget_ns = left;
-    const auto target = static_cast<unsigned long long>(p.s.target);
+    const auto shown = static_cast<unsigned long long>(target);
     if (!p.observed)
-      r.reason = pool_name(p.s.node, p.s.size_kib) + strf(": not observed, target %llu", target);
+      r.reason = pool_name(p.s.node, p.s.size_kib) + strf(": not observed, target %llu", shown);
     else
       r.reason = pool_name(p.s.node, p.s.size_kib) +
                  strf(": %llu %s target %llu", static_cast<unsigned long long>(p.s.reached),
-                     p.s.reached < p.s.target ? "<" : ">", target);
+                     p.s.reached < target ? "<" : ">", shown);
+    if (leased) r.reason += strf(" (%llu leased)", static_cast<unsigned long long>(leased));
     return issue(std::move(r));
   }
 
@@ -554,6 +571,9 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
       r.have_blocks = reserve_blocks(t);
       r.goal_blocks = goal_blocks(t, demand.has_value() && t.score >= c.score.low,
                                   c.cpu_budget_ns > used ? c.cpu_budget_ns - used : 0);
+      // The goal's temporary pool is the node's pool of reserve.order: not while leases hold it.
+      if (leases_.leased({best.node, uint64_t{4} << c.reserve.order}) || lease_pools_.count({best.node, uint64_t{4} << c.reserve.order}))
+        r.goal_blocks = 0;
       if (r.goal_blocks == 0) r.reason += "; the goal is near all the node's free memory: whole node";
       else r.reason += strf("; goal %llu free order-%u blocks (has %llu)",
                             static_cast<unsigned long long>(r.goal_blocks), c.reserve.order,

@@ -99,16 +99,20 @@
 #include <vector>
 
 #include "base/histogram.h"
+#include "act/defrag_guard.h"
+#include "act/leases.h"
 #include "policy/policy.h"
 #include "base/result.h"
 
 namespace fragd {
 
-enum class ActionKind { Compact, RaiseProactiveness, RestoreProactiveness, Pool };
-const char* action_name(ActionKind k);  // compact, proactiveness_raise, proactiveness_restore, pool
+enum class ActionKind { Compact, RaiseProactiveness, RestoreProactiveness, Pool, DefragModeOff, DefragModeRestore };
+// compact, proactiveness_raise, proactiveness_restore, pool, defrag_mode_off, defrag_mode_restore
+const char* action_name(ActionKind k);
 
-enum class Trigger { Score, Demand, Reserve, Manual, Pool, Hold, Policy, Forecast };
-const char* trigger_label(Trigger t);   // score, demand, reserve, manual, pool, hold, policy, forecast
+enum class Trigger { Score, Demand, Reserve, Manual, Pool, Hold, Policy, Forecast, Lease, Guard };
+// score, demand, reserve, manual, pool, hold, policy, forecast, lease, guard
+const char* trigger_label(Trigger t);
 
 struct ActionRequest {
   uint64_t id = 0;                 // unique, increasing
@@ -126,6 +130,11 @@ struct ActionRequest {
   // The time its compaction and pool-growing writes may take, from its start
   // (action_budget_ns); 0: the action writes no such file (proactiveness).
   uint64_t budget_ns = 0;
+  // Pool: the lease it makes (`fragctl ensure`, act/leases.h; 0: none), and the count to put the
+  // pool back to should fragd stop while the pool holds leased pages (saved_state.h; none: the
+  // pool's size is the operator's state, kept).
+  uint64_t lease = 0;
+  std::optional<uint64_t> restore_to;
 };
 
 // The compaction time an action may use (its writes are killed past it):
@@ -198,6 +207,7 @@ struct Observation {
   uint64_t proactive_compaction_ns = 0;
   uint64_t mem_available_kib = 0;
   std::vector<PoolObservation> pools;  // global and per node
+  GuardSample guard;                   // the defrag_mode guard's readings (act/defrag_guard.h)
 };
 
 // For `fragctl status` and metrics.
@@ -253,7 +263,30 @@ class Engine {
   Result<uint64_t> request_pool(uint64_t size_kib, int node, uint64_t count, const MachineFacts& m,
                                 uint64_t budget_ns = 0);
 
+  // `fragctl ensure SIZE COUNT`: a lease of `count` pages of the (node or global) pool for
+  // `consumer`, held for hold_ns once made, and the pool action that makes it (queued like a
+  // manual request, under budget_ns). Errors: observe mode; a size or node not on this
+  // machine; a pool not seen yet; the consumer already holding a lease on that pool; leases or
+  // policy targets of that size on the global pool and on node pools at once.
+  struct EnsureQueued {
+    Lease lease;
+    uint64_t action_id = 0;
+    uint64_t target = 0;  // the pool's target with the lease
+  };
+  Result<EnsureQueued> request_ensure(const std::string& consumer, int node, uint64_t size_kib, uint64_t count,
+                                      uint64_t hold_ns, const MachineFacts& m, uint64_t budget_ns);
+  // `fragctl ensure --order K`: compact `node` until it has goal_blocks free blocks of
+  // reserve.order (0: the whole node), for `consumer`. The id of the queued action.
+  Result<uint64_t> request_blocks(int node, uint64_t goal_blocks, uint64_t have_blocks, const std::string& reason,
+                                  uint64_t budget_ns);
+  // `fragctl release`: ends the live leases of a consumer, or one lease; their pools go back.
+  std::vector<Lease> release(const std::optional<std::string>& consumer, std::optional<uint64_t> lease_id);
+  const Leases& leases() const { return leases_; }
+  // Leases that ended since the last call (hold over, short, released, observe mode), to log.
+  std::vector<Lease> take_ended_leases();
+
   bool busy() const { return in_flight_.has_value(); }
+  const DefragModeGuard& defrag_guard() const { return guard_; }
   // True while fragd holds vm.compaction_proactiveness raised.
   bool proactiveness_raised() const { return raised_since_ns_.has_value() && !raised_dry_; }
 
@@ -349,6 +382,24 @@ class Engine {
   std::vector<ActionOutcome> dropped_;
   std::map<int, NodeTrack> node_state_;
   std::map<std::pair<int, uint64_t>, PoolTrack> pool_state_;  // by (node, size_kib)
+  // Leases, and the pools they grew that the policy does not name: each one's base (its size at
+  // its first lease) and its waits after a resize that failed. Kept until the pool is back at base.
+  struct LeasePool {
+    uint64_t base = 0;
+    unsigned misses = 0;
+    uint64_t next_allowed_ns = 0;
+  };
+  Leases leases_;
+  uint64_t next_lease_ = 1;
+  std::map<PoolKey, LeasePool> lease_pools_;
+  std::map<PoolKey, uint64_t> observed_pools_;  // every pool of the last observation: nr_hugepages
+  std::vector<Lease> ended_leases_;             // for take_ended_leases()
+  // The lease pool action due, if any (decide()).
+  std::optional<ActionRequest> lease_pool_action();
+  // The defrag_mode guard's action due, if any (decide(); act/engine_guard.cc).
+  std::optional<ActionRequest> guard_action(const Observation& o);
+  DefragModeGuard guard_;
+  void note_ended(std::vector<Lease> v);
   std::deque<Sample> samples_;
   struct Raw {  // the last observation's counters as read
     uint64_t stalls = 0;

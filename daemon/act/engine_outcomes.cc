@@ -120,7 +120,28 @@ void Engine::finished(const ActionOutcome& r) {
       }
       break;
     }
+    case ActionKind::DefragModeOff:
+    case ActionKind::DefragModeRestore:
+      guard_.finished(req.kind == ActionKind::DefragModeOff, res, end);
+      break;
     case ActionKind::Pool: {
+      if (req.lease) {
+        const std::string why = strf("its pool reached %llu of %llu (%s%s%s)", static_cast<unsigned long long>(r.pool_after),
+                                     static_cast<unsigned long long>(req.target), res.c_str(),
+                                     r.detail.empty() ? "" : ": ", r.detail.c_str());
+        if (auto l = leases_.made(req.id, res == "ok", why, end); l && l->state == LeaseState::Ended)
+          note_ended({*l});
+      }
+      if (auto lp = lease_pools_.find({req.node, req.size_kib}); lp != lease_pools_.end() && req.lease == 0) {
+        // A lease pool put back: retried after a failure with the back-off's waits.
+        if (res == "ok") {
+          lp->second.misses = 0;
+          lp->second.next_allowed_ns = 0;
+        } else if (res != "abandoned") {
+          lp->second.misses = std::min(lp->second.misses + 1, kMaxMisses);
+          lp->second.next_allowed_ns = sat_add(end, wait_ns(lp->second.misses));
+        }
+      }
       auto it = pool_state_.find({req.node, req.size_kib});
       if (it == pool_state_.end()) break;  // the target went with a reload
       PoolTrack& p = it->second;

@@ -112,6 +112,12 @@ ActionOutcome ActionExecutor::run_action(const ActionRequest& r, const Policy& p
       else o.result = "ok";
       break;
     }
+    case ActionKind::DefragModeOff:
+    case ActionKind::DefragModeRestore:
+      if (dry) o.result = "dry_run";
+      else if (r.kind == ActionKind::DefragModeOff) defrag_mode_off(o);
+      else defrag_mode_restore(o);
+      break;
     case ActionKind::Pool: {
       if (auto b = act_.read_pool(r.node, r.size_kib)) o.pool_before = o.pool_after = *b;
       if (dry) {
@@ -125,8 +131,16 @@ ActionOutcome ActionExecutor::run_action(const ActionRequest& r, const Policy& p
       pr.compact_nodes = r.compact_nodes;
       pr.guard_kib = p.hugepages.guard_kib;
       pr.drop_caches = p.hugepages.drop_caches;
+      // Leased pages above the pool's base go back should fragd stop (saved_state.h).
+      const std::string file = pool_file(r.node, r.size_kib);
+      if (r.restore_to && r.target > *r.restore_to && hooks_.remember)
+        if (auto k = hooks_.remember(file, *r.restore_to, r.target); !k) {
+          fail(k.error());
+          break;
+        }
       const uint64_t m0 = migrated();
       const PoolOutcome po = resize_pool(act_, pr);
+      if (r.restore_to && r.target <= *r.restore_to && po.after <= *r.restore_to && hooks_.forget) hooks_.forget(file);
       o.pages_migrated = migrated() - m0;
       o.result = po.result;
       o.detail = po.detail;
@@ -140,6 +154,59 @@ ActionOutcome ActionExecutor::run_action(const ActionRequest& r, const Policy& p
     }
   }
   return o;
+}
+
+void ActionExecutor::defrag_mode_off(ActionOutcome& o) {
+  auto cur = act_.read_defrag_mode();
+  if (!cur) {
+    o.result = "error";
+    o.detail = cur.error().message;
+    return;
+  }
+  if (*cur == 0) {
+    o.result = "refused";
+    o.detail = "vm.defrag_mode reads 0 already: nothing to turn off";
+    return;
+  }
+  if (hooks_.remember)
+    if (auto k = hooks_.remember(kDefragModeFile, *cur, 0); !k) {
+      o.result = "error";
+      o.detail = k.error().message;
+      return;
+    }
+  saved_defrag_ = *cur;
+  if (auto w = act_.write_defrag_mode(0); !w) {
+    o.result = "error";
+    o.detail = w.error().message;
+    return;
+  }
+  o.result = "ok";
+  o.detail = "vm.defrag_mode " + std::to_string(*cur) + " -> 0";
+}
+
+void ActionExecutor::defrag_mode_restore(ActionOutcome& o) {
+  o.result = "ok";
+  if (!saved_defrag_) {
+    o.detail = "no vm.defrag_mode value saved: nothing to put back";
+    return;
+  }
+  auto cur = act_.read_defrag_mode();
+  if (!cur) {
+    o.result = "error";
+    o.detail = cur.error().message;
+    return;
+  }
+  if (*cur != 0) {  // set since by someone else: theirs now
+    o.detail = "vm.defrag_mode reads " + std::to_string(*cur) + ", not the 0 fragd wrote: left as it is";
+  } else if (auto w = act_.write_defrag_mode(*saved_defrag_); !w) {
+    o.result = "error";
+    o.detail = w.error().message;
+    return;
+  } else {
+    o.detail = "vm.defrag_mode 0 -> " + std::to_string(*saved_defrag_);
+  }
+  saved_defrag_.reset();
+  if (hooks_.forget) hooks_.forget(kDefragModeFile);
 }
 
 Result<void> ActionExecutor::restore() {

@@ -49,9 +49,14 @@ class ActionExecutor {
   // Puts back the proactiveness value fragd replaced, if it replaced one.
   Result<void> restore();
   std::optional<unsigned> saved_proactiveness() const { return saved_; }
+  std::optional<unsigned> saved_defrag_mode() const { return saved_defrag_; }
 
  private:
   ActionOutcome run_action(const ActionRequest& r, const Policy& p);
+  // The defrag_mode guard's two actions (act/defrag_guard.h): 0 written with the value before
+  // saved, and that value put back while the setting still reads the 0 fragd wrote.
+  void defrag_mode_off(ActionOutcome& o);
+  void defrag_mode_restore(ActionOutcome& o);
   uint64_t migrated() const { return hooks_.pages_migrated ? hooks_.pages_migrated() : 0; }
   // Compact with method pool and a goal: the temporary pool (engine.h).
   void compact_to_goal(const ActionRequest& r, const Policy& p, ActionOutcome& o);
@@ -61,6 +66,7 @@ class ActionExecutor {
   Actuator& act_;
   Hooks hooks_;
   std::optional<unsigned> saved_;
+  std::optional<unsigned> saved_defrag_;  // vm.defrag_mode before the guard wrote 0
 };
 
 }  // namespace fragd

@@ -78,7 +78,22 @@ void act_metrics(const ActStats& act, const SeriesPlan& plan, Families& out) {
                        "1 while fragd holds vm.compaction_proactiveness raised (method proactiveness).",
                        MetricType::Gauge);
   raised.gauge({}, act.proactiveness_raised);
-  emit(out, info, rel, acts, dur, mig, sc, hot, miss, ppb, spb, steps, bud, lim, raised);
+  FamilyBuilder leases("fragd_leases_total",
+                       "Leases (fragctl ensure) by what became of them: made (its pages made and held), not_made "
+                       "(its action fell short: nothing held), and how held ones ended: released, hold_over, observe "
+                       "(a reload to mode observe).",
+                       MetricType::Counter);
+  for (const char* k : {"made", "not_made", "released", "hold_over", "observe"}) {
+    auto it = act.leases.find(k);
+    leases.counter({{"outcome", k}}, it == act.leases.end() ? 0 : it->second);
+  }
+  FamilyBuilder leased("fragd_leased_hugepages",
+                       "Hugetlb pages live leases add to a pool (node \"all\": the global pool), held for their "
+                       "consumers or being made.",
+                       MetricType::Gauge);
+  for (const auto& [k, v] : act.leased_pages)
+    leased.gauge({{"node", node_label(k.first)}, {"size", std::to_string(k.second) + "kB"}}, v);
+  emit(out, info, rel, acts, dur, mig, sc, hot, miss, ppb, spb, steps, bud, lim, raised, leases, leased);
 }
 
 }  // namespace fragd

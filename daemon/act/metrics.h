@@ -29,6 +29,10 @@ struct ActStats {
   uint64_t reloads_ok = 0, reloads_failed = 0;
   bool proactiveness_raised = false;
   uint64_t budget_used_ns = 0, budget_ns = 0;
+  // Leases (fragctl ensure): by outcome (made, not_made, released, hold_over, observe), and the
+  // pages live leases add to each pool ((node or -1, size_kib) -> pages).
+  std::map<std::string, uint64_t> leases;
+  std::map<std::pair<int, uint64_t>, uint64_t> leased_pages;
 };
 
 // Action durations with the plan's bucket layout (count and sum alone when coarse).

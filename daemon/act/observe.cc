@@ -41,7 +41,12 @@ Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const BpfSna
       global[p.size_kib] += p.total;
     }
     for (const auto& [size, total] : global) o.pools.push_back({-1, size, total});
+    if (auto it = mem->vm_sysctls.find("defrag_mode"); it != mem->vm_sysctls.end())
+      o.guard.defrag_mode = static_cast<unsigned>(it->second);
+    if (mem->memory_pressure && mem->memory_pressure->full_us)
+      o.guard.pressure_full_s = static_cast<double>(*mem->memory_pressure->full_us) / 1e6;
   }
+  o.guard.now_ns = now_ns;
   if (bpf) {
     // The rate check counts entries into direct compaction and reclaim, exact in every
     // bpf.allocations mode; the p99 check reads the stall times of counted allocations.
@@ -49,6 +54,7 @@ Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const BpfSna
       for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) o.stall_hist += bpf->stall[ord][r];
       for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) o.stalls_total += bpf->alloc.direct_entries[ord][p];
     }
+    for (unsigned ord = 0; ord < FRAGD_NR_ORDERS; ord++) o.guard.atomic_failures += bpf->alloc.failures[ord][0];
     o.fragd_compaction_ns = bpf->compaction_hist[FRAGD_TRIGGER_FRAGD].sum_ns;
     o.proactive_compaction_ns = bpf->compaction_hist[FRAGD_TRIGGER_PROACTIVE].sum_ns;
   }

@@ -23,7 +23,8 @@ constexpr std::string_view kHeader =
 
 // What a canonical file name stands for; nullopt: not a setting fragd saves.
 struct Setting {
-  bool pool = false;  // else vm.compaction_proactiveness
+  bool pool = false;         // else a vm sysctl: compaction_proactiveness or defrag_mode
+  bool defrag_mode = false;  // vm.defrag_mode (the guard)
   int node = -1;
   uint64_t size_kib = 0;
 };
@@ -44,6 +45,7 @@ bool take_number(std::string_view& s, std::string_view stop, uint64_t& out) {
 
 std::optional<Setting> setting_of(const std::string& file) {
   if (file == kProactivenessFile) return Setting{};
+  if (file == kDefragModeFile) return Setting{.defrag_mode = true};
   std::string_view s = file;
   Setting t;
   t.pool = true;
@@ -188,11 +190,13 @@ Result<std::vector<SavedSetting>> parse_saved_state(const std::string& text, con
                         EINVAL);
     s.file = std::string(toks[0]);
     if (!setting_of(s.file))
-      return make_error(where + quote(toks[0]) + " is not a setting fragd changes (" + kProactivenessFile +
-                            " or a hugepage pool's nr_hugepages); remove the line",
+      return make_error(where + quote(toks[0]) + " is not a setting fragd changes (" + kProactivenessFile + ", " +
+                            kDefragModeFile + " or a hugepage pool's nr_hugepages); remove the line",
                         EINVAL);
     if (s.file == kProactivenessFile && s.value > 100)
       return make_error(where + "vm.compaction_proactiveness " + std::to_string(s.value) + " is not 0..100", EINVAL);
+    if (s.file == kDefragModeFile && s.value > 1)
+      return make_error(where + "vm.defrag_mode " + std::to_string(s.value) + " is not 0 or 1", EINVAL);
     for (const auto& e : out)
       if (e.file == s.file) return make_error(where + s.file + " is saved twice; keep one line", EINVAL);
     out.push_back(std::move(s));
@@ -302,7 +306,7 @@ RestoreReport restore_saved(SavedState& s, Actuator& a) {
     }
     if (t && e.wrote) {  // only a value fragd wrote is fragd's to put back
       Result<uint64_t> cur = t->pool ? a.read_pool(t->node, t->size_kib) : [&]() -> Result<uint64_t> {
-        auto p = a.read_proactiveness();
+        auto p = t->defrag_mode ? a.read_defrag_mode() : a.read_proactiveness();
         if (!p) return p.error();
         return uint64_t{*p};
       }();
@@ -322,8 +326,9 @@ RestoreReport restore_saved(SavedState& s, Actuator& a) {
       }
     }
     Result<void> w = !t ? make_error("not a setting fragd changes", EINVAL)
-                     : t->pool ? a.write_pool(t->node, t->size_kib, e.value)
-                               : a.write_proactiveness(static_cast<unsigned>(e.value));
+                     : t->pool        ? a.write_pool(t->node, t->size_kib, e.value)
+                     : t->defrag_mode ? a.write_defrag_mode(static_cast<unsigned>(e.value))
+                                      : a.write_proactiveness(static_cast<unsigned>(e.value));
     const std::string what = setting_name(e.file) + " " + std::to_string(e.value);
     if (!w) {
       rep.failed.push_back("could not restore " + what + ": " + w.error().message + " (kept in " + s.path() + ")");

@@ -13,6 +13,8 @@
 //                                           a node's pool that compaction method
 //                                           pool grows for a moment: saved here,
 //                                           put back
+//   /proc/sys/vm/defrag_mode               turned off by the defrag_mode guard
+//                                           for its hold: saved here, put back
 //   nodeN/compact, compact_memory,          triggers, not settings: nothing to put
 //   drop_caches                             back
 //
@@ -62,6 +64,7 @@ inline constexpr const char* kActLockFile = "/run/fragd/act.lock";
 inline constexpr const char* kLegacyStateFile = "/run/fragd/saved-compaction_proactiveness";
 
 inline constexpr const char* kProactivenessFile = "/proc/sys/vm/compaction_proactiveness";
+inline constexpr const char* kDefragModeFile = "/proc/sys/vm/defrag_mode";
 // The canonical name of a pool's nr_hugepages (node < 0: the global pool).
 std::string pool_file(int node, uint64_t size_kib);
 // "vm.compaction_proactiveness" for a /proc/sys file, the file itself otherwise.

@@ -155,6 +155,18 @@ Result<void> SysfsActuator::write_proactiveness(unsigned value) {
                      std::to_string(value));
 }
 
+Result<unsigned> SysfsActuator::read_defrag_mode() {
+  auto v = read_value(proc_ + "/sys/vm/defrag_mode");
+  if (!v) return v.error();
+  if (*v > 1) return make_error("vm.defrag_mode reads " + std::to_string(*v) + " (not 0 or 1)", EINVAL);
+  return static_cast<unsigned>(*v);
+}
+
+Result<void> SysfsActuator::write_defrag_mode(unsigned value) {
+  if (value > 1) return make_error("vm.defrag_mode must be 0 or 1", EINVAL);
+  return write_value(proc_ + "/sys/vm/defrag_mode", "/proc/sys/vm/defrag_mode", std::to_string(value));
+}
+
 std::string SysfsActuator::pool_path(int node, uint64_t size_kib) const {
   const std::string leaf = "/hugepages/hugepages-" + std::to_string(size_kib) + "kB/nr_hugepages";
   if (node < 0) return sys_ + "/kernel/mm" + leaf;

@@ -5,6 +5,7 @@
 //   /sys/devices/system/node/node<N>/compact
 //   /proc/sys/vm/compact_memory                    (a machine without node dirs)
 //   /proc/sys/vm/compaction_proactiveness
+//   /proc/sys/vm/defrag_mode                       (the defrag_mode guard)
 //   /proc/sys/vm/drop_caches
 //   /sys/kernel/mm/hugepages/hugepages-<S>kB/nr_hugepages
 //   /sys/devices/system/node/node<N>/hugepages/hugepages-<S>kB/nr_hugepages
@@ -63,6 +64,8 @@ class SysfsActuator : public Actuator {
   Result<void> compact_node_until(int node, unsigned order, uint64_t blocks) override;
   Result<unsigned> read_proactiveness() override;
   Result<void> write_proactiveness(unsigned value) override;
+  Result<unsigned> read_defrag_mode() override;
+  Result<void> write_defrag_mode(unsigned value) override;
   Result<uint64_t> read_pool(int node, uint64_t size_kib) override;
   Result<void> write_pool(int node, uint64_t size_kib, uint64_t count) override;
   Result<void> grow_pool(int node, uint64_t size_kib, uint64_t count) override;  // in a child, killable

@@ -39,9 +39,12 @@ int run_actions(const std::string& socket_path, const ControlRequest& req, const
   if (!answer) return fail(answer.error());
   auto ids = fragd::parse_ids_answer(*answer, cmd);
   if (!ids) return fail(ids.error());
+  return follow_actions(*c, *ids, a);
+}
 
+int follow_actions(Client& c, const std::vector<uint64_t>& ids, const ActArgs& a) {
   fragd::ActionWaiter w;
-  w.ask = [&c](const json& r) { return ask_fragd(*c, r); };
+  w.ask = [&c](const json& r) { return ask_fragd(c, r); };
   w.now_ms = mono_ms;
   w.sleep_until = sleep_until;
   w.interval_ms = 200;
@@ -53,7 +56,7 @@ int run_actions(const std::string& socket_path, const ControlRequest& req, const
     finished.push_back(f);
     if (!a.json) std::printf("%s\n", fragd::format_outcome(f.view).c_str());
   };
-  auto waited = fragd::wait_for_actions(*ids, w);
+  auto waited = fragd::wait_for_actions(ids, w);
 
   if (a.json) {
     std::printf("%s\n", fragd::outcomes_output_json(finished).dump(2).c_str());

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "fragctl/client.h"
 #include "protocol/request.h"
 
 namespace CLI {
@@ -38,5 +40,7 @@ void add_wait_options(CLI::App* cmd, ActArgs& args);
 // outcomes as one JSON array at the end. 0 only if every result is ok or
 // dry_run.
 int run_actions(const std::string& socket_path, const ControlRequest& req, const ActArgs& a);
+// The same for actions already queued (their ids), asked about on `c`.
+int follow_actions(Client& c, const std::vector<uint64_t>& ids, const ActArgs& a);
 
 }  // namespace fragd::ctl

@@ -13,6 +13,7 @@
 
 #include "fragd/concerns/act.h"
 #include "fragd/concerns/attribution.h"
+#include "fragd/concerns/features.h"
 #include "fragd/concerns/memory.h"
 #include "fragd/concerns/pageblocks.h"
 #include "fragd/concerns/stalls.h"
@@ -47,6 +48,7 @@ class Daemon {
   std::unique_ptr<StallsConcern> stalls_;
   std::unique_ptr<ActConcern> act_;
   std::unique_ptr<PageblocksConcern> pageblocks_;
+  std::unique_ptr<FeaturesConcern> features_;
   std::vector<Concern*> concerns_;
   TickClock ticks_{0, sh_.cfg.tick_ns};  // the timer's due times; reset when the timer starts
 };

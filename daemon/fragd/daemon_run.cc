@@ -30,7 +30,10 @@ void notify(const char* state) {
 // Start-up, in the order privileges allow: what fails for reasons outside BPF first, then BPF,
 // then what needs a capability (kallsyms, iomem), then the capabilities go, then the threads.
 int Daemon::start() {
-  act_ = std::make_unique<ActConcern>(sh_, [this] { tick(); });
+  act_ = std::make_unique<ActConcern>(sh_, [this] { tick(); }, [this](const SupplyAsk& a) -> Result<Supply> {
+    if (!pageblocks_) return make_error("fragd is starting: ask again in a second");
+    return pageblocks_->supply(a);
+  });
   // Act mode: one fragd per host acts (act/act_lock.h), and what a fragd that died left
   // changed goes back, before the control socket, BPF and any write.
   if (auto r = act_->lock_if_acting(); !r) return log_error(r.error().message), 1;
@@ -51,6 +54,8 @@ int Daemon::start() {
   // action runner and the scanner start.
   attribution_ = std::make_unique<AttributionConcern>(sh_);
   pageblocks_ = std::make_unique<PageblocksConcern>(sh_, *control_);
+  features_ = std::make_unique<FeaturesConcern>(
+      sh_, [this](const SupplyAsk& a) { return pageblocks_->supply(a); }, [this] { return pageblocks_->scanned(); });
   if (auto d = drop_capabilities()) log_info(*d);
   else return log_error(d.error().message), 1;
   auto m = MetricsServer::start(sh_.cfg.listen, 3 * sh_.cfg.tick_ns + 5'000'000'000ULL);
@@ -61,7 +66,7 @@ int Daemon::start() {
     return p ? process_families(*p) : Families{};
   });
   if (auto r = act_->start_runner(); !r) return log_error(r.error().message), 1;
-  concerns_ = {memory_.get(), attribution_.get(), stalls_.get(), act_.get(), pageblocks_.get()};
+  concerns_ = {memory_.get(), attribution_.get(), stalls_.get(), act_.get(), pageblocks_.get(), features_.get()};
   log_programs(sh_);
   tick();
   pageblocks_->start_scanner();
@@ -116,6 +121,7 @@ int Daemon::run() {
 void Daemon::stop() {
   if (act_) act_->stop();
   concerns_.clear();
+  features_.reset();  // its file goes: a stopped fragd labels nothing
   pageblocks_.reset();
   stalls_.reset();
   attribution_.reset();

@@ -20,7 +20,7 @@ namespace {
 void self_metrics(const SelfStats& self, Families& out) {
   FamilyBuilder e("fragd_collect_errors_total",
                   "Failed reads of a source: the BPF maps, or one /proc or sysfs source (buddyinfo, zoneinfo, "
-                  "pagetypeinfo, vmstat, meminfo, hugepages, mthp, nodes). A failing source is read again at a "
+                  "pagetypeinfo, vmstat, meminfo, hugepages, mthp, psi, nodes). A failing source is read again at a "
                   "doubling interval up to 60 s.",
                   MetricType::Counter);
   e.counter({{"source", "bpf"}}, self.collect_errors_bpf);
@@ -77,7 +77,7 @@ Families build_families(const ExportFrame& f) {
     emit(out, b);
   }
   program_metrics(f.programs ? *f.programs : kNoPrograms, self.run_stats, f.plan, out);
-  map_memory_metrics(self.map_memory, out);
+  map_memory_metrics(self.map_memory, f.plan, out);
   counting_metrics(self.counting, out);
   if (f.bpf) {
     stall_metrics(f.plan, *f.bpf, self.counting, out);

@@ -48,6 +48,8 @@ struct Config {
   unsigned scan_threads = 1;                 // ... reading with this many threads (full scans)
   std::string scan_mode = "sample";          // ... "sample" rounds within scan_budget_percent, or "full"
   double scan_budget_percent = 0.1;          // ... a sample round's CPU time per interval, % of one core
+  std::string nfd_features_file;             // the NFD feature file fragd writes ("": none)
+  uint64_t nfd_hold_ns = 300'000'000'000;    // a label changes after its value stayed past an edge this long
   SeriesSettings metrics;                    // which series /metrics carries (`metrics:`)
   Policy policy;                             // policy.act mirrors mode == "act"
   std::string source;                        // file it came from, for messages

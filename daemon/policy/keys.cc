@@ -44,6 +44,14 @@ Result<void> socket_path(const std::string& file, const YAML::Node& n, Config& c
   return {};
 }
 
+Result<void> features_file(const std::string& file, const YAML::Node& n, Config& c) {
+  const std::string& p = c.nfd_features_file;
+  if (p.empty()) return {};
+  if (p[0] != '/' || p.back() == '/')
+    return bad(file, n, "nfd.features_file", "expected an absolute path of a file (or \"\" for none), got '" + p + "'");
+  return {};
+}
+
 // Resolved now, so that a typo fails --check-config and the reload check, not the start.
 Result<void> group_exists(const std::string& file, const YAML::Node& n, Config& c) {
   const std::string& s = c.socket_group;
@@ -123,6 +131,16 @@ Result<void> demand_has_a_check(const std::string& file, const YAML::Node& n, Co
   return bad(file, n[at], std::string("compaction.demand.") + at,
              "the demand trigger is enabled but both of its checks are off (stalls_per_second 0 and stall_p99 "
              "0); set enabled: false instead, or give one of them a limit");
+}
+
+Result<void> guard_has_a_check(const std::string& file, const YAML::Node& n, Config& c) {
+  const DefragGuard& g = c.policy.compaction.defrag_guard;
+  if (!g.enabled || g.atomic_failures_per_second != 0 || g.pressure_full_percent != 0) return {};
+  const char* at = n["enabled"] ? "enabled" : n["atomic_failures_per_second"] ? "atomic_failures_per_second"
+                                                                               : "pressure_full_percent";
+  return bad(file, n[at], std::string("compaction.defrag_guard.") + at,
+             "the defrag_mode guard is enabled but both of its checks are off (atomic_failures_per_second 0 and "
+             "pressure_full_percent 0); set enabled: false instead, or give one of them a limit");
 }
 
 // The back-off starts at min_interval and doubles up to max.
@@ -250,6 +268,15 @@ const std::vector<Key>& config_keys() {
               "and under call site \"unknown\". With n distinct stacks about n*n/(2*stacks) are lost; fragd never "
               "recycles a bucket, so that a stack id names one stack for good"},
 
+      {.path = "nfd", .type = Section},
+      {.path = "nfd.features_file", .type = Text, .table = kConfig, .field = FIELD(nfd_features_file), .rule = features_file,
+       .doc = "a Node Feature Discovery feature file fragd writes (\"\": none), in nfd-worker's features.d directory, "
+              "e.g. /etc/kubernetes/node-feature-discovery/features.d/fragd: the 2 MiB and 1 GiB pages this node can "
+              "supply and its fragmentation level as node labels (docs/deployment.md \"Scheduling on fragd's "
+              "labels\"); removed when fragd stops, and its labels expire 15 minutes after fragd last wrote it"},
+      {.path = "nfd.hold", .type = Duration, .table = kConfig, .lo = 0, .hi = kDay, .field = FIELD(nfd_hold_ns),
+       .doc = "a label takes a new value only after the value stayed past its bucket's edge this long (0..24h)"},
+
       {.path = "pageblocks", .type = Section},
       {.path = "pageblocks.scan", .type = Bool, .table = kConfig, .field = FIELD(scan_pageblocks),
        .reload = kRestart, .doc = "classify pageblocks from /proc/kpageflags (root only; without it the feature is off with one warning)"},
@@ -302,7 +329,8 @@ const std::vector<Key>& config_keys() {
               "(`fragd_thp_vmstat_total`, `fragd_compaction_vmstat_total`), `programs` "
               "(`fragd_bpf_program_runs_total`, `fragd_bpf_program_run_seconds_total`, which count only while the "
               "kernel's BPF statistics are on, and `fragd_bpf_program_recursion_misses_total` by program; "
-              "otherwise one series, `program=\"all\"`). docs/metrics.md \"Series\" gives what each costs"},
+              "otherwise one series, `program=\"all\"`; and `fragd_bpf_map_memory_bytes` by map; otherwise "
+              "by object, `map=\"all\"`). docs/metrics.md \"Series\" gives what each costs"},
 
       {.path = "compaction", .type = Section, .rule = backoff_covers_min_interval, .sorted_hint = true},
       {.path = "compaction.nodes", .type = NodeList, .table = kPolicy, .field = FIELD(policy.compaction.nodes), .doc = "nodes fragd may compact: `all` or a list such as `[0, 1]`"},
@@ -367,6 +395,28 @@ const std::vector<Key>& config_keys() {
        .field = FIELD(policy.compaction.forecast.horizon_ns),
        .doc = "...this far ahead (1s..24h). With method pool the compaction's goal is the blocks there are "
               "plus those the horizon takes at that rate"},
+      {.path = "compaction.defrag_guard", .type = Section, .rule = guard_has_a_check, .sorted_hint = true},
+      {.path = "compaction.defrag_guard.enabled", .type = Bool, .table = kPolicy,
+       .field = FIELD(policy.compaction.defrag_guard.enabled),
+       .doc = "the `vm.defrag_mode` guard (act mode, Linux 6.15+): while `vm.defrag_mode` is 1 and one of its checks "
+              "holds over `window`, fragd writes 0 for `hold`, logs why, then puts the value back (and on exit, like "
+              "every setting it changes). Off by default. While it is on and defrag_mode is 1, allocation counting "
+              "stays on (its atomic check counts with it; docs/configuration.md \"The defrag_mode guard\")"},
+      {.path = "compaction.defrag_guard.atomic_failures_per_second", .type = Number, .table = kPolicy,
+       .number_lo = 0, .number_hi = 1e9, .field = FIELD(policy.compaction.defrag_guard.atomic_failures_per_second),
+       .doc = "...allocations that cannot sleep (`fragd_alloc_failures_total{can_sleep=\"false\"}`) failing faster than "
+              "this per second over `window` (a number >= 0; 0 = this check off)"},
+      {.path = "compaction.defrag_guard.pressure_full_percent", .type = Number, .table = kPolicy, .number_lo = 0,
+       .number_hi = 100, .unit = "percent", .field = FIELD(policy.compaction.defrag_guard.pressure_full_percent),
+       .doc = "...or every non-idle task waiting on memory (PSI `full`, /proc/pressure/memory) more than this share of "
+              "`window` (0..100; 0 = this check off)"},
+      {.path = "compaction.defrag_guard.window", .type = Duration, .table = kPolicy, .lo = 10 * kSecond, .hi = kHour,
+       .field = FIELD(policy.compaction.defrag_guard.window_ns),
+       .doc = "how far back both checks look (10s..1h); after fragd puts defrag_mode back, a whole window passes "
+              "before they can act again"},
+      {.path = "compaction.defrag_guard.hold", .type = Duration, .table = kPolicy, .lo = kSecond, .hi = kDay,
+       .field = FIELD(policy.compaction.defrag_guard.hold_ns),
+       .doc = "how long defrag_mode stays 0 before fragd puts back the value it had (1s..24h)"},
       {.path = "compaction.proactiveness", .type = Section, .sorted_hint = true},
       {.path = "compaction.proactiveness.value", .type = Integer, .table = kPolicy, .lo = 1, .hi = 100, .field = FIELD(policy.compaction.proactiveness.value),
        .doc = "with `method: proactiveness`: the value written to `vm.compaction_proactiveness` (1..100)"},

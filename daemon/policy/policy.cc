@@ -314,4 +314,30 @@ Result<void> check_policy_on(const Policy& p, const MachineFacts& m, const std::
   return {};
 }
 
+Result<SpareMemory> parse_spare_memory(const std::string& text, const std::string& path, int node) {
+  SpareMemory s;
+  if (node < 0) {
+    auto a = meminfo_kib(text, path, "MemAvailable");
+    if (!a) return a.error();
+    s.kib = *a;
+    s.how = "MemAvailable";
+    return s;
+  }
+  for (const char* label : {"MemFree", "Active(file)", "Inactive(file)", "SReclaimable"}) {
+    auto v = meminfo_kib(text, path, label);
+    if (!v) return v.error();
+    s.kib += *v;
+  }
+  s.how = "MemFree + Active(file) + Inactive(file) + SReclaimable";
+  return s;
+}
+
+Result<SpareMemory> read_spare_memory(const std::string& proc_root, const std::string& sys_root, int node) {
+  const std::string path =
+      node < 0 ? proc_root + "/meminfo" : sys_root + "/devices/system/node/node" + std::to_string(node) + "/meminfo";
+  auto t = read_text_file(path);
+  if (!t) return t.error();
+  return parse_spare_memory(*t, path, node);
+}
+
 }  // namespace fragd

@@ -80,6 +80,18 @@ struct ProactivenessMethod {
   uint64_t hold_ns = 60'000'000'000ULL;      // at most this long, then the old value goes back
 };
 
+// The vm.defrag_mode guard (Linux 6.15+): while defrag_mode is 1 and, over `window`, atomic
+// allocations fail faster than atomic_failures_per_second or every task waits on memory more
+// than pressure_full_percent of the time (PSI full), fragd writes 0 to vm.defrag_mode for `hold`,
+// then puts the value back (and on exit). Off by default; act mode only.
+struct DefragGuard {
+  bool enabled = false;
+  double atomic_failures_per_second = 1;  // fragd_alloc_failures_total{can_sleep="false"}; 0 = off
+  double pressure_full_percent = 5;       // /proc/pressure/memory full; 0 = off
+  uint64_t window_ns = 120'000'000'000ULL;
+  uint64_t hold_ns = 600'000'000'000ULL;
+};
+
 struct Backoff {
   // A compaction that lowered the score by less than this (and did not add a
   // reserve block) did not help: fragd learns the score it reached as that
@@ -99,6 +111,7 @@ struct CompactionPolicy {
   ReserveGoal reserve;
   ForecastTrigger forecast;
   ProactivenessMethod proactiveness;
+  DefragGuard defrag_guard;
   uint64_t min_interval_ns = 10'000'000'000ULL;  // between two actions on one node; >= 1 s
   // The score and reserve triggers act on a node only once its free memory has moved (up or
   // down) by at most 1% of the node for this long: a consumer still taking memory would take the
@@ -155,6 +168,18 @@ struct MachineFacts {
 //    ascending (none: a kernel without hugetlbfs).
 Result<MachineFacts> read_machine_facts(const std::string& proc_root = "/proc",
                                         const std::string& sys_root = "/sys");
+
+// What a pool may take from a node now (node >= 0): sys_root's nodeN/meminfo MemFree +
+// Active(file) + Inactive(file) + SReclaimable (its free and reclaimable memory: a pool that took
+// more would reclaim the node's working set, swap its tasks or OOM-kill the ones bound to it);
+// for the host (node < 0) proc_root/meminfo MemAvailable. `how` names the lines it added.
+struct SpareMemory {
+  uint64_t kib = 0;
+  std::string how;
+};
+Result<SpareMemory> read_spare_memory(const std::string& proc_root, const std::string& sys_root, int node);
+// The same from a meminfo file's text (`path` for messages).
+Result<SpareMemory> parse_spare_memory(const std::string& text, const std::string& path, int node);
 
 // Checks the policy against the machine: listed nodes exist, pool sizes are
 // offered, pools fit in memory minus the guard (each pool alone, the pools of

@@ -36,8 +36,8 @@ void read_json(const nlohmann::json& j, ActionSummary& a, const std::string& pat
 // the protocol's "does not apply" values (0, or -1 for scores) kept as sent.
 struct ActionReport {
   uint64_t id = 0;
-  std::string action;   // compact, proactiveness_raise, proactiveness_restore, pool
-  std::string trigger;  // score, demand, reserve, manual, pool, hold, policy; "" if absent
+  std::string action;   // compact, proactiveness_raise, proactiveness_restore, pool, defrag_mode_off, defrag_mode_restore
+  std::string trigger;  // score, demand, reserve, manual, pool, hold, policy, forecast, lease, guard; "" if absent
   int64_t node = -1;    // -1: global
   std::string reason;
   std::string result;   // ok, no_gain, short, guard, error, dry_run, abandoned, refused, cut, yielded

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "protocol/map.h"
+#include "protocol/bounds.h"
 
 #include <nlohmann/json.hpp>
 
@@ -77,15 +78,6 @@ struct Codec<std::array<uint64_t, kBlockClasses>> {
   static void read(const nlohmann::json& j, std::array<uint64_t, kBlockClasses>& out, const std::string& path) {
     if (!j.is_object()) malformed(path + ": not an object");
     for (size_t c = 0; c < kBlockClasses; c++) out[c] = u64_member(j, block_class_name(static_cast<BlockClass>(c)), path);
-  }
-};
-// An interval as [lower, upper].
-template <>
-struct Codec<Bounds> {
-  static nlohmann::json write(const Bounds& b) { return nlohmann::json::array({b.lo, b.hi}); }
-  static void read(const nlohmann::json& j, Bounds& out, const std::string& path) {
-    if (!j.is_array() || j.size() != 2) malformed(path + ": not [lower, upper]");
-    out = {as_u64(j[0], path + "[0]"), as_u64(j[1], path + "[1]")};
   }
 };
 

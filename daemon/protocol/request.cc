@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "protocol/request.h"
 
+#include <cctype>
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 #include "protocol/wire.h"
@@ -83,6 +86,44 @@ ControlRequest ControlRequest::pool(uint64_t size_kib, uint64_t count, std::opti
   return r;
 }
 
+ControlRequest ControlRequest::preflight(std::optional<uint64_t> size_kib, std::optional<unsigned> order,
+                                         uint64_t count, std::optional<int> node) {
+  ControlRequest r = of(Command::Preflight);
+  r.size_kib = size_kib;
+  r.order = order;
+  r.count = count;
+  r.node = node;
+  return r;
+}
+
+ControlRequest ControlRequest::ensure(std::optional<uint64_t> size_kib, std::optional<unsigned> order, uint64_t count,
+                                      std::optional<int> node, std::string consumer, std::optional<uint64_t> within_ms,
+                                      std::optional<uint64_t> hold_ms) {
+  ControlRequest r = of(Command::Ensure);
+  r.size_kib = size_kib;
+  r.order = order;
+  r.count = count;
+  r.node = node;
+  r.consumer = std::move(consumer);
+  r.timeout_ms = within_ms;
+  r.hold_ms = hold_ms;
+  return r;
+}
+
+ControlRequest ControlRequest::release(std::optional<std::string> consumer, std::optional<uint64_t> lease) {
+  ControlRequest r = of(Command::Release);
+  r.consumer = std::move(consumer);
+  r.lease = lease;
+  return r;
+}
+
+bool valid_consumer(std::string_view s) {
+  if (s.empty() || s.size() > kMaxConsumerBytes) return false;
+  for (unsigned char c : s)
+    if (!std::isalnum(c) && !std::strchr("._:@/+=-", c)) return false;
+  return true;
+}
+
 void to_json(nlohmann::json& j, const ControlRequest& r) {
   j = nlohmann::json{{"cmd", command_name(r.cmd)}};
   wire::put(j, "node", r.node);
@@ -92,6 +133,10 @@ void to_json(nlohmann::json& j, const ControlRequest& r) {
   wire::put(j, "max_age_ns", r.max_age_ns);
   wire::put(j, "timeout_ms", r.timeout_ms);
   wire::put(j, "max_blocks", r.max_blocks);
+  wire::put(j, "order", r.order);
+  wire::put(j, "hold_ms", r.hold_ms);
+  wire::put(j, "for", r.consumer);
+  wire::put(j, "lease", r.lease);
 }
 
 void from_json(const nlohmann::json& req, ControlRequest& out) {
@@ -120,6 +165,22 @@ void from_json(const nlohmann::json& req, ControlRequest& out) {
   out.max_age_ns = int_field(req, "max_age_ns", 0, INT64_MAX);
   if (auto t = int_field(req, "timeout_ms", 100, int64_t{604800000})) out.timeout_ms = static_cast<uint64_t>(*t);
   if (auto n = int_field(req, "max_blocks", 1, static_cast<int64_t>(kMaxMapBlocks))) out.max_blocks = static_cast<uint64_t>(*n);
+  if (auto o = int_field(req, "order", 1, 63)) out.order = static_cast<unsigned>(*o);
+  if (auto h = int_field(req, "hold_ms", 1000, static_cast<int64_t>(kMaxHoldMs))) out.hold_ms = static_cast<uint64_t>(*h);
+  if (auto l = int_field(req, "lease", 1, INT64_MAX)) out.lease = static_cast<uint64_t>(*l);
+  if (const auto f = req.find("for"); f != req.end()) {
+    if (!f->is_string() || !valid_consumer(f->get<std::string>()))
+      malformed("\"for\" names who the pages are for: 1.." + std::to_string(kMaxConsumerBytes) +
+                " letters, digits and . _ : @ / + = - (as libvirt:vm1, slurm:4242, k8s:ns/pod)");
+    out.consumer = f->get<std::string>();
+  }
+  if (out.cmd == Command::Preflight || out.cmd == Command::Ensure) {
+    if (out.size_kib.has_value() == out.order.has_value())
+      malformed("\"" + name + "\" needs one of \"size_kib\" (a hugetlb page size) and \"order\" (free blocks)");
+    if (out.count == 0u) malformed("\"count\" of \"" + name + "\" is 0: ask for 1 page or more");
+  }
+  if (out.cmd == Command::Release && out.consumer.has_value() == out.lease.has_value())
+    malformed("\"release\" needs one of \"for\" (every lease of a consumer) and \"lease\" (one lease's id)");
   std::string needed;
   for (const char* f : spec->required)
     if (f) needed += std::string(needed.empty() ? "" : " and ") + "\"" + f + "\"";

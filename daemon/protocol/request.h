@@ -32,13 +32,13 @@ enum class Access { Read, Act };
 // fields it takes (each field's type and range: request.cc). A command is added here, with
 // its answer (protocol/<answer>.h), the concern that answers it (fragd/concerns/<concern>.cc)
 // and fragctl's subcommand (fragctl/commands/<command>.cc, with fragctl/render/<answer>).
-enum class Command { Hist, Status, Trace, Top, Map, Action, Compact, Pool, Reload };
+enum class Command { Hist, Status, Trace, Top, Map, Action, Compact, Pool, Reload, Preflight, Ensure, Release };
 
 struct CommandSpec {
   Command cmd;
   const char* name;
   Access access;
-  std::array<const char*, 4> fields;    // the fields it takes (nullptr-terminated)
+  std::array<const char*, 8> fields;    // the fields it takes (nullptr-terminated)
   std::array<const char*, 2> required;  // of those, the ones it needs
 };
 
@@ -53,7 +53,17 @@ inline constexpr CommandSpec kCommands[] = {
     {Command::Compact, "compact", Access::Act, {"node", "timeout_ms", nullptr}, {nullptr}},
     {Command::Pool, "pool", Access::Act, {"size_kib", "count", "node", "timeout_ms"}, {"size_kib", "count"}},
     {Command::Reload, "reload", Access::Act, {nullptr}, {nullptr}},
+    {Command::Preflight, "preflight", Access::Read, {"size_kib", "order", "count", "node", nullptr}, {"count", nullptr}},
+    {Command::Ensure, "ensure", Access::Act,
+     {"size_kib", "order", "count", "node", "timeout_ms", "hold_ms", "for", nullptr}, {"count", "for"}},
+    {Command::Release, "release", Access::Act, {"for", "lease", nullptr}, {nullptr}},
 };
+
+// A lease's consumer ("for"): 1..kMaxConsumerBytes of letters, digits and . _ : @ / + = -
+// (a libvirt domain, a Slurm job, a pod: "libvirt:vm1", "slurm:4242", "k8s:ns/pod").
+constexpr size_t kMaxConsumerBytes = 128;
+// The longest lease hold (hold_ms): 7 days.
+constexpr uint64_t kMaxHoldMs = 604800000;
 
 constexpr bool in_enum_order() {
   for (size_t i = 0; i < std::size(kCommands); ++i)
@@ -79,6 +89,10 @@ struct ControlRequest {
   // absent: compaction.cpu_budget. fragctl sends its --timeout.
   std::optional<uint64_t> timeout_ms;
   std::optional<uint64_t> max_blocks; // map: 1 .. kMaxMapBlocks (absent: kDefaultMapBlocks)
+  std::optional<unsigned> order;      // preflight, ensure: free blocks of this order, 1..63 (instead of size_kib)
+  std::optional<uint64_t> hold_ms;    // ensure: how long the lease holds the pages, 1 s .. kMaxHoldMs
+  std::optional<std::string> consumer;  // ensure, release: "for", who the pages are for
+  std::optional<uint64_t> lease;      // release: a lease's id
 
   // The requests fragctl sends. node: nullopt = every node of the policy's
   // scope (compact) or the global pool (pool).
@@ -88,7 +102,17 @@ struct ControlRequest {
   static ControlRequest compact(std::optional<int> node, std::optional<uint64_t> timeout_ms = std::nullopt);
   static ControlRequest pool(uint64_t size_kib, uint64_t count, std::optional<int> node,
                              std::optional<uint64_t> timeout_ms = std::nullopt);
+  // preflight, ensure: size_kib or order (the other nullopt).
+  static ControlRequest preflight(std::optional<uint64_t> size_kib, std::optional<unsigned> order, uint64_t count,
+                                  std::optional<int> node);
+  static ControlRequest ensure(std::optional<uint64_t> size_kib, std::optional<unsigned> order, uint64_t count,
+                               std::optional<int> node, std::string consumer, std::optional<uint64_t> within_ms,
+                               std::optional<uint64_t> hold_ms);
+  static ControlRequest release(std::optional<std::string> consumer, std::optional<uint64_t> lease);
 };
+
+// Whether `s` may name a lease's consumer (kMaxConsumerBytes, the characters above).
+bool valid_consumer(std::string_view s);
 
 // {"cmd":..., and the fields set}.
 void to_json(nlohmann::json& j, const ControlRequest& r);

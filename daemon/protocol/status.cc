@@ -37,6 +37,14 @@ struct Fields<NodeStatus> {
   }
 };
 template <>
+struct Fields<VmSettings> {
+  static auto list() {
+    using T = VmSettings;
+    return std::make_tuple(field("compaction_proactiveness", &T::compaction_proactiveness),
+                           field("defrag_mode", &T::defrag_mode));
+  }
+};
+template <>
 struct Fields<ProgramStatus> {
   static auto list() {
     using T = ProgramStatus;
@@ -127,12 +135,12 @@ struct Fields<StatusReply> {
     using T = StatusReply;
     return std::make_tuple(
         field("version", &T::version), field("withheld", &T::withheld), field("pid", &T::pid),
-        field("tick_ns", &T::tick_ns), field("nodes", &T::nodes), field("programs", &T::programs),
+        field("tick_ns", &T::tick_ns), field("nodes", &T::nodes), field("vm", &T::vm), field("programs", &T::programs),
         field("warnings", &T::warnings), field("events_dropped", &T::events_dropped),
         field("compaction", &T::compaction), field("allocations", &T::allocations),
         field_or_null("pollution", &T::pollution), field_or_null("scan", &T::scan), field("policy", &T::policy),
         field("policy_nodes", &T::policy_nodes), field("pools", &T::pools),
-        field("action_running", &T::action_running), field("actions", &T::actions));
+        field("action_running", &T::action_running), field("actions", &T::actions), field("leases", &T::leases));
   }
 };
 

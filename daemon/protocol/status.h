@@ -18,6 +18,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "protocol/action.h"
+#include "protocol/lease.h"
 #include "protocol/map.h"
 
 namespace fragd {
@@ -41,6 +42,12 @@ struct NodeStatus {
   std::optional<bool> unreclaimable;
   std::optional<std::vector<ZoneStatus>> zones;
   std::optional<std::vector<HugepagePoolStatus>> hugepages;
+};
+
+// The kernel's compaction settings (/proc/sys/vm) as the last tick read them; a setting this
+// kernel lacks (defrag_mode before Linux 6.15) is absent.
+struct VmSettings {
+  std::optional<uint64_t> compaction_proactiveness, defrag_mode;
 };
 
 struct ProgramStatus {
@@ -114,6 +121,7 @@ struct StatusReply {
   std::optional<std::string> version;
   std::optional<uint64_t> pid, tick_ns;
   std::vector<NodeStatus> nodes;  // required
+  std::optional<VmSettings> vm;
   std::optional<std::vector<ProgramStatus>> programs;
   std::optional<std::vector<std::string>> warnings;  // /proc files that could not be read
   std::optional<uint64_t> events_dropped;
@@ -127,6 +135,8 @@ struct StatusReply {
   // Absent (a fragd without act mode), null (none running) or the action running.
   std::optional<std::optional<ActionSummary>> action_running;
   std::optional<std::vector<ActionReport>> actions;  // the last ones, oldest first
+  // Leases (act mode): the live ones, then the last ended ones, oldest first.
+  std::optional<std::vector<LeaseView>> leases;
   // Set in an answer to a reader other than root (protocol/readers.h): what it was not sent.
   std::optional<std::string> withheld;
 };

@@ -42,7 +42,7 @@ WRAPPERS = {"timeout": 1, "nice": 0, "nohup": 0, "setsid": 0, "env": 0, "sudo": 
             "xargs": 0, "stdbuf": 0, "taskset": 1, "flock": 1, "wait_for": 1, "in_cgroup": 1,
             "chrt": 1, "ionice": 0, "unshare": 0, "nsenter": 0, "time": 0}
 # Their options that take a value as the next word.
-OPTARGS = {"-s", "--signal", "-k", "--kill-after", "-n", "-u", "-w", "-E", "-I", "-P", "-d", "-L"}
+OPTARGS = {"-s", "--signal", "-k", "--kill-after", "-n", "-u", "-w", "-E", "-I", "-P", "-d", "-L", "-C"}
 SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 
 

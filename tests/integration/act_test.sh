@@ -283,7 +283,7 @@ log "fragctl compact: $(cat "$WORK/compact.txt")"
 FRAGCTL pool set 2MB 300 >"$WORK/pool.txt" || { cat "$WORK/pool.txt"; fail "fragctl pool set (shrink) failed"; }
 [ "$(cat $HP)" -eq 300 ] || fail "fragctl pool set 2MB 300 left nr_hugepages at $(cat $HP)"
 log "fragctl pool set 2MB 300: $(cat "$WORK/pool.txt")"
-sudo_out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$BUILD/fragctl" --socket "$SOCK" compact 2>&1) &&
+sudo_out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$(unprivileged "$BUILD/fragctl")" --socket "$SOCK" compact 2>&1) &&
   fail "a non-root fragctl compact was accepted: $sudo_out"
 echo "$sudo_out" | grep -qiE 'needs root|permission denied' || fail "non-root refusal does not say why: $sudo_out"
 

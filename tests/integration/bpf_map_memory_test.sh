@@ -5,7 +5,9 @@
 #     `bpftool map show id N`: each fragd_bpf_map_memory_bytes{object,map} series equals the
 #     memlock bpftool prints for that map (map="globals": the sum of the object's .rodata and
 #     .bss maps), every map fragd holds is in exactly one series, and the exported total
-#     equals bpftool's total over fragd's maps;
+#     equals bpftool's total over fragd's maps (metrics.detail `programs`: one series per map);
+#  1b. with the shipped config, one series per object (map="all") equal to the sum of that
+#     object's maps in 1;
 #  2. the pollution ledger (polluted_blocks) is sized from this machine's memory: one record
 #     per pageblock below the highest zone end of /proc/zoneinfo, at most 262144;
 #  3. the CMA maps exist only where the kernel traces CMA (fragd_cma_* exported).
@@ -13,7 +15,9 @@ source "$(dirname "$0")/lib.sh"
 require_root
 command -v bpftool >/dev/null || skip_or_fail "bpftool missing (Debian package bpftool)"
 
-start_fragd
+sed 's/^  detail: \[\]$/  detail: [programs]/' "$SRC/configs/fragd.yaml" >"$WORK/detail.yaml"
+grep -q '^  detail: \[programs\]$' "$WORK/detail.yaml" || fail "configs/fragd.yaml has no '  detail: []' line to turn into [programs]"
+FRAGD_CONFIG="$WORK/detail.yaml" start_fragd
 scrape >"$WORK/scrape.prom"
 grep -q '^fragd_bpf_map_memory_bytes{' "$WORK/scrape.prom" ||
   fail "fragd exports no fragd_bpf_map_memory_bytes (log: $(grep -i warn "$FRAGD_LOG" | head -3))"
@@ -97,3 +101,27 @@ sys.exit(1 if bad else 0)
 PY
 log "every map's exported bytes equal bpftool's memlock; the ledger is sized from the zones"
 stop_fragd
+
+# 1b. the shipped config: one series per object, its maps summed (the maps are sized at load, so
+# the same kernel and memory give the same maps as the run above).
+start_fragd
+scrape >"$WORK/default.prom"
+stop_fragd
+python3 - "$WORK/scrape.prom" "$WORK/default.prom" <<'PY' || fail "the default's per-object map memory is not the sum of its maps (above)"
+import re, sys
+def read(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r'^fragd_bpf_map_memory_bytes\{object="([^"]+)",map="([^"]+)"\} (\S+)$', line)
+        if m:
+            out[(m.group(1), m.group(2))] = float(m.group(3))
+    return out
+per_map, default = read(sys.argv[1]), read(sys.argv[2])
+want = {}
+for (obj, _), v in per_map.items():
+    want[(obj, "all")] = want.get((obj, "all"), 0) + v
+print(f"  default: {sorted(default.items())}")
+if default != want:
+    sys.exit(f"default series {sorted(default.items())}, want the per-map sums {sorted(want.items())}")
+PY
+log "the default exports $(grep -c '^fragd_bpf_map_memory_bytes{' "$WORK/default.prom") series, one per object, each its maps' sum"

@@ -20,7 +20,8 @@ expect_fail "fragd is not running" "$BUILD/fragctl" --socket "$WORK/none.sock" s
 expect_fail "fragd is not running" "$BUILD/fragctl" --socket "$WORK/none.sock" hist
 
 # --- config checking needs no privileges
-setpriv --reuid=65534 --regid=65534 --clear-groups "$BUILD/fragd" --check-config "$SRC/configs/fragd.yaml" >/dev/null ||
+setpriv --reuid=65534 --regid=65534 --clear-groups "$(unprivileged "$BUILD/fragd")" --check-config \
+  "$(unprivileged "$SRC/configs/fragd.yaml")" >/dev/null ||
   fail "--check-config of the shipped config failed without privileges"
 printf 'mode: observe\nbpf:\n  min_order: eleven\n' >"$WORK/bad.yaml"
 expect_fail "$WORK/bad.yaml:3:14: key 'bpf.min_order': expected an integer" "$BUILD/fragd" --check-config "$WORK/bad.yaml"
@@ -28,7 +29,7 @@ expect_fail "cannot read config file $WORK/missing.yaml" "$BUILD/fragd" --config
 
 # --- no privileges: the error names the capabilities
 expect_fail "CAP_BPF" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-  "$BUILD/fragd" --listen "127.0.0.1:$(free_port)" --socket "/tmp/fragd-nopriv-$$.sock"
+  "$(unprivileged "$BUILD/fragd")" --listen "127.0.0.1:$(free_port)" --socket "/tmp/fragd-nopriv-$$.sock"
 
 # --- a live daemon
 save_sysctl /proc/sys/vm/nr_hugepages

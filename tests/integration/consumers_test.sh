@@ -86,13 +86,17 @@ phase() {
   local name=$1 pat=$2 c0 c1 own total gained e0 e1
   shift 2
   grow_pool "$(free_blocks9)"
-  scrape >"$WORK/$name-0.prom"
+  # fragd's delta runs from the tick before the first scrape to the tick before the second: both
+  # inside the trace, so every stall fragd counts the kernel traced too (another task's stall just
+  # before the trace began or after it ended would otherwise count for fragd alone).
   echo >"$INST/trace"
   echo 1 >"$INST/tracing_on"
+  sleep 2.5   # two ticks: the first scrape's figures were read with the trace on
+  scrape >"$WORK/$name-0.prom"
   "$@"
-  echo 0 >"$INST/tracing_on"
   sleep 2.5   # two ticks: fragd reads the maps
   scrape >"$WORK/$name-1.prom"
+  echo 0 >"$INST/tracing_on"
   cp "$INST/trace" "$WORK/$name.trace"
   read -r own total < <(kernel_stalls "$WORK/$name.trace" "$pat")
   c0=$(consumer "$WORK/$name-0.prom" "$name"); c1=$(consumer "$WORK/$name-1.prom" "$name")

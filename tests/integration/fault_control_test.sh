@@ -64,7 +64,7 @@ log "attack: 5 clients dropped and counted; no tick missed; root's status answer
 mkdir -m 0777 "$WORK/hold"
 hold() {  # hold UID N: N trace clients of UID (a member of the socket's group), in the background
   # pyenv's python3 is root's alone: the system one runs as another user.
-  setpriv --reuid="$1" --regid="$GID" --groups="$GID" /usr/bin/python3 "$SRC/tests/integration/control_probe.py" hold "$SOCK" "$2" "$WORK/hold/$1.json" &
+  setpriv --reuid="$1" --regid="$GID" --groups="$GID" /usr/bin/python3 "$(unprivileged "$SRC/tests/integration/control_probe.py")" hold "$SOCK" "$2" "$WORK/hold/$1.json" &
   PIDS+=("$!")
   wait_for 30 test -e "$WORK/hold/$1.json" || fail "the clients of uid $1 did not all get an answer"
 }

@@ -7,7 +7,8 @@
 # first and every zone fragmented (so that act mode compacts both nodes).
 # While fragd runs in act mode:
 #  A. vmstat becomes a directory (EISDIR), meminfo vanishes (ENOENT),
-#     pagetypeinfo loses a column (format), a hugepage pool file becomes a
+#     pagetypeinfo loses a column (format), pressure/memory (PSI) turns to
+#     garbage (format), a hugepage pool file becomes a
 #     directory; node 0's compact file refuses writes (EISDIR) from the start:
 #     each is counted, logged exactly once, its reads back off (far fewer
 #     failures than ticks); the refused compaction backs off (attempts at least
@@ -70,6 +71,10 @@ mkdir -p "$P/sys/vm" "$NODES" "$S/kernel/mm/hugepages"
 cat /proc/vmstat >"$P/vmstat"
 cat /proc/meminfo >"$P/meminfo"
 cat /proc/iomem >"$P/iomem"
+# PSI's memory totals: the host's, or a made-up pair where it has none (the scratch tree's own file).
+psi_good() { cat /proc/pressure/memory 2>/dev/null || printf 'some avg10=0.00 avg60=0.00 avg300=0.00 total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=1\n'; }
+mkdir -p "$P/pressure"
+psi_good >"$P/pressure/memory"
 ln -s /proc/kpageflags "$P/kpageflags"
 : >"$P/sys/vm/compact_memory"
 : >"$P/sys/vm/drop_caches"
@@ -115,6 +120,7 @@ has_series() { prom; grep -qE "^$1\{[^}]*${2:-}" "$WORK/now.prom"; }
 no_series() { prom; ! grep -qE "^$1\{[^}]*${2:-}" "$WORK/now.prom"; }
 scored_two() { has_series fragd_node_fragmentation_score_percent 'node="1"'; }
 wait_for 15 scored_two || die "fragd did not score the scratch tree's two nodes"
+has_series fragd_memory_pressure_seconds_total 'stalled="some"' || die "no fragd_memory_pressure_seconds_total from $P/pressure/memory"
 # The pageblock scanner reads zoneinfo from --path.procfs too: it sees node 1.
 wait_for 20 has_series fragd_pageblock_class 'node="1"' ||
   die "the pageblock scan shows no node 1: it did not read $P/zoneinfo"
@@ -125,13 +131,14 @@ sleep 2
 rm "$P/vmstat"; mkdir "$P/vmstat"
 rm "$P/meminfo"
 awk '/^Node/ { NF = NF - 1 } { print }' /proc/pagetypeinfo | put "$P/pagetypeinfo"
+printf 'psi is off today\n' | put "$P/pressure/memory"
 POOL="$(ls -d "$NODES"/node0/hugepages/hugepages-2048kB)/nr_hugepages"
 rm "$POOL"; mkdir "$POOL"
 sleep 14  # reads fail at about 0, 1, 3 and 7 s; the next retry (15 s) finds them repaired
 alive "after 14 s of vanished, unreadable and reformatted files"
 scrape >"$WORK/a.prom" || die "no /metrics while files fail"
 counts=""
-for src in vmstat meminfo pagetypeinfo hugepages; do
+for src in vmstat meminfo pagetypeinfo psi hugepages; do
   n=$(metric "$WORK/a.prom" fragd_collect_errors_total "source=\"$src\"")
   counts+=" $src=$n"
   # One tick a second for 14 s: 14 failed reads without a back-off; retries after 1, 2, 4 s make 4.
@@ -140,10 +147,13 @@ done
 for cause in "[EISDIR]; counted in fragd_collect_errors_total{source=\"vmstat\"}" \
   "[ENOENT]; counted in fragd_collect_errors_total{source=\"meminfo\"}" \
   "[format]; counted in fragd_collect_errors_total{source=\"pagetypeinfo\"}" \
+  "$P/pressure/memory:1: expected" \
+  "[format]; counted in fragd_collect_errors_total{source=\"psi\"}" \
   "[EISDIR]; counted in fragd_collect_errors_total{source=\"hugepages\"}"; do
   [ "$(count "$cause")" -eq 1 ] || { grep -F "counted in" "$FRAGD_LOG" >&2; die "want exactly one log line with: $cause"; }
 done
 no_series fragd_pageblocks || die "fragd_pageblocks still exported while pagetypeinfo does not parse"
+no_series fragd_memory_pressure_seconds_total || die "fragd_memory_pressure_seconds_total still exported while pressure/memory does not parse"
 no_series fragd_hugepages 'state="total"' || die "fragd_hugepages still exported while a pool file is a directory"
 
 # The refused compaction: counted, logged once, backed off.
@@ -175,16 +185,19 @@ PY
 rmdir "$P/vmstat"; put "$P/vmstat" </proc/vmstat
 put "$P/meminfo" </proc/meminfo
 pagetypeinfo_two_nodes | put "$P/pagetypeinfo"
+psi_good | put "$P/pressure/memory"
 rmdir "$POOL"; echo 0 >"$POOL"
 rmdir "$NODES/node0/compact"; : >"$NODES/node0/compact"
 back() { [ "$(count "$1 ($2) readable again")" -eq 1 ]; }
 for src in vmstat meminfo pagetypeinfo; do
   wait_for 40 back "$src" "$P/$src" || { tail -20 "$FRAGD_LOG" >&2; die "no '$src readable again' line"; }
 done
+wait_for 40 back psi "$P/pressure/memory" || die "no 'psi readable again' line"
 wait_for 40 back hugepages "$NODES" || die "no 'hugepages readable again' line"
 wait_for 30 grep -qF "$NODES/node0/compact accepts writes again" "$FRAGD_LOG" || die "no 'accepts writes again' line"
 wait_for 5 has_series fragd_pageblocks 'node="1"' || die "fragd_pageblocks did not come back"
 wait_for 5 has_series fragd_hugepages 'node="0"' || die "fragd_hugepages did not come back"
+wait_for 5 has_series fragd_memory_pressure_seconds_total || die "fragd_memory_pressure_seconds_total did not come back"
 log "A: files failed for 14 s: failed reads$counts, each logged once; refused writes backed off; all back"
 
 # --- B: buddyinfo garbage: no snapshot -----------------------------------------

@@ -47,12 +47,25 @@ cleanup() {
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   local i
   for ((i = ${#RESTORE[@]} - 1; i >= 0; i--)); do eval "${RESTORE[$i]}" || true; done
-  rm -rf "$WORK"
+  rm -rf "$WORK" "$WORK.unprivileged"
   exit $rc
 }
 trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
+
+# unprivileged FILE: a path to FILE that user nobody can read and run: FILE itself when nobody
+# reaches it, else a copy in $WORK.unprivileged (0755; removed on exit). A checkout in a home
+# or in /root is out of nobody's reach on a fresh Debian (both 0700: adduser's DIR_MODE), and the
+# tests run fragd, fragctl and their probes as nobody or a group member.
+unprivileged() {
+  if setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$1" 2>/dev/null; then
+    echo "$1"
+    return
+  fi
+  mkdir -p -m 0755 "$WORK.unprivileged"
+  cp -p "$1" "$WORK.unprivileged/" && echo "$WORK.unprivileged/$(basename "$1")"
+}
 
 # choice FILE: the bracketed choice of a kernel setting file ("always [madvise] never" -> madvise).
 choice() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }

@@ -53,7 +53,8 @@ log "built $(basename "$DEB") ($(stat -c %s "$DEB") bytes)"
 [ "$(dpkg-deb -f "$DEB" Package)" = fragd ] || fail "package name is '$(dpkg-deb -f "$DEB" Package)', want fragd"
 deps=$(dpkg-deb -f "$DEB" Depends)
 log "Depends: $deps"
-for lib in libbpf1 libyaml-cpp0.7 libprometheus-cpp libprotobuf libstdc++6; do
+# yaml-cpp's soname is its minor version: libyaml-cpp0.7 on Debian 12, libyaml-cpp0.8 on Debian 13.
+for lib in libbpf1 'libyaml-cpp0\.[0-9]' libprometheus-cpp libprotobuf 'libstdc++6'; do
   grep -q "$lib" <<<"$deps" || fail "Depends lacks $lib: $deps"
 done
 # fragctl opens libcairo for --png alone: recommended, not a dependency (the image leaves it out).
@@ -75,7 +76,9 @@ dpkg-deb -c "$DEB" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' >"$WORK/f
 if command -v lintian >/dev/null; then
   install -d -m 0755 "$WORK/lintian" && install -m 0644 "$DEB" "$WORK/lintian/"
   chmod 0755 "$WORK"
-  setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/tmp \
+  # Started in a folder user nobody may enter: lintian changes back to where it started, and a
+  # checkout in a home or in /root is 0700 on a fresh Debian.
+  setpriv --reuid=nobody --regid=nogroup --clear-groups env -C "$WORK/lintian" HOME=/tmp \
     lintian --fail-on error,warning --tag-display-limit 0 "$WORK/lintian/$(basename "$DEB")" >"$WORK/lintian.out" 2>&1 ||
     { cat "$WORK/lintian.out" >&2; fail "lintian found errors or warnings in $(basename "$DEB") (above)"; }
   log "lintian: no error, no warning$(grep -q . "$WORK/lintian.out" && echo ": $(tr '\n' ' ' <"$WORK/lintian.out")")"

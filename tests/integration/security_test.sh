@@ -16,13 +16,14 @@ PRO=/proc/sys/vm/compaction_proactiveness
 save_sysctl $PRO
 PROBE="python3 $SRC/tests/integration/sec_probe.py"
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+FRAGCTL_U=$(unprivileged "$BUILD/fragctl")  # fragctl as nobody and the member run it
 chmod 0755 "$WORK"   # the directory must not be what keeps others out
 
 # --- 1. Default: socket 0600 root:root; nobody is refused by the file mode.
 FRAGD_CONFIG="$SRC/configs/fragd.yaml" start_fragd
 mode=$(stat -c '%a %U:%G' "$SOCK")
 [ "$mode" = "600 root:root" ] || fail "control socket is $mode, want 600 root:root"
-out=$("${NOBODY[@]}" "$BUILD/fragctl" --socket "$SOCK" status 2>&1) && fail "nobody read status: $out"
+out=$("${NOBODY[@]}" "$FRAGCTL_U" --socket "$SOCK" status 2>&1) && fail "nobody read status: $out"
 grep -q 'permission denied' <<<"$out" || fail "nobody's refusal does not say why: $out"
 log "socket 0600 root:root; nobody refused: $out"
 
@@ -119,14 +120,19 @@ FRAGD_PID=$(pgrep -P "$STRACE_PID")
 mode=$(stat -c '%a %U:%G' "$SOCK")
 [ "$mode" = "660 root:$GROUP" ] || fail "control socket is $mode, want 660 root:$GROUP"
 MEMBER=(setpriv --reuid=65534 --regid=65534 --groups="$GID")
-"${MEMBER[@]}" "$BUILD/fragctl" --socket "$SOCK" status >"$WORK/member-status.txt" 2>&1 ||
+"${MEMBER[@]}" "$FRAGCTL_U" --socket "$SOCK" status >"$WORK/member-status.txt" 2>&1 ||
   { cat "$WORK/member-status.txt"; fail "a member of $GROUP could not read status"; }
-"${MEMBER[@]}" "$BUILD/fragctl" --socket "$SOCK" hist >/dev/null 2>&1 || fail "a member of $GROUP could not read hist"
-for act in "compact" "pool set 2MB 10" "reload"; do
-  out=$("${MEMBER[@]}" "$BUILD/fragctl" --socket "$SOCK" $act 2>&1) && fail "a member of $GROUP could '$act': $out"
+"${MEMBER[@]}" "$FRAGCTL_U" --socket "$SOCK" hist >/dev/null 2>&1 || fail "a member of $GROUP could not read hist"
+# preflight is a read: a member asks it as root does (exit 0, 3 or 4 is the verdict).
+rc=0
+"${MEMBER[@]}" "$FRAGCTL_U" --socket "$SOCK" preflight 2MB 1 --json >"$WORK/member-pf.json" 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || [ "$rc" -eq 4 ] || { cat "$WORK/member-pf.json"; fail "a member of $GROUP could not ask preflight (exit $rc)"; }
+grep -q '"verdict"' "$WORK/member-pf.json" || fail "a member's preflight answer has no verdict"
+for act in "compact" "pool set 2MB 10" "ensure 2MB 1 --for g:1" "release --for g:1" "reload"; do
+  out=$("${MEMBER[@]}" "$FRAGCTL_U" --socket "$SOCK" $act 2>&1) && fail "a member of $GROUP could '$act': $out"
   grep -q 'needs root' <<<"$out" || fail "'$act' refusal for a group member does not say why: $out"
 done
-out=$("${NOBODY[@]}" "$BUILD/fragctl" --socket "$SOCK" status 2>&1) && fail "a non-member read status: $out"
+out=$("${NOBODY[@]}" "$FRAGCTL_U" --socket "$SOCK" status 2>&1) && fail "a non-member read status: $out"
 # Root acts: the compaction is a write to a sysfs file, with no capability and no program run.
 "$BUILD/fragctl" --socket "$SOCK" compact --node 0 >"$WORK/compact.txt" 2>&1 ||
   { cat "$WORK/compact.txt"; fail "root's fragctl compact failed without capabilities"; }
@@ -137,7 +143,7 @@ rc=0; wait "$STRACE_PID" || rc=$?
 [ "$rc" -eq 0 ] || { cat "$FRAGD_LOG"; fail "fragd exited $rc"; }
 execs=$(grep -cE 'execve(at)?\(' "$WORK/exec.txt" || true)
 [ "$execs" -eq 1 ] || { cat "$WORK/exec.txt"; fail "fragd ran $((execs - 1)) programs; it must run none"; }
-log "group $GROUP reads status and hist, is refused compact/pool/reload; root compacts with no capability; no program run"
+log "group $GROUP reads status, hist and preflight, is refused compact/pool/ensure/release/reload; root compacts with no capability; no program run"
 
 # --- 6. What a member reads. fragd without kernel symbols (--path.kallsyms: the file as a
 # reader without CAP_SYSLOG sees it, every address zero) on fragmented memory, where a pool
@@ -157,14 +163,14 @@ echo $(($(cat $HP) + $(free_blocks9))) >$HP
 echo $(($(cat $HP) + 20)) >$HP
 has_stack() { FRAGCTL top --once --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["stacks"] else 1)'; }
 wait_for 20 has_stack || fail "no stall stack after growing the pool on fragmented memory: nothing to test"
-"${MEMBER[@]}" /usr/bin/python3 "$SRC/tests/integration/sec_probe.py" reader "$SOCK" member || fail "a member of $GROUP read what only root may"
+"${MEMBER[@]}" /usr/bin/python3 "$(unprivileged "$SRC/tests/integration/sec_probe.py")" reader "$SOCK" member || fail "a member of $GROUP read what only root may"
 $PROBE reader "$SOCK" root || fail "root's answers"
-"${MEMBER[@]}" "$BUILD/fragctl" --socket "$SOCK" map >"$WORK/member-map.txt" 2>&1 ||
+"${MEMBER[@]}" "$FRAGCTL_U" --socket "$SOCK" map >"$WORK/member-map.txt" 2>&1 ||
   { cat "$WORK/member-map.txt"; fail "a member's fragctl map failed"; }
 grep -q 'withheld' "$WORK/member-map.txt" || fail "a member's fragctl map does not say what fragd withheld"
-out=$("${MEMBER[@]}" "$BUILD/fragctl" --socket "$SOCK" map --png "$WORK/m.png" 2>&1) && fail "a member drew the per-block map: $out"
+out=$("${MEMBER[@]}" "$FRAGCTL_U" --socket "$SOCK" map --png "$WORK/m.png" 2>&1) && fail "a member drew the per-block map: $out"
 grep -q 'as root' <<<"$out" || fail "a member's fragctl map --png refusal does not say why: $out"
-"${MEMBER[@]}" "$BUILD/fragctl" --socket "$SOCK" top --once --stacks >"$WORK/member-top.txt" 2>&1 ||
+"${MEMBER[@]}" "$FRAGCTL_U" --socket "$SOCK" top --once --stacks >"$WORK/member-top.txt" 2>&1 ||
   { cat "$WORK/member-top.txt"; fail "a member's fragctl top failed"; }
 grep -q 'without a kernel symbol' "$WORK/member-top.txt" || fail "fragctl top --stacks does not count the unnamed frames"
 grep -qE '0x[0-9a-f]{8,}' "$WORK/member-top.txt" && fail "fragctl top --stacks shows a kernel address: $(grep -E '0x[0-9a-f]{8,}' "$WORK/member-top.txt" | head -3)"

@@ -202,6 +202,20 @@ void format_policy(const StatusReply& a, bool utc_times, std::string& out) {
     }
   }
 
+  if (a.leases && !a.leases->empty()) {
+    out += "  leases (fragctl ensure):\n";
+    out += strf("    %-5s %-24s %-7s %-5s %7s  %s\n", "id", "for", "size", "node", "pages", "state");
+    for (const auto& l : *a.leases) {
+      std::string state = l.state;
+      if (l.state == "held") state += ", " + format_duration(static_cast<double>(l.expires_in_ns), DurationStyle::Age) + " left";
+      if (!l.end.empty()) state += ": " + printable(l.end);
+      out += strf("    %-5llu %-24s %-7s %-5s %7llu  %s\n", static_cast<unsigned long long>(l.id),
+                  printable(l.consumer).c_str(), format_size_kib(l.size_kib).c_str(),
+                  l.node ? std::to_string(*l.node).c_str() : "all", static_cast<unsigned long long>(l.count),
+                  state.c_str());
+    }
+  }
+
   if (a.action_running) {
     if (!*a.action_running) {
       out += "  running: none\n";
@@ -247,6 +261,12 @@ std::string format_status(const StatusReply& a, uint64_t page_kib, bool utc_time
   for (const auto& n : a.nodes) {
     out += "\n";
     format_node(n, page_kib, out);
+  }
+  if (a.vm) {
+    // defrag_mode: a setting of Linux 6.15 and later; fragd reads both, never changes defrag_mode.
+    out += "\nvm.compaction_proactiveness " + u64_or_dash(a.vm->compaction_proactiveness) + ", vm.defrag_mode " +
+           (a.vm->defrag_mode ? std::to_string(*a.vm->defrag_mode) : std::string("- (none before Linux 6.15)")) +
+           "\n";
   }
 
   if (a.allocations) {

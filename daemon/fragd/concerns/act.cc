@@ -4,12 +4,20 @@
 #include <sys/stat.h>
 
 #include "act/observe.h"
+#include "base/format.h"
+#include "base/text.h"
+#include "policy/policy.h"
 #include "protocol/wire.h"
+#include "sources/memory/score.h"
 
 namespace fragd {
 
-ActConcern::ActConcern(Shared& sh, std::function<void()> retick)
-    : sh_(sh), retick_(std::move(retick)), engine_(sh.cfg.policy), actuator_(sh.cfg.proc_root, sh.cfg.sys_root) {}
+ActConcern::ActConcern(Shared& sh, std::function<void()> retick, SupplyPort supply)
+    : sh_(sh),
+      retick_(std::move(retick)),
+      supply_(std::move(supply)),
+      engine_(sh.cfg.policy),
+      actuator_(sh.cfg.proc_root, sh.cfg.sys_root) {}
 
 Result<void> ActConcern::lock_if_acting() {
   if (!sh_.cfg.policy.act) return {};
@@ -69,7 +77,9 @@ void ActConcern::tick(uint64_t now) {
                                  std::max(sh_.cfg.policy.compaction.demand.min_order, sh_.cfg.min_order),
                                  sh_.facts.page_kib);
   add_forecast(o, sh_.forecast);
+  o.guard.counting = sh_.bpf && sh_.bpf->counting();
   auto r = engine_.decide(o);
+  log_ended_leases();
   if (!r) return;
   log_debug("starting action " + std::to_string(r->id) + " " + action_name(r->kind) + ": " + r->reason);
   runner_->submit(*r, sh_.cfg.policy);
@@ -78,6 +88,36 @@ void ActConcern::tick(uint64_t now) {
 void ActConcern::record(const ActionOutcome& o) {
   engine_.finished(o);
   actions_.record(o);
+  if (o.req.lease && o.result == "ok") actions_.stats().leases["made"]++;
+  log_ended_leases();
+}
+
+void ActConcern::log_ended_leases() {
+  ActStats& st = actions_.stats();
+  for (const auto& l : engine_.take_ended_leases()) {
+    const char* how = l.held_ns == 0                                  ? "not_made"
+                      : l.end == "released"                           ? "released"
+                      : l.end.rfind("hold of", 0) == 0                ? "hold_over"
+                                                                      : "observe";
+    st.leases[how]++;
+    log_info(strf("lease %llu for %s (%llu x %s) ended: %s", static_cast<unsigned long long>(l.id), l.consumer.c_str(),
+                  static_cast<unsigned long long>(l.count), format_size_kib(l.size_kib).c_str(), l.end.c_str()));
+  }
+}
+
+LeaseView ActConcern::lease_view(const Lease& l, uint64_t now) const {
+  LeaseView v;
+  v.id = l.id;
+  v.consumer = l.consumer;
+  if (l.node >= 0) v.node = l.node;
+  v.size_kib = l.size_kib;
+  v.count = l.count;
+  v.state = lease_state_name(l.state);
+  v.age_ns = now > l.asked_ns ? now - l.asked_ns : 0;
+  v.expires_in_ns = l.state == LeaseState::Held && l.expires_ns > now ? l.expires_ns - now : 0;
+  v.action = l.action_id;
+  v.end = l.end;
+  return v;
 }
 
 void ActConcern::on_finished() {
@@ -102,6 +142,8 @@ void ActConcern::metrics(ExportFrame& f) {
   act.mode = p.act ? "act" : "observe";
   act.dry_run = p.dry_run;
   act.method = method_name(p.compaction.method);
+  act.leased_pages.clear();
+  for (const auto& l : engine_.leases().live()) act.leased_pages[{l.node, l.size_kib}] += l.count;
   f.act = &act;
 }
 
@@ -136,6 +178,9 @@ void ActConcern::status(StatusReply& s) const {
   for (const auto& pool : engine_.pools())
     s.pools->push_back({pool.node, pool.size_kib, pool.target, pool.reached, pool.manual, pool.last_result});
   s.actions = actions_.last(20, mono, real);
+  s.leases.emplace();
+  for (const auto& l : engine_.leases().live()) s.leases->push_back(lease_view(l, mono));
+  for (const auto& l : engine_.leases().ended()) s.leases->push_back(lease_view(l, mono));
   auto r = runner_ ? runner_->running() : std::nullopt;
   s.action_running = r ? std::optional<ActionSummary>(action_summary(*r)) : std::nullopt;
 }
@@ -151,7 +196,9 @@ void ActConcern::reload() {
 }
 
 namespace {
-constexpr std::array kAnswered{Command::Compact, Command::Pool, Command::Action};
+constexpr std::array kAnswered{Command::Compact, Command::Pool, Command::Action, Command::Ensure, Command::Release};
+// A lease's hold when ensure names none.
+constexpr uint64_t kDefaultHoldNs = 300'000'000'000ULL;
 }  // namespace
 const std::span<const Command> ActConcern::kAnswers{kAnswered};
 
@@ -161,6 +208,14 @@ std::optional<nlohmann::json> ActConcern::answer(const ControlRequest& req, Read
     auto r = actions_.state(*req.id, runner_ ? runner_->running() : std::nullopt, now_ns(), now_ns(CLOCK_REALTIME));
     if (!r) return error_answer(r.error().message);
     return *r;
+  }
+  if (req.cmd == Command::Ensure) return ensure(req);
+  if (req.cmd == Command::Release) {
+    ReleaseReply rr;
+    const uint64_t now = now_ns();
+    for (const auto& l : engine_.release(req.consumer, req.lease)) rr.released.push_back(lease_view(l, now));
+    tick(now);  // the pool goes back now
+    return rr;
   }
   const uint64_t timeout_ns = req.timeout_ms.value_or(0) * 1000000;
   if (req.cmd == Command::Compact) {
@@ -175,6 +230,76 @@ std::optional<nlohmann::json> ActConcern::answer(const ControlRequest& req, Read
   for (auto id : ids) actions_.queued(id);
   tick(now_ns());
   return IdsReply{ids};
+}
+
+// ensure: refused with the figure when no compaction could make the pages or the pool would
+// take more than the node (or host) can spare above hugepages.guard; else a lease (hugetlb
+// sizes) or goal compactions (an order's free blocks), queued like manual requests.
+std::optional<nlohmann::json> ActConcern::ensure(const ControlRequest& req) {
+  const int node = req.node.value_or(-1);
+  const uint64_t count = *req.count;
+  const std::string consumer = *req.consumer;
+  auto s = supply_(SupplyAsk{req.size_kib.value_or(0), req.order, count, node});
+  if (!s) return error_answer("ensure refused: " + s.error().message);
+  const std::string what = strf("%llu x %s", static_cast<unsigned long long>(count), format_size_kib(s->size_kib).c_str());
+  const std::string where = node >= 0 ? strf("node %d", node) : std::string("this host");
+  if (count > s->interval.hi)
+    return error_answer(strf("ensure refused: %s cannot supply %s even by compaction: %llu free and %llu more at most "
+                             "(95%% upper bound); ask for at most %llu, or another node (fragctl preflight)",
+                             where.c_str(), what.c_str(), static_cast<unsigned long long>(s->free),
+                             static_cast<unsigned long long>(s->interval.hi - std::min(s->interval.hi, s->free)),
+                             static_cast<unsigned long long>(s->interval.hi)));
+  const uint64_t budget_ns = req.timeout_ms.value_or(0) * 1000000;
+  EnsureReply reply;
+  if (s->hugetlb) {
+    // The pages come out of the node's free and reclaimable memory: never past the guard.
+    auto spare = read_spare_memory(sh_.cfg.proc_root, sh_.cfg.sys_root, node);
+    if (!spare) return error_answer("ensure refused: " + spare.error().message);
+    const uint64_t guard = sh_.cfg.policy.hugepages.guard_kib;
+    const uint64_t room = spare->kib > guard ? (spare->kib - guard) / s->size_kib : 0;
+    if (count > room)
+      return error_answer(strf("ensure refused: %s can spare %s (%s) and hugepages.guard keeps %s: room for %llu "
+                               "pages of %s, not %llu; ask for at most %llu, name another node, or lower the guard",
+                               where.c_str(), format_size_kib(spare->kib).c_str(), spare->how.c_str(),
+                               format_size_kib(guard).c_str(), static_cast<unsigned long long>(room),
+                               format_size_kib(s->size_kib).c_str(), static_cast<unsigned long long>(count),
+                               static_cast<unsigned long long>(room)));
+    auto q = engine_.request_ensure(consumer, node, s->size_kib, count, req.hold_ms ? *req.hold_ms * 1000000 : kDefaultHoldNs,
+                                    sh_.facts, budget_ns);
+    if (!q) return error_answer(q.error().message);
+    reply.lease = lease_view(q->lease, now_ns());
+    reply.ids = {q->action_id};
+    reply.target = q->target;
+    reply.reason = strf("ensure for %s: %s on %s", consumer.c_str(), what.c_str(), where.c_str());
+  } else {
+    // Free blocks of an order: each node that lacks them compacted until it has enough free
+    // 2 MiB blocks (reserve.order) to hold them; a larger order compacts the whole node.
+    const unsigned ro = sh_.cfg.policy.compaction.reserve.order;
+    uint64_t lack = count > s->free ? count - s->free : 0;
+    for (const auto& n : s->nodes) {
+      if (lack == 0) break;
+      const uint64_t take = std::min(lack, n.makeable);
+      if (take == 0) continue;
+      lack -= take;
+      uint64_t have = 0;
+      if (sh_.last_mem)
+        for (const auto& z : sh_.last_mem->zones)
+          if (z.node == n.node) have += blocks_of_order(z.free_blocks, ro);
+      const uint64_t more = s->order <= ro ? (take + (uint64_t{1} << (ro - s->order)) - 1) >> (ro - s->order) : 0;
+      const uint64_t goal = more ? have + more : 0;
+      auto id = engine_.request_blocks(n.node, goal, have,
+                                       strf("ensure for %s: %llu more free order-%u blocks on node %d", consumer.c_str(),
+                                            static_cast<unsigned long long>(take), s->order, n.node),
+                                       budget_ns);
+      if (!id) return error_answer(id.error().message);
+      reply.ids.push_back(*id);
+    }
+    reply.reason = strf("ensure for %s: %s on %s", consumer.c_str(), what.c_str(), where.c_str());
+    if (reply.ids.empty()) reply.reason += " (free now: nothing to make)";
+  }
+  for (auto id : reply.ids) actions_.queued(id);
+  tick(now_ns());
+  return reply;
 }
 
 int restore_saved_settings(const std::string& proc_root, const std::string& sys_root) {

@@ -16,7 +16,9 @@
 #include "act/runner.h"
 #include "act/sysfs_actuator.h"
 #include "fragd/concerns/concern.h"
+#include "protocol/lease.h"
 #include "protocol/request.h"
+#include "sources/supply/supply.h"
 
 namespace fragd {
 
@@ -29,8 +31,10 @@ int restore_saved_settings(const std::string& proc_root, const std::string& sys_
 
 class ActConcern : public Concern {
  public:
+  // What the host or a node can supply now (PageblocksConcern::supply): ensure's check.
+  using SupplyPort = std::function<Result<Supply>(const SupplyAsk&)>;
   // `retick`: a tick of every concern, run after an action finished (it changed the numbers).
-  ActConcern(Shared& sh, std::function<void()> retick);
+  ActConcern(Shared& sh, std::function<void()> retick, SupplyPort supply);
   // Act mode at start: the host-wide act lock, then what a fragd that did not exit cleanly
   // left changed, put back. Before the control socket, BPF and any write.
   Result<void> lock_if_acting();
@@ -52,17 +56,22 @@ class ActConcern : public Concern {
 
   static const std::span<const Command> kAnswers;  // defined with answer()
   bool answers(Command cmd) const override { return among(kAnswers, cmd); }
-  // compact, pool: the ids of the actions queued; action: one action's state.
+  // compact, pool: the ids of the actions queued; action: one action's state; ensure: the lease
+  // and the action that makes it; release: the leases ended.
   std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token) override;
   ActStats& stats() { return actions_.stats(); }
 
  private:
   Result<void> take_act_lock(const std::string& why);
   void record(const ActionOutcome& o);
+  std::optional<nlohmann::json> ensure(const ControlRequest& req);
+  LeaseView lease_view(const Lease& l, uint64_t now) const;
+  void log_ended_leases();
   void on_finished();
 
   Shared& sh_;
   std::function<void()> retick_;
+  SupplyPort supply_;
   Engine engine_;
   // Before the runner: released only after the runner put back what it changed.
   std::unique_ptr<ActLock> act_lock_;

@@ -130,6 +130,11 @@ void MemoryConcern::status(StatusReply& r) const {
   for (const auto& [n, v] : nodes_unreclaimable(mem.zones))
     if (by_node.count(n)) by_node[n].unreclaimable = v;
   for (auto& [n, node] : by_node) r.nodes.push_back(std::move(node));
+  VmSettings vm;
+  if (auto it = mem.vm_sysctls.find("compaction_proactiveness"); it != mem.vm_sysctls.end())
+    vm.compaction_proactiveness = it->second;
+  if (auto it = mem.vm_sysctls.find("defrag_mode"); it != mem.vm_sysctls.end()) vm.defrag_mode = it->second;
+  r.vm = vm;
   if (!mem.warnings.empty()) r.warnings = mem.warnings;
 }
 

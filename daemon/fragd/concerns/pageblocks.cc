@@ -9,6 +9,8 @@
 #include "base/text.h"
 #include "fragd/settings.h"
 #include "sources/memory/score.h"
+#include "protocol/preflight.h"
+#include "protocol/wire.h"
 #include "sources/pollution/pollution.h"
 
 namespace fragd {
@@ -188,11 +190,16 @@ nlohmann::json PageblocksConcern::map_answer(const ScanResult* scan, const std::
 }
 
 namespace {
-constexpr std::array kAnswered{Command::Map};
+constexpr std::array kAnswered{Command::Map, Command::Preflight};
 }  // namespace
 const std::span<const Command> PageblocksConcern::kAnswers{kAnswered};
 
 std::optional<nlohmann::json> PageblocksConcern::answer(const ControlRequest& req, Reader reader, uint64_t token) {
+  if (req.cmd == Command::Preflight) {
+    auto s = supply({req.size_kib.value_or(0), req.order, req.count.value_or(0), req.node.value_or(-1)});
+    if (!s) return error_answer(s.error().message);
+    return *s;
+  }
   const int64_t age = req.max_age_ns.value_or(5'000'000'000);
   const int64_t max_age_ns = reader == Reader::Root ? age : std::max<int64_t>(age, 5'000'000'000);
   const uint64_t max_blocks = req.max_blocks.value_or(kDefaultMapBlocks);
@@ -207,6 +214,22 @@ std::optional<nlohmann::json> PageblocksConcern::answer(const ControlRequest& re
                     scanner_->scans_done(), {max_blocks, reader});
   scanner_->request();
   return std::nullopt;
+}
+
+Result<Supply> PageblocksConcern::supply(const SupplyAsk& ask) const {
+  SupplyInputs in;
+  if (sh_.last_mem) in.mem = &*sh_.last_mem;
+  in.spans = sh_.spans;
+  in.page_kib = sh_.facts.page_kib;
+  // The latest scan or sampled round as it is: a preflight never asks for a scan.
+  auto latest = scanner_ ? scanner_->latest() : nullptr;
+  if (latest) {
+    in.scan = latest.get();
+    in.scan_age_ns = scan_age_ns(*latest, ScanClock::now());
+  } else {
+    in.no_scan = scanner_ ? "no pageblock scan has finished yet" : scan_off_;
+  }
+  return estimate_supply(ask, in);
 }
 
 // A block stays in the ledger until a scan that began after its last recorded fallback finds

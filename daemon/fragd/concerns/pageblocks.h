@@ -2,7 +2,7 @@
 // Pageblocks and the pollution ledger: the scanner thread (started after the first tick, when
 // the pageblock order is known), the ledger's summary at each tick and its reconciliation with
 // each scan (a block found clean is released), the `map` answer (deferred to the next scan when
-// the latest is too old), and the status answer's pollution and scan.
+// the latest is too old), the `preflight` answer, and the status answer's pollution and scan.
 #pragma once
 
 #include <memory>
@@ -17,6 +17,7 @@
 #include "sources/pageblocks/pending.h"
 #include "sources/pageblocks/scanner.h"
 #include "sources/pollution/metrics.h"
+#include "sources/supply/supply.h"
 
 namespace fragd {
 
@@ -37,7 +38,12 @@ class PageblocksConcern : public Concern {
   // The map answer from a scan at most max_age_ns old (5 s at least for a reader not root: a
   // scan costs ~0.1 us of kernel time per page), or none yet: it follows through the control
   // server's reply(token) when the next scan ends.
+  // preflight: what the host or a node can supply (sources/supply), from the last tick and scan.
   std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token) override;
+  // What the host or a node can supply now: preflight's answer, ensure's check.
+  Result<Supply> supply(const SupplyAsk& ask) const;
+  // A scan has ended (or the scan is off): supply() rests on the pageblock picture it will have.
+  bool scanned() const { return !scanner_ || scanner_->latest() != nullptr; }
 
  private:
   void refresh_pollution();

@@ -70,7 +70,13 @@ void StallsConcern::tick(uint64_t now) {
   if (sh_.last_mem)
     for (const auto& z : sh_.last_mem->zones)
       if (z.present_pages > 0) free_blocks[z.node] += blocks_of_order(z.free_blocks, sh_.bpf->pageblock_order());
-  if (auto sw = counting_.tick(now, entries, sh_.last_mem ? &free_blocks : nullptr, sh_.bpf->counting()))
+  // The defrag_mode guard's atomic check counts failures: counting stays on while it watches.
+  std::string guard;
+  const DefragGuard& g = sh_.cfg.policy.compaction.defrag_guard;
+  if (sh_.cfg.policy.act && g.enabled && g.atomic_failures_per_second > 0 && sh_.last_mem)
+    if (auto it = sh_.last_mem->vm_sysctls.find("defrag_mode"); it != sh_.last_mem->vm_sysctls.end() && it->second == 1)
+      guard = "the defrag_mode guard watches atomic failures (vm.defrag_mode 1)";
+  if (auto sw = counting_.tick(now, entries, sh_.last_mem ? &free_blocks : nullptr, sh_.bpf->counting(), guard))
     switch_counting(*sw);
 }
 

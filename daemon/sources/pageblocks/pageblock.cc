@@ -163,6 +163,7 @@ void estimate_from_map(ZoneScan& z, unsigned pageblock_order) {
 
   // 1 GiB ranges: aligned, wholly inside the zone.
   z.gigantic_free = z.gigantic_migration = 0;
+  z.gigantic_used.clear();
   if (pageblock_order >= kGiganticOrder) return;
   const uint64_t per = uint64_t{1} << (kGiganticOrder - pageblock_order);  // blocks per range
   const uint64_t gp = uint64_t{1} << kGiganticOrder;                        // pages per range
@@ -200,6 +201,7 @@ void estimate_from_map(ZoneScan& z, unsigned pageblock_order) {
     if (outside < f + u) break;
     outside -= f + u;
     z.gigantic_migration++;
+    z.gigantic_used.push_back(u);
   }
 }
 

@@ -112,6 +112,8 @@ struct ZoneScan : ZoneSpan {
   // untyped pages: untyped ones may be free pages on per-CPU lists), the least occupied
   // first, while the free pages outside them above the reserve can take their movable pages.
   uint64_t gigantic_free = 0, gigantic_migration = 0;
+  // The pages in use of each range counted in gigantic_migration, ascending: what migrating it moves.
+  std::vector<uint64_t> gigantic_used;
   // The longest run of free blocks, in pages (whole blocks only).
   uint64_t free_run_max_pages = 0;
   uint64_t cost_for(uint64_t n) const;

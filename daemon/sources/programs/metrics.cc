@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sources/programs/metrics.h"
 
+#include <algorithm>
+
 namespace fragd {
 
 void program_metrics(const std::vector<ProgramState>& programs, const std::vector<ProgramRunStats>& run_stats,
@@ -39,15 +41,27 @@ void program_metrics(const std::vector<ProgramState>& programs, const std::vecto
   emit(out, runs, secs, miss);
 }
 
-void map_memory_metrics(const std::vector<MapMemory>& maps, Families& out) {
+void map_memory_metrics(const std::vector<MapMemory>& maps, const SeriesPlan& plan, Families& out) {
   if (maps.empty()) return;
   FamilyBuilder f("fragd_bpf_map_memory_bytes",
-                  "Kernel memory of each of fragd's BPF maps as the kernel accounts it (the memlock of the map's "
-                  "fdinfo, as `bpftool map show` prints it); map=\"globals\": the object's global variables. Fixed "
-                  "at load: the pollution ledger (polluted_blocks) is sized from the physical memory, the per-CPU "
-                  "maps by the possible CPUs.",
+                  "Kernel memory of fragd's BPF maps as the kernel accounts it (the memlock of each map's "
+                  "fdinfo, as `bpftool map show` prints it), by object; map=\"all\": the object's maps summed, "
+                  "unless metrics.detail lists programs (then one series per map; map=\"globals\": the object's "
+                  "global variables). Fixed at load: the pollution ledger (polluted_blocks) is sized from the "
+                  "physical memory, the per-CPU maps by the possible CPUs.",
                   MetricType::Gauge);
-  for (const auto& m : maps) f.gauge({{"object", m.object}, {"map", m.map}}, static_cast<double>(m.bytes));
+  if (plan.has(Detail::Programs)) {
+    for (const auto& m : maps) f.gauge({{"object", m.object}, {"map", m.map}}, static_cast<double>(m.bytes));
+  } else {
+    // Objects in the order their first map comes, each once.
+    std::vector<std::pair<std::string, double>> objects;
+    for (const auto& m : maps) {
+      auto it = std::find_if(objects.begin(), objects.end(), [&](const auto& o) { return o.first == m.object; });
+      if (it == objects.end()) it = objects.insert(objects.end(), {m.object, 0.0});
+      it->second += static_cast<double>(m.bytes);
+    }
+    for (const auto& [object, bytes] : objects) f.gauge({{"object", object}, {"map", "all"}}, bytes);
+  }
   emit(out, f);
 }
 

@@ -17,7 +17,8 @@ namespace fragd {
 void program_metrics(const std::vector<ProgramState>& programs, const std::vector<ProgramRunStats>& run_stats,
                      const SeriesPlan& plan, Families& out);
 
-// fragd_bpf_map_memory_bytes: one series per map (BpfPrograms::map_memory); absent when empty.
-void map_memory_metrics(const std::vector<MapMemory>& maps, Families& out);
+// fragd_bpf_map_memory_bytes: one series per object (map="all"), per map with metrics.detail
+// `programs` (BpfPrograms::map_memory); absent when empty.
+void map_memory_metrics(const std::vector<MapMemory>& maps, const SeriesPlan& plan, Families& out);
 
 }  // namespace fragd

@@ -50,6 +50,7 @@ class FakeActuator : public Actuator {
   uint64_t mem_available = 16ULL * 1024 * 1024;  // kB
   uint64_t direct_yield = 0;                     // pages a pool write gets beyond the free blocks
   unsigned proactiveness = 20;
+  std::optional<unsigned> defrag_mode = 1;       // none: a kernel before 6.15
   uint64_t compact_cost_ns = 1'500'000'000ULL;   // compaction time one node compaction adds
   uint64_t fragd_compaction_ns = 0;              // cumulative, as BPF would count it
   uint64_t proactive_compaction_ns = 0;
@@ -59,7 +60,7 @@ class FakeActuator : public Actuator {
 
   // Fails `op` with `err` `times` times (-1: until fail(op, 0)), after
   // letting `after` calls succeed.
-  // ops: compact, read_proactiveness, write_proactiveness, read_pool,
+  // ops: compact, read_proactiveness, write_proactiveness, read_defrag_mode, write_defrag_mode, read_pool,
   // write_pool, grow_pool, mem_available, free_blocks, node_score, drop_caches.
   void fail(const std::string& op, int err, int times = -1, int after = 0) {
     if (err == 0) failures_.erase(op);
@@ -118,6 +119,19 @@ class FakeActuator : public Actuator {
     calls.push_back("write_proactiveness " + std::to_string(value));
     if (auto e = failing("write_proactiveness", "write /proc/sys/vm/compaction_proactiveness")) return *e;
     proactiveness = value;
+    return {};
+  }
+  Result<unsigned> read_defrag_mode() override {
+    calls.push_back("read_defrag_mode");
+    if (!defrag_mode) return make_error("open /proc/sys/vm/defrag_mode: No such file or directory", ENOENT);
+    if (auto e = failing("read_defrag_mode", "read /proc/sys/vm/defrag_mode")) return *e;
+    return *defrag_mode;
+  }
+  Result<void> write_defrag_mode(unsigned value) override {
+    calls.push_back("write_defrag_mode " + std::to_string(value));
+    if (!defrag_mode) return make_error("open /proc/sys/vm/defrag_mode: No such file or directory", ENOENT);
+    if (auto e = failing("write_defrag_mode", "write /proc/sys/vm/defrag_mode")) return *e;
+    defrag_mode = value;
     return {};
   }
   Result<uint64_t> read_pool(int node, uint64_t size_kib) override {

@@ -168,7 +168,7 @@ TEST(ActConcern, RequestsAreCheckedAgainstTheFactsAndTheStatusCarriesThePolicy) 
   sh.facts.node_total_kib = {24u << 20};
   sh.facts.mem_total_kib = 24u << 20;
   int reticks = 0;
-  ActConcern act(sh, [&] { reticks++; });
+  ActConcern act(sh, [&] { reticks++; }, [](const SupplyAsk&) -> Result<Supply> { return make_error("no supply here"); });
   ControlRequest req;
   req.cmd = Command::Compact;
   req.node = 3;

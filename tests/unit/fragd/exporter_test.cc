@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <algorithm>
 #include <set>
 #include <string>
@@ -99,6 +101,38 @@ TEST(Exporter, StallOutcomesFollowAllocationCounting) {
   EXPECT_EQ(find(off, "fragd_alloc_total"), nullptr);
   EXPECT_EQ(find(off, "fragd_alloc_stall_seconds"), nullptr);
   EXPECT_NE(find(off, "fragd_direct_stall_entries_total"), nullptr);
+}
+
+TEST(Exporter, FailuresSplitBySleepingAndGroupedFromOrderZero) {
+  fragd::BpfSnapshot bpf{};
+  bpf.alloc.failures[0][0] = 5;  // order-0 atomic failures: below min_order, still counted
+  bpf.alloc.failures[2][0] = 1;
+  bpf.alloc.failures[3][1] = 4;
+  bpf.alloc.failures[9][1] = 2;
+  bpf.alloc.failures[10][1] = 1;
+  fragd::SelfStats self;
+  self.counting.allocations_mode = "adaptive";
+  self.counting.counting = false;
+  fragd::ExportFrame f;
+  f.plan = fragd::series_plan(fragd::SeriesSettings{}, 1, 4);  // the default groups: 0, 1-3, 4-8, 9-10
+  f.bpf = &bpf;
+  f.self = &self;
+  // Counted only while counting is on: absent while it is off.
+  EXPECT_EQ(find(fragd::build_families(f), "fragd_alloc_failures_total"), nullptr);
+  self.counting.counting = true;
+  const auto fs = fragd::build_families(f);
+  const auto* fam = find(fs, "fragd_alloc_failures_total");
+  ASSERT_NE(fam, nullptr);
+  std::map<std::pair<std::string, std::string>, double> got;
+  for (const auto& m : fam->metric) {
+    std::map<std::string, std::string> l;
+    for (const auto& x : m.label) l[x.name] = x.value;
+    got[{l["order"], l["can_sleep"]}] = m.counter.value;
+  }
+  const std::map<std::pair<std::string, std::string>, double> want = {
+      {{"0", "false"}, 5}, {{"0", "true"}, 0},   {{"1-3", "false"}, 1}, {{"1-3", "true"}, 4},
+      {{"4-8", "false"}, 0}, {{"4-8", "true"}, 0}, {{"9-10", "false"}, 0}, {{"9-10", "true"}, 3}};
+  EXPECT_EQ(got, want);
 }
 
 TEST(Exporter, ActModeTargetsAreAFamilyOfTheirOwn) {

@@ -50,6 +50,7 @@ struct FullFrame {
     z.free_blocks = std::vector<uint64_t>(11, 1);
     z.pageblocks = {{"Movable", 100}};
     z.node_unreclaimable = 0;
+    z.free_pages_blocks = 1536;
     mem.zones.push_back(z);
     mem.hugepages.push_back({0, 2048, 3, 1});
     programs.push_back({"handle_alloc", "kmem:mm_page_alloc", true, "", 1, -1, true});
@@ -75,6 +76,7 @@ struct FullFrame {
     p.size_kib = 2048;
     p.target = 4;
     act.pools.push_back(p);
+    act.leased_pages[{0, 2048}] = 512;
     auto r = std::make_shared<fragd::ScanResult>();
     r->map_oldest_boot_ns = 1;  // a whole map: the families that wait for one are there
     fragd::ZoneScan zs;
@@ -84,8 +86,12 @@ struct FullFrame {
     pollution.summary.nodes.push_back({0, 1, 1});
     mem.mthp.push_back({2048,
                         {{"anon_fault_alloc", 1}, {"anon_fault_fallback", 1}, {"anon_fault_fallback_charge", 0},
-                         {"split", 1}, {"swpout", 1}, {"nr_anon", 1}, {"nr_anon_partially_mapped", 0}}});
-    mem.vmstat = {{"thp_fault_alloc", 1}, {"compact_stall", 1}};
+                         {"split", 1}, {"swpout", 1}, {"nr_anon", 1}, {"nr_anon_partially_mapped", 0},
+                         {"collapse_alloc", 1}, {"collapse_alloc_failed", 0}, {"collapse_exceed_none_pte", 1},
+                         {"collapse_exceed_swap_pte", 0}, {"collapse_exceed_shared_pte", 0}}});
+    mem.vmstat = {{"thp_fault_alloc", 1},   {"compact_stall", 1},  {"pgscan_direct", 10},
+                  {"pgscan_kswapd", 20},    {"pgsteal_direct", 5}, {"pgsteal_kswapd", 15}};
+    mem.memory_pressure = fragd::MemoryPressure{1500000, 250000};
     forecast.push_back({0, 100, -1.0, true, 100.0});
     bpf.cma_traced = true;
     fragd::CmaArea cma;

@@ -222,7 +222,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadPolicy{"compactoin:\n", "f.yaml:1:1: key 'compactoin':", "unknown key (known keys here: attribution, bpf, compaction"},
         BadPolicy{"compaction:\n  nodez: all\n", "f.yaml:2:3: key 'compaction.nodez':",
-                  "known keys here: backoff, cpu_budget, demand, forecast, method, min_interval, nodes, proactiveness, reserve, "
+                  "known keys here: backoff, cpu_budget, defrag_guard, demand, forecast, method, min_interval, nodes, proactiveness, reserve, "
                   "score, settle)"},
         BadPolicy{"compaction:\n  score:\n    hi: 3\n", "f.yaml:3:5: key 'compaction.score.hi':",
                   "known keys here: enabled, high, low)"},
@@ -338,6 +338,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadPolicy{"compaction:\n  demand:\n    stalls_per_second: 0\n    stall_p99: 0\n",
                   "f.yaml:3:24: key 'compaction.demand.stalls_per_second':",
                   "both of its checks are off (stalls_per_second 0 and stall_p99 0); set enabled: false instead"},
+        BadPolicy{"compaction:\n  defrag_guard:\n    enabled: true\n    atomic_failures_per_second: 0\n"
+                  "    pressure_full_percent: 0\n",
+                  "f.yaml:3:14: key 'compaction.defrag_guard.enabled':",
+                  "both of its checks are off (atomic_failures_per_second 0 and pressure_full_percent 0); set "
+                  "enabled: false instead"},
+        BadPolicy{"compaction:\n  defrag_guard:\n    window: 1s\n", "f.yaml:3:13: key 'compaction.defrag_guard.window':",
+                  "10s..1h"},
         BadPolicy{"compaction:\n  min_interval: 0s\n", "f.yaml:2:17: key 'compaction.min_interval':",
                   "0s is refused: acting that often would keep compaction running continuously; set at least 1s"},
         BadPolicy{"compaction:\n  min_interval: 500ms\n", "f.yaml:2:17: key 'compaction.min_interval':",

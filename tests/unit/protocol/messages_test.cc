@@ -155,21 +155,25 @@ TEST(ProtocolMessages, RequestsRoundTrip) {
 // list error messages give.
 TEST(ProtocolMessages, EveryCommandHasOneNameThatParsesBack) {
   std::set<std::string> names;
-  for (int i = 0; i <= static_cast<int>(fragd::Command::Reload); ++i) {
+  for (int i = 0; i <= static_cast<int>(fragd::Command::Release); ++i) {
     const auto c = static_cast<fragd::Command>(i);
     const std::string name(fragd::command_name(c));
     EXPECT_TRUE(names.insert(name).second) << name << " twice";
     EXPECT_NE(fragd::known_commands().find(name), std::string::npos) << name;
-    const std::string fields = c == fragd::Command::Pool     ? R"(,"size_kib":2048,"count":1)"
-                               : c == fragd::Command::Action ? R"(,"id":1)"
-                                                             : "";
+    const std::string fields = c == fragd::Command::Pool        ? R"(,"size_kib":2048,"count":1)"
+                               : c == fragd::Command::Action    ? R"(,"id":1)"
+                               : c == fragd::Command::Preflight ? R"(,"size_kib":2048,"count":1)"
+                               : c == fragd::Command::Ensure    ? R"(,"order":4,"count":1,"for":"slurm:42")"
+                               : c == fragd::Command::Release   ? R"(,"for":"libvirt:vm1")"
+                                                                : "";
     auto r = fragd::parse_request(R"({"cmd":")" + name + "\"" + fields + "}");
     ASSERT_TRUE(r.ok()) << name << ": " << r.error().message;
     EXPECT_EQ(r->cmd, c) << name;
     EXPECT_EQ(json(*r)["cmd"], name);
   }
-  EXPECT_EQ(names.size(), 9u);
-  EXPECT_EQ(fragd::known_commands(), "hist, status, trace, top, map, action, compact, pool, reload");
+  EXPECT_EQ(names.size(), 12u);
+  EXPECT_EQ(fragd::known_commands(),
+            "hist, status, trace, top, map, action, compact, pool, reload, preflight, ensure, release");
 }
 
 template <class T>

@@ -13,7 +13,9 @@
 
 #include "fragctl/render/ctl_format.h"
 #include "fragctl/render/map_view.h"
+#include "fragctl/render/preflight.h"
 #include "fragctl/render/top.h"
+#include "protocol/preflight.h"
 #include "protocol/top.h"
 #include "protocol/wire.h"
 #include "contract.h"
@@ -50,6 +52,14 @@ TEST(ContractJson, Top) {
   interval["time"] = "2026-01-01T00:00:02+0000";
   expect_contract("top", {json(*r), interval});
   EXPECT_FALSE(fragd::format_top_text(*r, {}).empty());
+}
+
+TEST(ContractJson, Preflight) {
+  const json a = answer("preflight.json");
+  auto r = fragd::read_answer<fragd::Supply>(a, "preflight");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  expect_contract("preflight", {json(*r)});
+  EXPECT_EQ(fragd::format_preflight(*r), "this host: 100 x 2 MiB ready, 1761 free now [sampled scan, 9.81s old]\n");
 }
 
 TEST(ContractJson, Map) {

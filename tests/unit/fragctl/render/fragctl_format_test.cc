@@ -327,6 +327,24 @@ TEST(CtlFormat, StatusSaysWhenKswapdGaveUpOnANode) {
   EXPECT_FALSE(fragd::format_status(a, 4).ok());
 }
 
+TEST(CtlFormat, StatusShowsTheKernelsCompactionSettings) {
+  json a = json::parse(kStatusAnswer);
+  auto r = fragd::format_status(a, 4);  // an answer without "vm" (an older fragd): no such line
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->find("vm.defrag_mode"), std::string::npos) << *r;
+  a["vm"] = {{"compaction_proactiveness", 20}, {"defrag_mode", 1}};
+  r = fragd::format_status(a, 4);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(r->find("\nvm.compaction_proactiveness 20, vm.defrag_mode 1\n"), std::string::npos) << *r;
+  a["vm"].erase("defrag_mode");  // a kernel before 6.15
+  r = fragd::format_status(a, 4);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(r->find("vm.compaction_proactiveness 20, vm.defrag_mode - (none before Linux 6.15)\n"), std::string::npos)
+      << *r;
+  a["vm"]["defrag_mode"] = "on";
+  EXPECT_FALSE(fragd::format_status(a, 4).ok());
+}
+
 TEST(CtlFormat, StatusSaysWhetherAllocationsAreCounted) {
   json a = json::parse(kStatusAnswer);
   a["allocations"] = {{"mode", "adaptive"}, {"counting", false}, {"counting_seconds", 42.4}};
