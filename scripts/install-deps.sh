@@ -38,6 +38,9 @@ packages=(
   shfmt        # deps_test parses the scripts to find the commands they run
   qemu-system-x86 cpio  # make test-kernels (tests/kernels/matrix.sh) and bench/cost_guest.sh boot guests
   default-jre-headless  # make bench-apps (bench/apps.sh): the JVM workload
+  # hooks_test: the launch hooks (configs/hooks) in a real libvirtd and a real Slurm, each started
+  # by hand; -sysv rather than systemd's units, which would pull in systemd-container
+  libvirt-daemon-system libvirt-daemon-system-sysv libvirt-clients slurmd slurmctld slurm-client munge
   # the contract tests' linters are Go programs built from their modules (kube-score and
   # kubeconform in manifests_test, pint in rules_lint_test); pip downloads the Kubernetes schemas
   golang-go python3-pip
