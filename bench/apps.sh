@@ -40,21 +40,30 @@
 #                       vm, hugetlb: the pool as a policy target (hugepages.pools, count N),
 #                       grown by fragd before the workload starts; jvm: a reserve of the heap's
 #                       size in free 2 MiB blocks (compaction.reserve.blocks)
+#   fragd_ensure        (vm, hugetlb) fragd in act mode with the shipped policy (only `mode:
+#                       act`), the launch made as a libvirt hook makes it: `fragctl ensure 2MB N
+#                       --within 120s --hold ENSURE_HOLD --for bench:WORKLOAD`, then the workload;
+#                       time: from the ensure's start to the RAM allocated. After the workload
+#                       the run waits for the hold to end and records the pool then (its target,
+#                       0, once the lease is over: pool_after_hold, and how long after the hold's
+#                       end it got there: pool_back_ms).
 # Knobs: BENCH_APPS_WORKLOADS, BENCH_APPS_MODES, BENCH_APPS_FRAGMENTATIONS (subsets; "holes mixed"),
 # MIXED_CACHE_MIB (2048), MIXED_FILES (200000), MIXED_PGTABLES (131072), BENCH_APPS_REPEATS (3),
 # BENCH_APPS_PERCENT (95), BENCH_APPS_WAIT (20), GUEST_MIB (4096), JVM_MIB (4096),
-# HUGETLB_MIB (2048), BENCH_OUTPUT (file to update), FRAGD_BUILD_DIR; BENCH_QUICK=1: one round at
+# HUGETLB_MIB (2048), BENCH_APPS_ENSURE_HOLD (60, seconds), BENCH_OUTPUT (file to update), FRAGD_BUILD_DIR; BENCH_QUICK=1: one round at
 # --percent 50, 2 s wait, 512/512/256 MiB, a mixed fragmentation of 64 MiB of cache, 2000 files and
 # 1024 page tables, written to /tmp/fragd-bench-quick.md.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=bench/fragment.sh
+source "$(dirname "${BASH_SOURCE[0]}")/fragment.sh"
 bench_start apps "it writes sysctls, mounts hugetlbfs and loads BPF" fragd fragctl fragmenter physmap -- \
 	qemu-system-x86_64 java hugeadm python3 curl flock
 
 ALL_WORKLOADS="vm jvm hugetlb"
-ALL_MODES="kernel20 kernel90 defrag hugeadm fragd fragd_told"
+ALL_MODES="kernel20 kernel90 defrag hugeadm fragd fragd_told fragd_ensure"
 ALL_FRAGMENTATIONS="holes mixed"
 read -r -a WORKLOADS <<<"${BENCH_APPS_WORKLOADS:-$ALL_WORKLOADS}"
 read -r -a MODES <<<"${BENCH_APPS_MODES:-$ALL_MODES}"
@@ -74,7 +83,8 @@ HUGETLB_MIB=${HUGETLB_MIB:-${D[5]}}
 MIXED_CACHE_MIB=${MIXED_CACHE_MIB:-${D[6]}}
 MIXED_FILES=${MIXED_FILES:-${D[7]}}
 MIXED_PGTABLES=${MIXED_PGTABLES:-${D[8]}}
-for v in REPEATS PERCENT WAIT GUEST_MIB JVM_MIB HUGETLB_MIB MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES; do
+ENSURE_HOLD=${BENCH_APPS_ENSURE_HOLD:-60}
+for v in ENSURE_HOLD REPEATS PERCENT WAIT GUEST_MIB JVM_MIB HUGETLB_MIB MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES; do
 	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
 done
 ((REPEATS >= 1 && PERCENT >= 1 && PERCENT <= 98 && WAIT >= 2)) || die "REPEATS >= 1, PERCENT 1..98, WAIT >= 2"
@@ -92,29 +102,20 @@ MNT="$WORK/hugetlbfs"
 # The mixed fragmentation's page cache (on disk, not tmpfs: page cache proper) and files (tmpfs).
 CACHE_FILE=/var/tmp/fragd-bench-apps-cache.$$
 SLAB_DIR=/dev/shm/fragd-bench-apps-slab.$$
-PT_PID=
 PIDS=()
 FAILED=1
 SAVED=0
 take_heavy_lock
+# What this script starts (fragd, the fragmenter, physmap) does not hold the lock.
+[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
 require_empty_pool
 PRO_ORIG=$(<"$PRO")
 DFM_ORIG=
 [[ -e $DFM ]] && DFM_ORIG=$(<"$DFM")
 SAVED=1
 
-# mixed_stop: frees what mixed_start made (the page tables' holder, the files, the cache file).
-mixed_stop() {
-	if [[ -n $PT_PID ]]; then
-		exec 8>&-
-		wait "$PT_PID" 2>/dev/null || true
-		PT_PID=
-	fi
-	rm -rf "$SLAB_DIR" "$CACHE_FILE"
-}
-
 restore_settings() {
-	mixed_stop
+	fill_stop
 	((SAVED)) || return 0
 	mountpoint -q "$MNT" && { umount "$MNT" || log "cannot unmount $MNT"; }
 	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
@@ -132,6 +133,7 @@ meta java_version "$(java -version 2>&1 | head -1)"
 meta qemu_version "$(qemu-system-x86_64 --version | head -1)"
 meta percent "$PERCENT"
 meta wait_s "$WAIT"
+meta ensure_hold_s "$ENSURE_HOLD"
 meta mixed "cache_mib=$MIXED_CACHE_MIB files=$MIXED_FILES pgtables=$MIXED_PGTABLES"
 sed 's/^mode: observe$/mode: act/' configs/fragd.yaml >"$WORK/act.yaml"
 grep -q '^mode: act$' "$WORK/act.yaml" || die "configs/fragd.yaml does not say 'mode: observe' on a line of its own"
@@ -155,35 +157,6 @@ fragd_stalls() {
 		/^fragd_direct_stall_entries_total\{.*phase="compaction"/ { host += $2 }
 		/^fragd_own_direct_stall_entries_total\{.*phase="compaction"/ { own += $2 }
 		END { printf "host=%d own=%d", host, own }'
-}
-
-# mixed_start DIR: puts page cache, slab and page tables into the fragmenter's holes (the header).
-mixed_start() {
-	dd if=/dev/zero of="$CACHE_FILE" bs=1M count="$MIXED_CACHE_MIB" status=none conv=fsync ||
-		die "cannot write $MIXED_CACHE_MIB MiB to $CACHE_FILE"
-	mkdir -p "$SLAB_DIR"
-	python3 -c '
-import os, sys
-d, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    os.close(os.open(f"{d}/{i}", os.O_CREAT | os.O_WRONLY, 0o600))' "$SLAB_DIR" "$MIXED_FILES" ||
-		die "cannot create $MIXED_FILES files in $SLAB_DIR"
-	rm -f "$1/pt.in"
-	mkfifo "$1/pt.in"
-	# Without the fragmenter's FIFO (fd 9): holding it open, physmap would keep the fragmenter from
-	# its EOF at the end of the run.
-	"$WORK/physmap" pgtables --count "$MIXED_PGTABLES" --out "$1/pt.txt" <"$1/pt.in" >"$1/pt.out" 2>"$1/pt.err" 9>&- &
-	PT_PID=$!
-	PIDS+=("$PT_PID")
-	exec 8>"$1/pt.in"
-	local i
-	for ((i = 0; i < 1200; i++)); do
-		grep -q '^ready' "$1/pt.out" 2>/dev/null && break
-		kill -0 "$PT_PID" 2>/dev/null || die "physmap pgtables exited: $(cat "$1/pt.err")"
-		sleep 0.1
-	done
-	grep -q '^ready' "$1/pt.out" || die "physmap pgtables not ready in 120 s"
-	log "mixed: $(head -1 "$1/pt.out"), slab $(awk '$1 == "Slab:" { print $2 }' /proc/meminfo) kB, cached $(awk '$1 == "Cached:" { print $2 }' /proc/meminfo) kB"
 }
 
 # The policy fragd_told runs for workload $1.
@@ -216,8 +189,32 @@ grow_pool() {
 			sleep 0.1
 		done
 		;;
+	fragd_ensure) # as a launch hook: exit status and output kept, the workload shows what was missing
+		ENSURE_RC=0
+		"$WORK/fragctl" --socket "$SOCK" ensure 2MB "$2" --within 120s --hold "${ENSURE_HOLD}s" --for "bench:$3" \
+			>"$R/ensure.out" 2>&1 || ENSURE_RC=$?
+		ENSURE_END_MS=$(now_ms)
+		;;
 	*) echo "$2" >"$HP" ;;
 	esac
+}
+
+# hold_end: after a fragd_ensure workload, waits for the lease's hold to end (ENSURE_HOLD s after
+# the ensure returned), then up to 30 s for the pool to go back to its target (0); prints
+# "pool_at_hold_end=N pool_after_hold=M pool_back_ms=T" (N: the pool 1 s before the hold's end;
+# T: when it was 0, in ms after the hold's end, -1: not back in 30 s).
+hold_end() {
+	local end=$((ENSURE_END_MS + ENSURE_HOLD * 1000)) at_end back=-1
+	while (($(now_ms) < end - 1000)); do sleep 0.2; done
+	at_end=$(<"$HP")
+	while (($(now_ms) < end + 30000)); do
+		if (($(<"$HP") == 0)); then
+			back=$(($(now_ms) - end))
+			break
+		fi
+		sleep 0.1
+	done
+	echo "pool_at_hold_end=$at_end pool_after_hold=$(<"$HP") pool_back_ms=$back"
 }
 
 # run_workload W MODE: sets OUT to "started=... time_ms=... [huge_pct=...]".
@@ -229,7 +226,7 @@ run_workload() {
 		[[ $w == hugetlb ]] && mib=$HUGETLB_MIB
 		pages=$((mib / 2))
 		t0=$(now_ms)
-		grow_pool "$mode" "$pages"
+		grow_pool "$mode" "$pages" "$w"
 		local pool_ms=$(($(now_ms) - t0)) pool
 		pool=$(<"$HP")
 		free0=$(free_hp)
@@ -288,7 +285,7 @@ run_one() { # W MODE ROUND FRAGMENTATION
 	case $mode in
 	kernel20 | defrag | hugeadm) echo 20 >"$PRO" ;;
 	kernel90) echo 90 >"$PRO" ;;
-	fragd) start_fragd_in "$R" "$WORK/act.yaml" ;;
+	fragd | fragd_ensure) start_fragd_in "$R" "$WORK/act.yaml" ;;
 	fragd_told)
 		local mib=$JVM_MIB
 		[[ $w == vm ]] && mib=$GUEST_MIB
@@ -304,6 +301,7 @@ run_one() { # W MODE ROUND FRAGMENTATION
 	run_workload "$w" "$mode"
 	c1=$(vm_counters)
 	r2=$(reported_kib)
+	[[ $mode == fragd_ensure ]] && OUT+=" ensure_rc=$ENSURE_RC $(hold_end)"
 	if [[ $mode == fragd* ]]; then
 		sleep 1.2 # fragd's counters are those of its last tick (tick: 1s)
 		f1=$(fragd_stalls)
@@ -339,6 +337,7 @@ for w in "${WORKLOADS[@]}"; do
 		((round % 2 == 0)) && { rev=(); for ((i = n - 1; i >= 0; i--)); do rev+=("${order[i]}"); done; order=("${rev[@]}"); }
 		for mode in "${order[@]}"; do
 			[[ $mode == hugeadm && $w == jvm ]] && continue
+			[[ $mode == fragd_ensure && $w == jvm ]] && continue
 			[[ $mode == defrag && -z $DFM_ORIG ]] && continue
 			run_one "$w" "$mode" "$round" "$frag"
 		done

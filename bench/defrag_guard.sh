@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The vm.defrag_mode guard's run, counted with the kernel's own record. As root after the build:
+#
+#   bash bench/defrag_guard.sh      # 5 rounds, about 8 minutes; writes BENCHMARKS.md (defrag_guard section)
+#
+# Each round, vm.defrag_mode set to 1 and fragd in act mode with the guard on (window WINDOW s,
+# hold HOLD s, pressure_full_percent LIMIT; every other trigger off):
+#   healthy  HEALTHY s with nothing made: the guard's actions (want none) and defrag_mode after;
+#   storm    two readers thrash a file's page cache in a memory cgroup of 32 MiB (every runnable
+#            task waits on memory: PSI full), until the guard writes 0, then for HOLD s more:
+#            seconds to act, the kernel's PSI full (/proc/pressure/memory) as a share of the time
+#            over the window before the write, whether defrag_mode is 1 again once the hold is
+#            over; then the same storm's PSI full over the hold (defrag_mode 0) and over the
+#            WINDOW - 2 s after the put-back (defrag_mode 1, before the guard may judge again).
+# bench/defrag_guard_report.py gives medians with 95% bootstrap intervals over the rounds.
+#
+# What this shows and what it does not: the guard turns defrag_mode off on the pressure it is
+# told to watch and puts it back; this pressure is the cgroup's limit, not defrag_mode's, so the
+# PSI full after the write measures whether turning defrag_mode off helped with *this* load.
+#
+# Knobs: BENCH_GUARD_ROUNDS (5), BENCH_GUARD_WINDOW (10), BENCH_GUARD_HOLD (30),
+# BENCH_GUARD_HEALTHY (30), BENCH_GUARD_LIMIT (2), BENCH_OUTPUT, FRAGD_BUILD_DIR, BENCH_KEEP=1;
+# BENCH_QUICK=1: 2 rounds, /tmp/fragd-bench-quick.md. vm.defrag_mode is put back on exit; the
+# cgroup, the file and every process it starts go.
+set -euo pipefail
+
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start defrag_guard "fragd acts and writes vm.defrag_mode" fragd -- python3 curl dd
+DM=/proc/sys/vm/defrag_mode
+[[ -f $DM ]] || die "this kernel has no vm.defrag_mode (Linux 6.15+)"
+[[ -f /proc/pressure/memory ]] || die "this kernel has no PSI (/proc/pressure/memory)"
+
+QUICK=${BENCH_QUICK:-0}
+ROUNDS=${BENCH_GUARD_ROUNDS:-$([[ $QUICK == 1 ]] && echo 2 || echo 5)}
+WINDOW=${BENCH_GUARD_WINDOW:-10}
+HOLD=${BENCH_GUARD_HOLD:-30}
+HEALTHY=${BENCH_GUARD_HEALTHY:-30}
+LIMIT=${BENCH_GUARD_LIMIT:-2}
+for v in ROUNDS WINDOW HOLD HEALTHY LIMIT; do
+	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
+done
+((QUICK == 1 || ROUNDS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
+OUT=$(report_output "$QUICK" "$ROOT")
+
+WORK=$(mktemp -d /tmp/fragd-bench-guard.XXXXXX)
+FAILED=1
+PIDS=()
+DM_ORIG=$(<"$DM")
+CG=fragd-bench-guard-$$
+if [[ -f /sys/fs/cgroup/cgroup.controllers ]] && grep -qw memory /sys/fs/cgroup/cgroup.subtree_control; then
+	MEMCG=/sys/fs/cgroup/$CG LIMIT_FILE=memory.max
+elif [[ -f /sys/fs/cgroup/memory/cgroup.procs ]]; then
+	MEMCG=/sys/fs/cgroup/memory/$CG LIMIT_FILE=memory.limit_in_bytes
+else
+	die "no memory cgroup controller (cgroup v2 with memory enabled at the root, or v1's /sys/fs/cgroup/memory)"
+fi
+DATA=$(mktemp /var/tmp/fragd-bench-guard.XXXXXX)
+thrash_stop() {
+	local p
+	[[ -d $MEMCG ]] || return 0
+	for p in $(cat "$MEMCG/cgroup.procs"); do kill -KILL "$p" 2>/dev/null || true; done
+	for ((p = 0; p < 50; p++)); do [[ -z $(cat "$MEMCG/cgroup.procs") ]] && break; sleep 0.1; done
+}
+restore_on_exit() {
+	thrash_stop
+	[[ -d $MEMCG ]] && rmdir "$MEMCG"
+	rm -f "$DATA"
+	[[ $(<"$DM") == "$DM_ORIG" ]] || echo "$DM_ORIG" >"$DM" || log "cannot restore vm.defrag_mode=$DM_ORIG"
+}
+install_cleanup 30
+take_heavy_lock
+[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
+
+mkdir "$MEMCG"
+echo $((32 << 20)) >"$MEMCG/$LIMIT_FILE"
+dd if=/dev/zero of="$DATA" bs=1M count=384 status=none
+cp "$BUILD_DIR/fragd" "$WORK/"
+cat >"$WORK/guard.yaml" <<YAML
+mode: act
+compaction:
+  score: {enabled: false}
+  demand: {enabled: false}
+  reserve: {memory_percent: 0}
+  defrag_guard: {enabled: true, atomic_failures_per_second: 100000, pressure_full_percent: $LIMIT, window: ${WINDOW}s, hold: ${HOLD}s}
+YAML
+begin_meta "$WORK/fragd"
+meta_versions
+meta quick "$QUICK"
+meta rounds "$ROUNDS"
+meta window_s "$WINDOW"
+meta hold_s "$HOLD"
+meta healthy_s "$HEALTHY"
+meta limit_pct "$LIMIT"
+
+full_us() { awk '$1 == "full" { sub("total=", "", $5); print $5 }' /proc/pressure/memory; }
+now_ns() { date +%s%N; }
+actions() { curl -sf "$URL" | awk -v a="action=\"defrag_mode_$1\"" 'index($1, "fragd_actions_total{") == 1 && index($1, a) { n += $2 } END { print n + 0 }'; }
+
+for ((r = 1; r <= ROUNDS; r++)); do
+	echo 1 >"$DM"
+	dir="$WORK/round$r"
+	mkdir -p "$dir"
+	start_fragd_in "$dir" "$WORK/guard.yaml"
+	# healthy: nothing made
+	sleep "$HEALTHY"
+	healthy_actions=$(actions off)
+	healthy_dm=$(<"$DM")
+	# the window before the storm, one sample a second
+	declare -a T=() F=()
+	for ((i = 0; i < WINDOW; i++)); do
+		sleep 1
+		T[i]=$(now_ns)
+		F[i]=$(full_us)
+	done
+	dd if="$DATA" iflag=nocache count=0 status=none
+	if [[ -n ${LOCK_FD:-} ]]; then
+		bash -c 'echo $$ >"$0/cgroup.procs"; for i in 1 2; do while :; do cat "$1" >/dev/null; done & done; wait' \
+			"$MEMCG" "$DATA" {LOCK_FD}>&- &
+	else
+		bash -c 'echo $$ >"$0/cgroup.procs"; for i in 1 2; do while :; do cat "$1" >/dev/null; done & done; wait' \
+			"$MEMCG" "$DATA" &
+	fi
+	THRASH=$!
+	off=
+	for ((i = WINDOW; i < WINDOW * 6; i++)); do
+		sleep 1
+		T[i]=$(now_ns)
+		F[i]=$(full_us)
+		if [[ $(<"$DM") == 0 ]]; then off=$i; break; fi
+	done
+	[[ -n $off ]] || die "round $r: the guard did not write 0 within $((WINDOW * 5)) s of the storm (log: $(tail -3 "$dir/fragd.log"))"
+	t_off=${T[off]} f_off=${F[off]}
+	sleep "$HOLD"
+	t_end=$(now_ns) f_end=$(full_us)
+	back=0
+	for ((i = 0; i < 100; i++)); do [[ $(<"$DM") == 1 ]] && { back=1; break; }; sleep 0.1; done
+	# The same storm with defrag_mode 1 again: the guard judges only a whole window after its
+	# put-back, so the window's first WINDOW - 2 s are the storm under defrag_mode 1.
+	t_b0=$(now_ns) f_b0=$(full_us)
+	sleep $((WINDOW - 2))
+	t_b1=$(now_ns) f_b1=$(full_us)
+	dm_after=$(<"$DM")
+	thrash_stop
+	wait "$THRASH" 2>/dev/null || true
+	w=$((off - WINDOW))
+	{
+		echo "healthy_actions=$healthy_actions"
+		echo "healthy_defrag_mode=$healthy_dm"
+		echo "act_s=$(((T[off] - T[WINDOW - 1]) / 1000000000))"
+		awk -v f=$((f_off - F[w])) -v t=$((t_off - T[w])) 'BEGIN { printf "full_before_pct=%.3f\n", f * 1000 * 100 / t }'
+		awk -v f=$((f_end - f_off)) -v t=$((t_end - t_off)) 'BEGIN { printf "full_hold_pct=%.3f\n", f * 1000 * 100 / t }'
+		awk -v f=$((f_b1 - f_b0)) -v t=$((t_b1 - t_b0)) 'BEGIN { printf "full_on_pct=%.3f\n", f * 1000 * 100 / t }'
+		echo "on_defrag_mode=$dm_after"
+		echo "restored=$back"
+		echo "off_actions=$(actions off)"
+		echo "restore_actions=$(actions restore)"
+	} >"$dir/round.env"
+	stop_pid "$FRAGD_PID" 30
+	log "round $r: $(tr '\n' ' ' <"$dir/round.env")"
+done
+
+FAILED=0
+/usr/bin/python3 bench/defrag_guard_report.py "$WORK" "$OUT"

@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Is `fragctl preflight` honest? What it says a host can supply in 2 MiB pages (free now, and
+# makeable by one compaction, with the estimate's 95% interval), against what one node
+# compaction and a hugetlb pool write then reach, on memory fragmented three ways. As root after
+# the build:
+#
+#   bash bench/preflight.sh          # 5 rounds; writes BENCHMARKS.md (the preflight section)
+#
+# Every run: vm.compaction_proactiveness 0, memory fragmented one of three ways, then fragd in
+# observe mode with the shipped configs/fragd.yaml (its pageblock picture is the sampled one
+# users get); once `fragctl status --json` shows a pageblock scan, SETTLE seconds more for the
+# sampled map to settle, then
+#   `fragctl preflight 2MB 1 --json`: free, makeable, pages_to_migrate, interval, age, basis;
+#   the same for a grid of counts (5% to 150% of free + makeable, in steps of 5%) and at the
+#   verdict's edges (free, free + 1, free + makeable, free + makeable + 1): each answer's exit
+#   status (0 ready, 3 makeable, 4 no) checked against the rule that the verdict is ready up to
+#   free, makeable up to free + makeable and no above, with that answer's own free and makeable
+#   (rule_asked, rule_bad);
+# then fragd is stopped, every node compacted (echo 1 > /sys/devices/system/node/nodeN/compact)
+# and /proc/sys/vm/nr_hugepages written with more pages than memory holds (MemTotal / 2 MiB):
+# what it reads back is "reached"; the pool goes back to 0. The verdicts preflight gave for
+# COUNT = reached and = 1.2 x reached are read off its answers before the compaction (its rule,
+# checked above): right when reached got `ready` or `makeable`, and 1.2 x reached got `no`.
+# The fragmentations (interleaved, rotated each round):
+#   holes     `fragmenter --percent PERCENT`: movable holes only (bench/apps.sh's holes);
+#   mixed     the holes, then bench/apps.sh's mixed fill (bench/fragment.sh): MIXED_CACHE_MIB of
+#             clean page cache, MIXED_FILES empty files on a tmpfs (slab), MIXED_PGTABLES
+#             page-table pages;
+#   polluted  the holes, then unmovable pollution: page-table pages (tests/tools/physmap
+#             pgtables) for every free page in whole free pageblocks plus POLLUTE_PGTABLES more,
+#             so that the rest fall back into the fragmenter's holes and claim or pollute their
+#             movable pageblocks.
+# Knobs: BENCH_PREFLIGHT_FRAGMENTATIONS ("holes mixed polluted"), BENCH_PREFLIGHT_REPEATS (5),
+# BENCH_PREFLIGHT_PERCENT (95), BENCH_PREFLIGHT_SETTLE (30), MIXED_CACHE_MIB (2048),
+# MIXED_FILES (200000), MIXED_PGTABLES (131072), POLLUTE_PGTABLES (262144: 1 GiB), BENCH_OUTPUT
+# (file to update), FRAGD_BUILD_DIR, BENCH_KEEP=1; BENCH_QUICK=1: one round at --percent 50,
+# a 5 s settle, a mixed fill of 64 MiB, 2000 files, 1024 page tables, 4096 more for polluted,
+# written to /tmp/fragd-bench-quick.md. Every setting it changes is put back on exit, and every
+# process it starts is ended by its pid.
+set -euo pipefail
+
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=bench/fragment.sh
+source "$(dirname "${BASH_SOURCE[0]}")/fragment.sh"
+bench_start preflight "it writes sysctls, compacts memory and loads BPF" fragd fragctl fragmenter physmap -- \
+	python3 curl flock
+
+ALL_FRAGMENTATIONS="holes mixed polluted"
+read -r -a FRAGMENTATIONS <<<"${BENCH_PREFLIGHT_FRAGMENTATIONS:-$ALL_FRAGMENTATIONS}"
+QUICK=${BENCH_QUICK:-0}
+if [[ $QUICK == 1 ]]; then
+	D=(1 50 5 64 2000 1024 4096)
+else
+	D=(5 95 30 2048 200000 131072 262144)
+fi
+REPEATS=${BENCH_PREFLIGHT_REPEATS:-${D[0]}}
+PERCENT=${BENCH_PREFLIGHT_PERCENT:-${D[1]}}
+SETTLE=${BENCH_PREFLIGHT_SETTLE:-${D[2]}}
+MIXED_CACHE_MIB=${MIXED_CACHE_MIB:-${D[3]}}
+MIXED_FILES=${MIXED_FILES:-${D[4]}}
+MIXED_PGTABLES=${MIXED_PGTABLES:-${D[5]}}
+POLLUTE_PGTABLES=${POLLUTE_PGTABLES:-${D[6]}}
+for v in REPEATS PERCENT SETTLE MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES POLLUTE_PGTABLES; do
+	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
+done
+((REPEATS >= 1 && PERCENT >= 1 && PERCENT <= 98)) || die "REPEATS >= 1, PERCENT 1..98"
+for f in "${FRAGMENTATIONS[@]}"; do
+	[[ " $ALL_FRAGMENTATIONS " == *" $f "* ]] || die "unknown fragmentation '$f' (known: $ALL_FRAGMENTATIONS)"
+done
+((QUICK == 1 || REPEATS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
+
+WORK=$(mktemp -d /tmp/fragd-bench-preflight.XXXXXX)
+CACHE_FILE=/var/tmp/fragd-bench-preflight-cache.$$
+SLAB_DIR=/dev/shm/fragd-bench-preflight-slab.$$
+PIDS=()
+FAILED=1
+SAVED=0
+take_heavy_lock
+# What this script starts (fragd, the fragmenter, physmap) does not hold the lock.
+[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
+save_memory_settings # HP, PRO, PRO_ORIG; dies unless the pool is empty
+SAVED=1
+restore_on_exit() {
+	fill_stop
+	((SAVED)) && restore_memory_settings
+	return 0
+}
+install_cleanup 15
+T_START=$SECONDS
+
+# Private copies: the build directory may be rebuilt while this runs.
+cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$BUILD_DIR/fragmenter" "$BUILD_DIR/physmap" "$WORK/"
+cp configs/fragd.yaml "$WORK/fragd.yaml"
+FRAGD="$WORK/fragd"
+begin_meta "$FRAGD"
+meta quick "$QUICK"
+meta repeats "$REPEATS"
+meta percent "$PERCENT"
+meta settle_s "$SETTLE"
+meta mixed "cache_mib=$MIXED_CACHE_MIB files=$MIXED_FILES pgtables=$MIXED_PGTABLES"
+meta polluted_extra_pgtables "$POLLUTE_PGTABLES"
+meta pageblocks_mode "$(awk '/^pageblocks:/ { p = 1; next } /^[^ #]/ { p = 0 } p && $1 == "mode:" { print $2 }' configs/fragd.yaml)"
+BIG=$(($(awk '/^MemTotal/ { print $2 }' /proc/meminfo) / 2048))
+meta pool_write "$BIG"
+
+vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+meminfo_kib() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+# Free pages in free blocks of order 9 and 10 (whole free pageblocks), every zone.
+free_block_pages() { awk '{ n += $(5 + 9) * 512 + $(5 + 10) * 1024 } END { print n + 0 }' /proc/buddyinfo; }
+
+# rule FREE MAKEABLE COUNT: the exit status the verdict's rule gives.
+rule() { if (($3 <= $1)); then echo 0; elif (($3 <= $1 + $2)); then echo 3; else echo 4; fi; }
+
+run_one() { # FRAGMENTATION ROUND
+	local frag=$1 round=$2 i
+	R="$WORK/$frag-$round"
+	mkdir -p "$R"
+	echo 0 >"$PRO"
+	start_fragmenter "$WORK/fragmenter" "$R" "$PERCENT" 600 || die "$FRAG_ERROR"
+	case $frag in
+	mixed) mixed_start "$R" ;;
+	polluted)
+		local n=$(($(free_block_pages) + POLLUTE_PGTABLES))
+		pgtables_start "$R" "$n"
+		log "polluted: $(head -1 "$R/pt.out")"
+		;;
+	esac
+	local line
+	line="frag=$frag round=$round pagetables_kib=$(meminfo_kib PageTables) slab_kib=$(meminfo_kib Slab) cached_kib=$(meminfo_kib Cached)"
+	start_fragd_in "$R" "$WORK/fragd.yaml"
+	local t0=$SECONDS
+	for ((i = 0; i < 1200; i++)); do
+		"$WORK/fragctl" --socket "$SOCK" status --json >"$R/status.json" 2>/dev/null &&
+			python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1])).get("scan") is None)' "$R/status.json" && break
+		sleep 0.1
+	done
+	((i < 1200)) || die "fragd showed no pageblock scan in 120 s: $(tail -3 "$R/fragd.log")"
+	line+=" scan_wait_s=$((SECONDS - t0))"
+	sleep "$SETTLE"
+	"$WORK/fragctl" --socket "$SOCK" preflight 2MB 1 --json >"$R/preflight.json" 2>"$R/preflight.err" || true
+	local free makeable answer
+	[[ -s $R/preflight.json ]] || die "fragctl preflight gave no answer: $(tail -3 "$R/preflight.err" 2>/dev/null)"
+	answer=$(python3 - "$R/preflight.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+lo, hi = j["interval"]
+basis = j["basis"].replace(" ", "_")
+print(j["free"], j["makeable"], f"free={j['free']} makeable={j['makeable']} pages_to_migrate={j['pages_to_migrate']}",
+      f"lo={lo} hi={hi} age_s={j['age_seconds']:.1f} basis={basis} verdict1={j['verdict']}")
+PY
+)
+	read -r free makeable _ <<<"$answer"
+	line+=" ${answer#* * }"
+	# The verdict at every count of a grid and at its edges, each answer's exit status against the
+	# rule applied to that answer's own free and makeable (the free lists move from tick to tick).
+	local total=$((free + makeable)) c rc
+	local counts=("$free" $((free + 1)) "$total" $((total + 1)))
+	for ((i = 1; i <= 30; i++)); do counts+=($((total * i * 5 / 100))); done
+	mkdir -p "$R/grid"
+	for c in "${counts[@]}"; do
+		((c >= 1)) || continue
+		rc=0
+		"$WORK/fragctl" --socket "$SOCK" preflight 2MB "$c" --json >"$R/grid/$c.json" 2>>"$R/preflight.err" || rc=$?
+		echo "$c $rc" >>"$R/grid.txt"
+	done
+	local asked bad
+	read -r asked bad < <(python3 - "$R/grid.txt" "$R/grid" 2>"$R/rule.txt" <<'PY'
+import json, sys
+asked = bad = 0
+for line in open(sys.argv[1]):
+    c, rc = map(int, line.split())
+    j = json.load(open(f"{sys.argv[2]}/{c}.json"))
+    want = 0 if c <= j["free"] else 3 if c <= j["free"] + j["makeable"] else 4
+    named = {"ready": 0, "makeable": 3, "no": 4}[j["verdict"]]
+    asked += 1
+    if rc != want or named != want:
+        bad += 1
+        print(f"count {c}: exit {rc}, verdict {j['verdict']}, free {j['free']} makeable {j['makeable']}: the rule says {want}",
+              file=sys.stderr)
+print(asked, bad)
+PY
+)
+	line+=" rule_asked=$asked rule_bad=$bad"
+	stop_pid "$FRAGD_PID" || true
+	# One compaction, then as many huge pages as the kernel will make.
+	local m0 m1 m2 t c0 node
+	m0=$(vmstat pgmigrate_success)
+	c0=$(meminfo_kib Cached)
+	t=$(now_ms)
+	for node in /sys/devices/system/node/node[0-9]*; do echo 1 >"$node/compact"; done
+	line+=" compact_ms=$(($(now_ms) - t))"
+	m1=$(vmstat pgmigrate_success)
+	line+=" free_blocks_after_compact=$(($(free_block_pages) / 512))"
+	t=$(now_ms)
+	echo "$BIG" >"$HP" 2>/dev/null || true
+	local reached
+	reached=$(<"$HP")
+	line+=" pool_ms=$(($(now_ms) - t)) reached=$reached"
+	m2=$(vmstat pgmigrate_success)
+	line+=" cached_drop_kib=$((c0 - $(meminfo_kib Cached)))"
+	echo 0 >"$HP"
+	line+=" migrated_compact=$((m1 - m0)) migrated_pool=$((m2 - m1))"
+	for c in "$reached" $((reached * 12 / 10)); do
+		line+=" verdict_at_$([[ $c == "$reached" ]] && echo reached || echo 1.2x)=$(rule "$free" "$makeable" "$c")"
+	done
+	exec 9>&-
+	wait "$FRAG_PID" 2>/dev/null || true
+	untrack "$FRAG_PID"
+	fill_stop
+	echo "$line" >>"$WORK/runs.txt"
+	log "$line"
+}
+
+for ((round = 1; round <= REPEATS; round++)); do
+	order=("${FRAGMENTATIONS[@]}")
+	n=${#order[@]}
+	rot=$(((round - 1) % n))
+	order=("${order[@]:rot}" "${order[@]:0:rot}")
+	for frag in "${order[@]}"; do run_one "$frag" "$round"; done
+done
+
+restore_memory_settings
+meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
+OUTPUT=$(report_output "$QUICK" "$ROOT")
+python3 bench/preflight_report.py "$WORK/runs.txt" "$WORK/meta.env" "$OUTPUT"
+log "wrote $OUTPUT"
+FAILED=0

@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# What `fragctl preflight` costs: its latency while bench/load.sh's load runs, and what it adds to
+# fragd's CPU on a quiet host. As root after the build:
+#
+#   bash bench/preflight_latency.sh        # about 45 min; writes BENCHMARKS.md (preflight-latency section)
+#
+# 1. Quiet host (nothing fragmented), fragd with the shipped configs/fragd.yaml, SETTLE s after its
+#    first pageblock scan:
+#    a. BURST preflight requests back to back over the control socket (one connection each, as
+#       fragctl makes them): the CPU time of fragd's main thread and of the whole process over
+#       them (/proc/PID/task/TID/schedstat: ns on a CPU), per request;
+#    b. CPU_PAIRS pairs of CPU_SECONDS windows, one without any request and one with
+#       `fragctl preflight 2MB 1` once a second (bench/preflight_timer.py), their order
+#       alternating pair by pair: fragd's CPU (main thread, whole process) in each, in % of one
+#       core, and the difference with - without of each pair.
+# 2. Under load: memory fragmented (`fragmenter --percent LOAD_PERCENT`, as bench/load.sh), a
+#    fresh fragd, its first scan, SETTLE s; then ROUNDS rounds per phase of SECONDS s, each with
+#    bench/load.sh's load (ab: LOAD_SCRAPERS concurrent /metrics scrapers; bench/load_clients.py:
+#    LOAD_CLIENTS fragctl clients) and bench/preflight_timer.py beside it: every PERIOD s
+#    `fragctl preflight 2MB 1` timed from fork to exit (the whole command), then the socket round
+#    trip alone (connect, request, answer). Phases as bench/load.sh's: "main" with the clients'
+#    mix status,hist,map (map --json may scan on fragd's main loop), "control" with status,hist.
+# 3. (BENCH_PFL_PARTS=baseline) Quiet host: CPU_PAIRS pairs of a fresh fragd of this build and of
+#    BENCH_PFL_BASELINE, a fragd built from the commit before preflight, ensure and the labels
+#    (with that commit's configs/fragd.yaml, BENCH_PFL_BASELINE_CONFIG), their order alternating,
+#    each SETTLE s after its first scan and then CPU_SECS s without any request: what the feature
+#    costs when nobody asks.
+# bench/preflight_latency_report.py writes the section. Goals (issue): preflight p99 < 50 ms under
+# load; preflight adds nothing to fragd's idle CPU (read here as: with - without one request a
+# second at most 0.01 points of a core).
+#
+# Knobs: BENCH_PFL_PARTS ("quiet load"; any of quiet, load, baseline), BENCH_PFL_BASELINE,
+# BENCH_PFL_BASELINE_CONFIG, FRAGD_BUILD_DIR (build), BENCH_PFL_ROUNDS (5; quick 1), BENCH_PFL_SECONDS (60; quick 10),
+# BENCH_PFL_PERIOD (0.05), BENCH_PFL_CPU_PAIRS (5; quick 1), BENCH_PFL_CPU_SECONDS (120; quick 15),
+# BENCH_PFL_BURST (5000; quick 500), BENCH_PFL_SETTLE (30; quick 5), LOAD_SCRAPERS (50),
+# LOAD_CLIENTS (20), LOAD_PERCENT (90; quick 30), BENCH_OUTPUT, BENCH_KEEP=1. Changes
+# vm.compaction_proactiveness to 0 while memory is fragmented (restored on exit whatever happens);
+# vm.nr_hugepages must be 0 at start and is 0 at the end.
+set -euo pipefail
+
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start preflight-latency "it loads BPF and writes sysctls" fragd fragctl fragmenter -- ab python3 curl flock
+
+QUICK=${BENCH_QUICK:-0}
+q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
+ROUNDS=${BENCH_PFL_ROUNDS:-$(q 5 1)}
+SECS=${BENCH_PFL_SECONDS:-$(q 60 10)}
+PERIOD=${BENCH_PFL_PERIOD:-0.05}
+PAIRS=${BENCH_PFL_CPU_PAIRS:-$(q 5 1)}
+CPU_SECS=${BENCH_PFL_CPU_SECONDS:-$(q 120 15)}
+BURST=${BENCH_PFL_BURST:-$(q 5000 500)}
+SETTLE=${BENCH_PFL_SETTLE:-$(q 30 5)}
+SCRAPERS=${LOAD_SCRAPERS:-50}
+CLIENTS=${LOAD_CLIENTS:-20}
+PERCENT=${LOAD_PERCENT:-$(q 90 30)}
+read -r -a PARTS <<<"${BENCH_PFL_PARTS:-quiet load}"
+for p in "${PARTS[@]}"; do [[ $p =~ ^(quiet|load|baseline)$ ]] || die "unknown part '$p' (known: quiet load baseline)"; done
+BASELINE=${BENCH_PFL_BASELINE:-}
+BASELINE_CONFIG=${BENCH_PFL_BASELINE_CONFIG:-}
+if [[ " ${PARTS[*]} " == *" baseline "* ]]; then
+	[[ -x $BASELINE && -f $BASELINE_CONFIG ]] || die "the baseline part needs BENCH_PFL_BASELINE (a fragd binary) and BENCH_PFL_BASELINE_CONFIG (its configs/fragd.yaml)"
+fi
+for v in ROUNDS SECS PAIRS CPU_SECS BURST SETTLE SCRAPERS CLIENTS PERCENT; do
+	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
+done
+[[ $PERIOD =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_PFL_PERIOD must be a number of seconds, got '$PERIOD'"
+((QUICK == 1 || (ROUNDS >= 5 && PAIRS >= 5))) || log "note: fewer than 5 rounds or pairs: no verdict to quote"
+OUT=$(report_output "$QUICK" "$ROOT")
+
+save_memory_settings
+WORK=$(mktemp -d /tmp/fragd-bench-pfl.XXXXXX)
+PIDS=()
+FAILED=1
+restore_on_exit() { restore_memory_settings; }
+install_cleanup 15
+take_heavy_lock
+# What this script starts (fragd, the fragmenter, the load) does not hold the lock.
+[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
+T_START=$SECONDS # the run, not the wait for the lock
+# bg_nolock CMD...: CMD in the background without the heavy lock's fd (LOCK_FD, when set).
+bg_nolock() { if [[ -n ${LOCK_FD:-} ]]; then "$@" {LOCK_FD}>&- & else "$@" & fi; }
+
+cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$BUILD_DIR/fragmenter" "$WORK/"
+cp configs/fragd.yaml "$WORK/fragd.yaml"
+[[ -z $BASELINE ]] || cp "$BASELINE" "$WORK/fragd-baseline"
+FRAGD="$WORK/fragd"
+begin_meta "$FRAGD"
+meta parts "${PARTS[*]}"
+if [[ -n $BASELINE ]]; then
+	meta baseline_sha "$(sha256sum "$BASELINE" | cut -c1-12)"
+	meta baseline_version "$("$BASELINE" --version 2>&1 | head -1)"
+fi
+meta quick "$QUICK"
+meta rounds "$ROUNDS"
+meta seconds "$SECS"
+meta period "$PERIOD"
+meta cpu_pairs "$PAIRS"
+meta cpu_seconds "$CPU_SECS"
+meta burst "$BURST"
+meta settle "$SETTLE"
+meta scrapers "$SCRAPERS"
+meta clients "$CLIENTS"
+meta percent "$PERCENT"
+meta ab_version "$(dpkg-query -W -f='${Version}' apache2-utils 2>/dev/null || ab -V | head -1)"
+
+# cpu_ns: "MAIN TOTAL", ns fragd's main thread and all its threads have run (schedstat).
+cpu_ns() {
+	local t main=0 total=0 v
+	for t in /proc/"$FRAGD_PID"/task/*; do
+		read -r v _ <"$t/schedstat"
+		total=$((total + v))
+		[[ ${t##*/} == "$FRAGD_PID" ]] && main=$v
+	done
+	echo "$main $total"
+}
+
+# fragd_with_scan_cfg DIR CONFIG: fragd (FRAGD) with CONFIG started, its first pageblock scan
+# ended, SETTLE s. fragd_with_scan DIR: the same with the shipped config.
+fragd_with_scan() { fragd_with_scan_cfg "$1" "$WORK/fragd.yaml"; }
+fragd_with_scan_cfg() {
+	local i
+	start_fragd_in "$1" "$2"
+	for ((i = 0; i < 1200; i++)); do
+		curl -sf --max-time 2 "$URL" | grep -Eq '^fragd_scans_total\{result="ok"\} [1-9]' && break
+		sleep 0.1
+	done
+	((i < 1200)) || die "fragd's first pageblock scan did not end in 120 s: $(tail -3 "$1/fragd.log")"
+	sleep "$SETTLE"
+}
+
+if [[ " ${PARTS[*]} " == *" quiet "* ]]; then
+# --- 1. quiet host ------------------------------------------------------------------
+mkdir -p "$WORK/quiet"
+fragd_with_scan "$WORK/quiet"
+meta load_quiet_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+read -r m0 p0 < <(cpu_ns)
+t0=$(now_ms)
+python3 - "$SOCK" "$BURST" >"$WORK/quiet/burst.txt" <<'PY'
+import json, socket, sys
+path, n = sys.argv[1], int(sys.argv[2])
+bad = 0
+for _ in range(n):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.sendall(b'{"cmd":"preflight","size_kib":2048,"count":1}\n')
+    buf = b""
+    while not buf.endswith(b"\n"):
+        c = s.recv(65536)
+        if not c:
+            break
+        buf += c
+    s.close()
+    bad += not buf or json.loads(buf).get("ok") is not True
+print(bad)
+PY
+read -r m1 p1 < <(cpu_ns)
+echo "requests=$BURST bad=$(cat "$WORK/quiet/burst.txt") wall_ms=$(($(now_ms) - t0)) main_ns=$((m1 - m0)) total_ns=$((p1 - p0))" >"$WORK/quiet/burst.env"
+log "burst: $(cat "$WORK/quiet/burst.env")"
+sleep 5
+for ((p = 1; p <= PAIRS; p++)); do
+	order=(without with)
+	((p % 2 == 0)) && order=(with without)
+	for arm in "${order[@]}"; do
+		tp=""
+		read -r m0 p0 < <(cpu_ns)
+		s0=$(now_ms)
+		if [[ $arm == with ]]; then
+			bg_nolock python3 bench/preflight_timer.py --fragctl "$WORK/fragctl" --socket "$SOCK" --seconds "$CPU_SECS" \
+				--period 1 --socket-too 0 --out "$WORK/quiet/pair$p-with.tsv"
+			tp=$!
+			PIDS+=("$tp")
+		fi
+		sleep "$CPU_SECS"
+		read -r m1 p1 < <(cpu_ns)
+		s1=$(now_ms)
+		if [[ -n $tp ]]; then
+			rc=0
+			wait "$tp" || rc=$?
+			untrack "$tp"
+			((rc == 0)) || die "pair $p: a preflight request failed: $(grep -v $'\tok$' "$WORK/quiet/pair$p-with.tsv" | head -2)"
+		fi
+		echo "pair=$p arm=$arm wall_ms=$((s1 - s0)) main_ns=$((m1 - m0)) total_ns=$((p1 - p0)) requests=$([[ -n $tp ]] && wc -l <"$WORK/quiet/pair$p-with.tsv" || echo 0)" >>"$WORK/quiet/pairs.txt"
+		log "$(tail -1 "$WORK/quiet/pairs.txt")"
+	done
+done
+meta load_quiet_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+stop_pid "$FRAGD_PID" 15 || die "fragd exited non-zero after the quiet part (log $WORK/quiet/fragd.log)"
+fi
+
+if [[ " ${PARTS[*]} " == *" load "* ]]; then
+# --- 2. under load --------------------------------------------------------------------
+echo 0 >"$PRO"
+start_fragmenter "$WORK/fragmenter" "$WORK" "$PERCENT" 600 || die "$FRAG_ERROR"
+log "fragmented: $(cat "$WORK/frag.out")"
+mkdir -p "$WORK/load"
+fragd_with_scan "$WORK/load"
+for phase in main control; do
+	mix=status,hist,map
+	[[ $phase == control ]] && mix=status,hist
+	for ((r = 1; r <= ROUNDS; r++)); do
+		P="$WORK/load/$phase$r"
+		mkdir -p "$P"
+		MAXREQ=$((SECS * 20000))
+		bg_nolock ab -l -r -q -s 10 -c "$SCRAPERS" -t "$SECS" -n "$MAXREQ" "$URL" >"$P/ab.out" 2>"$P/ab.err"
+		AB_PID=$!
+		PIDS+=("$AB_PID")
+		bg_nolock python3 bench/load_clients.py --fragctl "$WORK/fragctl" --socket "$SOCK" --clients "$CLIENTS" \
+			--seconds "$SECS" --commands "$mix" --out "$P/clients.tsv" >"$P/clients.out" 2>&1
+		CL_PID=$!
+		PIDS+=("$CL_PID")
+		rc=0
+		python3 bench/preflight_timer.py --fragctl "$WORK/fragctl" --socket "$SOCK" --seconds "$SECS" \
+			--period "$PERIOD" --socket-too 1 --out "$P/preflight.tsv" || rc=$?
+		echo "timer_exit=$rc" >"$P/phase.env"
+		rc=0
+		wait "$AB_PID" || rc=$?
+		untrack "$AB_PID"
+		echo "ab_exit=$rc" >>"$P/phase.env"
+		rc=0
+		wait "$CL_PID" || rc=$?
+		untrack "$CL_PID"
+		echo "clients_exit=$rc" >>"$P/phase.env"
+		kill -0 "$FRAGD_PID" 2>/dev/null || die "fragd died during the load: $(tail -5 "$WORK/load/fragd.log")"
+		log "[$phase $r] ab: $(grep -E '^(Complete|Failed) requests' "$P/ab.out" | tr -s ' ' | tr '\n' ' '); clients: $(head -1 "$P/clients.out"); preflight: $(wc -l <"$P/preflight.tsv") requests"
+		sleep 3
+	done
+done
+stop_pid "$FRAGD_PID" 15 || die "fragd exited non-zero after the load (log $WORK/load/fragd.log)"
+exec 9>&-
+stop_pid "$FRAG_PID" 60 || true
+fi
+
+# --- 3. against a fragd without preflight -----------------------------------------------
+# PAIRS pairs of a fresh fragd of this build and of BASELINE (a build of the commit before
+# preflight, ensure and the labels, with that commit's configs/fragd.yaml: BASELINE_CONFIG), their
+# order alternating; each SETTLE s after its first scan, then CPU_SECS s without any request.
+if [[ " ${PARTS[*]} " == *" baseline "* ]]; then
+	mkdir -p "$WORK/baseline"
+	for ((p = 1; p <= PAIRS; p++)); do
+		order=(baseline this)
+		((p % 2 == 0)) && order=(this baseline)
+		for arm in "${order[@]}"; do
+			dir="$WORK/baseline/$arm$p"
+			mkdir -p "$dir"
+			if [[ $arm == baseline ]]; then
+				cp "$BASELINE_CONFIG" "$dir/fragd.yaml"
+				FRAGD="$WORK/fragd-baseline"
+			else
+				cp "$WORK/fragd.yaml" "$dir/fragd.yaml"
+				FRAGD="$WORK/fragd"
+			fi
+			fragd_with_scan_cfg "$dir" "$dir/fragd.yaml"
+			read -r m0 p0 < <(cpu_ns)
+			s0=$(now_ms)
+			sleep "$CPU_SECS"
+			read -r m1 p1 < <(cpu_ns)
+			s1=$(now_ms)
+			stop_pid "$FRAGD_PID" 15 || die "fragd ($arm) exited non-zero (log $dir/fragd.log)"
+			echo "pair=$p arm=$arm wall_ms=$((s1 - s0)) main_ns=$((m1 - m0)) total_ns=$((p1 - p0))" >>"$WORK/baseline/pairs.txt"
+			log "$(tail -1 "$WORK/baseline/pairs.txt")"
+		done
+	done
+	FRAGD="$WORK/fragd"
+fi
+
+restore_memory_settings
+
+meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
+python3 bench/preflight_latency_report.py "$WORK" "$OUT"
+log "wrote $OUT"
+FAILED=0
