@@ -83,7 +83,7 @@ void MemoryConcern::check_nodes() {
   if (!facts_stale_ || !files_.faults().due("nodes", now_ns())) return;
   if (auto f = read_machine_facts(sh_.cfg.proc_root, sh_.cfg.sys_root)) {
     sh_.facts = *f;
-    facts_stale_ = true;
+    facts_stale_ = false;
     if (files_.faults().ok("nodes", now_ns())) log_info("the node list under " + sh_.cfg.sys_root + " reads again");
   } else {
     sh_.self.collect_errors_files["nodes"]++;

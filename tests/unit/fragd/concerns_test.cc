@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "fragd/concerns/act.h"
 #include "fragd/concerns/attribution.h"
@@ -73,6 +75,28 @@ TEST(MemoryConcern, ANodeThatGoesOfflineLeavesTheSnapshotAndTheFactsRequestsAreC
   EXPECT_EQ(nodes_of(*sh.last_mem), (std::set<int>{0}));
   EXPECT_EQ(sh.facts.nodes, (std::vector<int>{0})) << "a node change makes the facts be read again";
   EXPECT_EQ(sh.self.collect_errors_files.count("nodes"), 0u);
+}
+
+// The facts are read again once after a node change, not at every tick from then on: a
+// MemTotal that changes later with no node change is not seen until the next node change.
+TEST(MemoryConcern, TheFactsAreReadOnceAfterANodeChangeNotAtEveryTick) {
+  TwoNodes m;
+  Shared sh(m.config());
+  MemoryConcern memory(sh);
+  memory.tick(100 * kS);
+  m.node1_offline();
+  memory.tick(101 * kS);
+  ASSERT_EQ(sh.facts.nodes, (std::vector<int>{0}));
+  const uint64_t total = sh.facts.mem_total_kib;
+  ASSERT_GT(total, 0u);
+  std::ifstream in(m.proc + "/meminfo");
+  std::string meminfo((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = meminfo.find("MemTotal:");
+  ASSERT_NE(at, std::string::npos);
+  meminfo.replace(at, meminfo.find('\n', at) - at, "MemTotal:       " + std::to_string(total + 4096) + " kB");
+  m.dir.write("proc/meminfo", meminfo);
+  for (uint64_t s = 102; s < 200; s += 10) memory.tick(s * kS);
+  EXPECT_EQ(sh.facts.mem_total_kib, total) << "the facts were read again at a tick with no node change";
 }
 
 TEST(MemoryConcern, ItsFrameIsTheLastSnapshotAndAReloadSetsTheForecastWindow) {
