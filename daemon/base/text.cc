@@ -127,14 +127,34 @@ bool is_utf8(std::string_view s) {
 }
 
 std::string utf8_escaped(std::string s) {
-  if (is_utf8(s)) return s;
+  // C1 controls (U+0080..U+009F) are well-formed UTF-8 but steer a terminal like C0 ones.
+  const auto c1 = [&](size_t i, size_t n) {
+    return n == 2 && static_cast<unsigned char>(s[i]) == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0;
+  };
+  const auto plain = [&] {
+    for (size_t i = 0; i < s.size();) {
+      const auto b = static_cast<unsigned char>(s[i]);
+      const size_t n = utf8_sequence(s, i);
+      if (b == '\\' || b < 0x20 || b == 0x7f || n == 0 || c1(i, n)) return false;
+      i += n;
+    }
+    return true;
+  };
+  if (plain()) return s;
   std::string out;
   out.reserve(s.size() + 16);
   for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
     const size_t n = utf8_sequence(s, i);
-    if (n == 0) {
-      out += strf("\\x%02x", static_cast<unsigned char>(s[i]));
+    if (b == '\\') {
+      out += "\\\\";
       ++i;
+    } else if (n == 0 || b < 0x20 || b == 0x7f) {
+      out += strf("\\x%02x", b);
+      ++i;
+    } else if (c1(i, n)) {
+      out += strf("\\u%04x", static_cast<unsigned char>(s[i + 1]));
+      i += 2;
     } else {
       out.append(s, i, n);
       i += n;

@@ -43,8 +43,10 @@ std::string quote(std::string_view tok);
 // Whether `s` is well-formed UTF-8 (RFC 3629: no overlong form, no surrogate, nothing past
 // U+10FFFF, no sequence cut short), as Prometheus and JSON require of every string.
 bool is_utf8(std::string_view s);
-// `s` unchanged when it is UTF-8; otherwise each byte that starts no well-formed sequence
-// written as the four characters \xnn (its value in lower-case hex), the rest kept. Names
+// `s` unchanged when it is UTF-8 with no backslash and no control character; otherwise, so
+// that two different names never give one text: a backslash written as two, each byte that
+// starts no well-formed sequence and each C0 control or DEL as the four characters \xnn (its
+// value in lower-case hex), each C1 control (U+0080..U+009F) as \u00nn, the rest kept. Names
 // that come from outside fragd (a cgroup's directory, a task's comm) pass through this before
 // they become a label value or a JSON string: one such byte makes Prometheus refuse the whole
 // scrape, and nlohmann-json's dump() throw.

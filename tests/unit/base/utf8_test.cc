@@ -14,12 +14,10 @@ namespace {
 
 TEST(Utf8, WellFormedPassesUnchanged) {
   for (const std::string& s : {std::string(), std::string("/"), std::string("/kubepods.slice/pod-1.slice"),
-                              // systemd's escapes are literal text in the name: kept as they are
-                              std::string("/system.slice/dev-disk-by\\x2duuid.swap"),
                               std::string("caf\xc3\xa9"), std::string("\xe6\x97\xa5\xe6\x9c\xac"),
                               std::string("\xf0\x9f\x98\x80"), std::string("\xf4\x8f\xbf\xbf"),  // U+10FFFF
                               std::string("\xed\x9f\xbf"), std::string("\xee\x80\x80"),  // around the surrogates
-                              std::string("a\0b", 3), std::string("\x7f\x01")}) {
+                              std::string("\xc2\xa0")}) {  // U+00A0, the first after C1
     EXPECT_TRUE(is_utf8(s)) << s;
     EXPECT_EQ(utf8_escaped(s), s);
   }
@@ -47,6 +45,21 @@ TEST(Utf8, EveryByteOfABrokenSequenceIsEscaped) {
     EXPECT_EQ(utf8_escaped(c.in), c.out);
     EXPECT_TRUE(is_utf8(utf8_escaped(c.in))) << c.out;
   }
+}
+
+// Two different names never give one text: the backslash is escaped too (systemd's own
+// escapes in unit names, literal text, come out with it doubled), and control characters,
+// C0, DEL and C1 (well-formed UTF-8 that a terminal obeys), never pass.
+TEST(Utf8, TheEscapedTextIsUnambiguousAndHoldsNoControlCharacter) {
+  EXPECT_NE(utf8_escaped("a\\xff"), utf8_escaped("a\xff"));
+  EXPECT_EQ(utf8_escaped("a\\xff"), "a\\\\xff");
+  EXPECT_EQ(utf8_escaped("a\xff"), "a\\xff");
+  EXPECT_EQ(utf8_escaped("/system.slice/dev-disk-by\\x2duuid.swap"), "/system.slice/dev-disk-by\\\\x2duuid.swap");
+  EXPECT_EQ(utf8_escaped(std::string("a\0b", 3)), "a\\x00b");
+  EXPECT_EQ(utf8_escaped("\x1b[31m\x7f"), "\\x1b[31m\\x7f");
+  EXPECT_EQ(utf8_escaped("x\xc2\x9b" "31m"), "x\\u009b31m");  // CSI as C1
+  EXPECT_EQ(utf8_escaped("\xc2\x80\xc2\x9f\xc2\xa0"), "\\u0080\\u009f\xc2\xa0");
+  EXPECT_NE(utf8_escaped("\xc2\x85"), utf8_escaped("\\u0085"));
 }
 
 TEST(Utf8, LabelValuesAreEscapedWhereFamiliesAreBuilt) {
