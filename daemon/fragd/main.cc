@@ -3,6 +3,7 @@
 // fragmentation with BPF tracepoints and /proc, exports them, and acts on them.
 // main: the command line; the daemon itself is fragd/daemon.h.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
@@ -42,6 +43,15 @@ int main(int argc, char** argv) {
                "/run/fragd/saved-state), then exit; idempotent; the unit runs it as ExecStopPost");
   app.add_flag("-V,--version", version, "print the version and exit");
   CLI11_PARSE(app, argc, argv);
+  // The copy is read once, when the programs load (fragd/settings.cc), and deleted then; a start
+  // that ends before that (bad flags, a config that does not load, programs that do not attach)
+  // deletes it here, so that no copy of the kernel's addresses outlives this process.
+  struct DeleteCopy {
+    const std::string& path;
+    ~DeleteCopy() {
+      if (!path.empty()) ::unlink(path.c_str());
+    }
+  } delete_copy{kallsyms};
 
   if (version) {
     std::printf("fragd %s\n", FRAGD_VERSION);
