@@ -222,12 +222,30 @@ void ControlServer::flush(Client& c) {
 
 bool ControlServer::queue(Client& c, const std::string& line) {
   if (c.gone) return false;
-  if (c.queued() + line.size() + 1 > opt_.max_output_bytes) {
-    drop(c, DropReason::OutputFull, "");
+  const size_t cap = opt_.max_output_bytes;
+  // An answer larger than the cap on its own is never sent: the client gets why instead and
+  // keeps its connection.
+  const std::string too_big =
+      line.size() + 1 > cap
+          ? error_line("the answer is " + std::to_string(line.size()) + " bytes, over the control socket's limit of " +
+                       std::to_string(cap) + " bytes for one client's unread answers; ask for less (a map of "
+                       "one node: fragctl map --node N; fewer ledger blocks: --blocks)")
+          : std::string();
+  const std::string& out = too_big.empty() ? line : too_big;
+  if (c.queued() + out.size() + 1 > cap) {
+    // The answers not yet begun are dropped and the line in flight is finished, then one line
+    // says why, if the socket takes it now: a client that reads nothing cannot be told, and is
+    // not waited for.
+    const size_t end = c.out.find('\n', c.out_off);
+    if (end != std::string::npos) c.out.resize(end + 1);
+    drop(c, DropReason::OutputFull,
+         "closed: this client's unread answers passed the control socket's limit of " + std::to_string(cap) +
+             " bytes; read each answer before asking again");
+    if (c.queued()) c.gone = true;
     return false;
   }
   if (!c.queued()) c.out_since_ns = now_ns();
-  c.out.append(line).push_back('\n');
+  c.out.append(out).push_back('\n');
   flush(c);
   return !c.gone;
 }

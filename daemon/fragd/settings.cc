@@ -30,6 +30,7 @@ ScanSettings scan_settings(const Config& cfg, unsigned pageblock_order) {
   s.pageblock_order = pageblock_order;
   s.sample = cfg.scan_mode == "sample";
   s.budget = cfg.scan_budget_percent / 100;
+  s.full_budget = cfg.full_scan_budget_percent / 100;
   s.proc_root = cfg.proc_root;
   s.sys_root = cfg.sys_root;
   return s;

@@ -48,6 +48,7 @@ struct Config {
   unsigned scan_threads = 1;                 // ... reading with this many threads (full scans)
   std::string scan_mode = "sample";          // ... "sample" rounds within scan_budget_percent, or "full"
   double scan_budget_percent = 0.1;          // ... a sample round's CPU time per interval, % of one core
+  double full_scan_budget_percent = 2;      // ... the full scans clients ask for, % of one core
   std::string nfd_features_file;             // the NFD feature file fragd writes ("": none)
   uint64_t nfd_hold_ns = 300'000'000'000;    // a label changes after its value stayed past an edge this long
   SeriesSettings metrics;                    // which series /metrics carries (`metrics:`)

@@ -292,11 +292,16 @@ const std::vector<Key>& config_keys() {
        .reload = kRestart, .doc = "`sample`: each round reads a random sample of each zone's pageblocks, as many as `budget` buys, "
               "estimates the counts with 95% intervals and updates the map `fragctl map` draws, which converges "
               "round by round; `full`: every round reads every page frame (about 27 ms of a core per GiB). "
-              "`fragctl map --max-age` asks for a full scan in both"},
+              "`fragctl map --max-age` asks for a full scan in both (root, within `full_scan_budget`)"},
       {.path = "pageblocks.budget", .type = Number, .table = kConfig, .number_lo = 0.001, .number_hi = 100,
        .unit = "% of one core", .field = FIELD(scan_budget_percent),
        .reload = kRestart, .doc = "sample rounds: the scanner thread's CPU time per `interval`, in percent of one core "
               "(0.001..100); the blocks a round reads follow from what a block cost so far"},
+      {.path = "pageblocks.full_scan_budget", .type = Number, .table = kConfig, .number_lo = 0.001, .number_hi = 100,
+       .unit = "% of one core", .field = FIELD(full_scan_budget_percent),
+       .reload = kRestart, .doc = "the full scans `fragctl map --max-age` asks for (root only), across all clients: "
+              "their CPU time held to this share of one core, with a burst of 5 scans (0.001..100); past it a "
+              "map is answered from the scanner's latest picture with a note saying when a full scan is possible"},
 
       {.path = "metrics", .type = Section},
       {.path = "metrics.orders", .type = Orders, .table = kConfig, .lo = 1, .hi = 10, .field = FIELD(metrics.orders),

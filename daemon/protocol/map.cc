@@ -222,6 +222,10 @@ MapView parse_body(const json& a) {
     if (!it->is_string()) malformed("withheld: not a string");
     v.withheld = it->get<std::string>();
   }
+  if (auto it = a.find("note"); it != a.end() && !it->is_null()) {
+    if (!it->is_string()) malformed("note: not a string");
+    v.note = it->get<std::string>();
+  }
   const json& scan = member(a, "scan", "answer");
   if (scan.is_null()) {
     v.scanned = false;
@@ -260,6 +264,7 @@ void from_json(const json& j, PollutionInfo& p) { p = parse_pollution(j, 0); }
 void to_json(json& j, const MapView& v) {
   j = json{{"ok", true}, {"scan", nullptr}, {"pollution", nullptr}};
   if (v.withheld) j["withheld"] = *v.withheld;
+  if (v.note) j["note"] = *v.note;
   if (v.pollution) j["pollution"] = *v.pollution;
   if (!v.scanned) {
     j["scan_error"] = v.scan_error;

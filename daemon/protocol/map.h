@@ -91,6 +91,9 @@ struct MapView {
   // Set in an answer to a reader other than root (protocol/readers.h): what it was not sent.
   // Its zones then have no classes and used (both empty), its pollution no blocks and no top.
   std::optional<std::string> withheld;
+  // Why the map is older than asked (a full scan was not allowed yet, or the asker reads the
+  // sampled map): said beside the map, which is still sent.
+  std::optional<std::string> note;
   uint64_t block_pages() const { return uint64_t{1} << pageblock_order; }
 };
 

@@ -56,10 +56,11 @@ ControlRequest ControlRequest::of(Command cmd) {
   return r;
 }
 
-ControlRequest ControlRequest::map(int64_t max_age_ns, std::optional<uint64_t> max_blocks) {
+ControlRequest ControlRequest::map(int64_t max_age_ns, std::optional<uint64_t> max_blocks, std::optional<int> node) {
   ControlRequest r = of(Command::Map);
   r.max_age_ns = max_age_ns;
   r.max_blocks = max_blocks;
+  r.node = node;
   return r;
 }
 

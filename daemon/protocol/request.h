@@ -97,7 +97,9 @@ struct ControlRequest {
   // The requests fragctl sends. node: nullopt = every node of the policy's
   // scope (compact) or the global pool (pool).
   static ControlRequest of(Command cmd);  // a request without fields: hist, status, trace, top, reload
-  static ControlRequest map(int64_t max_age_ns, std::optional<uint64_t> max_blocks = std::nullopt);
+  // node: only that node's zones in the answer (a large host's whole map can pass the output cap).
+  static ControlRequest map(int64_t max_age_ns, std::optional<uint64_t> max_blocks = std::nullopt,
+                            std::optional<int> node = std::nullopt);
   static ControlRequest action(uint64_t id);
   static ControlRequest compact(std::optional<int> node, std::optional<uint64_t> timeout_ms = std::nullopt);
   static ControlRequest pool(uint64_t size_kib, uint64_t count, std::optional<int> node,

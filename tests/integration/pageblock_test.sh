@@ -114,10 +114,11 @@ stop_fragd
 log "kpageflags unreadable: scan off with one warning, no fragd_pageblock_class, the rest works"
 
 # The shipped defaults but a sampled round every 10 s: 0.6% of a core over 10 s buys the blocks
-# the default 0.1% buys over 60 s, so the rounds here are the size the shipped config makes.
+# the default 0.1% buys over 60 s, so the rounds here are the size the shipped config makes. The
+# checks below ask for a full scan many times in a row: full_scan_budget lets them.
 # Compaction runs by status (metrics.detail), which the compaction below reads.
 cat >"$WORK/sampled.yaml" <<'YAML'
-pageblocks: {mode: sample, interval: 10s, max_age: 10s, budget: 0.6}
+pageblocks: {mode: sample, interval: 10s, max_age: 10s, budget: 0.6, full_scan_budget: 100}
 metrics: {detail: [statuses]}
 YAML
 FRAGD_CONFIG="$WORK/sampled.yaml" start_fragd

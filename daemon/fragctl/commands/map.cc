@@ -34,10 +34,12 @@ int cmd_map(const std::string& socket_path, const MapArgs& a) {
   if (!a.png.empty())
     if (auto c = fragd::load_cairo(); !c) return fail("--png " + a.png + ": " + c.error().message);
   // A scan reads every page's flags (~0.6 s for 24 GiB here); allow for a large host.
-  auto j = request(socket_path, ControlRequest::map(static_cast<int64_t>(a.max_age_s * 1e9), a.blocks), 60000);
+  auto j = request(socket_path, ControlRequest::map(static_cast<int64_t>(a.max_age_s * 1e9), a.blocks, a.filter.node),
+                   60000);
   if (!j) return fail(j.error());
   auto view = fragd::parse_map_answer(*j);
   if (!view) return fail(view.error());
+  if (view->note && !a.json) std::fprintf(stderr, "fragctl: %s\n", view->note->c_str());
   if (auto f = fragd::filter_map(*view, a.filter); !f) return fail(f.error());
   const std::string no_scan = "fragd has no pageblock map: " + view->scan_error;
   if (a.json) {
@@ -81,8 +83,10 @@ const bool registered = declare_subcommand({
               ->type_name("FILE");
       map->add_flag("--json", a->json, "fragd's answer as JSON (only the zones selected)")->excludes(png_opt);
       map->add_option("--max-age", a->max_age_s,
-                      "Use fragd's last scan if it is at most SEC old, else scan now (default 5; 0 = always scan; "
-                      "fragd holds non-root callers to 5)")
+                      "Use fragd's last scan if it is at most SEC old, else scan now (default 5; 0 = always scan). "
+                      "Root only, the full scans asked for held to pageblocks.full_scan_budget across all clients: "
+                      "else, and for members of the socket group, fragd answers with the map its sampled rounds "
+                      "keep and says how old it is")
           ->type_name("SEC")
           ->check(CLI::Range(0.0, 86400.0));
       map->add_option("--blocks", a->blocks,

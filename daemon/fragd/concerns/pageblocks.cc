@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 
 #include "base/text.h"
 #include "fragd/settings.h"
@@ -179,13 +180,25 @@ std::optional<PollutionStats> PageblocksConcern::read_pollution(uint64_t max_blo
 }
 
 nlohmann::json PageblocksConcern::map_answer(const ScanResult* scan, const std::string& scan_error,
-                                             uint64_t max_blocks, Reader reader) const {
+                                             const MapAsk& ask) const {
   MapView v;
   if (scan) v = map_reply(*scan, ScanClock::now());
   else v.scan_error = scan_error;
+  if (ask.node && v.scanned) {
+    std::set<int> nodes;
+    for (const auto& z : v.zones) nodes.insert(z.node);
+    if (!nodes.count(*ask.node)) {
+      std::string have;
+      for (int n : nodes) have += (have.empty() ? "" : ", ") + std::to_string(n);
+      return error_answer("map: node " + std::to_string(*ask.node) + " has no zone in the pageblock map (nodes: " +
+                          have + "); ask for one of those");
+    }
+    std::erase_if(v.zones, [&](const MapZone& z) { return z.node != *ask.node; });
+  }
   if (pollution_)
-    if (auto p = read_pollution(max_blocks)) v.pollution = pollution_info(p->counters, p->summary, true);
-  restrict_map(v, reader);
+    if (auto p = read_pollution(ask.max_blocks)) v.pollution = pollution_info(p->counters, p->summary, true);
+  restrict_map(v, ask.reader);
+  v.note = ask.note;
   return v;
 }
 
@@ -200,19 +213,32 @@ std::optional<nlohmann::json> PageblocksConcern::answer(const ControlRequest& re
     if (!s) return error_answer(s.error().message);
     return *s;
   }
-  const int64_t age = req.max_age_ns.value_or(5'000'000'000);
-  const int64_t max_age_ns = reader == Reader::Root ? age : std::max<int64_t>(age, 5'000'000'000);
-  const uint64_t max_blocks = req.max_blocks.value_or(kDefaultMapBlocks);
-  if (!scanner_) return map_answer(nullptr, scan_off_, max_blocks, reader);
+  const int64_t max_age_ns = req.max_age_ns.value_or(5'000'000'000);
+  MapAsk ask{req.max_blocks.value_or(kDefaultMapBlocks), reader, req.node, std::nullopt};
+  if (!scanner_) return map_answer(nullptr, scan_off_, ask);
   const ScanClock now = ScanClock::now();
   auto latest = scanner_->latest();
-  if (latest && scan_age_ns(*latest, now) <= static_cast<uint64_t>(max_age_ns))
-    return map_answer(latest.get(), "", max_blocks, reader);
+  // Only root may have every block read now. A reader of the socket group is answered from the
+  // picture the scanner keeps within its budget (sampled rounds), however often it asks; so is
+  // root while the last forced full scan is too recent (full_scan_wait_ns: across all clients).
+  const uint64_t wait_ns = reader == Reader::Root ? scanner_->full_scan_wait_ns() : 0;
+  const bool may_scan = reader == Reader::Root && wait_ns == 0;
+  if (latest && (scan_age_ns(*latest, now) <= static_cast<uint64_t>(max_age_ns) || !may_scan)) {
+    if (scan_age_ns(*latest, now) > static_cast<uint64_t>(max_age_ns))
+      ask.note = reader == Reader::Root
+                     ? "full scans asked for are held to " + strf("%g", scanner_->full_budget() * 100) +
+                           "% of a core across all clients (pageblocks.full_scan_budget, a burst of 5): this is "
+                           "the scanner's latest map; a full scan is possible again in " +
+                           std::to_string((wait_ns + 999'999'999) / 1'000'000'000) + " s"
+                     : "the pageblock map as the scanner keeps it (its sampled rounds); only root may ask for a full scan";
+    return map_answer(latest.get(), "", ask);
+  }
   // A scan takes most of a second: the scanner thread runs it and the answer follows
-  // (on_scan_done), so that ticks and other clients never wait for it.
-  pending_maps_.add(token, now.boot_ns - std::min<uint64_t>(now.boot_ns, static_cast<uint64_t>(max_age_ns)),
-                    scanner_->scans_done(), {max_blocks, reader});
-  scanner_->request();
+  // (on_scan_done), so that ticks and other clients never wait for it. Without a map yet, a
+  // reader waits for the scanner's first round, which it does not force.
+  const uint64_t oldest_ok = may_scan ? now.boot_ns - std::min<uint64_t>(now.boot_ns, static_cast<uint64_t>(max_age_ns)) : 0;
+  pending_maps_.add(token, oldest_ok, scanner_->scans_done(), ask);
+  if (may_scan) scanner_->request();
   return std::nullopt;
 }
 
@@ -257,8 +283,8 @@ void PageblocksConcern::on_scan_done() {
   const std::string error = scanner_->last_error();
   bool again = false;
   for (const auto& d : pending_maps_.scan_ended(done, latest != nullptr, latest ? latest->boot_time_ns : 0, error, again))
-    control_.reply(d.token, map_answer(d.with_scan ? latest.get() : nullptr, d.with_scan ? "" : error,
-                                       d.ask.max_blocks, d.ask.reader));
+    control_.reply(d.token, map_answer(d.with_scan ? latest.get() : nullptr, d.with_scan ? "" : error, d.ask));
+  // Those still waiting asked for a full scan (root, allowed when asked) that has not run yet.
   if (again) scanner_->request();
 }
 

@@ -50,8 +50,13 @@ class PageblocksConcern : public Concern {
   // The ledger's counters and blocks now, with who polluted each block.
   std::optional<PollutionStats> read_pollution(uint64_t max_blocks = kDefaultMapBlocks) const;
   void reconcile_pollution(const ScanResult& scan);
-  nlohmann::json map_answer(const ScanResult* scan, const std::string& scan_error, uint64_t max_blocks,
-                            Reader reader) const;
+  struct MapAsk {
+    uint64_t max_blocks;       // ledger blocks the answer lists
+    Reader reader;             // who asked: what the answer may carry
+    std::optional<int> node;   // only this node's zones (the answer of a large host stays small)
+    std::optional<std::string> note;  // said beside the map
+  };
+  nlohmann::json map_answer(const ScanResult* scan, const std::string& scan_error, const MapAsk& ask) const;
   void on_scan_done();
 
   Shared& sh_;
@@ -62,10 +67,6 @@ class PageblocksConcern : public Concern {
   std::optional<MemSnapshot> scan_ref_;          // memory as of the last change reported to the scanner
   uint64_t scans_ok_seen_ = 0;
   ScanStats scan_stats_;                         // at the last metrics()
-  struct MapAsk {
-    uint64_t max_blocks;  // ledger blocks the answer lists
-    Reader reader;        // who asked: what the answer may carry
-  };
   PendingMaps<MapAsk> pending_maps_;  // map requests waiting for a scan
   // The ledger: the tick's summary, read anew only when the BPF counters or a release moved it.
   std::optional<PollutionStats> pollution_;  // empty when off

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -121,6 +122,13 @@ Result<std::shared_ptr<const ScanResult>> PageblockScanner::scan_once(bool full)
   std::lock_guard<std::mutex> g(mu_);
   cost_.cpu_ns += cpu;
   if (full && r) cost_.blocks_full += blocks;
+  if (full) {
+    const bool first = !full_cpu_ns_;
+    full_cpu_ns_ = std::max<uint64_t>(cpu, 1);
+    refill_full_tokens();
+    if (first) full_tokens_ns_ = static_cast<double>(kFullScanBurst * full_cpu_ns_);
+    full_tokens_ns_ -= static_cast<double>(cpu);
+  }
   const uint64_t one = 1;
   if (event_fd_ >= 0) (void)!::write(event_fd_, &one, sizeof(one));
   if (!r) {
@@ -176,6 +184,22 @@ std::shared_ptr<const ScanResult> PageblockScanner::latest() const {
 void PageblockScanner::mark_changed() {
   std::lock_guard<std::mutex> g(mu_);
   changed_ = true;
+}
+
+void PageblockScanner::refill_full_tokens() {
+  const uint64_t now = mono_ns();
+  const double cap = static_cast<double>(kFullScanBurst * full_cpu_ns_);
+  if (full_refill_mono_ns_)
+    full_tokens_ns_ = std::min(cap, full_tokens_ns_ + full_budget_ * static_cast<double>(now - full_refill_mono_ns_));
+  full_refill_mono_ns_ = now;
+}
+
+uint64_t PageblockScanner::full_scan_wait_ns() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!full_cpu_ns_) return 0;  // no full scan yet: its cost is unknown, the bucket full
+  refill_full_tokens();
+  const double need = static_cast<double>(full_cpu_ns_) - full_tokens_ns_;
+  return need <= 0 ? 0 : static_cast<uint64_t>(need / full_budget_);
 }
 
 uint64_t PageblockScanner::scans_skipped() const {

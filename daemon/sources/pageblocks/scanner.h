@@ -28,6 +28,7 @@ struct ScanSettings {
   unsigned threads = 1, pageblock_order = 9;
   bool sample = true;    // rounds read a sample (false: every round is a full scan)
   double budget = 0.001; // sample rounds' CPU time per interval, as a share of one core
+  double full_budget = 0.02;  // forced full scans' CPU time, as a share of one core (full_scan_wait_ns)
   std::string proc_root = "/proc", sys_root;  // sys_root "": firmware/memmap is not read
 };
 
@@ -58,6 +59,13 @@ class PageblockScanner {
   // Asks the scanner thread for a scan now; event_fd() becomes readable when
   // it ends (ok or not). The main loop never waits for a scan.
   void request();
+  // Forced full scans (request), across every client, are held to `full_budget` of a core
+  // with a burst of kFullScanBurst scans: a token bucket of CPU time, filled at that share and
+  // spent by each full scan's CPU time. 0 when one may run now, else the nanoseconds until the
+  // bucket holds the last full scan's cost again.
+  static constexpr uint64_t kFullScanBurst = 5;
+  double full_budget() const { return full_budget_; }
+  uint64_t full_scan_wait_ns();
   // Memory changed enough since the last scan began (memory_changed()): scan at the next interval.
   void mark_changed();
   // Interval checks that found nothing changed and did not scan.
@@ -82,6 +90,7 @@ class PageblockScanner {
         order_(s.pageblock_order),
         sample_(s.sample),
         budget_(s.budget),
+        full_budget_(s.full_budget),
         proc_root_(s.proc_root),
         sys_root_(s.sys_root) {}
   void loop();
@@ -91,7 +100,7 @@ class PageblockScanner {
   const uint64_t interval_ns_, max_age_ns_;
   const unsigned threads_, order_;
   const bool sample_;
-  const double budget_;
+  const double budget_, full_budget_;
   const std::string proc_root_, sys_root_;
   // The thread's own: the map sample rounds update, where each zone is in its permutation,
   // and the CPU time one block costs (measured, smoothed).
@@ -111,6 +120,10 @@ class PageblockScanner {
   bool stop_ = false;
   std::shared_ptr<const ScanResult> latest_;
   uint64_t latest_mono_ns_ = 0;
+  uint64_t full_cpu_ns_ = 0;  // the last full scan's CPU time (0: none yet)
+  double full_tokens_ns_ = 0;  // the bucket (full_scan_wait_ns)
+  uint64_t full_refill_mono_ns_ = 0;
+  void refill_full_tokens();  // under mu_
   uint64_t ok_ = 0, failed_ = 0;
   std::vector<std::string> messages_;
   std::thread thread_;

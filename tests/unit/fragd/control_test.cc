@@ -209,6 +209,28 @@ TEST_F(ControlTest, AClientThatNeverReadsBlocksNothingAndIsDroppedWhenItsQueueIs
   EXPECT_EQ(nlohmann::json::parse(read_line(other))["cmd"], "hist");
 }
 
+// One answer larger than the output cap on its own is not sent: the client gets an error that
+// names its size and the cap, and keeps its connection.
+TEST_F(ControlTest, AnAnswerOverTheCapIsReplacedByAnErrorThatSaysWhy) {
+  fragd::ControlOptions o;
+  o.max_output_bytes = 1u << 20;
+  start(o);
+  pad_ = 2u << 20;
+  const int c = connect_client();
+  ASSERT_EQ(write(c, "{\"cmd\":\"status\"}\n", 17), 17);
+  pump();
+  const auto a = nlohmann::json::parse(read_line(c));
+  EXPECT_EQ(a["ok"], false);
+  const std::string why = a.value("error", "");
+  EXPECT_NE(why.find("over the control socket's limit of 1048576 bytes"), std::string::npos) << why;
+  EXPECT_EQ(server_->clients(), 1u) << "the client was closed";
+  pad_ = 0;
+  ASSERT_EQ(write(c, "{\"cmd\":\"hist\"}\n", 15), 15);
+  pump();
+  EXPECT_EQ(nlohmann::json::parse(read_line(c))["cmd"], "hist");
+  EXPECT_EQ(dropped(DropReason::OutputFull), 0u);
+}
+
 // Output that does not drain within the write timeout drops its client, though
 // the queue is far from full.
 TEST_F(ControlTest, OutputThatDoesNotDrainInTimeDropsItsClient) {

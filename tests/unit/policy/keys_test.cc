@@ -211,7 +211,7 @@ TEST(Keys, EveryKeyReadAtStartIsKeptByAReload) {
     EXPECT_TRUE(keep_restart_keys(running, next).empty()) << k.path << ": the running value was not put back";
     ++checked;
   }
-  EXPECT_EQ(checked, 17);
+  EXPECT_EQ(checked, 18);
 }
 
 TEST(Keys, DocTablesAreTheDeclarations) {
