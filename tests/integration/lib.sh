@@ -201,6 +201,11 @@ wait_scored() { wait_for 30 has_score; }
 # event up to now and fails if the kernel dropped any (a full buffer).
 trace_start() {
   local t=/sys/kernel/tracing e filter
+  # A host that booted without tracefs mounted (no systemd to mount it): mount it for the test,
+  # and unmount it at the end.
+  if [ ! -d $t/instances ] && [ -d $t ] && mount -t tracefs tracefs $t 2>/dev/null; then
+    RESTORE+=("umount $t 2>/dev/null || true")
+  fi
   [ -d $t/instances ] || t=/sys/kernel/debug/tracing
   [ -d $t/instances ] || skip_or_fail "no tracefs instances at /sys/kernel/tracing or /sys/kernel/debug/tracing"
   TRACE_INST="$t/instances/fragd-$TEST_NAME-$$"
