@@ -38,10 +38,15 @@ std::string error_line(const std::string& message) {
 
 ControlServer::~ControlServer() {
   for (auto& c : clients_) close(c.fd);
-  if (listen_fd_ >= 0) {
-    close(listen_fd_);
+  if (listen_fd_ >= 0) close(listen_fd_);
+  remove_own_file();
+}
+
+void ControlServer::remove_own_file() const {
+  struct stat st;
+  if (owned_ && lstat(opt_.path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == bound_dev_ &&
+      st.st_ino == bound_ino_)
     unlink(opt_.path.c_str());
-  }
 }
 
 Result<std::unique_ptr<ControlServer>> ControlServer::start(const ControlOptions& options, Handler handler) {
@@ -83,13 +88,28 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(const ControlOptions
   const int bind_errno = errno;
   umask(old_mask);
   if (b != 0) return sys_error("bind the control socket " + path + " (pass --socket PATH)", bind_errno);
+  // The file just made, through a descriptor of the file itself (O_PATH, no symlink followed): a
+  // path swapped in between is refused, and only this file is given to the group and removed.
+  const int pfd = open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (pfd < 0 || fstat(pfd, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
+    const int e = pfd < 0 ? errno : EEXIST;
+    if (pfd >= 0) close(pfd);
+    return sys_error("the control socket " + path + " was replaced right after it was made: pass --socket PATH "
+                     "in a directory only root can write", e);
+  }
+  s->owned_ = true;
+  s->bound_dev_ = st.st_dev;
+  s->bound_ino_ = st.st_ino;
   if (options.group) {
-    if (chown(path.c_str(), static_cast<uid_t>(-1), *options.group) != 0 || chmod(path.c_str(), 0660) != 0) {
+    const std::string self = "/proc/self/fd/" + std::to_string(pfd);
+    if (fchownat(pfd, "", static_cast<uid_t>(-1), *options.group, AT_EMPTY_PATH) != 0 ||
+        chmod(self.c_str(), 0660) != 0) {
       const int e = errno;
-      unlink(path.c_str());
+      close(pfd);
       return sys_error("give the control socket " + path + " to group " + std::to_string(*options.group), e);
     }
   }
+  close(pfd);
   if (listen(s->listen_fd_, 64) != 0) return sys_error("listen on the control socket " + path);
   return s;
 }

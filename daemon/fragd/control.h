@@ -127,6 +127,12 @@ class ControlServer {
 
   ControlOptions opt_;
   int listen_fd_ = -1;
+  // The socket file this server bound (owned_), by device and inode: only that file is removed
+  // at the end, never one another fragd bound at the same path since.
+  bool owned_ = false;
+  dev_t bound_dev_ = 0;
+  ino_t bound_ino_ = 0;
+  void remove_own_file() const;
   Handler handler_;
   std::vector<Client> clients_;
   uint64_t next_token_ = 1;

@@ -231,6 +231,23 @@ TEST_F(ControlTest, AnAnswerOverTheCapIsReplacedByAnErrorThatSaysWhy) {
   EXPECT_EQ(dropped(DropReason::OutputFull), 0u);
 }
 
+// A server removes only the socket file it made: one whose file was replaced (another fragd
+// bound the same path after the first one's file was removed) leaves the new file alone.
+TEST_F(ControlTest, AServerRemovesOnlyTheSocketFileItMade) {
+  const std::string path = dir_ + "/fragd.sock";
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  fragd::ControlOptions o;
+  o.path = path;
+  o.peer_uid = [](int) { return 0; };
+  auto second = fragd::ControlServer::start(o, [](const fragd::ControlRequest&, long, uint64_t)
+                                                   -> std::optional<nlohmann::json> { return nlohmann::json{}; });
+  ASSERT_TRUE(second) << second.error().message;
+  server_.reset();
+  EXPECT_EQ(access(path.c_str(), F_OK), 0) << "the first server removed the socket the second one made";
+  second->reset();
+  EXPECT_NE(access(path.c_str(), F_OK), 0) << "the second server left its own socket behind";
+}
+
 // Output that does not drain within the write timeout drops its client, though
 // the queue is far from full.
 TEST_F(ControlTest, OutputThatDoesNotDrainInTimeDropsItsClient) {
