@@ -235,8 +235,10 @@ std::string SysfsActuator::tree_root(const std::string& canonical_file) const {
   return tree_of(canonical_file, proc_, sys_);
 }
 
+// Dropping the page cache can take seconds on a large host: in a child, like the compaction and
+// pool writes, so that the action's deadline (compaction.cpu_budget) and a stop end it.
 Result<void> SysfsActuator::drop_caches() {
-  return write_value(proc_ + "/sys/vm/drop_caches", "/proc/sys/vm/drop_caches", "1");
+  return write_value(proc_ + "/sys/vm/drop_caches", "/proc/sys/vm/drop_caches", "1", true);
 }
 
 }  // namespace fragd

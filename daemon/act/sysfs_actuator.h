@@ -75,7 +75,7 @@ class SysfsActuator : public Actuator {
   Result<uint64_t> mem_available_kib() override;
   Result<uint64_t> free_blocks(int node, unsigned order) override;
   Result<unsigned> node_score(int node) override;
-  Result<void> drop_caches() override;
+  Result<void> drop_caches() override;  // in a child, killable
   bool stop_requested() override { return stop_.load(); }
   std::string tree_root(const std::string& canonical_file) const override;
 

@@ -180,6 +180,33 @@ TEST(SysfsPool, TheDeadlineKillsAPoolGrowThatDoesNotReturn) {
   EXPECT_EQ(r.error().err, ETIMEDOUT) << r.error().message;
 }
 
+// vm.drop_caches can take seconds on a host with much page cache: its write is a killable
+// child like the others, ended at the action's deadline and by a stop.
+TEST(SysfsDropCaches, TheDeadlineAndAStopKillADropCachesWriteThatDoesNotReturn) {
+  TempDir proc;
+  proc.write("sys/vm/drop_caches", "");
+  const std::string file = proc.path() + "/sys/vm/drop_caches";
+  ASSERT_EQ(unlink(file.c_str()), 0);
+  ASSERT_EQ(mkfifo(file.c_str(), 0600), 0);
+  {
+    SysfsActuator a(proc.path(), "/nonexistent-sys");
+    a.set_deadline(now_ns(CLOCK_MONOTONIC) + 300'000'000ULL);
+    auto pending = std::async(std::launch::async, [&a] { return a.drop_caches(); });
+    ASSERT_TRUE(ended_within(pending, file, 10s)) << "the deadline did not end a drop_caches write";
+    const Result<void> r = pending.get();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, ETIMEDOUT) << r.error().message;
+  }
+  SysfsActuator a(proc.path(), "/nonexistent-sys");
+  auto pending = std::async(std::launch::async, [&a] { return a.drop_caches(); });
+  ASSERT_EQ(pending.wait_for(300ms), std::future_status::timeout) << "the drop_caches write did not block";
+  a.request_stop();
+  ASSERT_TRUE(ended_within(pending, file, 5s)) << "request_stop() did not end a drop_caches write";
+  const Result<void> r = pending.get();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().err, ECANCELED) << r.error().message;
+}
+
 TEST(SysfsCompact, AfterAStopNoWriteStarts) {
   WatchedNode0 n;
   n.a.request_stop();
