@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,24 +28,38 @@ class CgroupLookup {
   virtual bool available() const { return true; }
 };
 
+// The walk that names a new cgroup runs in fragd's main loop, so it is bounded: at most one a
+// round, and none until kWalkGapFactor times the last walk's duration has passed since it
+// ended (a tree that takes 1 ms to walk may be walked every round, one that takes 50 ms every
+// 5 s: walks cost at most 1% of the loop however many cgroups a delegated subtree holds); and a
+// walk reads at most `max_dirs` directories (truncated() then says so).
 class CgroupPaths : public CgroupLookup {
  public:
+  static constexpr uint64_t kWalkGapFactor = 100;
+  static constexpr size_t kMaxDirs = 100000;
   // The v2 hierarchy under `sys_root`: fs/cgroup when it is cgroup2 (cgroup.controllers at its
   // top), else fs/cgroup/unified (a hybrid host). No hierarchy: every path() is empty.
-  explicit CgroupPaths(const std::string& sys_root);
+  // `clock`: CLOCK_MONOTONIC in ns (a test's own in unit tests).
+  explicit CgroupPaths(const std::string& sys_root, size_t max_dirs = kMaxDirs,
+                       std::function<uint64_t()> clock = {});
   std::optional<std::string> path(uint64_t id) override;
   bool exists(uint64_t id, const std::string& path) override;
-  void new_round() override { walked_ = false; }
+  void new_round() override;
   bool available() const override { return !root_.empty(); }
   const std::string& root() const { return root_; }
   uint64_t walks() const { return walks_; }
+  bool truncated() const { return truncated_; }
 
  private:
   void walk();
   std::string root_;                       // "" when there is none
+  size_t max_dirs_;
+  std::function<uint64_t()> clock_;
   std::map<uint64_t, std::string> paths_;  // as of the last walk
   uint64_t walks_ = 0;
-  bool walked_ = false;  // in this round
+  bool walked_ = false;  // in this round, or the last walk too recent
+  bool truncated_ = false;
+  uint64_t walk_end_ns_ = 0, walk_ns_ = 0;  // when the last walk ended, and what it took
 };
 
 }  // namespace fragd

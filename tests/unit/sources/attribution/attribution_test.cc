@@ -180,6 +180,38 @@ TEST(CgroupPathsTest, IdsAreDirectoryInodes) {
   fs::remove_all(sys);
 }
 
+// The walk that names new cgroups is bounded: none again until 100 times the last walk's time
+// has passed, however many rounds ask, and at most max_dirs directories a walk.
+TEST(CgroupPathsTest, WalksAreSpacedByTheirCostAndCappedInDirectories) {
+  char tmpl[] = "/tmp/fragd-cg.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string sys = tmpl;
+  namespace fs = std::filesystem;
+  const std::string root = sys + "/fs/cgroup";
+  for (int i = 0; i < 20; i++) fs::create_directories(root + "/delegated/c" + std::to_string(i));
+  std::ofstream(root + "/cgroup.controllers") << "memory\n";
+  // Each reading of the clock moves it 20 ms on: a walk takes 20 ms.
+  uint64_t now = 1'000'000'000'000ULL;
+  CgroupPaths p(sys, CgroupPaths::kMaxDirs, [&now] { return now += 20'000'000ULL; });
+  const uint64_t unknown = ~0ULL;
+  for (int round = 0; round < 50; round++) {
+    p.new_round();
+    EXPECT_FALSE(p.path(unknown).has_value());
+  }
+  EXPECT_EQ(p.walks(), 1u) << "a cgroup id no walk finds made every round walk the tree";
+  now += 3'000'000'000ULL;  // 100 x 20 ms since the walk ended
+  p.new_round();
+  EXPECT_FALSE(p.path(unknown).has_value());
+  EXPECT_EQ(p.walks(), 2u);
+  EXPECT_FALSE(p.truncated());
+  CgroupPaths small(sys, 5);
+  struct stat st {};
+  ASSERT_EQ(stat((root + "/delegated/c19").c_str(), &st), 0);
+  (void)small.path(st.st_ino);
+  EXPECT_TRUE(small.truncated()) << "a walk read more than its 5 directories";
+  fs::remove_all(sys);
+}
+
 // A cgroup tree in memory: ids to paths; deleting one makes it vanish.
 struct FakeCgroups : CgroupLookup {
   std::map<uint64_t, std::string> paths;
