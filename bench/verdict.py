@@ -11,6 +11,9 @@ a fixed seed, so a report written twice from the same data says the same.
     met           the whole interval is on the goal's side
     not met       the whole interval is on the other side
     inconclusive  the interval holds the goal: this run cannot tell
+    too few runs  fewer than MIN_ROWS rows: with 3, the percentile bootstrap's "95%" interval of
+                  a median is the lowest and highest row and covers the median about 75% of the
+                  time (50% with 2), so neither met nor not met is said
 """
 import math
 import random
@@ -19,7 +22,8 @@ RESAMPLES = 10000
 LEVEL = 0.95
 SEED = 28  # fixed: the same data gives the same interval in every report
 
-MET, NOT_MET, INCONCLUSIVE = "met", "not met", "inconclusive"
+MET, NOT_MET, INCONCLUSIVE, TOO_FEW = "met", "not met", "inconclusive", "too few runs"
+MIN_ROWS = 5  # rows a met or not-met verdict needs
 
 
 def median(xs):
@@ -76,8 +80,9 @@ def point_holds(x, goal, want):
 class Verdict:
     """The figure stat(rows), its interval and the verdict against goal.
 
-    With one row there is no interval: the verdict is the point's, marked as such
-    (`single`); with none, 'inconclusive'."""
+    Below MIN_ROWS rows the verdict is 'too few runs' (`too_few`), and `side` tells on which
+    side of the goal the point is; with one row there is no interval (`single`); with none,
+    'inconclusive'."""
 
     def __init__(self, rows, stat, goal, want, unit="rows", resamples=RESAMPLES, seed=SEED):
         rows = list(rows)
@@ -90,15 +95,24 @@ class Verdict:
         else:
             self.lo = self.hi = self.value
             self.word = (MET if point_holds(self.value, goal, want) else NOT_MET) if self.single else INCONCLUSIVE
+        # What the point alone says, for a verdict with too few rows to say it.
+        self.side = (MET if point_holds(self.value, goal, want) else NOT_MET) if self.n else INCONCLUSIVE
+        self.too_few = 0 < self.n < MIN_ROWS  # MIN_ROWS read here: a test may relax it
+        if self.too_few:
+            self.word = TOO_FEW
 
     @property
     def met(self):
         return self.word == MET
 
     def bold(self):
-        """The verdict word in bold (markdown), with the single-measurement caveat."""
+        """The verdict word in bold (markdown); below MIN_ROWS with n and the point's side."""
         w = f"**{self.word}**"
-        return w + " (one measurement, no interval)" if self.single else w
+        if self.single:
+            return w + " (one measurement, no interval" + (f"; the point: {self.side})" if self.too_few else ")")
+        if self.too_few:
+            return w + f" ({self.n} {self.unit}, {MIN_ROWS} needed; the point: {self.side})"
+        return w
 
     def interval(self, fmt="{:.4f}"):
         """'95% CI lo..hi, N rows' (or 'one measurement')."""
