@@ -13,7 +13,13 @@ a word with a variable or a relative path is the project's own (a built tool, a 
 Each command is then looked up in the system's PATH and its file in dpkg's database (dpkg -S):
 the package must be one install-deps.sh lists, one of their dependencies, or of priority
 required (on every Debian, minbase included). A command found nowhere fails too.
+
+Besides the shell scripts: the Python programs of tests/, bench/ and scripts/ (a call of
+subprocess.run, Popen, call, check_call or check_output whose first argument is a list starting
+with a string, or a string when shell=True: its first word), and the Makefile's recipes (each
+recipe parsed by shfmt after make's own expansions, $(VAR) and $$, are rewritten to shell ones).
 """
+import ast
 import json
 import os
 import re
@@ -147,6 +153,55 @@ def commands_of(tree):
     return funcs, cmds
 
 
+SUBPROCESS_CALLS = {"run", "Popen", "call", "check_call", "check_output"}
+
+
+def python_commands(path):
+    """{command: line} of the subprocess calls in one Python file."""
+    cmds = {}
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+        if name not in SUBPROCESS_CALLS:
+            continue
+        if isinstance(f, ast.Attribute) and not (isinstance(f.value, ast.Name) and f.value.id == "subprocess"):
+            continue
+        a = node.args[0]
+        first = None
+        if isinstance(a, (ast.List, ast.Tuple)) and a.elts and isinstance(a.elts[0], ast.Constant) and \
+                isinstance(a.elts[0].value, str):
+            first = a.elts[0].value
+        elif isinstance(a, ast.Constant) and isinstance(a.value, str) and any(
+                k.arg == "shell" and isinstance(k.value, ast.Constant) and k.value.value for k in node.keywords):
+            first = a.value.split()[0] if a.value.split() else None
+        if first and ("/" not in first or first.startswith("/")) and re.fullmatch(r"[A-Za-z0-9_./+-]+", first):
+            cmds.setdefault(first, node.lineno)
+    return cmds
+
+
+def makefile_recipes(path):
+    """[(first line, recipe text)] of a Makefile, make's expansions rewritten for the shell:
+    $(VAR) and ${VAR} become $VAR, $$ becomes $, continued lines are joined."""
+    out, lines = [], path.read_text().split("\n")
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("\t"):
+            start, text = i + 1, lines[i][1:]
+            while text.endswith("\\") and i + 1 < len(lines):
+                i += 1
+                text = text[:-1] + " " + lines[i].lstrip("\t")
+            text = text.lstrip("@-+ ")
+            text = re.sub(r"\$[({]([A-Za-z0-9_]+)[)}]", r"$\1", text)
+            text = re.sub(r"\$\((?:shell|wildcard|if|or|and|foreach|call|patsubst|subst|strip|dir|notdir)[^)]*\)",
+                          "$MAKEFN", text)
+            out.append((start, text.replace("$$", "$")))
+        i += 1
+    return out
+
+
 def builtins():
     out = subprocess.run(["bash", "-c", "compgen -b; compgen -k"], capture_output=True, text=True, check=True)
     return set(out.stdout.split()) | {"[[", "]]", "{", "}", "!"}
@@ -227,6 +282,24 @@ def main():
         funcs |= f
         for name, line in c.items():
             used.setdefault(name, f"{rel}:{line}")
+    pythons = sorted(p for d in ("tests", "bench", "scripts") for p in (SRC / d).rglob("*.py"))
+    for py in pythons:
+        rel = str(py.relative_to(SRC))
+        try:
+            c = python_commands(py)
+        except SyntaxError as e:
+            fail(f"{rel}: does not parse as Python: {e}")
+        for name, line in c.items():
+            used.setdefault(name, f"{rel}:{line}")
+    recipes = makefile_recipes(SRC / "Makefile")
+    for line, text in recipes:
+        r = subprocess.run(["shfmt", "--to-json", "-ln", "bash"], input=text, capture_output=True, text=True)
+        if r.returncode != 0:
+            fail(f"Makefile:{line}: shfmt cannot parse the recipe line ({text!r}): {r.stderr.strip()}")
+        f, c = commands_of(json.loads(r.stdout))
+        funcs |= f
+        for name in c:
+            used.setdefault(name, f"Makefile:{line}")
     skip = builtins() | funcs
     deps = closure(sorted(packages))
     bad, rows = [], []
@@ -269,7 +342,8 @@ def main():
         print(f"[deps_test] FAIL: {b}", file=sys.stderr)
     if bad:
         sys.exit(1)
-    print(f"[deps_test] {len(rows)} commands of {len(scripts)} scripts, each from a package install-deps.sh installs")
+    print(f"[deps_test] {len(rows)} commands of {len(scripts)} shell scripts, {len(pythons)} Python programs and "
+          f"{len(recipes)} Makefile recipe lines, each from a package install-deps.sh installs")
 
 
 if __name__ == "__main__":
