@@ -195,6 +195,13 @@ node_score() { awk '$1 ~ /^fragd_node_fragmentation_score_percent\{node="0"\}/ {
 has_score() { [ -n "$(node_score)" ]; }
 wait_scored() { wait_for 30 has_score; }
 
+# pool_write FILE N: writes N to a hugetlb pool file from a shell of its own and prints what the
+# file reads after. The kernel stops growing a pool at a pending signal, and a test's shell gets
+# SIGCHLD from its background children (a process substitution ending, the trace reader, the
+# fragmenter): a write from it can stop early (one of 11 gigantic pages with 4 whole 1 GiB
+# ranges free).
+pool_write() { sh -c 'echo "$1" >"$2" && cat "$2"' sh "$2" "$1"; }
+
 # trace_start EVENT...: records the tracepoints EVENT (system/name) in a private tracefs
 # instance, read into $WORK/trace.txt as they come (a 16 MiB buffer per CPU); sets TRACE_INST.
 # trace_mark NAME puts a marker in the record; trace_sync waits until the record holds every

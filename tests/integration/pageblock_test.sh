@@ -250,8 +250,7 @@ log "compactions that ended contended before one ran to its end: $contended_trie
 # The kernel's direct-compaction counters around the pool write: a write that got little with
 # few compaction stalls met zones whose compaction was deferred (compact_defer_shift).
 v0="$(vmstat compact_stall) $(vmstat compact_fail) $(vmstat compact_success)"
-echo $((est * 2)) > $HP
-got=$(cat $HP)
+got=$(pool_write $HP $((est * 2)))
 echo 0 > $HP
 log "direct compaction during the pool write (stall fail success): before $v0, after $(vmstat compact_stall) $(vmstat compact_fail) $(vmstat compact_success)"
 log "estimate free+compaction $est huge pages; one compaction, then a pool write of $((est * 2)) got $got"
@@ -273,9 +272,8 @@ if [ -w "$G1" ]; then
   rc=0
   FRAGCTL preflight 1GB 1 --json >"$WORK/preflight1g.json" || rc=$?
   case $rc in 0 | 3 | 4) ;; *) fail "fragctl preflight 1GB 1 failed (exit $rc)" ;; esac
-  read -r est1g free1g age1g < <(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["free"] + d["makeable"], d["free"], d["age_seconds"])' "$WORK/preflight1g.json")
-  echo $((est1g + 4)) >"$G1"
-  got1g=$(cat "$G1")
+  read -r est1g free1g age1g <<<"$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["free"] + d["makeable"], d["free"], d["age_seconds"])' "$WORK/preflight1g.json")"
+  got1g=$(pool_write "$G1" $((est1g + 4)))  # from a shell of its own (lib.sh: a pending signal)
   # While the pages are held, a scan shows where the kernel took them: what the scan before the
   # write saw in those ranges says why an estimate missed them.
   map_json "$WORK/map5.json"
