@@ -7,13 +7,16 @@
 //  - the text exposition parses (the 0.0.4 format's grammar, read here line by line: HELP,
 //    TYPE, then samples `name{label="value",...} number`), each sample's label reads back as
 //    the escaped name, and the protobuf messages read back with the same value;
-//  - a value that was UTF-8 already is unchanged; the escaped name is what the JSON answers
-//    (fragctl top) carry, and it goes through nlohmann-json's dump() and back.
+//  - a value that was UTF-8 with no backslash and no control character already is unchanged;
+//    the escaped name holds no control character (C0, DEL, C1) and reads back as the bytes it
+//    came from (so two names never give one text); it is what the JSON answers (fragctl top)
+//    carry, and it goes through nlohmann-json's dump() and back.
 #include <google/protobuf/io/coded_stream.h>
 #include <io/prometheus/client/metrics.pb.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,13 +94,68 @@ bool parse_sample(const std::string& line, Sample& s) {
   return !v.empty() && end == v.c_str() + v.size();
 }
 
+// Undoes utf8_escaped: \\ a backslash, \xnn a byte, \u00nn a C1 code point; nullopt when the
+// text holds another escape (utf8_escaped never writes one).
+std::optional<std::string> unescaped(const std::string& s) {
+  std::string out;
+  auto hex = [&](size_t at, size_t n) -> std::optional<unsigned> {
+    if (at + n > s.size()) return std::nullopt;
+    unsigned v = 0;
+    for (size_t k = at; k < at + n; ++k) {
+      const char c = s[k];
+      if (c >= '0' && c <= '9') v = v * 16 + static_cast<unsigned>(c - '0');
+      else if (c >= 'a' && c <= 'f') v = v * 16 + static_cast<unsigned>(c - 'a' + 10);
+      else return std::nullopt;
+    }
+    return v;
+  };
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] != '\\') {
+      out += s[i++];
+      continue;
+    }
+    if (i + 1 < s.size() && s[i + 1] == '\\') {
+      out += '\\';
+      i += 2;
+    } else if (i + 1 < s.size() && s[i + 1] == 'x') {
+      auto v = hex(i + 2, 2);
+      if (!v) return std::nullopt;
+      out += static_cast<char>(*v);
+      i += 4;
+    } else if (i + 1 < s.size() && s[i + 1] == 'u') {
+      auto v = hex(i + 2, 4);
+      if (!v || *v < 0x80 || *v > 0x9f) return std::nullopt;
+      out += static_cast<char>(0xc2);
+      out += static_cast<char>(*v);
+      i += 6;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+bool has_control(const std::string& s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x20 || b == 0x7f) return true;
+    if (b == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(s[i + 1]) < 0xa0)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string raw(reinterpret_cast<const char*>(data), size);
   const std::string want = fragd::utf8_escaped(raw);
   FUZZ_CHECK(utf8_by_json(want), "the escaped name is UTF-8");
-  if (utf8_by_json(raw)) FUZZ_CHECK(want == raw, "a name that is UTF-8 already is unchanged");
+  if (utf8_by_json(raw) && raw.find('\\') == std::string::npos && !has_control(raw))
+    FUZZ_CHECK(want == raw, "a name that is UTF-8 with no backslash or control character is unchanged");
+  FUZZ_CHECK(!has_control(want), "the escaped name holds no control character");
+  FUZZ_CHECK(unescaped(want) == raw, "the escaped name reads back as the bytes it came from");
 
   fragd::Families fs;
   fragd::FamilyBuilder c("fragd_cgroup_stalls_total", "stalls by cgroup", fragd::MetricType::Counter);
