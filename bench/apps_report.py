@@ -11,30 +11,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, quantile, read_env  # noqa: E402
+from benchlib import publish, quantile, read_env, read_runs, spread  # noqa: E402
 from verdict import Verdict, median  # noqa: E402
 
 MODES = ["kernel20", "kernel90", "defrag", "hugeadm", "fragd", "fragd_told", "fragd_ensure"]
-
-
-def read_runs(path):
-    runs = []
-    with open(path) as f:
-        for line in f:
-            kv = dict(w.split("=", 1) for w in line.split() if "=" in w)
-            if kv:
-                runs.append(kv)
-    return runs
-
-
-def spread(xs, fmt="{:.0f}"):
-    """'median (min-max)' of xs, or 'median' of one."""
-    if not xs:
-        return "-"
-    med = quantile(xs, 0.5)
-    if len(xs) == 1:
-        return fmt.format(med)
-    return f"{fmt.format(med)} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
 
 
 def table(runs, workload, columns):

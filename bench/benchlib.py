@@ -139,3 +139,24 @@ def publish(path, name, lines):
     section = "\n".join([f"<!-- {name}:begin -->"] + lines + [f"<!-- {name}:end -->"]) + "\n"
     splice(path, name, section)
     sys.stdout.write(section)
+
+
+def read_runs(path):
+    """The runs of a benchmark's result file: one dict per line of key=value words."""
+    runs = []
+    with open(path) as f:
+        for line in f:
+            kv = dict(w.split("=", 1) for w in line.split() if "=" in w)
+            if kv:
+                runs.append(kv)
+    return runs
+
+
+def spread(xs, fmt="{:.0f}"):
+    """'median (min–max)' of xs, 'median' of one, '-' of none."""
+    if not xs:
+        return "-"
+    med = quantile(xs, 0.5)
+    if len(xs) == 1:
+        return fmt.format(med)
+    return f"{fmt.format(med)} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"

@@ -17,7 +17,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, quantile, read_env, section_head  # noqa: E402
+from benchlib import publish, quantile, read_env, section_head, spread  # noqa: E402
 from verdict import Verdict, median  # noqa: E402
 
 LABELS = ["fragd-hugepages-2Mi-gib", "fragd-hugepages-1Gi-count", "fragd-fragmentation"]
@@ -71,15 +71,6 @@ def one_line(path):
 
 def per10(f, label, key):
     return f[label][key] * 600.0 / max(f["span_s"], 1)
-
-
-def spread(xs, fmt="{:.0f}"):
-    if not xs:
-        return "-"
-    med = quantile(xs, 0.5)
-    if len(xs) == 1:
-        return fmt.format(med)
-    return f"{fmt.format(med)} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
 
 
 ARMS = {"steady": "the churn alone",

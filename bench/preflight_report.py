@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, quantile, read_env, section_head  # noqa: E402
+from benchlib import publish, quantile, read_env, read_runs, section_head, spread  # noqa: E402
 from verdict import INCONCLUSIVE, MET, NOT_MET, Verdict, bootstrap_ci, median  # noqa: E402
 
 FRAGMENTATIONS = [
@@ -22,25 +22,6 @@ FRAGMENTATIONS = [
     ("polluted", "holes, then page tables beyond the whole free pageblocks (unmovable pollution)"),
 ]
 VERDICT = {"0": "ready", "3": "makeable", "4": "no"}
-
-
-def read_runs(path):
-    runs = []
-    with open(path) as f:
-        for line in f:
-            kv = dict(w.split("=", 1) for w in line.split() if "=" in w)
-            if kv:
-                runs.append(kv)
-    return runs
-
-
-def spread(xs, fmt="{:.0f}"):
-    if not xs:
-        return "-"
-    med = quantile(xs, 0.5)
-    if len(xs) == 1:
-        return fmt.format(med)
-    return f"{fmt.format(med)} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
 
 
 def ratio(r):
