@@ -18,7 +18,11 @@
  * costs compaction S+1 reverse-map walks to move: a node compaction of the
  * same memory takes several times as long, as on a host with far more.
  *
- * usage: fragmenter --percent P | --mib M   [--keep K]   [--share S]   [--node N]
+ * --mlock 1: the kept pages are locked (mlock2 MLOCK_ONFAULT, after the holes are
+ * made). With vm.compact_unevictable_allowed 0, compaction does not move them and
+ * reclaim cannot free them: the holes stay holes, as between pinned pages.
+ *
+ * usage: fragmenter --percent P | --mib M   [--keep K]   [--share S]   [--node N]   [--mlock 1]
  *        (K default 4, S 0, N: no binding)
  */
 #define _GNU_SOURCE
@@ -33,7 +37,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define USAGE "usage: fragmenter --percent P | --mib M [--keep K] [--share S] [--node N]\n"
+#define USAGE "usage: fragmenter --percent P | --mib M [--keep K] [--share S] [--node N] [--mlock 1]\n"
 
 static long mem_available_kib(void)
 {
@@ -116,7 +120,7 @@ static void on_signal(int sig) { (void)sig; stop = 1; }
 
 int main(int argc, char **argv)
 {
-	long percent = 0, mib = 0, keep = 4, share = 0, node = -1;
+	long percent = 0, mib = 0, keep = 4, share = 0, node = -1, lock = 0;
 	const long page = 4096, chunk = 2L << 20;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -124,9 +128,10 @@ int main(int argc, char **argv)
 			    !strcmp(argv[i], "--mib")     ? &mib :
 			    !strcmp(argv[i], "--keep")    ? &keep :
 			    !strcmp(argv[i], "--share")   ? &share :
-			    !strcmp(argv[i], "--node")    ? &node : NULL;
-		/* Sizes and counts are positive; a node number may be 0. */
-		if (!dst || parse_long(argv[i + 1], dst, dst == &node ? 0 : 1)) {
+			    !strcmp(argv[i], "--node")    ? &node :
+			    !strcmp(argv[i], "--mlock")   ? &lock : NULL;
+		/* Sizes and counts are positive; a node number and --mlock may be 0. */
+		if (!dst || parse_long(argv[i + 1], dst, dst == &node || dst == &lock ? 0 : 1)) {
 			fprintf(stderr, "fragmenter: bad argument '%s %s'\n" USAGE, argv[i], argv[i + 1]);
 			return 2;
 		}
@@ -178,6 +183,11 @@ int main(int argc, char **argv)
 		size_t gap = (keep - 1) * page;
 		if (gap && off + page < len)
 			madvise(mem + off + page, off + page + gap <= len ? gap : len - off - page, MADV_DONTNEED);
+	}
+	/* MLOCK_ONFAULT: the present pages are locked, the holes are not faulted back in. */
+	if (lock && mlock2(mem, len, MLOCK_ONFAULT)) {
+		fprintf(stderr, "fragmenter: mlock2 MLOCK_ONFAULT: %s\n", strerror(errno));
+		return 1;
 	}
 
 	for (long i = 0; i < share; i++) {
