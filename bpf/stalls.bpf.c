@@ -99,6 +99,14 @@ struct {
 	__type(value, struct stall_attr);
 } stall_sites SEC(".maps");
 
+/* Failed allocations by site: entries is the count (bpf/stalls.bpf.c failure_site). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FRAGD_FAILURE_SITES);
+	__type(key, struct stall_site_key);
+	__type(value, struct stall_attr);
+} failure_sites SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, FRAGD_STALL_CGROUPS);
@@ -281,18 +289,39 @@ static __always_inline void emit_slow(const struct open_stall *s, __u64 now, __u
 		__v;                                                              \
 	})
 
+/*
+ * A failed allocation's site (task kind, gfp, order, kernel stack): fragd names its consumer as
+ * for a stall. Only on the failure branch, so the cost of the stack (sampled per kind, as a
+ * stall's) is paid per failure; a failure that finds the map full stays in alloc_stats.failures
+ * alone (consumer "other" there).
+ */
+static __always_inline void failure_site(void *ctx, __u32 order, __u64 gfp)
+{
+	struct stall_site_key site = {};
+
+	site.gfp = gfp;
+	site.order = order;
+	site.task_kind = task_kind();
+	site.stack_id = -1;
+	site.stack_id = stall_stack(ctx, &site, bpf_ktime_get_ns());
+	attr_add(&failure_sites, &site, 1, 0);
+}
+
 /* End of an allocation attempt of order >= min_order. */
-static __always_inline int on_alloc(__u32 order, bool granted, __u64 gfp)
+static __always_inline int on_alloc(void *ctx, __u32 order, bool granted, __u64 gfp)
 {
 	struct alloc_stats *st = fragd_stats(&alloc_stats);
 	struct open_stall *s;
 	__u64 now, dur;
+	int end;
 
 	if (!st)
 		return 0;
 	s = bpf_task_storage_get(&open_stalls, bpf_get_current_task_btf(), 0, 0);
-	if (stall_alloc_end(s, st, order, granted, (gfp & FRAGD_GFP_DIRECT_RECLAIM) != 0, count_gen, &now, &dur) ==
-	    ALLOC_STALLED) {
+	end = stall_alloc_end(s, st, order, granted, (gfp & FRAGD_GFP_DIRECT_RECLAIM) != 0, count_gen, &now, &dur);
+	if (!granted && end != ALLOC_OWN)
+		failure_site(ctx, order, gfp);
+	if (end == ALLOC_STALLED) {
 		__u32 result = granted ? FRAGD_RESULT_SUCCESS : FRAGD_RESULT_FAILURE;
 
 		fragd_hist_add(&stall_hist, FRAGD_STALL_HIST_KEY(clamp_order(order), result), dur);
@@ -302,13 +331,15 @@ static __always_inline int on_alloc(__u32 order, bool granted, __u64 gfp)
 	return 0;
 }
 
-/* A failed allocation below min_order: counted, nothing else is traced at these orders. */
-static __always_inline int on_low_failure(__u32 order, __u64 gfp)
+/* A failed allocation below min_order: counted with its site, nothing else is traced at these orders. */
+static __always_inline int on_low_failure(void *ctx, __u32 order, __u64 gfp)
 {
 	struct alloc_stats *st = fragd_stats(&alloc_stats);
 
-	if (st)
+	if (st) {
 		count_failure(st, clamp_order(order), (gfp & FRAGD_GFP_DIRECT_RECLAIM) != 0);
+		failure_site(ctx, order, gfp);
+	}
 	return 0;
 }
 
@@ -317,8 +348,8 @@ SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(page_alloc_btf, struct page *page, unsigned int order, unsigned int gfp, int migratetype)
 {
 	if (order < min_order)
-		return page ? 0 : on_low_failure(order, gfp);
-	return on_alloc(order, page != NULL, gfp);
+		return page ? 0 : on_low_failure(ctx, order, gfp);
+	return on_alloc(ctx, order, page != NULL, gfp);
 }
 
 /* The same from the classic record, for kernels whose BTF lacks btf_trace_mm_page_alloc. */
@@ -329,8 +360,8 @@ int page_alloc_tp(struct trace_event_raw_mm_page_alloc *ctx)
 	bool granted = BPF_CORE_READ(ctx, pfn) != (unsigned long)-1;
 
 	if (order < min_order)
-		return granted ? 0 : on_low_failure(order, READ_GFP(ctx, gfp_flags));
-	return on_alloc(order, granted, READ_GFP(ctx, gfp_flags));
+		return granted ? 0 : on_low_failure(ctx, order, READ_GFP(ctx, gfp_flags));
+	return on_alloc(ctx, order, granted, READ_GFP(ctx, gfp_flags));
 }
 
 /*

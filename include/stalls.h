@@ -103,6 +103,9 @@ struct stall_attr {
 };
 
 #define FRAGD_STALL_SITES 4096
+/* Map failure_sites: failed allocations by site (key struct stall_site_key, value struct
+ * stall_attr, entries only). Fewer than stall sites: the ways into a failure are few. */
+#define FRAGD_FAILURE_SITES 1024
 #define FRAGD_STALL_CGROUPS 8192
 /*
  * Buckets of map stall_stacks unless attribution.stacks says otherwise (fragd sizes the map

@@ -146,6 +146,11 @@ Result<void> BpfReader::read_attribution(std::vector<SiteCount>& sites, std::vec
     return r.error();
   sites.clear();
   for (size_t i = 0; i < skeys.size(); i++) sites.push_back({skeys[i], vals[i]});
+  if (maps_.failure_sites >= 0) {
+    if (auto r = read_hash(maps_.failure_sites, FRAGD_FAILURE_SITES, skeys, vals, "failure_sites"); !r)
+      return r.error();
+    for (size_t i = 0; i < skeys.size(); i++) sites.push_back({skeys[i], vals[i], true});
+  }
   std::vector<uint64_t> ckeys;
   if (auto r = read_hash(maps_.stall_cgroups, FRAGD_STALL_CGROUPS, ckeys, vals, "stall_cgroups"); !r)
     return r.error();

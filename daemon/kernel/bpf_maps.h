@@ -49,10 +49,11 @@ struct PollutionSnapshot {
 };
 
 
-// One entry of map stall_sites / stall_cgroups.
+// One entry of map stall_sites (or of failure_sites: `failure`, attr.entries is the count).
 struct SiteCount {
   stall_site_key key{};
   stall_attr attr{};
+  bool failure = false;
 };
 struct CgroupCount {
   uint64_t cgroup_id = 0;
@@ -87,6 +88,7 @@ struct BpfMapFds {
   int alloc_stats = -1;       // stalls
   int stall_hist = -1;
   int stall_sites = -1;       // HASH struct stall_site_key -> struct stall_attr
+  int failure_sites = -1;     // HASH struct stall_site_key -> struct stall_attr (entries: failed allocations)
   int stall_cgroups = -1;     // HASH cgroup v2 id -> struct stall_attr
   int stall_stacks = -1;      // STACK_TRACE id -> FRAGD_STACK_DEPTH return addresses
   int compaction_stats = -1;  // compaction
@@ -115,7 +117,7 @@ class BpfReader {
   // The allocation counters alone (map alloc_stats, one per-CPU array read), for a caller that
   // polls them while an action runs.
   Result<alloc_stats> read_alloc_stats() const;
-  // Every entry of maps stall_sites and stall_cgroups (unordered).
+  // Every entry of maps stall_sites, failure_sites (SiteCount::failure) and stall_cgroups (unordered).
   Result<void> read_attribution(std::vector<SiteCount>& sites, std::vector<CgroupCount>& cgroups) const;
   // The return addresses of stack `id` of map stall_stacks (innermost first, zeros dropped).
   Result<std::vector<uint64_t>> read_stack(int32_t id) const;

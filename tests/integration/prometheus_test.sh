@@ -179,13 +179,15 @@ log "every dashboard and rule expression parses and names only exported metrics;
 
 # The families, types and label names of the live scrape are the checked-in contract
 # (tests/contract/metrics.txt; the unit test MetricsContract holds the code to it).
-# Absent here by design: write errors (none happen), the pages of leases (no lease lives), and the
+# Absent here by design: write errors (none happen), the pages of leases (no lease lives), the failed
+# allocations by consumer (there from the first failure: none may happen here), and the
 # families the policy's metrics: section leaves to metrics.detail (series_test holds them to the
 # contract with every detail on).
 /usr/bin/python3 -c 'import prometheus_client' 2>/dev/null ||
   skip_or_fail "python3-prometheus-client missing (scripts/install-deps.sh installs it)"
 /usr/bin/python3 "$SRC/tests/integration/metrics_contract.py" "$WORK/scrape.prom" "$SRC/tests/contract/metrics.txt" \
-  --may-be-absent fragd_kernel_write_errors_total fragd_leased_hugepages "${KERNEL_LACKS[@]}" fragd_zone_fragmentation_score_percent \
+  --may-be-absent fragd_kernel_write_errors_total fragd_leased_hugepages fragd_alloc_failures_by_consumer_total \
+  "${KERNEL_LACKS[@]}" fragd_zone_fragmentation_score_percent \
   fragd_thp_vmstat_total fragd_compaction_vmstat_total ||
   fail "the live /metrics broke the metrics contract (above)"
 

@@ -87,7 +87,8 @@ log "widest metrics: setting: $w series"
 # Absent here by design: write errors (none happen), CMA (a kernel without it), the forecast (it
 # needs minutes), the 1 GiB ranges and the longest free run (a whole map), the cgroups' THP, free page
 # reporting (a VM guest's balloon), the pages of leases (none lives), the failed allocations by
-# order (there while allocation counting is on: bpf.allocations adaptive turns it on at a stall).
+# order (there while allocation counting is on: bpf.allocations adaptive turns it on at a stall) and
+# by consumer (from the first failure fragd sees).
 /usr/bin/python3 "$SRC/tests/integration/metrics_contract.py" "$WORK/widest.prom" "$SRC/tests/contract/metrics.txt" \
   --may-be-absent fragd_kernel_write_errors_total $(awk '$1 ~ /^fragd_cma_/ { print $1 }' "$SRC/tests/contract/metrics.txt") \
   fragd_hugepages_exhaustion_seconds fragd_free_hugepage_blocks_rate fragd_free_contiguous_max_bytes \
@@ -95,7 +96,7 @@ log "widest metrics: setting: $w series"
   fragd_action_pages_migrated_total fragd_action_score_percent fragd_compaction_pages_per_block \
   fragd_compaction_seconds_per_block fragd_stalls_total fragd_stall_seconds_total \
   fragd_thp_cgroup_anon_bytes fragd_thp_cgroup_anon_huge_bytes fragd_free_page_reporting_order \
-  fragd_leased_hugepages fragd_alloc_failures_total ||
+  fragd_leased_hugepages fragd_alloc_failures_total fragd_alloc_failures_by_consumer_total ||
   fail "the widest setting's /metrics broke the metrics contract (above)"
 stop_fragd
 log "PASS"

@@ -98,6 +98,10 @@ void StallAttribution::update(const std::vector<SiteCount>& sites, const std::ve
       const std::vector<std::string>& names = f != frames_.end() ? f->second : kNone;
       it = site_info_.emplace(key, SiteInfo{classify_consumer(s.key, names), call_site(names)}).first;
     }
+    if (s.failure) {
+      v.failures[{s.key.order, (s.key.gfp & FRAGD_GFP_DIRECT_RECLAIM) != 0, it->second.consumer}] += s.attr.entries;
+      continue;
+    }
     const Attr a{s.attr.entries, s.attr.ns};
     v.consumers[{s.key.order, it->second.consumer}] += a;
     by_site[it->second.callsite] += a;
@@ -114,6 +118,8 @@ void StallAttribution::update(const std::vector<SiteCount>& sites, const std::ve
       sv.attr += a;
     }
   }
+  for (unsigned o = 0; o < FRAGD_NR_ORDERS; o++)
+    for (unsigned c = 0; c < 2; c++) v.failures_counted[o][c] = st.failures[o][c];
   for (unsigned o = 0; o < FRAGD_NR_ORDERS; o++) {
     if (st.sites_full_entries[o] + st.sites_full_ns[o] == 0) continue;
     const Attr a{st.sites_full_entries[o], st.sites_full_ns[o]};

@@ -57,6 +57,9 @@ struct StackView {
 
 struct AttributionView {
   std::map<std::pair<unsigned, std::string>, Attr> consumers;  // (order, consumer), every consumer of a stalled order
+  // Failed allocations by (order, could sleep, consumer), from map failure_sites (entries: the count).
+  std::map<std::tuple<unsigned, bool, std::string>, uint64_t> failures;
+  uint64_t failures_counted[FRAGD_NR_ORDERS][2] = {};  // alloc_stats.failures: what the map missed is "other"
   std::vector<std::pair<std::string, Attr>> cgroups;           // exported paths, then "other"
   std::vector<std::pair<std::string, Attr>> callsites;         // exported call sites, then "other"
   std::vector<StackView> stacks;                               // every stack, by stall time, most first

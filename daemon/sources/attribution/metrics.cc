@@ -2,6 +2,7 @@
 #include "sources/attribution/metrics.h"
 
 #include <map>
+#include <tuple>
 #include <utility>
 
 namespace fragd {
@@ -59,6 +60,39 @@ void attribution_metrics(const AttributionView& v, const SeriesPlan& plan, Famil
   full.counter({{"map", "sites"}}, v.sites_full_entries);
   full.counter({{"map", "cgroups"}}, v.cgroups_full_entries);
   emit(out, full);
+  // Failed allocations by consumer: by order group as fragd_alloc_failures_total (the free lists'),
+  // rows with failures only; what map failure_sites could not hold is consumer "other".
+  FamilyBuilder fc("fragd_alloc_failures_by_consumer_total",
+                   "Page allocations the kernel did not grant, by order (group, as fragd_alloc_failures_total), whether "
+                   "they could sleep and consumer (named from the failure's kernel stack by the rules of "
+                   "fragd_stalls_total: thp_fault, khugepaged, hugetlb, slab, net, page_cache, other). Present from "
+                   "the first failure fragd saw while allocation counting was on; each series counts since fragd "
+                   "started, so the sum over consumer is at least fragd_alloc_failures_total over the same time.",
+                   MetricType::Counter);
+  std::map<std::tuple<size_t, bool, std::string>, double> fail_rows;
+  for (size_t g = 0; g < plan.buddy.size(); g++)
+    for (int c = 0; c < 2; c++) {
+      double total = 0, named = 0;
+      for (unsigned o = plan.buddy[g].first; o <= plan.buddy[g].last && o < FRAGD_NR_ORDERS; o++) {
+        total += v.failures_counted[o][c];
+        for (const auto& [k, n] : v.failures)
+          if (std::get<0>(k) == o && std::get<1>(k) == (c == 1)) {
+            fail_rows[{g, c == 1, std::get<2>(k)}] += n;
+            named += n;
+          }
+      }
+      if (total > named) fail_rows[{g, c == 1, "other"}] += total - named;
+    }
+  bool any = false;
+  for (const auto& [k, n] : fail_rows)
+    if (n > 0) {
+      fc.counter({{"order", plan.buddy[std::get<0>(k)].label},
+                  {"can_sleep", std::get<1>(k) ? "true" : "false"},
+                  {"consumer", std::get<2>(k)}},
+                 n);
+      any = true;
+    }
+  if (any) emit(out, fc);
   single(out, "fragd_stall_stacks_lost_total",
          "Stall events counted under no kernel stack, call site \"unknown\": their stack's bucket in the BPF map of "
          "stacks held another stack (a hash collision; fragd keeps the first for good), or no stack could be taken. "

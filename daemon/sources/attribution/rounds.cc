@@ -8,8 +8,10 @@ void AttributionRounds::tick(uint64_t now, const alloc_stats& st, const Attribut
                              const std::function<Result<CgroupAnon>(const std::string&)>& read_anon,
                              const AttributionNotes& notes) {
   uint64_t total = 0;
-  for (unsigned o = 0; o < FRAGD_NR_ORDERS; o++)
+  for (unsigned o = 0; o < FRAGD_NR_ORDERS; o++) {
     for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) total += st.direct_entries[o][p] + st.phase_ns[o][p];
+    total += st.failures[o][0] + st.failures[o][1];  // map failure_sites moves with them
+  }
   const bool sweep = now - swept_ns_ >= kSweepNs;
   if (read_ && total == total_ && !sweep) return;
   std::vector<SiteCount> sites;

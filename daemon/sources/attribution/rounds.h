@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // When the attribution maps are read (a hash map read costs more than the per-CPU counters):
-// at a tick whose stall counters moved since the last round, and every 10 s anyway, a sweep
+// at a tick whose stall or failure counters moved since the last round, and every 10 s anyway, a sweep
 // that notices deleted cgroups and reads the THP coverage of the cgroups with a series.
 #pragma once
 

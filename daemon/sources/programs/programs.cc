@@ -77,6 +77,7 @@ BpfMapFds BpfPrograms::map_fds() const {
   m.alloc_stats = stalls_.alloc_stats_fd();
   m.stall_hist = stalls_.stall_hist_fd();
   m.stall_sites = stalls_.stall_sites_fd();
+  m.failure_sites = stalls_.failure_sites_fd();
   m.stall_cgroups = stalls_.stall_cgroups_fd();
   m.stall_stacks = stalls_.stall_stacks_fd();
   m.compaction_stats = compaction_.compaction_stats_fd();

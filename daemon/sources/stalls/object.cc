@@ -125,6 +125,7 @@ int StallsObject::alloc_stats_fd() const { return bpf_map__fd(skel_->maps.alloc_
 int StallsObject::stall_hist_fd() const { return bpf_map__fd(skel_->maps.stall_hist); }
 int StallsObject::slow_stalls_fd() const { return bpf_map__fd(skel_->maps.slow_stalls); }
 int StallsObject::stall_sites_fd() const { return bpf_map__fd(skel_->maps.stall_sites); }
+int StallsObject::failure_sites_fd() const { return bpf_map__fd(skel_->maps.failure_sites); }
 int StallsObject::stall_cgroups_fd() const { return bpf_map__fd(skel_->maps.stall_cgroups); }
 int StallsObject::stall_stacks_fd() const { return bpf_map__fd(skel_->maps.stall_stacks); }
 

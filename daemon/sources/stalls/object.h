@@ -48,6 +48,7 @@ class StallsObject {
   int stall_hist_fd() const;
   int slow_stalls_fd() const;
   int stall_sites_fd() const;    // HASH struct stall_site_key -> struct stall_attr
+  int failure_sites_fd() const;  // HASH struct stall_site_key -> struct stall_attr (entries: failures)
   int stall_cgroups_fd() const;  // HASH cgroup v2 id -> struct stall_attr
   int stall_stacks_fd() const;   // STACK_TRACE id -> FRAGD_STACK_DEPTH return addresses
 

@@ -99,6 +99,8 @@ struct FullFrame {
     cma.pages[FRAGD_RESULT_SUCCESS] = 262144;
     bpf.cma.push_back(cma);
     attribution.consumers[{9u, "hugetlb"}] = {1, 1000};
+    attribution.failures[{2u, false, "net"}] = 3;  // fragd_alloc_failures_by_consumer_total
+    attribution.failures_counted[2][0] = 3;
     attribution.cgroups = {{"/a", {1, 1000}}, {"other", {0, 0}}};
     attribution.callsites = {{"alloc_pool_huge_folio", {1, 1000}}, {"other", {0, 0}}};
   }

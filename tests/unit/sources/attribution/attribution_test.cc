@@ -441,5 +441,50 @@ TEST(TopK, LostStacksAreUnknownAndCounted) {
   EXPECT_TRUE(seen) << "fragd_stall_stacks_lost_total not exported";
 }
 
+
+// Failed allocations (map failure_sites): named by the consumer rules, split by whether they could
+// sleep, kept out of the stall views; what the map missed is "other", so each (order group,
+// can_sleep) sums to the per-CPU failure count.
+TEST(Failures, ByConsumerAndSleepSumToTheCounts) {
+  FakeCgroups cg;
+  StallAttribution a(5, 5);
+  Round r;
+  // 5 GFP_NOWAIT compound order-2 failures (slab by their flags: no symbols here), 3 more the map missed.
+  r.sites.push_back({site(kGfpComp, 4, 2), {5, 0}, true});
+  r.st.failures[2][0] = 8;
+  // 2 order-0 failures that could sleep, of a movable compound page (page_cache).
+  r.sites.push_back({site(FRAGD_GFP_DIRECT_RECLAIM | kGfpMovable | kGfpComp, 5, 0), {2, 0}, true});
+  r.st.failures[0][1] = 2;
+  a.update(r.sites, r.cgroups, r.st, kStacks, nullptr, cg, true);
+  const auto& v = a.view();
+  EXPECT_EQ(v.failures.size(), 2u);
+  EXPECT_EQ(v.failures.at({2u, false, "slab"}), 5u);
+  EXPECT_EQ(v.failures.at({0u, true, "page_cache"}), 2u);
+  EXPECT_TRUE(v.consumers.empty());  // no stall: failures stay out of fragd_stalls_total
+  EXPECT_TRUE(v.stacks.empty());
+  Families fs;
+  attribution_metrics(v, widest_plan(1), fs);
+  std::map<std::string, double> got;  // "order/can_sleep/consumer" -> value
+  for (const auto& f : fs)
+    if (f.name == "fragd_alloc_failures_by_consumer_total")
+      for (const auto& m : f.metric) {
+        std::map<std::string, std::string> l;
+        for (const auto& p : m.label) l[p.name] = p.value;
+        got[l["order"] + "/" + l["can_sleep"] + "/" + l["consumer"]] = m.counter.value;
+      }
+  const std::map<std::string, double> want = {
+      {"2/false/slab", 5}, {"2/false/other", 3}, {"0/true/page_cache", 2}};
+  EXPECT_EQ(got, want);
+
+  // No failure: no family.
+  StallAttribution quiet(5, 5);
+  Round none;
+  none.add(7, 1, 100);
+  quiet.update(none.sites, none.cgroups, none.st, kStacks, nullptr, cg, true);
+  Families fq;
+  attribution_metrics(quiet.view(), widest_plan(1), fq);
+  for (const auto& f : fq) EXPECT_NE(f.name, "fragd_alloc_failures_by_consumer_total");
+}
+
 }  // namespace
 }  // namespace fragd
