@@ -103,10 +103,10 @@ def section_head(title, m):
 
 
 def measured_on(m):
-    """'Measured DATE on MACHINE; FRAGD (sha), BPFTRACE' from the meta both scripts write."""
+    """'Measured DATE on MACHINE; FRAGD (sha)[, BPFTRACE]' from the meta the scripts write."""
     return (f"Measured {m['date']} on Linux {m['kernel']}, {m['cpu_model']}, {m['ncpu']} vCPUs, "
-            f"{int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} (binary sha256 {m['fragd_sha']}), "
-            f"{m['bpftrace_version']}")
+            f"{int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} (binary sha256 {m['fragd_sha']})"
+            + (f", {m['bpftrace_version']}" if m.get("bpftrace_version") else ""))
 
 
 def splice(path, name, section):

@@ -1,0 +1,13 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: Apache-2.0
+# /init of bench/defrag_atomic.sh's guest: its knobs from the kernel command line (fragd_rounds=N,
+# fragd_rate=R, fragd_seconds=S, fragd_guard_seconds=G, fragd_free_mib=F, fragd_guard_free_mib=G2, fragd_limit=L), then
+# the rounds (/defrag_atomic_rounds.sh), then power off.
+. /guest_setup.sh
+arg() { sed -n "s/.*fragd_$1=\([0-9]*\).*/\1/p" /proc/cmdline; }
+ROUNDS=$(arg rounds) RATE=$(arg rate) SECONDS_=$(arg seconds) GUARD_SECONDS=$(arg guard_seconds)
+FREE_MIB=$(arg free_mib) GUARD_FREE_MIB=$(arg guard_free_mib) LIMIT=$(arg limit) BIN=/ RUN=/tmp PORT=9717
+export ROUNDS RATE SECONDS_ GUARD_SECONDS FREE_MIB GUARD_FREE_MIB LIMIT BIN RUN PORT
+sh /defrag_atomic_rounds.sh
+sync
+poweroff -f

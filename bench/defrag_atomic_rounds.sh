@@ -1,0 +1,185 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# The rounds of bench/defrag_atomic.sh, on this host or as a guest's /init (bench/defrag_atomic_init.sh):
+# vm.defrag_mode's first failure mode, allocations that cannot sleep failing while most memory is
+# free, made and counted with the kernel's own record, then fragd's guard acting on it.
+#
+# Memory is splintered by pages compaction may not move (fragmenter --mlock 1 with
+# vm.compact_unevictable_allowed 0, as between pinned pages) and reclaim cannot free, leaving
+# about FREE_MIB in whole free blocks. nowait_demand then asks for unmovable order-2 blocks with
+# GFP_NOWAIT (a BPF hash map's elements, refilled from irq_work) at RATE a second; each failed
+# insert (ENOMEM) is one failure in the kernel's record. Each round runs three phases:
+#   FRAGD-PHASE <round> <dm 0|1> <ok> <enomem> <memfree_kib at the end> <free_blocks_pages at the
+#               end> <compact_daemon_wake> <pgscan_kswapd> <psi some us> <psi full us>
+#       the demand for SECONDS_ s with vm.defrag_mode 0 and 1 (the order alternates by round);
+#   FRAGD-TICK <round> <s> <ok> <enomem> <defrag_mode> <fragd's failures>   each second of the guard phase:
+#       defrag_mode 1 and fragd in act mode with only compaction.defrag_guard on
+#       (atomic_failures_per_second LIMIT), GUARD_SECONDS s of demand;
+#   FRAGD-GUARD <round> <fragd failures can_sleep=false> <defrag_mode after fragd stopped>
+#               <off actions> <fragd's exit status> <by consumer: consumer=count,... or none>
+#   FRAGD-END
+# Environment: ROUNDS RATE SECONDS_ GUARD_SECONDS FREE_MIB LIMIT; PHASES ("modes guard", the
+# default: both; "guard": the guard phase alone, as tests/integration/defrag_atomic_test.sh); BIN (the directory of fragd,
+# fragmenter and nowait_demand), GUARD_FREE_MIB (FREE_MIB of the guard phase, where fragd runs too;
+# default FREE_MIB), RUN (a scratch directory), PORT (fragd's /metrics on 127.0.0.1).
+# vm.defrag_mode and vm.compact_unevictable_allowed are put back on exit; every process it
+# started is stopped.
+URL=http://127.0.0.1:$PORT/metrics
+FRAGD_PID=
+FRAG_PID=
+DEMAND_PID=
+DM_ORIG=$(cat /proc/sys/vm/defrag_mode 2>/dev/null)
+CUA_ORIG=$(cat /proc/sys/vm/compact_unevictable_allowed)
+finish() {
+	[ -n "$DEMAND_PID" ] && kill -TERM "$DEMAND_PID" 2>/dev/null
+	[ -n "$FRAGD_PID" ] && kill -TERM "$FRAGD_PID" 2>/dev/null && wait "$FRAGD_PID"
+	[ -n "$FRAG_PID" ] && kill -TERM "$FRAG_PID" 2>/dev/null && wait "$FRAG_PID"
+	[ -n "$DM_ORIG" ] && echo "$DM_ORIG" >/proc/sys/vm/defrag_mode
+	echo "$CUA_ORIG" >/proc/sys/vm/compact_unevictable_allowed
+	echo "FRAGD-END"
+}
+trap finish EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+echo "FRAGD-INFO kernel $(uname -r)"
+echo "FRAGD-INFO mem_total_kib $(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
+if [ ! -e /proc/sys/vm/defrag_mode ]; then
+	echo "FRAGD-INFO error this kernel has no vm.defrag_mode (Linux 6.15+)"
+	exit 1
+fi
+echo 0 >/proc/sys/vm/compact_unevictable_allowed
+
+vm() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+psi() { awk -v k="$1" '$1 == k { sub("total=", "", $5); print $5 }' /proc/pressure/memory 2>/dev/null || echo 0; }
+memfree() { awk '/^MemFree/ { print $2 }' /proc/meminfo; }
+
+# Splinter memory, leaving about FREE_MIB in whole free blocks; sets FRAG_PID. First, with
+# defrag_mode 1, movable pages fill what is free and go: defrag_mode lets them take only whole
+# free blocks of another type, so the blocks an earlier phase's demand turned unmovable (and
+# left free) become movable again, and every phase starts alike.
+frag_start() { # MIB KEEP LOCK
+	"$BIN/fragmenter" --mib "$1" --keep "$2" --mlock "$3" <"$RUN/frag.in" >"$RUN/frag.out" 2>"$RUN/frag.err" &
+	FRAG_PID=$!
+	exec 7>"$RUN/frag.in"
+	read -r ready kept <"$RUN/frag.out"
+	[ "$ready" = ready ] || { echo "FRAGD-INFO error fragmenter --mib $1 did not start: $(cat "$RUN/frag.err") $(dmesg | tail -5 | tr '\n' '|')"; exit 1; }
+}
+# Until MemFree stops growing (a map's elements go back after a grace period, not at its
+# close), at most 60 s.
+settle() {
+	i=0 last=0
+	while [ $i -lt 60 ]; do
+		now=$(memfree)
+		[ $((now - last)) -lt 4096 ] && break
+		last=$now
+		sleep 1
+		i=$((i + 1))
+	done
+}
+splinter() {
+	settle
+	mkfifo "$RUN/frag.in" "$RUN/frag.out" 2>/dev/null
+	dm=$(cat /proc/sys/vm/defrag_mode)
+	echo 1 >/proc/sys/vm/defrag_mode
+	frag_start $(( $(memfree) / 1024 - FREE_MIB )) 1 0
+	unsplinter
+	echo "$dm" >/proc/sys/vm/defrag_mode
+	echo 1 >/proc/sys/vm/compact_memory
+	frag_start $(( $(memfree) / 1024 - FREE_MIB )) 16 1
+	echo "FRAGD-INFO round-start unmovable_blocks $(awk '/^Number of blocks type/ { on = 1; next } on && NF > 5 { s += $5 } END { print s + 0 }' /proc/pagetypeinfo) free_blocks_pages $(vm nr_free_pages_blocks)"
+}
+unsplinter() {
+	exec 7>&-
+	kill -TERM "$FRAG_PID" 2>/dev/null
+	wait "$FRAG_PID" 2>/dev/null
+	FRAG_PID=
+}
+
+phase() { # ROUND DM
+	echo "$2" >/proc/sys/vm/defrag_mode
+	splinter
+	w0=$(vm compact_daemon_wake) s0=$(vm pgscan_kswapd) p0=$(psi some) f0=$(psi full)
+	# The map is held (stdin open) until the counters are read, then freed.
+	mkfifo "$RUN/demand.in" 2>/dev/null
+	"$BIN/nowait_demand" --mib "$DEMAND_MIB" --rate "$RATE" --seconds "$SECONDS_" <"$RUN/demand.in" >"$RUN/demand.out" &
+	DEMAND_PID=$!
+	exec 8>"$RUN/demand.in"
+	while ! grep -q '^done' "$RUN/demand.out"; do sleep 1; done
+	mf=$(memfree) fb=$(vm nr_free_pages_blocks)
+	w1=$(vm compact_daemon_wake) s1=$(vm pgscan_kswapd) p1=$(psi some) f1=$(psi full)
+	exec 8>&-
+	wait "$DEMAND_PID"
+	DEMAND_PID=
+	set -- "$1" "$2" $(awk '/^done/ { print $3, $5 }' "$RUN/demand.out")
+	echo "FRAGD-PHASE $1 $2 $3 $4 $mf ${fb:-0} $((w1 - w0)) $((s1 - s0)) $((p1 - p0)) $((f1 - f0))"
+	unsplinter
+}
+
+# fragd's count of failed allocations that could not sleep (the family is there while allocation
+# counting is on: the guard keeps it on while defrag_mode is 1).
+fragd_failures() {
+	curl -sf --max-time 5 "$URL" | awk '/^fragd_alloc_failures_total\{/ && /can_sleep="false"/ { s += $2 } END { print s + 0 }'
+}
+
+guard_phase() { # ROUND
+	FREE_MIB=${GUARD_FREE_MIB:-$FREE_MIB}
+	echo 1 >/proc/sys/vm/defrag_mode
+	"$BIN/fragd" --config "$RUN/guard.yaml" --listen "127.0.0.1:$PORT" --socket "$RUN/fragd.sock" >>"$RUN/fragd.log" 2>&1 &
+	FRAGD_PID=$!
+	i=0
+	until curl -sf --max-time 10 "$URL" | grep -q '^fragd_vm_defrag_mode 1'; do
+		i=$((i + 1))
+		if [ $i -gt 600 ] || ! kill -0 "$FRAGD_PID" 2>/dev/null; then
+			echo "FRAGD-INFO error fragd did not start: $(tail -c 2000 "$RUN/fragd.log" | tr '\n' '|')"
+			exit 1
+		fi
+		sleep 0.2
+	done
+	splinter
+	mkfifo "$RUN/ticks" 2>/dev/null
+	"$BIN/nowait_demand" --mib "$DEMAND_MIB" --rate "$RATE" --seconds "$GUARD_SECONDS" </dev/null >"$RUN/ticks" &
+	DEMAND_PID=$!
+	while read -r a t b ok c en; do
+		[ "$a" = t ] && echo "FRAGD-TICK $1 $t $ok $en $(cat /proc/sys/vm/defrag_mode) $(fragd_failures)"
+	done <"$RUN/ticks"
+	wait "$DEMAND_PID"
+	DEMAND_PID=
+	m=$(curl -sf --max-time 10 "$URL")
+	fails=$(echo "$m" | awk '/^fragd_alloc_failures_total\{/ && /can_sleep="false"/ { s += $2 } END { print s + 0 }')
+	offs=$(echo "$m" | awk '/^fragd_actions_total\{/ && /action="defrag_mode_off"/ { s += $2 } END { print s + 0 }')
+	# By consumer: the failures that could not sleep, "consumer=count" joined by commas.
+	cons=$(echo "$m" | awk '/^fragd_alloc_failures_by_consumer_total\{/ && /can_sleep="false"/ {
+		c = $1; sub(/.*consumer="/, "", c); sub(/".*/, "", c); n[c] += $2 }
+		END { for (c in n) { printf "%s%s=%d", sep, c, n[c]; sep = "," } }')
+	kill -TERM "$FRAGD_PID"
+	wait "$FRAGD_PID"
+	rc=$?
+	FRAGD_PID=
+	echo "FRAGD-GUARD $1 $fails $(cat /proc/sys/vm/defrag_mode) $offs $rc ${cons:-none}"
+	unsplinter
+}
+
+# The map may hold every element asked for in the longest phase.
+DEMAND_MIB=$((RATE * (GUARD_SECONDS > SECONDS_ ? GUARD_SECONDS : SECONDS_) * 16 / 1024 + 16))
+cat >"$RUN/guard.yaml" <<YAML
+mode: act
+compaction:
+  score: {enabled: false}
+  demand: {enabled: false}
+  reserve: {memory_percent: 0}
+  defrag_guard: {enabled: true, atomic_failures_per_second: $LIMIT, pressure_full_percent: 0, window: 10s, hold: 1h}
+YAML
+if ! "$BIN/fragd" --check-config "$RUN/guard.yaml" >"$RUN/check.log" 2>&1; then
+	echo "FRAGD-INFO error $(tr '\n' '|' <"$RUN/check.log")"
+	exit 1
+fi
+
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+	case " ${PHASES:-modes guard} " in *" modes "*)
+		if [ $((r % 2)) = 1 ]; then phase "$r" 0; phase "$r" 1; else phase "$r" 1; phase "$r" 0; fi
+	esac
+	case " ${PHASES:-modes guard} " in *" guard "*) guard_phase "$r" ;; esac
+	r=$((r + 1))
+done

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# vm.defrag_mode's first failure mode on this kernel, and the guard on it, against the kernel's own
+# record (bench/defrag_atomic_rounds.sh's guard phase, one round):
+#  - memory splintered by pages compaction may not move (fragmenter --mlock 1,
+#    vm.compact_unevictable_allowed 0), a little left in whole free blocks; defrag_mode 1;
+#  - fragd in act mode with only compaction.defrag_guard on (atomic_failures_per_second 5);
+#  - nowait_demand asks for unmovable order-2 blocks with GFP_NOWAIT, 3000 a second: once the
+#    whole free blocks are taken its inserts fail (ENOMEM, the kernel's record) while most memory
+#    is free. Then: fragd counts the failures (fragd_alloc_failures_total{can_sleep="false"}), the
+#    guard writes 0 and logs why, the kernel's failures stop after the write, and fragd's exit
+#    puts defrag_mode back to 1.
+# A kernel whose allocator lets such allocations fall back under defrag_mode (the 2026 fix,
+# "fix defrag_mode for non-reclaimable allocations") shows no failure: the test says so and
+# skips, as there is nothing for the guard to act on. About 2 minutes; it takes nearly all free
+# memory for that time.
+source "$(dirname "$0")/lib.sh"
+require_root
+heavy_lock
+[ -f /proc/sys/vm/defrag_mode ] || skip_or_fail "this kernel has no vm.defrag_mode (Linux 6.15+)"
+for b in fragd fragmenter nowait_demand; do [ -x "$BUILD/$b" ] || fail "$BUILD/$b missing: build first"; done
+[ "$(cat /proc/sys/vm/nr_hugepages)" = 0 ] || skip_or_fail "vm.nr_hugepages is not 0: a hugetlb pool is in use"
+free_mib=$(awk '/^MemFree/ { print int($2 / 1024) }' /proc/meminfo)
+[ "$free_mib" -gt 3072 ] || skip_or_fail "only $free_mib MiB free: this test splinters what is free and needs more than 3 GiB"
+# The rounds script puts both settings back itself; these are for a kill that skips its trap.
+set_kernel_file /proc/sys/vm/defrag_mode "$(cat /proc/sys/vm/defrag_mode)"
+set_kernel_file /proc/sys/vm/compact_unevictable_allowed "$(cat /proc/sys/vm/compact_unevictable_allowed)"
+
+mkdir -p "$WORK/run"
+PORT=$(free_port)
+PHASES=guard ROUNDS=1 RATE=3000 SECONDS_=1 GUARD_SECONDS=90 FREE_MIB=256 LIMIT=5 BIN=$BUILD RUN=$WORK/run PORT=$PORT \
+  sh "$SRC/bench/defrag_atomic_rounds.sh" >"$WORK/out" 2>&1 &
+PIDS+=("$!")
+wait "$!" || fail "the rounds script failed: $(tail -5 "$WORK/out")"
+grep -q '^FRAGD-END' "$WORK/out" || fail "the rounds script did not finish: $(tail -5 "$WORK/out")"
+! grep -q '^FRAGD-INFO error' "$WORK/out" || fail "$(grep '^FRAGD-INFO error' "$WORK/out")"
+grep '^FRAGD-TICK' "$WORK/out" >"$WORK/ticks" || fail "no second of demand recorded: $(tail -5 "$WORK/out")"
+
+# FRAGD-TICK <round> <s> <inserted> <failed> <defrag_mode> <fragd's count>
+read -r _ _ last_s last_ok last_en _ _ < <(tail -1 "$WORK/ticks")
+first_fail=$(awk '$5 > 0 && $6 == 1 { print $3; exit }' "$WORK/ticks")
+if [ -z "$first_fail" ]; then
+  echo "[$TEST_NAME] SKIP: no insert failed in 90 s with defrag_mode 1 ($last_ok inserted): this kernel lets allocations that cannot sleep fall back (nothing for the guard to act on)"
+  exit 77
+fi
+write_s=$(awk '$6 == 0 { print $3; exit }' "$WORK/ticks")
+[ -n "$write_s" ] || fail "failures from second $first_fail on ($last_en by second $last_s) and the guard never wrote 0 (log: $(grep -i defrag "$WORK/run/fragd.log" | tail -3))"
+fragd_max=$(awk '{ if ($7 > m) m = $7 } END { print m + 0 }' "$WORK/ticks")
+[ "$fragd_max" -gt 0 ] || fail "the kernel failed inserts, fragd_alloc_failures_total{can_sleep=\"false\"} stayed 0"
+grep -q 'defrag_mode_off .*atomic allocation failures/s' "$WORK/run/fragd.log" || fail "fragd's log does not say why it wrote 0: $(grep -i defrag "$WORK/run/fragd.log")"
+# The failures stop: from the second after the write to the end, at most 1% of those before it.
+en_write=$(awk -v t=$((write_s + 1)) '$3 == t { print $5 }' "$WORK/ticks")
+[ -n "$en_write" ] || fail "the demand ended with the write (second $write_s of $last_s)"
+after=$((last_en - en_write))
+[ $((after * 100)) -le "$en_write" ] || fail "$after inserts failed after the guard wrote 0 (second $write_s), $en_write before: the failures did not stop"
+read -r _ _ fails dm_after offs rc consumers < <(grep '^FRAGD-GUARD' "$WORK/out")
+# fragd_alloc_failures_by_consumer_total{can_sleep="false"}: the same failures, each named by its stack.
+named=$(echo "$consumers" | tr ',' '\n' | awk -F= '{ s += $2 } END { print s + 0 }')
+[ "$named" -ge "$fragd_max" ] || fail "by consumer ($consumers) the failures that could not sleep sum to $named, fewer than the $fragd_max fragd counted"
+[ "$offs" -ge 1 ] || fail "fragd_actions_total{action=\"defrag_mode_off\"} is $offs"
+[ "$rc" = 0 ] || fail "fragd exited with status $rc"
+[ "$dm_after" = 1 ] || fail "fragd exited with defrag_mode $dm_after, want the 1 it had"
+log "failures from second $first_fail with defrag_mode 1 ($en_write by the write, fragd counted $fragd_max; by consumer $consumers); the guard wrote 0 at second $write_s; $after failed after it; defrag_mode 1 again at fragd's exit"
