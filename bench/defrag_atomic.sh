@@ -15,10 +15,14 @@
 # then with defrag_mode 1 and fragd's guard on. bench/defrag_atomic_report.py gives medians with
 # 95% bootstrap intervals over the rounds. Under TCG timings mean nothing; the counts are real.
 #
-# Knobs: BENCH_ATOMIC_WHERE (both | host | guest), BENCH_ATOMIC_ROUNDS (5), BENCH_ATOMIC_SECONDS
+# Knobs: BENCH_ATOMIC_WHERE (both | host | guest), BENCH_ATOMIC_PHASES ("modes guard": the
+# failures with defrag_mode 0 and 1, then the guard; "storm": on the host only, the same demand
+# with BENCH_ATOMIC_CACHE_MIB (2048) of a file's page cache to reclaim, defrag_mode 0 and 1, its
+# own section defrag_storm), BENCH_ATOMIC_ROUNDS (5), BENCH_ATOMIC_SECONDS
 # (per phase, 40), BENCH_ATOMIC_GUARD_SECONDS (60), BENCH_ATOMIC_LIMIT (the guard's failures a
 # second, 5); on the host BENCH_ATOMIC_HOST_RATE (inserts a second, 3000) and
-# BENCH_ATOMIC_HOST_FREE_MIB (memory left in whole free blocks, 256); in the guest
+# BENCH_ATOMIC_HOST_FREE_MIB (memory left in whole free blocks, 512: with 256 a 24 GiB host
+# OOM-killed the fragmenter once); in the guest
 # BENCH_ATOMIC_GUEST_RATE (600) and BENCH_ATOMIC_GUEST_FREE_MIB (128; 128 more in the guard phase,
 # where fragd runs in the guest's 2 GiB too: with the same margin the guest's fragmenter was OOM-killed). BENCH_OUTPUT,
 # FRAGD_BUILD_DIR, FRAGD_KERNEL_CACHE (/var/cache/fragd-kernels), BENCH_KEEP=1; BENCH_QUICK=1:
@@ -38,11 +42,15 @@ SECS=${BENCH_ATOMIC_SECONDS:-40}
 GSECS=${BENCH_ATOMIC_GUARD_SECONDS:-60}
 LIMIT=${BENCH_ATOMIC_LIMIT:-5}
 HOST_RATE=${BENCH_ATOMIC_HOST_RATE:-3000}
-HOST_FREE=${BENCH_ATOMIC_HOST_FREE_MIB:-256}
+HOST_FREE=${BENCH_ATOMIC_HOST_FREE_MIB:-512}
 GUEST_RATE=${BENCH_ATOMIC_GUEST_RATE:-600}
 GUEST_FREE=${BENCH_ATOMIC_GUEST_FREE_MIB:-128}
+PHASES=${BENCH_ATOMIC_PHASES:-modes guard}
+CACHE_MIB=${BENCH_ATOMIC_CACHE_MIB:-2048}
 [[ $WHERE =~ ^(both|host|guest)$ ]] || die "BENCH_ATOMIC_WHERE must be both, host or guest (got '$WHERE')"
-for v in ROUNDS SECS GSECS LIMIT HOST_RATE HOST_FREE GUEST_RATE GUEST_FREE; do
+[[ $PHASES =~ ^(modes|guard|storm)( (modes|guard|storm))*$ ]] || die "BENCH_ATOMIC_PHASES: words of modes, guard, storm (got '$PHASES')"
+[[ $PHASES != *storm* || $WHERE == host ]] || die "BENCH_ATOMIC_PHASES=storm needs BENCH_ATOMIC_WHERE=host (a file on disk to cache)"
+for v in ROUNDS SECS GSECS LIMIT HOST_RATE HOST_FREE GUEST_RATE GUEST_FREE CACHE_MIB; do
 	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
 done
 ((QUICK == 1 || ROUNDS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
@@ -51,8 +59,12 @@ OUT=$(report_output "$QUICK" "$ROOT")
 if [[ $WHERE != host ]]; then
 	CACHE=${FRAGD_KERNEL_CACHE:-/var/cache/fragd-kernels}
 	TREE=$(ls -d "$CACHE"/linux-binary-7.*+deb13-cloud-amd64 2>/dev/null | sort -V | tail -1 || true)
-	[[ -n $TREE ]] || die "no 7.x trixie-backports cloud kernel in $CACHE: run make test-kernels once (it downloads it there), or BENCH_ATOMIC_WHERE=host"
-	VMLINUZ=$(ls "$TREE"/boot/vmlinuz-* | head -1)
+	if [[ -z $TREE && $WHERE == both ]]; then
+		log "no 7.x trixie-backports cloud kernel in $CACHE (make test-kernels downloads it there): this host only"
+		WHERE=host
+	fi
+	[[ -n $TREE || $WHERE == host ]] || die "no 7.x trixie-backports cloud kernel in $CACHE: run make test-kernels once (it downloads it there), or BENCH_ATOMIC_WHERE=host"
+	[[ -z $TREE ]] || VMLINUZ=$(ls "$TREE"/boot/vmlinuz-* | head -1)
 fi
 if [[ $WHERE != guest ]]; then
 	require_empty_pool
@@ -79,6 +91,8 @@ meta host_rate "$HOST_RATE"
 meta host_free_mib "$HOST_FREE"
 meta guest_rate "$GUEST_RATE"
 meta guest_free_mib "$GUEST_FREE"
+meta phases "$PHASES"
+meta cache_mib "$CACHE_MIB"
 
 if [[ $WHERE != host ]]; then
 	meta guest_kernel "$(basename "$VMLINUZ" | sed 's/^vmlinuz-//')"
@@ -124,7 +138,7 @@ if [[ $WHERE != guest ]]; then
 	take_heavy_lock
 	mkdir -p "$WORK/run-host"
 	log "host: $(uname -r), $ROUNDS rounds"
-	ROUNDS=$ROUNDS RATE=$HOST_RATE SECONDS_=$SECS GUARD_SECONDS=$GSECS FREE_MIB=$HOST_FREE LIMIT=$LIMIT \
+	PHASES=$PHASES CACHE_MIB=$CACHE_MIB ROUNDS=$ROUNDS RATE=$HOST_RATE SECONDS_=$SECS GUARD_SECONDS=$GSECS FREE_MIB=$HOST_FREE LIMIT=$LIMIT \
 		BIN=$WORK/bin RUN=$WORK/run-host PORT=$(free_port) sh bench/defrag_atomic_rounds.sh >"$WORK/host.raw" 2>&1 &
 	hpid=$!
 	PIDS+=("$hpid")

@@ -16,6 +16,50 @@ from verdict import Verdict, median  # noqa: E402
 BEFORE_S = 10
 
 
+STORM_KEYS = ("ok", "enomem", "cached_before_kib", "cached_after_kib", "pgscan_kswapd", "pgsteal_kswapd",
+              "pgscan_direct", "kcompactd_wakes", "psi_some_us", "psi_full_us")
+
+
+def storms_of(path):
+    """FRAGD-STORM lines: {(round, dm): {...}}."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if w and w[0] == "FRAGD-STORM":
+                out[(int(w[1]), int(w[2]))] = dict(zip(STORM_KEYS, map(int, w[3:13])))
+    return out
+
+
+def storm_section(storms):
+    rounds = sorted({r for r, _ in storms if (r, 0) in storms and (r, 1) in storms})
+    lines = [
+        "| round | defrag_mode 0: failed / page cache kept | defrag_mode 1: failed / page cache kept | "
+        "kswapd reclaimed (pgsteal_kswapd), 0 / 1 | kswapd scanned, 0 / 1 | direct reclaim scanned, 0 / 1 | "
+        "PSI some ms, 0 / 1 | PSI full ms, 0 / 1 |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    kept = lambda x: x["cached_after_kib"] / max(x["cached_before_kib"], 1)  # noqa: E731
+    for r in rounds:
+        a, b = storms[(r, 0)], storms[(r, 1)]
+        lines.append(
+            f"| {r} | {a['enomem']} / {kept(a):.0%} | {b['enomem']} / {kept(b):.0%} | "
+            f"{a['pgsteal_kswapd']} / {b['pgsteal_kswapd']} | {a['pgscan_kswapd']} / {b['pgscan_kswapd']} | "
+            f"{a['pgscan_direct']} / {b['pgscan_direct']} | {a['psi_some_us'] / 1000:.0f} / {b['psi_some_us'] / 1000:.0f} | "
+            f"{a['psi_full_us'] / 1000:.0f} / {b['psi_full_us'] / 1000:.0f} |")
+    steal = Verdict([storms[(r, 1)]["pgsteal_kswapd"] - storms[(r, 0)]["pgsteal_kswapd"] for r in rounds],
+                    median, 0, ">", "rounds")
+    full = Verdict([(storms[(r, 1)]["psi_full_us"] - storms[(r, 0)]["psi_full_us"]) / 1000 for r in rounds],
+                   median, 0, ">", "rounds")
+    lines += [
+        "",
+        f"- Pages kswapd reclaimed with defrag_mode 1 minus with 0, per round: median {steal.text('{:.0f}')} "
+        "(the goal of the reproduction: more than 0, reclaim that defrag_mode causes while memory is free); "
+        f"PSI full with 1 minus with 0: median {full.text('{:.1f}')} ms (more than 0: tasks stalled on it).",
+    ]
+    return lines
+
+
 def parse(path):
     phases, ticks, guards, info = {}, {}, {}, {}
     with open(path) as f:
@@ -76,9 +120,8 @@ def table(rows):
     lines = [
         "| round | defrag_mode 0: inserted / failed | defrag_mode 1: inserted / failed | MemFree at the end, mode 1 | "
         "kcompactd wake-ups, 0 / 1 | kswapd scans, 0 / 1 | guard: seconds from the first failure to its write | failures/s before / after "
-        "| fragd's failed allocations / failed inserts a second earlier (fragd's highest count) | "
-        "fragd_alloc_failures_by_consumer_total, can_sleep false | defrag_mode after fragd stopped |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+        "| fragd_alloc_failures_by_consumer_total{can_sleep=\"false\"} at the end | defrag_mode after fragd stopped |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for x in rows:
         p0, p1, g, gd = x["p0"], x["p1"], x["g"], x["guard"]
@@ -87,16 +130,20 @@ def table(rows):
             f"| {x['r']} | {p0['ok']} / {p0['enomem']} | {p1['ok']} / {p1['enomem']} | "
             f"{p1['memfree_kib'] / 1024:.0f} MiB | {p0['kcompactd_wakes']} / {p1['kcompactd_wakes']} | "
             f"{p0['pgscan_kswapd']} / {p1['pgscan_kswapd']} | {g['act_s'] if g['write_s'] is not None else 'none'} | "
-            f"{ba} | {g.get('fragd_before', '-')} / {g.get('kernel_before', '-')} | {gd['consumers']} | {gd['dm_after']} |")
+            f"{ba} | {gd['consumers']} | {gd['dm_after']} |")
     return lines
 
 
-def findings(rows):
+def findings(rows, m_limit):
     n = len(rows)
     fail1 = Verdict([x["p1"]["enomem"] for x in rows], median, 0, ">", "rounds")
+    n = len(rows)
     fail0 = Verdict([x["p0"]["enomem"] for x in rows], median, 0, "<=", "rounds")
     free1 = median([x["p1"]["memfree_kib"] / 1024 for x in rows])
+    with1 = sum(1 for x in rows if x["p1"]["enomem"] > 0)
+    with0 = sum(1 for x in rows if x["p0"]["enomem"] > 0)
     lines = [
+        f"- Rounds with failed inserts: {with1} of {n} with defrag_mode 1, {with0} of {n} with 0.",
         f"- With defrag_mode 1, failed inserts per round: median {fail1.text('{:.0f}')} (goal of the reproduction: "
         f"more than 0), with a median {free1:.0f} MiB free at the end; with defrag_mode 0, the same demand on the "
         f"same memory: {fail0.text('{:.0f}')} (goal: 0).",
@@ -115,8 +162,12 @@ def findings(rows):
         speed = Verdict([x["g"]["act_s"] for x in acted], median, 20, "<=", "rounds")
         pairs = [(x["g"]["after"], x["g"]["before"]) for x in acted if x["g"].get("before")]
         ratio = Verdict(pairs, lambda ps: median([a / b for a, b in ps]), 0.1, "<=", "rounds")
+        quiet = [x for x in rows if x["g"]["enomem"] == 0]
         lines += [
-            f"- Guard: it wrote 0 in {len(acted)} of {n} rounds, median {speed.text('{:.0f}')} s after the first "
+            f"- Guard: it wrote 0 in {sum(1 for x in acted if x in failing)} of the {len(failing)} rounds whose guard "
+            f"phase had failures (those it left: {', '.join(str(x['g']['enomem']) for x in failing if x not in acted) or 'none'} "
+            f"failed inserts in the whole phase, under the limit of {m_limit} a second over 10 s) and in "
+            f"{sum(1 for x in acted if x in quiet)} of the {len(quiet)} without; median {speed.text('{:.0f}')} s after the first "
             "failure (goal: within two windows, 20 s); the failure rate after the write over "
             f"the rate in the {BEFORE_S} s before it, median {ratio.text('{:.3f}')} (goal: at most 0.1).",
         ]
@@ -132,7 +183,8 @@ def main(work, out):
         if os.path.exists(os.path.join(work, "host.log")) else ([], {})
     guest, ginfo = rows_of(os.path.join(work, "guest.log"), int(m["guard_seconds"])) \
         if os.path.exists(os.path.join(work, "guest.log")) else ([], {})
-    if not host and not guest:
+    storms = storms_of(os.path.join(work, "host.log")) if os.path.exists(os.path.join(work, "host.log")) else {}
+    if not host and not guest and not storms:
         sys.exit(f"no complete round in {work}")
     lines = section_head("vm.defrag_mode: allocations that cannot sleep fail while memory is free", m)
     lines += [
@@ -151,13 +203,21 @@ def main(work, out):
     if host:
         lines += ["", f"### This host: Linux {hinfo.get('kernel', '?')}", "",
                   f"{m['host_rate']} inserts a second, about {m['host_free_mib']} MiB left in whole free blocks.", ""]
-        lines += table(host) + [""] + findings(host)
+        lines += table(host) + [""] + findings(host, m["limit"])
     if guest:
         lines += ["", f"### Guest: Debian's {ginfo.get('kernel', '?')} (2 GiB, TCG: counts are real, timings are not)",
-                  "", f"{m['guest_rate']} inserts a second, about {m['guest_free_mib']} MiB left in whole free blocks.",
+                  "", f"{m['guest_rate']} inserts a second, about {m['guest_free_mib']} MiB left in whole free blocks "
+                  "(128 MiB more in the guard phase, where fragd runs in the guest's 2 GiB too)."
+                  + (f" These rounds: {m['guest_date']}, fragd binary sha256 {m['guest_sha']}." if m.get("guest_date") else ""),
                   ""]
-        lines += table(guest) + [""] + findings(guest)
+        lines += table(guest) + [""] + findings(guest, m["limit"])
     lines += [
+        "",
+        "Why rounds differ: a phase with defrag_mode 0 (and a guard phase after its write) takes blocks of the "
+        "splintered memory for its unmovable demand and leaves them unmovable-typed when it ends; the movable fill "
+        "before each phase gives back only part of them, and a later phase's demand finds room there before it "
+        "fails (the host's unmovable pageblocks grew from 234 to over 700 across the rounds). The failures of a "
+        "round start once that room and the whole free blocks are used up.",
         "",
         "What it shows: under defrag_mode a non-sleeping allocation may not take a piece of another "
         "migratetype's block and may not reclaim or compact to make a whole one, so it fails while memory is "
@@ -165,7 +225,24 @@ def main(work, out):
         "allocations\", May 2026) let such an allocation fall back when it may wake kswapd; a kernel without it "
         "fails as the host above did, and there the guard stops the failures by turning defrag_mode off.",
     ]
-    publish(out, "defrag_atomic", lines)
+    if host or guest:
+        publish(out, "defrag_atomic", lines)
+    if storms:
+        st = section_head("vm.defrag_mode: reclaim it causes while memory is free", m)
+        st += [
+            "Produced by: `BENCH_ATOMIC_WHERE=host BENCH_ATOMIC_PHASES=storm bash bench/defrag_atomic.sh` (5 rounds "
+            f"on this host, Linux {hinfo.get('kernel', '?')}). As in \"vm.defrag_mode: allocations that cannot "
+            f"sleep fail while memory is free\", but before each demand {m.get('cache_mib', '?')} MiB of a file "
+            "on disk is read into the page cache (clean, reclaimable), and no fragd runs: the same splintering and "
+            f"GFP_NOWAIT demand ({m['host_rate']} a second for {m['seconds']} s) with `vm.defrag_mode` 0 and 1 "
+            "alternating. The kernel's vmstat (pgsteal_kswapd, pgscan_kswapd, pgscan_direct), Cached and PSI over "
+            "the demand.",
+            "",
+            measured_on(m) + ".",
+            "",
+        ]
+        st += storm_section(storms)
+        publish(out, "defrag_storm", st)
 
 
 if __name__ == "__main__":

@@ -17,25 +17,38 @@
 #       (atomic_failures_per_second LIMIT), GUARD_SECONDS s of demand;
 #   FRAGD-GUARD <round> <fragd failures can_sleep=false> <defrag_mode after fragd stopped>
 #               <off actions> <fragd's exit status> <by consumer: consumer=count,... or none>
+#   FRAGD-STORM <round> <dm> <ok> <enomem> <Cached kib before> <after> <pgscan_kswapd> <pgsteal_kswapd>
+#               <pgscan_direct> <compact_daemon_wake> <psi some us> <psi full us>
+#       (PHASES storm) the same demand with CACHE_MIB (2048) of a file on disk read into the page
+#       cache first: what kswapd reclaims under each defrag_mode to make whole free blocks;
 #   FRAGD-END
 # Environment: ROUNDS RATE SECONDS_ GUARD_SECONDS FREE_MIB LIMIT; PHASES ("modes guard", the
-# default: both; "guard": the guard phase alone, as tests/integration/defrag_atomic_test.sh); BIN (the directory of fragd,
+# default; "guard": the guard phase alone, as tests/integration/defrag_atomic_test.sh; "storm"); BIN (the directory of fragd,
 # fragmenter and nowait_demand), GUARD_FREE_MIB (FREE_MIB of the guard phase, where fragd runs too;
 # default FREE_MIB), RUN (a scratch directory), PORT (fragd's /metrics on 127.0.0.1).
-# vm.defrag_mode and vm.compact_unevictable_allowed are put back on exit; every process it
-# started is stopped.
+# vm.defrag_mode and vm.compact_unevictable_allowed are put back on exit, the 2 MiB hugetlb pool
+# (empty at the start, used to take whole free blocks) emptied; every process it started is stopped.
 URL=http://127.0.0.1:$PORT/metrics
 FRAGD_PID=
 FRAG_PID=
 DEMAND_PID=
+CACHE_FILE=
 DM_ORIG=$(cat /proc/sys/vm/defrag_mode 2>/dev/null)
+HP=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+if [ "$(cat "$HP")" != 0 ]; then
+	echo "FRAGD-INFO error the 2 MiB hugetlb pool is not empty ($HP): not touching it"
+	echo "FRAGD-END"
+	exit 1
+fi
 CUA_ORIG=$(cat /proc/sys/vm/compact_unevictable_allowed)
 finish() {
 	[ -n "$DEMAND_PID" ] && kill -TERM "$DEMAND_PID" 2>/dev/null
 	[ -n "$FRAGD_PID" ] && kill -TERM "$FRAGD_PID" 2>/dev/null && wait "$FRAGD_PID"
 	[ -n "$FRAG_PID" ] && kill -TERM "$FRAG_PID" 2>/dev/null && wait "$FRAG_PID"
+	echo 0 >"$HP"
 	[ -n "$DM_ORIG" ] && echo "$DM_ORIG" >/proc/sys/vm/defrag_mode
 	echo "$CUA_ORIG" >/proc/sys/vm/compact_unevictable_allowed
+	[ -n "$CACHE_FILE" ] && rm -f "$CACHE_FILE"
 	echo "FRAGD-END"
 }
 trap finish EXIT
@@ -53,6 +66,7 @@ echo 0 >/proc/sys/vm/compact_unevictable_allowed
 vm() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 psi() { awk -v k="$1" '$1 == k { sub("total=", "", $5); print $5 }' /proc/pressure/memory 2>/dev/null || echo 0; }
 memfree() { awk '/^MemFree/ { print $2 }' /proc/meminfo; }
+cached() { awk '/^Cached/ { print $2 }' /proc/meminfo; }
 
 # Splinter memory, leaving about FREE_MIB in whole free blocks; sets FRAG_PID. First, with
 # defrag_mode 1, movable pages fill what is free and go: defrag_mode lets them take only whole
@@ -87,6 +101,23 @@ splinter() {
 	echo "$dm" >/proc/sys/vm/defrag_mode
 	echo 1 >/proc/sys/vm/compact_memory
 	frag_start $(( $(memfree) / 1024 - FREE_MIB )) 16 1
+	# Blocks that come back free late (on a VM, free page reporting holds free blocks for a
+	# while to hand them to the host) leave more in whole free blocks than FREE_MIB: a 2 MiB
+	# hugetlb pool takes the excess, whole blocks and nothing else, until two checks 2 s apart
+	# find at most FREE_MIB + 64 (at most 15 checks), so that every phase starts alike. The pool
+	# is written from a shell of its own (a pending signal stops its growth) and emptied after.
+	i=0 quiet=0
+	while [ $i -lt 15 ] && [ $quiet -lt 2 ]; do
+		sleep 2
+		fb=$(( $(vm nr_free_pages_blocks) * 4 / 1024 ))
+		if [ "$fb" -gt $((FREE_MIB + 64)) ]; then
+			sh -c 'echo $(( $(cat "$1") + $2 )) >"$1"' sh "$HP" $(((fb - FREE_MIB) / 2))
+			quiet=0
+		else
+			quiet=$((quiet + 1))
+		fi
+		i=$((i + 1))
+	done
 	echo "FRAGD-INFO round-start unmovable_blocks $(awk '/^Number of blocks type/ { on = 1; next } on && NF > 5 { s += $5 } END { print s + 0 }' /proc/pagetypeinfo) free_blocks_pages $(vm nr_free_pages_blocks)"
 }
 unsplinter() {
@@ -94,12 +125,20 @@ unsplinter() {
 	kill -TERM "$FRAG_PID" 2>/dev/null
 	wait "$FRAG_PID" 2>/dev/null
 	FRAG_PID=
+	echo 0 >"$HP"
 }
 
-phase() { # ROUND DM
+phase() { # ROUND DM [storm]
 	echo "$2" >/proc/sys/vm/defrag_mode
+	if [ "$3" = storm ]; then
+		# Clean page cache of a file on disk: what kswapd may reclaim to make whole free blocks.
+		settle
+		echo 3 >/proc/sys/vm/drop_caches
+		cat "$CACHE_FILE" >/dev/null
+	fi
 	splinter
-	w0=$(vm compact_daemon_wake) s0=$(vm pgscan_kswapd) p0=$(psi some) f0=$(psi full)
+	c0=$(cached) w0=$(vm compact_daemon_wake) s0=$(vm pgscan_kswapd) t0=$(vm pgsteal_kswapd)
+	d0=$(vm pgscan_direct) p0=$(psi some) f0=$(psi full)
 	# The map is held (stdin open) until the counters are read, then freed.
 	mkfifo "$RUN/demand.in" 2>/dev/null
 	"$BIN/nowait_demand" --mib "$DEMAND_MIB" --rate "$RATE" --seconds "$SECONDS_" <"$RUN/demand.in" >"$RUN/demand.out" &
@@ -107,12 +146,17 @@ phase() { # ROUND DM
 	exec 8>"$RUN/demand.in"
 	while ! grep -q '^done' "$RUN/demand.out"; do sleep 1; done
 	mf=$(memfree) fb=$(vm nr_free_pages_blocks)
-	w1=$(vm compact_daemon_wake) s1=$(vm pgscan_kswapd) p1=$(psi some) f1=$(psi full)
+	c1=$(cached) w1=$(vm compact_daemon_wake) s1=$(vm pgscan_kswapd) t1=$(vm pgsteal_kswapd)
+	d1=$(vm pgscan_direct) p1=$(psi some) f1=$(psi full)
 	exec 8>&-
 	wait "$DEMAND_PID"
 	DEMAND_PID=
-	set -- "$1" "$2" $(awk '/^done/ { print $3, $5 }' "$RUN/demand.out")
-	echo "FRAGD-PHASE $1 $2 $3 $4 $mf ${fb:-0} $((w1 - w0)) $((s1 - s0)) $((p1 - p0)) $((f1 - f0))"
+	set -- "$1" "$2" "$3" $(awk '/^done/ { print $3, $5 }' "$RUN/demand.out")
+	if [ "$3" = storm ]; then
+		echo "FRAGD-STORM $1 $2 $4 $5 $c0 $c1 $((s1 - s0)) $((t1 - t0)) $((d1 - d0)) $((w1 - w0)) $((p1 - p0)) $((f1 - f0))"
+	else
+		echo "FRAGD-PHASE $1 $2 $4 $5 $mf ${fb:-0} $((w1 - w0)) $((s1 - s0)) $((p1 - p0)) $((f1 - f0))"
+	fi
 	unsplinter
 }
 
@@ -175,11 +219,19 @@ if ! "$BIN/fragd" --check-config "$RUN/guard.yaml" >"$RUN/check.log" 2>&1; then
 	exit 1
 fi
 
+case " ${PHASES:-modes guard} " in *" storm "*)
+	# On disk, not tmpfs: its pages must be reclaimable. Removed on exit.
+	CACHE_FILE=$(mktemp /var/tmp/fragd-defrag-storm.XXXXXX)
+	dd if=/dev/zero of="$CACHE_FILE" bs=1M count="${CACHE_MIB:-2048}" status=none
+esac
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	case " ${PHASES:-modes guard} " in *" modes "*)
 		if [ $((r % 2)) = 1 ]; then phase "$r" 0; phase "$r" 1; else phase "$r" 1; phase "$r" 0; fi
 	esac
 	case " ${PHASES:-modes guard} " in *" guard "*) guard_phase "$r" ;; esac
+	case " ${PHASES:-modes guard} " in *" storm "*)
+		if [ $((r % 2)) = 1 ]; then phase "$r" 0 storm; phase "$r" 1 storm; else phase "$r" 1 storm; phase "$r" 0 storm; fi
+	esac
 	r=$((r + 1))
 done

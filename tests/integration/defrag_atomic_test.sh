@@ -19,16 +19,17 @@ require_root
 heavy_lock
 [ -f /proc/sys/vm/defrag_mode ] || skip_or_fail "this kernel has no vm.defrag_mode (Linux 6.15+)"
 for b in fragd fragmenter nowait_demand; do [ -x "$BUILD/$b" ] || fail "$BUILD/$b missing: build first"; done
-[ "$(cat /proc/sys/vm/nr_hugepages)" = 0 ] || skip_or_fail "vm.nr_hugepages is not 0: a hugetlb pool is in use"
+[ "$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)" = 0 ] || skip_or_fail "the 2 MiB hugetlb pool is not empty: it is in use"
 free_mib=$(awk '/^MemFree/ { print int($2 / 1024) }' /proc/meminfo)
 [ "$free_mib" -gt 3072 ] || skip_or_fail "only $free_mib MiB free: this test splinters what is free and needs more than 3 GiB"
 # The rounds script puts both settings back itself; these are for a kill that skips its trap.
 set_kernel_file /proc/sys/vm/defrag_mode "$(cat /proc/sys/vm/defrag_mode)"
 set_kernel_file /proc/sys/vm/compact_unevictable_allowed "$(cat /proc/sys/vm/compact_unevictable_allowed)"
+RESTORE+=("echo 0 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")  # it takes excess whole blocks
 
 mkdir -p "$WORK/run"
 PORT=$(free_port)
-PHASES=guard ROUNDS=1 RATE=3000 SECONDS_=1 GUARD_SECONDS=90 FREE_MIB=256 LIMIT=5 BIN=$BUILD RUN=$WORK/run PORT=$PORT \
+PHASES=guard ROUNDS=1 RATE=3000 SECONDS_=1 GUARD_SECONDS=90 FREE_MIB=512 LIMIT=5 BIN=$BUILD RUN=$WORK/run PORT=$PORT \
   sh "$SRC/bench/defrag_atomic_rounds.sh" >"$WORK/out" 2>&1 &
 PIDS+=("$!")
 wait "$!" || fail "the rounds script failed: $(tail -5 "$WORK/out")"
