@@ -33,6 +33,7 @@ FRAGD_PID=
 FRAG_PID=
 DEMAND_PID=
 CACHE_FILE=
+FILLED=
 DM_ORIG=$(cat /proc/sys/vm/defrag_mode 2>/dev/null)
 HP=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 if [ "$(cat "$HP")" != 0 ]; then
@@ -46,6 +47,15 @@ finish() {
 	[ -n "$FRAGD_PID" ] && kill -TERM "$FRAGD_PID" 2>/dev/null && wait "$FRAGD_PID"
 	[ -n "$FRAG_PID" ] && kill -TERM "$FRAG_PID" 2>/dev/null && wait "$FRAG_PID"
 	echo 0 >"$HP"
+	# The blocks the demand left unmovable-typed go back to movable (a movable fill with
+	# defrag_mode 1 claims whole free blocks of other types): left so, they would change what
+	# compaction finds, and whatever runs next on this host (a test that times a compaction).
+	if [ -n "$FILLED" ]; then
+		settle
+		echo 1 >/proc/sys/vm/defrag_mode
+		"$BIN/fragmenter" --mib $(( $(memfree) / 1024 - FREE_MIB - 128 )) --keep 1 </dev/null >/dev/null 2>&1
+		echo "FRAGD-INFO end unmovable_blocks $(unmovable_blocks)"
+	fi
 	[ -n "$DM_ORIG" ] && echo "$DM_ORIG" >/proc/sys/vm/defrag_mode
 	echo "$CUA_ORIG" >/proc/sys/vm/compact_unevictable_allowed
 	[ -n "$CACHE_FILE" ] && rm -f "$CACHE_FILE"
@@ -67,6 +77,7 @@ vm() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 psi() { awk -v k="$1" '$1 == k { sub("total=", "", $5); print $5 }' /proc/pressure/memory 2>/dev/null || echo 0; }
 memfree() { awk '/^MemFree/ { print $2 }' /proc/meminfo; }
 cached() { awk '/^Cached/ { print $2 }' /proc/meminfo; }
+unmovable_blocks() { awk '/^Number of blocks type/ { on = 1; next } on && NF > 5 { s += $5 } END { print s + 0 }' /proc/pagetypeinfo; }
 
 # Splinter memory, leaving about FREE_MIB in whole free blocks; sets FRAG_PID. First, with
 # defrag_mode 1, movable pages fill what is free and go: defrag_mode lets them take only whole
@@ -92,6 +103,7 @@ settle() {
 	done
 }
 splinter() {
+	FILLED=1
 	settle
 	mkfifo "$RUN/frag.in" "$RUN/frag.out" 2>/dev/null
 	dm=$(cat /proc/sys/vm/defrag_mode)
@@ -118,7 +130,7 @@ splinter() {
 		fi
 		i=$((i + 1))
 	done
-	echo "FRAGD-INFO round-start unmovable_blocks $(awk '/^Number of blocks type/ { on = 1; next } on && NF > 5 { s += $5 } END { print s + 0 }' /proc/pagetypeinfo) free_blocks_pages $(vm nr_free_pages_blocks)"
+	echo "FRAGD-INFO round-start unmovable_blocks $(unmovable_blocks) free_blocks_pages $(vm nr_free_pages_blocks)"
 }
 unsplinter() {
 	exec 7>&-

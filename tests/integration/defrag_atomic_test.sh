@@ -27,6 +27,8 @@ set_kernel_file /proc/sys/vm/defrag_mode "$(cat /proc/sys/vm/defrag_mode)"
 set_kernel_file /proc/sys/vm/compact_unevictable_allowed "$(cat /proc/sys/vm/compact_unevictable_allowed)"
 RESTORE+=("echo 0 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")  # it takes excess whole blocks
 
+unmovable() { awk '/^Number of blocks type/ { on = 1; next } on && NF > 5 { s += $5 } END { print s + 0 }' /proc/pagetypeinfo; }
+unmovable_before=$(unmovable)
 mkdir -p "$WORK/run"
 PORT=$(free_port)
 PHASES=guard ROUNDS=1 RATE=3000 SECONDS_=1 GUARD_SECONDS=90 FREE_MIB=512 LIMIT=5 BIN=$BUILD RUN=$WORK/run PORT=$PORT \
@@ -46,8 +48,6 @@ if [ -z "$first_fail" ]; then
 fi
 write_s=$(awk '$6 == 0 { print $3; exit }' "$WORK/ticks")
 [ -n "$write_s" ] || fail "failures from second $first_fail on ($last_en by second $last_s) and the guard never wrote 0 (log: $(grep -i defrag "$WORK/run/fragd.log" | tail -3))"
-fragd_max=$(awk '{ if ($7 > m) m = $7 } END { print m + 0 }' "$WORK/ticks")
-[ "$fragd_max" -gt 0 ] || fail "the kernel failed inserts, fragd_alloc_failures_total{can_sleep=\"false\"} stayed 0"
 grep -q 'defrag_mode_off .*atomic allocation failures/s' "$WORK/run/fragd.log" || fail "fragd's log does not say why it wrote 0: $(grep -i defrag "$WORK/run/fragd.log")"
 # The failures stop: from the second after the write to the end, at most 1% of those before it.
 en_write=$(awk -v t=$((write_s + 1)) '$3 == t { print $5 }' "$WORK/ticks")
@@ -55,10 +55,16 @@ en_write=$(awk -v t=$((write_s + 1)) '$3 == t { print $5 }' "$WORK/ticks")
 after=$((last_en - en_write))
 [ $((after * 100)) -le "$en_write" ] || fail "$after inserts failed after the guard wrote 0 (second $write_s), $en_write before: the failures did not stop"
 read -r _ _ fails dm_after offs rc consumers < <(grep '^FRAGD-GUARD' "$WORK/out")
-# fragd_alloc_failures_by_consumer_total{can_sleep="false"}: the same failures, each named by its stack.
+# fragd counted them: fragd_alloc_failures_by_consumer_total{can_sleep="false"}, each named by its
+# stack (it stays after the write; fragd_alloc_failures_total goes with allocation counting).
 named=$(echo "$consumers" | tr ',' '\n' | awk -F= '{ s += $2 } END { print s + 0 }')
-[ "$named" -ge "$fragd_max" ] || fail "by consumer ($consumers) the failures that could not sleep sum to $named, fewer than the $fragd_max fragd counted"
+[ "$named" -gt 0 ] || fail "the kernel failed $en_write inserts, fragd_alloc_failures_by_consumer_total{can_sleep=\"false\"} shows none ($consumers)"
 [ "$offs" -ge 1 ] || fail "fragd_actions_total{action=\"defrag_mode_off\"} is $offs"
 [ "$rc" = 0 ] || fail "fragd exited with status $rc"
 [ "$dm_after" = 1 ] || fail "fragd exited with defrag_mode $dm_after, want the 1 it had"
-log "failures from second $first_fail with defrag_mode 1 ($en_write by the write, fragd counted $fragd_max; by consumer $consumers); the guard wrote 0 at second $write_s; $after failed after it; defrag_mode 1 again at fragd's exit"
+# The blocks the demand left unmovable-typed are given back at the end (what runs next on this
+# host times compactions): at most 64 more unmovable pageblocks than before.
+unmovable_after=$(unmovable)
+[ "$unmovable_after" -le $((unmovable_before + 64)) ] ||
+  fail "$unmovable_after unmovable pageblocks after the run, $unmovable_before before: the demand's blocks were not given back"
+log "failures from second $first_fail with defrag_mode 1 ($en_write by the write; fragd by consumer: $consumers); the guard wrote 0 at second $write_s; $after failed after it; defrag_mode 1 again at fragd's exit; unmovable pageblocks $unmovable_before before, $unmovable_after after"
