@@ -72,7 +72,7 @@ def parse(path):
                 phases[(r, dm)] = dict(zip(("ok", "enomem", "memfree_kib", "free_blocks_pages", "kcompactd_wakes",
                                             "pgscan_kswapd", "psi_some_us", "psi_full_us"), map(int, w[3:11])))
             elif w[0] == "FRAGD-TICK":
-                ticks.setdefault(int(w[1]), []).append(tuple(int(x) for x in w[2:7]))
+                ticks.setdefault(int(w[1]), []).append(tuple(int(x) for x in w[2:6]))
             elif w[0] == "FRAGD-GUARD":
                 guards[int(w[1])] = dict(zip(("fragd_failures", "dm_after", "off_actions", "rc"), map(int, w[2:6])))
                 guards[int(w[1])]["consumers"] = w[6] if len(w) > 6 else "-"
@@ -81,20 +81,14 @@ def parse(path):
     return phases, ticks, guards, info
 
 
-def guard_round(ticks, g, seconds):
+def guard_round(ticks):
     """Seconds to the write, failures a second over the BEFORE_S s before it and after it."""
-    at = {t: (ok, en, dm) for t, ok, en, dm, _ in ticks}
-    write = next((t for t, _, _, dm, _ in ticks if dm == 0), None)
+    at = {t: (ok, en, dm) for t, ok, en, dm in ticks}
+    write = next((t for t, _, _, dm in ticks if dm == 0), None)
     out = {"write_s": write, "enomem": ticks[-1][2] if ticks else 0}
     if write is None:
         return out
-    # fragd's count and the kernel's failures up to the last second before the write
-    # (allocation counting stops with defrag_mode 0, and its family with it).
-    # fragd publishes once a tick: its count is compared with the kernel's a second earlier.
-    seen = [(x[4], at.get(x[0] - 1, (0, 0, 0))[1]) for x in ticks if x[4] > 0]
-    if seen:
-        out["fragd_before"], out["kernel_before"] = max(seen)
-    first_fail = next((t for t, _, en, _, _ in ticks if en > 0), write)
+    first_fail = next((t for t, _, en, _ in ticks if en > 0), write)
     out["act_s"] = write - first_fail
     t0 = max(write - BEFORE_S, first_fail - 1, 1)
     if t0 in at and write > t0:
@@ -106,12 +100,12 @@ def guard_round(ticks, g, seconds):
     return out
 
 
-def rows_of(path, guard_seconds):
+def rows_of(path):
     phases, ticks, guards, info = parse(path)
     rows = []
     for r in sorted({r for r, _ in phases} & set(guards)):
         if (r, 0) in phases and (r, 1) in phases:
-            g = guard_round(sorted(ticks.get(r, [])), guards[r], guard_seconds)
+            g = guard_round(sorted(ticks.get(r, [])))
             rows.append({"r": r, "p0": phases[(r, 0)], "p1": phases[(r, 1)], "g": g, "guard": guards[r]})
     return rows, info
 
@@ -179,9 +173,9 @@ def findings(rows, m_limit):
 
 def main(work, out):
     m = read_env(os.path.join(work, "meta.env"))
-    host, hinfo = rows_of(os.path.join(work, "host.log"), int(m["guard_seconds"])) \
+    host, hinfo = rows_of(os.path.join(work, "host.log")) \
         if os.path.exists(os.path.join(work, "host.log")) else ([], {})
-    guest, ginfo = rows_of(os.path.join(work, "guest.log"), int(m["guard_seconds"])) \
+    guest, ginfo = rows_of(os.path.join(work, "guest.log")) \
         if os.path.exists(os.path.join(work, "guest.log")) else ([], {})
     storms = storms_of(os.path.join(work, "host.log")) if os.path.exists(os.path.join(work, "host.log")) else {}
     if not host and not guest and not storms:

@@ -12,7 +12,7 @@
 #   FRAGD-PHASE <round> <dm 0|1> <ok> <enomem> <memfree_kib at the end> <free_blocks_pages at the
 #               end> <compact_daemon_wake> <pgscan_kswapd> <psi some us> <psi full us>
 #       the demand for SECONDS_ s with vm.defrag_mode 0 and 1 (the order alternates by round);
-#   FRAGD-TICK <round> <s> <ok> <enomem> <defrag_mode> <fragd's failures>   each second of the guard phase:
+#   FRAGD-TICK <round> <s> <ok> <enomem> <defrag_mode>   each second of the guard phase:
 #       defrag_mode 1 and fragd in act mode with only compaction.defrag_guard on
 #       (atomic_failures_per_second LIMIT), GUARD_SECONDS s of demand;
 #   FRAGD-GUARD <round> <fragd failures can_sleep=false> <defrag_mode after fragd stopped>
@@ -172,12 +172,6 @@ phase() { # ROUND DM [storm]
 	unsplinter
 }
 
-# fragd's count of failed allocations that could not sleep (the family is there while allocation
-# counting is on: the guard keeps it on while defrag_mode is 1).
-fragd_failures() {
-	curl -sf --max-time 5 "$URL" | awk '/^fragd_alloc_failures_total\{/ && /can_sleep="false"/ { s += $2 } END { print s + 0 }'
-}
-
 guard_phase() { # ROUND
 	FREE_MIB=${GUARD_FREE_MIB:-$FREE_MIB}
 	echo 1 >/proc/sys/vm/defrag_mode
@@ -197,7 +191,7 @@ guard_phase() { # ROUND
 	"$BIN/nowait_demand" --mib "$DEMAND_MIB" --rate "$RATE" --seconds "$GUARD_SECONDS" </dev/null >"$RUN/ticks" &
 	DEMAND_PID=$!
 	while read -r a t b ok c en; do
-		[ "$a" = t ] && echo "FRAGD-TICK $1 $t $ok $en $(cat /proc/sys/vm/defrag_mode) $(fragd_failures)"
+		[ "$a" = t ] && echo "FRAGD-TICK $1 $t $ok $en $(cat /proc/sys/vm/defrag_mode)"
 	done <"$RUN/ticks"
 	wait "$DEMAND_PID"
 	DEMAND_PID=
