@@ -22,7 +22,7 @@
 #       (PHASES storm) the same demand with CACHE_MIB (2048) of a file on disk read into the page
 #       cache first: what kswapd reclaims under each defrag_mode to make whole free blocks;
 #   FRAGD-END
-# Environment: ROUNDS RATE SECONDS_ GUARD_SECONDS FREE_MIB LIMIT; PHASES ("modes guard", the
+# Environment: ROUNDS RATE SECONDS_ GUARD_SECONDS FREE_MIB LIMIT GIVEBACK_MIB; PHASES ("modes guard", the
 # default; "guard": the guard phase alone, as tests/integration/defrag_atomic_test.sh; "storm"); BIN (the directory of fragd,
 # fragmenter and nowait_demand), GUARD_FREE_MIB (FREE_MIB of the guard phase, where fragd runs too;
 # default FREE_MIB), RUN (a scratch directory), PORT (fragd's /metrics on 127.0.0.1).
@@ -47,14 +47,22 @@ finish() {
 	[ -n "$FRAGD_PID" ] && kill -TERM "$FRAGD_PID" 2>/dev/null && wait "$FRAGD_PID"
 	[ -n "$FRAG_PID" ] && kill -TERM "$FRAG_PID" 2>/dev/null && wait "$FRAG_PID"
 	echo 0 >"$HP"
-	# The blocks the demand left unmovable-typed go back to movable (a movable fill with
-	# defrag_mode 1 claims whole free blocks of other types): left so, they would change what
-	# compaction finds, and whatever runs next on this host (a test that times a compaction).
+	# The blocks the demand left unmovable-typed go back to movable: left so, they would change
+	# what compaction finds, and whatever runs next on this host (a test that times a
+	# compaction). Compaction first empties those holding only movable pages; then a movable fill
+	# with defrag_mode 1 takes what is free down to GIVEBACK_MIB (256): it uses the free movable
+	# blocks first and then claims whole free blocks of other types, which become movable. Up to
+	# 3 times, until at most 32 more blocks are unmovable than at the start.
 	if [ -n "$FILLED" ]; then
-		settle
 		echo 1 >/proc/sys/vm/defrag_mode
-		"$BIN/fragmenter" --mib $(( $(memfree) / 1024 - FREE_MIB - 128 )) --keep 1 </dev/null >/dev/null 2>&1
-		echo "FRAGD-INFO end unmovable_blocks $(unmovable_blocks)"
+		i=0
+		while [ $i -lt 3 ] && [ "$(unmovable_blocks)" -gt $((UNMOVABLE0 + 32)) ]; do
+			settle
+			echo 1 >/proc/sys/vm/compact_memory
+			"$BIN/fragmenter" --mib $(( $(memfree) / 1024 - ${GIVEBACK_MIB:-256} )) --keep 1 </dev/null >/dev/null 2>&1
+			i=$((i + 1))
+		done
+		echo "FRAGD-INFO end unmovable_blocks $(unmovable_blocks) (start $UNMOVABLE0, $i fills)"
 	fi
 	[ -n "$DM_ORIG" ] && echo "$DM_ORIG" >/proc/sys/vm/defrag_mode
 	echo "$CUA_ORIG" >/proc/sys/vm/compact_unevictable_allowed
@@ -78,6 +86,7 @@ psi() { awk -v k="$1" '$1 == k { sub("total=", "", $5); print $5 }' /proc/pressu
 memfree() { awk '/^MemFree/ { print $2 }' /proc/meminfo; }
 cached() { awk '/^Cached/ { print $2 }' /proc/meminfo; }
 unmovable_blocks() { awk '/^Number of blocks type/ { on = 1; next } on && NF > 5 { s += $5 } END { print s + 0 }' /proc/pagetypeinfo; }
+UNMOVABLE0=$(unmovable_blocks)
 
 # Splinter memory, leaving about FREE_MIB in whole free blocks; sets FRAG_PID. First, with
 # defrag_mode 1, movable pages fill what is free and go: defrag_mode lets them take only whole

@@ -66,5 +66,5 @@ named=$(echo "$consumers" | tr ',' '\n' | awk -F= '{ s += $2 } END { print s + 0
 # host times compactions): at most 64 more unmovable pageblocks than before.
 unmovable_after=$(unmovable)
 [ "$unmovable_after" -le $((unmovable_before + 64)) ] ||
-  fail "$unmovable_after unmovable pageblocks after the run, $unmovable_before before: the demand's blocks were not given back"
-log "failures from second $first_fail with defrag_mode 1 ($en_write by the write; fragd by consumer: $consumers); the guard wrote 0 at second $write_s; $after failed after it; defrag_mode 1 again at fragd's exit; unmovable pageblocks $unmovable_before before, $unmovable_after after"
+  fail "$unmovable_after unmovable pageblocks after the run, $unmovable_before before: the demand's blocks were not given back ($(grep '^FRAGD-INFO end' "$WORK/out"))"
+log "failures from second $first_fail with defrag_mode 1 ($en_write by the write; fragd by consumer: $consumers); the guard wrote 0 at second $write_s; $after failed after it; defrag_mode 1 again at fragd's exit; unmovable pageblocks $unmovable_before before, $unmovable_after after ($(grep -o 'start [0-9]*, [0-9]* fills' "$WORK/out"))"
