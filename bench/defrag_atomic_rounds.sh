@@ -22,7 +22,7 @@
 #       (PHASES storm) the same demand with CACHE_MIB (2048) of a file on disk read into the page
 #       cache first: what kswapd reclaims under each defrag_mode to make whole free blocks;
 #   FRAGD-END
-# Environment: ROUNDS RATE SECONDS_ GUARD_SECONDS FREE_MIB LIMIT GIVEBACK_MIB; PHASES ("modes guard", the
+# Environment: ROUNDS RATE SECONDS_ GUARD_SECONDS FREE_MIB LIMIT; PHASES ("modes guard", the
 # default; "guard": the guard phase alone, as tests/integration/defrag_atomic_test.sh; "storm"); BIN (the directory of fragd,
 # fragmenter and nowait_demand), GUARD_FREE_MIB (FREE_MIB of the guard phase, where fragd runs too;
 # default FREE_MIB), RUN (a scratch directory), PORT (fragd's /metrics on 127.0.0.1).
@@ -49,20 +49,30 @@ finish() {
 	echo 0 >"$HP"
 	# The blocks the demand left unmovable-typed go back to movable: left so, they would change
 	# what compaction finds, and whatever runs next on this host (a test that times a
-	# compaction). Compaction first empties those holding only movable pages; then a movable fill
-	# with defrag_mode 1 takes what is free down to GIVEBACK_MIB (256): it uses the free movable
-	# blocks first and then claims whole free blocks of other types, which become movable. Up to
-	# 3 times, until at most 32 more blocks are unmovable than at the start.
+	# compaction). Compaction first empties those holding only movable pages; then a 2 MiB
+	# hugetlb pool asks for every whole free block and 64 more (its pages are movable: it takes
+	# the free movable blocks first, then claims the whole free blocks of other types, which
+	# become movable, and may reclaim page cache for the rest) and is emptied. Up to 3 times,
+	# until at most 32 more blocks are unmovable than at the start. The pool is written from a
+	# shell of its own (a pending signal stops its growth). First the demand's memory must be
+	# back: the kernel frees a map's elements after RCU grace periods, seconds after the process
+	# ends, so this waits (at most 120 s) until unreclaimable slab, where those large kmallocs are
+	# counted, is within 64 MiB of the start.
 	if [ -n "$FILLED" ]; then
-		echo 1 >/proc/sys/vm/defrag_mode
+		w=0
+		while [ $w -lt 120 ] && [ "$(sunreclaim)" -gt $((SUNRECLAIM0 + 65536)) ]; do
+			sleep 1
+			w=$((w + 1))
+		done
 		i=0
 		while [ $i -lt 3 ] && [ "$(unmovable_blocks)" -gt $((UNMOVABLE0 + 32)) ]; do
 			settle
 			echo 1 >/proc/sys/vm/compact_memory
-			"$BIN/fragmenter" --mib $(( $(memfree) / 1024 - ${GIVEBACK_MIB:-256} )) --keep 1 </dev/null >/dev/null 2>&1
+			sh -c 'echo $2 >"$1"' sh "$HP" $(( $(vm nr_free_pages_blocks) / 512 + 64 ))
+			echo 0 >"$HP"
 			i=$((i + 1))
 		done
-		echo "FRAGD-INFO end unmovable_blocks $(unmovable_blocks) (start $UNMOVABLE0, $i fills)"
+		echo "FRAGD-INFO end unmovable_blocks $(unmovable_blocks) (start $UNMOVABLE0, $i sweeps; the demand's memory back after $w s)"
 	fi
 	[ -n "$DM_ORIG" ] && echo "$DM_ORIG" >/proc/sys/vm/defrag_mode
 	echo "$CUA_ORIG" >/proc/sys/vm/compact_unevictable_allowed
@@ -87,6 +97,8 @@ memfree() { awk '/^MemFree/ { print $2 }' /proc/meminfo; }
 cached() { awk '/^Cached/ { print $2 }' /proc/meminfo; }
 unmovable_blocks() { awk '/^Number of blocks type/ { on = 1; next } on && NF > 5 { s += $5 } END { print s + 0 }' /proc/pagetypeinfo; }
 UNMOVABLE0=$(unmovable_blocks)
+sunreclaim() { awk '/^SUnreclaim/ { print $2 }' /proc/meminfo; }
+SUNRECLAIM0=$(sunreclaim)
 
 # Splinter memory, leaving about FREE_MIB in whole free blocks; sets FRAG_PID. First, with
 # defrag_mode 1, movable pages fill what is free and go: defrag_mode lets them take only whole

@@ -78,8 +78,11 @@ int main(int argc, char **argv)
 	char *buf = calloc(1, value);
 	if (!buf)
 		return 1;
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	/* Without SA_RESTART: a signal must end the hold's read(), which signal() would restart. */
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 
 	long ok = 0, enomem = 0;
 	double start = now_s(), next_print = start + 1;
