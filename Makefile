@@ -113,7 +113,8 @@ test-kernels-cma: deps
 # 50 scrapers and 20 fragctl clients (bench/load.sh), 10 minutes of churn with fragd acting (bench/soak.sh),
 # the vm.defrag_mode guard acting on a memory-pressure storm (bench/defrag_guard.sh, ~8 min),
 # defrag_mode's failures of allocations that cannot sleep and the guard on them, here and in a 7.x
-# guest (bench/defrag_atomic.sh, ~45 min),
+# guest (bench/defrag_atomic.sh, ~45 min), and whether defrag_mode makes kswapd reclaim page cache
+# beside them (BENCH_ATOMIC_PHASES=storm, on this host, ~15 min),
 # fragd's CPU on a quiet and a busy host and the scan's cost by memory size (bench/cost.sh, ~50 min);
 # BENCH_QUICK=1 makes each a smoke run that writes /tmp/fragd-bench-quick.md (bench/backing.sh prints its table).
 bench: deps
@@ -129,6 +130,7 @@ bench: deps
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/stall_cost.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/defrag_guard.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/defrag_atomic.sh
+	FRAGD_BUILD_DIR=$(BUILD) BENCH_ATOMIC_WHERE=host BENCH_ATOMIC_PHASES=storm bash bench/defrag_atomic.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/cost.sh
 
 # Only the act-mode benchmark (bench/act.sh: every way of compacting, 3 interleaved rounds;

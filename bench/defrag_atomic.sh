@@ -18,7 +18,7 @@
 # Knobs: BENCH_ATOMIC_WHERE (both | host | guest), BENCH_ATOMIC_PHASES ("modes guard": the
 # failures with defrag_mode 0 and 1, then the guard; "storm": on the host only, the same demand
 # with BENCH_ATOMIC_CACHE_MIB (2048) of a file's page cache to reclaim, defrag_mode 0 and 1, its
-# own section defrag_storm; written, not yet run to a result, so not in make bench), BENCH_ATOMIC_ROUNDS (5), BENCH_ATOMIC_SECONDS
+# own section defrag_storm), BENCH_ATOMIC_ROUNDS (5), BENCH_ATOMIC_SECONDS
 # (per phase, 40), BENCH_ATOMIC_GUARD_SECONDS (60), BENCH_ATOMIC_LIMIT (the guard's failures a
 # second, 5); on the host BENCH_ATOMIC_HOST_RATE (inserts a second, 3000) and
 # BENCH_ATOMIC_HOST_FREE_MIB (memory left in whole free blocks, 512: with 256 a 24 GiB host
@@ -150,3 +150,13 @@ if [[ $WHERE != guest ]]; then
 fi
 FAILED=0
 python3 bench/defrag_atomic_report.py "$WORK" "$OUT"
+# The rounds' raw lines, kept in the tree so that anyone can recompute the figures:
+# bench/data/defrag_atomic/<host|guest>-<phases>.log (the report reads them back from a directory
+# holding meta.env and host.log / guest.log).
+if ((QUICK == 0)); then
+	mkdir -p bench/data/defrag_atomic
+	for f in host guest; do
+		[[ -f $WORK/$f.log ]] && cp "$WORK/$f.log" "bench/data/defrag_atomic/$f-${PHASES// /-}.log"
+	done
+	cp "$WORK/meta.env" "bench/data/defrag_atomic/meta-${PHASES// /-}.env"
+fi

@@ -31,7 +31,7 @@ def storms_of(path):
     return out
 
 
-def storm_section(storms):
+def storm_section(storms, seconds):
     rounds = sorted({r for r, _ in storms if (r, 0) in storms and (r, 1) in storms})
     lines = [
         "| round | defrag_mode 0: failed / page cache kept | defrag_mode 1: failed / page cache kept | "
@@ -57,6 +57,21 @@ def storm_section(storms):
         "(the goal of the reproduction: more than 0, reclaim that defrag_mode causes while memory is free); "
         f"PSI full with 1 minus with 0: median {full.text('{:.1f}')} ms (more than 0: tasks stalled on it).",
     ]
+    # A storm by the measure of FragdReclaimStormUnderDefragMode: every runnable task stalled on
+    # memory 5% of the demand's time or more (PSI full) with defrag_mode 1.
+    share = Verdict([storms[(r, 1)]["psi_full_us"] / 1e6 / seconds * 100 for r in rounds], median, 5, ">=", "rounds")
+    lines.append(
+        f"- PSI full with defrag_mode 1 as a share of the demand's {seconds:.0f} s: median {share.text('{:.3f}')} % "
+        "(a storm by the alert FragdReclaimStormUnderDefragMode's measure: 5% or more).")
+    both = sum(1 for r in rounds if storms[(r, 0)]["pgsteal_kswapd"] > 0 and storms[(r, 1)]["pgsteal_kswapd"] > 0)
+    failed = [sum(1 for r in rounds if storms[(r, dm)]["enomem"] > 0) for dm in (0, 1)]
+    if not share.met and not steal.met:
+        lines.append(
+            f"- Reading: no reclaim storm reproduced. kswapd reclaimed page cache with both settings in {both} of "
+            f"{len(rounds)} rounds, defrag_mode 1 did not reclaim more by an interval that excludes 0, and the "
+            "stalls it added stayed below the alert's level. Inserts failed in "
+            f"{failed[1]} of {len(rounds)} rounds with defrag_mode 1 and {failed[0]} with 0: the first failure mode, "
+            "with page cache beside it.")
     return lines
 
 
@@ -235,7 +250,7 @@ def main(work, out):
             measured_on(m) + ".",
             "",
         ]
-        st += storm_section(storms)
+        st += storm_section(storms, float(m['seconds']))
         publish(out, "defrag_storm", st)
 
 
