@@ -10,7 +10,7 @@
 #    shipped configs/fragd.yaml, alone (quiet) or while bench/cost_churn.py churns memory
 #    (busy: every PERIOD s, map ANON MiB of anonymous memory, touch it, unmap it; write a file
 #    of FILE MiB, read it back, drop it from the page cache and delete it). fragd starts, runs
-#    SETTLE s, then for SECONDS s a curl loop scrapes /metrics every SCRAPE s (as Prometheus
+#    SETTLE s and until its pageblock map is whole (the start pass), then for SECONDS s a curl loop scrapes /metrics every SCRAPE s (as Prometheus
 #    would) while bench/cost_snap.py reads utime + stime of the process and of each thread
 #    (/proc/PID/stat, /proc/PID/task/TID/stat) and fragd_scan_* at the start and at the end.
 # 2. The full scan's cost per GiB: fragd (shipped config) asked for SCANS full scans with
@@ -95,6 +95,14 @@ run_arm() {
 	start_fragd_in "$dir" configs/fragd.yaml
 	echo "threads_attached=$FRAGD_PROGRAMS" >>"$dir/run.env"
 	sleep "$SETTLE"
+	# The steady state: after the scanner's start pass (every block read once, about 30 s per 24
+	# GiB at pageblocks.full_scan_budget), which a longer-running fragd spends once.
+	local w=0
+	until curl -s --max-time 10 "$URL" | grep -q '^fragd_pageblock_map_age_seconds '; do
+		((w++ < 600)) || die "$name: no whole pageblock map 600 s after the settle"
+		sleep 1
+	done
+	echo "start_pass_wait_s=$w" >>"$dir/run.env"
 	[[ -z $churn_pid ]] || kill -0 "$churn_pid" 2>/dev/null || die "$name: the churn ended early: $(tail -3 "$dir/churn.err")"
 	# Prometheus' part: one scrape every SCRAPE s for as long as the run lasts.
 	(

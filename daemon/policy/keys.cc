@@ -301,7 +301,9 @@ const std::vector<Key>& config_keys() {
        .unit = "% of one core", .field = FIELD(full_scan_budget_percent),
        .reload = kRestart, .doc = "the full scans `fragctl map --max-age` asks for (root only), across all clients: "
               "their CPU time held to this share of one core, with a burst of 5 scans (0.001..100); past it a "
-              "map is answered from the scanner's latest picture with a note saying when a full scan is possible"},
+              "map is answered from the scanner's latest picture with a note saying when a full scan is possible. "
+              "In `sample` mode also the start pass, whose rounds read every block once at this share, so that "
+              "the 1 GiB estimates come: about 30 s per 24 GiB at 2%"},
 
       {.path = "metrics", .type = Section},
       {.path = "metrics.orders", .type = Orders, .table = kConfig, .lo = 1, .hi = 10, .field = FIELD(metrics.orders),

@@ -7,8 +7,9 @@
 # 2 MiB pool target of TARGET pages far above what is asked for, so fragd's
 # pool decisions go on and the action and target series exist. The free-block
 # forecast is fitted over 1 minute, so that it exists 30 s after fragd starts. Full pageblock
-# scans: the 1 GiB and longest-free-run panels need a whole map, which sampled rounds build
-# over many minutes. The programs' run statistics (metrics.detail): the cost panel reads them.
+# scans: the 1 GiB and longest-free-run panels need a whole map, which sampled rounds build in
+# their start pass (about 30 s here), full scans at once. The programs' run statistics
+# (metrics.detail): the cost panel reads them.
 panel_policy() {
 	cat >"$1" <<YAML
 mode: act

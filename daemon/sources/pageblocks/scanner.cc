@@ -150,6 +150,9 @@ void PageblockScanner::loop() {
   // Reading kpageflags is kernel time spent for fragd; let everything else go first.
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
   for (;;) {
+    // The start pass (sample mode, some block never read yet): a round every start_period_ns().
+    // map_ is this thread's own.
+    const auto starting = [&] { return sample_ && map_.map_oldest_boot_ns == 0; };
     {
       bool asked = false;
       const bool due = [&] {
@@ -157,7 +160,8 @@ void PageblockScanner::loop() {
         asked = std::exchange(requested_, false);
         const uint64_t age = mono_ns() - latest_mono_ns_;
         // Woken early by a request: not again so soon on the interval's account.
-        const bool due = asked || !latest_ || age >= max_age_ns_ || (changed_ && age >= interval_ns_ / 2);
+        const bool due = asked || !latest_ || (starting() && age >= start_period_ns() / 2) || age >= max_age_ns_ ||
+                         (changed_ && age >= interval_ns_ / 2);
         if (due) changed_ = false;  // changes from here on call for the next scan
         else if (age >= interval_ns_ / 2) skipped_++;
         return due;
@@ -165,10 +169,16 @@ void PageblockScanner::loop() {
       // A request (fragctl map --max-age) asks for every block as it is now: a full scan.
       if (due) (void)scan_once(asked || !sample_);
     }
+    const uint64_t wait_ns = starting() ? start_period_ns() : interval_ns_;
     std::unique_lock<std::mutex> lk(mu_);
-    cv_.wait_for(lk, std::chrono::nanoseconds(interval_ns_), [&] { return stop_ || requested_; });
+    cv_.wait_for(lk, std::chrono::nanoseconds(wait_ns), [&] { return stop_ || requested_; });
     if (stop_) return;
   }
+}
+
+uint64_t PageblockScanner::start_period_ns() const {
+  const double ns = budget_ * static_cast<double>(interval_ns_) / full_budget_;
+  return std::max<uint64_t>(1'000'000'000, static_cast<uint64_t>(ns));
 }
 
 ScanCost PageblockScanner::cost() const {
