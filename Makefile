@@ -5,14 +5,12 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CONFIG  ?= configs/fragd.yaml
 
-# ccache, once installed (scripts/install-deps.sh): the build, sanitizer, TSan and fuzz trees of any
-# clone share one cache (~/.cache/ccache): a file compiled before with the same flags, in any clone,
-# is not compiled again (CI rebuilds four trees from a fresh clone each run).
-# CMake reads the launchers from the environment; paths under the source dir are hashed relative
-# to it, and the working directory (which the debug info names) is hashed as CMakeLists.txt's
-# -ffile-prefix-map maps it (./build), so two clones at different paths share hits. A compile
-# whose output would name its clone's path (no map) gets no other clone's object: that is what
-# lets image_test's clone builds use this cache and still catch a path in the image.
+# ccache, once installed (scripts/install-deps.sh): a file compiled before with the same flags in
+# the same tree is not compiled again (CI rebuilds four trees from a fresh clone each run).
+# CMake reads the launchers from the environment. No CCACHE_BASEDIR: with it ccache hands the
+# compiler paths relative to that directory, which the debug info keeps ("../daemon/..." where a
+# build without ccache writes "./daemon/...", CMakeLists.txt's prefix maps), so a build with
+# ccache and one without would differ; tests/integration/image_test.sh builds one of each.
 # The launchers are set only where ccache is installed; a fresh machine gets it from `make deps`,
 # and `make test` builds in a make started after that. ccache's own settings are exported always,
 # so that the tests `make test` runs see the settings the build was made with.
@@ -20,7 +18,7 @@ ifneq ($(shell command -v ccache 2>/dev/null),)
 export CMAKE_C_COMPILER_LAUNCHER := ccache
 export CMAKE_CXX_COMPILER_LAUNCHER := ccache
 endif
-export CCACHE_BASEDIR := $(CURDIR)
+unexport CCACHE_BASEDIR
 export CCACHE_HASHDIR := 1
 
 .PHONY: all build deps run test unit integration image deb test-service test-fresh bench bench-act bench-apps clean fuzz sanitize tsan test-kernels test-kernels-cma

@@ -169,7 +169,7 @@ in_chroot() {
   unshare --mount --pid --net --uts --ipc --fork --kill-child --mount-proc="$ROOT/proc" \
     chroot "$ROOT" /usr/bin/setpriv --reuid=builder --regid=builder --clear-groups \
     /usr/bin/env -i HOME=/build PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 TMPDIR=/tmp \
-    SOURCE_DATE_EPOCH="$EPOCH" CCACHE_DIR=/build/.ccache CCACHE_BASEDIR=/build/src CCACHE_MAXSIZE=2G \
+    SOURCE_DATE_EPOCH="$EPOCH" CCACHE_DIR=/build/.ccache CCACHE_MAXSIZE=2G \
     CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache "$@" &
   CHILD=$!
   local rc=0
