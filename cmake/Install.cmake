@@ -36,11 +36,15 @@ else()
   set(FRAGD_WATCHDOG_SEC 0)
   message(STATUS "fragd: libsystemd not found, fragd.service gets Type=simple (no READY=1) and no watchdog")
 endif()
+# Act mode's writable paths: a drop-in the operator installs when the policy says mode: act.
+set(FRAGD_ACT_DROPIN "${CMAKE_INSTALL_FULL_DATADIR}/fragd/systemd/act.conf")
 configure_file(${CMAKE_SOURCE_DIR}/configs/fragd.service.in ${CMAKE_BINARY_DIR}/fragd.service @ONLY)
+configure_file(${CMAKE_SOURCE_DIR}/configs/fragd-act.conf.in ${CMAKE_BINARY_DIR}/fragd-act.conf @ONLY)
 
 install(TARGETS fragd fragctl RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/configs/fragd.yaml DESTINATION ${FRAGD_CONFIG_DIR})
 install(FILES ${CMAKE_BINARY_DIR}/fragd.service DESTINATION ${FRAGD_SYSTEMD_UNIT_DIR})
+install(FILES ${CMAKE_BINARY_DIR}/fragd-act.conf DESTINATION ${FRAGD_DATA_DIR}/systemd RENAME act.conf)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/BENCHMARKS.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # Debian's place for the licenses (machine-readable, README "License").

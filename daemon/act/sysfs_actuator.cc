@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -13,6 +14,7 @@
 #include "kernel/procfs.h"
 #include "sources/memory/score.h"
 #include "kernel/source_faults.h"
+#include "version.h"
 
 namespace fragd {
 namespace {
@@ -26,8 +28,10 @@ bool exists(const std::string& path) {
 std::string write_fix(int err) {
   switch (err) {
     case EROFS:
-      return "the file system is read-only for fragd (a container's /sys or /proc/sys, or systemd's "
-             "ProtectKernelTunables without ReadWritePaths): make the path writable, or run in mode observe";
+      return std::string("the file system is read-only for fragd (a container's /sys or /proc/sys, or "
+                         "fragd.service without the act drop-in): under systemd install ") +
+             FRAGD_ACT_DROPIN + " as /etc/systemd/system/fragd.service.d/act.conf, in a container mount the "
+             "path writable, or run in mode observe";
     case EACCES:
     case EPERM:
       return "fragd may not write it: run fragd as root";
@@ -50,6 +54,18 @@ Result<void> write_here(const std::string& path, const std::string& value) {
 }
 
 }  // namespace
+
+std::vector<std::string> SysfsActuator::read_only_paths() const {
+  const std::string paths[] = {proc_ + "/sys/vm/compact_memory", proc_ + "/sys/vm/compaction_proactiveness",
+                               proc_ + "/sys/vm/drop_caches",    proc_ + "/sys/vm/defrag_mode",
+                               sys_ + "/devices/system/node",    sys_ + "/kernel/mm/hugepages"};
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    struct statvfs st;
+    if (statvfs(p.c_str(), &st) == 0 && (st.f_flag & ST_RDONLY)) out.push_back(p);
+  }
+  return out;
+}
 
 SysfsActuator::SysfsActuator(std::string proc_root, std::string sys_root)
     : proc_(std::move(proc_root)), sys_(std::move(sys_root)), stop_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {

@@ -83,6 +83,11 @@ class SysfsActuator : public Actuator {
   // compaction write under way is killed. Irreversible.
   void request_stop();
 
+  // The paths act mode writes (sysfs_actuator.h's list, the directories for the node and
+  // hugepage trees) that exist and sit on a read-only mount for this process: a container's
+  // /proc/sys, or fragd.service without the act drop-in. What fragd says at an act-mode start.
+  std::vector<std::string> read_only_paths() const;
+
  private:
   std::string pool_path(int node, uint64_t size_kib) const;
   // compact_node, its writer stopped once `reached` (may be empty) is true.

@@ -103,6 +103,13 @@ cmp -s "$CONF" "$SRC/configs/fragd.yaml" || fail "$CONF differs from configs/fra
 [ -f "$UNIT" ] || fail "the unit is not at $UNIT"
 grep -q "^ExecStart=$FRAGD_BIN --config $CONF --path.kallsyms /run/fragd/kallsyms\$" "$UNIT" || fail "$UNIT does not start $FRAGD_BIN --config $CONF --path.kallsyms /run/fragd/kallsyms"
 dpkg-query -W -f='${Conffiles}\n' fragd | grep -q " $CONF " || fail "dpkg does not list $CONF as a conffile"
+# Observe mode's sandbox writes no kernel file; act mode's paths come from the drop-in the package
+# ships (and its unit comment names), not from the unit.
+! grep -q '^ReadWritePaths=' "$UNIT" || fail "$UNIT opens $(grep '^ReadWritePaths=' "$UNIT" | head -1) by default: act mode's paths belong in the drop-in"
+grep -q "^ReadWritePaths=/sys/devices/system/node /sys/kernel/mm/hugepages\$" "$SHARE/systemd/act.conf" ||
+  fail "$SHARE/systemd/act.conf (act mode's drop-in) is missing or does not open the node and hugepage trees"
+grep -q "install -D -m 644 $SHARE/systemd/act.conf /etc/systemd/system/fragd.service.d/act.conf" "$UNIT" ||
+  fail "$UNIT does not say how to install $SHARE/systemd/act.conf"
 for pair in "dashboards:*.json:dashboards" "configs/prometheus:fragd-rules.yml:prometheus" "configs/kubernetes:*.yaml:kubernetes" \
   "configs/kubernetes/base:*.yaml:kubernetes/base" "configs/kubernetes/act:*.yaml:kubernetes/act"; do
   IFS=: read -r dir pat dest <<<"$pair"

@@ -82,6 +82,12 @@ check start "$([ $rc = 0 ] && [ "$(prop Type)" = notify ] && [ "$(prop ActiveSta
 	"systemctl start exit $rc, Type=$(prop Type), $(prop ActiveState)/$(prop SubState), NRestarts=$(prop NRestarts), StatusText=$(prop StatusText)"
 caps=$(journalctl -u fragd -o cat --no-pager --after-cursor="$CLEAN" | grep -m1 'capabilities after attaching' | cut -c1-200)
 check capabilities "$([ -n "$caps" ] && grep -q 'now =;' <<<"$caps"; echo $?)" "${caps:-no 'capabilities after attaching' line}"
+# In observe mode (the shipped policy) fragd writes no kernel file, and its sandbox lets it write
+# none of those act mode writes: in its mount namespace each is on a read-only mount.
+ACT_PATHS="/proc/sys/vm/compact_memory /proc/sys/vm/compaction_proactiveness /proc/sys/vm/drop_caches /proc/sys/vm/defrag_mode /sys/devices/system/node /sys/kernel/mm/hugepages"
+writable_in_fragd() { nsenter -t "$(prop MainPID)" -m -- sh -c 'for p; do [ -e "$p" ] && [ -w "$p" ] && echo "$p"; done; true' sh $ACT_PATHS; }
+w=$(writable_in_fragd 2>&1)
+check observe_read_only "$([ -z "$w" ] && [ "$(prop MainPID)" != 0 ]; echo $?)" "writable in fragd's namespace: ${w:-none} (of $ACT_PATHS)"
 
 # 4. The watchdog is fed: its timestamp moves on while fragd runs.
 w1=$(prop WatchdogTimestampMonotonic)
@@ -189,7 +195,7 @@ proactiveness_policy 30 10 1 'hugepages: {guard: 64MiB}' >$ACT
 fragd --check-config $ACT >/tmp/act-check.txt 2>&1
 check act_policy "$?" "$(head -1 /tmp/act-check.txt | cut -c1-160)"
 mkdir -p /etc/systemd/system/fragd.service.d
-cat >/etc/systemd/system/fragd.service.d/act.conf <<EOF
+cat >/etc/systemd/system/fragd.service.d/policy.conf <<EOF
 [Service]
 ExecStart=
 ExecStart=/usr/bin/fragd --config $ACT --path.kallsyms /run/fragd/kallsyms
@@ -197,9 +203,23 @@ ExecReload=
 ExecReload=/usr/bin/fragd --check-config $ACT
 ExecReload=/bin/sh -c 'kill -HUP "\$\$MAINPID"'
 EOF
+# First without the act drop-in: fragd runs, and says at start which paths are read-only and
+# which drop-in makes them writable.
 systemctl daemon-reload
+c=$(cursor)
 systemctl restart fragd; rc=$?
-check act_start "$([ $rc = 0 ] && [ "$(prop ActiveState)" = active ]; echo $?)" "systemctl restart exit $rc, $(prop ActiveState), ExecStart $(prop ExecStart | grep -o 'argv\[\]=[^;]*' | cut -c1-80)"
+ro=$(journalctl -u fragd -o cat --no-pager --after-cursor="$c" | grep -m1 'read-only for fragd' | cut -c1-400)
+check act_read_only_said "$([ $rc = 0 ] && grep -q /proc/sys/vm/compaction_proactiveness <<<"$ro" && grep -q /usr/share/fragd/systemd/act.conf <<<"$ro"; echo $?)" \
+	"systemctl restart exit $rc; journal: ${ro:-no line naming the read-only paths}"
+# Then with the drop-in the package ships, installed as its comment says.
+install -D -m 644 /usr/share/fragd/systemd/act.conf /etc/systemd/system/fragd.service.d/act.conf
+systemctl daemon-reload
+c=$(cursor)
+systemctl restart fragd; rc=$?
+w=$(writable_in_fragd 2>&1)
+ro=$(journalctl -u fragd -o cat --no-pager --after-cursor="$c" | grep -m1 'read-only for fragd' | cut -c1-200)
+check act_start "$([ $rc = 0 ] && [ "$(prop ActiveState)" = active ] && [ -z "$ro" ] && grep -q /sys/kernel/mm/hugepages <<<"$w"; echo $?)" \
+	"systemctl restart exit $rc, $(prop ActiveState), ExecStart $(prop ExecStart | grep -o 'argv\[\]=[^;]*' | cut -c1-80); writable in fragd's namespace: $(echo $w); ${ro:-no read-only line}"
 scrape >/tmp/c0.prom
 fragctl compact --node 0 --timeout 300 >/tmp/compact.txt 2>&1; rc=$?
 sleep 2

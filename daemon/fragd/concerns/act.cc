@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include "version.h"
 #include "act/observe.h"
 #include "base/format.h"
 #include "base/text.h"
@@ -33,6 +34,15 @@ Result<void> ActConcern::take_act_lock(const std::string& why) {
     log_warn(m + ", left changed by a fragd that did not exit cleanly (" + kSavedStateFile + ")");
   for (const auto& m : claim->report.failed) log_error(m);
   act_lock_ = std::move(claim->lock);
+  if (auto ro = actuator_.read_only_paths(); !ro.empty()) {
+    std::string list;
+    for (const auto& p : ro) list += (list.empty() ? "" : ", ") + p;
+    log_warn("act mode: " + list + (ro.size() == 1 ? " is" : " are") +
+             " read-only for fragd, so fragd's writes there fail (fragd_kernel_write_errors_total{error=\"EROFS\"}): "
+             "under systemd install " FRAGD_ACT_DROPIN
+             " as /etc/systemd/system/fragd.service.d/act.conf, then systemctl daemon-reload and systemctl restart "
+             "fragd; in a container mount them writable (docs/deployment.md)");
+  }
   return {};
 }
 
