@@ -108,6 +108,8 @@ dpkg-query -W -f='${Conffiles}\n' fragd | grep -q " $CONF " || fail "dpkg does n
 ! grep -q '^ReadWritePaths=' "$UNIT" || fail "$UNIT opens $(grep '^ReadWritePaths=' "$UNIT" | head -1) by default: act mode's paths belong in the drop-in"
 grep -q "^ReadWritePaths=/sys/devices/system/node /sys/kernel/mm/hugepages\$" "$SHARE/systemd/act.conf" ||
   fail "$SHARE/systemd/act.conf (act mode's drop-in) is missing or does not open the node and hugepage trees"
+grep -q '^ReadOnlyPaths=$' "$SHARE/systemd/act.conf" ||
+  fail "$SHARE/systemd/act.conf does not empty the unit's ReadOnlyPaths= (which would win over its ReadWritePaths=)"
 grep -q "install -D -m 644 $SHARE/systemd/act.conf /etc/systemd/system/fragd.service.d/act.conf" "$UNIT" ||
   fail "$UNIT does not say how to install $SHARE/systemd/act.conf"
 for pair in "dashboards:*.json:dashboards" "configs/prometheus:fragd-rules.yml:prometheus" "configs/kubernetes:*.yaml:kubernetes" \
