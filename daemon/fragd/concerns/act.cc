@@ -36,9 +36,16 @@ Result<void> ActConcern::take_act_lock(const std::string& why) {
   act_lock_ = std::move(claim->lock);
   if (auto ro = actuator_.read_only_paths(); !ro.empty()) {
     std::string list;
-    for (const auto& p : ro) list += (list.empty() ? "" : ", ") + p;
-    log_warn("act mode: " + list + (ro.size() == 1 ? " is" : " are") +
-             " read-only for fragd, so fragd's writes there fail (fragd_kernel_write_errors_total{error=\"EROFS\"}): "
+    bool trees_read_only = false;  // the node or hugepage tree: what every compaction and pool writes
+    for (const auto& p : ro) {
+      list += (list.empty() ? "" : ", ") + p;
+      trees_read_only |= p.ends_with("/devices/system/node") || p.ends_with("/kernel/mm/hugepages");
+    }
+    // A warning when act mode cannot compact or size a pool (fragd.service without the drop-in);
+    // a note when only vm sysctls are read-only (a container's /proc/sys, as the DaemonSet's act
+    // overlay keeps it: method proactiveness and drop_caches are then unavailable).
+    (trees_read_only ? log_warn : log_info)("act mode: " + list + (ro.size() == 1 ? " is" : " are") +
+             " read-only for fragd, so the kernel will refuse fragd's writes there: "
              "under systemd install " FRAGD_ACT_DROPIN
              " as /etc/systemd/system/fragd.service.d/act.conf, then systemctl daemon-reload and systemctl restart "
              "fragd; in a container mount them writable (docs/deployment.md)");
