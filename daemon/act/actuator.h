@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "policy/policy.h"
 
 namespace fragd {
 
@@ -59,6 +60,9 @@ class Actuator {
   }
 
   virtual Result<uint64_t> mem_available_kib() = 0;
+  // What a pool on `node` may take before it drains that node (policy.h read_spare_memory): the
+  // node's free and reclaimable memory from its own meminfo; node < 0: the host's MemAvailable.
+  virtual Result<SpareMemory> spare_memory(int node) = 0;
   // Free blocks able to hold one block of `order` on `node` (node < 0: every
   // node): sum over o >= order of free_blocks[o] << (o - order), from
   // /proc/buddyinfo. For an order above the buddy allocator's largest, the

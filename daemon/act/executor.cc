@@ -250,17 +250,16 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
   auto before = act_.read_pool(r.node, size_kib);
   if (!before) return fail(before.error().message);
   const uint64_t p0 = *before;
-  // The pool holds the goal's memory for a moment: never past the guard.
-  auto avail = act_.mem_available_kib();
-  if (!avail) return fail(avail.error().message);
-  const uint64_t room = *avail > p.hugepages.guard_kib ? (*avail - p.hugepages.guard_kib) / size_kib : 0;
-  const uint64_t take = std::min(r.goal_blocks, room);
+  // The pool holds the goal's memory for a moment: never past the guard, the host's or the node's.
+  auto room = guard_room(act_, r.node, size_kib, p.hugepages.guard_kib);
+  if (!room) return fail(room.error().message);
+  const uint64_t take = std::min(r.goal_blocks, room->pages);
   if (take <= o.blocks_before) {
     o.result = "guard";
-    o.detail = strf("goal %llu free blocks not tried: MemAvailable %llu kB leaves room for %llu %llu kB pages above "
-                    "the guard of %llu kB, no more than the node has free",
-                    static_cast<unsigned long long>(r.goal_blocks), static_cast<unsigned long long>(*avail),
-                    static_cast<unsigned long long>(room), static_cast<unsigned long long>(size_kib),
+    o.detail = strf("goal %llu free blocks not tried: %s leaves room for %llu %llu kB pages above the guard of "
+                    "%llu kB, no more than the node has free",
+                    static_cast<unsigned long long>(r.goal_blocks), room->why.c_str(),
+                    static_cast<unsigned long long>(room->pages), static_cast<unsigned long long>(size_kib),
                     static_cast<unsigned long long>(p.hugepages.guard_kib));
     return;
   }

@@ -17,6 +17,8 @@ namespace {
 constexpr unsigned kMaxAttempts = 16;
 // Writes in a row without progress that end a grow.
 constexpr unsigned kMaxMisses = 2;
+// Below this many pages of room above the guard, a write takes all of it.
+constexpr uint64_t kWholeRoomPages = 4;
 
 std::string pool_label(const PoolRequest& r) {
   char buf[96];
@@ -30,6 +32,19 @@ std::string pool_label(const PoolRequest& r) {
 std::string u(uint64_t v) { return std::to_string(v); }
 
 }  // namespace
+
+Result<GuardRoom> guard_room(Actuator& a, int node, uint64_t size_kib, uint64_t guard_kib) {
+  auto pages = [&](uint64_t kib) { return size_kib == 0 || kib <= guard_kib ? 0 : (kib - guard_kib) / size_kib; };
+  auto host = a.mem_available_kib();
+  if (!host) return host.error();
+  GuardRoom room{pages(*host), "MemAvailable " + u(*host) + " kB"};
+  if (node < 0) return room;
+  auto spare = a.spare_memory(node);
+  if (!spare) return spare.error();
+  if (pages(spare->kib) < room.pages)
+    room = {pages(spare->kib), "node " + std::to_string(node) + " can spare " + u(spare->kib) + " kB (" + spare->how + ")"};
+  return room;
+}
 
 unsigned page_order(uint64_t size_kib) {
   uint64_t pages = size_kib / 4;
@@ -83,14 +98,17 @@ PoolOutcome resize_pool(Actuator& a, const PoolRequest& r) {
   bool compacted = false;  // since the last progress
   while (out.attempts < kMaxAttempts) {
     if (a.stop_requested()) return exiting();
-    auto avail = a.mem_available_kib();
-    if (!avail) return fail(avail.error());
-    const uint64_t room = r.size_kib == 0 || *avail <= r.guard_kib ? 0 : (*avail - r.guard_kib) / r.size_kib;
-    const uint64_t goal = current + std::min(room, r.target - current);
-    if (goal <= current)
-      return finish("guard", name + " stopped at " + u(current) + " of target " + u(r.target) + ": MemAvailable " +
-                                 u(*avail) + " kB leaves no room for another " + u(r.size_kib) +
-                                 " kB page above the guard of " + u(r.guard_kib) + " kB");
+    auto room = guard_room(a, r.node, r.size_kib, r.guard_kib);
+    if (!room) return fail(room.error());
+    if (room->pages == 0)
+      return finish("guard", name + " stopped at " + u(current) + " of target " + u(r.target) + ": " + room->why +
+                                 " leaves no room for another " + u(r.size_kib) + " kB page above the guard of " +
+                                 u(r.guard_kib) + " kB");
+    // Where the guard bounds the write, it takes three quarters of the room and the room is read
+    // again: what the write reclaimed, and what the node's own tasks took meanwhile, count.
+    const uint64_t reach = std::min(room->pages, r.target - current);  // what the pool may still take
+    const uint64_t step = reach < r.target - current && room->pages >= kWholeRoomPages ? reach - reach / 4 : reach;
+    const uint64_t goal = current + step;
 
     const uint64_t t0 = mono();
     auto w = a.grow_pool(r.node, r.size_kib, goal);
@@ -119,7 +137,7 @@ PoolOutcome resize_pool(Actuator& a, const PoolRequest& r) {
       // Compact only what the pool lacks: node by node, each until it has that many more free
       // blocks of the page's order than now, and no further node once they exist.
       const unsigned order = page_order(r.size_kib);
-      uint64_t lacking = goal - current;  // the write's goal: the target, or less under the guard
+      uint64_t lacking = reach;  // the target, or less under the guard (not only this write's step)
       for (int node : r.compact_nodes) {
         if (lacking == 0) break;
         if (a.stop_requested()) return exiting();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The hugetlb pool strategy: reach a target count when it is feasible,
-// never beyond it, never below the MemAvailable guard. Pure logic over an
+// never beyond it, never below the guard (the host's MemAvailable, and a node's
+// own spare memory for that node's pool). Pure logic over an
 // Actuator, so it is tested with a fake one.
 #pragma once
 
@@ -24,7 +25,7 @@ struct PoolRequest {
 
 struct PoolOutcome {
   // ok: target reached; short: stopped after two attempts in a row without
-  // progress; guard: stopped by the MemAvailable guard; error: a read or
+  // progress; guard: stopped by the guard (guard_room); error: a read or
   // write failed (detail says which); abandoned: fragd is exiting; cut: a
   // grow or compaction write ran past the action's deadline (the actuator's,
   // the compaction budget) and was killed: the pool keeps what it reached.
@@ -41,8 +42,9 @@ struct PoolOutcome {
 // allocation does: from a free block, or by direct compaction in the writing
 // process until one block is free, which migrates about what the page needs):
 //  1. current == target: ok, nothing written.
-//  2. each attempt: goal = min(target, current + (MemAvailable - guard) / size);
-//     goal == current -> guard. Write goal (Actuator::grow_pool), read back.
+//  2. each attempt: room = guard_room(); none -> guard. goal = target when the room holds it,
+//     else current + 3/4 of the room (all of it below 4 pages), so the room is read again
+//     between writes near the guard. Write goal (Actuator::grow_pool), read back.
 //  3. progress (read back > current): write again. None: a miss. After a
 //     miss, compact compact_nodes once, sized to what the pool lacks (the
 //     write's goal - current pages, each a free block of the page's order): each node
@@ -55,6 +57,17 @@ struct PoolOutcome {
 // Shrink (current > target): write target, read back (the kernel keeps pages
 // in use as surplus): ok when read back <= target... else short.
 PoolOutcome resize_pool(Actuator& a, const PoolRequest& r);
+
+// Pages of `size_kib` a pool on `node` may still take: the host's MemAvailable above guard_kib,
+// and for a node's pool (node >= 0) that node's spare memory (Actuator::spare_memory) above
+// guard_kib too: a host-wide figure alone lets one node's pool drain that node (reclaim its page
+// cache, leave its bound tasks nothing) while the other nodes keep MemAvailable high. `why` names
+// the figure that bounds it, for the guard's message.
+struct GuardRoom {
+  uint64_t pages = 0;
+  std::string why;
+};
+Result<GuardRoom> guard_room(Actuator& a, int node, uint64_t size_kib, uint64_t guard_kib);
 
 // log2(size_kib / 4): 9 for 2 MiB, 18 for 1 GiB.
 unsigned page_order(uint64_t size_kib);

@@ -223,6 +223,8 @@ Result<uint64_t> SysfsActuator::mem_available_kib() {
   return m.mem_available_kib;
 }
 
+Result<SpareMemory> SysfsActuator::spare_memory(int node) { return read_spare_memory(proc_, sys_, node); }
+
 Result<uint64_t> SysfsActuator::free_blocks(int node, unsigned order) {
   auto t = read_text_file(proc_ + "/buddyinfo");
   if (!t) return t.error();

@@ -73,6 +73,7 @@ class SysfsActuator : public Actuator {
   Result<void> grow_pool_giving_way(int node, uint64_t size_kib, uint64_t count,
                                     const std::function<bool()>& give_way) override;
   Result<uint64_t> mem_available_kib() override;
+  Result<SpareMemory> spare_memory(int node) override;
   Result<uint64_t> free_blocks(int node, unsigned order) override;
   Result<unsigned> node_score(int node) override;
   Result<void> drop_caches() override;  // in a child, killable

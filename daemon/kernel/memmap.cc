@@ -46,6 +46,10 @@ Result<std::vector<ZoneSpan>> parse_zone_spans(std::string_view text, std::strin
       p.has_spanned = true;
     } else if (t[0] == "min" && t.size() == 2 && parse_u64(t[1], v)) {
       p.z.reserve_pages += v;
+    } else if (t[0] == "low" && t.size() == 2 && parse_u64(t[1], v)) {
+      p.z.low_pages = v;
+    } else if (t[0] == "high" && t.size() == 2 && parse_u64(t[1], v)) {
+      p.z.high_pages = v;
     } else if (t[0] == "protection:") {
       // "protection: (0, 3019, 24090, 24090, 24090)"
       uint64_t most = 0;
@@ -56,6 +60,7 @@ Result<std::vector<ZoneSpan>> parse_zone_spans(std::string_view text, std::strin
         if (parse_u64(s, v)) most = std::max(most, v);
       }
       p.z.reserve_pages += most;
+      p.z.protection_pages = most;
     }
   }
   for (auto& p : all) {

@@ -26,9 +26,12 @@ struct ZoneSpan {
   std::string zone;
   uint64_t start_pfn = 0, end_pfn = 0;  // end = start_pfn + spanned
   uint64_t reserve_pages = 0;
+  // Its "low" and "high" watermarks and largest "protection" entry: what the kernel's
+  // MemAvailable takes off a zone's free pages (high + protection) and its reclaimable ones (low).
+  uint64_t low_pages = 0, high_pages = 0, protection_pages = 0;
 };
 
-// Parses the "start_pfn", "spanned", "min" and "protection" lines of
+// Parses the "start_pfn", "spanned", "min", "low", "high" and "protection" lines of
 // /proc/zoneinfo for every zone with spanned > 0. Error names the path when
 // no zone has them.
 Result<std::vector<ZoneSpan>> parse_zone_spans(std::string_view text, std::string_view path);

@@ -461,7 +461,10 @@ const std::vector<Key>& config_keys() {
 
       {.path = "hugepages", .type = Section, .sorted_hint = true},
       {.path = "hugepages.guard", .type = Size, .table = kPolicy, .field = FIELD(policy.hugepages.guard_kib), .rule = guard_floor,
-       .doc = "never allocate hugepages when `MemAvailable` would fall below this (at least 64MiB)"},
+       .doc = "never allocate hugepages when `MemAvailable` would fall below this (at least 64MiB); a pool on one "
+              "node also keeps this much available on that node (its own MemAvailable, counted from `nodeN/meminfo` "
+              "and `/proc/zoneinfo` as the kernel counts the host's), and near the guard grows in steps that read "
+              "both again"},
       {.path = "hugepages.drop_caches", .type = Bool, .table = kPolicy, .field = FIELD(policy.hugepages.drop_caches),
        .doc = "drop clean page cache (`vm.drop_caches=1`) before a retry that follows an attempt without progress. "
               "Off by default: every reader of files pays for it"},

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "policy/config.h"
+#include "kernel/memmap.h"
 #include "kernel/procfs.h"
 
 namespace fragd {
@@ -314,7 +315,12 @@ Result<void> check_policy_on(const Policy& p, const MachineFacts& m, const std::
   return {};
 }
 
-Result<SpareMemory> parse_spare_memory(const std::string& text, const std::string& path, int node) {
+const char* const kNodeSpareHow =
+    "the node's MemAvailable: MemFree less its high watermarks and reserves, plus its file pages and reclaimable "
+    "slab less what the kernel keeps of them";
+
+Result<SpareMemory> parse_spare_memory(const std::string& text, const std::string& path, int node,
+                                       uint64_t reserve_kib, uint64_t low_kib) {
   SpareMemory s;
   if (node < 0) {
     auto a = meminfo_kib(text, path, "MemAvailable");
@@ -323,12 +329,19 @@ Result<SpareMemory> parse_spare_memory(const std::string& text, const std::strin
     s.how = "MemAvailable";
     return s;
   }
-  for (const char* label : {"MemFree", "Active(file)", "Inactive(file)", "SReclaimable"}) {
-    auto v = meminfo_kib(text, path, label);
-    if (!v) return v.error();
-    s.kib += *v;
+  uint64_t v[4];
+  const char* labels[] = {"MemFree", "Active(file)", "Inactive(file)", "SReclaimable"};
+  for (int i = 0; i < 4; i++) {
+    auto r = meminfo_kib(text, path, labels[i]);
+    if (!r) return r.error();
+    v[i] = *r;
   }
-  s.how = "MemFree + Active(file) + Inactive(file) + SReclaimable";
+  if (auto k = meminfo_kib(text, path, "KReclaimable")) v[3] = *k;  // slab and other reclaimable kernel memory
+  const uint64_t free = v[0], file = v[1] + v[2], reclaimable = v[3];
+  auto less_half = [low_kib](uint64_t x) { return x - std::min(x / 2, low_kib); };
+  const uint64_t usable = free > reserve_kib ? free - reserve_kib : 0;
+  s.kib = usable + less_half(file) + less_half(reclaimable);
+  s.how = kNodeSpareHow;
   return s;
 }
 
@@ -337,7 +350,21 @@ Result<SpareMemory> read_spare_memory(const std::string& proc_root, const std::s
       node < 0 ? proc_root + "/meminfo" : sys_root + "/devices/system/node/node" + std::to_string(node) + "/meminfo";
   auto t = read_text_file(path);
   if (!t) return t.error();
-  return parse_spare_memory(*t, path, node);
+  if (node < 0) return parse_spare_memory(*t, path, node);
+  const std::string zoneinfo = proc_root + "/zoneinfo";
+  auto z = read_text_file(zoneinfo);
+  if (!z) return z.error();
+  auto spans = parse_zone_spans(*z, zoneinfo);
+  if (!spans) return spans.error();
+  uint64_t reserve = 0, low = 0;
+  for (const ZoneSpan& zone : *spans)
+    if (zone.node == node) {
+      reserve += zone.high_pages + zone.protection_pages;
+      low += zone.low_pages;
+    }
+  const long page = sysconf(_SC_PAGESIZE);
+  const uint64_t page_kib = page > 0 ? static_cast<uint64_t>(page) / 1024 : 4;
+  return parse_spare_memory(*t, path, node, reserve * page_kib, low * page_kib);
 }
 
 }  // namespace fragd

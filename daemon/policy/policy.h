@@ -169,17 +169,25 @@ struct MachineFacts {
 Result<MachineFacts> read_machine_facts(const std::string& proc_root = "/proc",
                                         const std::string& sys_root = "/sys");
 
-// What a pool may take from a node now (node >= 0): sys_root's nodeN/meminfo MemFree +
-// Active(file) + Inactive(file) + SReclaimable (its free and reclaimable memory: a pool that took
-// more would reclaim the node's working set, swap its tasks or OOM-kill the ones bound to it);
-// for the host (node < 0) proc_root/meminfo MemAvailable. `how` names the lines it added.
+// What a pool may take from a node now (node >= 0): the node's MemAvailable, counted as the
+// kernel counts the host's (si_mem_available) from sys_root's nodeN/meminfo and the node's zones
+// in proc_root/zoneinfo: MemFree less the zones' high watermarks and lowmem reserves, plus the
+// file pages and KReclaimable (SReclaimable before 4.20) less half of each, at most the zones'
+// low watermarks. A pool that took more would reclaim the node's working set, swap its tasks or
+// OOM-kill the ones bound to it: the pages below the watermarks are not theirs to allocate (a
+// THP kernel raises them: min 34 MiB on a 1 GiB node of the 2-node guest). For the host (node <
+// 0) proc_root/meminfo MemAvailable. `how` says what it counted.
 struct SpareMemory {
   uint64_t kib = 0;
   std::string how;
 };
 Result<SpareMemory> read_spare_memory(const std::string& proc_root, const std::string& sys_root, int node);
-// The same from a meminfo file's text (`path` for messages).
-Result<SpareMemory> parse_spare_memory(const std::string& text, const std::string& path, int node);
+// SpareMemory::how for a node.
+extern const char* const kNodeSpareHow;
+// The same from a meminfo file's text (`path` for messages) and, for a node, its zones' watermarks
+// and reserves in kB (ZoneSpan's high + protection, and low, summed over the node's zones).
+Result<SpareMemory> parse_spare_memory(const std::string& text, const std::string& path, int node,
+                                       uint64_t reserve_kib = 0, uint64_t low_kib = 0);
 
 // Checks the policy against the machine: listed nodes exist, pool sizes are
 // offered, pools fit in memory minus the guard (each pool alone, the pools of

@@ -331,6 +331,90 @@ else
 	exec 9>&-
 	wait "$FRAG_PID"
 	FRAG_PID=
+
+	# 7b. The guard per node: a task bound to node 1 holds 40% of node 1's free memory; a pool on
+	# node 1 asked for 800 MiB, more than node 1 can spare, must stop where node 1's own spare
+	# memory (its MemAvailable, counted as the kernel counts the host's) meets hugepages.guard,
+	# though node 0 keeps the host's MemAvailable far above it (read after it, that and the
+	# per-CPU lists' free pages must hold the guard). Then the bound
+	# task grows by half the guard on node 1 and must get it: no OOM kill (the kernel's oom_kill
+	# count), both processes alive.
+	# A guard on MemAvailable alone lets the pool take node 1 down to its watermarks, and the
+	# bound task's growth is OOM-killed.
+	GUARD_KIB=131072
+	# Free pages on node 1's per-CPU lists (kB): free, but out of MemFree. The kernel moves
+	# pages between them and the free lists at any time (tens of MiB here), which MemFree shows
+	# and the memory does not: the check below counts them as free.
+	pcp1() { awk '$1 == "Node" { n = $2; sub(/,/, "", n) } n == 1 && $1 == "count:" { s += $2 } END { print s * 4 }' /proc/zoneinfo; }
+	# Node 1's spare memory as fragd reads it (policy.h read_spare_memory): the node's MemAvailable,
+	# counted as the kernel counts the host's.
+	spare1() { awk 'FNR == NR { if ($1 == "Node") { n = $2; sub(/,/, "", n); next }
+			if (n != 1) next
+			if ($1 == "high") r += $2; else if ($1 == "low") l += $2
+			else if ($1 == "protection:") { gsub(/[(),]/, " "); m = 0; for (i = 2; i <= NF; i++) if ($i + 0 > m) m = $i + 0; r += m }
+			next }
+		$3 == "MemFree:" { f = $4 } $3 == "Active(file):" || $3 == "Inactive(file):" { c += $4 }
+		$3 == "SReclaimable:" && !kk { k = $4 } $3 == "KReclaimable:" { k = $4; kk = 1 }
+		END { r *= 4; l *= 4; a = f > r ? f - r : 0; a += c - (c / 2 < l ? int(c / 2) : l); a += k - (k / 2 < l ? int(k / 2) : l); print a }' \
+		/proc/zoneinfo /sys/devices/system/node/node1/meminfo; }
+	avail() { awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo; }
+	vmstat_of() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+	await_ready() { # FILE PID: 0 once FILE says ready, 1 when PID ended or 120 s passed
+		i=0
+		while [ $i -lt 600 ]; do
+			grep -q '^ready' "$1" && return 0
+			kill -0 "$2" 2>/dev/null || return 1
+			sleep 0.2; i=$((i + 1))
+		done
+		return 1
+	}
+	cat >/tmp/fragd-guard.yaml <<-EOF
+	mode: act
+	pageblocks:
+	  scan: false
+	compaction:
+	  score:
+	    enabled: false
+	  demand:
+	    enabled: false
+	hugepages:
+	  guard: 128MiB
+	EOF
+	mkfifo /tmp/hold2 /tmp/hold3
+	/fragmenter --node 1 --percent 40 --keep 1 </tmp/hold2 >/tmp/bound.out 2>&1 &
+	BOUND_PID=$!
+	exec 8>/tmp/hold2
+	if await_ready /tmp/bound.out "$BOUND_PID" && start_fragd /tmp/fragd-guard.yaml; then
+		oom0=$(vmstat_of oom_kill); s0=$(spare1); c0=$(pcp1)
+		/fragctl --socket "$SOCK" pool set 2MB 400 --node 1 --timeout 300 >/tmp/guard.txt 2>&1
+		p1=$(node_pool 1); p0=$(node_pool 0); s1=$(spare1); c1=$(pcp1); av=$(avail)
+		made1=$(awk '$3 == "MemFree:" || $3 == "Active(file):" || $3 == "Inactive(file):" || $3 == "SReclaimable:" || $3 == "Unevictable:" || $3 == "FilePages:" {
+			printf "%s%s %s", (n++ ? ", " : ""), $3, $4 }' /sys/devices/system/node/node1/meminfo)
+		check numa_guard "$([ "$p1" -gt 0 ] && [ "$p1" -lt 400 ] && [ "$p0" = 0 ] && [ $((s1 + c1)) -ge "$GUARD_KIB" ] &&
+			[ "$av" -gt $((GUARD_KIB + 262144)) ] && grep -q 'node 1 can spare' /tmp/guard.txt; echo $?)" \
+			"bound task: $(head -1 /tmp/bound.out); pool node 1: $p1 of 400 (node 0: $p0); node 1 spare $s0 -> $s1 kB and per-CPU lists $c0 -> $c1 kB (now $made1), guard $GUARD_KIB kB; host MemAvailable $av kB: $(tr '\n' '|' </tmp/guard.txt)"
+		/fragmenter --node 1 --mib $((GUARD_KIB / 2048)) --keep 1 </tmp/hold3 >/tmp/grow.out 2>&1 &
+		GROW_PID=$!
+		exec 7>/tmp/hold3
+		await_ready /tmp/grow.out "$GROW_PID"
+		grown=$?
+		oom1=$(vmstat_of oom_kill)
+		alive=0
+		kill -0 "$BOUND_PID" 2>/dev/null && alive=$((alive + 1))
+		kill -0 "$GROW_PID" 2>/dev/null && alive=$((alive + 1))
+		[ "$oom1" = "$oom0" ] || dmesg | sed -n '/invoked oom-killer/,/Killed process/p' | grep -E 'invoked|Node 1|free:|Killed' | sed 's/^/FRAGD-NOTE /'
+		check numa_guard_bound "$([ $grown = 0 ] && [ "$alive" = 2 ] && [ "$oom1" = "$oom0" ]; echo $?)" \
+			"the bound task grew by $((GUARD_KIB / 2048)) MiB on node 1: $(head -1 /tmp/grow.out | tr '\n' ' ')(ready: $([ $grown = 0 ] && echo yes || echo no)); $alive of 2 processes alive; oom_kill $oom0 -> $oom1"
+		exec 7>&-
+		wait "$GROW_PID"
+		/fragctl --socket "$SOCK" pool set 2MB 0 --node 1 --timeout 300 >/dev/null 2>&1
+		stop_fragd
+	else
+		check numa_guard 1 "the bound task ($(head -1 /tmp/bound.out)) or fragd with /tmp/fragd-guard.yaml did not start"
+	fi
+	echo 0 >/sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages
+	exec 8>&-
+	wait "$BOUND_PID"
 fi
 # 8. The series the shipped config exports on this guest's nodes and zones (docs/metrics.md "Series"),
 # once the first sampled round is in.

@@ -376,6 +376,19 @@ TEST_F(GoalRun, TheGuardLimitsWhatThePoolMayHold) {
   EXPECT_TRUE(saved.empty());
 }
 
+TEST_F(GoalRun, TheNodesOwnSpareMemoryLimitsItsGoalPoolToo) {
+  f.set_node(0, 1024000, 95, 10);
+  f.mem_available = 8ULL * 1024 * 1024;           // the host: room for thousands of pages
+  f.node_spare[0] = 2048 * 50 + 1024 * 1024;      // node 0: room for 50 above a 1 GiB guard
+  Policy p = policy();
+  p.hugepages.guard_kib = 1024 * 1024;
+  const ActionOutcome o = exec.run(req(600), p);
+  EXPECT_EQ(o.result, "guard") << o.detail;
+  EXPECT_NE(o.detail.find("node 0 can spare"), std::string::npos) << o.detail;
+  EXPECT_EQ(f.count_calls("grow_pool"), 0u);
+  EXPECT_TRUE(saved.empty());
+}
+
 TEST_F(GoalRun, WithoutAHugetlbPoolOfTheOrderTheWholeNodeIsCompacted) {
   f.set_node(0, 1024000, 95, 10);
   Policy p = policy();

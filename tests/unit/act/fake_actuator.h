@@ -48,6 +48,9 @@ class FakeActuator : public Actuator {
 
   std::map<int, Node> nodes;
   uint64_t mem_available = 16ULL * 1024 * 1024;  // kB
+  // A node's spare memory (kB, Actuator::spare_memory), falling by each page its pools take; a
+  // node not listed answers the host's MemAvailable.
+  std::map<int, uint64_t> node_spare;
   uint64_t direct_yield = 0;                     // pages a pool write gets beyond the free blocks
   unsigned proactiveness = 20;
   std::optional<unsigned> defrag_mode = 1;       // none: a kernel before 6.15
@@ -61,7 +64,7 @@ class FakeActuator : public Actuator {
   // Fails `op` with `err` `times` times (-1: until fail(op, 0)), after
   // letting `after` calls succeed.
   // ops: compact, read_proactiveness, write_proactiveness, read_defrag_mode, write_defrag_mode, read_pool,
-  // write_pool, grow_pool, mem_available, free_blocks, node_score, drop_caches.
+  // write_pool, grow_pool, mem_available, spare_memory, free_blocks, node_score, drop_caches.
   void fail(const std::string& op, int err, int times = -1, int after = 0) {
     if (err == 0) failures_.erase(op);
     else failures_[op] = {err, times, after};
@@ -165,6 +168,7 @@ class FakeActuator : public Actuator {
         n.free_pages -= per_page * kBlockPages;
         n.pool[size_kib]++;
         mem_available -= std::min(mem_available, size_kib);
+        if (auto sp = node_spare.find(id); sp != node_spare.end()) sp->second -= std::min(sp->second, size_kib);
         ++have;
         progress = true;
       }
@@ -182,6 +186,7 @@ class FakeActuator : public Actuator {
         n.max_blocks9 += per_page;
         n.free_pages += per_page * kBlockPages;
         mem_available += size_kib;
+        if (auto sp = node_spare.find(id); sp != node_spare.end()) sp->second += size_kib;
       }
     }
     return {};
@@ -213,6 +218,13 @@ class FakeActuator : public Actuator {
     calls.push_back("mem_available");
     if (auto e = failing("mem_available", "read /proc/meminfo")) return *e;
     return mem_available;
+  }
+  Result<SpareMemory> spare_memory(int node) override {
+    calls.push_back("spare_memory " + std::to_string(node));
+    if (auto e = failing("spare_memory", "read node meminfo")) return *e;
+    if (auto sp = node_spare.find(node); node >= 0 && sp != node_spare.end())
+      return SpareMemory{sp->second, kNodeSpareHow};
+    return SpareMemory{mem_available, "MemAvailable"};
   }
   Result<uint64_t> free_blocks(int node, unsigned order) override {
     calls.push_back("free_blocks " + std::to_string(node) + " " + std::to_string(order));

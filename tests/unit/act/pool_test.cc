@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The hugetlb pool strategy (act/pool.h) against the simulated kernel of
 // fake_actuator.h: grow with compaction when blocks are short, stop after two
-// writes in a row without progress, the MemAvailable guard, shrink, errors.
+// writes in a row without progress, the guard (the host's MemAvailable, a node's spare
+// memory), shrink, errors.
 #include "act/pool.h"
 
 #include <gtest/gtest.h>
@@ -181,6 +182,34 @@ TEST(PoolGrow, StopsAtTheMemAvailableGuard) {
   EXPECT_EQ(g.count_calls("compact"), 0u);
 }
 
+TEST(PoolGrow, ANodesPoolStopsAtThatNodesGuardWhileTheHostHasRoom) {
+  FakeActuator f;
+  f.set_node(0, kFree, 50, 5);
+  f.set_node(1, kFree, 50, 5);
+  f.mem_available = 8 * k1G;                // the host: room for 3584 pages above the guard
+  f.node_spare[1] = k1G + 40 * k2M + 1000;  // node 1: room for 40
+  const PoolOutcome o = resize_pool(f, grow_request(1, 200));
+  EXPECT_EQ(o.result, "guard");
+  EXPECT_EQ(o.after, 40u);
+  EXPECT_EQ(f.pool_total(1, k2M), 40u);
+  EXPECT_GE(f.node_spare[1], k1G);
+  EXPECT_NE(o.detail.find("node 1 can spare"), std::string::npos) << o.detail;
+  EXPECT_NE(o.detail.find("the node's MemAvailable"), std::string::npos) << o.detail;
+  // Near the guard the pool grows in steps, the room read again before each: three quarters of
+  // the room (30 of 40), of what is left (8 of 10), then the last 2 (under 4 pages: all of it).
+  EXPECT_EQ(f.count_calls("grow_pool 1 2048 30"), 1u);
+  EXPECT_EQ(f.count_calls("grow_pool 1 2048 38"), 1u);
+  EXPECT_EQ(f.count_calls("grow_pool 1 2048 40"), 1u);
+  EXPECT_EQ(f.count_calls("grow_pool"), 3u);
+  EXPECT_EQ(f.count_calls("spare_memory 1"), 4u);
+
+  FakeActuator g;  // the global pool: the host's MemAvailable alone
+  g.set_node(0, kFree, 50, 5);
+  g.node_spare[0] = 0;
+  EXPECT_EQ(resize_pool(g, grow_request(-1, 100)).result, "ok");
+  EXPECT_EQ(g.count_calls("spare_memory"), 0u);
+}
+
 TEST(PoolGrow, AtMostSixteenWrites) {
   FakeActuator f;
   f.set_node(0, kFree, 100, 100);
@@ -278,6 +307,7 @@ TEST(PoolErrors, EachStepCanFail) {
   };
   for (const Case& c : {Case{"read_pool", ENOENT, "No such file or directory"},
                         Case{"mem_available", EIO, "Input/output error"},
+                        Case{"spare_memory", EIO, "Input/output error"},
                         Case{"grow_pool", EIO, "Input/output error"},
                         Case{"compact", EBUSY, "Device or resource busy"}}) {
     FakeActuator f;

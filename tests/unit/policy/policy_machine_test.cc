@@ -2,6 +2,7 @@
 // The policy against a machine (fake /proc + /sys trees in tests/fixtures/machine):
 // the facts read from them and the checks that need them.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "kernel/procfs.h"
 #include "machine_fixtures.h"
@@ -62,6 +63,39 @@ TEST(MachineFacts, ThisMachine) {
   EXPECT_EQ(f->nodes.size(), f->node_total_kib.size());
   EXPECT_GT(f->mem_total_kib, 0u);
   for (uint64_t n : f->node_total_kib) EXPECT_LE(n, f->mem_total_kib);
+}
+
+TEST(SpareMemory, ANodesMemAvailableCountedAsTheKernelCountsTheHosts) {
+  const std::string m = kMachines + "two_nodes";
+  auto s = fragd::read_spare_memory(m + "/proc", m + "/sys", 1);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  // Node 1 (node1/meminfo; its one zone in proc/zoneinfo: high 19867, protection 0, low 15674
+  // pages): MemFree 8000000 kB less the high watermark, file pages 150000 kB less
+  // min(half, low), SReclaimable 20000 kB less min(half, low).
+  const uint64_t page_kib = static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) / 1024;
+  const uint64_t low = 15674 * page_kib;
+  EXPECT_EQ(s->kib, (8000000u - 19867 * page_kib) + (150000u - std::min<uint64_t>(75000, low)) +
+                        (20000u - std::min<uint64_t>(10000, low)));
+  EXPECT_EQ(s->how, fragd::kNodeSpareHow);
+
+  // The parser alone: KReclaimable counts instead of SReclaimable where the kernel gives it, and
+  // watermarks above MemFree leave only the reclaimable part.
+  const std::string text = "Node 2 MemFree: 1000 kB\nNode 2 Active(file): 400 kB\nNode 2 Inactive(file): 0 kB\n"
+                           "Node 2 SReclaimable: 100 kB\nNode 2 KReclaimable: 300 kB\n";
+  auto p = fragd::parse_spare_memory(text, "node2/meminfo", 2, 5000, 50);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->kib, 0u + (400u - 50u) + (300u - 50u));
+  auto missing = fragd::parse_spare_memory("Node 2 MemFree: 1000 kB\n", "node2/meminfo", 2);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("node2/meminfo"), std::string::npos) << missing.error().message;
+
+  auto host = fragd::read_spare_memory(m + "/proc", m + "/sys", -1);
+  ASSERT_TRUE(host.ok()) << host.error().message;
+  EXPECT_EQ(host->how, "MemAvailable");
+
+  auto gone = fragd::read_spare_memory(m + "/proc", m + "/sys", 7);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_NE(gone.error().message.find("node7/meminfo"), std::string::npos) << gone.error().message;
 }
 
 struct BadOnMachine {

@@ -307,6 +307,11 @@ TEST(ZoneSpans, ParsesStartSpannedAndReserve) {
   EXPECT_EQ((*z)[2].reserve_pages, 14769u);
   EXPECT_EQ((*z)[3].node, 1);
   EXPECT_EQ((*z)[3].start_pfn, 6553600u);
+  // The watermarks and the largest protection entry, MemAvailable's share of each zone.
+  EXPECT_EQ((*z)[2].low_pages, 20163u);
+  EXPECT_EQ((*z)[2].high_pages, 25557u);
+  EXPECT_EQ((*z)[2].protection_pages, 0u);
+  EXPECT_EQ((*z)[0].protection_pages, 24090u);
 
   auto none = parse_zone_spans("Node 0, zone Normal\n  pages free 5\n", "/proc/zoneinfo");
   ASSERT_FALSE(none);
