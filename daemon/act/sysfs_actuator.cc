@@ -28,10 +28,8 @@ bool exists(const std::string& path) {
 std::string write_fix(int err) {
   switch (err) {
     case EROFS:
-      return std::string("the file system is read-only for fragd (a container's /sys or /proc/sys, or "
-                         "fragd.service without the act drop-in): under systemd install ") +
-             FRAGD_ACT_DROPIN + " as /etc/systemd/system/fragd.service.d/act.conf, in a container mount the "
-             "path writable, or run in mode observe";
+      return "the file system is read-only for fragd (a container's /sys or /proc/sys, or fragd.service without "
+             "the act drop-in): " + read_only_fix("the path") + ", or run in mode observe";
     case EACCES:
     case EPERM:
       return "fragd may not write it: run fragd as root";
@@ -54,6 +52,12 @@ Result<void> write_here(const std::string& path, const std::string& value) {
 }
 
 }  // namespace
+
+std::string read_only_fix(const std::string& them) {
+  return std::string("under systemd install ") + FRAGD_ACT_DROPIN +
+         " as /etc/systemd/system/fragd.service.d/act.conf, then systemctl daemon-reload and systemctl restart "
+         "fragd; in a container mount " + them + " writable (docs/deployment.md)";
+}
 
 std::vector<std::string> SysfsActuator::read_only_paths() const {
   const std::string paths[] = {proc_ + "/sys/vm/compact_memory", proc_ + "/sys/vm/compaction_proactiveness",

@@ -40,6 +40,10 @@
 
 namespace fragd {
 
+// What to do about kernel files read-only for fragd (`them`: "the path", "them"): the act drop-in
+// under systemd, a writable mount in a container.
+std::string read_only_fix(const std::string& them);
+
 class SysfsActuator : public Actuator {
  public:
   explicit SysfsActuator(std::string proc_root = "/proc", std::string sys_root = "/sys");

@@ -45,10 +45,7 @@ Result<void> ActConcern::take_act_lock(const std::string& why) {
     // a note when only vm sysctls are read-only (a container's /proc/sys, as the DaemonSet's act
     // overlay keeps it: method proactiveness and drop_caches are then unavailable).
     (trees_read_only ? log_warn : log_info)("act mode: " + list + (ro.size() == 1 ? " is" : " are") +
-             " read-only for fragd, so the kernel will refuse fragd's writes there: "
-             "under systemd install " FRAGD_ACT_DROPIN
-             " as /etc/systemd/system/fragd.service.d/act.conf, then systemctl daemon-reload and systemctl restart "
-             "fragd; in a container mount them writable (docs/deployment.md)");
+             " read-only for fragd, so the kernel will refuse fragd's writes there: " + read_only_fix("them"));
   }
   return {};
 }
