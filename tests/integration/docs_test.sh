@@ -329,8 +329,9 @@ def check_daemonset():
         err("DaemonSet updateStrategy is not RollingUpdate")
     if spec["selector"]["matchLabels"].items() - spec["template"]["metadata"]["labels"].items():
         err("DaemonSet selector does not match its pod labels")
-    if not pod.get("hostPID"):
-        err("pod lacks hostPID: true (fragd's own pid, which BPF compares with host pids)")
+    if pod.get("hostPID"):
+        err("pod sets hostPID: fragd (uid 0) could signal every root process of the node; it needs "
+            "only its own pid namespace (BPF knows fragd by it)")
     if not any(t.get("operator") == "Exists" and "key" not in t for t in pod.get("tolerations", [])):
         err("pod does not tolerate every taint (operator: Exists without a key): it would miss tainted nodes")
     (c,) = [c for c in pod["containers"] if c["name"] == "fragd"]

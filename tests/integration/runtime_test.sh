@@ -5,7 +5,7 @@
 # scripts/build-image.sh, with the pod's security context translated to podman's flags from
 # configs/kubernetes itself (python3-yaml), so that a change to a manifest changes this test:
 # the added capabilities and no other (--cap-drop=ALL --cap-add=...), a read-only root file
-# system (no tmpfs on /run or /tmp either), the host's pid namespace (hostPID), the hostPath and
+# system (no tmpfs on /run or /tmp either), the pod's own pid namespace (no hostPID), the hostPath and
 # ConfigMap mounts with their readOnly flags, the runtime's default seccomp profile, the
 # AppArmor profile, the memory and CPU limits, the command, the arguments and the grace period.
 #  1. observe (configs/kubernetes/base): every BPF program fragd should attach is attached, by
@@ -239,7 +239,7 @@ ROOT_PATHS=(/.probe /tmp/.probe /etc/.probe /usr/bin/fragd /etc/fragd/fragd.yaml
   /run/fragd/.probe)
 
 # start MODE: runs the DaemonSet's container of MODE (observe: base, act: the act overlay) as
-# container fragd-MODE; sets CTR, CPID (fragd's pid on the host: hostPID) and the manifest's
+# container fragd-MODE; sets CTR, CPID (fragd's pid on the host, from podman) and the manifest's
 # variables (env); waits until /metrics lists the BPF programs and the readiness path answers 200.
 start() {
   local mode=$1 d="$WORK/$1"
@@ -408,6 +408,19 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# own_pids MODE: fragd's pid namespace is the pod's own, so from it no process of the host can be
+# signalled (from the host's, uid 0 could signal every root process, capabilities dropped or not).
+own_pids() {
+  local mode=$1 host_ns ctr_ns
+  host_ns=$(readlink /proc/self/ns/pid)
+  ctr_ns=$(readlink "/proc/$CPID/ns/pid")
+  [ "$host_ns" != "$ctr_ns" ] || fail "$mode: fragd runs in the host's pid namespace ($host_ns): it could signal every root process"
+  if "${PM[@]}" exec "$CTR" /probe/busybox kill -0 $$ 2>/dev/null; then
+    fail "$mode: a process in the pod could signal the host's process $$"
+  fi
+  log "$mode: fragd's pid namespace $ctr_ns, the host's $host_ns; kill -0 $$ (this test, on the host) from the pod: refused"
+}
+
 # stop MODE: podman stop with the grace period; fragd exits 0 on SIGTERM.
 stop() {
   local mode=$1 rc
@@ -443,6 +456,7 @@ ALWAYS_RO=(/proc/sys/vm/nr_hugepages /proc/sys/vm/compaction_proactiveness /proc
 T1=$SECONDS
 start observe
 check_pod observe
+own_pids observe
 MUST_RW=()
 MUST_RO=("${ALWAYS_RO[@]}" /sys/devices/system/node/node0/compact "$NODE_HP" "$GLOBAL_HP")
 sweep observe /run/fragd
@@ -453,6 +467,7 @@ log "observe: ran, checked and stopped (exit 0) in $((SECONDS - T1)) s"
 T1=$SECONDS
 start act
 check_pod act
+own_pids act
 MUST_RO=("${ALWAYS_RO[@]}")
 MUST_RW=(/sys/devices/system/node/node0/compact "$NODE_HP" "$GLOBAL_HP")
 sweep act /run/fragd /sys/devices/system/node /sys/kernel/mm/hugepages
@@ -462,10 +477,20 @@ grep -q 'fragd_policy_info{.*mode="act"' "$WORK/act/metrics.prom" || fail "act: 
 # %.0f: awk (mawk) prints a sum past 2^31 as 2.39432e+09, and two such roundings compare equal.
 scanned() { awk '$1 == "compact_migrate_scanned" || $1 == "compact_free_scanned" { n += $2 } END { printf "%.0f\n", n }' /proc/vmstat; }
 before=$(scanned)
+scrape >"$WORK/act/before.prom" || fail "act: /metrics stopped answering"
 CTL compact --node 0 >"$WORK/act/compact.out" 2>&1 || { cat "$WORK/act/compact.out" >&2; fail "act: fragctl compact --node 0 failed"; }
 after=$(scanned)
 [ "$after" -gt "$before" ] || fail "act: fragctl compact ran, yet the host's compact_*_scanned stayed at $before"
 log "act: fragctl compact --node 0: $(cat "$WORK/act/compact.out"); compact_migrate_scanned+compact_free_scanned $before -> $after"
+# fragd's BPF programs know its writer as fragd's own from the pod's pid namespace: the runs count
+# under trigger fragd, not as another process's.
+scrape >"$WORK/act/compacted.prom" || fail "act: /metrics stopped answering"
+runs() { metric "$1" fragd_compaction_runs_total "trigger=\"$2\""; }
+r0=$(runs "$WORK/act/before.prom" fragd); r1=$(runs "$WORK/act/compacted.prom" fragd)
+m0=$(runs "$WORK/act/before.prom" manual); m1=$(runs "$WORK/act/compacted.prom" manual)
+[ "$r1" -gt "$r0" ] && [ "$m1" = "$m0" ] ||
+  fail "act: the compaction fragd wrote from its pid namespace: fragd_compaction_runs_total{trigger=\"fragd\"} $r0 -> $r1, {trigger=\"manual\"} $m0 -> $m1"
+log "act: zone compaction runs by fragd $r0 -> $r1, by another writer $m0 -> $m1"
 
 # The node's pool and the global pool, by fragd, as the host sees them.
 pool() {  # pool COUNT [--node N]: fragctl pool set 2MB COUNT in the pod; nr_hugepages must read WANT
