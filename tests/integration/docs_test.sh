@@ -329,6 +329,15 @@ def check_daemonset():
         err("DaemonSet updateStrategy is not RollingUpdate")
     if spec["selector"]["matchLabels"].items() - spec["template"]["metadata"]["labels"].items():
         err("DaemonSet selector does not match its pod labels")
+    # The kubelet counts the container's log against ephemeral-storage and keeps up to
+    # containerLogMaxSize x containerLogMaxFiles of it (10Mi x 5 by default).
+    (fc,) = [c for c in pod["containers"] if c["name"] == "fragd"]
+    eph = fc.get("resources", {}).get("limits", {}).get("ephemeral-storage", "0")
+    units = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}
+    eph_bytes = int(eph[:-2]) * units[eph[-2:]] if eph[-2:] in units else int(eph)
+    if eph_bytes <= 50 << 20:
+        err(f"fragd's ephemeral-storage limit {eph} does not hold the log the kubelet keeps by default "
+            "(10Mi x 5): a long-lived act-mode pod would be evicted for its own log")
     if pod.get("hostPID"):
         err("pod sets hostPID: fragd (uid 0) could signal every root process of the node; it needs "
             "only its own pid namespace (BPF knows fragd by it)")
