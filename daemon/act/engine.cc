@@ -307,11 +307,11 @@ uint64_t Engine::forecast_need(const NodeTrack& n) const {
   if (!f.enabled || !n.blocks_per_second || *n.blocks_per_second >= 0) return 0;
   const double lost_per_s = -*n.blocks_per_second;  // 2 MiB blocks
   const double horizon_s = static_cast<double>(f.horizon_ns) / 1e9;
-  const uint64_t free_2m = blocks_of_order(n.free_blocks, kCompactionHpageOrder);
+  const uint64_t free_2m = blocks_of_order(n.free_blocks, compaction_hpage_order());
   if (static_cast<double>(free_2m) > lost_per_s * horizon_s) return 0;  // they last past the horizon
   // In blocks of reserve.order (a 2 MiB block is 2^(9 - order) of them, or a share of one).
   // (1e-6: a rate fitted as 19.99999999 or 20.00000001 blocks/s takes as many blocks as 20.)
-  const double pages = std::ceil(lost_per_s * horizon_s - 1e-6) * static_cast<double>(uint64_t{1} << kCompactionHpageOrder);
+  const double pages = std::ceil(lost_per_s * horizon_s - 1e-6) * static_cast<double>(uint64_t{1} << compaction_hpage_order());
   const double blocks = std::ceil(pages / static_cast<double>(uint64_t{1} << policy_.compaction.reserve.order));
   return blocks >= 1e18 ? uint64_t{1} << 60 : std::max<uint64_t>(static_cast<uint64_t>(blocks), 1);
 }
@@ -404,7 +404,7 @@ std::optional<Engine::Fired> Engine::node_trigger(int node, const NodeTrack& n,
   }
   if (forecast_need(n) > 0) {
     const double lost = -*n.blocks_per_second;
-    const uint64_t free_2m = blocks_of_order(n.free_blocks, kCompactionHpageOrder);
+    const uint64_t free_2m = blocks_of_order(n.free_blocks, compaction_hpage_order());
     return Fired{Trigger::Forecast,
                  "forecast: " + std::to_string(free_2m) + " free 2 MiB blocks run out in " +
                      format_duration(static_cast<double>(free_2m) / lost * 1e9) + " at " + format_count(lost) +
@@ -572,7 +572,8 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
       r.goal_blocks = goal_blocks(t, demand.has_value() && t.score >= c.score.low,
                                   c.cpu_budget_ns > used ? c.cpu_budget_ns - used : 0);
       // The goal's temporary pool is the node's pool of reserve.order: not while leases hold it.
-      if (leases_.leased({best.node, uint64_t{4} << c.reserve.order}) || lease_pools_.count({best.node, uint64_t{4} << c.reserve.order}))
+      const uint64_t goal_pool_kib = o.page_kib << c.reserve.order;
+      if (leases_.leased({best.node, goal_pool_kib}) || lease_pools_.count({best.node, goal_pool_kib}))
         r.goal_blocks = 0;
       if (r.goal_blocks == 0) r.reason += "; the goal is near all the node's free memory: whole node";
       else r.reason += strf("; goal %llu free order-%u blocks (has %llu)",

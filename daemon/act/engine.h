@@ -206,6 +206,7 @@ struct Observation {
   uint64_t fragd_compaction_ns = 0;
   uint64_t proactive_compaction_ns = 0;
   uint64_t mem_available_kib = 0;
+  uint64_t page_kib = 4;               // the kernel's base page (kernel/page_size.h)
   std::vector<PoolObservation> pools;  // global and per node
   GuardSample guard;                   // the defrag_mode guard's readings (act/defrag_guard.h)
 };

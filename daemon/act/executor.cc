@@ -46,7 +46,7 @@ ActionOutcome ActionExecutor::run_action(const ActionRequest& r, const Policy& p
       }
       std::string no_pool;
       if (r.goal_blocks > 0 && p.compaction.method == CompactMethod::Pool) {
-        const uint64_t size_kib = uint64_t{4} << order;
+        const uint64_t size_kib = page_kib_ << order;
         auto pool = act_.read_pool(r.node, size_kib);
         if (pool || pool.error().err != ENOENT) {
           compact_to_goal(r, p, o);
@@ -131,6 +131,7 @@ ActionOutcome ActionExecutor::run_action(const ActionRequest& r, const Policy& p
       pr.compact_nodes = r.compact_nodes;
       pr.guard_kib = p.hugepages.guard_kib;
       pr.drop_caches = p.hugepages.drop_caches;
+      pr.page_kib = page_kib_;
       // Leased pages above the pool's base go back should fragd stop (saved_state.h).
       const std::string file = pool_file(r.node, r.size_kib);
       if (r.restore_to && r.target > *r.restore_to && hooks_.remember)
@@ -238,7 +239,7 @@ constexpr uint64_t kGiveWayStalls = 4;
 
 void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, ActionOutcome& o) {
   const unsigned order = p.compaction.reserve.order;
-  const uint64_t size_kib = uint64_t{4} << order;
+  const uint64_t size_kib = page_kib_ << order;
   const std::string file = pool_file(r.node, size_kib);
   const std::string name = strf("node %d's %llu kB pool", r.node, static_cast<unsigned long long>(size_kib));
   auto mono = [] { return now_ns(CLOCK_MONOTONIC); };

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "act/actuator.h"
+#include "kernel/page_size.h"
 #include "act/engine.h"
 #include "policy/policy.h"
 
@@ -40,7 +41,9 @@ class ActionExecutor {
     std::function<uint64_t(unsigned)> foreign_stalls;
   };
 
-  ActionExecutor(Actuator& a, Hooks hooks) : act_(a), hooks_(std::move(hooks)) {}
+  // page_kib: the kernel's base page; a reserve order's pool is page_kib << order.
+  ActionExecutor(Actuator& a, Hooks hooks, uint64_t page_kib = kernel_page_kib())
+      : act_(a), hooks_(std::move(hooks)), page_kib_(page_kib) {}
 
   // dry_run (policy.dry_run): reads only, result "dry_run". The actuator's
   // deadline is action_deadline_ns(now, r.budget_ns) for the action's
@@ -65,6 +68,7 @@ class ActionExecutor {
 
   Actuator& act_;
   Hooks hooks_;
+  uint64_t page_kib_ = 4;
   std::optional<unsigned> saved_;
   std::optional<unsigned> saved_defrag_;  // vm.defrag_mode before the guard wrote 0
 };

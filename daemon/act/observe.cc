@@ -12,6 +12,7 @@ Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const BpfSna
                            uint64_t page_kib) {
   Observation o;
   o.now_ns = now_ns;
+  o.page_kib = page_kib;
   if (mem) {
     for (const auto& s : node_scores(mem->zones)) {
       NodeObservation n;

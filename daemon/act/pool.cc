@@ -46,16 +46,6 @@ Result<GuardRoom> guard_room(Actuator& a, int node, uint64_t size_kib, uint64_t 
   return room;
 }
 
-unsigned page_order(uint64_t size_kib) {
-  uint64_t pages = size_kib / 4;
-  unsigned order = 0;
-  while (pages > 1) {
-    pages >>= 1;
-    ++order;
-  }
-  return order;
-}
-
 PoolOutcome resize_pool(Actuator& a, const PoolRequest& r) {
   PoolOutcome out;
   const std::string name = pool_label(r);
@@ -136,7 +126,7 @@ PoolOutcome resize_pool(Actuator& a, const PoolRequest& r) {
     if (!compacted && !r.compact_nodes.empty()) {
       // Compact only what the pool lacks: node by node, each until it has that many more free
       // blocks of the page's order than now, and no further node once they exist.
-      const unsigned order = page_order(r.size_kib);
+      const unsigned order = order_of(r.size_kib, r.page_kib);
       uint64_t lacking = reach;  // the target, or less under the guard (not only this write's step)
       for (int node : r.compact_nodes) {
         if (lacking == 0) break;

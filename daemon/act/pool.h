@@ -11,6 +11,7 @@
 
 #include "act/actuator.h"
 #include "act/engine.h"
+#include "kernel/page_size.h"
 
 namespace fragd {
 
@@ -21,6 +22,7 @@ struct PoolRequest {
   std::vector<int> compact_nodes;  // nodes to compact when free blocks are short
   uint64_t guard_kib = 1024 * 1024;
   bool drop_caches = false;
+  uint64_t page_kib = kernel_page_kib();  // the kernel's base page: the pool page's order
 };
 
 struct PoolOutcome {
@@ -69,7 +71,5 @@ struct GuardRoom {
 };
 Result<GuardRoom> guard_room(Actuator& a, int node, uint64_t size_kib, uint64_t guard_kib);
 
-// log2(size_kib / 4): 9 for 2 MiB, 18 for 1 GiB.
-unsigned page_order(uint64_t size_kib);
 
 }  // namespace fragd

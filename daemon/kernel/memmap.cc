@@ -77,7 +77,7 @@ Result<std::vector<ZoneSpan>> parse_zone_spans(std::string_view text, std::strin
   return out;
 }
 
-Result<std::vector<PfnRange>> parse_iomem_ram(std::string_view text, std::string_view path) {
+Result<std::vector<PfnRange>> parse_iomem_ram(std::string_view text, std::string_view path, uint64_t page_bytes) {
   std::vector<PfnRange> out;
   bool zero_addresses = false;
   for (size_t pos = 0; pos < text.size();) {
@@ -95,7 +95,7 @@ Result<std::vector<PfnRange>> parse_iomem_ram(std::string_view text, std::string
       zero_addresses = true;
       continue;
     }
-    const uint64_t start = (lo + 4095) / 4096, end = (hi + 1) / 4096;
+    const uint64_t start = (lo + page_bytes - 1) / page_bytes, end = (hi + 1) / page_bytes;
     if (end > start) out.push_back({start, end});
   }
   if (out.empty())
@@ -122,7 +122,7 @@ bool parse_hex(std::string_view s, uint64_t& out) {
 }
 }  // namespace
 
-Result<std::vector<PfnRange>> read_firmware_memmap_ram(const std::string& sys_root) {
+Result<std::vector<PfnRange>> read_firmware_memmap_ram(const std::string& sys_root, uint64_t page_bytes) {
   const std::string dir = sys_root + "/firmware/memmap";
   DIR* d = opendir(dir.c_str());
   if (!d)
@@ -143,7 +143,7 @@ Result<std::vector<PfnRange>> read_firmware_memmap_ram(const std::string& sys_ro
     uint64_t lo, hi;
     if (!lo_text || !hi_text || !parse_hex(*lo_text, lo) || !parse_hex(*hi_text, hi) || hi < lo)
       return make_error(base + ": start and end are not two hexadecimal addresses, start <= end", EINVAL);
-    const uint64_t start = (lo + 4095) / 4096, end = (hi + 1) / 4096;
+    const uint64_t start = (lo + page_bytes - 1) / page_bytes, end = (hi + 1) / page_bytes;
     if (end > start) out.push_back({start, end});
   }
   if (out.empty()) return make_error(dir + ": no \"System RAM\" range", EINVAL);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "kernel/page_size.h"
 
 namespace fragd {
 
@@ -36,14 +37,17 @@ struct ZoneSpan {
 // no zone has them.
 Result<std::vector<ZoneSpan>> parse_zone_spans(std::string_view text, std::string_view path);
 
-// The top-level "System RAM" ranges of /proc/iomem, in pfns (4 KiB pages).
-// Error when there is none (unprivileged readers see all-zero addresses).
-Result<std::vector<PfnRange>> parse_iomem_ram(std::string_view text, std::string_view path);
+// The top-level "System RAM" ranges of /proc/iomem, in pfns (pages of `page_bytes`, the
+// kernel's: kernel/page_size.h). Error when there is none (unprivileged readers see all-zero
+// addresses).
+Result<std::vector<PfnRange>> parse_iomem_ram(std::string_view text, std::string_view path,
+                                              uint64_t page_bytes = kernel_page_bytes());
 
 // The "System RAM" ranges of the firmware's memory map, /sys/firmware/memmap/N/{start,end,type}
 // under `sys_root`, in pfns. The same ranges as /proc/iomem's top level, but readable by uid 0
 // without CAP_SYS_ADMIN (root's 0400 files): where /proc/iomem shows zeros, fragd reads these.
 // Error when the directory is missing (no CONFIG_FIRMWARE_MEMMAP) or holds no RAM range.
-Result<std::vector<PfnRange>> read_firmware_memmap_ram(const std::string& sys_root);
+Result<std::vector<PfnRange>> read_firmware_memmap_ram(const std::string& sys_root,
+                                                       uint64_t page_bytes = kernel_page_bytes());
 
 }  // namespace fragd

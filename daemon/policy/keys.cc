@@ -379,7 +379,8 @@ const std::vector<Key>& config_keys() {
        .doc = "how far back both demand checks look (1s..1h)"},
       {.path = "compaction.reserve", .type = Section, .sorted_hint = true},
       {.path = "compaction.reserve.order", .type = Integer, .table = kPolicy, .lo = 1, .hi = 10, .field = FIELD(policy.compaction.reserve.order),
-       .doc = "the reserve goal's block order (1..10; 9 = 2 MiB on x86-64)"},
+       .doc = "the reserve goal's block order, in the kernel's pages (1..10; 2 MiB is 9 with 4 KiB pages, as on x86-64, "
+              "7 with 16 KiB and 5 with 64 KiB)"},
       // The machine check bounds it by node memory; this bound only keeps `blocks << order` in range.
       {.path = "compaction.reserve.blocks", .type = Integer, .table = kPolicy, .lo = 0, .hi = uint64_t{1} << 40,
        .field = FIELD(policy.compaction.reserve.blocks), .rule = reserve_mark,

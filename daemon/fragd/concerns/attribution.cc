@@ -56,8 +56,8 @@ TopReply top_reply(const AttributionView* a, const MemSnapshot* mem, uint64_t up
       if (z.present_pages == 0) continue;
       TopNode& n = nodes[z.node];
       n.node = z.node;
-      n.free_2m += blocks_of_order(z.free_blocks, kCompactionHpageOrder);
-      n.free_1g += blocks_of_order(z.free_blocks, kCompactionHpageOrder + 9);
+      n.free_2m += blocks_of_order(z.free_blocks, compaction_hpage_order());
+      n.free_1g += blocks_of_order(z.free_blocks, gigantic_order(kernel_page_kib()));
     }
     for (const auto& [_, n] : nodes) r.nodes.push_back(n);
   }

@@ -9,7 +9,7 @@ namespace fragd {
 void BlockForecast::observe(uint64_t now_ns, const std::vector<ZoneFree>& zones) {
   std::map<int, uint64_t> blocks;
   for (const ZoneFree& z : zones)
-    if (z.present_pages > 0) blocks[z.node] += blocks_of_order(z.free_blocks, kCompactionHpageOrder);
+    if (z.present_pages > 0) blocks[z.node] += blocks_of_order(z.free_blocks, compaction_hpage_order());
   observe(now_ns, blocks);
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // When does a node run out of free 2 MiB blocks? From the free blocks of order
-// >= 9 (kCompactionHpageOrder) per node, sampled every tick: the least-squares
+// >= compaction_hpage_order() (9 with 4 KiB pages) per node, sampled every tick: the least-squares
 // slope over the last `window` (blocks made minus blocks consumed, per second).
 // A node whose slope is negative gets free blocks / -slope seconds; a node not
 // losing blocks, or with less than half a window of samples, gets nothing.

@@ -7,14 +7,19 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernel/page_size.h"
 #include "kernel/procfs.h"
 
 namespace fragd {
 
 // The order the kernel's proactive compaction scores against:
 // COMPACTION_HPAGE_ORDER in mm/compaction.c, i.e. HPAGE_PMD_ORDER when THP
-// is built in; 9 on x86-64 with 4 KiB pages.
-inline constexpr unsigned kCompactionHpageOrder = 9;
+// is built in (PMD_SHIFT - PAGE_SHIFT otherwise, the same): a page table of
+// page_kib holds page_kib * 1024 / 8 entries, so 9 with 4 KiB pages (2 MiB),
+// 11 with 16 KiB (32 MiB), 13 with 64 KiB (512 MiB).
+inline unsigned compaction_hpage_order(uint64_t page_kib) { return order_of(page_kib * 1024 / 8, 1); }
+// The same for this kernel's pages (kernel/page_size.h).
+inline unsigned compaction_hpage_order() { return compaction_hpage_order(kernel_page_kib()); }
 
 // Free pages of a zone as the kernel's fill_contig_page_info (mm/vmstat.c)
 // counts them: sum over orders of free_blocks[o] << o.
@@ -34,7 +39,7 @@ uint64_t blocks_of_order(const std::vector<uint64_t>& free_blocks, unsigned orde
 // mm/compaction.c calls with COMPACTION_HPAGE_ORDER:
 //   (free_pages - suitable_pages) * 100 / free_pages, truncated; 0 when the
 //   zone has no free pages. Range 0..100.
-unsigned zone_score(const ZoneFree& z, unsigned order = kCompactionHpageOrder);
+unsigned zone_score(const ZoneFree& z, unsigned order = compaction_hpage_order());
 
 struct NodeScore {
   int node = 0;
@@ -48,7 +53,7 @@ struct NodeScore {
 //     / (zone->zone_pgdat->node_present_pages + 1)      (truncated per zone)
 // One entry per node present in `zones`, ordered by node.
 std::vector<NodeScore> node_scores(const std::vector<ZoneFree>& zones,
-                                   unsigned order = kCompactionHpageOrder);
+                                   unsigned order = compaction_hpage_order());
 
 // unusable_free_index() in mm/vmstat.c (debugfs extfrag/unusable_index), per
 // order o in [0, free_blocks.size()), in thousandths exactly as the kernel

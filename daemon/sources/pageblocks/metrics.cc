@@ -98,7 +98,7 @@ void scan_metrics(const ScanStats& scan, Families& out) {
       cost.gauge({{"node", n}, {"zone", z.zone}}, z.compaction_cost_pages);
       sample.gauge({{"node", n}, {"zone", z.zone}}, static_cast<double>(z.sample_blocks));
     }
-    for (const auto& [node, pages] : longest) run.gauge({{"node", node_label(node)}}, pages * 4096.0);
+    for (const auto& [node, pages] : longest) run.gauge({{"node", node_label(node)}}, static_cast<double>(pages) * static_cast<double>(kernel_page_bytes()));
     emit(out, cls, obt, bound, run, pol, pol_bound, cost, sample);
     if (whole_map) {
       FamilyBuilder age("fragd_pageblock_map_age_seconds",

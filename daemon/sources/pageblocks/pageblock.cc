@@ -149,7 +149,7 @@ void estimate_zone(ZoneScan& z, unsigned pageblock_order) {
   estimate_from_map(z, pageblock_order);
 }
 
-void estimate_from_map(ZoneScan& z, unsigned pageblock_order) {
+void estimate_from_map(ZoneScan& z, unsigned pageblock_order, unsigned giga_order) {
   const uint64_t bp = uint64_t{1} << pageblock_order;
   const uint64_t usable = usable_free_pages(z, pageblock_order);
 
@@ -164,9 +164,9 @@ void estimate_from_map(ZoneScan& z, unsigned pageblock_order) {
   // 1 GiB ranges: aligned, wholly inside the zone.
   z.gigantic_free = z.gigantic_migration = 0;
   z.gigantic_used.clear();
-  if (pageblock_order >= kGiganticOrder) return;
-  const uint64_t per = uint64_t{1} << (kGiganticOrder - pageblock_order);  // blocks per range
-  const uint64_t gp = uint64_t{1} << kGiganticOrder;                        // pages per range
+  if (pageblock_order >= giga_order) return;
+  const uint64_t per = uint64_t{1} << (giga_order - pageblock_order);  // blocks per range
+  const uint64_t gp = uint64_t{1} << giga_order;                        // pages per range
   std::vector<uint64_t> used;  // movable pages to migrate, per candidate range
   uint64_t free_in_candidates = 0;
   for (uint64_t first = (z.start_pfn + gp - 1) / gp * gp; first + gp <= z.end_pfn; first += gp) {

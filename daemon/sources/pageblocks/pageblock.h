@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "kernel/page_size.h"
 #include "kernel/memmap.h"
 #include "kernel/procfs.h"
 
@@ -106,7 +107,7 @@ struct ZoneScan : ZoneSpan {
   uint64_t compaction_cost_pages = 0;
   // Movable pages of the movable blocks, ascending: cost_for(n) sums the first n.
   std::vector<uint16_t> movable_sorted;
-  // 1 GiB pages (kGiganticOrder-aligned ranges wholly in the zone): free now (every block
+  // 1 GiB pages (1 GiB-aligned ranges wholly in the zone): free now (every block
   // free), and further ones contiguous-range migration (alloc_contig_range, which a 1 GiB
   // pool write uses) could free: ranges without a typed unmovable page (free, movable and
   // untyped pages: untyped ones may be free pages on per-CPU lists), the least occupied
@@ -119,8 +120,6 @@ struct ZoneScan : ZoneSpan {
   uint64_t cost_for(uint64_t n) const;
 };
 
-// The order of a 1 GiB page with 4 KiB pages (x86-64's PUD order).
-inline constexpr unsigned kGiganticOrder = 18;
 
 struct ScanResult {
   unsigned pageblock_order = 9;
@@ -167,7 +166,8 @@ void estimate_zone(ZoneScan& z, unsigned pageblock_order);
 // What needs the whole map rather than a sample: the longest run of free blocks and the 1 GiB
 // estimates (gigantic_*), from each block's last class. Unseen blocks count as neither free
 // nor movable, so while some are left these are lower bounds.
-void estimate_from_map(ZoneScan& z, unsigned pageblock_order);
+// giga_order: the order of 1 GiB in the kernel's pages (kernel/page_size.h).
+void estimate_from_map(ZoneScan& z, unsigned pageblock_order, unsigned giga_order = gigantic_order(kernel_page_kib()));
 
 // Marks as holes (KPF_NOPAGE) the flag words of pfns [first_pfn, first_pfn + n) that a read did
 // not return (from `got` on), that lie outside `zone`, or outside every range of `ram` (when not

@@ -111,7 +111,7 @@ Result<Supply> estimate_supply(const SupplyAsk& ask, const SupplyInputs& in) {
     s.hugetlb = true;
   }
   const bool gigantic = s.order > top;  // a 1 GiB page: above the buddy's largest order
-  if (gigantic && s.order != kGiganticOrder)
+  if (gigantic && s.order != gigantic_order(base_kib))
     return make_error(strf("a page of order %u is neither on the free lists (orders 1..%u) nor a 1 GiB page", s.order,
                            top));
 

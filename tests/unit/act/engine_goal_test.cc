@@ -389,6 +389,26 @@ TEST_F(GoalRun, TheNodesOwnSpareMemoryLimitsItsGoalPoolToo) {
   EXPECT_TRUE(saved.empty());
 }
 
+TEST(GoalPageSize, TheGoalsPoolIsOfTheReserveOrderInTheKernelsPages) {
+  // With 64 KiB pages, reserve.order 5 is a 2 MiB block: the goal's temporary pool is the
+  // 2048 kB one, not 4 KiB << 5 = 128 kB.
+  FakeActuator f;
+  f.set_node(0, 1024000, 95, 10);
+  f.direct_yield = 100000;
+  ActionExecutor exec{f, {}, 64};
+  Policy p = goal_policy();
+  p.hugepages.guard_kib = 0;
+  p.compaction.reserve.order = 5;
+  ActionRequest r;
+  r.id = 3;
+  r.kind = ActionKind::Compact;
+  r.node = 0;
+  r.goal_blocks = 3000;  // more than the fake's 1600 free blocks of order 5 (100 of its order 9)
+  const ActionOutcome o = exec.run(r, p);
+  EXPECT_GE(f.count_calls("grow_pool 0 2048 "), 1u) << o.result << ": " << o.detail;
+  EXPECT_EQ(f.count_calls("grow_pool 0 128 "), 0u);
+}
+
 TEST_F(GoalRun, WithoutAHugetlbPoolOfTheOrderTheWholeNodeIsCompacted) {
   f.set_node(0, 1024000, 95, 10);
   Policy p = policy();

@@ -40,12 +40,33 @@ void expect_never_beyond(const FakeActuator& f, uint64_t target) {
   }
 }
 
-TEST(PoolOrder, PageOrderOfSizes) {
-  EXPECT_EQ(page_order(2048), 9u);
-  EXPECT_EQ(page_order(1024 * 1024), 18u);
-  EXPECT_EQ(page_order(4), 0u);
-  EXPECT_EQ(page_order(64), 4u);
-  EXPECT_EQ(page_order(0), 0u);
+TEST(PoolOrder, PageOrderOfSizesForEachBasePage) {
+  // 4 KiB pages (x86-64), 16 KiB and 64 KiB (arm64, ppc64le builds).
+  EXPECT_EQ(order_of(2048, 4), 9u);
+  EXPECT_EQ(order_of(1024 * 1024, 4), 18u);
+  EXPECT_EQ(order_of(4, 4), 0u);
+  EXPECT_EQ(order_of(64, 4), 4u);
+  EXPECT_EQ(order_of(0, 4), 0u);
+  EXPECT_EQ(order_of(2048, 16), 7u);
+  EXPECT_EQ(order_of(32 * 1024, 16), 11u);
+  EXPECT_EQ(order_of(2048, 64), 5u);
+  EXPECT_EQ(order_of(512 * 1024, 64), 13u);
+  EXPECT_EQ(order_of(16 * 1024 * 1024, 64), 18u);
+  EXPECT_EQ(gigantic_order(4), 18u);
+  EXPECT_EQ(gigantic_order(16), 16u);
+  EXPECT_EQ(gigantic_order(64), 14u);
+}
+
+TEST(PoolGrow, AfterAMissItCompactsForThePagesOrderInTheKernelsPages) {
+  // A 512 MiB pool page on a 64 KiB-page kernel is of order 13, not log2(512 MiB / 4 KiB) = 17.
+  FakeActuator f;
+  f.set_node(0, kFree, 99, 99);  // no block: the first write adds nothing, a compaction follows
+  PoolRequest r = grow_request(0, 2);
+  r.size_kib = 512 * 1024;
+  r.page_kib = 64;
+  resize_pool(f, r);
+  EXPECT_GE(f.count_calls("free_blocks 0 13"), 1u);
+  EXPECT_EQ(f.count_calls("free_blocks 0 17"), 0u);
 }
 
 TEST(PoolGrow, AlreadyAtTargetWritesNothing) {

@@ -322,7 +322,7 @@ class Replay {
     o.now_ns = now_;
     o.nodes = fake.observe_nodes();
     std::map<int, uint64_t> blocks;
-    for (const auto& n : o.nodes) blocks[n.node] = blocks_of_order(n.free_blocks, kCompactionHpageOrder);
+    for (const auto& n : o.nodes) blocks[n.node] = blocks_of_order(n.free_blocks, compaction_hpage_order());
     forecast_.observe(now_, blocks);
     add_forecast(o, forecast_.forecast());
     o.pools = fake.observe_pools();

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -277,6 +279,48 @@ TEST(MemoryChanged, PageblockTypesOrZonesChange) {
   auto c = a;
   c.zones.push_back(make_zone(1, "Normal", {}, 100000));  // a node came online
   EXPECT_TRUE(memory_changed(a, c, 9));
+}
+
+// Kernels of 16 KiB and 64 KiB pages (arm64 builds; tests/fixtures/arm64_16k, arm64_64k): more
+// orders on the free lists, a larger pageblock, and the score taken at their PMD order (11, 13),
+// as the kernel's COMPACTION_HPAGE_ORDER is.
+TEST(FixtureScores, KernelsOfLargerPages) {
+  EXPECT_EQ(compaction_hpage_order(4), 9u);
+  EXPECT_EQ(compaction_hpage_order(16), 11u);
+  EXPECT_EQ(compaction_hpage_order(64), 13u);
+
+  auto slurp_file = [](const std::string& p) {
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  auto k64 = parse_buddyinfo(slurp_file(kFixtures + "/arm64_64k/buddyinfo"), "buddyinfo");
+  ASSERT_TRUE(k64.ok()) << k64.error().message;
+  ASSERT_EQ(k64->size(), 2u);
+  ASSERT_EQ((*k64)[0].free_blocks.size(), 14u);  // orders 0..13
+  // DMA: free = 12 + 2*8 + 4*6 + 8*5 + 16*3 + 32*2 + 64*2 + 128 + 256 + 1024 + 2048 + 8192*3 = 28364,
+  // suitable at order 13 = 24576: score 3788*100/28364 = 13.4 -> 13. At 4 KiB's order 9 it would
+  // read 2 (suitable 27648).
+  EXPECT_EQ(buddy_free_pages((*k64)[0]), 28364u);
+  EXPECT_EQ(zone_score((*k64)[0], compaction_hpage_order(64)), 13u);
+  EXPECT_EQ(zone_score((*k64)[0], 9), 2u);
+  // Normal: free 244620, suitable 28 * 8192 = 229376: 15244*100/244620 = 6.2 -> 6.
+  EXPECT_EQ(buddy_free_pages((*k64)[1]), 244620u);
+  EXPECT_EQ(zone_score((*k64)[1], compaction_hpage_order(64)), 6u);
+  unsigned pb = 0;
+  ASSERT_TRUE(parse_pagetypeinfo(slurp_file(kFixtures + "/arm64_64k/pagetypeinfo"), "pagetypeinfo", *k64, nullptr, &pb).ok());
+  EXPECT_EQ(pb, 13u);
+
+  auto k16 = parse_buddyinfo(slurp_file(kFixtures + "/arm64_16k/buddyinfo"), "buddyinfo");
+  ASSERT_TRUE(k16.ok()) << k16.error().message;
+  ASSERT_EQ((*k16)[0].free_blocks.size(), 12u);  // orders 0..11
+  // DMA: free 23257, suitable at order 11 = 20480: 2777*100/23257 = 11.9 -> 11 (0 at order 9).
+  EXPECT_EQ(buddy_free_pages((*k16)[0]), 23257u);
+  EXPECT_EQ(zone_score((*k16)[0], compaction_hpage_order(16)), 11u);
+  EXPECT_EQ(zone_score((*k16)[0], 9), 0u);
+  ASSERT_TRUE(parse_pagetypeinfo(slurp_file(kFixtures + "/arm64_16k/pagetypeinfo"), "pagetypeinfo", *k16, nullptr, &pb).ok());
+  EXPECT_EQ(pb, 11u);
 }
 
 }  // namespace

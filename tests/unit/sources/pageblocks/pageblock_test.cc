@@ -334,6 +334,24 @@ TEST(IomemRam, TopLevelSystemRamOnly) {
   EXPECT_NE(hidden.error().message.find("only root"), std::string::npos);
 }
 
+// On a kernel of 16 KiB or 64 KiB pages (arm64, ppc64le) a pfn counts those pages: the same
+// addresses give other pfns, whole pages only.
+TEST(IomemRam, PfnsInTheKernelsPages) {
+  const std::string text = "40000000-bfffffff : System RAM\n100001000-13fffffff : System RAM\n";
+  auto k16 = parse_iomem_ram(text, "iomem", 16384);
+  ASSERT_TRUE(k16) << k16.error().message;
+  ASSERT_EQ(k16->size(), 2u);
+  EXPECT_EQ((*k16)[0].start_pfn, 0x40000000u / 16384);
+  EXPECT_EQ((*k16)[0].end_pfn, 0xc0000000u / 16384);
+  EXPECT_EQ((*k16)[1].start_pfn, 0x100004000u / 16384);  // 0x100001000 is inside a page: the next one
+  auto k64 = parse_iomem_ram(text, "iomem", 65536);
+  ASSERT_TRUE(k64) << k64.error().message;
+  EXPECT_EQ((*k64)[0].start_pfn, 0x4000u);
+  EXPECT_EQ((*k64)[0].end_pfn, 0xc000u);
+  EXPECT_EQ((*k64)[1].start_pfn, 0x10001u);
+  EXPECT_EQ((*k64)[1].end_pfn, 0x14000u);
+}
+
 // The firmware's map (read where /proc/iomem shows zeros, as without CAP_SYS_ADMIN): the same
 // RAM ranges as iomem's top level, recorded on the same machine, but for the first page (iomem
 // lists it as Reserved), in address order whatever the directory order.
