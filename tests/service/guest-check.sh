@@ -80,8 +80,15 @@ systemctl start fragd
 rc=$?
 check start "$([ $rc = 0 ] && [ "$(prop Type)" = notify ] && [ "$(prop ActiveState)" = active ] && [ "$(prop NRestarts)" = 0 ]; echo $?)" \
 	"systemctl start exit $rc, Type=$(prop Type), $(prop ActiveState)/$(prop SubState), NRestarts=$(prop NRestarts), StatusText=$(prop StatusText)"
-caps=$(journalctl -u fragd -o cat --no-pager --after-cursor="$CLEAN" | grep -m1 'capabilities after attaching' | cut -c1-200)
-check capabilities "$([ -n "$caps" ] && grep -q 'now =;' <<<"$caps"; echo $?)" "${caps:-no 'capabilities after attaching' line}"
+# READY=1 comes only once the programs are attached: the moment systemctl start returns, fragd's
+# BPF links are open (the kernel's record: a "link_type:" line in the fdinfo of each).
+links=$(grep -l '^link_type:' /proc/"$(prop MainPID)"/fdinfo/* 2>/dev/null | wc -l)
+check ready_after_attach "$([ "$links" -gt 0 ]; echo $?)" "$links BPF links open in fragd when systemctl start returned"
+# Every capability dropped after attaching, as the kernel says (/proc/PID/status), not fragd's log.
+capst=$(awk '$1 ~ /^Cap(Inh|Prm|Eff|Amb):$/ { printf "%s%s %s", (n++ ? ", " : ""), $1, $2 }' /proc/"$(prop MainPID)"/status)
+caps=$(journalctl -u fragd -o cat --no-pager --after-cursor="$CLEAN" | grep -m1 'capabilities after attaching' | cut -c1-120)
+check capabilities "$(awk '$1 ~ /^Cap(Inh|Prm|Eff|Amb):$/ && $2 !~ /^0+$/ { bad = 1 } END { exit bad }' /proc/"$(prop MainPID)"/status; echo $?)" \
+	"/proc/$(prop MainPID)/status: ${capst:-unread}; fragd's log: ${caps:-no 'capabilities after attaching' line}"
 # In observe mode (the shipped policy) fragd writes no kernel file, and its sandbox lets it write
 # none of those act mode writes: in its mount namespace each is on a read-only mount.
 ACT_PATHS="/proc/sys/vm/compact_memory /proc/sys/vm/compaction_proactiveness /proc/sys/vm/drop_caches /proc/sys/vm/defrag_mode /sys/devices/system/node /sys/kernel/mm/hugepages"
@@ -251,12 +258,30 @@ c=$(cursor)
 kill -KILL "$(prop MainPID)"
 wait_for 60 restored
 ok=$?
+# Put back by ExecStopPost, not by the fragd Restart= starts 5 s later (which would put it back
+# at its start too): no restart yet when it was back.
+restarts_then=$(prop NRestarts)
 post=$(journalctl -u fragd -o cat --no-pager --after-cursor="$c" | grep -m1 -i 'restor' | cut -c1-160)
-check act_sigkill "$([ $held = 0 ] && [ $ok = 0 ] && [ -n "$post" ]; echo $?)" \
-	"held: $([ $held = 0 ] && echo yes || echo no); after SIGKILL: proactiveness $(cat $PRO) (want $PRO_BEFORE), saved-state $([ -s $STATE ] && echo present || echo gone); ExecStopPost: ${post:-no restore line}"
+check act_sigkill "$([ $held = 0 ] && [ $ok = 0 ] && [ "$restarts_then" = 0 ] && [ -n "$post" ]; echo $?)" \
+	"held: $([ $held = 0 ] && echo yes || echo no); after SIGKILL: proactiveness $(cat $PRO) (want $PRO_BEFORE), saved-state $([ -s $STATE ] && echo present || echo gone), NRestarts $restarts_then when it was back; ExecStopPost: ${post:-no restore line}"
 is_active() { [ "$(prop ActiveState)" = active ]; }
 wait_for 60 is_active
 check act_restarted "$([ "$(prop ActiveState)" = active ] && [ "$(prop NRestarts)" = 1 ]; echo $?)" "after the SIGKILL: $(prop ActiveState), NRestarts=$(prop NRestarts)"
+# b2. A hung fragd (SIGSTOP: it stops pinging the watchdog, and a stopped process does not die of
+# SIGABRT): systemd's watchdog aborts it, kills it TimeoutAbortSec later, ExecStopPost puts the
+# value back, and Restart= starts fragd again.
+wait_for 120 changed; held=$?
+c=$(cursor)
+hung=$(prop MainPID)
+kill -STOP "$hung"
+wait_for 150 restored
+ok=$?
+restarts_then=$(prop NRestarts) pro_then=$(cat $PRO)
+wait_for 60 is_active
+wd=$(journalctl -u fragd -o cat --no-pager --after-cursor="$c" | grep -m1 -i 'watchdog timeout' | cut -c1-120)
+check act_watchdog "$([ $held = 0 ] && [ $ok = 0 ] && [ "$restarts_then" = 1 ] && [ -n "$wd" ] && is_active &&
+	[ "$(prop NRestarts)" = 2 ] && [ "$(prop MainPID)" != "$hung" ]; echo $?)" \
+	"held: $([ $held = 0 ] && echo yes || echo no); fragd $hung stopped: ${wd:-no watchdog timeout logged}; proactiveness $pro_then (want $PRO_BEFORE) with NRestarts $restarts_then; then $(prop ActiveState), NRestarts=$(prop NRestarts), MainPID $(prop MainPID)"
 # c. Failed starts (the act policy broken while the saved value is held, then fragd killed):
 # Restart= and systemctl restart both fail at the policy check, ExecStopPost runs after each,
 # and the value stays as it was before fragd changed it.
