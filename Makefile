@@ -158,8 +158,14 @@ fuzz:
 # integration test but the workload and image ones (CI's run of 2026-12-02: that stage 1529 s
 # against make tsan's 666 s for this set; CI's 90 minutes could not hold both).
 SANITIZE_ARGS ?= -L 'unit|daemon'
+# The sanitizer trees build with Ninja where it is installed (scripts/install-deps.sh): it compiles
+# a target's files while the libraries it links are still building, where Make's generator waits
+# for each room library in turn, a core idle at every step of that chain. A tree configured
+# before keeps its generator (cmake cannot switch one).
+NINJA_G := $(if $(shell command -v ninja 2>/dev/null),-G Ninja)
+generator = $(if $(wildcard $(1)/CMakeCache.txt),,$(NINJA_G))
 sanitize:
-	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAGD_SANITIZE=ON
+	cmake -S . -B $(BUILD)-asan $(call generator,$(BUILD)-asan) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAGD_SANITIZE=ON
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	bash scripts/sanitize.sh $(BUILD)-asan -j $(JOBS) $(SANITIZE_ARGS)
 
@@ -167,7 +173,7 @@ sanitize:
 # integration tests labelled `daemon` (tests/CMakeLists.txt: the daemon layer without a heavy
 # memory workload); any data race or lock-order report fails the run.
 tsan:
-	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAGD_TSAN=ON
+	cmake -S . -B $(BUILD)-tsan $(call generator,$(BUILD)-tsan) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAGD_TSAN=ON
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 	bash scripts/sanitize.sh $(BUILD)-tsan -j $(JOBS) -L 'unit|daemon'
 

@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config curl
   ccache  # the Makefile's compiler launcher: a fresh clone does not compile again what an earlier one did
+  ninja-build  # make sanitize and make tsan build with Ninja (the Makefile: both cores busy)
   clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
   libclang-rt-dev  # libFuzzer and clang's sanitizer runtimes: make fuzz
   prometheus-cpp-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
