@@ -71,5 +71,4 @@ struct GuardRoom {
 };
 Result<GuardRoom> guard_room(Actuator& a, int node, uint64_t size_kib, uint64_t guard_kib);
 
-
 }  // namespace fragd

@@ -47,11 +47,6 @@ int fail(const fragd::Error& e) {
   return fail(e.message);
 }
 
-uint64_t page_kib() {
-  long ps = sysconf(_SC_PAGESIZE);
-  return ps > 0 ? static_cast<uint64_t>(ps) / 1024 : 4;
-}
-
 // The local wall-clock time, strftime-formatted.
 std::string local_time(const char* format) {
   std::time_t t = std::time(nullptr);

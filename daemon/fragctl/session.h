@@ -26,7 +26,6 @@ int signal_fd();
 int fail(const std::string& message);
 int fail(const Error& e);
 
-uint64_t page_kib();
 // The local wall-clock time, strftime-formatted.
 std::string local_time(const char* format);
 std::string host_name();

@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "kernel/memmap.h"
+#include "kernel/page_size.h"
 #include "kernel/procfs.h"
 
 namespace fragd {
@@ -103,8 +104,8 @@ unsigned kernel_pageblock_order() {
     char* end = nullptr;
     errno = 0;
     const unsigned long long bytes = strtoull(t->c_str(), &end, 10);
-    const long page = sysconf(_SC_PAGESIZE);
-    if (errno == 0 && end != t->c_str() && bytes > 0 && page > 0 && bytes % page == 0) {
+    const uint64_t page = kernel_page_bytes();
+    if (errno == 0 && end != t->c_str() && bytes > 0 && bytes % page == 0) {
       const unsigned long long pages = bytes / page;
       if ((pages & (pages - 1)) == 0) return std::min(static_cast<unsigned>(__builtin_ctzll(pages)), 10u);
     }

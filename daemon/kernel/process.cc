@@ -10,6 +10,8 @@
 #include <sstream>
 #include <vector>
 
+#include "kernel/page_size.h"
+
 namespace fragd {
 
 Result<ProcessStats> parse_process_stat(const std::string& text, long ticks_per_second, long page_size,
@@ -60,7 +62,7 @@ Result<ProcessStats> read_process_stats(const std::string& proc_root) {
   std::ifstream in(proc_root + "/self/stat");
   if (!in) return sys_error("open " + proc_root + "/self/stat");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto s = parse_process_stat(text, sysconf(_SC_CLK_TCK), sysconf(_SC_PAGESIZE), boot_time);
+  auto s = parse_process_stat(text, sysconf(_SC_CLK_TCK), static_cast<long>(kernel_page_bytes()), boot_time);
   if (!s) return make_error(proc_root + "/self/stat: " + s.error().message, EINVAL);
   if (DIR* d = opendir((proc_root + "/self/fd").c_str())) {
     uint64_t n = 0;

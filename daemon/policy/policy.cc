@@ -17,6 +17,7 @@
 
 #include "policy/config.h"
 #include "kernel/memmap.h"
+#include "kernel/page_size.h"
 #include "kernel/procfs.h"
 
 namespace fragd {
@@ -148,7 +149,7 @@ Error refuse(const std::string& source, const SourceMark& m, const std::string& 
 
 Result<MachineFacts> read_machine_facts(const std::string& proc_root, const std::string& sys_root) {
   MachineFacts f;
-  if (const long page = sysconf(_SC_PAGESIZE); page >= 1024) f.page_kib = static_cast<uint64_t>(page) / 1024;
+  f.page_kib = kernel_page_kib();
 
   const std::string meminfo = proc_root + "/meminfo";
   auto text = read_text_file(meminfo);
@@ -362,9 +363,7 @@ Result<SpareMemory> read_spare_memory(const std::string& proc_root, const std::s
       reserve += zone.high_pages + zone.protection_pages;
       low += zone.low_pages;
     }
-  const long page = sysconf(_SC_PAGESIZE);
-  const uint64_t page_kib = page > 0 ? static_cast<uint64_t>(page) / 1024 : 4;
-  return parse_spare_memory(*t, path, node, reserve * page_kib, low * page_kib);
+  return parse_spare_memory(*t, path, node, reserve * kernel_page_kib(), low * kernel_page_kib());
 }
 
 }  // namespace fragd

@@ -276,7 +276,7 @@ run_kernel() { # ID TREE MEMORY NODES APPEND
 		"$(ck alloc_counts 's/fragd counted ([0-9]+) .*the pool grew ([0-9]+).*/\1 \/ \2/')" \
 		"$(ck stall_entries 's/fragd ([0-9]+) direct .*compact_stall \+([0-9]+).*/\1 \/ \2/')" \
 		"compact $(ck compact 's/.*score ([0-9]+ -> [0-9]+).*/(score \1)/;t;s/.*//'), pool $(ck pool_node)$([ "$want_nodes" -gt 1 ] &&
-			echo ", node 1 alone compacted $(ck numa_compact), pooled $(ck numa_pool), guard $(ck numa_guard) $(ck numa_guard_bound 's/.*(oom_kill [0-9]+ -> [0-9]+).*/(\1)/')")" \
+			echo ", node 1 alone compacted $(ck numa_compact), pooled $(ck numa_pool), guard $(ck numa_guard), bound task $(ck numa_guard_bound 's/.*(oom_kill [0-9]+ -> [0-9]+).*/(\1)/')")" \
 		"$checks" "${#bad[@]}" "${end:-?}" "$verdict$([ "$verdict" = PASS ] || echo ": ${detail:-${progs_bad[*]:+programs not as listed: ${progs_bad[*]}; }checks failed: $(awk '$2 == "FRAGD-CHECK" && $4 == "FAIL" { printf "%s ", $3 }' "$serial")}")" >"$WORK/$id.md"
 	for b in "${progs_bad[@]}"; do log "  program not as in programs.tsv: $b"; done
 	for b in "${bad[@]}"; do log "  check failed: $b"; done

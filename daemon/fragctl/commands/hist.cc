@@ -12,6 +12,7 @@
 #include "fragctl/session.h"
 #include "fragctl/subcommand.h"
 #include "fragd_common.h"
+#include "kernel/page_size.h"
 #include "protocol/hist.h"
 
 namespace fragd::ctl {
@@ -33,7 +34,7 @@ fragd::Result<fragd::HistSnapshot> query_hist(const std::string& socket_path) {
 int cmd_hist(const std::string& socket_path, const HistArgs& a) {
   fragd::HistViewOptions view;
   view.order = a.order;
-  view.page_kib = page_kib();
+  view.page_kib = fragd::kernel_page_kib();
 
   auto first = query_hist(socket_path);
   if (!first) return fail(first.error());

@@ -14,6 +14,7 @@
 #include "fragctl/render/map_view.h"
 #include "fragctl/session.h"
 #include "fragctl/subcommand.h"
+#include "kernel/page_size.h"
 #include "protocol/request.h"
 
 namespace fragd::ctl {
@@ -50,7 +51,7 @@ int cmd_map(const std::string& socket_path, const MapArgs& a) {
   if (!view->scanned) return fail(no_scan);
 
   fragd::MapTextOptions text;
-  text.page_kib = page_kib();
+  text.page_kib = fragd::kernel_page_kib();
   if (!a.png.empty()) {
     fragd::MapPngOptions png;
     png.host = host_name();

@@ -7,6 +7,7 @@
 #include "fragctl/render/status.h"
 #include "fragctl/session.h"
 #include "fragctl/subcommand.h"
+#include "kernel/page_size.h"
 
 namespace fragd::ctl {
 namespace {
@@ -18,7 +19,7 @@ int cmd_status(const std::string& socket_path, bool as_json) {
     std::printf("%s\n", fragd::status_output_json(*j).dump(2).c_str());
     return 0;
   }
-  auto text = fragd::format_status(*j, page_kib());
+  auto text = fragd::format_status(*j, fragd::kernel_page_kib());
   if (!text) return fail(text.error());
   std::fputs(text->c_str(), stdout);
   return 0;
