@@ -29,15 +29,31 @@ RESTORE+=("echo 0 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")  # 
 
 unmovable() { awk '/^Number of blocks type/ { on = 1; next } on && NF > 5 { s += $5 } END { print s + 0 }' /proc/pagetypeinfo; }
 unmovable_before=$(unmovable)
-mkdir -p "$WORK/run"
-PORT=$(free_port)
-PHASES=guard ROUNDS=1 RATE=3000 SECONDS_=1 GUARD_SECONDS=90 FREE_MIB=512 LIMIT=5 BIN=$BUILD RUN=$WORK/run PORT=$PORT \
-  sh "$SRC/bench/defrag_atomic_rounds.sh" >"$WORK/out" 2>&1 &
-PIDS+=("$!")
-wait "$!" || fail "the rounds script failed: $(tail -5 "$WORK/out")"
-grep -q '^FRAGD-END' "$WORK/out" || fail "the rounds script did not finish: $(tail -5 "$WORK/out")"
-! grep -q '^FRAGD-INFO error' "$WORK/out" || fail "$(grep '^FRAGD-INFO error' "$WORK/out")"
-grep '^FRAGD-TICK' "$WORK/out" >"$WORK/ticks" || fail "no second of demand recorded: $(tail -5 "$WORK/out")"
+LIMIT=5 WINDOW=10  # the guard's atomic_failures_per_second and window (the rounds script's guard.yaml)
+round() {
+  rm -rf "$WORK/run"
+  mkdir -p "$WORK/run"
+  PORT=$(free_port)
+  PHASES=guard ROUNDS=1 RATE=3000 SECONDS_=1 GUARD_SECONDS=90 FREE_MIB=512 LIMIT=$LIMIT BIN=$BUILD RUN=$WORK/run PORT=$PORT \
+    sh "$SRC/bench/defrag_atomic_rounds.sh" >"$WORK/out" 2>&1 &
+  PIDS+=("$!")
+  wait "$!" || fail "the rounds script failed: $(tail -5 "$WORK/out")"
+  grep -q '^FRAGD-END' "$WORK/out" || fail "the rounds script did not finish: $(tail -5 "$WORK/out")"
+  ! grep -q '^FRAGD-INFO error' "$WORK/out" || fail "$(grep '^FRAGD-INFO error' "$WORK/out")"
+  grep '^FRAGD-TICK' "$WORK/out" >"$WORK/ticks" || fail "no second of demand recorded: $(tail -5 "$WORK/out")"
+}
+# peak: the most inserts the kernel failed in any WINDOW seconds while defrag_mode was 1 (the
+# ticks' failure column is cumulative).
+peak() { awk -v w=$WINDOW '$6 == 1 { e[$3] = $5; if (($3 - w) in e && $5 - e[$3 - w] > p) p = $5 - e[$3 - w] } END { print p + 0 }' "$WORK/ticks"; }
+round
+# The guard acts on failures over LIMIT a second for a whole WINDOW. A round whose demand never
+# failed that often (once: 21 failures from second 24 to 89) did not make the condition this test
+# checks, whatever the guard does: such a round is run once more. A round that did make it and a
+# guard that did not act fail below.
+if ! awk '$6 == 0 { f = 1 } END { exit !f }' "$WORK/ticks" && [ "$(peak)" -lt $((LIMIT * WINDOW)) ]; then
+  log "round 1: at most $(peak) inserts failed in any ${WINDOW} s (the guard acts from $((LIMIT * WINDOW))): the demand did not make the condition; a second round"
+  round
+fi
 
 # FRAGD-TICK <round> <s> <inserted> <failed> <defrag_mode> <fragd's count>
 read -r _ _ last_s last_ok last_en _ _ < <(tail -1 "$WORK/ticks")
@@ -47,7 +63,7 @@ if [ -z "$first_fail" ]; then
   exit 77
 fi
 write_s=$(awk '$6 == 0 { print $3; exit }' "$WORK/ticks")
-[ -n "$write_s" ] || fail "failures from second $first_fail on ($last_en by second $last_s) and the guard never wrote 0 (log: $(grep -i defrag "$WORK/run/fragd.log" | tail -3))"
+[ -n "$write_s" ] || fail "failures from second $first_fail on ($last_en by second $last_s, at most $(peak) in ${WINDOW} s) and the guard never wrote 0 (log: $(grep -i defrag "$WORK/run/fragd.log" | tail -3))"
 grep -q 'defrag_mode_off .*atomic allocation failures/s' "$WORK/run/fragd.log" || fail "fragd's log does not say why it wrote 0: $(grep -i defrag "$WORK/run/fragd.log")"
 # The failures stop: from the second after the write to the end, at most 1% of those before it.
 en_write=$(awk -v t=$((write_s + 1)) '$3 == t { print $5 }' "$WORK/ticks")
