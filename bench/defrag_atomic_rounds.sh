@@ -22,7 +22,7 @@
 #       (PHASES storm) the same demand with CACHE_MIB (2048) of a file on disk read into the page
 #       cache first: what kswapd reclaims under each defrag_mode to make whole free blocks;
 #   FRAGD-END
-# Environment: ROUNDS RATE SECONDS_ GUARD_SECONDS FREE_MIB LIMIT; PHASES ("modes guard", the
+# Environment: ROUNDS RATE SECONDS_ GUARD_SECONDS FREE_MIB LIMIT (WINDOW_S: the guard's window in s, 10); PHASES ("modes guard", the
 # default; "guard": the guard phase alone, as tests/integration/defrag_atomic_test.sh; "storm"); BIN (the directory of fragd,
 # fragmenter and nowait_demand), GUARD_FREE_MIB (FREE_MIB of the guard phase, where fragd runs too;
 # default FREE_MIB), RUN (a scratch directory), PORT (fragd's /metrics on 127.0.0.1).
@@ -239,7 +239,7 @@ compaction:
   score: {enabled: false}
   demand: {enabled: false}
   reserve: {memory_percent: 0}
-  defrag_guard: {enabled: true, atomic_failures_per_second: $LIMIT, pressure_full_percent: 0, window: 10s, hold: 1h}
+  defrag_guard: {enabled: true, atomic_failures_per_second: $LIMIT, pressure_full_percent: 0, window: ${WINDOW_S:-10}s, hold: 1h}
 YAML
 if ! "$BIN/fragd" --check-config "$RUN/guard.yaml" >"$RUN/check.log" 2>&1; then
 	echo "FRAGD-INFO error $(tr '\n' '|' <"$RUN/check.log")"

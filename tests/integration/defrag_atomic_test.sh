@@ -29,12 +29,12 @@ RESTORE+=("echo 0 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")  # 
 
 unmovable() { awk '/^Number of blocks type/ { on = 1; next } on && NF > 5 { s += $5 } END { print s + 0 }' /proc/pagetypeinfo; }
 unmovable_before=$(unmovable)
-LIMIT=5 WINDOW=10  # the guard's atomic_failures_per_second and window (the rounds script's guard.yaml)
+LIMIT=5 WINDOW=10  # the guard's atomic_failures_per_second and window (s), given to the rounds script
 round() {
   rm -rf "$WORK/run"
   mkdir -p "$WORK/run"
   PORT=$(free_port)
-  PHASES=guard ROUNDS=1 RATE=3000 SECONDS_=1 GUARD_SECONDS=90 FREE_MIB=512 LIMIT=$LIMIT BIN=$BUILD RUN=$WORK/run PORT=$PORT \
+  PHASES=guard ROUNDS=1 RATE=3000 SECONDS_=1 GUARD_SECONDS=90 FREE_MIB=512 LIMIT=$LIMIT WINDOW_S=$WINDOW BIN=$BUILD RUN=$WORK/run PORT=$PORT \
     sh "$SRC/bench/defrag_atomic_rounds.sh" >"$WORK/out" 2>&1 &
   PIDS+=("$!")
   wait "$!" || fail "the rounds script failed: $(tail -5 "$WORK/out")"
