@@ -55,10 +55,12 @@ def goals_for(sc, G, m):
     k90 = G.get((sc, "kernel90"))
     hug = G.get((sc, "hugeadm"))
     out = []
-    stall_row = (f"<= {GOAL_STALL_FRAC * 100:.0f}% of the burst stalled (fragd's count)",
-                 f"{cell([r.stall_frac for r in f], fmt_pct)}; compact_stall "
-                 f"{cell([r.compact_stall for r in f], fmt_int)}", "-",
-                 verdict(one(f, lambda r: r.stall_frac, GOAL_STALL_FRAC, "<=")))
+    how = "the kernel's record: the burst task's direct compactions, tracefs" \
+        if all(r.kernel_stalls_how == "tracefs" for r in f) else "the kernel's record: compact_stall over the burst"
+    stall_row = (f"<= {GOAL_STALL_FRAC * 100:.0f}% of the burst stalled ({how})",
+                 f"{cell([r.kernel_stall_frac for r in f], fmt_pct)} ({cell([r.kernel_stalls for r in f], fmt_int)}); "
+                 f"fragd counted {cell([r.stall_frac for r in f], fmt_pct)}", "-",
+                 verdict(one(f, lambda r: r.kernel_stall_frac, GOAL_STALL_FRAC, "<=")))
     if sc == "pool":
         out.append(("target reached", cell([r.share for r in f], fmt_pct), "-",
                     verdict(one(f, lambda r: r.share, 1, ">="))))

@@ -41,6 +41,9 @@ from act_goals import GOAL_MIGRATED_VS_IDEAL, GOAL_MIGRATED_VS_K90, GOAL_STALL_F
 from act_format import NUM_UNIT, cell, fmt_int, fmt_lat, fmt_pct, fmt_s, free_2m_blocks, med, read_vmstat, values  # noqa: E402,F401
 
 
+# The task that makes each burst's allocations (by scenario "thp", else by mode): its comm.
+BURST_TASK = {"thp": "thpfault", "hugeadm": "hugeadm"}
+
 # --- one run --------------------------------------------------------------------------
 
 class Run:
@@ -119,6 +122,15 @@ class Run:
             return None
         return self.vm[b].get(key, 0) - self.vm[a].get(key, 0)
 
+    def direct_entries(self):
+        """-> {task: entries into direct compaction over the burst} (act_trace.sh's direct_entries)."""
+        out = {}
+        for part in self.env.get("direct_entries", "").split(";"):
+            task, _, n = part.strip().rpartition(" ")
+            if task and n.isdigit():
+                out[task] = out.get(task, 0) + int(n)
+        return out
+
     def _burst_vm(self, key):
         """The change of a /proc/vmstat counter over the burst alone, or None."""
         b = self.burst or {}
@@ -153,6 +165,14 @@ class Run:
         denom = max(self.attempts9, self.granted or 0)
         self.stall_frac = self.stalled9 / denom if self.have_metrics and denom > 0 else None
         self.compact_stall = self._burst_vm("compact_stall")
+        # Stalls as the kernel records them: the burst's own task's entries into direct compaction
+        # (tracefs, act_trace.sh), per page requested; compact_stall over the burst (any task,
+        # skipped zones left out) where the run has no trace.
+        self.kernel_stalls = self.direct_entries().get(BURST_TASK.get(self.scenario if self.scenario == "thp" else self.mode, "act_burst"), 0) \
+            if "direct_entries" in self.env else self.compact_stall
+        self.kernel_stalls_how = "tracefs" if "direct_entries" in self.env else "compact_stall"
+        self.kernel_stall_frac = (self.kernel_stalls / self.requested
+                                  if self.kernel_stalls is not None and self.requested else None)
         self.migrated_burst = self._burst_vm("pgmigrate_success")
         # Costs: from just before fragmenting (s0) to the end of the burst (s3), and to s4
         # when the run waited for the kernel's compaction to settle.
@@ -430,7 +450,11 @@ def method(m):
         "counter. "
         "compact_stall (burst): the /proc/vmstat delta read by the bursting process right before and right "
         "after its timed part (by the shell around thpfault), so it counts the burst alone, but every "
-        "direct compaction in that time, fragd's own included. Per allocation, hugetlb: bench/act_alloc.bt "
+        "direct compaction in that time, fragd's own included. The stall goals count with the kernel's "
+        "record: the entries of the burst's own task (thpfault, act_burst.py or hugeadm) into direct "
+        "compaction, from the tracefs instance over the burst (compaction:mm_compaction_try_to_compact_pages, "
+        "one per allocation that entered it; bench/act_trace.sh), per page requested; compact_stall (burst) "
+        "where a run has no trace. Per allocation, hugetlb: bench/act_alloc.bt "
         "(bpftrace) takes the order-9 kmem:mm_page_alloc events of the writing task (act_burst.py, or hugeadm) "
         "and times each from the previous one, the first of each write(2) from the write's start: each "
         "allocation's latency plus a few µs of pool work; failed attempts count too; each run's quantiles, "

@@ -16,17 +16,21 @@
 # direct compaction's scanners met, or when a compaction restarts after the longest deferral
 # (mm/compaction.c, __reset_isolation_suitable), so kswapd's wakes and sleeps (vmscan:) are
 # counted too, and whether kswapd has given up on the node (node_unreclaimable) at the burst.
+# It also counts each task's entries into direct compaction (mm_compaction_try_to_compact_pages,
+# one per allocation that entered it, skipped and deferred zones included): the kernel's own
+# record of which allocations stalled, which the stall goals count with (direct_entries).
 # Without tracefs instances: not recorded.
 TRACE_INST=
 deferral_start() {
 	local t=/sys/kernel/tracing e
+	tracefs_mount
 	[[ -d $t/instances ]] || t=/sys/kernel/debug/tracing
 	[[ -d $t/instances && -e $t/events/compaction/mm_compaction_deferred ]] || return 0
 	TRACE_INST=$t/instances/fragd-bench-act-$$
 	mkdir "$TRACE_INST" 2>/dev/null || { TRACE_INST=; return 0; }
 	echo 4096 >"$TRACE_INST/buffer_size_kb"
 	for e in mm_compaction_deferred mm_compaction_defer_compaction mm_compaction_defer_reset mm_compaction_end \
-		mm_compaction_begin mm_compaction_isolate_migratepages; do
+		mm_compaction_begin mm_compaction_isolate_migratepages mm_compaction_try_to_compact_pages; do
 		echo 1 >"$TRACE_INST/events/compaction/$e/enable"
 	done
 	for e in mm_vmscan_kswapd_wake mm_vmscan_kswapd_sleep; do
@@ -49,7 +53,7 @@ count = {"deferred_checks": 0, "defer_resets": 0, "defers": 0, "kswapd_wakes": 0
 event_key = {"mm_compaction_deferred:": "deferred_checks", "mm_compaction_defer_reset:": "defer_resets",
              "mm_compaction_defer_compaction:": "defers", "mm_vmscan_kswapd_wake:": "kswapd_wakes",
              "mm_vmscan_kswapd_sleep:": "kswapd_sleeps"}
-ends, runs, span, passes = {}, {}, {}, {}
+ends, runs, span, passes, direct = {}, {}, {}, {}, {}
 deferred_last = ""
 with open(sys.argv[1], errors="replace") as f:
     for line in f:
@@ -63,6 +67,8 @@ with open(sys.argv[1], errors="replace") as f:
                 if key == "deferred_checks":
                     d = last_re.search(line.split(event, 1)[1])
                     deferred_last = " ".join(d.groups()) if d else ""
+        if "mm_compaction_try_to_compact_pages:" in line:
+            direct[m.group(1)] = direct.get(m.group(1), 0) + 1
         if b := begin_re.search(line):
             runs[task] = runs.get(task, 0) + 1
             span[task] = span.get(task, 0) + (int(b.group(2), 16) - int(b.group(1), 16)) // 512
@@ -75,6 +81,7 @@ for key, n in count.items():
     print(f"{key}={n}")
 print("compaction_ends=" + ", ".join(f"{k} {n}" for k, n in sorted(ends.items())))
 print(f"deferred_last={deferred_last}")
+print("direct_entries=" + "; ".join(f"{t} {direct[t]}" for t in sorted(direct)))
 print("compaction_scan=" + "; ".join(f"{t} runs {runs[t]}, blocks spanned {span[t]}, scanner passes "
                                      f"{passes.get(t, 0)}" for t in sorted(runs)))
 PY

@@ -122,7 +122,7 @@ restore_settings() {
 	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
 	if [[ -n $DFM_ORIG && $(<"$DFM") != "$DFM_ORIG" ]]; then echo "$DFM_ORIG" >"$DFM" || log "cannot restore vm.defrag_mode"; fi
 }
-restore_on_exit() { restore_settings; }
+restore_on_exit() { direct_trace_remove; direct_trace_unmount; restore_settings; }
 install_cleanup 15
 
 # Private copies: the build directory may be rebuilt while this runs.
@@ -298,8 +298,11 @@ run_one() { # W MODE ROUND FRAGMENTATION
 	r1=$(reported_kib)
 	local f0= f1=
 	[[ $mode == fragd* ]] && f0=$(fragd_stalls)
+	direct_trace_start
 	run_workload "$w" "$mode"
 	c1=$(vm_counters)
+	local kt
+	kt=$(direct_trace_stop)
 	r2=$(reported_kib)
 	[[ $mode == fragd_ensure ]] && OUT+=" ensure_rc=$ENSURE_RC $(hold_end)"
 	if [[ $mode == fragd* ]]; then
@@ -318,6 +321,8 @@ run_one() { # W MODE ROUND FRAGMENTATION
 	for k in compact_stall thp_fault_alloc; do line+=" ${k}_workload=$(($(counter "$c1" $k) - $(counter "$w0" $k)))"; done
 	# fragd's split of that window's direct compactions: other processes' (the workload's) and its own.
 	[[ -n $f1 ]] && for k in host own; do line+=" fragd_${k}_stall_workload=$(($(counter "$f1" $k) - $(counter "$f0" $k)))"; done
+	# The kernel's record of the same window (tracefs): the stall goals count with it.
+	[[ -n $kt ]] && line+=" $kt"
 	# Free memory handed back to the host while the mode prepared, and while the workload ran.
 	[[ -n $r0 && -n $r1 && -n $r2 ]] && line+=" reported_wait_mib=$(((r1 - r0) / 1024)) reported_workload_mib=$(((r2 - r1) / 1024))"
 	# fragd's goal-sized compactions that gave way to the workload's stalls (result yielded).

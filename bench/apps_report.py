@@ -42,13 +42,28 @@ def started(rs):
 
 def stall_entries(r):
     """The direct compactions of other processes than fragd's writers over the workload's own
-    window: fragd's count of them where fragd ran and the run has it (fragd_host_stall_workload:
-    entries into direct compaction, COMPACT_SKIPPED returns included), else the kernel's
-    compact_stall over that window (nothing but the workload compacts then), else over the run."""
-    for k in ("fragd_host_stall_workload", "compact_stall_workload", "compact_stall"):
+    window, as the kernel records them: the tracefs instance's entries into direct compaction
+    (kernel_host_stall_workload: mm_compaction_try_to_compact_pages of every task but fragd's
+    writers, COMPACT_SKIPPED returns included), else compact_stall over that window (fragd's own
+    direct compactions included), else over the run. fragd's own count
+    (fragd_host_stall_workload) is compared with it in the report, never used for a goal."""
+    for k in ("kernel_host_stall_workload", "compact_stall_workload", "compact_stall"):
         if k in r:
             return int(r[k])
     return 0
+
+
+def split_cell(rs):
+    """The window's direct compactions, the kernel's split (host + own) against fragd's, per run."""
+    out = []
+    for r in rs:
+        if "kernel_host_stall_workload" not in r:
+            continue
+        k = f"{r['kernel_host_stall_workload']} + {r['kernel_own_stall_workload']}"
+        f = (f"{r['fragd_host_stall_workload']} + {r['fragd_own_stall_workload']}"
+             if "fragd_host_stall_workload" in r else "-")
+        out.append(f"{k} / {f}" + (f" (lost {r['kernel_stall_lost']})" if r.get("kernel_stall_lost", "0") != "0" else ""))
+    return "; ".join(out) if out else "-"
 
 
 def stalled_share(rs):
@@ -142,9 +157,12 @@ def main(runs_path, meta_path, out_path):
              f"mode's settings at its \"ready\", the workload {m['wait_s']} s later. Counters from "
              "/proc/vmstat between \"ready\" and the end of the run: pages migrated "
              "(pgmigrate_success) and direct compaction stalls (compact_stall, any process: fragd's own "
-             "writer's included); the JVM's stalls per THP fault over the workload's own window, where "
-             "fragd ran as fragd counted them without its own writers' (fragd_direct_stall_entries_total) "
-             "when the run recorded that. "
+             "writer's included); the JVM's stalls per THP fault over the workload's own window, as the "
+             "kernel recorded them: a tracefs instance over that window counts each task's entries into "
+             "direct compaction (compaction:mm_compaction_try_to_compact_pages), those of every task but "
+             "fragd's writers (compact_stall over the window where a run has no trace); beside them, "
+             "fragd's own count of the same window (fragd_direct_stall_entries_total, "
+             "fragd_own_direct_stall_entries_total) against the kernel's split, host + own. "
              "Handed to the host: free memory the guest reported to its host (virtio free page "
              "reporting, /sys/module/page_reporting/parameters/reported_kib where the kernel has it) "
              "from \"ready\" to the workload's start; the workload's first touch of such memory "
@@ -169,6 +187,7 @@ def main(runs_path, meta_path, out_path):
              [("started", started), ("time to start, ms", col("time_ms")),
               ("AnonHugePages / heap, %", col("huge_pct")), ("THP faults", col("thp_fault_alloc")),
               ("THP fallbacks", col("thp_fault_fallback")), ("stalls per THP fault, %", stalled_share),
+              ("stalls: kernel host + own / fragd host + own", split_cell),
               ("pages migrated", col("pgmigrate_success"))])]
     for frag, heading in [("holes", "Movable holes only"),
                           ("mixed", "Holes, then page cache, slab and page tables in them (mixed)")]:

@@ -260,6 +260,58 @@ use_build_dir() {
 }
 
 # now_ms: wall-clock milliseconds. free_hp: the hugetlb pages free in the pools (HugePages_Free).
+# The kernel's own record of who stalled in direct compaction over a window: a private tracefs
+# instance with compaction:mm_compaction_try_to_compact_pages (one event per allocation that
+# entered direct compaction, in the allocating task). direct_trace_start opens it (nothing when
+# tracefs has no instances: direct_trace_stop then prints nothing); direct_trace_stop closes it and
+# prints "kernel_own_stall_workload=N kernel_host_stall_workload=M kernel_stall_lost=L": fragd's
+# own writers (comm fragd-write, fragd) and every other task, and the events the buffer lost.
+# restore_on_exit should call direct_trace_remove.
+DIRECT_TRACE=
+DIRECT_TRACE_MOUNT=
+# tracefs_mount: tracefs where nothing mounted it (a host booted without systemd): mounted at
+# /sys/kernel/tracing, and unmounted again by direct_trace_unmount (restore_on_exit).
+tracefs_mount() {
+	local t=/sys/kernel/tracing
+	if [[ -z $DIRECT_TRACE_MOUNT && ! -d $t/instances && -d $t ]] && ! mountpoint -q "$t" &&
+		mount -t tracefs tracefs "$t" 2>/dev/null; then
+		DIRECT_TRACE_MOUNT=$t
+	fi
+}
+direct_trace_start() {
+	local t=/sys/kernel/tracing
+	tracefs_mount
+	[[ -d $t/instances ]] || t=/sys/kernel/debug/tracing
+	[[ -d $t/instances && -e $t/events/compaction/mm_compaction_try_to_compact_pages ]] || return 0
+	DIRECT_TRACE=$t/instances/fragd-bench-direct-$$
+	mkdir "$DIRECT_TRACE" 2>/dev/null || { DIRECT_TRACE=; return 0; }
+	echo 2048 >"$DIRECT_TRACE/buffer_size_kb"
+	echo 1 >"$DIRECT_TRACE/events/compaction/mm_compaction_try_to_compact_pages/enable"
+}
+direct_trace_stop() {
+	[[ -n $DIRECT_TRACE ]] || return 0
+	echo 0 >"$DIRECT_TRACE/tracing_on"
+	local lost
+	lost=$(awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' "$DIRECT_TRACE"/per_cpu/cpu*/stats)
+	awk -v lost="$lost" '/mm_compaction_try_to_compact_pages:/ {
+		task = $1; sub(/-[0-9]+$/, "", task)
+		if (task == "fragd-write" || task == "fragd") own++; else host++ }
+		END { printf "kernel_own_stall_workload=%d kernel_host_stall_workload=%d kernel_stall_lost=%d", own, host, lost }' \
+		"$DIRECT_TRACE/trace"
+	direct_trace_remove
+}
+direct_trace_remove() {
+	[[ -n $DIRECT_TRACE && -d $DIRECT_TRACE ]] || return 0
+	echo 0 >"$DIRECT_TRACE/events/enable" 2>/dev/null || true
+	rmdir "$DIRECT_TRACE" 2>/dev/null || log "cannot remove the tracefs instance $DIRECT_TRACE"
+	DIRECT_TRACE=
+}
+direct_trace_unmount() {
+	[[ -n $DIRECT_TRACE_MOUNT ]] || return 0
+	umount "$DIRECT_TRACE_MOUNT" 2>/dev/null || log "cannot unmount $DIRECT_TRACE_MOUNT"
+	DIRECT_TRACE_MOUNT=
+}
+
 now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
 free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
 # reported_kib: free memory the guest has handed back to its host so far (virtio free page
