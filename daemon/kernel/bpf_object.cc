@@ -93,23 +93,40 @@ void ensure_tracefs() {
 }
 
 // pageblock_order is min(HPAGE_PMD_ORDER, MAX_PAGE_ORDER) on kernels with huge pages: the PMD
-// size gives it where /proc/pagetypeinfo (root only) cannot be read.
-unsigned kernel_pageblock_order() {
-  if (auto t = read_text_file("/proc/pagetypeinfo")) {
+// size gives it where /proc/pagetypeinfo (root only) cannot be read, held to the highest order
+// /proc/buddyinfo lists (MAX_PAGE_ORDER: 10 on x86-64, 13 on arm64 with 64 KiB pages).
+std::optional<unsigned> pageblock_order_from(const std::string* pagetypeinfo, const std::string* pmd_size,
+                                             const std::string* buddyinfo, uint64_t page_bytes) {
+  if (pagetypeinfo) {
     std::vector<ZoneFree> zones;
     unsigned order = 0;
-    if (parse_pagetypeinfo(*t, "/proc/pagetypeinfo", zones, nullptr, &order) && order > 0) return order;
+    if (parse_pagetypeinfo(*pagetypeinfo, "/proc/pagetypeinfo", zones, nullptr, &order) && order > 0) return order;
   }
-  if (auto t = read_text_file("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")) {
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long bytes = strtoull(t->c_str(), &end, 10);
-    const uint64_t page = kernel_page_bytes();
-    if (errno == 0 && end != t->c_str() && bytes > 0 && bytes % page == 0) {
-      const unsigned long long pages = bytes / page;
-      if ((pages & (pages - 1)) == 0) return std::min(static_cast<unsigned>(__builtin_ctzll(pages)), 10u);
+  if (!pmd_size || page_bytes == 0) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long bytes = strtoull(pmd_size->c_str(), &end, 10);
+  if (errno != 0 || end == pmd_size->c_str() || bytes == 0 || bytes % page_bytes != 0) return std::nullopt;
+  const unsigned long long pages = bytes / page_bytes;
+  if ((pages & (pages - 1)) != 0) return std::nullopt;
+  unsigned max_order = 10;  // x86-64's MAX_PAGE_ORDER, where buddyinfo says nothing
+  if (buddyinfo) {
+    if (auto zones = parse_buddyinfo(*buddyinfo, "/proc/buddyinfo")) {
+      size_t orders = 0;
+      for (const auto& z : *zones) orders = std::max(orders, z.free_blocks.size());
+      if (orders > 0) max_order = static_cast<unsigned>(orders - 1);
     }
   }
+  return std::min(static_cast<unsigned>(__builtin_ctzll(pages)), max_order);
+}
+
+unsigned kernel_pageblock_order() {
+  const auto pti = read_text_file("/proc/pagetypeinfo");
+  const auto pmd = read_text_file("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+  const auto buddy = read_text_file("/proc/buddyinfo");
+  if (auto order = pageblock_order_from(pti ? &*pti : nullptr, pmd ? &*pmd : nullptr, buddy ? &*buddy : nullptr,
+                                        kernel_page_bytes()))
+    return *order;
   log_warn("cannot read the pageblock order from /proc/pagetypeinfo or hpage_pmd_size; assuming 9 "
            "(2 MiB pageblocks of 4 KiB pages)");
   return 9;

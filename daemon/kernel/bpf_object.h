@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,8 +58,13 @@ bool has_member(const btf* vmlinux, const char* s, const char* m);
 void ensure_tracefs();
 
 // The kernel's pageblock order: /proc/pagetypeinfo's "Page block order" (root only), else the
-// PMD order of /sys/kernel/mm/transparent_hugepage/hpage_pmd_size, else 9 (with a warning).
+// PMD order of /sys/kernel/mm/transparent_hugepage/hpage_pmd_size held to the highest order of
+// /proc/buddyinfo (MAX_PAGE_ORDER), else 9 (with a warning).
 unsigned kernel_pageblock_order();
+// The same from the files' texts (nullptr where one is unreadable) and the page size; nullopt
+// when neither pagetypeinfo nor the PMD size gives it.
+std::optional<unsigned> pageblock_order_from(const std::string* pagetypeinfo, const std::string* pmd_size,
+                                             const std::string* buddyinfo, uint64_t page_bytes);
 // The highest end_pfn of any zone in /proc/zoneinfo; 0 when unreadable.
 uint64_t zoneinfo_max_pfn();
 
