@@ -270,7 +270,23 @@ log "adaptive, on: fragd counted $c granted order-9 allocations, the kernel hand
   fail "adaptive: the kernel's record holds $ALLOC9 order-9 allocations, fewer than the pool's $GROWN + $thp THP"
 [ "$c" -eq "$ALLOC9" ] || fail "adaptive: $c counted order-9 allocations, the kernel handed out $ALLOC9"
 log "adaptive: waiting for adaptive_hold (15 s) to pass without a stall"
-wait_for 25 counting_is 0 || fail "adaptive: counting still on 25 s after the last stall"
+# The condition is 15 s in which no allocation stalled, anywhere on the host. Where the kernel's
+# record shows other tasks' direct compactions in the last 15 s (another job on the machine),
+# the host did not give the test that time yet: it waits on, up to 6 x 25 s, and says who stalled.
+# Counting still on after 15 s without a stall in the kernel's record fails.
+q=0
+until wait_for 25 counting_is 0; do
+  q=$((q + 1))
+  trace_mark "q$q"
+  trace_sync
+  read -r qn qs qwho < <(python3 "$SRC/tests/integration/trace_stalls.py" quiet "$WORK/trace.txt" a2 "q$q") ||
+    fail "adaptive: tracefs record unreadable"
+  if [ "${qs%.*}" -lt 15 ] && [ "$q" -lt 6 ]; then
+    log "adaptive: other tasks stalled since the bursts ($qn direct compactions, the last ${qs} s ago: $qwho); waiting on"
+    continue
+  fi
+  fail "adaptive: counting still on; the kernel's record since the bursts: $qn direct compactions, the last ${qs} s ago ($qwho); free order>=9 blocks: $(awk '{ n = 0; for (i = 14; i <= NF; i++) n += $i; sub(/,/, "", $2); f[$2] += n } END { for (k in f) printf "node %s %s; ", k, f[k] }' /proc/buddyinfo)"
+done
 ! present "$FAST" || fail "adaptive: fast allocations still exported after counting went off"
 snap a3
 burst 400

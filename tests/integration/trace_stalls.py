@@ -17,6 +17,12 @@ instance (lib.sh trace_start) to hold fragd's counters to it exactly.
       calls compaction_defer_reset: mm_compaction_defer_reset); zones found unsuitable return
       COMPACT_SKIPPED with no such event. So an entry is SKIPPED when its task shows none of
       those three before its next entry, or before END.
+
+  trace_stalls.py quiet TRACE START END
+      Between the markers START and END: prints "ENTRIES SECONDS TASKS": the entries into direct
+      compaction (mm_compaction_try_to_compact_pages, any task), the seconds from the last of
+      them (from START when there is none) to END, and the tasks that made them ("comm:count,...",
+      "-" for none). A test that waits for a time without stalls reads whether the host gave it one.
 """
 import re
 import sys
@@ -66,9 +72,39 @@ def window(path, start, end):
     print(entries, skipped, deferred, allocs)
 
 
+TIMED = re.compile(r"^\s*(.+?)-(\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[\d+\]\s+(?:\S+\s+)?([\d.]+):\s+(\S+):\s*(.*)$")
+
+
+def quiet(path, start, end):
+    inside, entries, last, t_start, t_end, tasks = False, 0, None, None, None, {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = TIMED.match(line)
+            if not m:
+                continue
+            comm, t, name, rest = m.group(1), float(m.group(3)), m.group(4), m.group(5).strip()
+            if name == "tracing_mark_write":
+                if rest == start:
+                    inside, t_start = True, t
+                elif rest == end and inside:
+                    t_end = t
+                    break
+                continue
+            if inside and name == "mm_compaction_try_to_compact_pages":
+                entries += 1
+                last = t
+                tasks[comm] = tasks.get(comm, 0) + 1
+    if t_start is None or t_end is None:
+        sys.exit(f"{path}: markers {start!r} and {end!r} not both found in order")
+    who = ",".join(f"{c}:{n}" for c, n in sorted(tasks.items(), key=lambda x: -x[1])) or "-"
+    print(entries, f"{t_end - (last if last is not None else t_start):.1f}", who)
+
+
 def main():
     if len(sys.argv) == 5 and sys.argv[1] == "window":
         window(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif len(sys.argv) == 5 and sys.argv[1] == "quiet":
+        quiet(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
         sys.exit(__doc__)
 

@@ -68,5 +68,39 @@ class Window(unittest.TestCase):
             window([(7, "b"), (1, ENTRY), (7, "a")])
 
 
+class Quiet(unittest.TestCase):
+    """The time a host gave without a stall: from the last direct compaction to the end marker."""
+
+    @staticmethod
+    def quiet(rows, start="a", end="b"):
+        text = "# tracer: nop\n" + "".join(
+            f"  {comm}-{pid}    [001] ..... {t:.6f}: {name}: {rest}\n" for comm, pid, t, name, rest in rows)
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write(text)
+        try:
+            r = subprocess.run([sys.executable, os.path.join(HERE, "trace_stalls.py"), "quiet", f.name, start, end],
+                               capture_output=True, text=True)
+        finally:
+            os.unlink(f.name)
+        if r.returncode:
+            raise RuntimeError(r.stderr)
+        return r.stdout.split()
+
+    def test_the_last_stall_and_who_made_them(self):
+        got = self.quiet([("python3", 1, 90.0, *ENTRY),          # before the start marker: not counted
+                          ("bash", 7, 100.0, "tracing_mark_write", "a"),
+                          ("cc1plus", 20, 101.5, *ENTRY), ("cc1plus", 21, 104.0, *ENTRY),
+                          ("kcompactd0", 30, 104.5, *BEGIN),     # not an entry into direct compaction
+                          ("ld", 22, 106.0, *ENTRY),
+                          ("bash", 7, 115.25, "tracing_mark_write", "b"),
+                          ("ld", 22, 116.0, *ENTRY)])            # after the end marker
+        self.assertEqual(got, ["3", "9.2", "cc1plus:2,ld:1"])
+
+    def test_no_stall_counts_from_the_start_marker(self):
+        got = self.quiet([("bash", 7, 100.0, "tracing_mark_write", "a"),
+                          ("bash", 7, 130.0, "tracing_mark_write", "b")])
+        self.assertEqual(got, ["0", "30.0", "-"])
+
+
 if __name__ == "__main__":
     unittest.main()
