@@ -353,4 +353,8 @@ done
 OUTPUT=$(report_output "$QUICK" "$ROOT")
 python3 bench/apps_report.py "$WORK/runs.txt" "$WORK/meta.env" "$OUTPUT"
 log "wrote $OUTPUT"
+# The runs' lines, one directory per selection of workloads, fragmentations and modes:
+# `python3 bench/apps_report.py bench/data/apps/<selection>/runs.txt .../meta.env OUT` again.
+sel="${WORKLOADS[*]}-${FRAGMENTATIONS[*]}-${MODES[*]}"
+keep_raw "apps/${sel// /+}" "$WORK/runs.txt" "$WORK/meta.env"
 FAILED=0

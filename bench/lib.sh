@@ -312,6 +312,20 @@ direct_trace_unmount() {
 	DIRECT_TRACE_MOUNT=
 }
 
+# keep_raw NAME FILE...: a run's raw data kept in the tree, in bench/data/NAME/ (what was there
+# before is replaced), so that anyone can recompute its figures and intervals: the benchmark's
+# report reads the same files back. Quick runs keep nothing.
+keep_raw() {
+	local name=$1 dir
+	shift
+	[[ ${QUICK:-0} == 1 ]] && return 0
+	dir="$ROOT/bench/data/$name"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp "$@" "$dir/"
+	log "raw data: bench/data/$name ($(du -sk "$dir" | cut -f1) KiB)"
+}
+
 now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
 free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
 # reported_kib: free memory the guest has handed back to its host so far (virtio free page

@@ -226,4 +226,6 @@ meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
 OUTPUT=$(report_output "$QUICK" "$ROOT")
 python3 bench/preflight_report.py "$WORK/runs.txt" "$WORK/meta.env" "$OUTPUT"
 log "wrote $OUTPUT"
+# `python3 bench/preflight_report.py bench/data/preflight/runs.txt .../meta.env OUT` again.
+keep_raw preflight "$WORK/runs.txt" "$WORK/meta.env"
 FAILED=0
