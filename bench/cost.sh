@@ -21,12 +21,13 @@
 # 4. Guests (bench/cost_guest.sh, qemu): the blocks a sampled round reads in a small and a
 #    large guest, and the maps' memory with many possible CPUs. Skipped, and said so, when
 #    qemu or the kernel package is missing or a guest does not finish.
-# bench/cost_report.py writes the section from the work directory.
+# bench/cost_report.py writes the section from the work directory; the runs' raw data stay in
+# bench/data/cost, from which the report can be written again.
 #
-# Knobs: FRAGD_BUILD_DIR (build), BENCH_COST_RUNS (3; quick 2), BENCH_COST_SECONDS (300; quick
+# Knobs: FRAGD_BUILD_DIR (build), BENCH_COST_RUNS (5, what a verdict needs; quick 2), BENCH_COST_SECONDS (300; quick
 # 45), BENCH_COST_SETTLE (30; quick 10), BENCH_COST_SCRAPE (15), BENCH_COST_SCANS (5; quick 2),
 # BENCH_COST_ANON_MIB (2048), BENCH_COST_FILE_MIB (1024), BENCH_COST_PERIOD (10),
-# BENCH_COST_GUESTS ("small:3:2:R big:12:2:R cpus:3:64:0", R = 6 rounds, quick 2; "" skips
+# BENCH_COST_GUESTS ("small:3:2:R big:128:2:R cpus:3:64:0", R = 6 rounds, quick 2; "" skips
 # them), BENCH_OUTPUT, BENCH_KEEP=1. Changes no kernel setting; every process it starts is
 # ended by its pid on exit and the churn frees its memory and deletes its file.
 set -euo pipefail
@@ -38,7 +39,7 @@ debian_python "prometheus_client" "python3-prometheus-client"
 
 QUICK=${BENCH_QUICK:-0}
 q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
-RUNS=${BENCH_COST_RUNS:-$(q 3 2)}
+RUNS=${BENCH_COST_RUNS:-$(q 5 2)}
 SECS=${BENCH_COST_SECONDS:-$(q 300 45)}
 SETTLE=${BENCH_COST_SETTLE:-$(q 30 10)}
 SCRAPE=${BENCH_COST_SCRAPE:-15}
@@ -47,11 +48,11 @@ ANON=${BENCH_COST_ANON_MIB:-2048}
 FILE_MIB=${BENCH_COST_FILE_MIB:-1024}
 PERIOD=${BENCH_COST_PERIOD:-10}
 GROUNDS=$(q 6 2)
-GUESTS=${BENCH_COST_GUESTS-"small:3:2:$GROUNDS big:12:2:$GROUNDS cpus:3:64:0"}
+GUESTS=${BENCH_COST_GUESTS-"small:3:2:$GROUNDS big:128:2:$GROUNDS cpus:3:64:0"}
 for v in RUNS SECS SETTLE SCRAPE SCANS ANON FILE_MIB PERIOD; do
 	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
 done
-((QUICK == 1 || (RUNS >= 3 && SECS >= 300))) || log "note: fewer than 3 runs of 5 minutes per arm: not a figure to quote"
+((QUICK == 1 || (RUNS >= 5 && SECS >= 300))) || log "note: fewer than 5 runs of 5 minutes per arm: too few runs for a verdict"
 OUT=$(report_output "$QUICK" "$ROOT")
 
 WORK=$(mktemp -d /tmp/fragd-bench-cost.XXXXXX)
@@ -198,4 +199,16 @@ fi
 meta load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
 "$PY" bench/cost_report.py "$WORK" "$OUT"
+# The runs' raw data, kept in the tree so that anyone can recompute the figures and their
+# intervals: `python3 bench/cost_report.py bench/data/cost OUT` reads them back (each run's
+# run.env, snaps.jsonl, scrapes.txt and churn.jsonl, the full scans, the map memory, the
+# guests' console lines; not fragd's logs).
+if ((QUICK == 0)); then
+	rm -rf "$ROOT/bench/data/cost"
+	mkdir -p "$ROOT/bench/data/cost"
+	(cd "$WORK" && find . -type f \( -name meta.env -o -name run.env -o -name snaps.jsonl -o -name scrapes.txt \
+		-o -name churn.jsonl -o -name scans.jsonl -o -path './mapmem/*.txt' -o -path './guests/guest-*.log' \) \
+		-exec cp --parents {} "$ROOT/bench/data/cost/" \;)
+	log "raw data: bench/data/cost ($(du -sk "$ROOT/bench/data/cost" | cut -f1) KiB)"
+fi
 FAILED=0

@@ -5,7 +5,8 @@
 #   FRAGD-COST <key> <value>                  facts: memory, CPUs, zones' pageblocks
 #   FRAGD-MAPMEM <object> <map> <bytes>       bpf_map_memory's lines (the kernel's memlock)
 #   FRAGD-ROUND <seconds> <rounds ok> <blocks read by samples> <scan CPU seconds>
-#                                            one scrape per round interval
+#                                            one scrape per round interval, once the start
+#                                            pass has read every block (the steady state)
 #   FRAGD-FULL <pages read> <duration ns>     one full scan asked with fragctl map --max-age 0
 #   FRAGD-END
 # The number of rounds to watch is on the kernel command line: fragd_rounds=N (0: maps only).
@@ -48,8 +49,10 @@ echo "FRAGD-COST interval ${INTERVAL}"
 SECS=${INTERVAL%s}
 T0=$(cut -d' ' -f1 /proc/uptime)
 i=0
-# One scrape per interval, from the first round on, until ROUNDS more rounds are seen.
+# One scrape per interval, from the first round after the start pass (fragd_pageblock_map_age_seconds
+# appears once every block was read: a larger guest's pass takes longer) until ROUNDS more rounds are seen.
 first=
+whole=
 while [ $i -lt $((ROUNDS * 3 + 30)) ]; do
 	kill -0 "$FRAGD_PID" 2>/dev/null || { echo "FRAGD-COST fragd_log $(tail -c 2000 /tmp/fragd.log | tr '\n' '|')"; finish; }
 	if curl -sf --max-time 20 "$URL" >/tmp/m.prom; then
@@ -57,7 +60,11 @@ while [ $i -lt $((ROUNDS * 3 + 30)) ]; do
 		blocks=$(value /tmp/m.prom fragd_scan_pageblocks_read_total 'how="sample"')
 		cpu=$(value /tmp/m.prom fragd_scan_cpu_seconds_total '')
 		now=$(cut -d' ' -f1 /proc/uptime)
-		if [ -n "$ok" ] && [ "${ok%.*}" -ge 1 ]; then
+		if [ -z "$whole" ] && grep -q '^fragd_pageblock_map_age_seconds ' /tmp/m.prom; then
+			whole=1
+			echo "FRAGD-COST start_pass_s $(awk -v a="$now" -v b="$T0" 'BEGIN { printf "%.0f", a - b }') rounds ${ok%.*}"
+		fi
+		if [ -n "$whole" ] && [ -n "$ok" ] && [ "${ok%.*}" -ge 1 ]; then
 			echo "FRAGD-ROUND $(awk -v a="$now" -v b="$T0" 'BEGIN { printf "%.1f", a - b }') ${ok%.*} ${blocks%.*} ${cpu:-nan}"
 			[ -n "$first" ] || first=${ok%.*}
 			[ $((${ok%.*} - first)) -ge "$ROUNDS" ] && break

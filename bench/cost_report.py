@@ -133,6 +133,22 @@ def per_round(rounds):
     return out
 
 
+def size_check(gs):
+    """-> (memory ratio, blocks-per-round ratio, largest guest's GiB, full-scan ratio or None)
+    between the smallest and the largest guest that saw sampled rounds; None with fewer than 2."""
+    sized = [g for g in gs.values() if per_round(g["rounds"])]
+    if len(sized) < 2:
+        return None
+    lo = min(sized, key=lambda g: int(g["facts"]["mem_total_kib"]))
+    hi = max(sized, key=lambda g: int(g["facts"]["mem_total_kib"]))
+    if lo is hi:
+        return None
+    ratio_mem = int(hi["facts"]["mem_total_kib"]) / int(lo["facts"]["mem_total_kib"])
+    ratio_blk = med([b for b, _ in per_round(hi["rounds"])]) / med([b for b, _ in per_round(lo["rounds"])])
+    full_ratio = (hi["full"][0] / lo["full"][0]) if hi["full"] and lo["full"] else None
+    return ratio_mem, ratio_blk, int(hi["facts"]["mem_total_kib"]) / 2**20, full_ratio
+
+
 def main():
     work, out = sys.argv[1], sys.argv[2]
     m = benchlib.read_env(os.path.join(work, "meta.env"))
@@ -259,6 +275,10 @@ def main():
         f"{sampled:.3f}% (measured) | {mf_here['total'] / 2**20:.2f} MiB |",
     ]
     share_1t = None
+    logs = sorted(glob.glob(os.path.join(work, "guests", "guest-*.log")))
+    gs = {} if m.get("guests_failed") else {
+        re.sub(r"^guest-|\.log$", "", os.path.basename(p)): guest(p) for p in logs}
+    check = size_check(gs)
     # The sampled scanner's share is measured (busy runs), not projected: its runs are the rows.
     scan_v = Verdict([f["scan_pct"] for f in busy], median, GOAL_SCAN_1TIB, "<=", "busy runs")
     for g in SIZES_GIB:
@@ -273,45 +293,44 @@ def main():
         "",
         f"Goal: the scan's share at 1 TiB ≤ {GOAL_SCAN_1TIB}% of a core at the same churn: "
         f"{scan_v.text('{:.3f}%')} by the sampled design, a projection: measured on {gib:.0f} GiB, where a "
-        f"sampled round reads as many blocks as at 1 TiB; the old design's "
-        f"full scan per round would take {share_1t[0]:.1f}%.",
+        f"sampled round reads as many blocks as at 1 TiB"
+        + (f" (checked in the guests below: memory {check[0]:.0f}x, up to {check[2]:.0f} GiB, and a sampled round "
+           f"read {check[1]:.2f}x the blocks)" if check else " (no guest of another size checked it in this run)")
+        + f"; the old design's full scan per round would take {share_1t[0]:.1f}%.",
         "",
     ]
 
     # Guests.
     lines += ["### Guests: what grows with memory and CPUs", ""]
-    logs = sorted(glob.glob(os.path.join(work, "guests", "guest-*.log")))
-    if m.get("guests_failed") or not logs:
+    if not gs:
         lines += [f"Not measured in this run: {m.get('guests_failed', 'no guest log')}.", ""]
     else:
-        gs = {re.sub(r"^guest-|\.log$", "", os.path.basename(p)): guest(p) for p in logs}
         lines += [
             f"`bench/cost_guest.sh` booted Debian 12's kernel {next(iter(gs.values()))['facts'].get('kernel', '?')} "
             f"under qemu ({m.get('guests_seconds', '?')} s for all) with fragd's shipped config, `pageblocks.max_age` "
             "set to its interval (a round every interval, memory changed or not). qemu runs without KVM here (TCG): "
             "times are not real, counts are. A round reads what the budget buys at what a block cost the "
-            "guest's scanner; the first round, which also measures that, is left out.",
+            "guest's scanner; the rounds are counted once fragd's start pass has read every block (the steady "
+            "state a host reaches minutes after fragd starts), and the first of them is left out.",
             "",
-            "| guest | MemTotal | possible CPUs | pageblocks of the zones | rounds seen | pageblocks per round: "
-            "median (min–max) | full scan: page frames read | BPF maps |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            "| guest | MemTotal | possible CPUs | pageblocks of the zones | start pass: s (TCG), rounds | rounds seen "
+            "after it | pageblocks per round: median (min–max) | scanner CPU per round, ms (TCG) | full scan: page "
+            "frames read | BPF maps |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for name, g in gs.items():
             zb = sum(int(v) for k, v in g["facts"].items() if k.startswith("zone_blocks_"))
             pr = per_round(g["rounds"])
             lines.append(
                 f"| {name} | {int(g['facts'].get('mem_total_kib', 0)) / 2**20:.1f} GiB | "
-                f"{g['mapfacts'].get('possible_cpus', '?')} | {zb} | {len(pr)} | "
+                f"{g['mapfacts'].get('possible_cpus', '?')} | {zb} | "
+                f"{g['facts'].get('start_pass_s', '-').replace(' rounds ', ', ')} | {len(pr)} | "
                 f"{spread([b for b, _ in pr], '{:.0f}') if pr else '-'} | "
+                f"{spread([c * 1000 for _, c in pr if c is not None], '{:.0f}') if any(c is not None for _, c in pr) else '-'} | "
                 f"{g['full'][0] if g['full'] else '-'} | "
                 f"{g['mapfacts']['total'] / 2**20:.2f} MiB (ledger {g['mapfacts'].get('ledger_entries', '?')}) |")
-        sized = [g for g in gs.values() if per_round(g["rounds"])]
-        if len(sized) >= 2:
-            lo = min(sized, key=lambda g: int(g["facts"]["mem_total_kib"]))
-            hi = max(sized, key=lambda g: int(g["facts"]["mem_total_kib"]))
-            ratio_mem = int(hi["facts"]["mem_total_kib"]) / int(lo["facts"]["mem_total_kib"])
-            ratio_blk = med([b for b, _ in per_round(hi["rounds"])]) / med([b for b, _ in per_round(lo["rounds"])])
-            full_ratio = (hi["full"][0] / lo["full"][0]) if hi["full"] and lo["full"] else None
+        if check:
+            ratio_mem, ratio_blk, _, full_ratio = check
             lines += ["", f"Memory {ratio_mem:.1f}x: a sampled round read {ratio_blk:.2f}x the blocks"
                       + (f", a full scan {full_ratio:.1f}x the page frames." if full_ratio else ".")]
         cpus = sorted(gs.values(), key=lambda g: g["mapfacts"].get("possible_cpus", 0))
