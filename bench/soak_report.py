@@ -284,6 +284,14 @@ def main():
     L.append(f"| actions fragd took | {len(actions)}: {acts}. Counted three ways: `fragd_actions_total` {n_counter}, "
              f"log lines {len(log_ids)}, `status` {len(actions)}{'; ids missing from status: ' + str(missing_ids[:10]) if missing_ids else ''} "
              f"| the three agree: {met(counts_agree and not missing_ids)} |")
+    if log_lines and dur > 0:
+        log_bytes = os.path.getsize(log_path)
+        per_day = log_bytes / dur * 86400
+        L.append(f"| fragd's log in act mode over this churn (stderr: what the journal or the container log keeps) | "
+                 f"{log_bytes} bytes, {len(log_lines)} lines in {dur:.0f} s: {per_day / 2**20:.1f} MiB a day, "
+                 f"{log_bytes / dur * 3600 / 1024:.0f} KiB an hour; at this rate the DaemonSet's 64Mi of ephemeral "
+                 f"storage (configs/kubernetes/base/fragd-daemonset.yaml; the kubelet keeps 10Mi x 5 log files) "
+                 f"would last {64 * 2**20 / per_day:.1f} days without rotation | (a figure, not a goal) |")
     if min_gap is not None:
         L.append(f"| closest two compactions of a node (end of one to start of the next) | {min_gap:.1f} s over "
                  f"{n_compact} compactions | >= min_interval {min_interval:.0f} s: {met(interval_ok)} |")
