@@ -312,17 +312,22 @@ direct_trace_unmount() {
 	DIRECT_TRACE_MOUNT=
 }
 
-# keep_raw NAME FILE...: a run's raw data kept in the tree, in bench/data/NAME/ (what was there
-# before is replaced), so that anyone can recompute its figures and intervals: the benchmark's
-# report reads the same files back. Quick runs keep nothing.
+# keep_raw NAME [-C DIR] FILE...: a run's raw data kept in the tree, in bench/data/NAME/ (what was
+# there before is replaced), so that anyone can recompute its figures and intervals: the
+# benchmark's report reads the same files back. With -C, the FILEs are paths under DIR and keep
+# them. Quick runs keep nothing.
 keep_raw() {
-	local name=$1 dir
+	local name=$1 dir from=.
 	shift
 	[[ ${QUICK:-0} == 1 ]] && return 0
+	if [[ ${1:-} == -C ]]; then
+		from=$2
+		shift 2
+	fi
 	dir="$ROOT/bench/data/$name"
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	cp "$@" "$dir/"
+	if [[ $from == . ]]; then cp "$@" "$dir/"; else (cd "$from" && cp --parents "$@" "$dir/"); fi
 	log "raw data: bench/data/$name ($(du -sk "$dir" | cut -f1) KiB)"
 }
 

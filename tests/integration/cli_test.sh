@@ -124,9 +124,12 @@ prog_ids=$(grep -h '^prog_id:' /proc/"$FRAGD_PID"/fdinfo/* 2>/dev/null | awk '{ 
 [ -n "$prog_ids" ] || fail "fragd $FRAGD_PID holds no BPF program fd"
 stop_fragd
 [ ! -e "$SOCK" ] || fail "fragd left its socket $SOCK behind"
+# The kernel frees a tracepoint link's program after RCU grace periods (bpf_link_free), not at
+# the close of the last fd: an id may still show for a moment after fragd's exit, so each gets 10 s.
+prog_gone() { ! bpftool prog show id "$1" >/dev/null 2>&1; }
 if command -v bpftool >/dev/null; then
   for id in $prog_ids; do
-    ! bpftool prog show id "$id" >/dev/null 2>&1 || fail "BPF program $id still loaded after fragd exited"
+    wait_for 10 prog_gone "$id" || fail "BPF program $id still loaded 10 s after fragd exited"
   done
 fi
 expect_fail "fragd is not running" "$BUILD/fragctl" --socket "$SOCK" status

@@ -51,8 +51,16 @@ round
 # checks, whatever the guard does: such a round is run once more. A round that did make it and a
 # guard that did not act fail below.
 if ! awk '$6 == 0 { f = 1 } END { exit !f }' "$WORK/ticks" && [ "$(peak)" -lt $((LIMIT * WINDOW)) ]; then
-  log "round 1: at most $(peak) inserts failed in any ${WINDOW} s (the guard acts from $((LIMIT * WINDOW))): the demand did not make the condition; a second round"
+  peak1=$(peak)
+  log "round 1: at most $peak1 inserts failed in any ${WINDOW} s (the guard acts from $((LIMIT * WINDOW))): the demand did not make the condition; a second round"
   round
+  # Twice under the guard's rate: the host found the demand memory faster than it asked (how is
+  # not known), and there was nothing for the guard to act on. Said as such, not as a guard
+  # that failed to act.
+  # (None failing at all is the kernel that lets them fall back: the skip below.)
+  if ! awk '$6 == 0 { f = 1 } END { exit !f }' "$WORK/ticks" && [ "$(peak)" -gt 0 ] && [ "$(peak)" -lt $((LIMIT * WINDOW)) ]; then
+    fail "the demand did not make the guard's condition in two rounds (at most $peak1, then $(peak) inserts failed in any ${WINDOW} s, the guard acts from $((LIMIT * WINDOW))); nothing checked"
+  fi
 fi
 
 # FRAGD-TICK <round> <s> <inserted> <failed> <defrag_mode> <fragd's count>

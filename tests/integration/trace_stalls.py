@@ -27,35 +27,34 @@ instance (lib.sh trace_start) to hold fragd's counters to it exactly.
 import re
 import sys
 
-LINE = re.compile(r"-(\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[\d+\]\s+(?:\S+\s+)?[\d.]+:\s+(\S+):\s*(.*)$")
-ORDER = re.compile(r"\border=(-?\d+)")
-
-
-def events(path):
-    with open(path, errors="replace") as f:
-        for line in f:
-            m = LINE.search(line)
-            if m:
-                yield int(m.group(1)), m.group(2), m.group(3).strip()
-
-
+LINE = re.compile(r"^\s*(.+?)-(\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[\d+\]\s+(?:\S+\s+)?([\d.]+):\s+(\S+):\s*(.*)$")
 FAILED = re.compile(r"\bpfn=0x0\b")  # the kernel prints a failed allocation (pfn -1) as pfn 0
 
 
+def between(path, start, end):
+    """-> (time of START, time of END, [(comm, pid, time, event, fields)] between the markers
+    START and END); exits naming the file when the two are not both there, in that order."""
+    inside, t_start, out = False, None, []
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = LINE.match(line)
+            if not m:
+                continue
+            comm, pid, t, name, rest = m.group(1), int(m.group(2)), float(m.group(3)), m.group(4), m.group(5).strip()
+            if name == "tracing_mark_write":
+                if rest == start and not inside:
+                    inside, t_start = True, t
+                elif rest == end and inside:
+                    return t_start, t, out
+            elif inside:
+                out.append((comm, pid, t, name, rest))
+    sys.exit(f"{path}: markers {start!r} and {end!r} not both found in order")
+
+
 def window(path, start, end):
-    inside, entries, skipped, deferred, allocs = False, 0, 0, 0, 0
+    entries, skipped, deferred, allocs = 0, 0, 0, 0
     open_ = {}  # pid -> an entry still waiting for a sign that the kernel counted it
-    seen_start = seen_end = False
-    for pid, name, rest in events(path):
-        if name == "tracing_mark_write":
-            if rest == start:
-                inside, seen_start = True, True
-            elif rest == end and inside:
-                seen_end = True
-                break
-            continue
-        if not inside:
-            continue
+    for _, pid, _, name, rest in between(path, start, end)[2]:
         if name == "mm_page_alloc":
             allocs += not FAILED.search(rest)
         elif name == "mm_compaction_try_to_compact_pages":
@@ -66,38 +65,18 @@ def window(path, start, end):
         elif name in ("mm_compaction_deferred", "mm_compaction_begin", "mm_compaction_defer_reset"):
             open_.pop(pid, None)
             deferred += name == "mm_compaction_deferred"
-    if not (seen_start and seen_end):
-        sys.exit(f"{path}: markers {start!r} and {end!r} not both found in order")
     skipped += sum(1 for v in open_.values() if v)
     print(entries, skipped, deferred, allocs)
 
 
-TIMED = re.compile(r"^\s*(.+?)-(\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[\d+\]\s+(?:\S+\s+)?([\d.]+):\s+(\S+):\s*(.*)$")
-
-
 def quiet(path, start, end):
-    inside, entries, last, t_start, t_end, tasks = False, 0, None, None, None, {}
-    with open(path, errors="replace") as f:
-        for line in f:
-            m = TIMED.match(line)
-            if not m:
-                continue
-            comm, t, name, rest = m.group(1), float(m.group(3)), m.group(4), m.group(5).strip()
-            if name == "tracing_mark_write":
-                if rest == start:
-                    inside, t_start = True, t
-                elif rest == end and inside:
-                    t_end = t
-                    break
-                continue
-            if inside and name == "mm_compaction_try_to_compact_pages":
-                entries += 1
-                last = t
-                tasks[comm] = tasks.get(comm, 0) + 1
-    if t_start is None or t_end is None:
-        sys.exit(f"{path}: markers {start!r} and {end!r} not both found in order")
+    t_start, t_end, evs = between(path, start, end)
+    entries = [(comm, t) for comm, _, t, name, _ in evs if name == "mm_compaction_try_to_compact_pages"]
+    tasks = {}
+    for comm, _ in entries:
+        tasks[comm] = tasks.get(comm, 0) + 1
     who = ",".join(f"{c}:{n}" for c, n in sorted(tasks.items(), key=lambda x: -x[1])) or "-"
-    print(entries, f"{t_end - (last if last is not None else t_start):.1f}", who)
+    print(len(entries), f"{t_end - (entries[-1][1] if entries else t_start):.1f}", who)
 
 
 def main():

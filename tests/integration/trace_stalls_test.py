@@ -25,23 +25,24 @@ FAILED = ("mm_page_alloc", "page=0000000000000000 pfn=0x0 order=9 migratetype=1 
           "gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_RETRY_MAYFAIL")
 
 
-def window(events, start="a", end="b"):
-    text = "# tracer: nop\n"
-    for pid, ev in events:
-        if ev in ("a", "b", "x"):
-            text += line(pid, "tracing_mark_write", ev, comm="bash")
-        else:
-            text += line(pid, *ev)
+def run(command, text, start, end):
+    """-> trace_stalls.py COMMAND's output words on a record holding TEXT."""
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        f.write(text)
+        f.write("# tracer: nop\n" + text)
     try:
-        r = subprocess.run([sys.executable, os.path.join(HERE, "trace_stalls.py"), "window", f.name, start, end],
+        r = subprocess.run([sys.executable, os.path.join(HERE, "trace_stalls.py"), command, f.name, start, end],
                            capture_output=True, text=True)
     finally:
         os.unlink(f.name)
     if r.returncode:
         raise RuntimeError(r.stderr)
-    return tuple(map(int, r.stdout.split()))
+    return r.stdout.split()
+
+
+def window(events, start="a", end="b"):
+    text = "".join(line(pid, "tracing_mark_write", ev, comm="bash") if ev in ("a", "b", "x") else line(pid, *ev)
+                   for pid, ev in events)
+    return tuple(map(int, run("window", text, start, end)))
 
 
 class Window(unittest.TestCase):
@@ -73,18 +74,8 @@ class Quiet(unittest.TestCase):
 
     @staticmethod
     def quiet(rows, start="a", end="b"):
-        text = "# tracer: nop\n" + "".join(
-            f"  {comm}-{pid}    [001] ..... {t:.6f}: {name}: {rest}\n" for comm, pid, t, name, rest in rows)
-        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-            f.write(text)
-        try:
-            r = subprocess.run([sys.executable, os.path.join(HERE, "trace_stalls.py"), "quiet", f.name, start, end],
-                               capture_output=True, text=True)
-        finally:
-            os.unlink(f.name)
-        if r.returncode:
-            raise RuntimeError(r.stderr)
-        return r.stdout.split()
+        return run("quiet", "".join(f"  {comm}-{pid}    [001] ..... {t:.6f}: {name}: {rest}\n"
+                                    for comm, pid, t, name, rest in rows), start, end)
 
     def test_the_last_stall_and_who_made_them(self):
         got = self.quiet([("python3", 1, 90.0, *ENTRY),          # before the start marker: not counted
