@@ -433,6 +433,8 @@ meta runtime_s "$(($(date +%s) - T_START))"
 
 # --- report --------------------------------------------------------------------
 OUT=$(report_output "$QUICK" "$ROOT")
+# What bench/report.py reads, kept: `python3 bench/report.py --results bench/data/overhead/results.tsv ...`
+keep_raw overhead -C "$WORK" results.tsv meta.env seen.tsv builds.tsv scrapes.txt fragd.notes
 python3 bench/report.py --results "$RESULTS" --meta "$META" --seen "$SEEN_LOG" --builds "$BUILD_LOG" \
 	--scrapes "$SCRAPE_LOG" --fragd-notes "$WORK/fragd.notes" --output "$OUT" >"$WORK/section.md"
 cat "$WORK/section.md"
