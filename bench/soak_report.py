@@ -153,7 +153,10 @@ def main():
         if mm:
             log_ids[int(mm.group(1))] = (mm.group(2), mm.group(3))
     counter = {}
-    for name, lab, v in read_prom(os.path.join(w, "end.prom")):
+    end_samples = read_prom(os.path.join(w, "end.prom"))
+    # The unlabelled samples of the last scrape, by name.
+    end_prom = {name: v for name, lab, v in end_samples if not lab}
+    for name, lab, v in end_samples:
         if name == "fragd_actions_total":
             key = (lab.get("action"), lab.get("result"))
             counter[key] = counter.get(key, 0) + int(v)
