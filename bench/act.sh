@@ -589,9 +589,7 @@ meta runtime_s "$RUNTIME"
 OUT=$(report_output "$QUICK" "$ROOT")
 # Each run's records, kept (no program, nothing over 4 MiB): `python3 bench/act_report.py --work
 # bench/data/act --output OUT` writes the section again.
-(cd "$WORK" && find runs.tsv meta.env r[0-9]*-* -type f ! -perm -u+x -size -4M 2>/dev/null || true) >"$WORK/raw.list"
-mapfile -t RAW <"$WORK/raw.list"
-keep_raw act -C "$WORK" "${RAW[@]}"
+keep_found act "$WORK" -name runs.tsv -o -name meta.env -o -path './r[0-9]*-*/*' ! -perm -u+x -size -4M
 "$PY" bench/act_report.py --work "$WORK" --output "$OUT" >"$WORK/section.md"
 cat "$WORK/section.md"
 log "section written to $OUT"

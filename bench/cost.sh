@@ -203,8 +203,6 @@ meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
 # intervals: `python3 bench/cost_report.py bench/data/cost OUT` reads them back (each run's
 # run.env, snaps.jsonl, scrapes.txt and churn.jsonl, the full scans, the map memory, the
 # guests' console lines; not fragd's logs).
-mapfile -t RAW < <(cd "$WORK" && find . -type f \( -name meta.env -o -name run.env -o -name snaps.jsonl \
-	-o -name scrapes.txt -o -name churn.jsonl -o -name scans.jsonl -o -path './mapmem/*.txt' \
-	-o -path './guests/guest-*.log' \) | sort)
-keep_raw cost -C "$WORK" "${RAW[@]}"
+keep_found cost "$WORK" -name meta.env -o -name run.env -o -name snaps.jsonl -o -name scrapes.txt \
+	-o -name churn.jsonl -o -name scans.jsonl -o -path './mapmem/*.txt' -o -path './guests/guest-*.log'
 FAILED=0

@@ -156,9 +156,7 @@ kill -0 "$CHURN_PID" 2>/dev/null || die "the churn ended during the run: $(tail 
 stop_pid "$CHURN_PID" 60 || die "the churn did not exit cleanly: $(tail -3 "$WORK/churn.err")"
 meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
 # What the report reads, kept: `python3 bench/labels_report.py bench/data/labels OUT`.
-(cd "$WORK" && find . -maxdepth 2 \( -name meta.env -o -name polls.jsonl -o -name arm.env \) -printf '%P\n') >"$WORK/raw.list"
-mapfile -t RAW <"$WORK/raw.list"
-keep_raw labels -C "$WORK" "${RAW[@]}"
+keep_found labels "$WORK" -name meta.env -o -name polls.jsonl -o -name arm.env
 python3 bench/labels_report.py "$WORK" "$OUT"
 log "wrote $OUT"
 FAILED=0

@@ -330,6 +330,18 @@ keep_raw() {
 	if [[ $from == . ]]; then cp "$@" "$dir/"; else (cd "$from" && cp --parents "$@" "$dir/"); fi
 	log "raw data: bench/data/$name ($(du -sk "$dir" | cut -f1) KiB)"
 }
+# keep_found NAME DIR FIND-TEST...: keep_raw of the regular files under DIR that the find tests
+# select (their paths kept under bench/data/NAME/); none found is said, not an error.
+keep_found() {
+	local name=$1 from=$2 files
+	shift 2
+	mapfile -t files < <(cd "$from" && find . -type f \( "$@" \) -printf '%P\n' | sort)
+	if [[ ${#files[@]} == 0 ]]; then
+		log "raw data: nothing to keep for bench/data/$name"
+		return 0
+	fi
+	keep_raw "$name" -C "$from" "${files[@]}"
+}
 
 now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
 free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }

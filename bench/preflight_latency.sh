@@ -269,10 +269,8 @@ restore_memory_settings
 
 meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
 # What the report reads, kept: `python3 bench/preflight_latency_report.py bench/data/preflight_latency OUT`.
-(cd "$WORK" && find meta.env load quiet baseline -type f \( -name meta.env -o -name preflight.tsv -o -name ab.out \
-	-o -name clients.tsv -o -name burst.env -o -name pairs.txt \) 2>/dev/null || true) >"$WORK/raw.list"
-mapfile -t RAW <"$WORK/raw.list"
-keep_raw preflight_latency -C "$WORK" "${RAW[@]}"
+keep_found preflight_latency "$WORK" -name meta.env -o -name preflight.tsv -o -name ab.out -o -name clients.tsv \
+	-o -name burst.env -o -name pairs.txt
 python3 bench/preflight_latency_report.py "$WORK" "$OUT"
 log "wrote $OUT"
 FAILED=0
