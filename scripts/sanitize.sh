@@ -23,6 +23,11 @@ set -euo pipefail
 
 BUILD=${1:?usage: scripts/sanitize.sh BUILD_DIR [ctest args...]}
 shift
+# Absolute: the unit test binaries run from inside it (make passes build-asan, relative).
+BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || {
+  echo "sanitize: no build dir '$BUILD': run make sanitize (or make tsan), which configures and builds it" >&2
+  exit 2
+}
 if grep -q '^FRAGD_SANITIZE:BOOL=ON$' "$BUILD/CMakeCache.txt" 2>/dev/null; then
   kind=asan
 elif grep -q '^FRAGD_TSAN:BOOL=ON$' "$BUILD/CMakeCache.txt" 2>/dev/null; then
