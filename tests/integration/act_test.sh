@@ -100,7 +100,7 @@ done
 STATE=/run/fragd/saved-state
 [ ! -e $STATE ] || fail "$STATE exists before the test: run fragd --restore first"
 mkdir -p /run/fragd
-RESTORE+=("rm -f $STATE")
+on_exit "rm -f $STATE"
 (umask 077; echo '/proc/sys/vm/compaction_proactiveness 0' >$STATE)
 echo 37 > $PRO
 policy act true node 0 >"$WORK/recover.yaml"

@@ -58,10 +58,10 @@ rmcg() {
 mkcg() {
   mkdir "$CGROOT/$1"
   CGS+=("$1")
-  RESTORE+=("rmcg '$CGROOT/$1'")
+  on_exit "rmcg '$CGROOT/$1'"
   if [ -n "$V1MEM" ]; then
     mkdir "$V1MEM/$1"
-    RESTORE+=("rmcg '$V1MEM/$1'")
+    on_exit "rmcg '$V1MEM/$1'"
   fi
 }
 # in_cgroup CG CMD...: CMD in a new process that first moves itself into CG.

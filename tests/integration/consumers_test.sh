@@ -40,8 +40,8 @@ FRAGD_CONFIG="$WORK/fragd.yaml" start_fragd
 # The kernel's record, in an instance of its own (the global trace is left alone).
 INST=$TR/instances/fragd-consumers-$$
 mkdir "$INST" || skip_or_fail "cannot make a tracing instance $INST"
-RESTORE+=("rmdir $INST")
-RESTORE+=("echo 0 > $INST/tracing_on")
+on_exit "rmdir $INST"
+on_exit "echo 0 > $INST/tracing_on"
 echo 8192 >"$INST/buffer_size_kb"
 echo 1 >"$INST/options/stacktrace"
 echo 1 >"$INST/events/compaction/mm_compaction_try_to_compact_pages/enable"
@@ -210,7 +210,7 @@ phase slab 'pipe_fcntl|pipe_set_size|pipe_resize_ring&kmalloc_large' pipes
 
 # 4. page_cache: readahead of a file written here, dropped from the page cache first.
 FILE=$(mktemp /var/tmp/fragd-consumers.XXXXXX)
-RESTORE+=("rm -f $FILE")
+on_exit "rm -f $FILE"
 readfile() {
   fallocate -l 1G "$FILE"
   /usr/bin/python3 - "$FILE" <<'PY'

@@ -30,7 +30,7 @@ heavy_lock
 HP=/proc/sys/vm/nr_hugepages
 save_sysctl /proc/sys/vm/compaction_proactiveness
 save_sysctl $HP
-RESTORE+=("echo 0 > $HP")   # runs first on exit: free the pool before anything else
+on_exit "echo 0 > $HP"   # runs first on exit: free the pool before anything else
 echo 0 > /proc/sys/vm/compaction_proactiveness
 echo 0 > $HP
 # The kernel's own record: direct compaction entries and what each zone did, and every order-9

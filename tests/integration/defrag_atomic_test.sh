@@ -25,7 +25,7 @@ free_mib=$(awk '/^MemFree/ { print int($2 / 1024) }' /proc/meminfo)
 # The rounds script puts both settings back itself; these are for a kill that skips its trap.
 set_kernel_file /proc/sys/vm/defrag_mode "$(cat /proc/sys/vm/defrag_mode)"
 set_kernel_file /proc/sys/vm/compact_unevictable_allowed "$(cat /proc/sys/vm/compact_unevictable_allowed)"
-RESTORE+=("echo 0 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")  # it takes excess whole blocks
+on_exit "echo 0 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"  # it takes excess whole blocks
 
 unmovable() { awk '/^Number of blocks type/ { on = 1; next } on && NF > 5 { s += $5 } END { print s + 0 }' /proc/pagetypeinfo; }
 unmovable_before=$(unmovable)

@@ -31,11 +31,11 @@ else
   skip_or_fail "no memory cgroup controller (cgroup v2 with memory in the root's subtree_control, or v1's /sys/fs/cgroup/memory)"
 fi
 mkdir "$MEMCG"
-RESTORE+=("for p in \$(cat $MEMCG/cgroup.procs); do kill -KILL \$p; done; sleep 0.5; rmdir $MEMCG")
+on_exit "for p in \$(cat $MEMCG/cgroup.procs); do kill -KILL \$p; done; sleep 0.5; rmdir $MEMCG"
 echo $((32 << 20)) >"$MEMCG/$LIMIT"
 # The file on disk (page cache, reclaimable), not on tmpfs where its pages could not be reclaimed.
 DATA=$(mktemp /var/tmp/fragd-guard.XXXXXX)
-RESTORE+=("rm -f $DATA")
+on_exit "rm -f $DATA"
 dd if=/dev/zero of="$DATA" bs=1M count=384 status=none
 
 WINDOW=10

@@ -23,7 +23,7 @@ chmod 0755 "$WORK"   # users other than root reach the socket through the group,
 
 GROUP="fragdc$$"
 groupadd "$GROUP"
-RESTORE+=("groupdel $GROUP")
+on_exit "groupdel $GROUP"
 GID=$(getent group "$GROUP" | cut -d: -f3)
 cat >"$WORK/fragd.yaml" <<YAML
 socket_group: $GROUP

@@ -42,7 +42,7 @@ fi
 if [ -e $STATE ] || [ -L $STATE ]; then
   skip_or_fail "$STATE exists (a fragd left settings to restore): run fragd --restore first"
 fi
-RESTORE+=("rm -f $STATE")  # whatever a failed part leaves (the scratch tree's values only)
+on_exit "rm -f $STATE"  # whatever a failed part leaves (the scratch tree's values only)
 
 # --- the scratch tree: one node, every zone fragmented --------------------------
 R="$WORK/root"; P="$R/proc"; S="$R/sys"; NODES="$S/devices/system/node"

@@ -311,7 +311,7 @@ DOM=fragd-hooks-$$
 if [ -c /dev/kvm ]; then
 	read -r kvm_owner kvm_mode < <(stat -c '%U:%G %a' /dev/kvm)
 	if [ "${kvm_owner#*:}" != kvm ] || [ $((0$kvm_mode & 060)) -ne $((060)) ]; then
-		RESTORE+=("chown $kvm_owner /dev/kvm; chmod $kvm_mode /dev/kvm")
+		on_exit "chown $kvm_owner /dev/kvm; chmod $kvm_mode /dev/kvm"
 		chown root:kvm /dev/kvm
 		chmod 0660 /dev/kvm
 	fi
@@ -321,19 +321,19 @@ hp_mount=$(awk '$3 == "hugetlbfs" && ($4 ~ /pagesize=2M/ || $4 !~ /pagesize=/) {
 if [ -z "$hp_mount" ]; then
 	hp_mount=$(mktemp -d /run/fragd-hooks-hugepages.XXXXXX)
 	chmod 0755 "$hp_mount"
-	RESTORE+=("rmdir $hp_mount")
+	on_exit "rmdir $hp_mount"
 	mount -t hugetlbfs -o pagesize=2M none "$hp_mount"
-	RESTORE+=("umount $hp_mount")
+	on_exit "umount $hp_mount"
 fi
 # The hook: configs/hooks/libvirt-qemu behind a wrapper that points it at this test's fragd
 # (libvirtd gives hooks no environment of its own) and logs each call.
 hookdir=/etc/libvirt/hooks/qemu.d
 if [ ! -d $hookdir ]; then
 	mkdir -p $hookdir
-	RESTORE+=("rmdir $hookdir")
+	on_exit "rmdir $hookdir"
 fi
 hookfile=$hookdir/fragd-test-$$
-RESTORE+=("rm -f $hookfile")
+on_exit "rm -f $hookfile"
 cat >"$hookfile" <<EOF
 #!/bin/sh
 # fragd's tests/integration/hooks_test.sh, removed when it ends: configs/hooks/libvirt-qemu for its fragd
@@ -342,8 +342,8 @@ export FRAGCTL="$BUILD/fragctl" FRAGD_SOCKET="$SOCK" FRAGD_HOLD=2m FRAGD_WITHIN=
 exec "$HOOKS/libvirt-qemu" "\$@"
 EOF
 chmod 0755 "$hookfile"
-[ -e /run/libvirt ] || RESTORE+=("rm -rf /run/libvirt")
-[ -e "/var/log/libvirt/qemu/$DOM.log" ] || RESTORE+=("rm -f /var/log/libvirt/qemu/$DOM.log")
+[ -e /run/libvirt ] || on_exit "rm -rf /run/libvirt"
+[ -e "/var/log/libvirt/qemu/$DOM.log" ] || on_exit "rm -f /var/log/libvirt/qemu/$DOM.log"
 cat >"$WORK/libvirtd.conf" <<EOF
 log_level = 3
 log_filters = "1:hook"
@@ -360,7 +360,7 @@ stop_libvirt() {
 	if [ -n "$p" ] && [ -e "/proc/$p" ] && grep -qF "guest=$DOM," "/proc/$p/cmdline"; then kill -KILL "$p"; fi
 	LIBVIRTD_PID='' VIRTLOGD_PID=''
 }
-RESTORE+=("stop_libvirt")
+on_exit "stop_libvirt"
 t=$SECONDS
 if ! pgrep -x virtlogd >/dev/null; then
 	virtlogd >"$WORK/virtlogd.out" 2>&1 8>&- &
@@ -431,7 +431,7 @@ mkdir -p "$S/state" "$S/spool"
 # munged wants its socket's directories open to all (the test's directory is root's alone).
 M=$(mktemp -d /run/fragd-hooks-munge.XXXXXX)
 chmod 0755 "$M"
-RESTORE+=("rm -rf $M")
+on_exit "rm -rf $M"
 mungekey --create --keyfile="$M/munge.key"
 munged -F --socket="$M/munge.sock" --key-file="$M/munge.key" --pid-file="$M/munged.pid" \
 	--log-file="$M/munged.log" --seed-file="$M/munged.seed" >"$S/munged.out" 2>&1 8>&- &
@@ -490,7 +490,7 @@ stop_slurm() {
 	SLURMD_PID='' SLURMCTLD_PID=''
 }
 slurm_idle() { [ -z "$(squeue -h -t R,CG -o %i 2>/dev/null)" ]; }
-RESTORE+=("stop_slurm")
+on_exit "stop_slurm"
 t=$SECONDS
 slurmctld -D -f "$S/slurm.conf" >"$S/slurmctld.out" 2>&1 8>&- &
 SLURMCTLD_PID=$!

@@ -108,7 +108,7 @@ ccache_summary() {
 # Not under /tmp, which mmdebstrap empties in the image: a path that reaches the image's tree
 # would stay hidden there.
 CLONES=$(mktemp -d "$BUILD/image_test-clones.XXXXXX")
-RESTORE+=("rm -rf '$CLONES'")
+on_exit "rm -rf '$CLONES'"
 CA=$CLONES/a/src CB=$CLONES/bb/clone-at-a-longer-path/src
 # The pair compared: $BUILD's image (this tree in SRC/build, compiled through make's ccache) and a
 # clone's at a longer path compiled without ccache. Where $BUILD was not built so (a sanitizer
@@ -176,7 +176,7 @@ fi
 
 # The image as a container, in buildah's chroot isolation, with storage of its own.
 B=(buildah --root "$WORK/storage" --runroot "$WORK/runroot" --storage-driver vfs)
-RESTORE+=("${B[*]} rm --all >/dev/null 2>&1")
+on_exit "${B[*]} rm --all >/dev/null 2>&1"
 ctr=$("${B[@]}" from --quiet "oci-archive:$ARCHIVE") || fail "buildah cannot read $ARCHIVE"
 run() { "${B[@]}" run --isolation chroot "$ctr" -- "$@"; }
 

@@ -15,6 +15,21 @@ WORK_BASE="${WORK_BASE:-$(work_base)}"
 WORK="$(mktemp -d "$WORK_BASE/fragd-${TEST_NAME}.XXXXXX")"
 PIDS=()
 RESTORE=()
+# What a test that died changed is put back before this one starts (restore_orphans.sh).
+# shellcheck source=tests/integration/restore_orphans.sh
+source "$SRC/tests/integration/restore_orphans.sh"
+if mkdir -p "$RESTORE_DIR" 2>/dev/null && [ -w "$RESTORE_DIR" ]; then
+  restore_orphans
+  JOURNAL="$RESTORE_DIR/$$-$(proc_start $$)"
+else
+  JOURNAL=""  # not root: a test that changes nothing global
+fi
+# on_exit CMD: CMD runs at the test's exit (after the ones given later), and, should the test die
+# without its exit, before the next test starts or after the last one (restore_orphans.sh).
+on_exit() {
+  RESTORE+=("$1")
+  [ -z "$JOURNAL" ] || printf '%s\n' "$1" >>"$JOURNAL"
+}
 
 log() { echo "[$TEST_NAME] $*"; }
 # metric, vmstat, free_blocks9 and proactiveness_policy: the guests' suites source them too.
@@ -47,6 +62,7 @@ cleanup() {
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   local i
   for ((i = ${#RESTORE[@]} - 1; i >= 0; i--)); do eval "${RESTORE[$i]}" || true; done
+  [ -z "$JOURNAL" ] || rm -f "$JOURNAL"
   rm -rf "$WORK" "$WORK.unprivileged"
   exit $rc
 }
@@ -74,7 +90,7 @@ choice() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
 set_kernel_file() {
   local old
   if [[ $(cat "$1") == *\[* ]]; then old=$(choice "$1"); else old=$(cat "$1"); fi
-  RESTORE+=("echo $old > $1")
+  on_exit "echo $old > $1"
   echo "$2" >"$1"
 }
 
@@ -87,7 +103,7 @@ quiet_memory() {
   PRO=/proc/sys/vm/compaction_proactiveness
   save_sysctl $PRO
   save_sysctl $HP
-  RESTORE+=("echo 0 > $HP")
+  on_exit "echo 0 > $HP"
   echo "$1" > $PRO
   echo 0 > $HP
 }
@@ -108,7 +124,7 @@ undefer_compaction() {
 save_sysctl() {
   local f=$1 v
   v=$(cat "$f")
-  RESTORE+=("echo $v > $f")
+  on_exit "echo $v > $f"
 }
 
 free_port() {
@@ -211,13 +227,13 @@ trace_start() {
   # A host that booted without tracefs mounted (no systemd to mount it): mount it for the test,
   # and unmount it at the end.
   if [ ! -d $t/instances ] && [ -d $t ] && mount -t tracefs tracefs $t 2>/dev/null; then
-    RESTORE+=("umount $t 2>/dev/null || true")
+    on_exit "umount $t 2>/dev/null || true"
   fi
   [ -d $t/instances ] || t=/sys/kernel/debug/tracing
   [ -d $t/instances ] || skip_or_fail "no tracefs instances at /sys/kernel/tracing or /sys/kernel/debug/tracing"
   TRACE_INST="$t/instances/fragd-$TEST_NAME-$$"
   mkdir "$TRACE_INST"
-  RESTORE+=("rmdir $TRACE_INST 2>/dev/null || true")
+  on_exit "rmdir $TRACE_INST 2>/dev/null || true"
   echo 16384 >"$TRACE_INST/buffer_size_kb"
   for e; do  # "group/event", or "group/event:FILTER" to record only what FILTER matches
     filter=""
@@ -225,7 +241,7 @@ trace_start() {
     [ -e "$TRACE_INST/events/$e/enable" ] || fail "the kernel has no tracepoint $e ($TRACE_INST/events/$e)"
     [ -z "$filter" ] || echo "$filter" >"$TRACE_INST/events/$e/filter" || fail "tracefs refused the filter '$filter' on $e"
     echo 1 >"$TRACE_INST/events/$e/enable"
-    RESTORE+=("echo 0 > $TRACE_INST/events/$e/enable")
+    on_exit "echo 0 > $TRACE_INST/events/$e/enable"
   done
   # 9>&-: the reader must not hold the fragmenter's FIFO open (it would never see EOF).
   cat "$TRACE_INST/trace_pipe" >"$WORK/trace.txt" 9>&- &

@@ -87,7 +87,7 @@ else
 fi
 
 log "installing it"
-RESTORE+=("dpkg --purge fragd >/dev/null 2>&1")  # on any failure below
+on_exit "dpkg --purge fragd >/dev/null 2>&1"  # on any failure below
 dpkg -i "$DEB" >"$WORK/dpkg-i.log" 2>&1 || { cat "$WORK/dpkg-i.log" >&2; fail "dpkg -i $(basename "$DEB") failed"; }
 dpkg-query -W -f='${Status}' fragd | grep -q 'install ok installed' ||
   fail "fragd is not 'install ok installed' after dpkg -i: $(dpkg-query -W -f='${Status}' fragd)"

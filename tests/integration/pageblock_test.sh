@@ -266,7 +266,7 @@ fi
 G1=/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages
 if [ -w "$G1" ]; then
   save_sysctl "$G1"
-  RESTORE+=("echo 0 > $G1")
+  on_exit "echo 0 > $G1"
   map_json "$WORK/map4.json"
   # preflight answers from the scan just made (/metrics would wait for a tick to follow it).
   rc=0

@@ -67,7 +67,7 @@ CREATED=()
 # runc's state directory and the image library's blob cache are not under podman's --root.
 # podman takes a lock file in CNI's default config directory even with --network-config-dir.
 for d in /run/runc /var/lib/containers /etc/cni/net.d/cni.lock; do [ -e "$d" ] || CREATED+=("$d"); done
-RESTORE+=("shared_cleanup")
+on_exit "shared_cleanup"
 
 # --- 1. The image.
 bash "$SRC/scripts/build-image.sh" "$BUILD" "$WORK/image" >"$WORK/build.log" 2>&1 ||
@@ -83,7 +83,7 @@ log "built $IMAGE ($ARCHIVE) in $((SECONDS - T0)) s"
 PM=(podman --root "$WORK/storage" --runroot "$WORK/runroot" --tmpdir "$WORK/libpod" --storage-driver vfs
   --network-config-dir "$WORK/cni" --cgroup-manager cgroupfs --events-backend file --runtime runc)
 mkdir -p "$WORK/cni"
-RESTORE+=("${PM[*]} rm --all --force --time 0 >/dev/null 2>&1; ${PM[*]} rmi --all --force >/dev/null 2>&1")
+on_exit "${PM[*]} rm --all --force --time 0 >/dev/null 2>&1; ${PM[*]} rmi --all --force >/dev/null 2>&1"
 # podman's default RLIMIT_NOFILE (1048576) needs CAP_SYS_RESOURCE to be set above the hard limit
 # podman runs with, and podman lowers its own RLIMIT_NPROC to 32768; without that capability (this
 # host's bounding set lacks it) runc fails with "error setting rlimit type 7 (or 6): operation not
@@ -102,7 +102,7 @@ out=$("${PM[@]}" run --rm --pull never "${RUN_EXTRA[@]}" --network none --volume
 # tracefs, as on every node (systemd mounts it): the DaemonSet mounts the host's /sys/kernel/tracing.
 if [ ! -d /sys/kernel/tracing/events ]; then
   mount -t tracefs tracefs /sys/kernel/tracing || skip_or_fail "cannot mount tracefs on /sys/kernel/tracing"
-  RESTORE+=("umount /sys/kernel/tracing")
+  on_exit "umount /sys/kernel/tracing"
 fi
 
 # --- The manifest, translated. k8s.py MODE DIR: writes DIR/flags (podman run's flags, one per
@@ -258,8 +258,8 @@ start() {
   # conmon is podman's, started for this test: ended by pid if podman rm leaves it.
   local conmon
   conmon=$("${PM[@]}" inspect --format '{{.State.ConmonPid}}' "$CTR")
-  RESTORE+=("kill -0 $conmon 2>/dev/null && kill -TERM $conmon")
-  RESTORE+=("${PM[*]} rm --force --time 0 $CTR >/dev/null 2>&1")
+  on_exit "kill -0 $conmon 2>/dev/null && kill -TERM $conmon"
+  on_exit "${PM[*]} rm --force --time 0 $CTR >/dev/null 2>&1"
   has_programs() { scrape >"$d/metrics.prom" 2>/dev/null && grep -q '^fragd_bpf_program_attached' "$d/metrics.prom"; }
   wait_for 30 has_programs || { "${PM[@]}" logs "$CTR" >&2; fail "$mode: fragd in the container served no metrics in 30 s"; }
   wait_for 30 http_ok "$READY_PATH" || { "${PM[@]}" logs "$CTR" >&2; fail "$mode: $READY_PATH did not answer 200 in 30 s"; }
@@ -445,7 +445,7 @@ NODE_HP=/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages
 GLOBAL_HP=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 save_sysctl /proc/sys/vm/compaction_proactiveness
 save_sysctl $HP
-RESTORE+=("echo 0 > $HP")
+on_exit "echo 0 > $HP"
 [ "$(cat $HP)" -eq 0 ] || fail "nr_hugepages is $(cat $HP) before the test: another test holds a pool"
 # Never writable in either mode, named so that the sweep must have met them (/proc/sys/vm is not
 # namespaced: the overlay leaves it read-only, and policies needing it need privileged: true).

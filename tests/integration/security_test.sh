@@ -99,7 +99,7 @@ fi
 # --- 5. A group may look, never act; fragd runs no program while acting.
 GROUP="fragdt$$"
 groupadd "$GROUP"
-RESTORE+=("groupdel $GROUP")
+on_exit "groupdel $GROUP"
 GID=$(getent group "$GROUP" | cut -d: -f3)
 cat >"$WORK/group.yaml" <<YAML
 mode: act

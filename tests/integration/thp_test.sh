@@ -23,7 +23,7 @@ grep -q '\[never\]' "$THP/enabled" && skip_or_fail "THP is off on this host ($TH
 heavy_lock
 
 old64=$(choice "$THP/hugepages-64kB/enabled")
-RESTORE+=("echo $old64 > $THP/hugepages-64kB/enabled")
+on_exit "echo $old64 > $THP/hugepages-64kB/enabled"
 echo always >"$THP/hugepages-64kB/enabled"
 
 # Every mTHP size and the kernel's counters by name (metrics.detail): all of them are compared.
