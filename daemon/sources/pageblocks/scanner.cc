@@ -123,11 +123,7 @@ Result<std::shared_ptr<const ScanResult>> PageblockScanner::scan_once(bool full)
   cost_.cpu_ns += cpu;
   if (full && r) cost_.blocks_full += blocks;
   if (full) {
-    const bool first = !full_cpu_ns_;
-    full_cpu_ns_ = std::max<uint64_t>(cpu, 1);
-    refill_full_tokens();
-    if (first) full_tokens_ns_ = static_cast<double>(kFullScanBurst * full_cpu_ns_);
-    full_tokens_ns_ -= static_cast<double>(cpu);
+    full_bucket_.spent(cpu, mono_ns());
   }
   const uint64_t one = 1;
   if (event_fd_ >= 0) (void)!::write(event_fd_, &one, sizeof(one));
@@ -196,20 +192,9 @@ void PageblockScanner::mark_changed() {
   changed_ = true;
 }
 
-void PageblockScanner::refill_full_tokens() {
-  const uint64_t now = mono_ns();
-  const double cap = static_cast<double>(kFullScanBurst * full_cpu_ns_);
-  if (full_refill_mono_ns_)
-    full_tokens_ns_ = std::min(cap, full_tokens_ns_ + full_budget_ * static_cast<double>(now - full_refill_mono_ns_));
-  full_refill_mono_ns_ = now;
-}
-
 uint64_t PageblockScanner::full_scan_wait_ns() {
   std::lock_guard<std::mutex> g(mu_);
-  if (!full_cpu_ns_) return 0;  // no full scan yet: its cost is unknown, the bucket full
-  refill_full_tokens();
-  const double need = static_cast<double>(full_cpu_ns_) - full_tokens_ns_;
-  return need <= 0 ? 0 : static_cast<uint64_t>(need / full_budget_);
+  return full_bucket_.wait_ns(mono_ns());
 }
 
 uint64_t PageblockScanner::scans_skipped() const {

@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 
+#include "sources/pageblocks/full_scan_bucket.h"
 #include "sources/pageblocks/pageblock.h"
 #include "sources/pageblocks/sample.h"
 #include "base/result.h"
@@ -65,9 +66,9 @@ class PageblockScanner {
   // it ends (ok or not). The main loop never waits for a scan.
   void request();
   // Forced full scans (request), across every client, are held to `full_budget` of a core
-  // with a burst of kFullScanBurst scans: a token bucket of CPU time, filled at that share and
-  // spent by each full scan's CPU time. 0 when one may run now, else the nanoseconds until the
-  // bucket holds the last full scan's cost again.
+  // with a burst of kFullScanBurst scans (FullScanBucket: a bucket of scans refilled at that
+  // share over the last full scan's CPU time). 0 when one may run now, else the nanoseconds
+  // until one may.
   static constexpr uint64_t kFullScanBurst = 5;
   // The start pass's round period: a round's CPU time (budget x interval) over full_budget, at
   // least a second.
@@ -128,10 +129,7 @@ class PageblockScanner {
   bool stop_ = false;
   std::shared_ptr<const ScanResult> latest_;
   uint64_t latest_mono_ns_ = 0;
-  uint64_t full_cpu_ns_ = 0;  // the last full scan's CPU time (0: none yet)
-  double full_tokens_ns_ = 0;  // the bucket (full_scan_wait_ns)
-  uint64_t full_refill_mono_ns_ = 0;
-  void refill_full_tokens();  // under mu_
+  FullScanBucket full_bucket_{full_budget_, kFullScanBurst};  // under mu_ (full_scan_wait_ns)
   uint64_t ok_ = 0, failed_ = 0;
   std::vector<std::string> messages_;
   std::thread thread_;
