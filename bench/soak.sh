@@ -24,7 +24,8 @@
 # main, scan, others), nr_hugepages, /metrics (actions, compaction time, budget), and
 # `status` (the actions fragd reports, each with its start and duration).
 # Report (bench/soak_report.py): RSS after the warm-up (first SOAK_WARMUP = 120 s) vs at
-# the end (goal growth <= 5%), fds at the start vs at the end (goal: no growth), fragd's
+# the end (goal growth <= 5%), fds after the warm-up vs at the end (goal: no growth; the files
+# fragd holds at the start, after the warm-up and at the end are listed), fragd's
 # CPU (the core issue's idle budget is 0.5% of a core; the scan alone costs ~1.2%), and
 # every action against the policy's limits: no two compactions of a node closer than
 # min_interval, compaction time per minute within cpu_budget, the pool never grown past
@@ -130,11 +131,20 @@ python3 bench/soak_churn.py --fragmenter "$WORK/fragmenter" --percent "$PERCENT"
 	--seconds "$SOAK_SECONDS" --events "$WORK/events.jsonl" >"$WORK/churn.out" 2>&1 &
 CHURN_PID=$!
 PIDS+=("$CHURN_PID")
+# fd_list FILE: what each of fragd's open fds names (the report compares the lists: which files
+# fragd opened during the soak and kept).
+fd_list() { (cd "/proc/$FRAGD_PID/fd" && for f in *; do readlink "$f" || true; done) >"$1" 2>/dev/null || true; }
+fd_list "$WORK/fds-start.txt"
 # Until the churn ends; fragd must live throughout.
 next_log=$((SECONDS + 60))
+warm_at=$((SECONDS + WARMUP))
 while kill -0 "$CHURN_PID" 2>/dev/null; do
 	kill -0 "$FRAGD_PID" 2>/dev/null || die "fragd died during the soak: $(tail -5 "$WORK/fragd.log")"
 	kill -0 "$MON_PID" 2>/dev/null || die "the sampler (procmon.py) ended early"
+	if ((warm_at > 0 && SECONDS >= warm_at)); then
+		fd_list "$WORK/fds-warm.txt"
+		warm_at=0
+	fi
 	if ((SECONDS >= next_log)); then
 		log "$(grep -c '"ready"' "$WORK/events.jsonl" || true) fragment cycles, $(grep -c '"burst_up"' "$WORK/events.jsonl" || true) bursts, $(grep -c 'action [0-9]' "$WORK/fragd.log" || true) actions so far; fragd RSS $(awk '$1 == "VmRSS:" { print $2 }' "/proc/$FRAGD_PID/status") KiB"
 		next_log=$((SECONDS + 60))
@@ -147,6 +157,7 @@ untrack "$CHURN_PID"
 ((rc == 0)) || die "the churn failed (exit $rc): $(tail -3 "$WORK/churn.out") $(grep fragmenter_failed "$WORK/events.jsonl" | tail -1)"
 meta end_unix "$(date +%s.%N)"
 sleep "$SAMPLE" # one more sample after the churn
+fd_list "$WORK/fds-end.txt"
 stop_pid "$MON_PID" 10 || true
 curl -sf --max-time 10 "$URL" >"$WORK/end.prom" || log "cannot scrape fragd at the end"
 "$WORK/fragctl" --socket "$SOCK" status --json >"$WORK/end-status.json" || log "fragctl status failed at the end"
@@ -168,5 +179,9 @@ else
 	PLOT=$ROOT/docs/soak.png
 fi
 "$PY" bench/soak_report.py --work "$WORK" --output "$OUT" --plot "$PLOT"
+keep_raw soak -C "$WORK" meta.env samples.jsonl events.jsonl fragd.log end.prom end-status.json \
+	$(cd "$WORK" && ls fds-*.txt 2>/dev/null)
+# The samples, a scrape each, are 1.4 MB as text and 26 KB compressed (soak_report.py reads either).
+[[ $QUICK == 1 ]] || gzip -9 "$ROOT/bench/data/soak/samples.jsonl"
 log "section written to $OUT, picture to $PLOT"
 FAILED=0
