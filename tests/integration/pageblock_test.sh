@@ -233,36 +233,57 @@ for z in free:
 print("; ".join(out))
 PY
 }
-completed=0
-contended_tries=0
-log "before the compaction: $(memory_state)"
-for try in $(seq 1 10); do
-  c0=$(contended)
-  echo 1 > /proc/sys/vm/compact_memory
-  sleep 2  # a collector tick
-  c1=$(contended)
-  if [ "$c1" -eq "$c0" ]; then completed=1; break; fi
-  contended_tries=$try
-  log "the compaction ended contended ($((c1 - c0)) zone runs); compacting again in 3 s; $(memory_state); $(compaction_stops)"
-  sleep 3
-done
-log "compactions that ended contended before one ran to its end: $contended_tries" 
-# The kernel's direct-compaction counters around the pool write: a write that got little with
-# few compaction stalls met zones whose compaction was deferred (compact_defer_shift); one that
-# got more than the estimate with many (641 in a run that got 8568 against 7706) made pages the
-# node compaction had not, perhaps from reclaimed page cache: the pages direct reclaim took and the
-# page cache before the write are logged to tell.
-v0="$(vmstat compact_stall) $(vmstat compact_fail) $(vmstat compact_success)"
-steal0=$(vmstat pgsteal_direct) cached0=$(awk '$1 == "Cached:" { print $2 }' /proc/meminfo)
-got=$(pool_write $HP $((est * 2)))
-echo 0 > $HP
-log "direct compaction during the pool write (stall fail success): before $v0, after $(vmstat compact_stall) $(vmstat compact_fail) $(vmstat compact_success); direct reclaim took $(($(vmstat pgsteal_direct) - steal0)) pages, page cache $cached0 kB before"
-log "estimate free+compaction $est huge pages; one compaction, then a pool write of $((est * 2)) got $got"
-if [ "$completed" -eq 1 ]; then
-  python3 -c 'import sys; e, g = map(int, sys.argv[1:]); sys.exit(abs(e - g) > 0.10 * g)' "$est" "$got" ||
-    fail "estimate $est is not within 10% of the $got huge pages obtained"
-else
-  NOT_COMPARED+=("estimate vs pool write: ten compactions in a row ended contended, so the $got huge pages say nothing of the estimate $est")
+# estimate_vs_write: one node compaction (again while it ends contended), then a pool write of
+# twice the estimate $est; returns 1 with MISS set when what it got is not within 10% of $est.
+# The kernel's part varies from run to run: direct compaction deferred or not during the write,
+# page cache it reclaims (bench/preflight.sh: (free + makeable) / reached 0.918-1.015 over 5 rounds
+# on holes). As with the sampled interval above, one miss is allowed: a second one, on a fresh
+# fragmentation, fails the test.
+estimate_vs_write() {
+  completed=0
+  contended_tries=0
+  log "before the compaction: $(memory_state)"
+  for try in $(seq 1 10); do
+    c0=$(contended)
+    echo 1 > /proc/sys/vm/compact_memory
+    sleep 2  # a collector tick
+    c1=$(contended)
+    if [ "$c1" -eq "$c0" ]; then completed=1; break; fi
+    contended_tries=$try
+    log "the compaction ended contended ($((c1 - c0)) zone runs); compacting again in 3 s; $(memory_state); $(compaction_stops)"
+    sleep 3
+  done
+  log "compactions that ended contended before one ran to its end: $contended_tries" 
+  # The kernel's direct-compaction counters around the pool write: a write that got little with
+  # few compaction stalls met zones whose compaction was deferred (compact_defer_shift); one that
+  # got more than the estimate with many (641 in a run that got 8568 against 7706) made pages the
+  # node compaction had not, perhaps from reclaimed page cache: the pages direct reclaim took and the
+  # page cache before the write are logged to tell.
+  v0="$(vmstat compact_stall) $(vmstat compact_fail) $(vmstat compact_success)"
+  steal0=$(vmstat pgsteal_direct) cached0=$(awk '$1 == "Cached:" { print $2 }' /proc/meminfo)
+  got=$(pool_write $HP $((est * 2)))
+  echo 0 > $HP
+  log "direct compaction during the pool write (stall fail success): before $v0, after $(vmstat compact_stall) $(vmstat compact_fail) $(vmstat compact_success); direct reclaim took $(($(vmstat pgsteal_direct) - steal0)) pages, page cache $cached0 kB before"
+  log "estimate free+compaction $est huge pages; one compaction, then a pool write of $((est * 2)) got $got"
+  if [ "$completed" -ne 1 ]; then
+    NOT_COMPARED+=("estimate vs pool write: ten compactions in a row ended contended, so the $got huge pages say nothing of the estimate $est")
+    return 0
+  fi
+  python3 -c 'import sys; e, g = map(int, sys.argv[1:]); sys.exit(abs(e - g) > 0.10 * g)' "$est" "$got" && return 0
+  MISS="estimate $est is not within 10% of the $got huge pages obtained"
+  return 1
+}
+if ! estimate_vs_write; then
+  log "miss 1 of at most 1: $MISS; fragmenting afresh for a second comparison"
+  unfragment
+  fragment 90
+  sleep 2
+  map_json "$WORK/map3b.json"
+  est=$(python3 -c '
+import json, sys
+z = json.load(open(sys.argv[1]))["scan"]["zones"]
+print(sum(x["hugepages"]["free"] + x["hugepages"]["compaction"] for x in z))' "$WORK/map3b.json")
+  estimate_vs_write || fail "$MISS, the second comparison in a row to miss (the first: see above)"
 fi
 
 # 4b. 1 GiB pages: the estimate (free ranges + those contiguous-range migration could free)
