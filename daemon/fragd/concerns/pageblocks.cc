@@ -284,8 +284,10 @@ void PageblocksConcern::on_scan_done() {
   bool again = false;
   for (const auto& d : pending_maps_.scan_ended(done, latest != nullptr, latest ? latest->boot_time_ns : 0, error, again))
     control_.reply(d.token, map_answer(d.with_scan ? latest.get() : nullptr, d.with_scan ? "" : error, d.ask));
-  // Those still waiting asked for a full scan (root, allowed when asked) that has not run yet.
-  if (again) scanner_->request();
+  // Those still waiting asked for a full scan (root, allowed when asked) that has not run yet,
+  // unless the scanner began it already: it took the request as this scan ended, and asking
+  // again would run one more full scan, past the budget, that nobody waits for.
+  if (again) scanner_->request(pending_maps_.newest_oldest_ok());
 }
 
 }  // namespace fragd

@@ -5,6 +5,7 @@
 // many blocks to list, who asked).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -51,6 +52,13 @@ class PendingMaps {
   }
 
   size_t size() const { return waiting_.size(); }
+  // The latest `oldest_ok_ns` of the requests still waiting (0: none): a scan begun at or after
+  // it answers them all.
+  uint64_t newest_oldest_ok() const {
+    uint64_t n = 0;
+    for (const auto& w : waiting_) n = std::max(n, w.oldest_ok_ns);
+    return n;
+  }
 
  private:
   std::vector<Waiting> waiting_;

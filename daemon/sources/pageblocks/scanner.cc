@@ -158,7 +158,10 @@ void PageblockScanner::loop() {
         // Woken early by a request: not again so soon on the interval's account.
         const bool due = asked || !latest_ || (starting() && age >= start_period_ns() / 2) || age >= max_age_ns_ ||
                          (changed_ && age >= interval_ns_ / 2);
-        if (due) changed_ = false;  // changes from here on call for the next scan
+        if (due) {
+          changed_ = false;  // changes from here on call for the next scan
+          began_boot_ns_ = ScanClock::now().boot_ns;
+        }
         else if (age >= interval_ns_ / 2) skipped_++;
         return due;
       }();
@@ -202,9 +205,11 @@ uint64_t PageblockScanner::scans_skipped() const {
   return skipped_;
 }
 
-void PageblockScanner::request() {
+void PageblockScanner::request(uint64_t begun_after_boot_ns) {
   {
     std::lock_guard<std::mutex> g(mu_);
+    // A scan that began late enough is running or done: it answers, another would be one more.
+    if (begun_after_boot_ns && began_boot_ns_ >= begun_after_boot_ns) return;
     requested_ = true;
   }
   cv_.notify_all();

@@ -64,7 +64,9 @@ class PageblockScanner {
 
   // Asks the scanner thread for a scan now; event_fd() becomes readable when
   // it ends (ok or not). The main loop never waits for a scan.
-  void request();
+  // begun_after_boot_ns (CLOCK_BOOTTIME, 0: none): no request when a scan that began at or after
+  // it is running or done (a re-request for maps still waiting, which that scan answers).
+  void request(uint64_t begun_after_boot_ns = 0);
   // Forced full scans (request), across every client, are held to `full_budget` of a core
   // with a burst of kFullScanBurst scans (FullScanBucket: a bucket of scans refilled at that
   // share over the last full scan's CPU time). 0 when one may run now, else the nanoseconds
@@ -121,6 +123,7 @@ class PageblockScanner {
   int iomem_fd_ = -1;
   int event_fd_ = -1;
   bool requested_ = false;
+  uint64_t began_boot_ns_ = 0;  // when the latest scan (running or done) began, CLOCK_BOOTTIME
   bool changed_ = false;
   uint64_t skipped_ = 0;
   std::string last_error_;

@@ -42,3 +42,21 @@ TEST(PendingMaps, AFailedScanAnswersOnlyRequestsMadeBeforeItEnded) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(PendingMaps, TheNewestOldestOkIsWhatOneScanMustBeginAfterToAnswerAll) {
+  fragd::PendingMaps<int> p;
+  EXPECT_EQ(p.newest_oldest_ok(), 0u);
+  p.add(1, 500, 0, 1);
+  p.add(2, 900, 0, 2);
+  p.add(3, 0, 0, 3);
+  EXPECT_EQ(p.newest_oldest_ok(), 900u);
+  bool again = false;
+  auto due = p.scan_ended(1, true, 600, "", again);  // a scan begun at 600 answers 1 and 3
+  ASSERT_EQ(due.size(), 2u);
+  EXPECT_TRUE(again);
+  EXPECT_EQ(p.newest_oldest_ok(), 900u);
+}
+
+}  // namespace
