@@ -38,6 +38,13 @@ NOT_COMPARED=()
 
 # map_json FILE: a fresh scan, through fragctl.
 map_json() { FRAGCTL map --max-age 0 --json >"$1" || fail "fragctl map --json failed"; }
+# map_estimate FILE: the 2 MiB pages a map --json FILE says are obtainable: free + compaction, all zones.
+map_estimate() {
+  python3 -c '
+import json, sys
+z = json.load(open(sys.argv[1]))["scan"]["zones"]
+print(sum(x["hugepages"]["free"] + x["hugepages"]["compaction"] for x in z))' "$1"
+}
 
 # gigantic_ranges BEFORE HELD: for each 1 GiB range whose blocks are all huge in the map HELD
 # (a 1 GiB pool is held), the classes the map BEFORE gave its blocks, counted ("node/zone pfn:
@@ -170,10 +177,7 @@ covered=0 missed=0
 for round in 1 2 3; do
   read -r s_est s_lo s_hi s_read s_blocks < <(sampled_estimate "$(boot_ns)")
   map_json "$WORK/map3.json"
-  est=$(python3 -c '
-import json, sys
-z = json.load(open(sys.argv[1]))["scan"]["zones"]
-print(sum(x["hugepages"]["free"] + x["hugepages"]["compaction"] for x in z))' "$WORK/map3.json")
+  est=$(map_estimate "$WORK/map3.json")
   log "sampled round $round: $s_est huge pages obtainable (95%: $s_lo-$s_hi) from $s_read of $s_blocks blocks; full scan: $est"
   [ "$s_read" -lt "$s_blocks" ] || fail "the sampled round read every block ($s_read of $s_blocks): nothing was sampled"
   python3 -c 'import sys; e, g = map(int, sys.argv[1:]); sys.exit(abs(e - g) > 0.10 * g)' "$s_est" "$est" ||
@@ -279,10 +283,7 @@ if ! estimate_vs_write; then
   fragment 90
   sleep 2
   map_json "$WORK/map3b.json"
-  est=$(python3 -c '
-import json, sys
-z = json.load(open(sys.argv[1]))["scan"]["zones"]
-print(sum(x["hugepages"]["free"] + x["hugepages"]["compaction"] for x in z))' "$WORK/map3b.json")
+  est=$(map_estimate "$WORK/map3b.json")
   estimate_vs_write || fail "$MISS, the second comparison in a row to miss (the first: see above)"
 fi
 

@@ -32,7 +32,6 @@ class FullScanBucket {
     if (tokens_ >= 1) return 0;
     return static_cast<uint64_t>((1 - tokens_) * static_cast<double>(cost_ns_) / share_) + 1;
   }
-  double share() const { return share_; }
 
  private:
   void refill(uint64_t now_ns) {
