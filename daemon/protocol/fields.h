@@ -200,10 +200,17 @@ nlohmann::json write_object(const T& t) {
 template <class T>
 void read_object(const nlohmann::json& j, T& t, const std::string& path);
 
+// A message with a reader of its own (read_json, declared in its header) is read through it
+// wherever it is held, before any Fields table: its table may live in its .cc, and a file that
+// sees that table (the same .cc, or a unity build's batch) must read it as every other file does,
+// its checks included. Otherwise read_value<V> would differ from one file to another, and the
+// linker would keep one of them for all.
 template <class V>
 void read_value(const nlohmann::json& j, V& out, const std::string& path) {
   if constexpr (has_codec<V>::value) {
     Codec<V>::read(j, out, path);
+  } else if constexpr (has_read_json<V>::value) {
+    read_json(j, out, path);
   } else if constexpr (described<V>::value) {
     read_object(j, out, path);
   } else if constexpr (std::is_same_v<V, bool>) {
@@ -239,8 +246,6 @@ void read_value(const nlohmann::json& j, V& out, const std::string& path) {
     if (!j.is_object()) malformed(path + " is not an object");
     out.clear();
     for (auto it = j.begin(); it != j.end(); ++it) read_value(it.value(), out[it.key()], path + "." + it.key());
-  } else if constexpr (has_read_json<V>::value) {
-    read_json(j, out, path);
   } else {  // a message with its own from_json: its complaint, prefixed with where it is
     try {
       from_json(j, out);

@@ -195,11 +195,11 @@ MapZone parse_zone(const json& z, const std::string& path, unsigned order, bool 
 
 // Checks what the table cannot: the node's range, the times' order, and (in a map answer,
 // whose pageblock order is known) that a block lies in the physical address space.
-void check_pollution(const PollutionInfo& v, unsigned order) {
+void check_pollution(const PollutionInfo& v, unsigned order, const std::string& path) {
   if (!v.blocks) return;
   for (size_t i = 0; i < v.blocks->size(); ++i) {
     const PollutedBlockInfo& pb = (*v.blocks)[i];
-    const std::string bp = strf("pollution.blocks[%zu]", i);
+    const std::string bp = strf("%s.blocks[%zu]", path.c_str(), i);
     if (pb.node < 0 || static_cast<uint64_t>(pb.node) > kMaxNode)
       malformed(strf("%s.node: %d is out of range 0..%llu", bp.c_str(), pb.node, ull(kMaxNode)));
     if (pb.last_ns < pb.first_ns)
@@ -208,11 +208,11 @@ void check_pollution(const PollutionInfo& v, unsigned order) {
   }
 }
 
-PollutionInfo parse_pollution(const json& p, unsigned order) {
-  if (!p.is_object()) malformed("pollution: not an object or null");
+PollutionInfo parse_pollution(const json& p, unsigned order, const std::string& path) {
+  if (!p.is_object()) malformed(path + ": not an object or null");
   PollutionInfo v;
-  read_object(p, v, "pollution");
-  check_pollution(v, order);
+  read_object(p, v, path);
+  check_pollution(v, order, path);
   return v;
 }
 
@@ -247,7 +247,7 @@ MapView parse_body(const json& a) {
   }
   const json& pol = member(a, "pollution", "answer");
   if (!pol.is_null()) {
-    v.pollution = parse_pollution(pol, v.pageblock_order);
+    v.pollution = parse_pollution(pol, v.pageblock_order, "pollution");
     if (!v.pollution->blocks && !v.withheld) malformed("pollution: missing \"blocks\"");
     if (v.withheld && (v.pollution->blocks || !v.pollution->top.empty()))
       malformed("pollution: blocks or polluters in an answer that says it withheld them");
@@ -259,7 +259,8 @@ MapView parse_body(const json& a) {
 
 void to_json(json& j, const PollutionInfo& p) { j = write_object(p); }
 
-void from_json(const json& j, PollutionInfo& p) { p = parse_pollution(j, 0); }
+void read_json(const json& j, PollutionInfo& p, const std::string& path) { p = parse_pollution(j, 0, path); }
+void from_json(const json& j, PollutionInfo& p) { read_json(j, p, "pollution"); }
 
 void to_json(json& j, const MapView& v) {
   j = json{{"ok", true}, {"scan", nullptr}, {"pollution", nullptr}};

@@ -111,5 +111,7 @@ void from_json(const nlohmann::json& j, MapView& v);
 // "pollution" alone (status carries it too); blocks only when set.
 void to_json(nlohmann::json& j, const PollutionInfo& p);
 void from_json(const nlohmann::json& j, PollutionInfo& p);
+// The same checks, the error naming `path` ("pollution.blocks[3].node").
+void read_json(const nlohmann::json& j, PollutionInfo& p, const std::string& path);
 
 }  // namespace fragd
