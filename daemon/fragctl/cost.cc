@@ -21,7 +21,7 @@ Result<nlohmann::json> measure_cost(const StatusReply& status, double seconds, i
   if (!w) return make_error(w.error().message + " (fragctl cost)", w.error().err);
   nlohmann::json list = nlohmann::json::array();
   for (size_t i = 0; i < progs.size(); ++i) {
-    const ProgramRunStats& r = w->programs[i];
+    const WindowRunStats& r = w->programs[i];
     if (!r.read) continue;  // unloaded during the window
     list.push_back({{"name", progs[i]->name.value_or("?")},
                     {"tracepoint", progs[i]->tracepoint.value_or("?")},

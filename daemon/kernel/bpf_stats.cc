@@ -71,7 +71,7 @@ Result<RunStatsWindow> measure_run_stats(const std::vector<uint32_t>& ids, doubl
   w.seconds = static_cast<double>(t1 - t0) / 1e9;
   if (f0 && f1) w.page_faults = *f1 - *f0;
   for (size_t i = 0; i < ids.size(); ++i) {
-    ProgramRunStats p;
+    WindowRunStats p;
     p.id = ids[i];
     bpf_prog_info after{};
     if ((p.read = prog_info(fds[i], after))) {

@@ -11,7 +11,8 @@
 
 namespace fragd {
 
-struct ProgramRunStats {
+// One program's runs over a window (ProgramRunStats, bpf_object.h, holds its running totals).
+struct WindowRunStats {
   uint32_t id = 0;
   bool read = false;  // false: the program went away during the window
   uint64_t runs = 0, run_ns = 0, recursion_misses = 0;
@@ -20,7 +21,7 @@ struct ProgramRunStats {
 struct RunStatsWindow {
   double seconds = 0;
   std::optional<uint64_t> page_faults;  // /proc/vmstat pgfault over the window; absent if unreadable
-  std::vector<ProgramRunStats> programs;  // in the order of the ids asked for
+  std::vector<WindowRunStats> programs;  // in the order of the ids asked for
 };
 
 // Turns the kernel's BPF run-time statistics on through a BPF_ENABLE_STATS fd (CAP_SYS_ADMIN),

@@ -11,7 +11,7 @@
 namespace fragd::ctl {
 namespace {
 
-const bool registered = declare_subcommand(
+const bool registered_compact = declare_subcommand(
     {60, "[--socket PATH] compact [--node N] [--timeout SEC] [--json]", [](CLI::App& app) {
        auto a = std::make_shared<ActArgs>();
        auto node = std::make_shared<int>(0);

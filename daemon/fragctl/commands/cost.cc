@@ -39,7 +39,7 @@ int cmd_cost(const std::string& socket_path, const CostArgs& a) {
   return 0;
 }
 
-const bool registered = declare_subcommand({90, "[--socket PATH] cost [--seconds N] [--json]", [](CLI::App& app) {
+const bool registered_cost = declare_subcommand({90, "[--socket PATH] cost [--seconds N] [--json]", [](CLI::App& app) {
   auto a = std::make_shared<CostArgs>();
   auto* cost = app.add_subcommand("cost", "What fragd's BPF programs cost: runs and ns per event and per page fault");
   cost->add_option("--seconds", a->seconds, "Measure over this many seconds")

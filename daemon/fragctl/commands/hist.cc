@@ -76,7 +76,7 @@ int cmd_hist(const std::string& socket_path, const HistArgs& a) {
   return 0;
 }
 
-const bool registered = declare_subcommand(
+const bool registered_hist = declare_subcommand(
     {10, "[--socket PATH] hist [--order N] [--interval SEC [--count N]] [--json]", [](CLI::App& app) {
        auto a = std::make_shared<HistArgs>();
        auto order = std::make_shared<unsigned>(0);

@@ -66,7 +66,7 @@ int cmd_map(const std::string& socket_path, const MapArgs& a) {
   return 0;
 }
 
-const bool registered = declare_subcommand({
+const bool registered_map = declare_subcommand({
     50, "[--socket PATH] map [--node N] [--zone Z] [--max-age SEC] [--blocks N] [--png FILE] [--json]",
     [](CLI::App& app) {
       auto a = std::make_shared<MapArgs>();

@@ -25,7 +25,7 @@ int cmd_policy_check(const std::string& path) {
   return 0;
 }
 
-const bool registered = declare_subcommand({100, "policy check FILE", [](CLI::App& app) {
+const bool registered_policy = declare_subcommand({100, "policy check FILE", [](CLI::App& app) {
   auto file = std::make_shared<std::string>();
   auto* policy = app.add_subcommand("policy", "Policy files");
   policy->require_subcommand(1);

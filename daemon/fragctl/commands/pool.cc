@@ -43,7 +43,7 @@ struct PoolArgs {
 // The synopsis of `pool`, and of its one command.
 constexpr const char* kPoolSynopsis = "[--socket PATH] pool set SIZE COUNT [--node N] [--timeout SEC] [--json]";
 
-const bool registered = declare_subcommand({70, kPoolSynopsis, [](CLI::App& app) {
+const bool registered_pool = declare_subcommand({70, kPoolSynopsis, [](CLI::App& app) {
   auto a = std::make_shared<PoolArgs>();
   auto* pool = app.add_subcommand("pool", "Hugetlb pools managed by fragd");
   pool->require_subcommand(1);

@@ -43,7 +43,7 @@ int cmd_preflight(const std::string& socket_path, const PreflightArgs& a, std::o
 
 constexpr const char* kSynopsis = "[--socket PATH] preflight (SIZE COUNT | --order K COUNT) [--node N] [--json]";
 
-const bool registered = declare_subcommand({72, kSynopsis, [](CLI::App& app) {
+const bool registered_preflight = declare_subcommand({72, kSynopsis, [](CLI::App& app) {
   auto a = std::make_shared<PreflightArgs>();
   auto* pf = app.add_subcommand("preflight", "May this host (or node N) supply COUNT pages of a size now?");
   // Two positionals, not one named "SIZE COUNT": CLI11 2.4 (Debian 13) refuses a name with a space.

@@ -23,7 +23,7 @@ int cmd_reload(const std::string& socket_path) {
   return 0;
 }
 
-const bool registered = declare_subcommand({80, "[--socket PATH] reload", [](CLI::App& app) {
+const bool registered_reload = declare_subcommand({80, "[--socket PATH] reload", [](CLI::App& app) {
   auto* reload = app.add_subcommand(
       "reload", "Make fragd re-read its config file (like SIGHUP); a bad file leaves the running policy in place");
   reload->footer("Root only. Exit status: 0 when fragd took the new policy; 1 otherwise (the reason on stderr).");

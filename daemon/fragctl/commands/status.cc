@@ -25,7 +25,7 @@ int cmd_status(const std::string& socket_path, bool as_json) {
   return 0;
 }
 
-const bool registered = declare_subcommand({20, "[--socket PATH] status [--json]", [](CLI::App& app) {
+const bool registered_status = declare_subcommand({20, "[--socket PATH] status [--json]", [](CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   auto* status = app.add_subcommand("status", "Fragmentation scores, free blocks, hugepages, programs");
   status->add_flag("--json", *json, "fragd's answer as JSON");

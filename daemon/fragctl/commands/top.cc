@@ -83,7 +83,7 @@ int cmd_top(const std::string& socket_path, const TopArgs& a) {
   return 0;
 }
 
-const bool registered = declare_subcommand({
+const bool registered_top = declare_subcommand({
     30, "[--socket PATH] top [--interval SEC] [--count N | --once] [--sort time|stalls] [--limit N] [--stacks] [--json]",
     [](CLI::App& app) {
       auto a = std::make_shared<TopArgs>();

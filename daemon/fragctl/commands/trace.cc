@@ -63,7 +63,7 @@ int cmd_trace(const std::string& socket_path, bool as_json) {
   }
 }
 
-const bool registered = declare_subcommand({40, "[--socket PATH] trace [--json]", [](CLI::App& app) {
+const bool registered_trace = declare_subcommand({40, "[--socket PATH] trace [--json]", [](CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   auto* trace = app.add_subcommand("trace", "Stream slow allocation stalls as they happen");
   trace->add_flag("--json", *json, "fragd's events as JSON lines");

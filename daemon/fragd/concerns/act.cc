@@ -210,11 +210,11 @@ void ActConcern::reload() {
 }
 
 namespace {
-constexpr std::array kAnswered{Command::Compact, Command::Pool, Command::Action, Command::Ensure, Command::Release};
+constexpr std::array kActAnswered{Command::Compact, Command::Pool, Command::Action, Command::Ensure, Command::Release};
 // A lease's hold when ensure names none.
 constexpr uint64_t kDefaultHoldNs = 300'000'000'000ULL;
 }  // namespace
-const std::span<const Command> ActConcern::kAnswers{kAnswered};
+const std::span<const Command> ActConcern::kAnswers{kActAnswered};
 
 std::optional<nlohmann::json> ActConcern::answer(const ControlRequest& req, Reader, uint64_t) {
   std::vector<uint64_t> ids;

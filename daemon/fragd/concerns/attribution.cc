@@ -38,9 +38,9 @@ void AttributionConcern::metrics(ExportFrame& f) {
 void AttributionConcern::reload() { rounds_.set_limits(sh_.cfg.top_cgroups, sh_.cfg.top_callsites); }
 
 namespace {
-constexpr std::array kAnswered{Command::Top};
+constexpr std::array kAttributionAnswered{Command::Top};
 }  // namespace
-const std::span<const Command> AttributionConcern::kAnswers{kAnswered};
+const std::span<const Command> AttributionConcern::kAnswers{kAttributionAnswered};
 
 std::optional<nlohmann::json> AttributionConcern::answer(const ControlRequest&, Reader, uint64_t) {
   return top_reply(rounds_.view(), sh_.last_mem ? &*sh_.last_mem : nullptr, now_ns() - sh_.start_ns);

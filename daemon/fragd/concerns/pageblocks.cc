@@ -203,9 +203,9 @@ nlohmann::json PageblocksConcern::map_answer(const ScanResult* scan, const std::
 }
 
 namespace {
-constexpr std::array kAnswered{Command::Map, Command::Preflight};
+constexpr std::array kPageblocksAnswered{Command::Map, Command::Preflight};
 }  // namespace
-const std::span<const Command> PageblocksConcern::kAnswers{kAnswered};
+const std::span<const Command> PageblocksConcern::kAnswers{kPageblocksAnswered};
 
 std::optional<nlohmann::json> PageblocksConcern::answer(const ControlRequest& req, Reader reader, uint64_t token) {
   if (req.cmd == Command::Preflight) {

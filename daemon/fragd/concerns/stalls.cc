@@ -104,9 +104,9 @@ void StallsConcern::watch(EventLoop& loop) {
 }
 
 namespace {
-constexpr std::array kAnswered{Command::Hist, Command::Trace};
+constexpr std::array kStallsAnswered{Command::Hist, Command::Trace};
 }  // namespace
-const std::span<const Command> StallsConcern::kAnswers{kAnswered};
+const std::span<const Command> StallsConcern::kAnswers{kStallsAnswered};
 
 std::optional<nlohmann::json> StallsConcern::answer(const ControlRequest& req, Reader, uint64_t) {
   if (req.cmd == Command::Trace) return TraceAck{};
