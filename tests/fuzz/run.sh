@@ -40,7 +40,11 @@ command -v clang >/dev/null && command -v clang++ >/dev/null ||
 if [ -f "$build/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER_ID:.*Clang\|^CMAKE_CXX_COMPILER:.*clang' "$build/CMakeCache.txt"; then
   die "$build was configured with another compiler; remove it or set FUZZ_BUILD to a fresh directory"
 fi
-CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAGD_FUZZ=ON >/dev/null ||
+# Ninja where it is installed, for a tree not configured before (the Makefile's sanitizer trees do
+# the same): it compiles the targets' files while the library they link is still building.
+gen=()
+[ -f "$build/CMakeCache.txt" ] || ! command -v ninja >/dev/null || gen=(-G Ninja)
+CC=clang CXX=clang++ cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAGD_FUZZ=ON >/dev/null ||
   die "configuring $build failed (libFuzzer missing? run scripts/install-deps.sh)"
 cmake --build "$build" -j "${JOBS:-$(nproc)}" --target fuzz_targets >/dev/null ||
   die "building the fuzz targets failed; rerun: cmake --build $build --target fuzz_targets"
