@@ -129,8 +129,8 @@ fragctl shows live histograms, status and a physical memory map (as a
 PNG when libcairo2 is installed).")
 # One source built once per Debian release (scripts/build-deb.sh, make deb) gives one package per
 # release, told apart by a suffix of the version: +deb12 on bookworm, +deb13 on trixie, as Debian
-# marks what it builds for one stable release (+debNuM). 0.1.0 < 0.1.0+deb12 < 0.1.0+deb13 <
-# 0.1.1: an upgrade from bookworm to trixie replaces the bookworm build, and the next release
+# marks what it builds for one stable release (+debNuM). 0.1.1 < 0.1.1+deb12 < 0.1.1+deb13 <
+# 0.1.2: an upgrade from bookworm to trixie replaces the bookworm build, and the next release
 # supersedes both. Empty (the default): the plain project version, as a host `cpack` gives it;
 # and then `cpack -D CPACK_PACKAGE_VERSION=...` still sets the package's version.
 set(FRAGD_DEB_VERSION_SUFFIX "" CACHE STRING

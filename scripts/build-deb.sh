@@ -14,8 +14,8 @@
 # 2. source: the files `git ls-files` lists, as they are in the work tree (uncommitted edits
 #    included, untracked files not), are copied into the chroot.
 # 3. configure, build, cpack: cmake with FRAGD_BUILD_TESTS=OFF (no tests, no test tools, no
-#    GoogleTest) and FRAGD_DEB_VERSION_SUFFIX=+debN (cmake/Install.cmake: 0.1.0+deb12 on
-#    bookworm, 0.1.0+deb13 on trixie), then `cpack -G DEB`: fragd_<version>_<arch>.deb. The
+#    GoogleTest) and FRAGD_DEB_VERSION_SUFFIX=+debN (cmake/Install.cmake: 0.1.1+deb12 on
+#    bookworm, 0.1.1+deb13 on trixie), then `cpack -G DEB`: fragd_<version>_<arch>.deb. The
 #    compilers run under ccache, whose cache, FRAGD_DEB_CACHE/ccache-SUITE, is moved into the
 #    chroot for the build and back out after: a rebuild compiles only what changed.
 # 4. lintian: that release's lintian on the .deb, as an unprivileged user; any error or warning

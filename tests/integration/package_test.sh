@@ -184,15 +184,16 @@ log "installed fragd: $attached/$total programs attached, $(grep -c '^fragd_' "$
 # An upgrade keeps the operator's edit of the policy: the same package at a later version,
 # over the installed one whose conffile was changed.
 echo "# edited by the operator" >>"$CONF"
-cpack -G DEB --config "$BUILD/CPackConfig.cmake" -B "$WORK/pkg2" -D CPACK_PACKAGE_VERSION=0.1.0+upgrade \
+UPGRADE="$(dpkg-query -W -f='${Version}' fragd)+upgrade"
+cpack -G DEB --config "$BUILD/CPackConfig.cmake" -B "$WORK/pkg2" -D CPACK_PACKAGE_VERSION="$UPGRADE" \
   >"$WORK/cpack2.log" 2>&1 || { cat "$WORK/cpack2.log" >&2; fail "cpack of the upgrade package failed"; }
 DEB2=$(ls "$WORK"/pkg2/fragd_*.deb | head -1)
 dpkg -i "$DEB2" >"$WORK/dpkg-up.log" 2>&1 </dev/null || { cat "$WORK/dpkg-up.log" >&2; fail "the upgrade to $(basename "$DEB2") failed"; }
-[ "$(dpkg-query -W -f='${Version}' fragd)" = 0.1.0+upgrade ] || fail "after the upgrade fragd is $(dpkg-query -W -f='${Version}' fragd)"
+[ "$(dpkg-query -W -f='${Version}' fragd)" = "$UPGRADE" ] || fail "after the upgrade fragd is $(dpkg-query -W -f='${Version}' fragd)"
 tail -1 "$CONF" | grep -qx '# edited by the operator' || fail "the upgrade lost the operator's edit of $CONF"
 ! ls "$CONF".dpkg-* >/dev/null 2>&1 || fail "the upgrade left $(ls "$CONF".dpkg-*)"
 "$FRAGD_BIN" --check-config "$CONF" >/dev/null 2>&1 || fail "the edited policy does not pass --check-config after the upgrade"
-log "upgrade to 0.1.0+upgrade kept the edited $CONF"
+log "upgrade to $UPGRADE kept the edited $CONF"
 
 # Removal keeps only the conffile; purge leaves nothing.
 dpkg -r fragd >"$WORK/dpkg-r.log" 2>&1 || { cat "$WORK/dpkg-r.log" >&2; fail "dpkg -r fragd failed"; }
