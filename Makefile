@@ -71,8 +71,9 @@ deb: deps
 
 # fragd as a systemd service on each supported release (tests/service/run.sh): a Debian 12 and a
 # Debian 13 system, each booted with its own stock kernel and systemd as PID 1 under qemu, the
-# release's package (make deb) installed and upgraded by apt, then started, reloaded, killed,
-# acted with, removed and purged through systemctl and apt. RELEASES="bookworm" picks some. Root.
+# previous release (tests/service/previous-release, built from its tagged commit) installed by apt
+# and upgraded to the release's package (make deb), then started, reloaded, killed, acted with,
+# removed and purged through systemctl and apt. RELEASES="bookworm" picks some. Root.
 RELEASES ?= bookworm trixie
 test-service: deps
 	$(MAKE) build

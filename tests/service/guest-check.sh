@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The service suite: runs inside a Debian system booted with systemd as PID 1 (as
 # fragd-check.service, after fragd.service), with the fragd package installed by apt at
-# a lower version (the "previous" package) and the package under test in /root/new/.
+# the previous release (tests/service/previous-release) and the package under test in /root/new/.
 # It drives fragd only as an operator would: apt, systemctl, journalctl, fragctl, curl.
 # One line per fact or check on the serial console; tests/service/run.sh reads them:
 #
@@ -64,13 +64,14 @@ check boot_active "$([ "$(prop ActiveState)" = active ] && [ "$(prop SubState)" 
 echo '# edited by the operator' >>"$CONF"
 NEW=$(ls /root/new/fragd_*.deb)
 NEW_VERSION=$(dpkg-deb -f "$NEW" Version)
+OLD_VERSION=$(dpkg-query -W -f='${Version}' fragd)  # the previous release, booted with
 pid0=$(prop MainPID)
 DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$NEW" >/tmp/upgrade.log 2>&1
 rc=$?
 wait_for 120 settled
-check upgrade "$([ $rc = 0 ] && [ "$(dpkg-query -W -f='${Version}' fragd)" = "$NEW_VERSION" ] && tail -1 "$CONF" | grep -qx '# edited by the operator' &&
+check upgrade "$([ $rc = 0 ] && dpkg --compare-versions "$OLD_VERSION" lt "$NEW_VERSION" && [ "$(dpkg-query -W -f='${Version}' fragd)" = "$NEW_VERSION" ] && tail -1 "$CONF" | grep -qx '# edited by the operator' &&
 	! ls "$CONF".dpkg-* >/dev/null 2>&1 && [ "$(prop ActiveState)" = active ] && [ "$(prop MainPID)" != "$pid0" ]; echo $?)" \
-	"apt-get install exit $rc, fragd $(dpkg-query -W -f='${Version}' fragd) (want $NEW_VERSION), edit kept: $(tail -1 "$CONF" | grep -cx '# edited by the operator'), $(ls "$CONF".dpkg-* 2>/dev/null | wc -l) .dpkg-* files, $(prop ActiveState), MainPID $pid0 -> $(prop MainPID)"
+	"apt-get install exit $rc, fragd $OLD_VERSION -> $(dpkg-query -W -f='${Version}' fragd) (want $NEW_VERSION), edit kept: $(tail -1 "$CONF" | grep -cx '# edited by the operator'), $(ls "$CONF".dpkg-* 2>/dev/null | wc -l) .dpkg-* files, $(prop ActiveState), MainPID $pid0 -> $(prop MainPID)"
 [ $rc = 0 ] || sed 's/^/FRAGD-LOG /' /tmp/upgrade.log | tail -20
 
 # 3. systemctl start returns once fragd sent READY=1 (Type=notify); nothing restarted it.

@@ -5,9 +5,10 @@
 #
 # For each release (bookworm = Debian 12, trixie = Debian 13): mmdebstrap makes a minbase
 # system with systemd-sysv and curl, and apt installs fragd into it (apt resolves its
-# Depends): first the package under test at a lower version ("previous", the same files),
-# which the suite upgrades to the package under test ($BUILD/deb/<release>/, made by `make
-# deb` in a clean chroot of that release). The release's own stock kernel (its
+# Depends): first the previous release (tests/service/previous-release: its version and tagged
+# commit; its package built from that commit by the commit's own scripts/build-deb.sh, kept in
+# FRAGD_SERVICE_CACHE/previous/<commit>/), which the suite upgrades to the package under test
+# ($BUILD/deb/<release>/, made by `make deb` in a clean chroot of that release). The release's own stock kernel (its
 # linux-image-cloud-amd64, taken from its archive, never installed here) boots the whole
 # system as an initramfs under qemu; tests/service/guest-check.sh runs in it as a unit after
 # fragd.service and prints its checks on the serial console. The root file systems are made one
@@ -41,10 +42,13 @@ cleanup() {
 	local rc=$? pid
 	# The guests' qemu processes, each recorded by the background job that started it.
 	for pid in $(cat "$WORK"/*/qemu.pid 2>/dev/null); do kill -TERM "$pid" 2>/dev/null; done
+	# A previous release's build still under way (build-deb.sh ends its namespaces on SIGTERM).
+	for pid in "${pids[@]}"; do pkill -TERM -P "$pid" 2>/dev/null || true; kill -TERM "$pid" 2>/dev/null || true; done
 	wait 2>/dev/null
 	rm -rf "$WORK"
 	exit $rc
 }
+pids=()
 trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
@@ -64,6 +68,25 @@ mkdir -p "$CACHE" "$OUT"
 
 . "$HERE/../kernels/accel.sh"
 
+# 0. The previous release's package for each release, built from its commit (a clone of this
+# repository at it), both releases at once; kept per commit, so a later run builds nothing.
+read -r PREV_VERSION PREV_COMMIT < <(grep -v '^#' "$HERE/previous-release")
+git -C "$SRC" cat-file -e "$PREV_COMMIT^{commit}" 2>/dev/null ||
+	die "the previous release's commit $PREV_COMMIT (v$PREV_VERSION, tests/service/previous-release) is not in $SRC: a shallow clone? (git fetch --unshallow)"
+if tagged=$(git -C "$SRC" rev-parse -q --verify "refs/tags/v$PREV_VERSION^{commit}"); then
+	[ "$tagged" = "$PREV_COMMIT" ] || die "tag v$PREV_VERSION is $tagged, tests/service/previous-release says $PREV_COMMIT"
+fi
+PREV_DIR="$CACHE/previous/$PREV_COMMIT"
+build_previous() { # RELEASE
+	local rel=$1 src="$WORK/previous-src-$1" t0=$SECONDS
+	ls "$PREV_DIR/$rel"/fragd_"$PREV_VERSION"+deb*_amd64.deb >/dev/null 2>&1 && return 0
+	git clone -q --shared --no-checkout "$SRC" "$src" && git -C "$src" checkout -q --detach "$PREV_COMMIT" || return 1
+	bash "$src/scripts/build-deb.sh" "$rel" "$WORK/previous-$rel" >"$WORK/previous-$rel.log" 2>&1 || return 1
+	mkdir -p "$PREV_DIR/$rel" && cp "$WORK/previous-$rel"/fragd_*_amd64.deb "$WORK/previous-$rel"/build-deb.txt "$PREV_DIR/$rel/"
+	rm -rf "$src"
+	log "$rel: fragd $PREV_VERSION built from $PREV_COMMIT in $((SECONDS - t0)) s"
+}
+
 # 1. Each release's root file system, one after the other (apt's downloads, the CPU of cpio).
 prepare_release() { # RELEASE
 	local rel=$1 deb version prev root t0
@@ -81,18 +104,16 @@ prepare_release() { # RELEASE
 		rm -rf "$WORK/alt"
 		log "$rel: FRAGD_SERVICE_UNIT=$FRAGD_SERVICE_UNIT replaces the package's unit"
 	fi
-	# The "previous" package: the same files at a lower version, so that the suite upgrades.
-	rm -rf "$WORK/prev" && dpkg-deb -R "$deb" "$WORK/prev"
-	sed -i "s/^Version: .*/Version: ${version}~prev/" "$WORK/prev/DEBIAN/control"
-	dpkg --compare-versions "${version}~prev" lt "$version" || die "${version}~prev does not sort before $version"
-	prev="$WORK/fragd_${version}~prev_amd64.deb"
-	dpkg-deb --root-owner-group -Zxz -b "$WORK/prev" "$prev" >/dev/null
-	rm -rf "$WORK/prev"
+	# The previous release, which the suite upgrades from.
+	prev=$(ls "$PREV_DIR/$rel"/fragd_*_amd64.deb | head -1)
+	cp "$prev" "$WORK/" && prev="$WORK/$(basename "$prev")"  # mmdebstrap's hook copies it from $WORK
+	dpkg --compare-versions "$(dpkg-deb -f "$prev" Version)" lt "$version" ||
+		die "$rel: the previous release's $(dpkg-deb -f "$prev" Version) does not sort before $version: move CMakeLists.txt's version on"
 
 	root="$WORK/$rel/root"
 	mkdir -p "$WORK/$rel" "$CACHE/$rel/archives" "$CACHE/kernels"
 	t0=$SECONDS
-	log "$rel: root file system (mmdebstrap minbase + systemd-sysv, curl, kmod, fragd ${version}~prev by apt)"
+	log "$rel: root file system (mmdebstrap minbase + systemd-sysv, curl, kmod, fragd $(dpkg-deb -f "$prev" Version) by apt)"
 	# apt's downloads are kept in $CACHE/<release>/archives between runs (mmdebstrap's sync-in/out).
 	mmdebstrap --variant=minbase --quiet --skip=essential/unlink \
 		--include="systemd-sysv,curl,kmod,$prev" \
@@ -180,6 +201,11 @@ boot_release() { # RELEASE
 RELEASES=("$@")
 [ ${#RELEASES[@]} -gt 0 ] || RELEASES=(bookworm trixie)
 T0=$SECONDS
+pids=()
+for rel in "${RELEASES[@]}"; do build_previous "$rel" & pids+=($!); done
+for i in "${!pids[@]}"; do
+	wait "${pids[$i]}" || { tail -30 "$WORK/previous-${RELEASES[$i]}.log" >&2 2>/dev/null; die "${RELEASES[$i]}: building fragd $PREV_VERSION from $PREV_COMMIT failed (above)"; }
+done
 for rel in "${RELEASES[@]}"; do prepare_release "$rel"; done
 T1=$SECONDS
 for rel in "${RELEASES[@]}"; do boot_release "$rel" & done
