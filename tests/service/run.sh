@@ -82,14 +82,14 @@ build_previous() { # RELEASE
 	ls "$PREV_DIR/$rel"/fragd_"$PREV_VERSION"+deb*_amd64.deb >/dev/null 2>&1 && return 0
 	git clone -q --shared --no-checkout "$SRC" "$src" && git -C "$src" checkout -q --detach "$PREV_COMMIT" || return 1
 	bash "$src/scripts/build-deb.sh" "$rel" "$WORK/previous-$rel" >"$WORK/previous-$rel.log" 2>&1 || return 1
-	mkdir -p "$PREV_DIR/$rel" && cp "$WORK/previous-$rel"/fragd_*_amd64.deb "$WORK/previous-$rel"/build-deb.txt "$PREV_DIR/$rel/"
+	mkdir -p "$PREV_DIR/$rel" && cp "$WORK/previous-$rel"/fragd_*_amd64.deb "$PREV_DIR/$rel/"
 	rm -rf "$src"
 	log "$rel: fragd $PREV_VERSION built from $PREV_COMMIT in $((SECONDS - t0)) s"
 }
 
 # 1. Each release's root file system, one after the other (apt's downloads, the CPU of cpio).
 prepare_release() { # RELEASE
-	local rel=$1 deb version prev root t0
+	local rel=$1 deb version prev prev_version root t0
 	deb=$(ls "$BUILD/deb/$rel"/fragd_*_amd64.deb 2>/dev/null | head -1)
 	[ -n "$deb" ] || die "no package for $rel in $BUILD/deb/$rel: run make deb (SUITES=$rel)"
 	version=$(dpkg-deb -f "$deb" Version)
@@ -107,13 +107,14 @@ prepare_release() { # RELEASE
 	# The previous release, which the suite upgrades from.
 	prev=$(ls "$PREV_DIR/$rel"/fragd_*_amd64.deb | head -1)
 	cp "$prev" "$WORK/" && prev="$WORK/$(basename "$prev")"  # mmdebstrap's hook copies it from $WORK
-	dpkg --compare-versions "$(dpkg-deb -f "$prev" Version)" lt "$version" ||
-		die "$rel: the previous release's $(dpkg-deb -f "$prev" Version) does not sort before $version: move CMakeLists.txt's version on"
+	prev_version=$(dpkg-deb -f "$prev" Version)
+	dpkg --compare-versions "$prev_version" lt "$version" ||
+		die "$rel: the previous release's $prev_version does not sort before $version: move CMakeLists.txt's version on"
 
 	root="$WORK/$rel/root"
 	mkdir -p "$WORK/$rel" "$CACHE/$rel/archives" "$CACHE/kernels"
 	t0=$SECONDS
-	log "$rel: root file system (mmdebstrap minbase + systemd-sysv, curl, kmod, fragd $(dpkg-deb -f "$prev" Version) by apt)"
+	log "$rel: root file system (mmdebstrap minbase + systemd-sysv, curl, kmod, fragd $prev_version by apt)"
 	# apt's downloads are kept in $CACHE/<release>/archives between runs (mmdebstrap's sync-in/out).
 	mmdebstrap --variant=minbase --quiet --skip=essential/unlink \
 		--include="systemd-sysv,curl,kmod,$prev" \
@@ -201,7 +202,6 @@ boot_release() { # RELEASE
 RELEASES=("$@")
 [ ${#RELEASES[@]} -gt 0 ] || RELEASES=(bookworm trixie)
 T0=$SECONDS
-pids=()
 for rel in "${RELEASES[@]}"; do build_previous "$rel" & pids+=($!); done
 for i in "${!pids[@]}"; do
 	wait "${pids[$i]}" || { tail -30 "$WORK/previous-${RELEASES[$i]}.log" >&2 2>/dev/null; die "${RELEASES[$i]}: building fragd $PREV_VERSION from $PREV_COMMIT failed (above)"; }
