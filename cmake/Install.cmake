@@ -66,8 +66,10 @@ function(fragd_install_glob src_dir pattern dest)
       file(INSTALL \${_fragd_files} DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${dest}\" ${rename})
     endif()")
 endfunction()
-fragd_install_glob(${CMAKE_SOURCE_DIR}/docs "*.md" ${CMAKE_INSTALL_DOCDIR})
-fragd_install_glob(${CMAKE_SOURCE_DIR}/docs "*.png" ${CMAKE_INSTALL_DOCDIR})
+# docs/ as docs/ beside the README, so that the README's links and the alerts' runbook_url
+# (docs/runbooks.md#...) lead where they do in the source tree.
+fragd_install_glob(${CMAKE_SOURCE_DIR}/docs "*.md" ${CMAKE_INSTALL_DOCDIR}/docs)
+fragd_install_glob(${CMAKE_SOURCE_DIR}/docs "*.png" ${CMAKE_INSTALL_DOCDIR}/docs)
 # Man pages and the changelog, compressed as Debian ships them (gzip -9n: no name or time stamp,
 # so the same page gives the same bytes).
 file(GLOB FRAGD_MAN_PAGES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/man/*.[18])
@@ -90,11 +92,12 @@ install(FILES ${CMAKE_BINARY_DIR}/gz/changelog.gz DESTINATION ${CMAKE_INSTALL_DO
 fragd_install_glob(${CMAKE_SOURCE_DIR}/configs/completion "fragctl.bash"
                    ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME fragctl)
 fragd_install_glob(${CMAKE_SOURCE_DIR}/dashboards "*.json" ${FRAGD_DATA_DIR}/dashboards)
-# Runbook links: each alert's runbook_url is README.md#runbook-<alert>, relative in the source tree.
-# FRAGD_RUNBOOK_BASE_URL, where the fleet serves this README's directory, makes them absolute in the
-# rules and the PrometheusRule the build installs (and so in the .deb and the image).
+# Runbook links: each alert's runbook_url is docs/runbooks.md#runbook-<alert>, relative to the top of
+# the source tree (and of the installed doc directory). FRAGD_RUNBOOK_BASE_URL, where the fleet serves
+# that directory, makes them absolute in the rules and the PrometheusRule the build installs (and so
+# in the .deb and the image).
 set(FRAGD_RUNBOOK_BASE_URL "" CACHE STRING
-    "URL prefixed to the alerts' runbook_url (README.md#runbook-...) in the installed rules; empty: relative")
+    "URL prefixed to the alerts' runbook_url (docs/runbooks.md#runbook-...) in the installed rules; empty: relative")
 set(FRAGD_RULES ${CMAKE_SOURCE_DIR}/configs/prometheus/fragd-rules.yml)
 set(FRAGD_MONITORING ${CMAKE_SOURCE_DIR}/configs/kubernetes/fragd-monitoring.yaml)
 if(FRAGD_RUNBOOK_BASE_URL)

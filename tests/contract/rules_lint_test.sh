@@ -4,7 +4,8 @@
 # severity warning or above in configs/prometheus/fragd-rules.yml, with its offline checks (PromQL
 # syntax, templates that use labels the query drops, ...) and fragd's own policy for alerts
 # (below: a severity label of warning or critical; summary, description and a runbook_url naming
-# the alert's README section). Four broken copies must fail, each with the check that catches it.
+# the alert's section of docs/runbooks.md). Four broken copies must fail, each with the check that
+# catches it.
 # pint is built from its module (a pinned version, fetched with `go mod download`) into
 # FRAGD_TOOLS (/var/cache/fragd-tools) the first time. No root.
 set -euo pipefail
@@ -34,9 +35,9 @@ print(m["Dir"], m.get("Origin", {}).get("Hash", "unknown"))' <"$WORK/mod.json")
   mv -f "$WORK/pint" "$TOOLS/pint"
 fi
 
-# fragd's policy for its alerts. {{ $alert }} is the rule's alert name; (?i) since the README's
-# anchors are in lower case; the build may prefix the URL with where the README is served
-# (FRAGD_RUNBOOK_BASE_URL).
+# fragd's policy for its alerts. {{ $alert }} is the rule's alert name; (?i) since the runbook
+# page's anchors are in lower case; the build may prefix the URL with where the directory of
+# README.md and docs/ is served (FRAGD_RUNBOOK_BASE_URL).
 cat >"$WORK/pint.hcl" <<'EOF'
 rule {
   match {
@@ -53,7 +54,7 @@ rule {
     required = true
   }
   annotation "runbook_url" {
-    value    = "(?i)(https?://\\S+/)?README\\.md#runbook-{{ $alert }}"
+    value    = "(?i)(https?://\\S+/)?docs/runbooks\\.md#runbook-{{ $alert }}"
     required = true
   }
 }
@@ -82,7 +83,7 @@ mutate() {  # NAME SED-EXPRESSION: $WORK/NAME.yml, which must differ from the ru
   ! cmp -s "$RULES" "$WORK/$1.yml" || fail "the $1 mutation no longer changes fragd-rules.yml"
 }
 mutate aggregated 's/^\( *expr: \)fragd_node_fragmentation_score_percent > 70$/\1max by (instance, job) (fragd_node_fragmentation_score_percent) > 70/'
-mutate runbook 's/README\.md#runbook-fragddown"/README.md#runbook-fragdhighfragmentation"/'
+mutate runbook 's/runbooks\.md#runbook-fragddown"/runbooks.md#runbook-fragdhighfragmentation"/'
 mutate severity '/- alert: FragdDown/,/severity:/s/severity: critical/severity: page/'
 mutate syntax 's/(rate(fragd_direct_stall_entries_total\[5m\]))$/(rate(fragd_direct_stall_entries_total[5m])/'
 for bad in aggregated:alerts/template:FragdHighFragmentation runbook:alerts/annotation:FragdDown \
@@ -98,6 +99,6 @@ done
 
 echo "[rules_lint_test] pint $PINT_VERSION --offline lint fragd-rules.yml: $checked rules ($records recording," \
   "$alerts alerting), no problem of severity warning or above (${info:-0} information); policy: severity" \
-  "warning|critical, summary, description, runbook_url README.md#runbook-<alert>; broken copies fail:" \
+  "warning|critical, summary, description, runbook_url docs/runbooks.md#runbook-<alert>; broken copies fail:" \
   "alerts/template, alerts/annotation, rule/label, promql/syntax"
 echo "[rules_lint_test] PASS"

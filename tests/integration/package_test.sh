@@ -121,6 +121,11 @@ for pair in "dashboards:*.json:dashboards" "configs/prometheus:fragd-rules.yml:p
   done
 done
 [ -f "$PREFIX/share/doc/fragd/README.md" ] || fail "README.md is not in $PREFIX/share/doc/fragd"
+# docs/ beside the README, as in the source tree: the README's links and the alerts' runbook_url
+# (docs/runbooks.md#runbook-<alert>) lead there.
+for f in "$SRC"/docs/*.md; do
+  [ -f "$PREFIX/share/doc/fragd/docs/$(basename "$f")" ] || fail "docs/$(basename "$f") is not in $PREFIX/share/doc/fragd/docs"
+done
 # No test file: a rule_files glob over the rules directory would load the promtool test as rules.
 ! grep -q 'test' <(ls "$SHARE/prometheus") || fail "a test file is installed with the rules: $(ls "$SHARE/prometheus")"
 [ -f "$PREFIX/share/doc/fragd/copyright" ] || fail "no copyright file in $PREFIX/share/doc/fragd"

@@ -170,7 +170,7 @@ wait_for 10 unreclaimable_matches || fail "$(cat "$WORK/unreclaimable.why" 2>/de
 INSTANCE_RE="127\\\\.0\\\\.0\\\\.1:$PORT"   # Grafana's regex escaping of a multi-value variable
 if ! /usr/bin/python3 "$CHECK" --dashboard "$DASH" --rules-json "$WORK/rules.json" --scrape "$WORK/scrape.prom" \
   --contract "$SRC/tests/contract/metrics.txt" ${KERNEL_LACKS[@]/#/--kernel-lacks=} \
-  --readme "$SRC/README.md" --prom "$PROM" --var "job=fragd" --var "instance=$INSTANCE_RE" --var "order=.+" >"$WORK/check.out" 2>&1; then
+  --runbooks "$SRC/docs/runbooks.md" --prom "$PROM" --var "job=fragd" --var "instance=$INSTANCE_RE" --var "order=.+" >"$WORK/check.out" 2>&1; then
   sed 's/^/    /' "$WORK/check.out" >&2
   fail "a dashboard or rule expression failed (above)"
 fi

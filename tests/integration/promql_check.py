@@ -146,7 +146,7 @@ def main():
     ap.add_argument("--dashboard", required=True)
     ap.add_argument("--rules-json", required=True, help="Prometheus' /api/v1/rules answer, saved")
     ap.add_argument("--scrape", required=True, help="a fragd /metrics scrape")
-    ap.add_argument("--readme", help="README whose headings the alerts' runbook_url anchors must name")
+    ap.add_argument("--runbooks", help="docs/runbooks.md, whose headings the alerts' runbook_url anchors must name")
     ap.add_argument("--prom", help="Prometheus base URL (without it: names only)")
     ap.add_argument("--var", action="append", default=[], help="NAME=VALUE for a dashboard variable")
     ap.add_argument("--names-only", action="store_true")
@@ -213,17 +213,17 @@ def main():
         else:
             print(f"ok  {where}: parses ({len(res['data'].get('result', []))} series now)")
 
-    if a.readme:
-        slugs = {github_slug(m.group(1)) for m in re.finditer(r"^#+\s+(.*)$", open(a.readme).read(), re.M)}
+    if a.runbooks:
+        slugs = {github_slug(m.group(1)) for m in re.finditer(r"^#+\s+(.*)$", open(a.runbooks).read(), re.M)}
         for r in rules:
             if r["type"] != "alerting":
                 continue
             url = r.get("annotations", {}).get("runbook_url", "")
             want = "runbook-" + r["name"].lower()
-            if not url.endswith("README.md#" + want):
-                failures.append(f'alert {r["name"]}: runbook_url "{url}" is not README.md#{want}')
+            if not url.endswith("docs/runbooks.md#" + want):
+                failures.append(f'alert {r["name"]}: runbook_url "{url}" is not docs/runbooks.md#{want}')
             elif want not in slugs:
-                failures.append(f'alert {r["name"]}: README has no heading with anchor #{want}')
+                failures.append(f'alert {r["name"]}: docs/runbooks.md has no heading with anchor #{want}')
             for key in ("summary", "description"):
                 if not r.get("annotations", {}).get(key):
                     failures.append(f'alert {r["name"]}: no {key} annotation')
