@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """The documents hold together: every relative link and image in README.md, BENCHMARKS.md, RELIABILITY.md,
 CHANGELOG.md and docs/*.md names a file that exists and, with #anchor, a heading of that file
-(GitHub's anchors); and every metric family README.md, docs/metrics.md, docs/configuration.md and
-docs/runbooks.md name is in the metrics contract (tests/contract/metrics.txt). The key tables of
-docs/configuration.md are the unit test Keys.DocTablesAreTheDeclarations.
+(GitHub's anchors); and every metric family README.md, docs/metrics.md, docs/configuration.md,
+docs/runbooks.md and docs/fragctl.md name is in the metrics contract (tests/contract/metrics.txt).
+The key tables of docs/configuration.md are the unit test Keys.DocTablesAreTheDeclarations.
 Needs no root: python3 tests/contract/doc_links_test.py."""
 import functools
 import glob
@@ -101,7 +101,8 @@ class DocLinks(unittest.TestCase):
 
     def test_the_families_named_exist(self):
         families, problems = contract(), []
-        for name in ["README.md", "docs/metrics.md", "docs/configuration.md", "docs/runbooks.md"]:
+        for name in ["README.md", "docs/metrics.md", "docs/configuration.md", "docs/runbooks.md",
+                     "docs/fragctl.md"]:
             with open(os.path.join(ROOT, name)) as f:
                 problems += family_problems(name, f.read(), families)
         self.assertEqual(problems, [])
