@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "act/engine.h"
-#include "kernel/bpf_maps.h"
+#include "sources/programs/reader.h"
 #include "kernel/procfs.h"
 #include "sources/memory/forecast.h"
 

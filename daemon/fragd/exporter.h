@@ -16,7 +16,7 @@
 #include "base/family.h"
 #include "base/series.h"
 #include "fragd/control_stats.h"
-#include "kernel/bpf_maps.h"
+#include "sources/programs/reader.h"
 #include "kernel/bpf_memory.h"
 #include "kernel/bpf_object.h"
 #include "kernel/process.h"

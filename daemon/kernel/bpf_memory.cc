@@ -37,16 +37,4 @@ void add_map_memory(std::vector<MapMemory>& out, const std::string& object, cons
   it->maps++;
 }
 
-LedgerSize pollution_ledger_size(uint64_t max_pfn, unsigned pageblock_order, uint64_t cap) {
-  LedgerSize s;
-  if (max_pfn == 0) {
-    s.entries = cap;
-    return s;
-  }
-  s.blocks = ((max_pfn - 1) >> pageblock_order) + 1;
-  s.capped = s.blocks > cap;
-  s.entries = std::min(s.blocks, cap);
-  return s;
-}
-
 }  // namespace fragd

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What fragd's BPF maps take in the kernel, by the kernel's own accounting: the "memlock:"
 // figure of each map's fdinfo (what `bpftool map show` prints; each map type's own
-// memory-usage function since Linux 6.4), and the one map size fragd chooses at load:
-// the pollution ledger's, from the physical address range.
+// memory-usage function since Linux 6.4).
 #pragma once
 
 #include <cstdint>
@@ -32,14 +31,5 @@ Result<uint64_t> parse_fdinfo_memlock(std::string_view fdinfo, const std::string
 // entry, any other map as an entry of its own, in the order first seen.
 void add_map_memory(std::vector<MapMemory>& out, const std::string& object, const std::string& map, bool internal,
                     uint64_t bytes);
-
-// The pollution ledger's size (bpf/pollution.bpf.c polluted_blocks): one record per pageblock
-// of the physical address range [0, max_pfn), at most `cap`. max_pfn 0 (unknown) is `cap`.
-struct LedgerSize {
-  uint64_t blocks = 0;   // pageblocks below max_pfn (0 when max_pfn is unknown)
-  uint64_t entries = 0;  // the map's max_entries
-  bool capped = false;   // blocks > cap: fallbacks into the rest are counted, not recorded
-};
-LedgerSize pollution_ledger_size(uint64_t max_pfn, unsigned pageblock_order, uint64_t cap);
 
 }  // namespace fragd

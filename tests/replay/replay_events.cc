@@ -6,7 +6,8 @@
 #include <functional>
 #include <sstream>
 
-#include "kernel/bpf_maps.h"  // the label values: trigger_name, outcome_name, ...
+#include "sources/compaction/maps.h"
+#include "sources/stalls/maps.h"  // the label values: trigger_name, outcome_name, ...
 
 namespace fragd::replay {
 namespace {

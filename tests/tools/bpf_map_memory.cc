@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   // The ledger's size as the loader chose it (the kernel map's max_entries).
   bpf_map_info info{};
   uint32_t len = sizeof(info);
-  if (bpf_obj_get_info_by_fd((*progs)->map_fds().polluted_blocks, &info, &len) == 0) ledger = info.max_entries;
+  if (bpf_obj_get_info_by_fd((*progs)->map_fds().pollution.polluted_blocks, &info, &len) == 0) ledger = info.max_entries;
   std::printf("ledger_entries %llu\n", static_cast<unsigned long long>(ledger));
   std::printf("possible_cpus %d\n", libbpf_num_possible_cpus());
   std::printf("total %llu\n", static_cast<unsigned long long>(total));

@@ -22,7 +22,7 @@
 #include "base/log.h"
 #include "base/text.h"
 #include "base/result.h"
-#include "kernel/bpf_maps.h"
+#include "sources/programs/reader.h"
 #include "kernel/bpf_object.h"
 #include "kernel/procfs.h"
 #include "policy/config.h"

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "kernel/bpf_maps.h"
+#include "sources/attribution/maps.h"
 #include "kernel/kallsyms.h"
 #include "sources/attribution/cgroups.h"
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "base/family.h"
-#include "kernel/bpf_maps.h"
+#include "sources/programs/reader.h"
 
 namespace fragd {
 

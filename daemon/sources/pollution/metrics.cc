@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sources/pollution/metrics.h"
 
-#include "kernel/bpf_maps.h"
+#include "sources/programs/reader.h"
 
 namespace fragd {
 

@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "kernel/bpf_memory.h"
+#include "sources/pollution/maps.h"
 #include "pollution.h"
 #include "pollution.skel.h"
 

@@ -2,7 +2,7 @@
 // Pageblock pollution, from fragd's BPF records (bpf/pollution.bpf.c): which
 // MOVABLE pageblocks hold pages of UNMOVABLE or RECLAIMABLE allocations that
 // fell back into them without claiming them, since when, and who did it.
-// Pure: the BPF side is read by kernel/bpf_maps; this file only places the
+// Pure: the BPF side is read by sources/pollution/maps; this file only places the
 // blocks on nodes and ranks them and their polluters.
 #pragma once
 
@@ -14,7 +14,7 @@
 
 #include "base/result.h"
 
-#include "kernel/bpf_maps.h"
+#include "sources/pollution/maps.h"
 #include "sources/pageblocks/pageblock.h"
 
 namespace fragd {
@@ -57,7 +57,7 @@ PollutionSummary summarize_pollution(const std::vector<PollutedBlock>& blocks, c
 // blocks not read yet). Ascending block numbers.
 std::vector<uint64_t> blocks_found_clean(const std::vector<PollutedBlock>& ledger, const ScanResult& scan);
 
-// What releasing blocks needs of the BPF ledger (kernel/bpf_maps.h's BpfReader in fragd).
+// What releasing blocks needs of the BPF ledger (sources/programs/reader.h's BpfReader in fragd).
 struct LedgerOps {
   std::function<Result<uint64_t>(uint64_t block)> last_boot_ns;  // the record's latest fallback, read anew
   std::function<Result<void>(uint64_t block)> release;            // deletes the record

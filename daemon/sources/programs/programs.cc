@@ -74,22 +74,21 @@ Result<void> BpfPrograms::own_writer(uint32_t pid) {
 
 BpfMapFds BpfPrograms::map_fds() const {
   BpfMapFds m;
-  m.alloc_stats = stalls_.alloc_stats_fd();
-  m.stall_hist = stalls_.stall_hist_fd();
-  m.stall_sites = stalls_.stall_sites_fd();
-  m.failure_sites = stalls_.failure_sites_fd();
-  m.stall_cgroups = stalls_.stall_cgroups_fd();
-  m.stall_stacks = stalls_.stall_stacks_fd();
-  m.compaction_stats = compaction_.compaction_stats_fd();
-  m.compaction_hist = compaction_.compaction_hist_fd();
-  m.cma_areas = compaction_.cma_areas_fd();
-  m.cma_misc = compaction_.cma_misc_fd();
-  m.cma_traced = cma_traced(set_);
-  m.fallback_stats = pollution_.fallback_stats_fd();
-  m.pollution_stats = pollution_.pollution_stats_fd();
-  m.polluted_blocks = pollution_.polluted_blocks_fd();
-  m.pollution_on = pollution_.enabled();
-  m.pageblock_order = pollution_.pageblock_order();
+  m.stalls = {.alloc_stats = stalls_.alloc_stats_fd(), .stall_hist = stalls_.stall_hist_fd()};
+  m.attribution = {.stall_sites = stalls_.stall_sites_fd(),
+                   .failure_sites = stalls_.failure_sites_fd(),
+                   .stall_cgroups = stalls_.stall_cgroups_fd(),
+                   .stall_stacks = stalls_.stall_stacks_fd()};
+  m.compaction = {.compaction_stats = compaction_.compaction_stats_fd(),
+                  .compaction_hist = compaction_.compaction_hist_fd(),
+                  .cma_areas = compaction_.cma_areas_fd(),
+                  .cma_misc = compaction_.cma_misc_fd(),
+                  .cma_traced = cma_traced(set_)};
+  m.pollution = {.fallback_stats = pollution_.fallback_stats_fd(),
+                 .pollution_stats = pollution_.pollution_stats_fd(),
+                 .polluted_blocks = pollution_.polluted_blocks_fd(),
+                 .pollution_on = pollution_.enabled(),
+                 .pageblock_order = pollution_.pageblock_order()};
   return m;
 }
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "kernel/bpf_maps.h"
+#include "sources/programs/reader.h"
 #include "kernel/bpf_memory.h"
 #include "kernel/bpf_object.h"
 #include "sources/compaction/object.h"
@@ -61,7 +61,7 @@ class BpfPrograms {
   // without CONFIG_CMA): not in programs(), not exported, not a readiness matter.
   const std::vector<std::string>& absent() const { return set_.absent(); }
 
-  // The maps BpfReader reads (kernel/bpf_maps.h), from the three objects.
+  // The maps BpfReader reads (sources/programs/reader.h), from the three objects.
   BpfMapFds map_fds() const;
   int slow_stalls_fd() const { return stalls_.slow_stalls_fd(); }
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "base/family.h"
-#include "kernel/bpf_maps.h"
+#include "sources/programs/reader.h"
 
 namespace fragd {
 
