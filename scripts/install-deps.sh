@@ -37,6 +37,7 @@ packages=(
   libcap2-bin  # capsh: fault_state_test runs fragd without CAP_BPF
   iproute2     # ss: security_test lists fragd's listening sockets
   shfmt        # deps_test parses the scripts to find the commands they run
+  universal-ctags  # scripts/architecture-status.py finds functions and their lengths
   qemu-system-x86 cpio  # make test-kernels (tests/kernels/matrix.sh) and bench/cost_guest.sh boot guests
   default-jre-headless  # make bench-apps (bench/apps.sh): the JVM workload
   # hooks_test: the launch hooks (configs/hooks) in a real libvirtd and a real Slurm, each started

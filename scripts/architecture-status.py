@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Where the tree stands against the shape docs/architecture.md sets: each measure counted on the
+tree as it is now, beside its goal, printed as a Markdown table (so no status table is typed into
+a document by hand and none can drift).
+
+    python3 scripts/architecture-status.py [--root DIR] [--list]
+
+--list also prints what each count is made of (the files, functions or reads). Functions are
+found with universal-ctags (Debian package universal-ctags), which gives each one's first and last
+line. Exits 0 whatever the counts: it reports, the goals are the team's to meet.
+"""
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+
+CONCERN_HEADERS = ("stalls.h", "compaction.h", "pollution.h")
+# Shared's fields other than the running config and the warnings, as the concerns name them.
+SHARED_FIELDS = ("bpf", "reader", "last_bpf", "last_mem", "facts", "forecast", "spans", "self", "start_ns")
+SOURCE_EXT = (".c", ".cc", ".h", ".py", ".sh")
+
+
+def lines(path):
+    with open(path, errors="replace") as f:
+        return sum(1 for _ in f)
+
+
+def files(root, pattern):
+    return sorted(glob.glob(os.path.join(root, pattern), recursive=True))
+
+
+def kernel_concern_includes(root):
+    hits = []
+    for p in files(root, "daemon/kernel/*"):
+        for n, line in enumerate(open(p, errors="replace"), 1):
+            m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+            if m and (m.group(1) in CONCERN_HEADERS or m.group(1).startswith("sources/")):
+                hits.append(f"{os.path.relpath(p, root)}:{n}: {m.group(1)}")
+    return hits
+
+
+def shared_reads(root):
+    pat = re.compile(r"\bsh_?\.(%s)\b" % "|".join(SHARED_FIELDS))
+    hits = []
+    for p in files(root, "daemon/fragd/concerns/*.cc") + files(root, "daemon/fragd/concerns/*.h"):
+        for n, line in enumerate(open(p, errors="replace"), 1):
+            for m in pat.finditer(line):
+                hits.append(f"{os.path.relpath(p, root)}:{n}: {m.group(0)}")
+    return hits
+
+
+def word_uses(root, word):
+    hits = []
+    for p in files(root, "daemon/**/*.cc") + files(root, "daemon/**/*.h"):
+        for n, line in enumerate(open(p, errors="replace"), 1):
+            if re.search(r"\b%s\b" % word, line):
+                hits.append(f"{os.path.relpath(p, root)}:{n}")
+    return hits
+
+
+def long_functions(root, limit=100):
+    srcs = files(root, "daemon/**/*.cc") + files(root, "daemon/**/*.h") + files(root, "bpf/*.c") + files(root, "bpf/*.h")
+    try:
+        out = subprocess.run(["ctags", "--output-format=u-ctags", "--fields=+ne", "--kinds-C++=f", "--kinds-C=f",
+                              "-o", "-", "-L", "-"], input="\n".join(srcs), capture_output=True, text=True,
+                             check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        sys.exit(f"architecture-status: universal-ctags failed ({e}): install the Debian package universal-ctags")
+    found = []
+    for row in out.splitlines():
+        if row.startswith("!_"):
+            continue
+        cols = row.split("\t")
+        name, path = cols[0], cols[1]
+        fields = dict(c.split(":", 1) for c in cols[3:] if ":" in c)
+        if "line" not in fields or "end" not in fields:
+            continue
+        n = int(fields["end"]) - int(fields["line"]) + 1
+        if n > limit:
+            scope = next((fields[k] for k in ("class", "struct", "namespace") if k in fields), "")
+            scope = scope.replace("fragd::", "").replace("fragd", "")
+            found.append((n, f"{os.path.relpath(path, root)}:{fields['line']}: "
+                          f"{scope + '::' if scope else ''}{name} ({n} lines)"))
+    return [s for _, s in sorted(found, reverse=True)]
+
+
+def long_files(root, limit=600):
+    out = []
+    for p in files(root, "**/*"):
+        rel = os.path.relpath(p, root)
+        if rel.startswith(("build", ".git")) or not os.path.isfile(p) or not p.endswith(SOURCE_EXT):
+            continue
+        n = lines(p)
+        if n > limit:
+            out.append(f"{rel} ({n} lines)")
+    return out
+
+
+def concerns_without_tests(root):
+    missing = []
+    tests = " ".join(open(p, errors="replace").read() for p in files(root, "tests/unit/**/*_test.cc"))
+    for p in files(root, "daemon/fragd/concerns/*.h"):
+        for cls in re.findall(r"class (\w+Concern)\b[^;{]*:\s*public Concern", open(p).read()):
+            if not re.search(r"\b%s\b" % cls, tests):
+                missing.append(f"{cls} ({os.path.relpath(p, root)})")
+    return missing
+
+
+def code_lines(root, pattern):
+    return sum(lines(p) for p in files(root, pattern) if os.path.isfile(p))
+
+
+def measured_rows(root):
+    text = open(os.path.join(root, "README.md")).read()
+    m = re.search(r"^## Measured\n(.*?)^## ", text, re.M | re.S)
+    if not m:
+        return 0
+    return sum(1 for l in m.group(1).splitlines() if l.startswith("| ") and not l.startswith("| what"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    ap.add_argument("--list", action="store_true", help="also print what each count is made of")
+    a = ap.parse_args()
+    root = os.path.abspath(a.root)
+
+    kinc = kernel_concern_includes(root)
+    shared = shared_reads(root)
+    frame = word_uses(root, "ExportFrame")
+    untested = concerns_without_tests(root)
+    funcs = long_functions(root)
+    big = long_files(root)
+    bench = code_lines(root, "bench/*.sh") + code_lines(root, "bench/*.py") + code_lines(root, "bench/*.c")
+    rows = [
+        ("kernel/ includes of a concern's header", len(kinc), "0", "kernel/ holds only mechanism", kinc),
+        ("concerns' reads of Shared's fields (not cfg or warn)", len(shared), "0", "data passed as arguments", shared),
+        ("uses of ExportFrame", len(frame), "0", "each concern emits its own families", frame),
+        ("concerns without a unit test", len(untested), "0", "every concern tested without root", untested),
+        ("functions over 100 lines (declarative tables allowed)", len(funcs), "0", "", funcs),
+        ("source files over 600 lines", len(big), "0", "", big),
+        ("bench/ lines (scripts, reports, C)", bench, "≤ 5000", "bench/ as one tool", []),
+        ("README.md lines", lines(os.path.join(root, "README.md")), "≤ 300", "", []),
+        ("README Measured rows", measured_rows(root), "≤ 12", "one line each", []),
+        ("BENCHMARKS.md lines", lines(os.path.join(root, "BENCHMARKS.md")), "≤ 800", "", []),
+        ("RELIABILITY.md lines", lines(os.path.join(root, "RELIABILITY.md")), "≤ 500", "", []),
+    ]
+    print("| measure | now | goal | why |")
+    print("|---|---|---|---|")
+    for what, now, goal, why, _ in rows:
+        print(f"| {what} | {now} | {goal} | {why} |")
+    if a.list:
+        for what, _, _, _, items in rows:
+            if items:
+                print(f"\n{what}:")
+                for i in items:
+                    print(f"  {i}")
+
+
+if __name__ == "__main__":
+    main()
