@@ -587,9 +587,10 @@ meta runtime_s "$RUNTIME"
 
 # --- report ----------------------------------------------------------------------
 OUT=$(report_output "$QUICK" "$ROOT")
-# Each run's records, kept (no program, nothing over 4 MiB): `python3 bench/act_report.py --work
+# Each run's records, kept (no program; not the raw deferral trace, whose summary run.env holds;
+# nothing over 4 MiB): `python3 bench/act_report.py --work
 # bench/data/act --output OUT` writes the section again.
-keep_found act "$WORK" -name runs.tsv -o -name meta.env -o -path './r[0-9]*-*/*' ! -perm -u+x -size -4M
+keep_found act "$WORK" -name runs.tsv -o -name meta.env -o -path './r[0-9]*-*/*' ! -perm -u+x ! -name deferral.trace -size -4M
 "$PY" bench/act_report.py --work "$WORK" --output "$OUT" >"$WORK/section.md"
 cat "$WORK/section.md"
 log "section written to $OUT"

@@ -217,7 +217,9 @@ def load(work, m):
     with open(os.path.join(work, "runs.tsv")) as f:
         for line in f:
             rnd, pos, sc, mode, d = line.rstrip("\n").split("\t")
-            runs.append(Run(int(rnd), int(pos), sc, mode, d, m))
+            # runs.tsv names each run's directory where the run wrote it; a kept copy
+            # (bench/data/act) holds the same directories beside runs.tsv.
+            runs.append(Run(int(rnd), int(pos), sc, mode, os.path.join(work, os.path.basename(d)), m))
     return runs
 
 
