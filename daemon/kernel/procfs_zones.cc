@@ -207,20 +207,71 @@ std::map<int, bool> nodes_unreclaimable(const std::vector<ZoneFree>& zones) {
   return out;
 }
 
+namespace {
+
+// The zone counters parse_zoneinfo reads, one bit each; per-node stats, watermarks, protection
+// and pagesets are skipped.
+enum : unsigned { kFree = 1, kSpanned = 2, kPresent = 4, kManaged = 8, kUnreclaimable = 16, kFreeBlocks = 32 };
+struct ZoneCounterKey {
+  std::string_view word, second;  // the line's first words ("pages", "free"); second empty: one word
+  unsigned bit;
+};
+constexpr ZoneCounterKey kZoneCounterKeys[] = {
+    {"pages", "free", kFree},
+    {"spanned", "", kSpanned},
+    {"present", "", kPresent},
+    {"managed", "", kManaged},
+    {"nr_free_pages_blocks", "", kFreeBlocks},
+    {"node_unreclaimable:", "", kUnreclaimable},
+};
+
+// A zone block met in zoneinfo, in file order, and the counters it gave.
+struct ZoneSeen {
+  size_t header_line;
+  int node;
+  std::string zone;
+  unsigned keys = 0;
+};
+
+// Zones with no counters still exist; a zone without 'present', or one `zones` held that the
+// file lacks, is warned about; then the zones in the kernel's order within each node.
+void finish_zoneinfo(const std::vector<ZoneSeen>& seen, std::vector<ZoneFree>& work, std::string_view path,
+                     std::vector<std::string>* warnings) {
+  for (const ZoneSeen& s : seen) {
+    find_or_add(work, s.node, s.zone);
+    if (!(s.keys & kPresent))
+      warn(warnings, path, s.header_line,
+           zone_label(s.node, s.zone) +
+               ": no valid 'present' line (garbled, or file truncated?); present pages taken as 0");
+  }
+  for (const ZoneFree& z : work) {
+    const bool in_file = std::any_of(seen.begin(), seen.end(), [&](const ZoneSeen& s) {
+      return s.node == z.node && s.zone == z.zone;
+    });
+    if (!in_file && warnings)
+      warnings->push_back(std::string(path) + ": " + zone_label(z.node, z.zone) +
+                          " is missing; its present/managed/spanned pages are 0");
+  }
+  auto rank = [&](const ZoneFree& z) {
+    for (size_t i = 0; i < seen.size(); ++i)
+      if (seen[i].node == z.node && seen[i].zone == z.zone) return i;
+    return seen.size();
+  };
+  std::stable_sort(work.begin(), work.end(), [&](const ZoneFree& a, const ZoneFree& b) {
+    if (a.node != b.node) return a.node < b.node;
+    return rank(a) < rank(b);
+  });
+}
+
+}  // namespace
+
 Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
                             std::vector<ZoneFree>& zones, std::vector<std::string>* warnings) {
   static constexpr std::string_view kExpected = "'Node <n>, zone <name>' followed by its counters";
   const std::vector<LexedLine> lines = content_lines(text);
   if (lines.empty()) return empty_file(path, kExpected);
 
-  enum : unsigned { kFree = 1, kSpanned = 2, kPresent = 4, kManaged = 8, kUnreclaimable = 16, kFreeBlocks = 32 };
-  struct Seen {
-    size_t header_line;
-    int node;
-    std::string zone;
-    unsigned keys = 0;
-  };
-  std::vector<Seen> seen;  // zones in zoneinfo order
+  std::vector<ZoneSeen> seen;  // zones in zoneinfo order
   std::vector<ZoneFree> work = zones;
   long cur = -1;  // index into `seen`; -1 = not inside a usable zone block
   BadLines bad{warnings, path};
@@ -236,7 +287,7 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
         cur = -1;
         continue;
       }
-      const bool dup = std::any_of(seen.begin(), seen.end(), [&](const Seen& s) {
+      const bool dup = std::any_of(seen.begin(), seen.end(), [&](const ZoneSeen& s) {
         return s.node == h->node && s.zone == h->zone;
       });
       if (dup) {
@@ -251,31 +302,14 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
     }
     if (cur < 0) continue;
 
-    // Only the zone's own counters matter here; per-node stats, watermarks,
-    // protection and pagesets are skipped.
-    std::string_view key;
-    unsigned bit = 0;
-    size_t value_at = 0;
-    if (toks[0] == "pages" && toks.size() >= 2 && toks[1] == "free") {
-      key = "pages free";
-      bit = kFree;
-      value_at = 2;
-    } else if (toks[0] == "spanned" || toks[0] == "present" || toks[0] == "managed") {
-      key = toks[0];
-      bit = toks[0] == "spanned" ? kSpanned : toks[0] == "present" ? kPresent : kManaged;
-      value_at = 1;
-    } else if (toks[0] == "nr_free_pages_blocks") {
-      key = toks[0];
-      bit = kFreeBlocks;
-      value_at = 1;
-    } else if (toks[0] == "node_unreclaimable:") {
-      key = "node_unreclaimable:";
-      bit = kUnreclaimable;
-      value_at = 1;
-    } else {
-      continue;
-    }
-    Seen& s = seen[static_cast<size_t>(cur)];
+    const auto k = std::find_if(std::begin(kZoneCounterKeys), std::end(kZoneCounterKeys), [&](const ZoneCounterKey& c) {
+      return toks[0] == c.word && (c.second.empty() || (toks.size() >= 2 && toks[1] == c.second));
+    });
+    if (k == std::end(kZoneCounterKeys)) continue;
+    const std::string key = k->second.empty() ? std::string(k->word) : std::string(k->word) + " " + std::string(k->second);
+    const unsigned bit = k->bit;
+    const size_t value_at = k->second.empty() ? 1 : 2;
+    ZoneSeen& s = seen[static_cast<size_t>(cur)];
     uint64_t v = 0;
     if (toks.size() != value_at + 1 || !parse_u64(toks[value_at], v) || (bit == kUnreclaimable && v > 1)) {
       const std::string got = toks.size() <= value_at ? std::string("nothing")
@@ -307,32 +341,7 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
     return unparsable(path, bad.first_line ? bad.first_line : lines.front().no, kExpected,
                       bad.first_line ? bad.first_why : "no 'Node <n>, zone <name>' line");
 
-  for (const Seen& s : seen) {
-    find_or_add(work, s.node, s.zone);  // zones with no counters at all still exist
-    if (!(s.keys & kPresent))
-      warn(warnings, path, s.header_line,
-           zone_label(s.node, s.zone) +
-               ": no valid 'present' line (garbled, or file truncated?); present pages taken as 0");
-  }
-  for (const ZoneFree& z : work) {
-    const bool in_file = std::any_of(seen.begin(), seen.end(), [&](const Seen& s) {
-      return s.node == z.node && s.zone == z.zone;
-    });
-    if (!in_file && warnings)
-      warnings->push_back(std::string(path) + ": " + zone_label(z.node, z.zone) +
-                          " is missing; its present/managed/spanned pages are 0");
-  }
-
-  // Kernel zone order within each node, as zoneinfo lists it.
-  auto rank = [&](const ZoneFree& z) {
-    for (size_t i = 0; i < seen.size(); ++i)
-      if (seen[i].node == z.node && seen[i].zone == z.zone) return i;
-    return seen.size();
-  };
-  std::stable_sort(work.begin(), work.end(), [&](const ZoneFree& a, const ZoneFree& b) {
-    if (a.node != b.node) return a.node < b.node;
-    return rank(a) < rank(b);
-  });
+  finish_zoneinfo(seen, work, path, warnings);
   zones = std::move(work);
   return {};
 }

@@ -145,7 +145,12 @@ void StallAttribution::update(const std::vector<SiteCount>& sites, const std::ve
   v.callsites = top_rows(by_site, cs_series_, Attr{});
   cs_prev_ = by_site;
 
-  // Cgroups.
+  update_cgroups(cgroups, st, lookup, sweep, v);
+  view_ = std::move(v);
+}
+
+void StallAttribution::update_cgroups(const std::vector<CgroupCount>& cgroups, const alloc_stats& st,
+                                      CgroupLookup& lookup, bool sweep, AttributionView& v) {
   std::map<uint64_t, Attr> now;
   for (const CgroupCount& c : cgroups) now[c.cgroup_id] = Attr{c.attr.entries, c.attr.ns};
   // A cgroup deleted: its counts to "other", its series and BPF entry go. Exported ones are
@@ -178,7 +183,6 @@ void StallAttribution::update(const std::vector<SiteCount>& sites, const std::ve
   v.stacks_lost = st.stacks_lost;
   v.cgroups = top_rows(now, cg_series_, outside);
   cg_prev_ = now;
-  view_ = std::move(v);
 }
 
 std::vector<uint64_t> StallAttribution::take_forgotten() {

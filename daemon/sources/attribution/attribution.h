@@ -95,6 +95,9 @@ class StallAttribution {
   using SiteKey = std::tuple<uint64_t, int32_t, uint32_t, uint32_t>;  // gfp, stack, order, task kind
   static SiteKey key_of(const stall_site_key& k) { return {k.gfp, k.stack_id, k.order, k.task_kind}; }
   void name_stacks(const std::vector<SiteCount>& sites, const StackReader& read_stack, KernelSymbols* syms);
+  // The cgroups' part of `v`: deleted cgroups folded into "other", the top K, the rest.
+  void update_cgroups(const std::vector<CgroupCount>& cgroups, const alloc_stats& st, CgroupLookup& lookup,
+                      bool sweep, AttributionView& v);
 
   size_t top_cgroups_, top_callsites_;
   std::map<SiteKey, SiteInfo> site_info_;

@@ -47,6 +47,37 @@ static void failure_metrics(const SeriesPlan& plan, const alloc_stats& a, Famili
   emit(out, f);
 }
 
+// What the programs could not follow, and fragd's own allocations and stalls, kept out of the rest.
+static void lost_and_own_metrics(const SeriesPlan& plan, const alloc_stats& a, Families& out) {
+  single(out, "fragd_events_dropped_total",
+         "Slow-stall events lost because the BPF ring buffer was full.",
+         MetricType::Counter, a.events_dropped);
+  FamilyBuilder lost("fragd_stall_events_lost_total",
+                     "Stall events the BPF programs could not follow, by reason: no_task_storage (the task's "
+                     "storage could not be had: its allocation failed or it was busy on that CPU; the stall is "
+                     "not timed, its entry is counted), wakeup_ring_full (a wake-up the ring buffer had no room "
+                     "for; counting switches on at the next tick instead).",
+                     MetricType::Counter);
+  lost.counter({{"reason", "no_task_storage"}}, a.events_no_storage);
+  lost.counter({{"reason", "wakeup_ring_full"}}, a.wakeups_dropped);
+  FamilyBuilder own_entries("fragd_own_direct_stall_entries_total",
+                            "Entries into direct compaction and reclaim in fragd's own processes (a hugetlb pool it "
+                            "grows: compaction method pool, pool targets), by phase; kept out of every stall figure "
+                            "and of the demand trigger.",
+                            MetricType::Counter);
+  for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) own_entries.counter({{"phase", phase_name(p)}}, a.own_entries[p]);
+  FamilyBuilder own_allocs("fragd_own_allocations_total",
+                           "High-order allocations in fragd's own processes seen while allocation counting was on, "
+                           "by order group; kept out of fragd_alloc_total.",
+                           MetricType::Counter);
+  for (const OrderGroup& g : plan.traced) {
+    double n = 0;
+    for (unsigned o = g.first; o <= g.last; o++) n += a.own_allocs[o];
+    own_allocs.counter({{"order", g.label}}, n);
+  }
+  emit(out, lost, own_entries, own_allocs);
+}
+
 void stall_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, const CountingStats& self, Families& out) {
   const auto& a = bpf.alloc;
   FamilyBuilder total("fragd_alloc_total",
@@ -127,34 +158,7 @@ void stall_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, const Countin
   if (timed) emit(out, total, stall, abandoned);
   emit(out, phase, entries);
   if (self.counting) failure_metrics(plan, a, out);
-
-  single(out, "fragd_events_dropped_total",
-         "Slow-stall events lost because the BPF ring buffer was full.",
-         MetricType::Counter, a.events_dropped);
-  FamilyBuilder lost("fragd_stall_events_lost_total",
-                     "Stall events the BPF programs could not follow, by reason: no_task_storage (the task's "
-                     "storage could not be had: its allocation failed or it was busy on that CPU; the stall is "
-                     "not timed, its entry is counted), wakeup_ring_full (a wake-up the ring buffer had no room "
-                     "for; counting switches on at the next tick instead).",
-                     MetricType::Counter);
-  lost.counter({{"reason", "no_task_storage"}}, a.events_no_storage);
-  lost.counter({{"reason", "wakeup_ring_full"}}, a.wakeups_dropped);
-  FamilyBuilder own_entries("fragd_own_direct_stall_entries_total",
-                            "Entries into direct compaction and reclaim in fragd's own processes (a hugetlb pool it "
-                            "grows: compaction method pool, pool targets), by phase; kept out of every stall figure "
-                            "and of the demand trigger.",
-                            MetricType::Counter);
-  for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) own_entries.counter({{"phase", phase_name(p)}}, a.own_entries[p]);
-  FamilyBuilder own_allocs("fragd_own_allocations_total",
-                           "High-order allocations in fragd's own processes seen while allocation counting was on, "
-                           "by order group; kept out of fragd_alloc_total.",
-                           MetricType::Counter);
-  for (const OrderGroup& g : plan.traced) {
-    double n = 0;
-    for (unsigned o = g.first; o <= g.last; o++) n += a.own_allocs[o];
-    own_allocs.counter({{"order", g.label}}, n);
-  }
-  emit(out, lost, own_entries, own_allocs);
+  lost_and_own_metrics(plan, a, out);
 }
 
 void trace_metrics(const CountingStats& self, Families& out) {
