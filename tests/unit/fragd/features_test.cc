@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// The NFD feature file as the Daemon drives its concern: written once the supply figures are
+// ready, with the labels the snapshot and the supply port give, tried again after a failed write,
+// moved on a reload and removed when fragd stops. No BPF, no root.
+#include "fragd/concerns/features.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "kernel/procfs_fixtures.h"
+
+namespace {
+
+using namespace fragd;
+namespace fs = std::filesystem;
+
+constexpr uint64_t kSec = 1'000'000'000ULL;
+
+std::string slurp_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// One node whose free memory is all of order `order` (order 0: score 100, order 10: score 0).
+MemSnapshot one_zone_free_at(unsigned order) {
+  ZoneFree z;
+  z.node = 0;
+  z.zone = "Normal";
+  z.present_pages = z.managed_pages = z.spanned_pages = 1 << 20;
+  z.free_blocks.assign(11, 0);
+  z.free_blocks[order] = 4096 >> order;
+  z.free_pages = 4096;
+  MemSnapshot m;
+  m.zones.push_back(z);
+  return m;
+}
+
+// 2 MiB: 1536 free and 512 makeable (4 GiB: label 4); 1 GiB: 2 free, 1 makeable (label 2).
+Result<Supply> two_sizes(const SupplyAsk& ask) {
+  Supply s;
+  s.size_kib = ask.size_kib;
+  if (ask.size_kib == 2048) {
+    s.free = 1536;
+    s.makeable = 512;
+  } else if (ask.size_kib == 1048576) {
+    s.free = 2;
+    s.makeable = 1;
+  } else {
+    return make_error("size not asked for by the labels");
+  }
+  return s;
+}
+
+struct FeatureFile {
+  fragd::test::TempDir dir;
+  std::string path = dir.path() + "/features.d/fragd";
+  Shared sh{Config{}};
+  bool ready = true;
+  FeatureFile() {
+    fs::create_directories(dir.path() + "/features.d");
+    sh.cfg.nfd_features_file = path;
+    sh.last_mem = one_zone_free_at(0);
+  }
+  std::unique_ptr<FeaturesConcern> concern() {
+    return std::make_unique<FeaturesConcern>(sh, two_sizes, [this] { return ready; });
+  }
+};
+
+TEST(FeaturesConcern, WritesTheLabelsOnceReadyAndRemovesThemWhenFragdStops) {
+  FeatureFile t;
+  t.ready = false;
+  auto f = t.concern();
+  f->tick(100 * kSec);
+  EXPECT_FALSE(fs::exists(t.path)) << "no label from a first guess, before the supply figures are ready";
+  t.ready = true;
+  f->tick(101 * kSec);
+  ASSERT_TRUE(fs::exists(t.path));
+  const std::string text = slurp_file(t.path);
+  EXPECT_NE(text.find("fragd-hugepages-2Mi-gib=4\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("fragd-hugepages-1Gi-count=2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("fragd-fragmentation=high\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# +expiry-time="), std::string::npos) << "labels of a stopped fragd must expire: " << text;
+  EXPECT_FALSE(fs::exists(t.dir.path() + "/features.d/.fragd.tmp")) << "the temporary file is renamed into place";
+  f.reset();
+  EXPECT_FALSE(fs::exists(t.path)) << "a stopped fragd labels nothing";
+}
+
+TEST(FeaturesConcern, ALabelFollowsTheSnapshotOnlyAfterTheHold) {
+  FeatureFile t;
+  t.sh.cfg.nfd_hold_ns = 60 * kSec;
+  auto f = t.concern();
+  f->tick(100 * kSec);
+  ASSERT_NE(slurp_file(t.path).find("fragd-fragmentation=high\n"), std::string::npos);
+  t.sh.last_mem = one_zone_free_at(10);  // every free page in order-10 blocks: score 0
+  f->tick(110 * kSec);
+  EXPECT_NE(slurp_file(t.path).find("fragd-fragmentation=high\n"), std::string::npos)
+      << "the label held while its new value is younger than nfd.hold";
+  for (uint64_t s = 120; s <= 180; s += 10) f->tick(s * kSec);
+  EXPECT_NE(slurp_file(t.path).find("fragd-fragmentation=low\n"), std::string::npos) << slurp_file(t.path);
+}
+
+TEST(FeaturesConcern, AFileThatCannotBeWrittenIsWrittenAtTheNextPeriodOnceItCan) {
+  FeatureFile t;
+  fs::remove_all(t.dir.path() + "/features.d");
+  auto f = t.concern();
+  f->tick(100 * kSec);
+  EXPECT_FALSE(fs::exists(t.path));
+  fs::create_directories(t.dir.path() + "/features.d");
+  f->tick(101 * kSec);
+  EXPECT_FALSE(fs::exists(t.path)) << "labels are computed once a period, not at every tick";
+  f->tick(100 * kSec + FeaturesConcern::kPeriodNs);
+  EXPECT_TRUE(fs::exists(t.path)) << "the failed write is done again at the next period, labels unchanged";
+}
+
+TEST(FeaturesConcern, AReloadToAnotherPathMovesTheFile) {
+  FeatureFile t;
+  auto f = t.concern();
+  f->tick(100 * kSec);
+  ASSERT_TRUE(fs::exists(t.path));
+  const std::string moved = t.dir.path() + "/features.d/fragd-2";
+  t.sh.cfg.nfd_features_file = moved;
+  f->reload();
+  EXPECT_FALSE(fs::exists(t.path)) << "the old path's labels go at the reload";
+  f->tick(101 * kSec);
+  EXPECT_TRUE(fs::exists(moved)) << "the new path is written at the next tick, without waiting for a period";
+  t.sh.cfg.nfd_features_file.clear();
+  f->reload();
+  EXPECT_FALSE(fs::exists(moved)) << "nfd.features_file emptied: no file";
+  f->tick(102 * kSec);
+  EXPECT_FALSE(fs::exists(moved));
+}
+
+}  // namespace
