@@ -17,9 +17,9 @@ namespace {
 using namespace fragd;
 namespace fs = std::filesystem;
 
-constexpr uint64_t kSec = 1'000'000'000ULL;
+constexpr uint64_t kFeaturesSecond = 1'000'000'000ULL;
 
-std::string slurp_file(const std::string& path) {
+std::string feature_file_text_of(const std::string& path) {
   std::ifstream in(path);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
@@ -73,12 +73,12 @@ TEST(FeaturesConcern, WritesTheLabelsOnceReadyAndRemovesThemWhenFragdStops) {
   FeatureFile t;
   t.ready = false;
   auto f = t.concern();
-  f->tick(100 * kSec);
+  f->tick(100 * kFeaturesSecond);
   EXPECT_FALSE(fs::exists(t.path)) << "no label from a first guess, before the supply figures are ready";
   t.ready = true;
-  f->tick(101 * kSec);
+  f->tick(101 * kFeaturesSecond);
   ASSERT_TRUE(fs::exists(t.path));
-  const std::string text = slurp_file(t.path);
+  const std::string text = feature_file_text_of(t.path);
   EXPECT_NE(text.find("fragd-hugepages-2Mi-gib=4\n"), std::string::npos) << text;
   EXPECT_NE(text.find("fragd-hugepages-1Gi-count=2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("fragd-fragmentation=high\n"), std::string::npos) << text;
@@ -90,46 +90,46 @@ TEST(FeaturesConcern, WritesTheLabelsOnceReadyAndRemovesThemWhenFragdStops) {
 
 TEST(FeaturesConcern, ALabelFollowsTheSnapshotOnlyAfterTheHold) {
   FeatureFile t;
-  t.sh.cfg.nfd_hold_ns = 60 * kSec;
+  t.sh.cfg.nfd_hold_ns = 60 * kFeaturesSecond;
   auto f = t.concern();
-  f->tick(100 * kSec);
-  ASSERT_NE(slurp_file(t.path).find("fragd-fragmentation=high\n"), std::string::npos);
+  f->tick(100 * kFeaturesSecond);
+  ASSERT_NE(feature_file_text_of(t.path).find("fragd-fragmentation=high\n"), std::string::npos);
   t.sh.last_mem = one_zone_free_at(10);  // every free page in order-10 blocks: score 0
-  f->tick(110 * kSec);
-  EXPECT_NE(slurp_file(t.path).find("fragd-fragmentation=high\n"), std::string::npos)
+  f->tick(110 * kFeaturesSecond);
+  EXPECT_NE(feature_file_text_of(t.path).find("fragd-fragmentation=high\n"), std::string::npos)
       << "the label held while its new value is younger than nfd.hold";
-  for (uint64_t s = 120; s <= 180; s += 10) f->tick(s * kSec);
-  EXPECT_NE(slurp_file(t.path).find("fragd-fragmentation=low\n"), std::string::npos) << slurp_file(t.path);
+  for (uint64_t s = 120; s <= 180; s += 10) f->tick(s * kFeaturesSecond);
+  EXPECT_NE(feature_file_text_of(t.path).find("fragd-fragmentation=low\n"), std::string::npos) << feature_file_text_of(t.path);
 }
 
 TEST(FeaturesConcern, AFileThatCannotBeWrittenIsWrittenAtTheNextPeriodOnceItCan) {
   FeatureFile t;
   fs::remove_all(t.dir.path() + "/features.d");
   auto f = t.concern();
-  f->tick(100 * kSec);
+  f->tick(100 * kFeaturesSecond);
   EXPECT_FALSE(fs::exists(t.path));
   fs::create_directories(t.dir.path() + "/features.d");
-  f->tick(101 * kSec);
+  f->tick(101 * kFeaturesSecond);
   EXPECT_FALSE(fs::exists(t.path)) << "labels are computed once a period, not at every tick";
-  f->tick(100 * kSec + FeaturesConcern::kPeriodNs);
+  f->tick(100 * kFeaturesSecond + FeaturesConcern::kPeriodNs);
   EXPECT_TRUE(fs::exists(t.path)) << "the failed write is done again at the next period, labels unchanged";
 }
 
 TEST(FeaturesConcern, AReloadToAnotherPathMovesTheFile) {
   FeatureFile t;
   auto f = t.concern();
-  f->tick(100 * kSec);
+  f->tick(100 * kFeaturesSecond);
   ASSERT_TRUE(fs::exists(t.path));
   const std::string moved = t.dir.path() + "/features.d/fragd-2";
   t.sh.cfg.nfd_features_file = moved;
   f->reload();
   EXPECT_FALSE(fs::exists(t.path)) << "the old path's labels go at the reload";
-  f->tick(101 * kSec);
+  f->tick(101 * kFeaturesSecond);
   EXPECT_TRUE(fs::exists(moved)) << "the new path is written at the next tick, without waiting for a period";
   t.sh.cfg.nfd_features_file.clear();
   f->reload();
   EXPECT_FALSE(fs::exists(moved)) << "nfd.features_file emptied: no file";
-  f->tick(102 * kSec);
+  f->tick(102 * kFeaturesSecond);
   EXPECT_FALSE(fs::exists(moved));
 }
 
