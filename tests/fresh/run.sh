@@ -4,18 +4,19 @@
 #
 # mmdebstrap makes a minbase root file system of SUITE (bookworm = Debian 12, trixie = Debian 13)
 # with nothing added but git and make (and this host's resolv.conf and local CA certificates);
-# the project is cloned into it from this checkout's HEAD
-# (what is committed, as CI clones it); then, chrooted into it in a mount namespace of its own
-# with the host's /proc, /sys and /dev, `make test` runs there under CI=true (it installs what it
-# needs from the release's archive and must pass), and `make run` must start fragd and answer
-# /metrics. The integration tests drive this host's kernel as they do on the host, and take the
+# the project is cloned into it from this checkout's HEAD (what is committed, as CI clones it);
+# then, in a mount namespace of its own whose root it is (pivot_root, not chroot), with the host's
+# /proc, /sys and /dev, `make test` runs there under CI=true (it installs what it needs from the
+# release's archive and must pass), and `make run` must start fragd and answer /metrics. The integration tests drive this host's kernel as they do on the host, and take the
 # host's heavy-test lock (/tmp/fragd-heavy.lock), so a run here and one on the host never
 # fragment memory at once.
 #
 #   bash tests/fresh/run.sh [SUITE]     (root; SUITE default trixie)
 #
 # Environment: FRAGD_FRESH_MIRROR (http://deb.debian.org/debian), FRAGD_FRESH_KEEP=1 keeps the
-# root file system (its path is printed). Output: one line per phase with its time, ctest's
+# root file system (its path is printed), FRAGD_FRESH_TESTS=REGEX runs `make deps build` and then
+# only the tests ctest -R REGEX selects (to reproduce one test's failure on a fresh machine; the
+# run then says it was partial and skips `make run`). Output: one line per phase with its time, ctest's
 # summary, and the result; the whole make test log is kept in $BUILD/fresh/<suite>.log.
 set -euo pipefail
 
@@ -40,12 +41,14 @@ git -C "$SRC" rev-parse HEAD >/dev/null || die "$SRC is not a git checkout"
 mkdir -p "$OUT"
 ROOT=$(mktemp -d /var/tmp/fragd-fresh-"$SUITE".XXXXXX)
 RUN_PID=
-# in_root_pids: every process whose root directory is the root file system (what the run started
-# there, at any depth).
+# in_root_pids: every process of the run's mount namespace (what the run started there, at any
+# depth; a container's processes have namespaces of their own and go with podman).
+NS=
 in_root_pids() {
 	local p
+	[ -n "$NS" ] || return 0
 	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/root" 2>/dev/null)" = "$ROOT" ] && echo "${p#/proc/}"
+		[ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$NS" ] && echo "${p#/proc/}"
 	done
 	return 0
 }
@@ -90,11 +93,20 @@ if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
 fi
 touch "$LOCK"
 
-# In the chroot: make test under CI=true, then make run for 40 s with /metrics read from it.
+# In the root: make test under CI=true, then make run for 40 s with /metrics read from it.
+TESTS=${FRAGD_FRESH_TESTS:-}
 cat >"$ROOT/root/fresh.sh" <<'EOF'
 set -u
 cd /root/fragd
 t=$SECONDS
+if [ -n "$TESTS" ]; then
+	make deps build >/root/build.log 2>&1 || { tail -n 30 /root/build.log; echo "[test-fresh] make deps build failed"; exit 1; }
+	echo "[test-fresh] make deps build: $((SECONDS - t)) s"
+	CI=true ctest --test-dir build --output-on-failure -R "$TESTS"
+	rc=$?
+	echo "[test-fresh] ctest -R '$TESTS' (partial run): exit $rc after $((SECONDS - t)) s"
+	exit "$rc"
+fi
 CI=true make test
 rc=$?
 echo "[test-fresh] make test: exit $rc after $((SECONDS - t)) s"
@@ -135,13 +147,32 @@ unshare --mount --propagation=private bash -c '
 	mount -t tmpfs -o mode=1777 tmpfs "$R/tmp"
 	touch "$R/tmp/fragd-heavy.lock"
 	mount --bind /tmp/fragd-heavy.lock "$R/tmp/fragd-heavy.lock"
-	exec chroot "$R" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+	# The root becomes the mount namespace'"'"'s own root (pivot_root), as a machine'"'"'s / is, not a
+	# chroot inside the host'"'"'s: a process that joins a mount namespace made here (runc exec into a
+	# container) lands in that namespace'"'"'s root, which under chroot is the host'"'"'s /.
+	cd "$R"
+	mkdir -p .fresh-oldroot
+	pivot_root . .fresh-oldroot
+	cd /
+	umount -l /.fresh-oldroot
+	rmdir /.fresh-oldroot
+	exec /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb TESTS="$2" \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin bash /root/fresh.sh
-' fresh "$ROOT" >"$OUT/$SUITE.log" 2>&1 &
+' fresh "$ROOT" "$TESTS" >"$OUT/$SUITE.log" 2>&1 &
 RUN_PID=$!
+# The run's mount namespace, once unshare made it (for in_root_pids).
+for _ in $(seq 1 100); do
+	n=$(readlink "/proc/$RUN_PID/ns/mnt" 2>/dev/null) || break
+	if [ "$n" != "$(readlink /proc/$$/ns/mnt)" ]; then
+		NS=$n
+		break
+	fi
+	sleep 0.1
+done
 rc=0
 wait "$RUN_PID" || rc=$?
 RUN_PID=
 grep -E '^\[test-fresh\]|tests passed|Total Test time|^[[:space:]]+[0-9]+ - ' "$OUT/$SUITE.log" || true
 [ "$rc" -eq 0 ] || die "$SUITE: exit $rc after $((SECONDS - T1)) s in the root (the log: $OUT/$SUITE.log)"
+[ -z "$TESTS" ] || { log "PASS (partial: only ctest -R '$TESTS'): $SUITE in $((SECONDS - T0)) s"; exit 0; }
 log "PASS: $SUITE, fresh root to make test and make run in $((SECONDS - T0)) s (in the root $((SECONDS - T1)) s)"
