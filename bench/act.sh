@@ -416,7 +416,7 @@ run_one() {
 	[[ $mode == fragd || $mode == defrag_fragd ]] && cfg=$WORK/fragd-act.yaml
 	((UNDEFER)) && undefer_before_run
 	if ((PAGECACHE)); then
-		dd if=/dev/zero of="$CACHE_FILE" bs=1M count="$PAGECACHE" conv=fsync status=none || die "cannot write $CACHE_FILE"
+		clean_page_cache "$CACHE_FILE" "$PAGECACHE" || die "cannot write $CACHE_FILE"
 		rmeta pagecache_kib "$(awk '$1 == "Cached:" { print $2 }' /proc/meminfo)"
 	fi
 	start_fragd "$cfg"

@@ -16,6 +16,14 @@ work_base() {
 	fi
 }
 
+# clean_page_cache FILE MIB: MIB MiB of clean page cache in FILE, which must be on a disk file
+# system (tmpfs pages cannot be reclaimed without swap); the caller removes FILE. Reclaim then has
+# something to free: a node kswapd had given up on (node_unreclaimable 1) is revived by the first
+# reclaim that makes progress there, and kswapd clears the skip hints when it next sleeps.
+clean_page_cache() {
+	dd if=/dev/zero of="$1" bs=1M count="$2" conv=fsync status=none
+}
+
 # undefer_order9 HP [MAX]: ends the kernel's deferral of order-9 direct compaction in fragmented
 # memory. After failed sync compactions a zone skips up to 64 attempts at that order, and the
 # pageblock skip hints compaction leaves are cleared only when kswapd goes to sleep after a direct
