@@ -63,7 +63,7 @@ cleanup() {
   local i
   for ((i = ${#RESTORE[@]} - 1; i >= 0; i--)); do eval "${RESTORE[$i]}" || true; done
   [ -z "$JOURNAL" ] || rm -f "$JOURNAL"
-  rm -rf "$WORK" "$WORK.unprivileged"
+  if [ -n "${FRAGD_TEST_KEEP:-}" ]; then log "kept $WORK (FRAGD_TEST_KEEP)"; else rm -rf "$WORK" "$WORK.unprivileged"; fi
   exit $rc
 }
 trap cleanup EXIT
@@ -108,17 +108,18 @@ quiet_memory() {
   echo 0 > $HP
 }
 
-# try_undefer_compaction [MAX]: ends the kernel's deferral of order-9 direct compaction that
-# failures before left (undefer_order9, tests/tools/fragmenter.sh), with the pool HP (empty; see
-# quiet_memory), in at most MAX (200) pool writes; returns 1, saying so, when none made a page
-# by direct compaction (compact_success stayed at its value before).
+# try_undefer_compaction [MAX] [SECONDS]: ends the kernel's deferral of order-9 direct compaction
+# that failures before left (undefer_order9, tests/tools/fragmenter.sh), with the pool HP (empty;
+# see quiet_memory), in at most MAX (200) pool writes begun within SECONDS (no limit when unset);
+# returns 1, saying so, when none made a page by direct compaction (compact_success stayed at its
+# value before).
 try_undefer_compaction() {
-  local n max=${1:-200}
-  if n=$(undefer_order9 "$HP" "$max"); then
+  local n max=${1:-200} seconds=${2:-}
+  if n=$(undefer_order9 "$HP" "$max" "$seconds"); then
     log "order-9 direct compaction succeeded at pool write $n: the kernel's deferral is reset"
     return 0
   fi
-  log "no order-9 page was made by direct compaction in $max pool writes: the deferral is not reset (node_unreclaimable $(node_unreclaimable))"
+  log "no order-9 page was made by direct compaction in $max pool writes${seconds:+ or $seconds s}: the deferral is not reset (node_unreclaimable $(node_unreclaimable))"
   return 1
 }
 # undefer_compaction: the same, and the test fails when 200 writes made no page.

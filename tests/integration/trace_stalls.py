@@ -18,6 +18,11 @@ instance (lib.sh trace_start) to hold fragd's counters to it exactly.
       COMPACT_SKIPPED with no such event. So an entry is SKIPPED when its task shows none of
       those three before its next entry, or before END.
 
+  trace_stalls.py before TRACE START END
+      Between the markers START and END: prints the pages the kernel handed out at
+      kmem:mm_page_alloc before the first entry into direct compaction (all of them when there is
+      none): the allocations a counter that a stall switches on cannot have seen.
+
   trace_stalls.py quiet TRACE START END
       Between the markers START and END: prints "ENTRIES SECONDS TASKS": the entries into direct
       compaction (mm_compaction_try_to_compact_pages, any task), the seconds from the last of
@@ -69,6 +74,15 @@ def window(path, start, end):
     print(entries, skipped, deferred, allocs)
 
 
+def before(path, start, end):
+    allocs = 0
+    for _, _, _, name, rest in between(path, start, end)[2]:
+        if name == "mm_compaction_try_to_compact_pages":
+            break
+        allocs += name == "mm_page_alloc" and not FAILED.search(rest)
+    print(allocs)
+
+
 def quiet(path, start, end):
     t_start, t_end, evs = between(path, start, end)
     entries = [(comm, t) for comm, _, t, name, _ in evs if name == "mm_compaction_try_to_compact_pages"]
@@ -82,6 +96,8 @@ def quiet(path, start, end):
 def main():
     if len(sys.argv) == 5 and sys.argv[1] == "window":
         window(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif len(sys.argv) == 5 and sys.argv[1] == "before":
+        before(sys.argv[2], sys.argv[3], sys.argv[4])
     elif len(sys.argv) == 5 and sys.argv[1] == "quiet":
         quiet(sys.argv[2], sys.argv[3], sys.argv[4])
     else:

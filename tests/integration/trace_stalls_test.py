@@ -69,6 +69,25 @@ class Window(unittest.TestCase):
             window([(7, "b"), (1, ENTRY), (7, "a")])
 
 
+class Before(unittest.TestCase):
+    """The pages handed out before a window's first direct compaction: those a counter the first
+    stall switches on cannot have seen."""
+
+    @staticmethod
+    def before(events):
+        text = "".join(line(pid, "tracing_mark_write", ev, comm="bash") if ev in ("a", "b") else line(pid, *ev)
+                       for pid, ev in events)
+        return int(run("before", text, "a", "b")[0])
+
+    def test_up_to_the_first_entry(self):
+        # Granted ones only (a failure is printed as pfn 0), and none after the first entry.
+        self.assertEqual(self.before([(1, ALLOC), (7, "a"), (1, ALLOC), (2, FAILED), (1, ALLOC),
+                                      (1, ENTRY), (1, ALLOC), (2, ALLOC), (7, "b"), (1, ALLOC)]), 2)
+
+    def test_no_entry(self):
+        self.assertEqual(self.before([(7, "a"), (1, ALLOC), (2, ALLOC), (7, "b")]), 2)
+
+
 class Quiet(unittest.TestCase):
     """The time a host gave without a stall: from the last direct compaction to the end marker."""
 

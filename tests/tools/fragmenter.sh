@@ -24,27 +24,32 @@ clean_page_cache() {
 	dd if=/dev/zero of="$1" bs=1M count="$2" conv=fsync status=none
 }
 
-# undefer_order9 HP [MAX]: ends the kernel's deferral of order-9 direct compaction in fragmented
-# memory. After failed sync compactions a zone skips up to 64 attempts at that order, and the
+# undefer_order9 HP [MAX] [SECONDS]: ends the kernel's deferral of order-9 direct compaction in
+# fragmented memory. After failed sync compactions a zone skips up to 64 attempts at that order, and the
 # pageblock skip hints compaction leaves are cleared only when kswapd goes to sleep after a direct
 # compaction's scanners met, or when a compaction restarts after the longest deferral
 # (mm/compaction.c); on a node kswapd has given up on (node_unreclaimable in /proc/zoneinfo) only
 # the latter. Grows the hugetlb pool HP (empty) one page past the free 2 MiB blocks until a page is
 # made by direct compaction (compact_success rises: the kernel then resets the zone's deferral),
-# emptying it after each write, at most MAX writes (200). Dirty page cache is written back first:
-# a direct compaction cannot move a dirty file folio with buffers. Prints the number of writes it
-# took; returns 1 when MAX made none.
+# emptying it after each write, at most MAX writes (200), and no write begun after SECONDS (no
+# limit when unset). Writes back to back keep kswapd awake and so the skip hints in place: after
+# every 20 writes that made no page it pauses 3 s, for kswapd to sleep. Dirty page cache is
+# written back first: a direct compaction cannot move a dirty file folio with buffers. Prints the
+# number of writes it took; returns 1 when none made a page.
 undefer_order9() {
-	local hp=$1 max=${2:-200} s0 i
+	local hp=$1 max=${2:-200} seconds=${3:-} s0 i end=
+	[[ -n $seconds ]] && end=$((${EPOCHREALTIME/./} + seconds * 1000000))
 	sync
 	s0=$(awk '$1 == "compact_success" { print $2 }' /proc/vmstat)
 	for ((i = 1; i <= max; i++)); do
+		[[ -n $end ]] && ((${EPOCHREALTIME/./} >= end)) && break
 		echo $(($(awk '{ n += $(5 + 9) + 2 * $(5 + 10) } END { print n + 0 }' /proc/buddyinfo) + 1)) >"$hp" 2>/dev/null || true
 		echo 0 >"$hp"
 		if (($(awk '$1 == "compact_success" { print $2 }' /proc/vmstat) > s0)); then
 			echo "$i"
 			return 0
 		fi
+		((i % 20 != 0)) || sleep 3
 	done
 	return 1
 }
