@@ -52,7 +52,10 @@ int Daemon::start() {
   // Every capability was for loading and attaching, and for the files opened here: drop them
   // while fragd has one thread (capabilities are per thread), before the HTTP workers, the
   // action runner and the scanner start.
-  attribution_ = std::make_unique<AttributionConcern>(sh_);
+  BpfReader& r = *sh_.reader;
+  attribution_ = std::make_unique<AttributionConcern>(
+      sh_, AttributionMaps{[&r](auto& sites, auto& cgroups) { return r.read_attribution(sites, cgroups); },
+                           [&r](int32_t id) { return r.read_stack(id); }, [&r](uint64_t id) { r.forget_cgroup(id); }});
   pageblocks_ = std::make_unique<PageblocksConcern>(sh_, *control_);
   features_ = std::make_unique<FeaturesConcern>(
       sh_, [this](const SupplyAsk& a) { return pageblocks_->supply(a); }, [this] { return pageblocks_->scanned(); });

@@ -8,7 +8,8 @@
 
 namespace fragd {
 
-AttributionConcern::AttributionConcern(Shared& sh) : sh_(sh), rounds_(sh.cfg.top_cgroups, sh.cfg.top_callsites) {
+AttributionConcern::AttributionConcern(Shared& sh, AttributionMaps maps)
+    : sh_(sh), maps_(std::move(maps)), rounds_(sh.cfg.top_cgroups, sh.cfg.top_callsites) {
   const KallsymsFile ks = open_kallsyms(sh_.cfg);
   if (!ks.warning.empty()) log_warn(ks.warning);
   symbols_ = std::make_unique<KernelSymbols>(ks.fd, ks.path);
@@ -17,12 +18,8 @@ AttributionConcern::AttributionConcern(Shared& sh) : sh_(sh), rounds_(sh.cfg.top
 
 void AttributionConcern::tick(uint64_t now) {
   if (!sh_.last_bpf) return;
-  BpfReader& r = *sh_.reader;
   rounds_.tick(
-      now, sh_.last_bpf->alloc,
-      {[&r](auto& sites, auto& cgroups) { return r.read_attribution(sites, cgroups); },
-       [&r](int32_t id) { return r.read_stack(id); }, [&r](uint64_t id) { r.forget_cgroup(id); }},
-      symbols_.get(), *cgroup_paths_,
+      now, sh_.last_bpf->alloc, maps_, symbols_.get(), *cgroup_paths_,
       [this](const std::string& path) {
         return read_cgroup_anon(cgroup_paths_->root(), sh_.cfg.sys_root + "/fs/cgroup/memory", path);
       },

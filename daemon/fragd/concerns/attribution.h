@@ -14,8 +14,9 @@ namespace fragd {
 
 class AttributionConcern : public Concern {
  public:
-  // Opens /proc/kallsyms: before the capabilities are dropped (fragd/settings.h).
-  explicit AttributionConcern(Shared& sh);
+  // Opens /proc/kallsyms: before the capabilities are dropped (fragd/settings.h). `maps` reads the
+  // attribution maps (the BPF reader in fragd, fakes in unit tests).
+  AttributionConcern(Shared& sh, AttributionMaps maps);
   void tick(uint64_t now) override;
   void metrics(ExportFrame& f) override;
   void reload() override;
@@ -25,6 +26,7 @@ class AttributionConcern : public Concern {
 
  private:
   Shared& sh_;
+  AttributionMaps maps_;
   AttributionRounds rounds_;
   std::unique_ptr<KernelSymbols> symbols_;
   std::unique_ptr<CgroupPaths> cgroup_paths_;
