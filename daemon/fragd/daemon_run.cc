@@ -48,7 +48,13 @@ int Daemon::start() {
   memory_ = std::make_unique<MemoryConcern>(sh_);
   if (auto r = load_programs(sh_); !r) return log_error(r.error().message), 1;
   act_->own_writers();
-  stalls_ = std::make_unique<StallsConcern>(sh_, *control_);
+  BpfPrograms& progs = *sh_.bpf;
+  const BpfReader& reader = *sh_.reader;
+  stalls_ = std::make_unique<StallsConcern>(
+      sh_, *control_,
+      StallsPort{progs.slow_stalls_fd(), progs.wakeups_fd(), [&progs] { return progs.counting(); },
+                 [&progs](bool on) { return progs.set_counting(on); }, [&progs] { progs.arm_wakeup(); },
+                 [&reader] { return reader.read(); }, progs.pageblock_order()});
   // Every capability was for loading and attaching, and for the files opened here: drop them
   // while fragd has one thread (capabilities are per thread), before the HTTP workers, the
   // action runner and the scanner start.

@@ -10,18 +10,18 @@
 
 namespace fragd {
 
-StallsConcern::StallsConcern(Shared& sh, ControlServer& control)
-    : sh_(sh), control_(control), counting_(settings(), sh.self.counting) {
-  ring_.reset(ring_buffer__new(sh_.bpf->slow_stalls_fd(), on_ring_event, this, nullptr));
+StallsConcern::StallsConcern(Shared& sh, ControlServer& control, StallsPort bpf)
+    : sh_(sh), control_(control), bpf_(std::move(bpf)), counting_(settings(), sh.self.counting) {
+  if (bpf_.slow_stalls_fd >= 0) ring_.reset(ring_buffer__new(bpf_.slow_stalls_fd, on_ring_event, this, nullptr));
   if (!ring_) log_warn("cannot open the slow-stall ring buffer: `fragctl trace` will show nothing");
   if (sh_.cfg.allocations == "adaptive") {
-    wakeups_.reset(ring_buffer__new(sh_.bpf->wakeups_fd(), on_wakeup, this, nullptr));
+    if (bpf_.wakeups_fd >= 0) wakeups_.reset(ring_buffer__new(bpf_.wakeups_fd, on_wakeup, this, nullptr));
     if (!wakeups_)
       log_warn("cannot open the stall wake-up ring buffer: adaptive allocation counting switches on at the next "
                "tick after a stall, not during it");
-    sh_.bpf->arm_wakeup();
+    bpf_.arm_wakeup();
   }
-  counting_.start(sh_.start_ns, sh_.bpf->counting());
+  counting_.start(sh_.start_ns, bpf_.counting());
   sh_.self.counting.allocations_mode = sh_.cfg.allocations;
 }
 
@@ -45,19 +45,19 @@ int StallsConcern::on_wakeup(void* ctx, void* data, size_t size) {
   auto* c = static_cast<StallsConcern*>(ctx);
   uint32_t order = 0;
   if (size >= sizeof(order)) std::memcpy(&order, data, sizeof(order));
-  if (auto sw = c->counting_.stalled(order, now_ns(), c->sh_.bpf->counting())) c->switch_counting(*sw);
+  if (auto sw = c->counting_.stalled(order, now_ns(), c->bpf_.counting())) c->switch_counting(*sw);
   return 0;
 }
 
 void StallsConcern::switch_counting(const CountingSwitch& sw) {
-  const bool was = sh_.bpf->counting();
-  if (auto r = sh_.bpf->set_counting(sw.on); !r) {
+  const bool was = bpf_.counting();
+  if (auto r = bpf_.set_counting(sw.on); !r) {
     sh_.warn.once("counting", r.error().message);
     return;
   }
   sh_.warn.cleared("counting", "allocation counting switches again");
   counting_.switched(sw.on, now_ns(), was);
-  if (!sw.on) sh_.bpf->arm_wakeup();
+  if (!sw.on) bpf_.arm_wakeup();
   log_info(std::string("allocation counting ") + (sw.on ? "on: " : "off: ") + sw.why);
 }
 
@@ -69,19 +69,19 @@ void StallsConcern::tick(uint64_t now) {
   std::map<int, uint64_t> free_blocks;
   if (sh_.last_mem)
     for (const auto& z : sh_.last_mem->zones)
-      if (z.present_pages > 0) free_blocks[z.node] += blocks_of_order(z.free_blocks, sh_.bpf->pageblock_order());
+      if (z.present_pages > 0) free_blocks[z.node] += blocks_of_order(z.free_blocks, bpf_.pageblock_order);
   // The defrag_mode guard's atomic check counts failures: counting stays on while it watches.
   std::string guard;
   const DefragGuard& g = sh_.cfg.policy.compaction.defrag_guard;
   if (sh_.cfg.policy.act && g.enabled && g.atomic_failures_per_second > 0 && sh_.last_mem)
     if (auto it = sh_.last_mem->vm_sysctls.find("defrag_mode"); it != sh_.last_mem->vm_sysctls.end() && it->second == 1)
       guard = "the defrag_mode guard watches atomic failures (vm.defrag_mode 1)";
-  if (auto sw = counting_.tick(now, entries, sh_.last_mem ? &free_blocks : nullptr, sh_.bpf->counting(), guard))
+  if (auto sw = counting_.tick(now, entries, sh_.last_mem ? &free_blocks : nullptr, bpf_.counting(), guard))
     switch_counting(*sw);
 }
 
 void StallsConcern::status(StatusReply& s) const {
-  s.allocations = AllocationCounting{sh_.cfg.allocations, sh_.bpf->counting(), sh_.self.counting.counting_seconds,
+  s.allocations = AllocationCounting{sh_.cfg.allocations, bpf_.counting(), sh_.self.counting.counting_seconds,
                                      sh_.cfg.adaptive_hold_ns, sh_.cfg.adaptive_free_blocks};
   if (!sh_.last_bpf) return;
   const BpfSnapshot& b = *sh_.last_bpf;
@@ -110,13 +110,13 @@ const std::span<const Command> StallsConcern::kAnswers{kStallsAnswered};
 
 std::optional<nlohmann::json> StallsConcern::answer(const ControlRequest& req, Reader, uint64_t) {
   if (req.cmd == Command::Trace) return TraceAck{};
-  auto s = sh_.reader->read();
+  auto s = bpf_.read();
   if (!s) return error_answer(s.error().message);
   HistSnapshot h;
   h.min_order = sh_.cfg.min_order;
   h.uptime_ns = now_ns() - sh_.start_ns;
   h.counting_mode = sh_.cfg.allocations;
-  h.counting = sh_.bpf->counting();
+  h.counting = bpf_.counting();
   for (unsigned o = h.min_order; o < FRAGD_NR_ORDERS; o++) {
     const auto& a = s->alloc;
     OrderStats st;

@@ -7,6 +7,7 @@
 
 #include <bpf/libbpf.h>
 
+#include <functional>
 #include <memory>
 
 #include "fragd/concerns/concern.h"
@@ -16,10 +17,22 @@
 
 namespace fragd {
 
+// What the concern needs of the BPF side (the loaded programs and their reader in fragd,
+// stubs in unit tests).
+struct StallsPort {
+  int slow_stalls_fd = -1;  // ring buffer of stall_event, for fragctl trace; -1: none
+  int wakeups_fd = -1;      // ring buffer of __u32 orders: a stall while counting is off; -1: none
+  std::function<bool()> counting;                      // the mm_page_alloc program is attached
+  std::function<Result<void>(bool on)> set_counting;   // attaches or detaches it
+  std::function<void()> arm_wakeup;                    // the next stall sends a wake-up
+  std::function<Result<BpfSnapshot>()> read;           // every map, now (the hist answer)
+  unsigned pageblock_order = 9;
+};
+
 class StallsConcern : public Concern {
  public:
-  // Opens the ring buffers of BPF programs sh.bpf loaded; `control` sends the trace stream.
-  StallsConcern(Shared& sh, ControlServer& control);
+  // Opens the port's ring buffers; `control` sends the trace stream.
+  StallsConcern(Shared& sh, ControlServer& control, StallsPort bpf);
   void tick(uint64_t now) override;
   void status(StatusReply& s) const override;
   void reload() override;
@@ -38,6 +51,7 @@ class StallsConcern : public Concern {
 
   Shared& sh_;
   ControlServer& control_;
+  StallsPort bpf_;
   CountingSteer counting_;
   using Ring = std::unique_ptr<ring_buffer, decltype(&ring_buffer__free)>;
   Ring ring_{nullptr, &ring_buffer__free};     // slow stalls, for fragctl trace
