@@ -25,6 +25,30 @@ void notify(const char* state) {
 #endif
 }
 
+// The concerns' ports to the loaded programs and their reader (both live as long as the Daemon).
+StallsPort stalls_port(BpfPrograms& progs, const BpfReader& reader) {
+  return {progs.slow_stalls_fd(),
+          progs.wakeups_fd(),
+          [&progs] { return progs.counting(); },
+          [&progs](bool on) { return progs.set_counting(on); },
+          [&progs] { progs.arm_wakeup(); },
+          [&reader] { return reader.read(); },
+          progs.pageblock_order()};
+}
+AttributionMaps attribution_maps(const BpfReader& reader) {
+  return {[&reader](auto& sites, auto& cgroups) { return reader.read_attribution(sites, cgroups); },
+          [&reader](int32_t id) { return reader.read_stack(id); },
+          [&reader](uint64_t id) { reader.forget_cgroup(id); }};
+}
+PollutionPort pollution_port(const BpfPrograms& progs, const BpfReader& reader) {
+  return {progs.pollution_enabled(),
+          progs.pageblock_order(),
+          [&reader] { return reader.read_pollution_counters(); },
+          [&reader] { return reader.read_pollution(); },
+          {[&reader](uint64_t b) { return reader.polluted_last_boot_ns(b); },
+           [&reader](uint64_t b) { return reader.release_polluted(b); }}};
+}
+
 }  // namespace
 
 // Start-up, in the order privileges allow: what fails for reasons outside BPF first, then BPF,
@@ -48,21 +72,12 @@ int Daemon::start() {
   memory_ = std::make_unique<MemoryConcern>(sh_);
   if (auto r = load_programs(sh_); !r) return log_error(r.error().message), 1;
   act_->own_writers();
-  BpfPrograms& progs = *sh_.bpf;
-  const BpfReader& reader = *sh_.reader;
-  stalls_ = std::make_unique<StallsConcern>(
-      sh_, *control_,
-      StallsPort{progs.slow_stalls_fd(), progs.wakeups_fd(), [&progs] { return progs.counting(); },
-                 [&progs](bool on) { return progs.set_counting(on); }, [&progs] { progs.arm_wakeup(); },
-                 [&reader] { return reader.read(); }, progs.pageblock_order()});
+  stalls_ = std::make_unique<StallsConcern>(sh_, *control_, stalls_port(*sh_.bpf, *sh_.reader));
   // Every capability was for loading and attaching, and for the files opened here: drop them
   // while fragd has one thread (capabilities are per thread), before the HTTP workers, the
   // action runner and the scanner start.
-  BpfReader& r = *sh_.reader;
-  attribution_ = std::make_unique<AttributionConcern>(
-      sh_, AttributionMaps{[&r](auto& sites, auto& cgroups) { return r.read_attribution(sites, cgroups); },
-                           [&r](int32_t id) { return r.read_stack(id); }, [&r](uint64_t id) { r.forget_cgroup(id); }});
-  pageblocks_ = std::make_unique<PageblocksConcern>(sh_, *control_);
+  attribution_ = std::make_unique<AttributionConcern>(sh_, attribution_maps(*sh_.reader));
+  pageblocks_ = std::make_unique<PageblocksConcern>(sh_, *control_, pollution_port(*sh_.bpf, *sh_.reader));
   features_ = std::make_unique<FeaturesConcern>(
       sh_, [this](const SupplyAsk& a) { return pageblocks_->supply(a); }, [this] { return pageblocks_->scanned(); });
   if (auto d = drop_capabilities()) log_info(*d);

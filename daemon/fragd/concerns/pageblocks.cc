@@ -96,7 +96,8 @@ ScanSummary scan_summary(const ScanResult& r, const ScanClock& now) {
 
 }  // namespace
 
-PageblocksConcern::PageblocksConcern(Shared& sh, ControlServer& control) : sh_(sh), control_(control) {
+PageblocksConcern::PageblocksConcern(Shared& sh, ControlServer& control, PollutionPort ledger)
+    : sh_(sh), control_(control), ledger_(std::move(ledger)) {
   if (sh_.cfg.scan_pageblocks) iomem_fd_ = ::open((sh_.cfg.proc_root + "/iomem").c_str(), O_RDONLY | O_CLOEXEC);
 }
 
@@ -121,9 +122,9 @@ void PageblocksConcern::start_scanner() {
 }
 
 void PageblocksConcern::tick(uint64_t) {
-  if (sh_.bpf->pollution_enabled()) refresh_pollution();
+  if (ledger_.enabled) refresh_pollution();
   if (!scanner_) return;
-  if (sh_.last_mem && (!scan_ref_ || memory_changed(*scan_ref_, *sh_.last_mem, sh_.bpf->pageblock_order()))) {
+  if (sh_.last_mem && (!scan_ref_ || memory_changed(*scan_ref_, *sh_.last_mem, ledger_.pageblock_order))) {
     scanner_->mark_changed();
     scan_ref_ = *sh_.last_mem;
   }
@@ -157,7 +158,7 @@ void PageblocksConcern::watch(EventLoop& loop) {
 
 void PageblocksConcern::refresh_pollution() {
   if (pollution_ && !pollution_released_) {
-    auto c = sh_.reader->read_pollution_counters();
+    auto c = ledger_.read_counters();
     if (c && c->events == pollution_->counters.events) return;  // no fallback since: the blocks are the same
   }
   pollution_ = read_pollution();
@@ -165,7 +166,7 @@ void PageblocksConcern::refresh_pollution() {
 }
 
 std::optional<PollutionStats> PageblocksConcern::read_pollution(uint64_t max_blocks) const {
-  auto p = sh_.reader->read_pollution();
+  auto p = ledger_.read();
   if (!p) {
     sh_.self.collect_errors_bpf++;
     sh_.warn.once(p.error().message);
@@ -261,12 +262,9 @@ Result<Supply> PageblocksConcern::supply(const SupplyAsk& ask) const {
 // A block stays in the ledger until a scan that began after its last recorded fallback finds
 // no unmovable page in it (sources/pollution: release_clean_blocks).
 void PageblocksConcern::reconcile_pollution(const ScanResult& scan) {
-  auto p = sh_.reader->read_pollution();
+  auto p = ledger_.read();
   if (!p) return;
-  BpfReader& r = *sh_.reader;
-  const Released rel = release_clean_blocks(
-      p->blocks, scan,
-      {[&r](uint64_t b) { return r.polluted_last_boot_ns(b); }, [&r](uint64_t b) { return r.release_polluted(b); }});
+  const Released rel = release_clean_blocks(p->blocks, scan, ledger_.ledger);
   if (rel.error) sh_.warn.once("release", rel.error->message);
   released_blocks_ += rel.blocks;
   released_pages_ += rel.pages;
@@ -276,7 +274,7 @@ void PageblocksConcern::reconcile_pollution(const ScanResult& scan) {
 void PageblocksConcern::on_scan_done() {
   const uint64_t done = scanner_->take_event();
   auto latest = scanner_->latest();
-  if (latest && sh_.bpf->pollution_enabled() && latest->boot_time_ns > reconciled_scan_ns_) {
+  if (latest && ledger_.enabled && latest->boot_time_ns > reconciled_scan_ns_) {
     reconciled_scan_ns_ = latest->boot_time_ns;
     reconcile_pollution(*latest);
   }

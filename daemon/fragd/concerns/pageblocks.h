@@ -5,6 +5,7 @@
 // the latest is too old), the `preflight` answer, and the status answer's pollution and scan.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,16 +17,28 @@
 #include "protocol/readers.h"
 #include "sources/pageblocks/pending.h"
 #include "sources/pageblocks/scanner.h"
+#include "sources/pollution/maps.h"
 #include "sources/pollution/metrics.h"
+#include "sources/pollution/pollution.h"
 #include "sources/supply/supply.h"
 
 namespace fragd {
+
+// What the concern needs of the pollution ledger's BPF side (the loaded programs and their
+// reader in fragd, stubs in unit tests).
+struct PollutionPort {
+  bool enabled = false;          // the ledger's programs are loaded
+  unsigned pageblock_order = 9;  // as the programs were loaded with
+  std::function<Result<PollutionCounters>()> read_counters;  // the per-CPU counters alone
+  std::function<Result<PollutionSnapshot>()> read;           // counters and every block's record
+  LedgerOps ledger;                                          // a record's latest fallback; its release
+};
 
 class PageblocksConcern : public Concern {
  public:
   // Opens /proc/iomem when the scan is on: before the capabilities are dropped (only an fd
   // opened with CAP_SYS_ADMIN shows addresses). `control` sends the deferred map answers.
-  PageblocksConcern(Shared& sh, ControlServer& control);
+  PageblocksConcern(Shared& sh, ControlServer& control, PollutionPort ledger);
   ~PageblocksConcern() override;
   // After the first tick: the scanner thread, or why the scan is off.
   void start_scanner();
@@ -61,6 +74,7 @@ class PageblocksConcern : public Concern {
 
   Shared& sh_;
   ControlServer& control_;
+  PollutionPort ledger_;
   int iomem_fd_ = -1;
   std::unique_ptr<PageblockScanner> scanner_;  // null when the scan is off
   std::string scan_off_;                         // why it is off

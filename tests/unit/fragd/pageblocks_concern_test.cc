@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// The pollution ledger as the Daemon drives the pageblocks concern, through its port (stubs
+// here: no BPF, no root, the scan off): the blocks are read again only when the ledger's
+// counters moved, placed on their nodes by the zone spans, a ledger that cannot be read is
+// counted and gives no families, a ledger that is off is never read, and supply says why it
+// rests on the free lists alone.
+#include "fragd/concerns/pageblocks.h"
+
+#include <gtest/gtest.h>
+
+#include "kernel/procfs_fixtures.h"
+
+namespace {
+
+using namespace fragd;
+
+constexpr uint64_t kPageblocksSecond = 1'000'000'000ULL;
+
+struct LedgerHarness {
+  fragd::test::TempDir dir;
+  Shared sh{Config{}};
+  std::unique_ptr<ControlServer> control;
+  PollutionSnapshot ledger;  // what the maps hold
+  bool broken = false;
+  int counter_reads = 0, full_reads = 0;
+
+  LedgerHarness() {
+    sh.cfg.scan_pageblocks = false;
+    sh.cfg.source = "fragd.yaml";
+    ZoneSpan n0, n1;
+    n0.node = 0;
+    n0.zone = "Normal";
+    n0.start_pfn = 0;
+    n0.end_pfn = 1 << 20;
+    n1.node = 1;
+    n1.zone = "Normal";
+    n1.start_pfn = 1 << 20;
+    n1.end_pfn = 2 << 20;
+    sh.spans = {n0, n1};
+    ControlOptions o;
+    o.path = dir.path() + "/fragd.sock";
+    auto c = ControlServer::start(o, [](const ControlRequest&, long, uint64_t) { return std::nullopt; });
+    if (c) control = std::move(*c);
+  }
+  // A polluting fallback of `pages` pages into the pageblock holding `pfn`.
+  void fallback(uint64_t pfn, uint64_t pages) {
+    ledger.counters.events++;
+    for (auto& b : ledger.blocks)
+      if (b.block == pfn >> 9) {
+        b.pages += pages;
+        b.events++;
+        return;
+      }
+    PollutedBlock b;
+    b.block = pfn >> 9;
+    b.pages = pages;
+    b.events = 1;
+    b.comm = "kworker";
+    ledger.blocks.push_back(b);
+  }
+  std::unique_ptr<PageblocksConcern> concern(bool enabled = true) {
+    return std::make_unique<PageblocksConcern>(
+        sh, *control,
+        PollutionPort{enabled, 9,
+                      [this]() -> Result<PollutionCounters> {
+                        counter_reads++;
+                        if (broken) return make_error("map fallback_stats: EPERM", EPERM);
+                        return ledger.counters;
+                      },
+                      [this]() -> Result<PollutionSnapshot> {
+                        full_reads++;
+                        if (broken) return make_error("map polluted_blocks: EPERM", EPERM);
+                        return ledger;
+                      },
+                      {[](uint64_t) -> Result<uint64_t> { return uint64_t{0}; },
+                       [](uint64_t) -> Result<void> { return {}; }}});
+  }
+};
+
+TEST(PageblocksConcern, TheLedgerIsReadAgainOnlyWhenItsCountersMovedAndPlacedOnItsNodes) {
+  LedgerHarness h;
+  ASSERT_TRUE(h.control);
+  h.fallback(1000, 4);             // node 0
+  h.fallback((1 << 20) + 512, 2);  // node 1
+  auto c = h.concern();
+  c->tick(100 * kPageblocksSecond);
+  EXPECT_EQ(h.full_reads, 1);
+  ExportFrame f;
+  c->metrics(f);
+  ASSERT_NE(f.pollution, nullptr);
+  EXPECT_EQ(f.pollution->summary.blocks, 2u);
+  EXPECT_EQ(f.pollution->summary.pages, 6u);
+  ASSERT_EQ(f.pollution->summary.nodes.size(), 2u);
+  EXPECT_EQ(f.pollution->summary.nodes[1].blocks, 1u);
+
+  c->tick(101 * kPageblocksSecond);
+  EXPECT_EQ(h.full_reads, 1) << "no fallback since: the blocks are not read again";
+  EXPECT_EQ(h.counter_reads, 1);
+  h.fallback(1000, 8);
+  c->tick(102 * kPageblocksSecond);
+  EXPECT_EQ(h.full_reads, 2);
+  c->metrics(f);
+  EXPECT_EQ(f.pollution->summary.pages, 14u);
+  EXPECT_EQ(f.pollution->counters.events, 3u);
+}
+
+TEST(PageblocksConcern, ALedgerThatCannotBeReadIsCountedAndGivesNoFamilies) {
+  LedgerHarness h;
+  ASSERT_TRUE(h.control);
+  h.broken = true;
+  auto c = h.concern();
+  c->tick(100 * kPageblocksSecond);
+  c->tick(101 * kPageblocksSecond);
+  EXPECT_EQ(h.sh.self.collect_errors_bpf, 2u);
+  ExportFrame f;
+  c->metrics(f);
+  EXPECT_EQ(f.pollution, nullptr);
+  h.broken = false;
+  h.fallback(1000, 1);
+  c->tick(102 * kPageblocksSecond);
+  c->metrics(f);
+  ASSERT_NE(f.pollution, nullptr) << "read again once the maps answer";
+  EXPECT_EQ(f.pollution->summary.blocks, 1u);
+}
+
+TEST(PageblocksConcern, ALedgerThatIsOffIsNeverRead) {
+  LedgerHarness h;
+  ASSERT_TRUE(h.control);
+  auto c = h.concern(false);
+  c->tick(100 * kPageblocksSecond);
+  EXPECT_EQ(h.full_reads + h.counter_reads, 0);
+  ExportFrame f;
+  c->metrics(f);
+  EXPECT_EQ(f.pollution, nullptr);
+  StatusReply s;
+  c->status(s);
+  EXPECT_FALSE(s.pollution);
+}
+
+TEST(PageblocksConcern, SupplyWithTheScanOffRestsOnTheFreeListsAndSaysWhy) {
+  LedgerHarness h;
+  ASSERT_TRUE(h.control);
+  auto c = h.concern();
+  c->start_scanner();
+  EXPECT_TRUE(c->scanned()) << "no scan to wait for";
+  ZoneFree z;
+  z.node = 0;
+  z.zone = "Normal";
+  z.present_pages = z.managed_pages = z.spanned_pages = 1 << 20;
+  z.free_blocks.assign(11, 0);
+  z.free_blocks[9] = 6;
+  z.free_pages = 6 * 512;
+  h.sh.last_mem.emplace();
+  h.sh.last_mem->zones.push_back(z);
+  h.sh.facts.page_kib = 4;
+  SupplyAsk ask;
+  ask.order = 9;  // plain free blocks (no hugetlb pool in the snapshot)
+  ask.count = 4;
+  auto s = c->supply(ask);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->free, 6u);
+  EXPECT_NE(s->basis.find("pageblocks.scan: false in fragd.yaml"), std::string::npos) << s->basis;
+}
+
+}  // namespace
