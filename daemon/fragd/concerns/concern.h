@@ -5,7 +5,8 @@
 // Daemon holds them as a list, in tick order, and hands each request to the concern that
 // answers it (status and reload, which every concern has a part in, are the Daemon's own).
 // Everything the concerns share (the running config, the BPF programs and their reader, the
-// last snapshots, fragd's own counters) is one Shared, owned by the Daemon.
+// last snapshots, fragd's own counters) is one Shared, owned by the Daemon. The BPF side reaches
+// stalls, attribution and pageblocks through a port of their own (built in daemon_run.cc).
 #pragma once
 
 #include <algorithm>
