@@ -269,189 +269,206 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::strin
   return read_snapshot(proc_root, sys_root, pageblocks_from, {}, report);
 }
 
+namespace {
+
+// A text file of /proc a snapshot reads: fragd cannot run without a `required` one; an optional
+// one's failure is reported and says which figures are missing (`what`; `what_unparsed` when it
+// read but did not parse); with `may_be_absent` a file the kernel does not have (ENOENT,
+// EOPNOTSUPP) is no failure, its figures are absent. `parse` fills the snapshot.
+struct TextSource {
+  const char* name;  // as in kSnapshotSources, and its file under the proc root
+  const char* file;
+  bool required, may_be_absent;
+  const char* what;
+  const char* what_unparsed;
+  Result<void> (*parse)(const std::string& text, const std::string& path, MemSnapshot& snap);
+};
+
+Result<void> into_buddyinfo(const std::string& text, const std::string& path, MemSnapshot& snap) {
+  auto zones = parse_buddyinfo(text, path, &snap.warnings);
+  if (!zones) return zones.error();
+  snap.zones = std::move(*zones);
+  return {};
+}
+
+Result<void> into_zoneinfo(const std::string& text, const std::string& path, MemSnapshot& snap) {
+  if (auto r = parse_zoneinfo(text, path, snap.zones, &snap.warnings); !r) return r;
+  // buddyinfo lists every populated zone; one that zoneinfo says is populated but that has no
+  // buddyinfo row lost its line.
+  const std::string buddy_path = (fs::path(path).parent_path() / "buddyinfo").string();
+  for (const ZoneFree& z : snap.zones)
+    if (z.present_pages > 0 && z.free_blocks.empty())
+      snap.warnings.push_back(buddy_path + ": no usable line for " + zone_label(z.node, z.zone) + " (" +
+                              std::to_string(z.present_pages) +
+                              " present pages); its free blocks are unknown and its score reads 0");
+  return {};
+}
+
+Result<void> into_pagetypeinfo(const std::string& text, const std::string& path, MemSnapshot& snap) {
+  return parse_pagetypeinfo(text, path, snap.zones, &snap.warnings, &snap.pageblock_order);
+}
+
+Result<void> into_vmstat(const std::string& text, const std::string& path, MemSnapshot& snap) {
+  auto vm = parse_vmstat(text, path, &snap.warnings);
+  if (!vm) return vm.error();
+  snap.vmstat = std::move(*vm);
+  return {};
+}
+
+Result<void> into_meminfo(const std::string& text, const std::string& path, MemSnapshot& snap) {
+  return parse_meminfo(text, path, snap);
+}
+
+Result<void> into_psi(const std::string& text, const std::string& path, MemSnapshot& snap) {
+  auto p = parse_pressure(text, path, &snap.warnings);
+  if (!p) return p.error();
+  snap.memory_pressure = *p;
+  return {};
+}
+
+// In the order they are read: zoneinfo fills the zones buddyinfo made, pagetypeinfo adds to them.
+// PSI is absent where the kernel has none (no CONFIG_PSI, or booted psi=0: no /proc/pressure).
+constexpr TextSource kTextSources[] = {
+    {"buddyinfo", "buddyinfo", true, false, "", "", into_buddyinfo},
+    {"zoneinfo", "zoneinfo", true, false, "", "", into_zoneinfo},
+    {"pagetypeinfo", "pagetypeinfo", false, false, "pageblock counts per migrate type", "pageblock counts",
+     into_pagetypeinfo},
+    {"vmstat", "vmstat", false, false, "vmstat counters", "vmstat counters", into_vmstat},
+    {"meminfo", "meminfo", false, false, "MemFree/MemAvailable", "MemFree/MemAvailable", into_meminfo},
+    {"psi", "pressure/memory", false, true, "memory pressure (PSI) totals", "memory pressure (PSI) totals", into_psi},
+};
+
+// Reads sources into one snapshot and reports each: its error (cause: the errno name, or
+// "format" when it read but did not parse), or the first line it skipped.
+class SnapshotReader {
+ public:
+  SnapshotReader(MemSnapshot& snap, std::vector<SourceRead>& report, const std::string& proc_root)
+      : snap_(snap), report_(report), proc_root_(proc_root) {}
+
+  void begin() { warned_before_ = snap_.warnings.size(); }
+  void done(const char* source, const std::string& path) {
+    SourceRead r{source, path, "", ""};
+    if (snap_.warnings.size() > warned_before_) {
+      r.cause = "lines";
+      r.message = snap_.warnings[warned_before_];
+      if (const size_t more = snap_.warnings.size() - warned_before_ - 1)
+        r.message += " (and " + std::to_string(more) + " more)";
+    }
+    report_.push_back(std::move(r));
+  }
+  void failed(const char* source, const std::string& path, const std::string& cause, const std::string& message) {
+    report_.push_back(SourceRead{source, path, cause, message});
+  }
+
+  // A required source's failure is the snapshot's; an optional one's is reported and warned.
+  Result<void> read(const TextSource& s) {
+    const std::string path = join(proc_root_, s.file);
+    begin();
+    auto text = read_text_file(path);
+    if (!text && s.may_be_absent && (text.error().err == ENOENT || text.error().err == EOPNOTSUPP)) {
+      done(s.name, path);
+      return {};
+    }
+    if (!text) {
+      const int err = text.error().err;
+      const std::string fix =
+          s.required ? "; fragd needs " + path + ": mount procfs there (mount -t proc proc " + proc_root_ +
+                           ") or point fragd at the right proc root (--path.procfs)"
+          : err == EACCES || err == EPERM
+              ? std::string("; it is readable by root only (mode 0400): run fragd as root to get ") + s.what
+              : std::string("; ") + s.what + " are not reported";
+      return fail(s, path, Error{err, text.error().message + fix}, errno_name(err));
+    }
+    if (Result<void> r = s.parse(*text, path, snap_); !r) {
+      const std::string msg =
+          s.required ? r.error().message : r.error().message + "; " + s.what_unparsed + " are not reported";
+      return fail(s, path, Error{r.error().err, msg}, "format");
+    }
+    done(s.name, path);
+    return {};
+  }
+
+ private:
+  Result<void> fail(const TextSource& s, const std::string& path, const Error& e, const std::string& cause) {
+    failed(s.name, path, cause, e.message);
+    if (s.required) return e;
+    snap_.warnings.push_back(e.message);
+    return {};
+  }
+
+  MemSnapshot& snap_;
+  std::vector<SourceRead>& report_;
+  const std::string& proc_root_;
+  size_t warned_before_ = 0;
+};
+
+// pageblocks_from's pageblock counts, zone by zone, instead of reading /proc/pagetypeinfo.
+void copy_pageblocks(const MemSnapshot& from, MemSnapshot& snap) {
+  snap.pageblock_order = from.pageblock_order;
+  for (ZoneFree& z : snap.zones)
+    for (const ZoneFree& old : from.zones)
+      if (old.node == z.node && old.zone == z.zone) {
+        z.pageblocks = old.pageblocks;
+        z.free_by_type = old.free_by_type;
+      }
+}
+
+void read_vm_sysctls(const std::string& proc_root, MemSnapshot& snap) {
+  for (const char* name : kCompactionSysctls) {
+    const auto t = read_line_file(join(proc_root, std::string("sys/vm/") + name));
+    uint64_t v = 0;
+    if (t && parse_u64(*t, v)) snap.vm_sysctls[name] = v;
+  }
+}
+
+// The hugetlb pools: a pool file that fails fails them all, like a source that failed outright
+// (and one skipped while it backs off): no pool at all, rather than pools that come and go.
+void read_pools(const std::string& sys_root, MemSnapshot& snap, SnapshotReader& rd) {
+  rd.begin();
+  PoolFault fault;
+  snap.hugepages = read_hugepages_noting(sys_root, &snap.warnings, &fault);
+  if (!fault.cause.empty()) {
+    snap.hugepages.clear();
+    rd.failed("hugepages", fault.path, fault.cause,
+              fault.message + "; no hugetlb pool is reported until every pool file reads");
+    return;
+  }
+  std::error_code ec;
+  const std::string nodes = join(sys_root, "devices/system/node");
+  rd.done("hugepages", fs::is_directory(nodes, ec) ? nodes : join(sys_root, "kernel/mm/hugepages"));
+}
+
+// The per-size THP statistics: as for the pools, all sizes or none.
+void read_mthp(const std::string& sys_root, MemSnapshot& snap, SnapshotReader& rd) {
+  rd.begin();
+  std::string path, cause, message;
+  snap.mthp = read_mthp_stats(sys_root, &snap.warnings, &path, &cause, &message);
+  if (!cause.empty()) {
+    snap.mthp.clear();
+    rd.failed("mthp", path, cause, message + "; no per-size THP statistic is reported until every stats file reads");
+    return;
+  }
+  rd.done("mthp", join(sys_root, "kernel/mm/transparent_hugepage"));
+}
+
+}  // namespace
+
 Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::string& sys_root,
                                   const MemSnapshot* pageblocks_from, const std::set<std::string>& skip,
                                   std::vector<SourceRead>& report) {
   MemSnapshot snap;
-  // Each source read is reported: its error (cause: the errno name, or
-  // "format" when it read but did not parse), or the first line it skipped.
-  size_t warned_before = 0;
-  auto begin = [&] { warned_before = snap.warnings.size(); };
-  auto done = [&](const char* source, const std::string& path) {
-    SourceRead r{source, path, "", ""};
-    if (snap.warnings.size() > warned_before) {
-      r.cause = "lines";
-      r.message = snap.warnings[warned_before];
-      if (const size_t more = snap.warnings.size() - warned_before - 1)
-        r.message += " (and " + std::to_string(more) + " more)";
+  SnapshotReader rd(snap, report, proc_root);
+  for (const TextSource& s : kTextSources) {
+    if (!s.required && skip.count(s.name)) continue;
+    if (pageblocks_from && std::string_view(s.name) == "pagetypeinfo") {
+      copy_pageblocks(*pageblocks_from, snap);
+      continue;
     }
-    report.push_back(std::move(r));
-  };
-  auto failed = [&](const char* source, const std::string& path, const Error& e, bool read_error) {
-    report.push_back(SourceRead{source, path, read_error ? errno_name(e.err) : "format", e.message});
-  };
-  auto required = [&](std::string_view name) -> Result<std::string> {
-    const std::string path = join(proc_root, name);
-    auto text = read_text_file(path);
-    if (!text)
-      return Error{text.error().err,
-                   text.error().message + "; fragd needs " + path +
-                       ": mount procfs there (mount -t proc proc " + proc_root +
-                       ") or point fragd at the right proc root (--path.procfs)"};
-    return text;
-  };
-
-  // A source fragd runs without: a failure is reported and says which figures are
-  // missing (`what`; `what_unparsed` when the file read but did not parse). With `may_be_absent`
-  // a file the kernel does not have (ENOENT, EOPNOTSUPP) is no failure: its figures are absent.
-  auto optional_source = [&](const char* source, const std::string& path, const std::string& what,
-                             const std::string& what_unparsed, const auto& parse, bool may_be_absent = false) {
-    begin();
-    auto text = read_text_file(path);
-    if (!text && may_be_absent && (text.error().err == ENOENT || text.error().err == EOPNOTSUPP)) {
-      done(source, path);
-    } else if (!text) {
-      const int err = text.error().err;
-      const std::string msg =
-          text.error().message +
-          (err == EACCES || err == EPERM ? "; it is readable by root only (mode 0400): run fragd as root to get " + what
-                                         : "; " + what + " are not reported");
-      snap.warnings.push_back(msg);
-      failed(source, path, Error{err, msg}, true);
-    } else if (Result<void> r = parse(*text); !r) {
-      const std::string msg = r.error().message + "; " + what_unparsed + " are not reported";
-      snap.warnings.push_back(msg);
-      failed(source, path, Error{r.error().err, msg}, false);
-    } else {
-      done(source, path);
-    }
-  };
-
-  // A source fragd cannot run without: read, parse(text, path), each failure reported.
-  auto required_source = [&](const char* source, const auto& parse) -> Result<void> {
-    const std::string path = join(proc_root, source);
-    begin();
-    auto text = required(source);
-    if (!text) {
-      failed(source, path, text.error(), true);
-      return text.error();
-    }
-    if (Result<void> r = parse(*text, path); !r) {
-      failed(source, path, r.error(), false);
-      return r.error();
-    }
-    return {};
-  };
-
-  const std::string buddy_path = join(proc_root, "buddyinfo");
-  if (auto r = required_source("buddyinfo", [&](const std::string& text, const std::string& path) -> Result<void> {
-        auto zones = parse_buddyinfo(text, path, &snap.warnings);
-        if (!zones) return zones.error();
-        snap.zones = std::move(*zones);
-        return {};
-      });
-      !r)
-    return r.error();
-  done("buddyinfo", buddy_path);
-
-  const std::string zoneinfo_path = join(proc_root, "zoneinfo");
-  if (auto r = required_source("zoneinfo",
-                               [&](const std::string& text, const std::string& path) {
-                                 return parse_zoneinfo(text, path, snap.zones, &snap.warnings);
-                               });
-      !r)
-    return r.error();
-
-  // buddyinfo lists every populated zone; one that zoneinfo says is
-  // populated but that has no buddyinfo row lost its line.
-  for (const ZoneFree& z : snap.zones)
-    if (z.present_pages > 0 && z.free_blocks.empty())
-      snap.warnings.push_back(buddy_path + ": no usable line for " + zone_label(z.node, z.zone) +
-                              " (" + std::to_string(z.present_pages) +
-                              " present pages); its free blocks are unknown and its score reads 0");
-  done("zoneinfo", zoneinfo_path);
-
-  const std::string pti_path = join(proc_root, "pagetypeinfo");
-  if (pageblocks_from) {
-    snap.pageblock_order = pageblocks_from->pageblock_order;
-    for (ZoneFree& z : snap.zones)
-      for (const ZoneFree& old : pageblocks_from->zones)
-        if (old.node == z.node && old.zone == z.zone) {
-          z.pageblocks = old.pageblocks;
-          z.free_by_type = old.free_by_type;
-        }
-  } else if (!skip.count("pagetypeinfo")) {
-    optional_source("pagetypeinfo", pti_path, "pageblock counts per migrate type", "pageblock counts", [&](const std::string& text) {
-                      return parse_pagetypeinfo(text, pti_path, snap.zones, &snap.warnings, &snap.pageblock_order);
-                    });
+    if (auto r = rd.read(s); !r) return r.error();
   }
-
-  const std::string vmstat_path = join(proc_root, "vmstat");
-  if (!skip.count("vmstat"))
-    optional_source("vmstat", vmstat_path, "vmstat counters", "vmstat counters",
-                    [&](const std::string& text) -> Result<void> {
-                      auto vm = parse_vmstat(text, vmstat_path, &snap.warnings);
-                      if (!vm) return vm.error();
-                      snap.vmstat = std::move(*vm);
-                      return {};
-                    });
-
-  const std::string meminfo_path = join(proc_root, "meminfo");
-  if (!skip.count("meminfo"))
-    optional_source("meminfo", meminfo_path, "MemFree/MemAvailable", "MemFree/MemAvailable",
-                    [&](const std::string& text) { return parse_meminfo(text, meminfo_path, snap); });
-
-  if (!skip.count("vm_sysctls"))
-    for (const char* name : kCompactionSysctls) {
-      const auto t = read_line_file(join(proc_root, std::string("sys/vm/") + name));
-      uint64_t v = 0;
-      if (t && parse_u64(*t, v)) snap.vm_sysctls[name] = v;
-    }
-
-  // PSI: absent where the kernel has none (no CONFIG_PSI, or booted psi=0: no /proc/pressure).
-  const std::string psi_path = join(proc_root, "pressure/memory");
-  if (!skip.count("psi"))
-    optional_source(
-        "psi", psi_path, "memory pressure (PSI) totals", "memory pressure (PSI) totals",
-        [&](const std::string& text) -> Result<void> {
-          auto p = parse_pressure(text, psi_path, &snap.warnings);
-          if (!p) return p.error();
-          snap.memory_pressure = *p;
-          return {};
-        },
-        true);
-
-  if (!skip.count("hugepages")) {
-    begin();
-    PoolFault fault;
-    snap.hugepages = read_hugepages_noting(sys_root, &snap.warnings, &fault);
-    if (!fault.cause.empty()) {
-      // Like a source that failed outright (and one skipped while it backs off): no pool at all,
-      // rather than pools that come and go.
-      snap.hugepages.clear();
-      report.push_back(SourceRead{"hugepages", fault.path, fault.cause,
-                                  fault.message + "; no hugetlb pool is reported until every pool file reads"});
-    } else {
-      std::error_code ec;
-      const std::string nodes = join(sys_root, "devices/system/node");
-      done("hugepages", fs::is_directory(nodes, ec) ? nodes : join(sys_root, "kernel/mm/hugepages"));
-    }
-  }
-
-  if (!skip.count("mthp")) {
-    begin();
-    std::string path, cause, message;
-    snap.mthp = read_mthp_stats(sys_root, &snap.warnings, &path, &cause, &message);
-    if (!cause.empty()) {
-      // As for the pools: all sizes or none, so that no series comes and goes with one bad file.
-      snap.mthp.clear();
-      report.push_back(SourceRead{"mthp", path, cause,
-                                  message + "; no per-size THP statistic is reported until every "
-                                                         "stats file reads"});
-    } else {
-      done("mthp", join(sys_root, "kernel/mm/transparent_hugepage"));
-    }
-  }
+  if (!skip.count("vm_sysctls")) read_vm_sysctls(proc_root, snap);
+  if (!skip.count("hugepages")) read_pools(sys_root, snap, rd);
+  if (!skip.count("mthp")) read_mthp(sys_root, snap, rd);
   if (!skip.count("page_reporting")) snap.page_reporting = read_page_reporting(sys_root);
   return snap;
 }
