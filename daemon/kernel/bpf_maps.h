@@ -32,6 +32,13 @@ Result<void> read_percpu(int fd, uint32_t key, int ncpus, T* out, const char* ma
   std::memcpy(static_cast<void*>(out), sum.data(), sizeof(T));
   return {};
 }
+// The same, returned: the one value of a per-CPU array of one entry (key 0).
+template <class T>
+Result<T> read_percpu_value(int fd, int ncpus, const char* map) {
+  T v{};
+  if (auto r = read_percpu(fd, 0, ncpus, &v, map); !r) return r.error();
+  return v;
+}
 
 // Every entry of hash map `fd`, at most `max`, into `keys` and `values` (key_size and value_size
 // bytes each, room for `max`), by batches where the kernel has them (5.6+), else key by key.

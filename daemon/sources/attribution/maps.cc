@@ -29,9 +29,9 @@ Result<void> read_attribution(const AttributionMapFds& maps, std::vector<SiteCou
 }
 
 Result<std::vector<uint64_t>> read_stack(const AttributionMapFds& maps, int32_t id) {
+  if (id < 0) return make_error("read BPF map stall_stacks key " + std::to_string(id), EINVAL);  // none recorded
   std::vector<uint64_t> ips(FRAGD_STACK_DEPTH, 0);
   const uint32_t key = static_cast<uint32_t>(id);
-  if (id < 0) return make_error("read BPF map stall_stacks key " + std::to_string(id), EINVAL);
   if (auto r = map_lookup(maps.stall_stacks, &key, ips.data(), "stall_stacks", std::to_string(id)); !r)
     return r.error();
   while (!ips.empty() && ips.back() == 0) ips.pop_back();

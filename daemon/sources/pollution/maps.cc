@@ -13,21 +13,19 @@
 namespace fragd {
 
 Result<fallback_stats> read_fallback_stats(const PollutionMapFds& maps, int ncpus) {
-  fallback_stats st{};
-  if (auto r = read_percpu(maps.fallback_stats, 0, ncpus, &st, "fallback_stats"); !r) return r.error();
-  return st;
+  return read_percpu_value<fallback_stats>(maps.fallback_stats, ncpus, "fallback_stats");
 }
 
 Result<PollutionCounters> read_pollution_counters(const PollutionMapFds& maps, int ncpus) {
   if (!maps.pollution_on)
     return make_error("the pollution ledger is off (see fragd's start-up warnings for why)", ENOENT);
-  pollution_stats st{};
-  if (auto r = read_percpu(maps.pollution_stats, 0, ncpus, &st, "pollution_stats"); !r) return r.error();
-  return PollutionCounters{.events = st.events,
-                           .untracked_full = st.untracked_full,
-                           .untracked_range = st.untracked_range,
-                           .added_pages = st.pages_added,
-                           .added_blocks = st.blocks_added};
+  auto st = read_percpu_value<pollution_stats>(maps.pollution_stats, ncpus, "pollution_stats");
+  if (!st) return st.error();
+  return PollutionCounters{.events = st->events,
+                           .untracked_full = st->untracked_full,
+                           .untracked_range = st->untracked_range,
+                           .added_pages = st->pages_added,
+                           .added_blocks = st->blocks_added};
 }
 
 Result<PollutionSnapshot> read_pollution(const PollutionMapFds& maps, int ncpus) {

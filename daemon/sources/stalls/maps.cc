@@ -6,9 +6,7 @@
 namespace fragd {
 
 Result<alloc_stats> read_alloc_stats(const StallsMapFds& maps, int ncpus) {
-  alloc_stats st{};
-  if (auto r = read_percpu(maps.alloc_stats, 0, ncpus, &st, "alloc_stats"); !r) return r.error();
-  return st;
+  return read_percpu_value<alloc_stats>(maps.alloc_stats, ncpus, "alloc_stats");
 }
 
 Result<StallHists> read_stall_hists(const StallsMapFds& maps, int ncpus) {
