@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "kernel/procfs_fixtures.h"
+#include "concern_fixtures.h"
 
 namespace {
 
@@ -148,16 +149,8 @@ TEST(AttributionConcern, CgroupsBeyondTheTopGoToOtherAReloadWidensItAndADeletedO
 
 TEST(AttributionConcern, TheTopAnswerCarriesEachNodesFreeBlocks) {
   AttributionHarness h;
-  ZoneFree z;
-  z.node = 0;
-  z.zone = "Normal";
-  z.present_pages = z.managed_pages = z.spanned_pages = 1 << 20;
-  z.free_blocks.assign(11, 0);
-  z.free_blocks[9] = 3;
-  z.free_blocks[10] = 2;
-  z.free_pages = 3 * 512 + 2 * 1024;
   h.sh.last_mem.emplace();
-  h.sh.last_mem->zones.push_back(z);
+  h.sh.last_mem->zones.push_back(fragd::test::zone_with_free(0, {{9, 3}, {10, 2}}));
   auto c = h.concern();
   const nlohmann::json top = AttributionHarness::top(*c);
   ASSERT_EQ(top.at("nodes").size(), 1u) << top.dump();

@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "kernel/procfs_fixtures.h"
+#include "concern_fixtures.h"
 
 namespace {
 
@@ -26,15 +27,8 @@ std::string feature_file_text_of(const std::string& path) {
 
 // One node whose free memory is all of order `order` (order 0: score 100, order 10: score 0).
 MemSnapshot one_zone_free_at(unsigned order) {
-  ZoneFree z;
-  z.node = 0;
-  z.zone = "Normal";
-  z.present_pages = z.managed_pages = z.spanned_pages = 1 << 20;
-  z.free_blocks.assign(11, 0);
-  z.free_blocks[order] = 4096 >> order;
-  z.free_pages = 4096;
   MemSnapshot m;
-  m.zones.push_back(z);
+  m.zones.push_back(fragd::test::zone_with_free(0, {{order, 4096 >> order}}));
   return m;
 }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel/procfs_fixtures.h"
+#include "concern_fixtures.h"
 
 namespace {
 
@@ -37,10 +38,7 @@ struct LedgerHarness {
     n1.start_pfn = 1 << 20;
     n1.end_pfn = 2 << 20;
     sh.spans = {n0, n1};
-    ControlOptions o;
-    o.path = dir.path() + "/fragd.sock";
-    auto c = ControlServer::start(o, [](const ControlRequest&, long, uint64_t) { return std::nullopt; });
-    if (c) control = std::move(*c);
+    control = fragd::test::scratch_control(dir.path());
   }
   // A polluting fallback of `pages` pages into the pageblock holding `pfn`.
   void fallback(uint64_t pfn, uint64_t pages) {
@@ -143,15 +141,8 @@ TEST(PageblocksConcern, SupplyWithTheScanOffRestsOnTheFreeListsAndSaysWhy) {
   auto c = h.concern();
   c->start_scanner();
   EXPECT_TRUE(c->scanned()) << "no scan to wait for";
-  ZoneFree z;
-  z.node = 0;
-  z.zone = "Normal";
-  z.present_pages = z.managed_pages = z.spanned_pages = 1 << 20;
-  z.free_blocks.assign(11, 0);
-  z.free_blocks[9] = 6;
-  z.free_pages = 6 * 512;
   h.sh.last_mem.emplace();
-  h.sh.last_mem->zones.push_back(z);
+  h.sh.last_mem->zones.push_back(fragd::test::zone_with_free(0, {{9, 6}}));
   h.sh.facts.page_kib = 4;
   SupplyAsk ask;
   ask.order = 9;  // plain free blocks (no hugetlb pool in the snapshot)

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "kernel/procfs_fixtures.h"
+#include "concern_fixtures.h"
 #include "protocol/hist.h"
 
 namespace {
@@ -33,10 +34,7 @@ struct StallsHarness {
     sh.cfg.min_order = 1;
     sh.start_ns = 100 * kStallsSecond;
     sh.last_bpf.emplace();
-    ControlOptions o;
-    o.path = dir.path() + "/fragd.sock";
-    auto c = ControlServer::start(o, [](const ControlRequest&, long, uint64_t) { return std::nullopt; });
-    if (c) control = std::move(*c);
+    control = fragd::test::scratch_control(dir.path());
   }
   std::unique_ptr<StallsConcern> concern() {
     return std::make_unique<StallsConcern>(
