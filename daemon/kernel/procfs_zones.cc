@@ -358,124 +358,134 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
 //   Node 0, zone      DMA            1            7            0 ...
 // and, with CONFIG_PAGE_OWNER, a "Number of mixed blocks" table (ignored).
 
+namespace {
+
+// Where a /proc/pagetypeinfo reading is: which table its rows belong to and that table's columns.
+struct PagetypeTables {
+  enum class Section { None, Free, Blocks, Other };
+  Section section = Section::None;
+  size_t free_orders = 0;                // order columns of the Free table
+  std::vector<std::string> block_types;  // column names of the Blocks table
+  std::optional<unsigned> pb_order;
+};
+
+// A line that is not a zone row: the block order, or a table's header. False for any other line.
+bool pagetypeinfo_header(const LexedLine& l, PagetypeTables& t, BadLines& bad) {
+  using Section = PagetypeTables::Section;
+  const auto& toks = l.toks;
+  if (starts_with_words(toks, {"Page", "block", "order:"})) {
+    uint64_t v = 0;
+    if (toks.size() != 4 || !parse_u64(toks[3], v) || v >= kMaxOrders) bad.skip(l.no, "expected 'Page block order: <n>'");
+    else t.pb_order = static_cast<unsigned>(v);
+    return true;
+  }
+  if (starts_with_words(toks, {"Pages", "per", "block:"})) return true;
+  if (starts_with_words(toks, {"Free", "pages", "count", "per", "migrate", "type", "at", "order"})) {
+    t.section = Section::Free;
+    t.free_orders = toks.size() - 8;
+    bool ok = t.free_orders > 0 && t.free_orders <= kMaxOrders;
+    for (size_t i = 8; ok && i < toks.size(); ++i) {
+      uint64_t v = 0;
+      ok = parse_u64(toks[i], v) && v == i - 8;
+    }
+    if (!ok) {
+      bad.skip(l.no, "expected the order columns '0 1 2 ...' after 'at order'; free-list table skipped");
+      t.section = Section::Other;
+    }
+    return true;
+  }
+  if (starts_with_words(toks, {"Number", "of", "blocks", "type"})) {
+    t.section = Section::Blocks;
+    t.block_types.assign(toks.begin() + 4, toks.end());
+    if (t.block_types.empty()) {
+      bad.skip(l.no, "expected migrate type names after 'Number of blocks type'; pageblock table skipped");
+      t.section = Section::Other;
+    }
+    return true;
+  }
+  if (starts_with_words(toks, {"Number", "of", "mixed", "blocks"})) {
+    t.section = Section::Other;  // CONFIG_PAGE_OWNER statistics; not used
+    return true;
+  }
+  return false;
+}
+
+// A zone row of the table `t` is in, stored in `work`; false (said in `bad`) when skipped.
+bool pagetypeinfo_row(const LexedLine& l, const ZoneHeader& h, const PagetypeTables& t, std::vector<ZoneFree>& work,
+                      BadLines& bad) {
+  const auto& toks = l.toks;
+  std::string why;
+  std::vector<uint64_t> counts;
+  const std::string zone = zone_label(h.node, h.zone);
+  if (t.section == PagetypeTables::Section::Free) {
+    if (toks.size() < 6 || toks[4] != "type" || !is_zone_name(toks[5])) {
+      bad.skip(l.no, zone + ": expected 'type <migratetype>' after the zone name");
+      return false;
+    }
+    const std::string type(toks[5]);
+    if (!parse_counts(toks, 6, true, counts, why)) {
+      bad.skip(l.no, zone + " type " + type + ": " + why);
+      return false;
+    }
+    if (counts.size() != t.free_orders) {
+      bad.skip(l.no, zone + " type " + type + ": " + std::to_string(counts.size()) +
+                         " order columns where the header has " + std::to_string(t.free_orders));
+      return false;
+    }
+    work[find_or_add(work, h.node, h.zone)].free_by_type[type] = std::move(counts);
+    return true;
+  }
+  if (!parse_counts(toks, 4, false, counts, why)) {
+    bad.skip(l.no, zone + ": pageblock count " + why);
+    return false;
+  }
+  if (counts.size() != t.block_types.size()) {
+    bad.skip(l.no, zone + ": " + std::to_string(counts.size()) + " pageblock columns where the header names " +
+                       std::to_string(t.block_types.size()) + " migrate types");
+    return false;
+  }
+  ZoneFree& z = work[find_or_add(work, h.node, h.zone)];
+  for (size_t i = 0; i < counts.size(); ++i) z.pageblocks[t.block_types[i]] = counts[i];
+  return true;
+}
+
+}  // namespace
+
 Result<void> parse_pagetypeinfo(std::string_view text, std::string_view path,
                                 std::vector<ZoneFree>& zones, std::vector<std::string>* warnings,
                                 unsigned* pageblock_order) {
+  using Section = PagetypeTables::Section;
   static constexpr std::string_view kExpected =
       "the 'Free pages count per migrate type at order' and 'Number of blocks type' tables";
   const std::vector<LexedLine> lines = content_lines(text);
   if (lines.empty()) return empty_file(path, kExpected);
 
-  enum class Section { None, Free, Blocks, Other };
-  Section section = Section::None;
-  size_t free_orders = 0;                   // order columns of the Free table
-  std::vector<std::string> block_types;     // column names of the Blocks table
+  PagetypeTables t;
   std::vector<ZoneFree> work = zones;
   size_t rows = 0;  // table rows stored
-  std::optional<unsigned> pb_order;
   BadLines bad{warnings, path};
-
   for (const LexedLine& l : lines) {
-    const auto& toks = l.toks;
-
-    if (starts_with_words(toks, {"Page", "block", "order:"})) {
-      uint64_t v = 0;
-      if (toks.size() != 4 || !parse_u64(toks[3], v) || v >= kMaxOrders) {
-        bad.skip(l.no, "expected 'Page block order: <n>'");
-      } else {
-        pb_order = static_cast<unsigned>(v);
-      }
-      continue;
-    }
-    if (starts_with_words(toks, {"Pages", "per", "block:"})) continue;
-    if (starts_with_words(toks,
-                          {"Free", "pages", "count", "per", "migrate", "type", "at", "order"})) {
-      section = Section::Free;
-      free_orders = toks.size() - 8;
-      bool ok = free_orders > 0 && free_orders <= kMaxOrders;
-      for (size_t i = 8; ok && i < toks.size(); ++i) {
-        uint64_t v = 0;
-        ok = parse_u64(toks[i], v) && v == i - 8;
-      }
-      if (!ok) {
-        bad.skip(l.no,
-            "expected the order columns '0 1 2 ...' after 'at order'; free-list table skipped");
-        section = Section::Other;
-      }
-      continue;
-    }
-    if (starts_with_words(toks, {"Number", "of", "blocks", "type"})) {
-      section = Section::Blocks;
-      block_types.assign(toks.begin() + 4, toks.end());
-      if (block_types.empty()) {
-        bad.skip(l.no,
-            "expected migrate type names after 'Number of blocks type'; pageblock table skipped");
-        section = Section::Other;
-      }
-      continue;
-    }
-    if (starts_with_words(toks, {"Number", "of", "mixed", "blocks"})) {
-      section = Section::Other;  // CONFIG_PAGE_OWNER statistics; not used
-      continue;
-    }
-    if (toks[0] != "Node") {
+    if (pagetypeinfo_header(l, t, bad)) continue;
+    if (l.toks[0] != "Node") {
       bad.skip(l.no, "unrecognised line " + quote(l.text));
       continue;
     }
-    if (section == Section::Other) continue;
-    if (section == Section::None) {
+    if (t.section == Section::Other) continue;
+    if (t.section == Section::None) {
       bad.skip(l.no, "zone line before any table header");
       continue;
     }
-
     std::string why;
-    auto h = parse_zone_header(toks, why);
-    if (!h) {
-      bad.skip(l.no, why);
-      continue;
-    }
-    std::vector<uint64_t> counts;
-    if (section == Section::Free) {
-      if (toks.size() < 6 || toks[4] != "type" || !is_zone_name(toks[5])) {
-        bad.skip(l.no,
-            zone_label(h->node, h->zone) + ": expected 'type <migratetype>' after the zone name");
-        continue;
-      }
-      if (!parse_counts(toks, 6, true, counts, why)) {
-        bad.skip(l.no, zone_label(h->node, h->zone) + " type " + std::string(toks[5]) + ": " + why);
-        continue;
-      }
-      if (counts.size() != free_orders) {
-        bad.skip(l.no, zone_label(h->node, h->zone) + " type " + std::string(toks[5]) + ": " +
-                      std::to_string(counts.size()) + " order columns where the header has " +
-                      std::to_string(free_orders));
-        continue;
-      }
-      ZoneFree& z = work[find_or_add(work, h->node, h->zone)];
-      z.free_by_type[std::string(toks[5])] = std::move(counts);
-      ++rows;
-    } else {  // Section::Blocks
-      if (!parse_counts(toks, 4, false, counts, why)) {
-        bad.skip(l.no, zone_label(h->node, h->zone) + ": pageblock count " + why);
-        continue;
-      }
-      if (counts.size() != block_types.size()) {
-        bad.skip(l.no, zone_label(h->node, h->zone) + ": " + std::to_string(counts.size()) +
-                      " pageblock columns where the header names " +
-                      std::to_string(block_types.size()) + " migrate types");
-        continue;
-      }
-      ZoneFree& z = work[find_or_add(work, h->node, h->zone)];
-      for (size_t i = 0; i < counts.size(); ++i) z.pageblocks[block_types[i]] = counts[i];
-      ++rows;
-    }
+    auto h = parse_zone_header(l.toks, why);
+    if (!h) bad.skip(l.no, why);
+    else rows += pagetypeinfo_row(l, *h, t, work, bad);
   }
 
   if (rows == 0)
     return unparsable(path, bad.first_line ? bad.first_line : lines.front().no, kExpected,
                       bad.first_line ? bad.first_why : "no table rows");
   zones = std::move(work);
-  if (pageblock_order && pb_order) *pageblock_order = *pb_order;
+  if (pageblock_order && t.pb_order) *pageblock_order = *t.pb_order;
   return {};
 }
 
