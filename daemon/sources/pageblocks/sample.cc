@@ -160,16 +160,11 @@ void sync_cursors(const ScanResult& map, std::vector<SampleCursor>& cursors, uin
   }
 }
 
-Result<uint64_t> sample_round(ScanResult& map, std::vector<SampleCursor>& cursors,
-                              const std::vector<ZoneSpan>& spans, const std::vector<PfnRange>& ram,
-                              const std::vector<ZoneFree>& free, unsigned pageblock_order,
-                              const FlagReader& read, uint64_t budget_blocks, uint64_t key_seed,
-                              uint64_t now_boot_ns) {
-  if (pageblock_order == 0 || pageblock_order > 20)
-    return make_error("pageblock order " + std::to_string(pageblock_order) + " is out of range 1..20", EINVAL);
-  const uint64_t bp = uint64_t{1} << pageblock_order;
+namespace {
 
-  // The map follows the zones: a zone whose span changed (memory added or removed) starts over.
+// The map follows the zones: a zone whose span changed (memory added or removed) starts over.
+void follow_spans(ScanResult& map, std::vector<SampleCursor>& cursors, const std::vector<ZoneSpan>& spans,
+                  unsigned pageblock_order, uint64_t key_seed) {
   std::vector<ZoneScan> zones;
   std::vector<SampleCursor> next_cursors;
   for (const auto& span : spans) {
@@ -197,6 +192,61 @@ Result<uint64_t> sample_round(ScanResult& map, std::vector<SampleCursor>& cursor
   }
   map.zones = std::move(zones);
   cursors = std::move(next_cursors);
+}
+
+// The blocks to read: a whole zone in address order (a compound tail then finds its head in the
+// block before), a sample the next `share` of the permutation, a new pass (a new key) when one
+// ends, each block once.
+std::vector<uint64_t> pick_blocks(uint64_t n, uint64_t share, SampleCursor& cur, uint64_t key_seed, size_t zi) {
+  std::vector<uint64_t> picks;
+  if (share >= n) {
+    picks.resize(n);
+    std::iota(picks.begin(), picks.end(), 0);
+    return picks;
+  }
+  std::unordered_set<uint64_t> taken;
+  while (picks.size() < share) {
+    if (cur.next >= n) {
+      cur.pass++;
+      cur.order = BlockOrder(n, mix64(key_seed ^ cur.pass ^ (zi << 32)));
+      cur.next = 0;
+    }
+    const uint64_t b = cur.order.at(cur.next++);
+    if (taken.insert(b).second) picks.push_back(b);
+  }
+  return picks;
+}
+
+// A sampled zone's estimate, from the kernel's free counts of the zone (or the sample's own, scaled).
+void estimate_sampled(ScanResult& map, ZoneScan& z, const std::vector<BlockInfo>& sample, uint64_t free_seen,
+                      const std::vector<ZoneFree>& free, unsigned pageblock_order) {
+  map.sampled = true;
+  auto f = std::find_if(free.begin(), free.end(), [&](const ZoneFree& x) { return x.node == z.node && x.zone == z.zone; });
+  uint64_t free_pages = 0, free_blocks = 0;
+  if (f != free.end()) {
+    free_pages = f->free_pages;
+    for (size_t o = pageblock_order; o < f->free_blocks.size(); o++) free_blocks += f->free_blocks[o] << (o - pageblock_order);
+  } else {
+    free_pages = static_cast<uint64_t>(static_cast<double>(free_seen) * static_cast<double>(z.blocks.size()) /
+                                       static_cast<double>(sample.size()));
+    map.warnings.push_back("zone " + std::to_string(z.node) + "/" + z.zone +
+                           " is in neither /proc/buddyinfo nor /proc/zoneinfo: its free pages are estimated");
+  }
+  estimate_zone_sampled(z, sample, free_pages, free_blocks, pageblock_order);
+  estimate_from_map(z, pageblock_order);
+}
+
+}  // namespace
+
+Result<uint64_t> sample_round(ScanResult& map, std::vector<SampleCursor>& cursors,
+                              const std::vector<ZoneSpan>& spans, const std::vector<PfnRange>& ram,
+                              const std::vector<ZoneFree>& free, unsigned pageblock_order,
+                              const FlagReader& read, uint64_t budget_blocks, uint64_t key_seed,
+                              uint64_t now_boot_ns) {
+  if (pageblock_order == 0 || pageblock_order > 20)
+    return make_error("pageblock order " + std::to_string(pageblock_order) + " is out of range 1..20", EINVAL);
+  const uint64_t bp = uint64_t{1} << pageblock_order;
+  follow_spans(map, cursors, spans, pageblock_order, key_seed);
   map.pageblock_order = pageblock_order;
   map.boot_time_ns = now_boot_ns;
   map.warnings.clear();
@@ -211,28 +261,8 @@ Result<uint64_t> sample_round(ScanResult& map, std::vector<SampleCursor>& cursor
   uint64_t blocks_read = 0;
   for (size_t zi = 0; zi < map.zones.size(); zi++) {
     ZoneScan& z = map.zones[zi];
-    SampleCursor& cur = cursors[zi];
-    const uint64_t N = z.blocks.size();
-    const bool whole = shares[zi] >= N;
-    // The blocks to read: whole zones in address order (a compound tail then finds its head in
-    // the block before), samples the next ones of the permutation, a new pass (a new key)
-    // when one ends, each block once.
-    std::vector<uint64_t> picks;
-    if (whole) {
-      picks.resize(N);
-      std::iota(picks.begin(), picks.end(), 0);
-    } else {
-      std::unordered_set<uint64_t> taken;
-      while (picks.size() < shares[zi]) {
-        if (cur.next >= N) {
-          cur.pass++;
-          cur.order = BlockOrder(N, mix64(key_seed ^ cur.pass ^ (zi << 32)));
-          cur.next = 0;
-        }
-        const uint64_t b = cur.order.at(cur.next++);
-        if (taken.insert(b).second) picks.push_back(b);
-      }
-    }
+    const bool whole = shares[zi] >= z.blocks.size();
+    const std::vector<uint64_t> picks = pick_blocks(z.blocks.size(), shares[zi], cursors[zi], key_seed, zi);
     std::vector<BlockInfo> sample;
     sample.reserve(picks.size());
     PageKind carry = PageKind::Unmovable;  // a tail whose head is not read: typed kernel memory
@@ -253,26 +283,11 @@ Result<uint64_t> sample_round(ScanResult& map, std::vector<SampleCursor>& cursor
       sample.push_back(b);
     }
     blocks_read += picks.size();
-    auto f = std::find_if(free.begin(), free.end(), [&](const ZoneFree& x) { return x.node == z.node && x.zone == z.zone; });
     if (whole) {
       z.free_pages = free_seen;
       estimate_zone(z, pageblock_order);
     } else {
-      map.sampled = true;
-      uint64_t free_pages = 0, free_blocks = 0;
-      if (f != free.end()) {
-        free_pages = f->free_pages;
-        for (size_t o = pageblock_order; o < f->free_blocks.size(); o++)
-          free_blocks += f->free_blocks[o] << (o - pageblock_order);
-      } else {
-        // No kernel count for this zone: the sample's own, scaled.
-        free_pages = static_cast<uint64_t>(static_cast<double>(free_seen) * static_cast<double>(N) /
-                                           static_cast<double>(picks.size()));
-        map.warnings.push_back("zone " + std::to_string(z.node) + "/" + z.zone +
-                               " is in neither /proc/buddyinfo nor /proc/zoneinfo: its free pages are estimated");
-      }
-      estimate_zone_sampled(z, sample, free_pages, free_blocks, pageblock_order);
-      estimate_from_map(z, pageblock_order);
+      estimate_sampled(map, z, sample, free_seen, free, pageblock_order);
     }
   }
   // The map is whole once every block was read; its age is its least recently read block's.
