@@ -22,6 +22,13 @@ ActionOutcome ActionExecutor::run(const ActionRequest& r, const Policy& p) {
   return o;
 }
 
+namespace {
+void set_error(ActionOutcome& o, const Error& e) {
+  o.result = "error";
+  o.detail = e.message;
+}
+}  // namespace
+
 uint64_t action_deadline_ns(uint64_t start_ns, uint64_t budget_ns) {
   if (budget_ns == 0) return 0;
   return start_ns > UINT64_MAX - budget_ns ? UINT64_MAX : start_ns + budget_ns;
@@ -31,84 +38,19 @@ ActionOutcome ActionExecutor::run_action(const ActionRequest& r, const Policy& p
   ActionOutcome o;
   o.req = r;
   const bool dry = p.dry_run;
-  auto fail = [&o](const Error& e) {
-    o.result = "error";
-    o.detail = e.message;
-  };
   switch (r.kind) {
-    case ActionKind::Compact: {
-      const unsigned order = p.compaction.reserve.order;
-      if (auto s = act_.node_score(r.node)) o.score_before = static_cast<int>(*s);
-      if (auto b = act_.free_blocks(r.node, order)) o.blocks_before = *b;
-      if (dry) {
-        o.result = "dry_run";
-        break;
-      }
-      std::string no_pool;
-      if (r.goal_blocks > 0 && p.compaction.method == CompactMethod::Pool) {
-        const uint64_t size_kib = page_kib_ << order;
-        auto pool = act_.read_pool(r.node, size_kib);
-        if (pool || pool.error().err != ENOENT) {
-          compact_to_goal(r, p, o);
-          break;
-        }
-        // No hugetlb pool of the reserve order's size (no hugetlbfs, or reserve.order
-        // is not a hugepage size): the whole node, as method node.
-        no_pool = strf("no %llu kB hugetlb pool on this kernel: the whole node was compacted",
-                       static_cast<unsigned long long>(size_kib));
-      }
-      const uint64_t m0 = migrated();
-      auto w = act_.compact_node(r.node);
-      o.pages_migrated = migrated() - m0;
-      measure_after(r.node, order, o);
-      if (!w && w.error().err == ECANCELED) {  // fragd is exiting: the write's process was killed
-        o.result = "abandoned";
-        o.detail = w.error().message;
-      } else if (!w && w.error().err == ETIMEDOUT) {  // the action's budget ran out: killed
-        o.result = "cut";
-        o.detail = w.error().message;
-        if (!no_pool.empty()) o.detail += "; " + no_pool;
-      } else if (!w) {
-        fail(w.error());
-      } else {
-        o.result = compaction_helped(o, p.compaction) ? "ok" : "no_gain";
-        o.detail = no_pool;
-      }
+    case ActionKind::Compact:
+      run_compact(r, p, o);
       break;
-    }
-    case ActionKind::RaiseProactiveness: {
-      if (dry) {
-        o.result = "dry_run";
-        break;
-      }
-      if (!saved_) {
-        auto cur = act_.read_proactiveness();
-        if (!cur) {
-          fail(cur.error());
-          break;
-        }
-        if (hooks_.remember)
-          if (auto k = hooks_.remember(kProactivenessFile, *cur, r.proactiveness); !k) {
-            fail(k.error());
-            break;
-          }
-        saved_ = *cur;
-      } else if (hooks_.remember) {  // raised again, maybe to another value: the one fragd wrote
-        if (auto k = hooks_.remember(kProactivenessFile, *saved_, r.proactiveness); !k) {
-          fail(k.error());
-          break;
-        }
-      }
-      if (auto w = act_.write_proactiveness(r.proactiveness); !w) fail(w.error());
-      else o.result = "ok";
+    case ActionKind::RaiseProactiveness:
+      run_raise(r, dry, o);
       break;
-    }
     case ActionKind::RestoreProactiveness: {
       if (dry && !saved_) {
         o.result = "dry_run";
         break;
       }
-      if (auto w = restore(); !w) fail(w.error());
+      if (auto w = restore(); !w) set_error(o, w.error());
       else o.result = "ok";
       break;
     }
@@ -118,43 +60,115 @@ ActionOutcome ActionExecutor::run_action(const ActionRequest& r, const Policy& p
       else if (r.kind == ActionKind::DefragModeOff) defrag_mode_off(o);
       else defrag_mode_restore(o);
       break;
-    case ActionKind::Pool: {
-      if (auto b = act_.read_pool(r.node, r.size_kib)) o.pool_before = o.pool_after = *b;
-      if (dry) {
-        o.result = "dry_run";
-        break;
-      }
-      PoolRequest pr;
-      pr.node = r.node;
-      pr.size_kib = r.size_kib;
-      pr.target = r.target;
-      pr.compact_nodes = r.compact_nodes;
-      pr.guard_kib = p.hugepages.guard_kib;
-      pr.drop_caches = p.hugepages.drop_caches;
-      pr.page_kib = page_kib_;
-      // Leased pages above the pool's base go back should fragd stop (saved_state.h).
-      const std::string file = pool_file(r.node, r.size_kib);
-      if (r.restore_to && r.target > *r.restore_to && hooks_.remember)
-        if (auto k = hooks_.remember(file, *r.restore_to, r.target); !k) {
-          fail(k.error());
-          break;
-        }
-      const uint64_t m0 = migrated();
-      const PoolOutcome po = resize_pool(act_, pr);
-      if (r.restore_to && r.target <= *r.restore_to && po.after <= *r.restore_to && hooks_.forget) hooks_.forget(file);
-      o.pages_migrated = migrated() - m0;
-      o.result = po.result;
-      o.detail = po.detail;
-      o.pool_before = po.before;
-      o.pool_after = po.after;
-      o.attempts = po.attempts;
-      o.compactions = po.compactions;
-      o.steps = po.steps;
-      if (po.dropped_caches) o.detail += std::string(o.detail.empty() ? "" : "; ") + "clean page cache dropped";
+    case ActionKind::Pool:
+      run_pool(r, p, o);
       break;
-    }
   }
   return o;
+}
+
+void ActionExecutor::run_compact(const ActionRequest& r, const Policy& p, ActionOutcome& o) {
+  const bool dry = p.dry_run;
+  const unsigned order = p.compaction.reserve.order;
+  if (auto s = act_.node_score(r.node)) o.score_before = static_cast<int>(*s);
+  if (auto b = act_.free_blocks(r.node, order)) o.blocks_before = *b;
+  if (dry) {
+    o.result = "dry_run";
+    return;
+  }
+  std::string no_pool;
+  if (r.goal_blocks > 0 && p.compaction.method == CompactMethod::Pool) {
+    const uint64_t size_kib = page_kib_ << order;
+    auto pool = act_.read_pool(r.node, size_kib);
+    if (pool || pool.error().err != ENOENT) {
+      compact_to_goal(r, p, o);
+      return;
+    }
+    // No hugetlb pool of the reserve order's size (no hugetlbfs, or reserve.order
+    // is not a hugepage size): the whole node, as method node.
+    no_pool = strf("no %llu kB hugetlb pool on this kernel: the whole node was compacted",
+                   static_cast<unsigned long long>(size_kib));
+  }
+  const uint64_t m0 = migrated();
+  auto w = act_.compact_node(r.node);
+  o.pages_migrated = migrated() - m0;
+  measure_after(r.node, order, o);
+  if (!w && w.error().err == ECANCELED) {  // fragd is exiting: the write's process was killed
+    o.result = "abandoned";
+    o.detail = w.error().message;
+  } else if (!w && w.error().err == ETIMEDOUT) {  // the action's budget ran out: killed
+    o.result = "cut";
+    o.detail = w.error().message;
+    if (!no_pool.empty()) o.detail += "; " + no_pool;
+  } else if (!w) {
+    set_error(o, w.error());
+  } else {
+    o.result = compaction_helped(o, p.compaction) ? "ok" : "no_gain";
+    o.detail = no_pool;
+  }
+}
+
+void ActionExecutor::run_raise(const ActionRequest& r, bool dry, ActionOutcome& o) {
+  if (dry) {
+    o.result = "dry_run";
+    return;
+  }
+  if (!saved_) {
+    auto cur = act_.read_proactiveness();
+    if (!cur) {
+      set_error(o, cur.error());
+      return;
+    }
+    if (hooks_.remember)
+      if (auto k = hooks_.remember(kProactivenessFile, *cur, r.proactiveness); !k) {
+        set_error(o, k.error());
+        return;
+      }
+    saved_ = *cur;
+  } else if (hooks_.remember) {  // raised again, maybe to another value: the one fragd wrote
+    if (auto k = hooks_.remember(kProactivenessFile, *saved_, r.proactiveness); !k) {
+      set_error(o, k.error());
+      return;
+    }
+  }
+  if (auto w = act_.write_proactiveness(r.proactiveness); !w) set_error(o, w.error());
+  else o.result = "ok";
+}
+
+void ActionExecutor::run_pool(const ActionRequest& r, const Policy& p, ActionOutcome& o) {
+  const bool dry = p.dry_run;
+  if (auto b = act_.read_pool(r.node, r.size_kib)) o.pool_before = o.pool_after = *b;
+  if (dry) {
+    o.result = "dry_run";
+    return;
+  }
+  PoolRequest pr;
+  pr.node = r.node;
+  pr.size_kib = r.size_kib;
+  pr.target = r.target;
+  pr.compact_nodes = r.compact_nodes;
+  pr.guard_kib = p.hugepages.guard_kib;
+  pr.drop_caches = p.hugepages.drop_caches;
+  pr.page_kib = page_kib_;
+  // Leased pages above the pool's base go back should fragd stop (saved_state.h).
+  const std::string file = pool_file(r.node, r.size_kib);
+  if (r.restore_to && r.target > *r.restore_to && hooks_.remember)
+    if (auto k = hooks_.remember(file, *r.restore_to, r.target); !k) {
+      set_error(o, k.error());
+      return;
+    }
+  const uint64_t m0 = migrated();
+  const PoolOutcome po = resize_pool(act_, pr);
+  if (r.restore_to && r.target <= *r.restore_to && po.after <= *r.restore_to && hooks_.forget) hooks_.forget(file);
+  o.pages_migrated = migrated() - m0;
+  o.result = po.result;
+  o.detail = po.detail;
+  o.pool_before = po.before;
+  o.pool_after = po.after;
+  o.attempts = po.attempts;
+  o.compactions = po.compactions;
+  o.steps = po.steps;
+  if (po.dropped_caches) o.detail += std::string(o.detail.empty() ? "" : "; ") + "clean page cache dropped";
 }
 
 void ActionExecutor::defrag_mode_off(ActionOutcome& o) {

@@ -56,6 +56,9 @@ class ActionExecutor {
 
  private:
   ActionOutcome run_action(const ActionRequest& r, const Policy& p);
+  void run_compact(const ActionRequest& r, const Policy& p, ActionOutcome& o);
+  void run_raise(const ActionRequest& r, bool dry, ActionOutcome& o);
+  void run_pool(const ActionRequest& r, const Policy& p, ActionOutcome& o);
   // The defrag_mode guard's two actions (act/defrag_guard.h): 0 written with the value before
   // saved, and that value put back while the setting still reads the 0 fragd wrote.
   void defrag_mode_off(ActionOutcome& o);
