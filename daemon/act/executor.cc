@@ -251,6 +251,32 @@ constexpr unsigned kGoalWrites = 4;
 // Other processes' stalls a goal's pool gives way to, at the least.
 constexpr uint64_t kGiveWayStalls = 4;
 
+namespace {
+
+// Grows node `node`'s pool of `size_kib` pages to `p0 + take` for a goal, through `give_way` when
+// set. Direct compaction gives up early after failures in the zone (the kernel defers it for a
+// number of attempts): it writes again while a write adds pages, as pool targets do, until the
+// pages are held, a write fails, `gave_way()` or fragd stops. Sets `held`, the pages it holds.
+Result<void> hold_pages(Actuator& act, int node, uint64_t size_kib, uint64_t p0, uint64_t take,
+                        const std::function<bool()>& give_way, const std::function<bool()>& gave_way, ActionOutcome& o,
+                        uint64_t& held) {
+  Result<void> grow;
+  for (unsigned i = 0; i < kGoalWrites; ++i) {
+    const uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+    grow = give_way ? act.grow_pool_giving_way(node, size_kib, p0 + take, give_way) : act.grow_pool(node, size_kib, p0 + take);
+    o.attempts++;
+    auto mid = act.read_pool(node, size_kib);
+    const uint64_t now_held = mid && *mid > p0 ? *mid - p0 : 0;
+    o.steps.push_back({"grow", node, mid ? *mid : 0, now_ns(CLOCK_MONOTONIC) - t0});
+    const bool progress = now_held > held;
+    held = std::max(held, now_held);
+    if (!grow || !mid || held >= take || !progress || gave_way() || act.stop_requested()) break;
+  }
+  return grow;
+}
+
+}  // namespace
+
 void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, ActionOutcome& o) {
   const unsigned order = p.compaction.reserve.order;
   const uint64_t size_kib = page_kib_ << order;
@@ -305,26 +331,12 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
       return gave_way;
     };
   }
-  // Direct compaction gives up early after failures in the zone (the kernel defers it
-  // for a number of attempts): write again while a write adds pages, as pool targets do.
-  Result<void> grow;
   uint64_t held = 0;
-  uint64_t t0 = 0;
-  for (unsigned i = 0; i < kGoalWrites; ++i) {
-    t0 = mono();
-    grow = give_way ? act_.grow_pool_giving_way(r.node, size_kib, p0 + take, give_way)
-                    : act_.grow_pool(r.node, size_kib, p0 + take);
-    o.attempts++;
-    auto mid = act_.read_pool(r.node, size_kib);
-    const uint64_t now_held = mid && *mid > p0 ? *mid - p0 : 0;
-    o.steps.push_back({"grow", r.node, mid ? *mid : 0, mono() - t0});
-    const bool progress = now_held > held;
-    held = std::max(held, now_held);
-    if (!grow || !mid || held >= take || !progress || gave_way || act_.stop_requested()) break;
-  }
+  const Result<void> grow = hold_pages(act_, r.node, size_kib, p0, take, give_way, [&gave_way] { return gave_way; }, o,
+                                       held);
   o.pages_migrated = migrated() - m0;
 
-  t0 = mono();
+  const uint64_t t0 = mono();
   auto back = act_.write_pool(r.node, size_kib, p0);
   auto after = act_.read_pool(r.node, size_kib);
   o.steps.push_back({"release", r.node, after ? *after : 0, mono() - t0});
@@ -355,6 +367,13 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
   o.detail = strf("%s held %llu of %llu pages for the goal of %llu free blocks, then freed them",
                   name.c_str(), static_cast<unsigned long long>(held), static_cast<unsigned long long>(take),
                   static_cast<unsigned long long>(r.goal_blocks));
+  compact_missing(r, p, held, take, o);
+}
+
+void ActionExecutor::compact_missing(const ActionRequest& r, const Policy& p, uint64_t held, uint64_t take,
+                                     ActionOutcome& o) {
+  const unsigned order = p.compaction.reserve.order;
+  auto mono = [] { return now_ns(CLOCK_MONOTONIC); };
   // Fewer than half the missing blocks made: the kernel deferred direct compaction (after
   // failures in the zone it skips up to 64 attempts; an order-9 allocation never reaches the
   // priority that ignores that), and writing again would not get past it. A node compaction
@@ -374,7 +393,11 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
       o.detail += "; " + c.error().message;
       return;
     }
-    if (!c) return fail(o.detail + "; then " + c.error().message);
+    if (!c) {
+      o.result = "error";
+      o.detail += "; then " + c.error().message;
+      return;
+    }
     o.detail += strf("; direct compaction made %llu of the %llu missing blocks (the kernel defers it after "
                      "failures): the node was compacted until it had %llu free blocks",
                      static_cast<unsigned long long>(made), static_cast<unsigned long long>(missing),

@@ -66,6 +66,8 @@ class ActionExecutor {
   uint64_t migrated() const { return hooks_.pages_migrated ? hooks_.pages_migrated() : 0; }
   // Compact with method pool and a goal: the temporary pool (engine.h).
   void compact_to_goal(const ActionRequest& r, const Policy& p, ActionOutcome& o);
+  // After a goal's pool held fewer than half the missing blocks: the node compacted until they exist.
+  void compact_missing(const ActionRequest& r, const Policy& p, uint64_t held, uint64_t take, ActionOutcome& o);
   // The node's score and free blocks of `order` after an action, into `o`.
   void measure_after(int node, unsigned order, ActionOutcome& o);
 
