@@ -19,7 +19,7 @@ namespace fragd::values {
 namespace {
 
 // MAX_NUMNODES is at most 1 << 10.
-constexpr uint64_t kMaxNode = 1023;
+constexpr uint64_t kMaxPolicyNode = 1023;
 
 // A quoted scalar ('40', "true") is a string in YAML, not a number or a boolean.
 bool quoted(const YAML::Node& n) { return n.Tag() == "!"; }
@@ -180,7 +180,7 @@ Result<NodeSet> node_scalar(const std::string& file, const YAML::Node& n, const 
     if (ec != std::errc() || p != t.data() + t.size() || n.Tag() == "!")
       return bad(file, n, key, "expected all or a node number (0, 1, ...), got '" + t + "'");
   }
-  auto v = integer(file, n, key, 0, kMaxNode);
+  auto v = integer(file, n, key, 0, kMaxPolicyNode);
   if (!v) return v.error();
   s.all = false;
   s.nodes = {static_cast<int>(*v)};
@@ -203,7 +203,7 @@ Result<NodeSet> node_list(const std::string& file, const YAML::Node& n, const st
   std::map<int, SourceMark> seen;
   for (size_t i = 0; i < n.size(); ++i) {
     const std::string k = key + "[" + std::to_string(i) + "]";
-    auto v = integer(file, n[i], k, 0, kMaxNode);
+    auto v = integer(file, n[i], k, 0, kMaxPolicyNode);
     if (!v) return v.error();
     const int node = static_cast<int>(*v);
     if (auto [it, fresh] = seen.emplace(node, mark_of(n[i])); !fresh)

@@ -9,7 +9,7 @@
 
 namespace fragd {
 namespace {
-constexpr uint64_t kMaxNode = 65535;  // a zone's or a polluted block's node, at most
+constexpr uint64_t kMaxMapNode = 65535;  // a zone's or a polluted block's node, at most
 }  // namespace
 namespace wire {
 
@@ -97,7 +97,7 @@ struct Fields<MapZone> {
   static auto list() {
     using T = MapZone;
     return std::make_tuple(
-        field("node", &T::node).within(0, kMaxNode), field("zone", &T::zone), field("start_pfn", &T::start_pfn),
+        field("node", &T::node).within(0, kMaxMapNode), field("zone", &T::zone), field("start_pfn", &T::start_pfn),
         field("end_pfn", &T::end_pfn), field("first_block", &T::first_block),
         field_or_default("classes", &T::classes), field_or_default("used", &T::used), field("counts", &T::counts),
         field("free_pages", &T::free_pages), field("hugepages.free", &T::hugepages_free),
@@ -200,8 +200,8 @@ void check_pollution(const PollutionInfo& v, unsigned order, const std::string& 
   for (size_t i = 0; i < v.blocks->size(); ++i) {
     const PollutedBlockInfo& pb = (*v.blocks)[i];
     const std::string bp = strf("%s.blocks[%zu]", path.c_str(), i);
-    if (pb.node < 0 || static_cast<uint64_t>(pb.node) > kMaxNode)
-      malformed(strf("%s.node: %d is out of range 0..%llu", bp.c_str(), pb.node, ull(kMaxNode)));
+    if (pb.node < 0 || static_cast<uint64_t>(pb.node) > kMaxMapNode)
+      malformed(strf("%s.node: %d is out of range 0..%llu", bp.c_str(), pb.node, ull(kMaxMapNode)));
     if (pb.last_ns < pb.first_ns)
       malformed(strf("%s.last_ns: %llu is before first_ns %llu", bp.c_str(), ull(pb.last_ns), ull(pb.first_ns)));
     if (pb.block > (UINT64_MAX >> order)) malformed(bp + ".block: beyond the physical address space");
