@@ -9,7 +9,8 @@
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d /tmp/fragd-restore-test.XXXXXX)
-export FRAGD_TEST_RESTORE_DIR=$T/journal FRAGD_SOURCE_DIR=$SRC
+# The children's work directories go under $T too: the killed one's exit never removes its own.
+export FRAGD_TEST_RESTORE_DIR=$T/journal FRAGD_SOURCE_DIR=$SRC WORK_BASE=$T
 LIVE=
 trap '[ -z "$LIVE" ] || kill -KILL "$LIVE" 2>/dev/null || true; rm -rf "$T"' EXIT
 fails=0
