@@ -4,7 +4,7 @@
 
 #include "base/format.h"
 #include "base/text.h"
-#include "sources/memory/score.h"
+#include "act/triggers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -29,12 +29,6 @@ constexpr uint64_t kSamplesPerWindow = 128;
 
 
 uint64_t counter_delta(uint64_t now, uint64_t before) { return now >= before ? now - before : now; }
-
-uint64_t sat_shl(uint64_t v, unsigned s) {
-  if (v == 0) return 0;
-  if (s >= 64 || v > (kU64Max >> s)) return kU64Max;
-  return v << s;
-}
 
 std::string pool_name(int node, uint64_t size_kib) {
   return strf("pool %llukB %s", static_cast<unsigned long long>(size_kib),
@@ -173,11 +167,7 @@ void Engine::ingest(const Observation& o) {
       NodeTrack& t = node_state_[n.node];
       t.node = n.node;
       t.score = n.score;
-      t.free_pages = n.free_pages;
-      t.total_pages = n.total_pages;
-      t.free_blocks = n.free_blocks;
-      t.pool_pages = n.pool_pages;
-      t.blocks_per_second = n.blocks_per_second;
+      t.seen = n;
       // The free pages over compaction.settle: the oldest kept is the last at or before its start.
       if (!t.free_seen.empty() && t.free_seen.back().first > o.now_ns) t.free_seen.clear();
       t.free_seen.emplace_back(o.now_ns, n.free_pages);
@@ -266,54 +256,18 @@ uint64_t Engine::wait_ns(unsigned misses) const {
   return std::min(w, cap);
 }
 
-uint64_t Engine::reserve_blocks(const NodeTrack& n) const {
-  return blocks_of_order(n.free_blocks, policy_.compaction.reserve.order);
-}
-
 bool Engine::settled(const NodeTrack& n) const {
   const uint64_t settle = policy_.compaction.settle_ns;
   if (settle == 0) return true;
   if (n.free_seen.empty() || now_ns_ - n.free_seen.front().first < settle) return false;  // not watched so long
   // Both ways: while a consumer takes memory the blocks made are taken back; while one gives it
   // back, compaction moves pages about to be freed (4 of every 4 where 1 stays: act scenario (a)).
-  uint64_t most = n.free_pages, least = n.free_pages;
+  uint64_t most = n.seen.free_pages, least = n.seen.free_pages;
   for (const auto& [t, free] : n.free_seen) {
     most = std::max(most, free);
     least = std::min(least, free);
   }
-  return most - least <= n.total_pages / 100;
-}
-
-uint64_t Engine::reserve_goal(const NodeTrack& n) const {
-  const ReserveGoal& rg = policy_.compaction.reserve;
-  uint64_t goal = 0;
-  if (rg.blocks > 0 && sat_shl(rg.blocks, rg.order) != kU64Max && n.free_pages >= sat_shl(rg.blocks, rg.order))
-    goal = rg.blocks;
-  if (rg.memory_percent > 0 && rg.order < 64) {
-    const uint64_t share = n.total_pages / 100 * rg.memory_percent + n.total_pages % 100 * rg.memory_percent / 100;
-    goal = std::max(goal, std::min(share, n.free_pages / 2) >> rg.order);
-  }
-  // Huge pages already made and held in the node's pools count toward it (count_pools).
-  return goal - std::min(goal, reserve_pooled(n));
-}
-
-uint64_t Engine::reserve_pooled(const NodeTrack& n) const {
-  const ReserveGoal& rg = policy_.compaction.reserve;
-  return rg.count_pools ? blocks_of_order(n.pool_pages, rg.order) : 0;
-}
-
-uint64_t Engine::forecast_need(const NodeTrack& n) const {
-  const ForecastTrigger& f = policy_.compaction.forecast;
-  if (!f.enabled || !n.blocks_per_second || *n.blocks_per_second >= 0) return 0;
-  const double lost_per_s = -*n.blocks_per_second;  // 2 MiB blocks
-  const double horizon_s = static_cast<double>(f.horizon_ns) / 1e9;
-  const uint64_t free_2m = blocks_of_order(n.free_blocks, compaction_hpage_order());
-  if (static_cast<double>(free_2m) > lost_per_s * horizon_s) return 0;  // they last past the horizon
-  // In blocks of reserve.order (a 2 MiB block is 2^(9 - order) of them, or a share of one).
-  // (1e-6: a rate fitted as 19.99999999 or 20.00000001 blocks/s takes as many blocks as 20.)
-  const double pages = std::ceil(lost_per_s * horizon_s - 1e-6) * static_cast<double>(uint64_t{1} << compaction_hpage_order());
-  const double blocks = std::ceil(pages / static_cast<double>(uint64_t{1} << policy_.compaction.reserve.order));
-  return blocks >= 1e18 ? uint64_t{1} << 60 : std::max<uint64_t>(static_cast<uint64_t>(blocks), 1);
+  return most - least <= n.seen.total_pages / 100;
 }
 
 uint64_t Engine::window_stalls(uint64_t span_ns) const {
@@ -322,24 +276,18 @@ uint64_t Engine::window_stalls(uint64_t span_ns) const {
   return samples_.back().stalls - b->stalls;
 }
 
-uint64_t Engine::goal_blocks(const NodeTrack& n, bool demand, uint64_t room_ns) const {
-  const CompactionPolicy& c = policy_.compaction;
-  const unsigned order = c.reserve.order;
-  const uint64_t holds = n.free_pages >> order;  // blocks the free pages could make
-  const uint64_t have = reserve_blocks(n);
-  uint64_t goal = reserve_goal(n);
-  if (n.hot) {
-    const uint64_t want_pages = n.free_pages / 100 * (100 - c.score.low) + n.free_pages % 100 * (100 - c.score.low) / 100;
-    goal = std::max(goal, (want_pages + (uint64_t{1} << order) - 1) >> order);
-  }
-  if (demand) goal = std::max(goal, sat_add(have, window_stalls(c.demand.window_ns)));
-  if (const uint64_t need = forecast_need(n)) goal = std::max(goal, sat_add(have, need));
+uint64_t Engine::goal_blocks(const NodeTrack& n, const TriggerInputs& in, uint64_t room_ns) const {
+  const unsigned order = policy_.compaction.reserve.order;
+  const uint64_t holds = n.seen.free_pages >> order;  // blocks the free pages could make
+  const uint64_t have = reserve_blocks(n.seen, policy_.compaction);
+  uint64_t goal = 0;
+  const NodeFacts f = facts(n);
+  for (const NodeTrigger* t : node_triggers()) goal = std::max(goal, t->goal(f, in));
   goal = std::min(std::max(goal, have + 1), holds);
   if (goal <= have) return have;  // nothing the free pages could add
   if (goal * 10 >= holds * 9) return 0;
-  auto it = node_state_.find(n.node);
-  if (it != node_state_.end() && it->second.ns_per_block > 0) {
-    const uint64_t afford = room_ns / it->second.ns_per_block;
+  if (n.ns_per_block > 0) {
+    const uint64_t afford = room_ns / n.ns_per_block;
     goal = std::min(goal, have + std::max<uint64_t>(afford, 1));
   }
   return goal;
@@ -381,47 +329,33 @@ std::optional<std::string> Engine::demand_reason() const {
   return std::nullopt;
 }
 
-std::optional<Engine::Fired> Engine::node_trigger(int node, const NodeTrack& n,
-                                                  const std::optional<std::string>& demand) const {
-  const CompactionPolicy& c = policy_.compaction;
-  if (!c.nodes.contains(node)) return std::nullopt;
-  if (n.hot && settled(n)) {
-    if (n.score > c.score.high)
-      return Fired{Trigger::Score, strf("score %u > high %u", n.score, c.score.high)};
-    return Fired{Trigger::Score,
-                 strf("score %u >= low %u (hot since it rose above %u)", n.score, c.score.low, c.score.high)};
-  }
-  if (demand && n.score >= c.score.low) return Fired{Trigger::Demand, *demand};
-  if (const uint64_t goal = reserve_goal(n); goal > 0) {
-    const uint64_t have = reserve_blocks(n);
-    if (have < goal && settled(n)) {
-      std::string reason = strf("reserve: %llu free order-%u blocks < %llu", static_cast<unsigned long long>(have),
-                                c.reserve.order, static_cast<unsigned long long>(goal));
-      if (const uint64_t pooled = reserve_pooled(n))
-        reason += strf(" (%llu more held in hugetlb pools)", static_cast<unsigned long long>(pooled));
-      return Fired{Trigger::Reserve, reason};
-    }
-  }
-  if (forecast_need(n) > 0) {
-    const double lost = -*n.blocks_per_second;
-    const uint64_t free_2m = blocks_of_order(n.free_blocks, compaction_hpage_order());
-    return Fired{Trigger::Forecast,
-                 "forecast: " + std::to_string(free_2m) + " free 2 MiB blocks run out in " +
-                     format_duration(static_cast<double>(free_2m) / lost * 1e9) + " at " + format_count(lost) +
-                     "/s lost, within horizon " + format_duration(static_cast<double>(c.forecast.horizon_ns))};
-  }
+NodeFacts Engine::facts(const NodeTrack& n) const { return NodeFacts{n.seen, n.hot, settled(n)}; }
+
+TriggerInputs Engine::inputs(const Round& k) const {
+  return TriggerInputs{policy_.compaction, k.demand, k.demand_stalls};
+}
+
+std::optional<Engine::Fired> Engine::node_trigger(const NodeTrack& n, const TriggerInputs& in) const {
+  if (!policy_.compaction.nodes.contains(n.node)) return std::nullopt;
+  const NodeFacts f = facts(n);
+  for (const NodeTrigger* t : node_triggers())
+    if (auto why = t->fires(f, in)) return Fired{t->kind(), std::move(*why)};
   return std::nullopt;
 }
 
-bool Engine::settling(int node, const NodeTrack& n) const {
-  return policy_.compaction.nodes.contains(node) && (n.hot || reserve_blocks(n) < reserve_goal(n)) && !settled(n);
+bool Engine::settling(const NodeTrack& n, const TriggerInputs& in) const {
+  if (!policy_.compaction.nodes.contains(n.node)) return false;
+  const NodeFacts f = facts(n);
+  for (const NodeTrigger* t : node_triggers())
+    if (t->settling(f, in)) return true;
+  return false;
 }
 
-bool Engine::any_trigger(const std::optional<std::string>& demand) const {
+bool Engine::any_trigger(const TriggerInputs& in) const {
   // settle delays only the start of an action: a node that would fire once its free memory
   // settles still holds what was raised for it.
   for (const auto& [id, t] : node_state_)
-    if (node_trigger(id, t, demand) || settling(id, t)) return true;
+    if (node_trigger(t, in) || settling(t, in)) return true;
   return false;
 }
 
@@ -442,30 +376,26 @@ ActionRequest Engine::restore_request(Trigger t, std::string reason) {
   return issue(std::move(r));
 }
 
-std::optional<ActionRequest> Engine::decide(const Observation& o) {
-  ingest(o);
+Engine::Round Engine::begin_round() const {
   const CompactionPolicy& c = policy_.compaction;
-  const bool proactive = c.method == CompactMethod::Proactiveness;
-  const bool really_raised = proactiveness_raised();
-  const uint64_t now = now_ns_;
-  const std::optional<std::string> demand = policy_.act ? demand_reason() : std::nullopt;
-
-  // Which triggered node may act now, and why the others wait.
-  struct Candidate {
-    int node;
-    unsigned score;
-    Fired fired;
-  };
-  std::vector<Candidate> ready;
-  const uint64_t used = budget_used_ns();
-  // Method pool sizes its goal to the budget left (goal_blocks); a compaction
-  // written to a node cannot be, so it must fit whole.
-  const bool sized = c.method == CompactMethod::Pool;
+  Round k;
+  if (policy_.act) k.demand = demand_reason();
+  k.demand_stalls = window_stalls(c.demand.window_ns);
+  k.used = budget_used_ns();
   // Nothing left: an action would be cut at once (its deadline is what is left).
-  const uint64_t left = action_budget_ns(c.cpu_budget_ns, used, false);
-  const bool budget_ok = sized ? left > 0
-                               : used + (proactive ? 0 : expected_duration_ns()) <= c.cpu_budget_ns &&
-                                     (proactive || left > 0);
+  k.left = action_budget_ns(c.cpu_budget_ns, k.used, false);
+  // Method pool sizes its goal to the budget left (goal_blocks); a compaction written to a node
+  // cannot be, so it must fit whole.
+  const bool proactive = c.method == CompactMethod::Proactiveness;
+  if (c.method == CompactMethod::Pool) k.budget_ok = k.left > 0;
+  else k.budget_ok = k.used + (proactive ? 0 : expected_duration_ns()) <= c.cpu_budget_ns && (proactive || k.left > 0);
+  return k;
+}
+
+std::vector<Engine::Candidate> Engine::ready_nodes(const Round& k) {
+  const CompactionPolicy& c = policy_.compaction;
+  const TriggerInputs in = inputs(k);
+  std::vector<Candidate> ready;
   for (auto& [id, t] : node_state_) {
     t.waiting.clear();
     t.next_allowed_ns = 0;
@@ -475,66 +405,71 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
       t.next_allowed_ns = sat_add(*t.last_end_ns, escape ? c.min_interval_ns : wait_ns(t.misses));
     }
     if (!policy_.act) continue;
-    auto fired = node_trigger(id, t, demand);
+    auto fired = node_trigger(t, in);
     if (!fired) {
-      if (settling(id, t)) t.waiting = "settling";
+      if (settling(t, in)) t.waiting = "settling";
       continue;
     }
-    if (now < t.next_allowed_ns) {
+    if (now_ns_ < t.next_allowed_ns) {
       t.waiting = t.misses > 0 && !escape ? "backoff" : "min_interval";
       continue;
     }
-    if (!budget_ok) {
+    if (!k.budget_ok) {
       t.waiting = "cpu_budget";
       continue;
     }
     ready.push_back(Candidate{id, t.score, std::move(*fired)});
   }
+  std::stable_sort(ready.begin(), ready.end(), [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+  return ready;
+}
 
-  note_ended(leases_.expire(now));
-  if (auto r = guard_action(o)) return issue(std::move(*r));  // observe mode too: a put-back
-  if (in_flight_) return std::nullopt;
+std::optional<ActionRequest> Engine::manual_action(const Round& k) {
+  if (!policy_.act || manual_.empty()) return std::nullopt;
+  ActionRequest r = std::move(manual_.front());
+  manual_.pop_front();
+  if (r.kind == ActionKind::Pool) r.compact_nodes = r.node >= 0 ? std::vector<int>{r.node} : scope_nodes();
+  if (r.budget_ns == 0) r.budget_ns = action_budget_ns(policy_.compaction.cpu_budget_ns, k.used, true);
+  return r;
+}
 
-  if (policy_.act && !manual_.empty()) {
-    ActionRequest r = std::move(manual_.front());
-    manual_.pop_front();
-    if (r.kind == ActionKind::Pool)
-      r.compact_nodes = r.node >= 0 ? std::vector<int>{r.node} : scope_nodes();
-    if (r.budget_ns == 0) r.budget_ns = action_budget_ns(c.cpu_budget_ns, used, true);
-    return issue(std::move(r));
-  }
+// A value fragd raised goes back when the policy no longer asks for it, in observe mode too:
+// fragd undoes what it changed.
+std::optional<ActionRequest> Engine::policy_restore() {
+  const CompactionPolicy& c = policy_.compaction;
+  if (!proactiveness_raised() || now_ns_ < restore_next_ns_) return std::nullopt;
+  if (policy_.act && c.method == CompactMethod::Proactiveness) return std::nullopt;
+  return restore_request(Trigger::Policy, !policy_.act ? "policy changed: mode observe"
+                                                       : std::string("policy changed: method ") + method_name(c.method));
+}
 
-  // A value fragd raised goes back when the policy no longer asks for it,
-  // in observe mode too: fragd undoes what it changed.
-  if (really_raised && (!policy_.act || !proactive) && now >= restore_next_ns_)
-    return restore_request(Trigger::Policy, !policy_.act ? "policy changed: mode observe"
-                                                         : std::string("policy changed: method ") +
-                                                               method_name(c.method));
-  // Pages of ended leases go back, in observe mode too (fragd undoes what it changed).
-  if (auto r = lease_pool_action()) return issue(std::move(*r));
-  if (!policy_.act) return std::nullopt;
+// A raise ends after proactiveness.hold, once no trigger holds, or when the cpu budget is spent.
+std::optional<ActionRequest> Engine::held_restore(const Round& k) {
+  const CompactionPolicy& c = policy_.compaction;
+  const uint64_t now = now_ns_;
+  if (c.method != CompactMethod::Proactiveness || !raised_since_ns_ || now < restore_next_ns_) return std::nullopt;
+  const uint64_t held = now - std::min(now, *raised_since_ns_);
+  if (held >= c.proactiveness.hold_ns)
+    return restore_request(Trigger::Hold, "held " + format_duration(static_cast<double>(held)) + " (proactiveness.hold " +
+                                              format_duration(static_cast<double>(c.proactiveness.hold_ns)) + ")");
+  if (!any_trigger(inputs(k)))
+    return restore_request(raised_trigger_, "no trigger holds any more: no node hot, no demand, reserve met");
+  if (proactiveness_raised() && k.used > c.cpu_budget_ns)
+    return restore_request(Trigger::Hold, "cpu budget: " + format_duration(static_cast<double>(k.used)) +
+                                              " of compaction in the last 60s > " +
+                                              format_duration(static_cast<double>(c.cpu_budget_ns)));
+  return std::nullopt;
+}
 
-  if (proactive && raised_since_ns_ && now >= restore_next_ns_) {
-    const uint64_t held = now - std::min(now, *raised_since_ns_);
-    if (held >= c.proactiveness.hold_ns)
-      return restore_request(Trigger::Hold, "held " + format_duration(static_cast<double>(held)) + " (proactiveness.hold " +
-                                                format_duration(static_cast<double>(c.proactiveness.hold_ns)) + ")");
-    if (!any_trigger(demand))
-      return restore_request(raised_trigger_, "no trigger holds any more: no node hot, no demand, reserve met");
-    if (really_raised && used > c.cpu_budget_ns)
-      return restore_request(Trigger::Hold, "cpu budget: " + format_duration(static_cast<double>(used)) +
-                                                " of compaction in the last 60s > " +
-                                                format_duration(static_cast<double>(c.cpu_budget_ns)));
-  }
-
+std::optional<ActionRequest> Engine::pool_action(const Round& k) {
   for (auto& [key, p] : pool_state_) {
     // Leased pages ride on the policy's target (act/leases.h).
     const uint64_t leased = leases_.leased(key);
     const uint64_t target = p.s.target + leased;
     if (p.observed && p.s.reached == target) continue;
-    if (now < p.s.next_allowed_ns) continue;
+    if (now_ns_ < p.s.next_allowed_ns) continue;
     // A pool grows by compaction too: growing waits for the budget (a shrink frees pages).
-    if (left == 0 && (!p.observed || p.s.reached < target)) continue;
+    if (k.left == 0 && (!p.observed || p.s.reached < target)) continue;
     ActionRequest r;
     r.kind = ActionKind::Pool;
     r.trigger = Trigger::Pool;
@@ -543,56 +478,81 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
     r.target = target;
     if (leased) r.restore_to = p.s.target;
     r.compact_nodes = p.s.node >= 0 ? std::vector<int>{p.s.node} : scope_nodes();
-    r.budget_ns = left;
+    r.budget_ns = k.left;
     const auto shown = static_cast<unsigned long long>(target);
     if (!p.observed)
       r.reason = pool_name(p.s.node, p.s.size_kib) + strf(": not observed, target %llu", shown);
     else
       r.reason = pool_name(p.s.node, p.s.size_kib) +
                  strf(": %llu %s target %llu", static_cast<unsigned long long>(p.s.reached),
-                     p.s.reached < target ? "<" : ">", shown);
+                      p.s.reached < target ? "<" : ">", shown);
     if (leased) r.reason += strf(" (%llu leased)", static_cast<unsigned long long>(leased));
-    return issue(std::move(r));
+    return r;
   }
+  return std::nullopt;
+}
 
-  if (ready.empty() || (proactive && raised_since_ns_)) return std::nullopt;
-  std::stable_sort(ready.begin(), ready.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+ActionRequest Engine::compact_request(const Candidate& best, const Round& k, uint64_t page_kib) const {
+  const CompactionPolicy& c = policy_.compaction;
+  ActionRequest r;
+  r.trigger = best.fired.trigger;
+  r.kind = ActionKind::Compact;
+  r.node = best.node;
+  r.reason = best.fired.reason;
+  r.budget_ns = k.left;
+  if (c.method != CompactMethod::Pool) return r;
+  const NodeTrack& t = node_state_.at(best.node);
+  r.have_blocks = reserve_blocks(t.seen, c);
+  r.goal_blocks = goal_blocks(t, inputs(k), c.cpu_budget_ns > k.used ? c.cpu_budget_ns - k.used : 0);
+  // The goal's temporary pool is the node's pool of reserve.order: not while leases hold it.
+  const uint64_t goal_pool_kib = page_kib << c.reserve.order;
+  if (leases_.leased({best.node, goal_pool_kib}) || lease_pools_.count({best.node, goal_pool_kib})) r.goal_blocks = 0;
+  if (r.goal_blocks == 0) r.reason += "; the goal is near all the node's free memory: whole node";
+  else r.reason += strf("; goal %llu free order-%u blocks (has %llu)", static_cast<unsigned long long>(r.goal_blocks),
+                        c.reserve.order, static_cast<unsigned long long>(r.have_blocks));
+  return r;
+}
+
+ActionRequest Engine::raise_request(const std::vector<Candidate>& ready) {
   const Candidate& best = ready.front();
   ActionRequest r;
   r.trigger = best.fired.trigger;
-  if (!proactive) {
-    r.kind = ActionKind::Compact;
-    r.node = best.node;
-    r.reason = best.fired.reason;
-    r.budget_ns = left;
-    if (c.method == CompactMethod::Pool) {
-      const NodeTrack& t = node_state_.at(best.node);
-      r.have_blocks = reserve_blocks(t);
-      r.goal_blocks = goal_blocks(t, demand.has_value() && t.score >= c.score.low,
-                                  c.cpu_budget_ns > used ? c.cpu_budget_ns - used : 0);
-      // The goal's temporary pool is the node's pool of reserve.order: not while leases hold it.
-      const uint64_t goal_pool_kib = o.page_kib << c.reserve.order;
-      if (leases_.leased({best.node, goal_pool_kib}) || lease_pools_.count({best.node, goal_pool_kib}))
-        r.goal_blocks = 0;
-      if (r.goal_blocks == 0) r.reason += "; the goal is near all the node's free memory: whole node";
-      else r.reason += strf("; goal %llu free order-%u blocks (has %llu)",
-                            static_cast<unsigned long long>(r.goal_blocks), c.reserve.order,
-                            static_cast<unsigned long long>(r.have_blocks));
-    }
-    return issue(std::move(r));
-  }
   r.kind = ActionKind::RaiseProactiveness;
   r.node = -1;
-  r.proactiveness = c.proactiveness.value;
+  r.proactiveness = policy_.compaction.proactiveness.value;
   r.reason = strf("node %d: ", best.node) + best.fired.reason;
   if (ready.size() > 1) r.reason += strf(" (and %zu more nodes)", ready.size() - 1);
   raise_marks_.clear();
   for (const auto& cand : ready) {
     const NodeTrack& t = node_state_.at(cand.node);
-    raise_marks_[cand.node] = RaiseMark{t.score, reserve_blocks(t)};
+    raise_marks_[cand.node] = RaiseMark{t.score, reserve_blocks(t.seen, policy_.compaction)};
   }
-  return issue(std::move(r));
+  return r;
+}
+
+// The steps in the order they win: the guard's put-back, then (nothing in flight) a manual
+// request, a restore the policy asks for, a lease pool put back, and in act mode the end of a
+// raise, a pool target, a node's trigger.
+std::optional<ActionRequest> Engine::decide(const Observation& o) {
+  ingest(o);
+  const Round k = begin_round();
+  std::vector<Candidate> ready = ready_nodes(k);  // every node's waiting, whatever is returned
+
+  note_ended(leases_.expire(now_ns_));
+  if (auto r = guard_action(o)) return issue(std::move(*r));  // observe mode too: a put-back
+  if (in_flight_) return std::nullopt;
+  if (auto r = manual_action(k)) return issue(std::move(*r));
+  if (auto r = policy_restore()) return r;  // restore_request issued it
+  // Pages of ended leases go back, in observe mode too (fragd undoes what it changed).
+  if (auto r = lease_pool_action()) return issue(std::move(*r));
+  if (!policy_.act) return std::nullopt;
+  if (auto r = held_restore(k)) return r;
+  if (auto r = pool_action(k)) return issue(std::move(*r));
+
+  const bool proactive = policy_.compaction.method == CompactMethod::Proactiveness;
+  if (ready.empty() || (proactive && raised_since_ns_)) return std::nullopt;
+  if (!proactive) return issue(compact_request(ready.front(), k, o.page_kib));
+  return issue(raise_request(ready));
 }
 
 }  // namespace fragd

@@ -10,7 +10,8 @@
 //  - Observe mode (policy.act false) decides nothing; manual requests are
 //    refused with the fix. dry_run decides as act mode does; the runner then
 //    writes nothing and reports result "dry_run".
-//  - Compaction of a node in scope starts when one trigger holds:
+//  - Compaction of a node in scope starts when one trigger holds (act/triggers.h, asked in
+//    this order; the first that fires names the action):
 //      score:   hysteresis. The node turns "hot" when its score is > high and
 //               stays hot until its score is < low; while hot it is compacted,
 //               once the node's free memory has settled (as for the reserve).
@@ -105,6 +106,9 @@
 #include "base/result.h"
 
 namespace fragd {
+
+struct NodeFacts;      // act/triggers.h
+struct TriggerInputs;  // act/triggers.h
 
 enum class ActionKind { Compact, RaiseProactiveness, RestoreProactiveness, Pool, DefragModeOff, DefragModeRestore };
 // compact, proactiveness_raise, proactiveness_restore, pool, defrag_mode_off, defrag_mode_restore
@@ -306,11 +310,7 @@ class Engine {
  private:
   // What nodes() reports of a node (NodeState), and what only the engine keeps.
   struct NodeTrack : NodeState {
-    uint64_t free_pages = 0;
-    uint64_t total_pages = 0;
-    std::vector<uint64_t> free_blocks;
-    std::vector<uint64_t> pool_pages;         // NodeObservation's
-    std::optional<double> blocks_per_second;  // NodeObservation's
+    NodeObservation seen;  // as last observed
     std::deque<std::pair<uint64_t, uint64_t>> free_seen;  // (time, free pages) over compaction.settle
     std::optional<uint64_t> last_end_ns;
     double learned_pages = 0, learned_ns = 0, learned_blocks = 0;  // decayed sums
@@ -340,30 +340,56 @@ class Engine {
     uint64_t blocks = 0;
   };
 
+  // What decide() works out once per tick for the steps after it.
+  struct Round {
+    std::optional<std::string> demand;  // demand_reason(), in act mode
+    uint64_t demand_stalls = 0;         // over demand.window
+    uint64_t used = 0;                  // budget_used_ns()
+    uint64_t left = 0;                  // the deadline of an automatic action (action_budget_ns)
+    bool budget_ok = false;             // an automatic compaction fits the budget
+  };
+  struct Candidate {  // a node whose trigger fired and whose limits allow it now
+    int node;
+    unsigned score;
+    Fired fired;
+  };
+
   void ingest(const Observation& o);
   void rebuild_pools();
-  std::optional<Fired> node_trigger(int node, const NodeTrack& n, const std::optional<std::string>& demand) const;
+  // decide()'s steps (engine.cc), in the order they win.
+  Round begin_round() const;
+  // Sets every node's waiting; the nodes that may act now, highest score first.
+  std::vector<Candidate> ready_nodes(const Round& k);
+  std::optional<ActionRequest> manual_action(const Round& k);
+  std::optional<ActionRequest> policy_restore();
+  std::optional<ActionRequest> held_restore(const Round& k);
+  std::optional<ActionRequest> pool_action(const Round& k);
+  ActionRequest compact_request(const Candidate& best, const Round& k, uint64_t page_kib) const;
+  ActionRequest raise_request(const std::vector<Candidate>& ready);
+  // The node triggers (act/triggers.h), asked in order: the first that fires, in scope.
+  NodeFacts facts(const NodeTrack& n) const;
+  TriggerInputs inputs(const Round& k) const;
+  std::optional<Fired> node_trigger(const NodeTrack& n, const TriggerInputs& in) const;
+  // In scope and some trigger would fire but for its free memory still moving.
+  bool settling(const NodeTrack& n, const TriggerInputs& in) const;
+  bool any_trigger(const TriggerInputs& in) const;
   std::optional<std::string> demand_reason() const;
-  bool any_trigger(const std::optional<std::string>& demand) const;
   uint64_t wait_ns(unsigned misses) const;
   uint64_t expected_duration_ns() const;
   const Sample* baseline(uint64_t span_ns) const;
-  uint64_t reserve_blocks(const NodeTrack& n) const;
-  uint64_t reserve_goal(const NodeTrack& n) const;
-  // The node's hugetlb pool pages as blocks of reserve.order, with reserve.count_pools (else 0).
-  uint64_t reserve_pooled(const NodeTrack& n) const;
   // The node's free memory has moved (up or down) by at most 1% of the node over compaction.settle.
   bool settled(const NodeTrack& n) const;
-  // In scope and would fire (hot, or the reserve short) but for its free memory still moving.
-  bool settling(int node, const NodeTrack& n) const;
-  // Forecast trigger: the blocks of reserve.order the node loses over forecast.horizon at its
-  // rate, when its free 2 MiB blocks run out within the horizon; 0 otherwise.
-  uint64_t forecast_need(const NodeTrack& n) const;
   uint64_t window_stalls(uint64_t span_ns) const;
-  // Method pool: the free blocks of reserve.order a compaction of the node
-  // should reach, from every trigger that holds; 0: the whole node.
-  uint64_t goal_blocks(const NodeTrack& n, bool demand, uint64_t room_ns) const;
+  // Method pool: the free blocks of reserve.order a compaction of the node should reach, the
+  // most any trigger asks for, capped by what its free pages hold and the budget pays for;
+  // 0: the whole node.
+  uint64_t goal_blocks(const NodeTrack& n, const TriggerInputs& in, uint64_t room_ns) const;
   void learn(int node, const ActionOutcome& r);
+  // finished()'s part for each kind of action (engine_outcomes.cc).
+  void compact_finished(const ActionRequest& req, const ActionOutcome& r, uint64_t end);
+  void raise_finished(const ActionRequest& req, const std::string& res, uint64_t end);
+  void restore_finished(const std::string& res, uint64_t end);
+  void pool_finished(const ActionRequest& req, const ActionOutcome& r, uint64_t end);
   std::vector<int> scope_nodes() const;
   ActionRequest issue(ActionRequest r);
   ActionRequest restore_request(Trigger t, std::string reason);

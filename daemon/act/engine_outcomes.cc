@@ -6,6 +6,7 @@
 
 #include "base/format.h"
 #include "base/text.h"
+#include "act/triggers.h"
 
 #include <algorithm>
 #include <utility>
@@ -47,120 +48,121 @@ void Engine::finished(const ActionOutcome& r) {
   if (!in_flight_ || in_flight_->id != r.req.id) return;  // not the action fragd is waiting for
   const ActionRequest req = std::move(*in_flight_);
   in_flight_.reset();
-  const std::string& res = r.result;
   const uint64_t end = r.end_ns ? r.end_ns : now_ns_;
-  const CompactionPolicy& c = policy_.compaction;
-
   switch (req.kind) {
-    case ActionKind::Compact: {
-      if (res == "abandoned") break;
-      if (res == "dry_run") {
-        if (auto it = node_state_.find(req.node); it != node_state_.end()) it->second.last_end_ns = end;
-        break;
-      }
-      if (res == "ok" || res == "no_gain" || res == "cut") {  // cut: it ran for the time it had
-        if (r.end_ns > r.start_ns) {
-          recent_durations_ns_.push_back(r.end_ns - r.start_ns);
-          while (recent_durations_ns_.size() > kRecentDurations) recent_durations_ns_.pop_front();
-        }
-        std::optional<unsigned> reached;
-        if (r.score_after >= 0) reached = static_cast<unsigned>(r.score_after);
-        learn(req.node, r);
-        teach(req.node, compaction_helped(r, c), reached, end);
-      } else {
-        teach(req.node, false, std::nullopt, end);  // error, refused: time-only back-off
-      }
-      break;
-    }
-    case ActionKind::RaiseProactiveness: {
-      if (res == "ok") {
-        raised_since_ns_ = end;
-        raised_dry_ = false;
-        raised_trigger_ = req.trigger;
-        restore_failures_ = 0;
-        restore_next_ns_ = 0;
-      } else if (res == "dry_run" && policy_.act && policy_.dry_run &&
-                 c.method == CompactMethod::Proactiveness) {
-        raised_since_ns_ = end;
-        raised_dry_ = true;
-        raised_trigger_ = req.trigger;
-      } else if (res == "dry_run" || res == "abandoned") {
-        raise_marks_.clear();
-      } else {
-        for (const auto& [node, mark] : raise_marks_) teach(node, false, std::nullopt, end);
-        raise_marks_.clear();
-      }
-      break;
-    }
-    case ActionKind::RestoreProactiveness: {
-      if (res == "abandoned") break;  // the runner puts the value back as fragd exits
-      if (res == "ok" || res == "dry_run") {
-        const bool real = res == "ok" && !raised_dry_;
-        for (const auto& [node, mark] : raise_marks_) {
-          auto it = node_state_.find(node);
-          if (it == node_state_.end()) continue;
-          if (!real) {
-            it->second.last_end_ns = end;
-            continue;
-          }
-          const NodeTrack& t = it->second;
-          const bool helped = static_cast<int>(mark.score) - static_cast<int>(t.score) >=
-                                  static_cast<int>(c.backoff.min_gain) ||
-                              (c.reserve.blocks > 0 && reserve_blocks(t) > mark.blocks);
-          teach(node, helped, t.score, end);
-        }
-        raise_marks_.clear();
-        raised_since_ns_.reset();
-        raised_dry_ = false;
-        restore_failures_ = 0;
-        restore_next_ns_ = 0;
-      } else {
-        restore_failures_ = std::min(restore_failures_ + 1, kMaxMisses);
-        restore_next_ns_ = sat_add(end, wait_ns(restore_failures_));
-      }
-      break;
-    }
+    case ActionKind::Compact: return compact_finished(req, r, end);
+    case ActionKind::RaiseProactiveness: return raise_finished(req, r.result, end);
+    case ActionKind::RestoreProactiveness: return restore_finished(r.result, end);
     case ActionKind::DefragModeOff:
-    case ActionKind::DefragModeRestore:
-      guard_.finished(req.kind == ActionKind::DefragModeOff, res, end);
-      break;
-    case ActionKind::Pool: {
-      if (req.lease) {
-        const std::string why = strf("its pool reached %llu of %llu (%s%s%s)", static_cast<unsigned long long>(r.pool_after),
-                                     static_cast<unsigned long long>(req.target), res.c_str(),
-                                     r.detail.empty() ? "" : ": ", r.detail.c_str());
-        if (auto l = leases_.made(req.id, res == "ok", why, end); l && l->state == LeaseState::Ended)
-          note_ended({*l});
-      }
-      if (auto lp = lease_pools_.find({req.node, req.size_kib}); lp != lease_pools_.end() && req.lease == 0) {
-        // A lease pool put back: retried after a failure with the back-off's waits.
-        if (res == "ok") {
-          lp->second.misses = 0;
-          lp->second.next_allowed_ns = 0;
-        } else if (res != "abandoned") {
-          lp->second.misses = std::min(lp->second.misses + 1, kMaxMisses);
-          lp->second.next_allowed_ns = sat_add(end, wait_ns(lp->second.misses));
-        }
-      }
-      auto it = pool_state_.find({req.node, req.size_kib});
-      if (it == pool_state_.end()) break;  // the target went with a reload
-      PoolTrack& p = it->second;
-      p.s.last_result = res;
-      if (res == "ok" || res == "short" || res == "guard" || res == "cut") p.s.reached = r.pool_after;
-      if (p.s.target != req.target) {  // a new target: act on it at once
-        p.misses = 0;
-        p.s.next_allowed_ns = 0;
-      } else if (res == "ok") {
-        p.misses = 0;
-        p.s.next_allowed_ns = sat_add(end, c.min_interval_ns);
-      } else if (res == "dry_run") {
-        p.s.next_allowed_ns = sat_add(end, wait_ns(p.misses));
-      } else if (res != "abandoned") {
-        p.misses = std::min(p.misses + 1, kMaxMisses);
-        p.s.next_allowed_ns = sat_add(end, wait_ns(p.misses));
-      }
-      break;
+    case ActionKind::DefragModeRestore: return guard_.finished(req.kind == ActionKind::DefragModeOff, r.result, end);
+    case ActionKind::Pool: return pool_finished(req, r, end);
+  }
+}
+
+void Engine::compact_finished(const ActionRequest& req, const ActionOutcome& r, uint64_t end) {
+  const std::string& res = r.result;
+  if (res == "abandoned") return;
+  if (res == "dry_run") {
+    if (auto it = node_state_.find(req.node); it != node_state_.end()) it->second.last_end_ns = end;
+    return;
+  }
+  if (res != "ok" && res != "no_gain" && res != "cut") {  // cut: it ran for the time it had
+    teach(req.node, false, std::nullopt, end);  // error, refused: time-only back-off
+    return;
+  }
+  if (r.end_ns > r.start_ns) {
+    recent_durations_ns_.push_back(r.end_ns - r.start_ns);
+    while (recent_durations_ns_.size() > kRecentDurations) recent_durations_ns_.pop_front();
+  }
+  std::optional<unsigned> reached;
+  if (r.score_after >= 0) reached = static_cast<unsigned>(r.score_after);
+  learn(req.node, r);
+  teach(req.node, compaction_helped(r, policy_.compaction), reached, end);
+}
+
+void Engine::raise_finished(const ActionRequest& req, const std::string& res, uint64_t end) {
+  if (res == "ok") {
+    raised_since_ns_ = end;
+    raised_dry_ = false;
+    raised_trigger_ = req.trigger;
+    restore_failures_ = 0;
+    restore_next_ns_ = 0;
+  } else if (res == "dry_run" && policy_.act && policy_.dry_run &&
+             policy_.compaction.method == CompactMethod::Proactiveness) {
+    raised_since_ns_ = end;
+    raised_dry_ = true;
+    raised_trigger_ = req.trigger;
+  } else if (res == "dry_run" || res == "abandoned") {
+    raise_marks_.clear();
+  } else {
+    for (const auto& [node, mark] : raise_marks_) teach(node, false, std::nullopt, end);
+    raise_marks_.clear();
+  }
+}
+
+void Engine::restore_finished(const std::string& res, uint64_t end) {
+  if (res == "abandoned") return;  // the runner puts the value back as fragd exits
+  if (res != "ok" && res != "dry_run") {
+    restore_failures_ = std::min(restore_failures_ + 1, kMaxMisses);
+    restore_next_ns_ = sat_add(end, wait_ns(restore_failures_));
+    return;
+  }
+  const CompactionPolicy& c = policy_.compaction;
+  const bool real = res == "ok" && !raised_dry_;
+  for (const auto& [node, mark] : raise_marks_) {
+    auto it = node_state_.find(node);
+    if (it == node_state_.end()) continue;
+    if (!real) {
+      it->second.last_end_ns = end;
+      continue;
     }
+    const NodeTrack& t = it->second;
+    const bool helped =
+        static_cast<int>(mark.score) - static_cast<int>(t.score) >= static_cast<int>(c.backoff.min_gain) ||
+        (c.reserve.blocks > 0 && reserve_blocks(t.seen, c) > mark.blocks);
+    teach(node, helped, t.score, end);
+  }
+  raise_marks_.clear();
+  raised_since_ns_.reset();
+  raised_dry_ = false;
+  restore_failures_ = 0;
+  restore_next_ns_ = 0;
+}
+
+void Engine::pool_finished(const ActionRequest& req, const ActionOutcome& r, uint64_t end) {
+  const std::string& res = r.result;
+  if (req.lease) {
+    const std::string why = strf("its pool reached %llu of %llu (%s%s%s)", static_cast<unsigned long long>(r.pool_after),
+                                 static_cast<unsigned long long>(req.target), res.c_str(),
+                                 r.detail.empty() ? "" : ": ", r.detail.c_str());
+    if (auto l = leases_.made(req.id, res == "ok", why, end); l && l->state == LeaseState::Ended) note_ended({*l});
+  }
+  if (auto lp = lease_pools_.find({req.node, req.size_kib}); lp != lease_pools_.end() && req.lease == 0) {
+    // A lease pool put back: retried after a failure with the back-off's waits.
+    if (res == "ok") {
+      lp->second.misses = 0;
+      lp->second.next_allowed_ns = 0;
+    } else if (res != "abandoned") {
+      lp->second.misses = std::min(lp->second.misses + 1, kMaxMisses);
+      lp->second.next_allowed_ns = sat_add(end, wait_ns(lp->second.misses));
+    }
+  }
+  auto it = pool_state_.find({req.node, req.size_kib});
+  if (it == pool_state_.end()) return;  // the target went with a reload
+  PoolTrack& p = it->second;
+  p.s.last_result = res;
+  if (res == "ok" || res == "short" || res == "guard" || res == "cut") p.s.reached = r.pool_after;
+  if (p.s.target != req.target) {  // a new target: act on it at once
+    p.misses = 0;
+    p.s.next_allowed_ns = 0;
+  } else if (res == "ok") {
+    p.misses = 0;
+    p.s.next_allowed_ns = sat_add(end, policy_.compaction.min_interval_ns);
+  } else if (res == "dry_run") {
+    p.s.next_allowed_ns = sat_add(end, wait_ns(p.misses));
+  } else if (res != "abandoned") {
+    p.misses = std::min(p.misses + 1, kMaxMisses);
+    p.s.next_allowed_ns = sat_add(end, wait_ns(p.misses));
   }
 }
 
