@@ -7,17 +7,22 @@
 
 namespace fragd {
 
+// The one order there is: the BPF maps and the memory concern's read of /proc and sysfs first,
+// then every other concern with both in its Tick.
 void Daemon::tick() {
   const uint64_t t0 = now_ns();
   if (auto s = sh_.reader->read()) {
-    sh_.last_bpf = std::move(*s);
+    bpf_ = std::move(*s);
     sh_.warn.cleared("bpf", "BPF maps readable again");
   } else {
     sh_.self.collect_errors_bpf++;
     sh_.warn.once("bpf", s.error().message + " (counted in fragd_collect_errors_total{source=\"bpf\"}; not logged "
                                              "again until the maps read well)");
   }
-  for (Concern* c : concerns_) c->tick(now_ns());
+  memory_->tick(Tick{now_ns()});
+  const Tick t = last_tick();
+  for (Concern* c : concerns_)
+    if (c != memory_.get()) c->tick(t);
   sh_.self.control = control_->stats();
   sh_.self.last_tick_seconds = (now_ns() - t0) / 1e9;
   // The families are built when a scrape asks for them (publish_metrics), not here.
@@ -31,7 +36,7 @@ void Daemon::publish_metrics() {
   sh_.self.map_memory = sh_.bpf->map_memory();
   ExportFrame frame;
   frame.plan = series_plan(sh_.cfg.metrics, sh_.cfg.min_order, sh_.cfg.policy.compaction.demand.min_order);
-  frame.bpf = sh_.last_bpf ? &*sh_.last_bpf : nullptr;
+  frame.bpf = bpf_ ? &*bpf_ : nullptr;
   frame.programs = &sh_.bpf->programs();
   frame.self = &sh_.self;
   for (Concern* c : concerns_) c->metrics(frame);
@@ -45,13 +50,18 @@ std::optional<nlohmann::json> Daemon::handle(const ControlRequest& req, Reader r
   if (req.cmd == Command::Status) {
     StatusReply r;
     program_status(sh_, r);
-    for (const Concern* c : concerns_) c->status(r);
+    const Tick last = last_tick();
+    for (const Concern* c : concerns_) c->status(r, last);
     restrict_status(r, reader);
     return r;
   }
   for (Concern* c : concerns_)
-    if (c->answers(req.cmd)) return c->answer(req, reader, token);
+    if (c->answers(req.cmd)) return c->answer(req, reader, token, last_tick());
   return error_answer("no part of fragd answers \"" + std::string(command_name(req.cmd)) + "\"");  // not reached
+}
+
+Tick Daemon::last_tick() const {
+  return Tick{now_ns(), bpf_ ? &*bpf_ : nullptr, memory_->snapshot(), &memory_->facts(), &memory_->tick_forecast()};
 }
 
 nlohmann::json Daemon::reload(const std::string& why) {

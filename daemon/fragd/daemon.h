@@ -32,6 +32,8 @@ class Daemon {
  private:
   int start();  // 0, or the exit code of a start that failed
   void tick();
+  // What the last tick read, as of now: what every concern is handed.
+  Tick last_tick() const;
   void publish_metrics();
   // Answers a request from `reader`; nothing yet for one answered later through the control
   // server's reply(token) (a map that waits for a scan).
@@ -40,6 +42,7 @@ class Daemon {
   void stop();
 
   Shared sh_;
+  std::optional<BpfSnapshot> bpf_;  // the maps at the last tick
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<MetricsServer> metrics_;
   // Each concern once, and all of them in tick order (concerns_).

@@ -54,9 +54,9 @@ PollutionPort pollution_port(const BpfPrograms& progs, const BpfReader& reader) 
 // Start-up, in the order privileges allow: what fails for reasons outside BPF first, then BPF,
 // then what needs a capability (kallsyms, iomem), then the capabilities go, then the threads.
 int Daemon::start() {
-  act_ = std::make_unique<ActConcern>(sh_, [this] { tick(); }, [this](const SupplyAsk& a) -> Result<Supply> {
+  act_ = std::make_unique<ActConcern>(sh_, [this] { tick(); }, [this](const SupplyAsk& a, const Tick& t) -> Result<Supply> {
     if (!pageblocks_) return make_error("fragd is starting: ask again in a second");
-    return pageblocks_->supply(a);
+    return pageblocks_->supply(a, t);
   });
   // Act mode: one fragd per host acts (act/act_lock.h), and what a fragd that died left
   // changed goes back, before the control socket, BPF and any write.
@@ -79,7 +79,8 @@ int Daemon::start() {
   attribution_ = std::make_unique<AttributionConcern>(sh_, attribution_maps(*sh_.reader));
   pageblocks_ = std::make_unique<PageblocksConcern>(sh_, *control_, pollution_port(*sh_.bpf, *sh_.reader));
   features_ = std::make_unique<FeaturesConcern>(
-      sh_, [this](const SupplyAsk& a) { return pageblocks_->supply(a); }, [this] { return pageblocks_->scanned(); });
+      sh_, [this](const SupplyAsk& a, const Tick& t) { return pageblocks_->supply(a, t); },
+      [this] { return pageblocks_->scanned(); });
   if (auto d = drop_capabilities()) log_info(*d);
   else return log_error(d.error().message), 1;
   auto m = MetricsServer::start(sh_.cfg.listen, 3 * sh_.cfg.tick_ns + 5'000'000'000ULL);
@@ -93,7 +94,7 @@ int Daemon::start() {
   concerns_ = {memory_.get(), attribution_.get(), stalls_.get(), act_.get(), pageblocks_.get(), features_.get()};
   log_programs(sh_);
   tick();
-  pageblocks_->start_scanner();
+  pageblocks_->start_scanner(memory_->snapshot());
   return 0;
 }
 

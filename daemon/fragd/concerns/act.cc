@@ -13,6 +13,19 @@
 
 namespace fragd {
 
+namespace {
+const MachineFacts& facts_of(const Tick& t) {
+  static const MachineFacts none;
+  return t.facts ? *t.facts : none;
+}
+// The last tick's inputs, now.
+Tick at_now(const Tick& last) {
+  Tick t = last;
+  t.now = now_ns();
+  return t;
+}
+}  // namespace
+
 ActConcern::ActConcern(Shared& sh, std::function<void()> retick, SupplyPort supply)
     : sh_(sh),
       retick_(std::move(retick)),
@@ -84,13 +97,13 @@ void ActConcern::stop() {
   runner_.reset();
 }
 
-void ActConcern::tick(uint64_t now) {
+void ActConcern::tick(const Tick& t) {
   sh_.self.kernel_write_errors = actuator_.write_errors();
-  if (!runner_ || !sh_.last_mem) return;
-  Observation o = observation_of(now, &*sh_.last_mem, sh_.last_bpf ? &*sh_.last_bpf : nullptr,
+  if (!runner_ || !t.mem) return;
+  Observation o = observation_of(t.now, t.mem, t.bpf,
                                  std::max(sh_.cfg.policy.compaction.demand.min_order, sh_.cfg.min_order),
-                                 sh_.facts.page_kib);
-  add_forecast(o, sh_.forecast);
+                                 facts_of(t).page_kib);
+  if (t.forecast) add_forecast(o, *t.forecast);
   o.guard.counting = sh_.bpf && sh_.bpf->counting();
   auto r = engine_.decide(o);
   log_ended_leases();
@@ -162,7 +175,7 @@ void ActConcern::metrics(ExportFrame& f) {
 }
 
 // The policy's part of the status answer: policy, its nodes, pools, actions.
-void ActConcern::status(StatusReply& s) const {
+void ActConcern::status(StatusReply& s, const Tick&) const {
   const uint64_t mono = now_ns(), real = now_ns(CLOCK_REALTIME);
   PolicyStatus p;
   p.mode = sh_.cfg.policy.act ? "act" : "observe";
@@ -216,44 +229,44 @@ constexpr uint64_t kDefaultHoldNs = 300'000'000'000ULL;
 }  // namespace
 const std::span<const Command> ActConcern::kAnswers{kActAnswered};
 
-std::optional<nlohmann::json> ActConcern::answer(const ControlRequest& req, Reader, uint64_t) {
+std::optional<nlohmann::json> ActConcern::answer(const ControlRequest& req, Reader, uint64_t, const Tick& last) {
   std::vector<uint64_t> ids;
   if (req.cmd == Command::Action) {
     auto r = actions_.state(*req.id, runner_ ? runner_->running() : std::nullopt, now_ns(), now_ns(CLOCK_REALTIME));
     if (!r) return error_answer(r.error().message);
     return *r;
   }
-  if (req.cmd == Command::Ensure) return ensure(req);
+  if (req.cmd == Command::Ensure) return ensure(req, last);
   if (req.cmd == Command::Release) {
     ReleaseReply rr;
     const uint64_t now = now_ns();
     for (const auto& l : engine_.release(req.consumer, req.lease)) rr.released.push_back(lease_view(l, now));
-    tick(now);  // the pool goes back now
+    tick(at_now(last));  // the pool goes back now
     return rr;
   }
   const uint64_t timeout_ns = req.timeout_ms.value_or(0) * 1000000;
   if (req.cmd == Command::Compact) {
-    auto r = engine_.request_compact(req.node.value_or(-1), sh_.facts, timeout_ns);
+    auto r = engine_.request_compact(req.node.value_or(-1), facts_of(last), timeout_ns);
     if (!r) return error_answer(r.error().message);
     ids = *r;
   } else {
-    auto r = engine_.request_pool(*req.size_kib, req.node.value_or(-1), *req.count, sh_.facts, timeout_ns);
+    auto r = engine_.request_pool(*req.size_kib, req.node.value_or(-1), *req.count, facts_of(last), timeout_ns);
     if (!r) return error_answer(r.error().message);
     ids = {*r};
   }
   for (auto id : ids) actions_.queued(id);
-  tick(now_ns());
+  tick(at_now(last));  // a tick of act's own on the last inputs starts it at once
   return IdsReply{ids};
 }
 
 // ensure: refused with the figure when no compaction could make the pages or the pool would
 // take more than the node (or host) can spare above hugepages.guard; else a lease (hugetlb
 // sizes) or goal compactions (an order's free blocks), queued like manual requests.
-std::optional<nlohmann::json> ActConcern::ensure(const ControlRequest& req) {
+std::optional<nlohmann::json> ActConcern::ensure(const ControlRequest& req, const Tick& last) {
   const int node = req.node.value_or(-1);
   const uint64_t count = *req.count;
   const std::string consumer = *req.consumer;
-  auto s = supply_(SupplyAsk{req.size_kib.value_or(0), req.order, count, node});
+  auto s = supply_(SupplyAsk{req.size_kib.value_or(0), req.order, count, node}, last);
   if (!s) return error_answer("ensure refused: " + s.error().message);
   const std::string what = strf("%llu x %s", static_cast<unsigned long long>(count), format_size_kib(s->size_kib).c_str());
   const std::string where = node >= 0 ? strf("node %d", node) : std::string("this host");
@@ -279,7 +292,7 @@ std::optional<nlohmann::json> ActConcern::ensure(const ControlRequest& req) {
                                format_size_kib(s->size_kib).c_str(), static_cast<unsigned long long>(count),
                                static_cast<unsigned long long>(room)));
     auto q = engine_.request_ensure(consumer, node, s->size_kib, count, req.hold_ms ? *req.hold_ms * 1000000 : kDefaultHoldNs,
-                                    sh_.facts, budget_ns);
+                                    facts_of(last), budget_ns);
     if (!q) return error_answer(q.error().message);
     reply.lease = lease_view(q->lease, now_ns());
     reply.ids = {q->action_id};
@@ -296,8 +309,8 @@ std::optional<nlohmann::json> ActConcern::ensure(const ControlRequest& req) {
       if (take == 0) continue;
       lack -= take;
       uint64_t have = 0;
-      if (sh_.last_mem)
-        for (const auto& z : sh_.last_mem->zones)
+      if (last.mem)
+        for (const auto& z : last.mem->zones)
           if (z.node == n.node) have += blocks_of_order(z.free_blocks, ro);
       const uint64_t more = s->order <= ro ? (take + (uint64_t{1} << (ro - s->order)) - 1) >> (ro - s->order) : 0;
       const uint64_t goal = more ? have + more : 0;
@@ -312,7 +325,7 @@ std::optional<nlohmann::json> ActConcern::ensure(const ControlRequest& req) {
     if (reply.ids.empty()) reply.reason += " (free now: nothing to make)";
   }
   for (auto id : reply.ids) actions_.queued(id);
-  tick(now_ns());
+  tick(at_now(last));
   return reply;
 }
 

@@ -32,7 +32,7 @@ int restore_saved_settings(const std::string& proc_root, const std::string& sys_
 class ActConcern : public Concern {
  public:
   // What the host or a node can supply now (PageblocksConcern::supply): ensure's check.
-  using SupplyPort = std::function<Result<Supply>(const SupplyAsk&)>;
+  using SupplyPort = std::function<Result<Supply>(const SupplyAsk&, const Tick&)>;
   // `retick`: a tick of every concern, run after an action finished (it changed the numbers).
   ActConcern(Shared& sh, std::function<void()> retick, SupplyPort supply);
   // Act mode at start: the host-wide act lock, then what a fragd that did not exit cleanly
@@ -47,9 +47,9 @@ class ActConcern : public Concern {
   // at its next step); then the saved settings go back.
   void stop();
 
-  void tick(uint64_t now) override;
+  void tick(const Tick& t) override;
   void metrics(ExportFrame& f) override;
-  void status(StatusReply& s) const override;
+  void status(StatusReply& s, const Tick& last) const override;
   Result<void> accept(const Config& next) override;
   void reload() override;
   void watch(EventLoop& loop) override;
@@ -58,13 +58,14 @@ class ActConcern : public Concern {
   bool answers(Command cmd) const override { return among(kAnswers, cmd); }
   // compact, pool: the ids of the actions queued; action: one action's state; ensure: the lease
   // and the action that makes it; release: the leases ended.
-  std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token) override;
+  std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token,
+                                       const Tick& last) override;
   ActStats& stats() { return actions_.stats(); }
 
  private:
   Result<void> take_act_lock(const std::string& why);
   void record(const ActionOutcome& o);
-  std::optional<nlohmann::json> ensure(const ControlRequest& req);
+  std::optional<nlohmann::json> ensure(const ControlRequest& req, const Tick& last);
   LeaseView lease_view(const Lease& l, uint64_t now) const;
   void log_ended_leases();
   void on_finished();

@@ -16,10 +16,10 @@ AttributionConcern::AttributionConcern(Shared& sh, AttributionMaps maps)
   cgroup_paths_ = std::make_unique<CgroupPaths>(sh_.cfg.sys_root);
 }
 
-void AttributionConcern::tick(uint64_t now) {
-  if (!sh_.last_bpf) return;
+void AttributionConcern::tick(const Tick& t) {
+  if (!t.bpf) return;
   rounds_.tick(
-      now, sh_.last_bpf->alloc, maps_, symbols_.get(), *cgroup_paths_,
+      t.now, t.bpf->alloc, maps_, symbols_.get(), *cgroup_paths_,
       [this](const std::string& path) {
         return read_cgroup_anon(cgroup_paths_->root(), sh_.cfg.sys_root + "/fs/cgroup/memory", path);
       },
@@ -39,8 +39,8 @@ constexpr std::array kAttributionAnswered{Command::Top};
 }  // namespace
 const std::span<const Command> AttributionConcern::kAnswers{kAttributionAnswered};
 
-std::optional<nlohmann::json> AttributionConcern::answer(const ControlRequest&, Reader, uint64_t) {
-  return top_reply(rounds_.view(), sh_.last_mem ? &*sh_.last_mem : nullptr, now_ns() - sh_.start_ns);
+std::optional<nlohmann::json> AttributionConcern::answer(const ControlRequest&, Reader, uint64_t, const Tick& last) {
+  return top_reply(rounds_.view(), last.mem, now_ns() - sh_.start_ns);
 }
 
 TopReply top_reply(const AttributionView* a, const MemSnapshot* mem, uint64_t uptime_ns) {

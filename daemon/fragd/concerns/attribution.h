@@ -17,12 +17,13 @@ class AttributionConcern : public Concern {
   // Opens /proc/kallsyms: before the capabilities are dropped (fragd/settings.h). `maps` reads the
   // attribution maps (the BPF reader in fragd, fakes in unit tests).
   AttributionConcern(Shared& sh, AttributionMaps maps);
-  void tick(uint64_t now) override;
+  void tick(const Tick& t) override;
   void metrics(ExportFrame& f) override;
   void reload() override;
   static const std::span<const Command> kAnswers;  // defined with answer()
   bool answers(Command cmd) const override { return among(kAnswers, cmd); }
-  std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token) override;
+  std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token,
+                                       const Tick& last) override;
 
  private:
   Shared& sh_;

@@ -4,9 +4,12 @@
 // status answer and of a reload, the requests it answers, and the descriptors it waits on. The
 // Daemon holds them as a list, in tick order, and hands each request to the concern that
 // answers it (status and reload, which every concern has a part in, are the Daemon's own).
-// Everything the concerns share (the running config, the BPF programs and their reader, the
-// last snapshots, fragd's own counters) is one Shared, owned by the Daemon. The BPF side reaches
-// stalls, attribution and pageblocks through a port of their own (built in daemon_run.cc).
+// What a tick read comes to them as an argument, a Tick: the BPF maps the Daemon read and what the
+// memory concern read of /proc and sysfs (it ticks first; Daemon::tick holds the order). The
+// last Tick comes again with every status and answer. What is left in Shared is set at start (the
+// BPF programs and their reader, the zone spans) or is fragd's own (the running config, its
+// counters, the warnings), owned by the Daemon. The BPF side reaches stalls, attribution and
+// pageblocks through a port of their own (built in daemon_run.cc).
 #pragma once
 
 #include <algorithm>
@@ -53,15 +56,21 @@ class Warnings {
   std::set<std::string> warned_;
 };
 
+// What one tick read. Null: not read (yet), or unreadable at this tick.
+struct Tick {
+  uint64_t now = 0;
+  const BpfSnapshot* bpf = nullptr;      // the maps
+  const MemSnapshot* mem = nullptr;      // /proc and sysfs (the last good read)
+  const MachineFacts* facts = nullptr;   // the nodes and their sizes requests are checked against
+  // Each node's free 2 MiB blocks forecast, with compaction.forecast on in act mode (else empty).
+  const std::vector<NodeForecast>* forecast = nullptr;
+};
+
 struct Shared {
   explicit Shared(Config c) : cfg(std::move(c)) {}
   Config cfg;  // the running config: a reload replaces it, then tells every concern
   std::unique_ptr<BpfPrograms> bpf;
   std::unique_ptr<BpfReader> reader;
-  std::optional<BpfSnapshot> last_bpf;  // the maps at the last tick
-  std::optional<MemSnapshot> last_mem;  // /proc and sysfs at the last tick
-  MachineFacts facts;                   // the nodes and their sizes requests are checked against
-  std::vector<NodeForecast> forecast;   // at the last tick, with compaction.forecast on (else empty)
   std::vector<ZoneSpan> spans;          // zone spans at start, to place pageblocks on nodes
   SelfStats self;
   Warnings warn;
@@ -79,12 +88,12 @@ inline bool among(std::span<const Command> answers, Command cmd) {
 class Concern {
  public:
   virtual ~Concern() = default;
-  // Its work after the maps were read, in the Daemon's order of concerns.
-  virtual void tick(uint64_t /*now*/) {}
+  // Its work at a tick, in the Daemon's order of concerns.
+  virtual void tick(const Tick& /*t*/) {}
   // Its part of the families a scrape asks for: what it sets in `f` must live until the next call.
   virtual void metrics(ExportFrame& /*f*/) {}
   // Its part of the status answer, before the reader's restrictions.
-  virtual void status(StatusReply& /*s*/) const {}
+  virtual void status(StatusReply& /*s*/, const Tick& /*last*/) const {}
   // A reload: before, whether the new config can be taken (a refusal keeps the running one);
   // after, the running config (Shared::cfg) is the new one.
   virtual Result<void> accept(const Config& /*next*/) { return {}; }
@@ -93,7 +102,8 @@ class Concern {
   // (protocol/), or nothing yet for one answered later through the control server's
   // reply(token). parse_request checked every field; act requests come from root only.
   virtual bool answers(Command /*cmd*/) const { return false; }
-  virtual std::optional<nlohmann::json> answer(const ControlRequest& /*req*/, Reader /*reader*/, uint64_t /*token*/) {
+  virtual std::optional<nlohmann::json> answer(const ControlRequest& /*req*/, Reader /*reader*/, uint64_t /*token*/,
+                                               const Tick& /*last*/) {
     return std::nullopt;
   }
   // The descriptors it waits on, registered once the loop is built.

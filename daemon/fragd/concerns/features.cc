@@ -31,21 +31,22 @@ FeaturesConcern::FeaturesConcern(Shared& sh, SupplyPort supply, std::function<bo
 
 FeaturesConcern::~FeaturesConcern() { remove(); }
 
-std::optional<LabelInputs> FeaturesConcern::inputs() const {
-  if (!sh_.last_mem) return std::nullopt;
+std::optional<LabelInputs> FeaturesConcern::inputs(const Tick& t) const {
+  if (!t.mem) return std::nullopt;
   LabelInputs in;
-  for (const auto& n : node_scores(sh_.last_mem->zones)) in.max_score = std::max(in.max_score, n.score);
+  for (const auto& n : node_scores(t.mem->zones)) in.max_score = std::max(in.max_score, n.score);
   // Obtainable: free + makeable, asked for one page (the count does not change the figures).
-  if (auto s = supply_({2048, std::nullopt, 1, -1})) in.hugepages_2m = s->free + s->makeable;
-  if (auto s = supply_({1048576, std::nullopt, 1, -1})) in.hugepages_1g = s->free + s->makeable;
+  if (auto s = supply_({2048, std::nullopt, 1, -1}, t)) in.hugepages_2m = s->free + s->makeable;
+  if (auto s = supply_({1048576, std::nullopt, 1, -1}, t)) in.hugepages_1g = s->free + s->makeable;
   return in;
 }
 
-void FeaturesConcern::tick(uint64_t now) {
+void FeaturesConcern::tick(const Tick& t) {
+  const uint64_t now = t.now;
   if (sh_.cfg.nfd_features_file.empty() || !ready_()) return;
   if (last_ns_ && now - last_ns_ < kPeriodNs) return;
   last_ns_ = now;
-  auto in = inputs();
+  auto in = inputs(t);
   if (!in) return;
   auto [shown, changed] = labels_.update(label_buckets(*in), now);
   if (changed || dirty_ || now - written_ns_ >= kRefreshNs) write(now);

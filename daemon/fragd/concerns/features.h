@@ -17,15 +17,15 @@ namespace fragd {
 
 class FeaturesConcern : public Concern {
  public:
-  using SupplyPort = std::function<Result<Supply>(const SupplyAsk&)>;
+  using SupplyPort = std::function<Result<Supply>(const SupplyAsk&, const Tick&)>;
   // `ready`: whether the supply figures rest on what they should (the first pageblock scan has
   // ended, or the scan is off): no label is written from a first guess.
   FeaturesConcern(Shared& sh, SupplyPort supply, std::function<bool()> ready);
   ~FeaturesConcern() override;
-  void tick(uint64_t now) override;
+  void tick(const Tick& t) override;
   void reload() override;
-  // The labels' raw values now (what the file would say without hysteresis).
-  std::optional<LabelInputs> inputs() const;
+  // The labels' raw values at a tick (what the file would say without hysteresis).
+  std::optional<LabelInputs> inputs(const Tick& t) const;
 
   static constexpr uint64_t kPeriodNs = 10'000'000'000ULL;   // labels computed this often
   static constexpr uint64_t kRefreshNs = 300'000'000'000ULL;  // the file rewritten at least this often

@@ -12,16 +12,16 @@ MemoryConcern::MemoryConcern(Shared& sh)
     : sh_(sh),
       files_(sh.cfg.proc_root, sh.cfg.sys_root, sh.cfg.tick_ns, sh.cfg.pagetypeinfo_ns, sh.self.collect_errors_files),
       forecast_(sh.cfg.forecast_window_ns) {
-  if (auto f = read_machine_facts(sh_.cfg.proc_root, sh_.cfg.sys_root)) sh_.facts = *f;
+  if (auto f = read_machine_facts(sh_.cfg.proc_root, sh_.cfg.sys_root)) facts_ = *f;
   else log_warn(f.error().message);
 }
 
-void MemoryConcern::tick(uint64_t now) {
-  if (!files_.tick(now, sh_.last_mem)) return;
-  forecast_.observe(now, sh_.last_mem->zones);
+void MemoryConcern::tick(const Tick& t) {
+  if (!files_.tick(t.now, mem_)) return;
+  forecast_.observe(t.now, mem_->zones);
   // The act engine's forecast trigger reads it each tick; the metrics fit it at a scrape.
-  if (sh_.cfg.policy.act && sh_.cfg.policy.compaction.forecast.enabled) sh_.forecast = forecast_.forecast();
-  else sh_.forecast.clear();
+  if (sh_.cfg.policy.act && sh_.cfg.policy.compaction.forecast.enabled) tick_forecast_ = forecast_.forecast();
+  else tick_forecast_.clear();
   check_nodes();
   check_reporting();
 }
@@ -33,7 +33,7 @@ void MemoryConcern::tick(uint64_t now) {
 // warning while the policy would make such blocks for nobody it knows of. Looked at when the
 // device (read every 10 s) or the policy (at a reload) changed.
 void MemoryConcern::check_reporting() {
-  const auto& rep = sh_.last_mem->page_reporting;
+  const auto& rep = mem_->page_reporting;
   const bool changed = rep != reporting_seen_;
   if (!changed && !reporting_due_) return;
   reporting_due_ = false;
@@ -73,7 +73,7 @@ void MemoryConcern::check_reporting() {
 // again. The engine forgets a node missing from its observation, so fragd
 // does not act on it, and its metrics go with its zones.
 void MemoryConcern::check_nodes() {
-  if (auto change = nodes_.update(sh_.last_mem->zones)) {
+  if (auto change = nodes_.update(mem_->zones)) {
     for (int n : change->gone)
       log_warn("node " + std::to_string(n) + " went offline (no populated zone in " + sh_.cfg.proc_root +
                "/zoneinfo): its metrics are gone and fragd does not act on it");
@@ -82,7 +82,7 @@ void MemoryConcern::check_nodes() {
   }
   if (!facts_stale_ || !files_.faults().due("nodes", now_ns())) return;
   if (auto f = read_machine_facts(sh_.cfg.proc_root, sh_.cfg.sys_root)) {
-    sh_.facts = *f;
+    facts_ = *f;
     facts_stale_ = false;
     if (files_.faults().ok("nodes", now_ns())) log_info("the node list under " + sh_.cfg.sys_root + " reads again");
   } else {
@@ -93,16 +93,16 @@ void MemoryConcern::check_nodes() {
 }
 
 void MemoryConcern::metrics(ExportFrame& f) {
-  f.mem = sh_.last_mem ? &*sh_.last_mem : nullptr;
+  f.mem = snapshot();
   // The tick fitted it already when the forecast trigger reads it (the samples change only at a tick).
-  forecast_now_ = sh_.cfg.policy.act && sh_.cfg.policy.compaction.forecast.enabled ? sh_.forecast : forecast_.forecast();
+  forecast_now_ = sh_.cfg.policy.act && sh_.cfg.policy.compaction.forecast.enabled ? tick_forecast_ : forecast_.forecast();
   f.forecast = &forecast_now_;
   f.forecast_window_ns = forecast_.window_ns();
 }
 
-void MemoryConcern::status(StatusReply& r) const {
-  if (!sh_.last_mem) return;
-  const MemSnapshot& mem = *sh_.last_mem;
+void MemoryConcern::status(StatusReply& r, const Tick&) const {
+  if (!mem_) return;
+  const MemSnapshot& mem = *mem_;
   std::map<int, NodeStatus> by_node;
   for (const auto& ns : node_scores(mem.zones)) {
     NodeStatus& n = by_node[ns.node];
@@ -141,7 +141,7 @@ void MemoryConcern::status(StatusReply& r) const {
 void MemoryConcern::reload() {
   forecast_.set_window(sh_.cfg.forecast_window_ns);
   reporting_due_ = true;  // the policy's reserve or pools may have changed
-  if (auto f = read_machine_facts(sh_.cfg.proc_root, sh_.cfg.sys_root)) sh_.facts = *f;
+  if (auto f = read_machine_facts(sh_.cfg.proc_root, sh_.cfg.sys_root)) facts_ = *f;
 }
 
 }  // namespace fragd

@@ -19,10 +19,17 @@ class MemoryConcern : public Concern {
  public:
   // Reads the machine facts once (a failure is logged: requests naming a node are refused).
   explicit MemoryConcern(Shared& sh);
-  void tick(uint64_t now) override;
+  // Reads /proc and sysfs: the Daemon hands what it read to the other concerns in the Tick.
+  void tick(const Tick& t) override;
   void metrics(ExportFrame& f) override;
-  void status(StatusReply& s) const override;
+  void status(StatusReply& s, const Tick& last) const override;
   void reload() override;
+
+  // What the last tick read (null: nothing yet), the machine facts, and the forecast the act
+  // engine reads at a tick (empty unless compaction.forecast is on in act mode).
+  const MemSnapshot* snapshot() const { return mem_ ? &*mem_ : nullptr; }
+  const MachineFacts& facts() const { return facts_; }
+  const std::vector<NodeForecast>& tick_forecast() const { return tick_forecast_; }
 
  private:
   void check_nodes();
@@ -30,6 +37,9 @@ class MemoryConcern : public Concern {
 
   Shared& sh_;
   MemoryFiles files_;
+  std::optional<MemSnapshot> mem_;         // the last good read
+  MachineFacts facts_;
+  std::vector<NodeForecast> tick_forecast_;  // at the last tick, with compaction.forecast on in act mode
   OnlineNodes nodes_;         // nodes with present pages in the last snapshot
   bool facts_stale_ = false;  // the nodes changed: facts to be read again
   BlockForecast forecast_;    // free 2 MiB blocks per node over forecast_window

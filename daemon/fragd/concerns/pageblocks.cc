@@ -105,12 +105,12 @@ PageblocksConcern::~PageblocksConcern() {
   if (iomem_fd_ >= 0) ::close(iomem_fd_);  // the scanner never took it
 }
 
-void PageblocksConcern::start_scanner() {
+void PageblocksConcern::start_scanner(const MemSnapshot* mem) {
   if (!sh_.cfg.scan_pageblocks) {
     scan_off_ = "the pageblock scan is off (pageblocks.scan: false in " + sh_.cfg.source + ")";
     return;
   }
-  const unsigned order = sh_.last_mem && sh_.last_mem->pageblock_order ? sh_.last_mem->pageblock_order : 9;
+  const unsigned order = mem && mem->pageblock_order ? mem->pageblock_order : 9;
   const int fd = iomem_fd_;
   iomem_fd_ = -1;  // the scanner's now, closed by it
   if (auto s = PageblockScanner::start(scan_settings(sh_.cfg, order), fd)) {
@@ -121,12 +121,12 @@ void PageblocksConcern::start_scanner() {
   }
 }
 
-void PageblocksConcern::tick(uint64_t) {
+void PageblocksConcern::tick(const Tick& t) {
   if (ledger_.enabled) refresh_pollution();
   if (!scanner_) return;
-  if (sh_.last_mem && (!scan_ref_ || memory_changed(*scan_ref_, *sh_.last_mem, ledger_.pageblock_order))) {
+  if (t.mem && (!scan_ref_ || memory_changed(*scan_ref_, *t.mem, ledger_.pageblock_order))) {
     scanner_->mark_changed();
-    scan_ref_ = *sh_.last_mem;
+    scan_ref_ = *t.mem;
   }
   for (const auto& m : scanner_->take_messages())
     sh_.warn.once(m.rfind("pageblock scan failed", 0) == 0 ? std::string("scan failed") : m, m);
@@ -147,7 +147,7 @@ void PageblocksConcern::metrics(ExportFrame& f) {
   f.scan = &scan_stats_;
 }
 
-void PageblocksConcern::status(StatusReply& s) const {
+void PageblocksConcern::status(StatusReply& s, const Tick&) const {
   if (auto p = pollution_ ? read_pollution() : std::nullopt) s.pollution = pollution_info(p->counters, p->summary, false);
   if (auto latest = scanner_ ? scanner_->latest() : nullptr) s.scan = scan_summary(*latest, ScanClock::now());
 }
@@ -208,9 +208,10 @@ constexpr std::array kPageblocksAnswered{Command::Map, Command::Preflight};
 }  // namespace
 const std::span<const Command> PageblocksConcern::kAnswers{kPageblocksAnswered};
 
-std::optional<nlohmann::json> PageblocksConcern::answer(const ControlRequest& req, Reader reader, uint64_t token) {
+std::optional<nlohmann::json> PageblocksConcern::answer(const ControlRequest& req, Reader reader, uint64_t token,
+                                                       const Tick& last) {
   if (req.cmd == Command::Preflight) {
-    auto s = supply({req.size_kib.value_or(0), req.order, req.count.value_or(0), req.node.value_or(-1)});
+    auto s = supply({req.size_kib.value_or(0), req.order, req.count.value_or(0), req.node.value_or(-1)}, last);
     if (!s) return error_answer(s.error().message);
     return *s;
   }
@@ -243,11 +244,11 @@ std::optional<nlohmann::json> PageblocksConcern::answer(const ControlRequest& re
   return std::nullopt;
 }
 
-Result<Supply> PageblocksConcern::supply(const SupplyAsk& ask) const {
+Result<Supply> PageblocksConcern::supply(const SupplyAsk& ask, const Tick& last) const {
   SupplyInputs in;
-  if (sh_.last_mem) in.mem = &*sh_.last_mem;
+  in.mem = last.mem;
   in.spans = sh_.spans;
-  in.page_kib = sh_.facts.page_kib;
+  in.page_kib = last.facts ? last.facts->page_kib : MachineFacts{}.page_kib;
   // The latest scan or sampled round as it is: a preflight never asks for a scan.
   auto latest = scanner_ ? scanner_->latest() : nullptr;
   if (latest) {

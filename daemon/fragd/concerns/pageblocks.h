@@ -40,11 +40,11 @@ class PageblocksConcern : public Concern {
   // opened with CAP_SYS_ADMIN shows addresses). `control` sends the deferred map answers.
   PageblocksConcern(Shared& sh, ControlServer& control, PollutionPort ledger);
   ~PageblocksConcern() override;
-  // After the first tick: the scanner thread, or why the scan is off.
-  void start_scanner();
-  void tick(uint64_t now) override;
+  // After the first tick (its pageblock order): the scanner thread, or why the scan is off.
+  void start_scanner(const MemSnapshot* mem);
+  void tick(const Tick& t) override;
   void metrics(ExportFrame& f) override;
-  void status(StatusReply& s) const override;
+  void status(StatusReply& s, const Tick& last) const override;
   void watch(EventLoop& loop) override;
   static const std::span<const Command> kAnswers;  // defined with answer()
   bool answers(Command cmd) const override { return among(kAnswers, cmd); }
@@ -52,9 +52,10 @@ class PageblocksConcern : public Concern {
   // scan costs ~0.1 us of kernel time per page), or none yet: it follows through the control
   // server's reply(token) when the next scan ends.
   // preflight: what the host or a node can supply (sources/supply), from the last tick and scan.
-  std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token) override;
-  // What the host or a node can supply now: preflight's answer, ensure's check.
-  Result<Supply> supply(const SupplyAsk& ask) const;
+  std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token,
+                                       const Tick& last) override;
+  // What the host or a node can supply at a tick: preflight's answer, ensure's check.
+  Result<Supply> supply(const SupplyAsk& ask, const Tick& t) const;
   // A scan has ended (or the scan is off): supply() rests on the pageblock picture it will have.
   bool scanned() const { return !scanner_ || scanner_->latest() != nullptr; }
 

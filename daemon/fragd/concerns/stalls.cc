@@ -61,30 +61,30 @@ void StallsConcern::switch_counting(const CountingSwitch& sw) {
   log_info(std::string("allocation counting ") + (sw.on ? "on: " : "off: ") + sw.why);
 }
 
-void StallsConcern::tick(uint64_t now) {
+void StallsConcern::tick(const Tick& t) {
   uint64_t entries = 0;
-  if (sh_.last_bpf)
+  if (t.bpf)
     for (unsigned o = sh_.cfg.min_order; o < FRAGD_NR_ORDERS; o++)
-      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) entries += sh_.last_bpf->alloc.direct_entries[o][p];
+      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) entries += t.bpf->alloc.direct_entries[o][p];
   std::map<int, uint64_t> free_blocks;
-  if (sh_.last_mem)
-    for (const auto& z : sh_.last_mem->zones)
+  if (t.mem)
+    for (const auto& z : t.mem->zones)
       if (z.present_pages > 0) free_blocks[z.node] += blocks_of_order(z.free_blocks, bpf_.pageblock_order);
   // The defrag_mode guard's atomic check counts failures: counting stays on while it watches.
   std::string guard;
   const DefragGuard& g = sh_.cfg.policy.compaction.defrag_guard;
-  if (sh_.cfg.policy.act && g.enabled && g.atomic_failures_per_second > 0 && sh_.last_mem)
-    if (auto it = sh_.last_mem->vm_sysctls.find("defrag_mode"); it != sh_.last_mem->vm_sysctls.end() && it->second == 1)
+  if (sh_.cfg.policy.act && g.enabled && g.atomic_failures_per_second > 0 && t.mem)
+    if (auto it = t.mem->vm_sysctls.find("defrag_mode"); it != t.mem->vm_sysctls.end() && it->second == 1)
       guard = "the defrag_mode guard watches atomic failures (vm.defrag_mode 1)";
-  if (auto sw = counting_.tick(now, entries, sh_.last_mem ? &free_blocks : nullptr, bpf_.counting(), guard))
+  if (auto sw = counting_.tick(t.now, entries, t.mem ? &free_blocks : nullptr, bpf_.counting(), guard))
     switch_counting(*sw);
 }
 
-void StallsConcern::status(StatusReply& s) const {
+void StallsConcern::status(StatusReply& s, const Tick& last) const {
   s.allocations = AllocationCounting{sh_.cfg.allocations, bpf_.counting(), sh_.self.counting.counting_seconds,
                                      sh_.cfg.adaptive_hold_ns, sh_.cfg.adaptive_free_blocks};
-  if (!sh_.last_bpf) return;
-  const BpfSnapshot& b = *sh_.last_bpf;
+  if (!last.bpf) return;
+  const BpfSnapshot& b = *last.bpf;
   s.events_dropped = b.alloc.events_dropped;
   s.compaction.emplace();
   for (unsigned t = 0; t < FRAGD_NR_TRIGGERS; t++) {
@@ -108,7 +108,7 @@ constexpr std::array kStallsAnswered{Command::Hist, Command::Trace};
 }  // namespace
 const std::span<const Command> StallsConcern::kAnswers{kStallsAnswered};
 
-std::optional<nlohmann::json> StallsConcern::answer(const ControlRequest& req, Reader, uint64_t) {
+std::optional<nlohmann::json> StallsConcern::answer(const ControlRequest& req, Reader, uint64_t, const Tick&) {
   if (req.cmd == Command::Trace) return TraceAck{};
   auto s = bpf_.read();
   if (!s) return error_answer(s.error().message);

@@ -33,15 +33,16 @@ class StallsConcern : public Concern {
  public:
   // Opens the port's ring buffers; `control` sends the trace stream.
   StallsConcern(Shared& sh, ControlServer& control, StallsPort bpf);
-  void tick(uint64_t now) override;
-  void status(StatusReply& s) const override;
+  void tick(const Tick& t) override;
+  void status(StatusReply& s, const Tick& last) const override;
   void reload() override;
   void watch(EventLoop& loop) override;
   static const std::span<const Command> kAnswers;  // defined with answer()
   bool answers(Command cmd) const override { return among(kAnswers, cmd); }
   // hist: the histograms as they are now (fresh, so `fragctl hist --interval` sees exact
   // intervals); trace: its acknowledgement (the control server streams the stalls that follow).
-  std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token) override;
+  std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token,
+                                       const Tick& last) override;
 
  private:
   static int on_ring_event(void* ctx, void* data, size_t size);

@@ -25,6 +25,8 @@ struct AttributionHarness {
   std::map<uint64_t, stall_attr> cgroups;  // what map stall_cgroups holds
   uint64_t reads = 0;
   std::vector<uint64_t> forgotten;
+  std::optional<BpfSnapshot> bpf;  // the tick's maps
+  std::optional<MemSnapshot> mem;  // the tick's /proc and sysfs
 
   AttributionHarness() {
     dir.write("sys/fs/cgroup/cgroup.controllers", "memory\n");
@@ -44,10 +46,11 @@ struct AttributionHarness {
   void stall(uint64_t id, uint64_t ns) {
     cgroups[id].entries++;
     cgroups[id].ns += ns;
-    if (!sh.last_bpf) sh.last_bpf.emplace();
-    sh.last_bpf->alloc.direct_entries[9][FRAGD_PHASE_COMPACTION]++;
-    sh.last_bpf->alloc.phase_ns[9][FRAGD_PHASE_COMPACTION] += ns;
+    if (!bpf) bpf.emplace();
+    bpf->alloc.direct_entries[9][FRAGD_PHASE_COMPACTION]++;
+    bpf->alloc.phase_ns[9][FRAGD_PHASE_COMPACTION] += ns;
   }
+  Tick at(uint64_t now) const { return Tick{now, bpf ? &*bpf : nullptr, mem ? &*mem : nullptr}; }
   std::unique_ptr<AttributionConcern> concern() {
     return std::make_unique<AttributionConcern>(
         sh, AttributionMaps{[this](std::vector<SiteCount>& sites, std::vector<CgroupCount>& out) -> Result<void> {
@@ -71,10 +74,10 @@ struct AttributionHarness {
                               cgroups.erase(id);
                             }});
   }
-  static nlohmann::json top(AttributionConcern& c) {
+  nlohmann::json top(AttributionConcern& c) const {
     ControlRequest req;
     req.cmd = Command::Top;
-    return *c.answer(req, Reader::Root, 0);
+    return *c.answer(req, Reader::Root, 0, at(0));
   }
 };
 
@@ -88,24 +91,24 @@ TEST(AttributionConcern, ReadsTheMapsOnlyWhenTheTicksCountersMoved) {
   AttributionHarness h;
   const uint64_t a = h.cgroup("/jobs/a");
   auto c = h.concern();
-  c->tick(100 * kAttributionSecond);
+  c->tick(h.at(100 * kAttributionSecond));
   EXPECT_EQ(h.reads, 0u) << "no snapshot of the per-CPU counters yet: nothing to compare";
   ExportFrame f;
   c->metrics(f);
   EXPECT_EQ(f.attribution, nullptr) << "no attribution families before a round read the maps";
-  EXPECT_TRUE(AttributionHarness::top(*c).at("cgroups").empty());
+  EXPECT_TRUE(h.top(*c).at("cgroups").empty());
 
   h.stall(a, 3000);
-  c->tick(101 * kAttributionSecond);
+  c->tick(h.at(101 * kAttributionSecond));
   EXPECT_EQ(h.reads, 1u);
-  c->tick(102 * kAttributionSecond);
+  c->tick(h.at(102 * kAttributionSecond));
   EXPECT_EQ(h.reads, 1u) << "counters unchanged and no sweep due: the hash maps are not read again";
   h.stall(a, 4000);
-  c->tick(103 * kAttributionSecond);
+  c->tick(h.at(103 * kAttributionSecond));
   EXPECT_EQ(h.reads, 2u);
   c->metrics(f);
   ASSERT_NE(f.attribution, nullptr);
-  const nlohmann::json top = AttributionHarness::top(*c);
+  const nlohmann::json top = h.top(*c);
   EXPECT_EQ(cgroup_stalls_in_top(top, "/jobs/a"), 2u) << top.dump();
 }
 
@@ -123,8 +126,8 @@ TEST(AttributionConcern, CgroupsBeyondTheTopGoToOtherAReloadWidensItAndADeletedO
   h.stall(a, 9000);
   h.stall(a, 9000);
   h.stall(b, 1000);
-  c->tick(100 * kAttributionSecond);
-  nlohmann::json top = AttributionHarness::top(*c);
+  c->tick(h.at(100 * kAttributionSecond));
+  nlohmann::json top = h.top(*c);
   EXPECT_EQ(cgroup_stalls_in_top(top, "/jobs/a"), 2u) << "the most stall time has the one series: " << top.dump();
   EXPECT_EQ(cgroup_stalls_in_top(top, "/jobs/b"), 0u) << top.dump();
   EXPECT_EQ(cgroup_stalls_in_top(top, "other"), 1u) << top.dump();
@@ -132,16 +135,16 @@ TEST(AttributionConcern, CgroupsBeyondTheTopGoToOtherAReloadWidensItAndADeletedO
   h.sh.cfg.top_cgroups = 2;
   c->reload();
   h.stall(b, 1000);
-  c->tick(101 * kAttributionSecond);
-  top = AttributionHarness::top(*c);
+  c->tick(h.at(101 * kAttributionSecond));
+  top = h.top(*c);
   EXPECT_EQ(cgroup_stalls_in_top(top, "/jobs/b"), 1u) << "attribution.top_cgroups 2 after the reload: a series from now on: "
                                            << top.dump();
   EXPECT_EQ(all_cgroup_stalls_in_top(top), 4u) << "every stall in one row: " << top.dump();
 
   std::filesystem::remove_all(h.sh.cfg.sys_root + "/fs/cgroup/jobs/a");
   h.stall(b, 1000);
-  c->tick(102 * kAttributionSecond);
-  top = AttributionHarness::top(*c);
+  c->tick(h.at(102 * kAttributionSecond));
+  top = h.top(*c);
   EXPECT_EQ(h.forgotten, std::vector<uint64_t>{a}) << "the deleted cgroup's map entry is deleted";
   EXPECT_EQ(cgroup_stalls_in_top(top, "/jobs/a"), 0u) << top.dump();
   EXPECT_EQ(all_cgroup_stalls_in_top(top), 5u) << "its stalls stay counted, in other: " << top.dump();
@@ -149,10 +152,10 @@ TEST(AttributionConcern, CgroupsBeyondTheTopGoToOtherAReloadWidensItAndADeletedO
 
 TEST(AttributionConcern, TheTopAnswerCarriesEachNodesFreeBlocks) {
   AttributionHarness h;
-  h.sh.last_mem.emplace();
-  h.sh.last_mem->zones.push_back(fragd::test::zone_with_free(0, {{9, 3}, {10, 2}}));
+  h.mem.emplace();
+  h.mem->zones.push_back(fragd::test::zone_with_free(0, {{9, 3}, {10, 2}}));
   auto c = h.concern();
-  const nlohmann::json top = AttributionHarness::top(*c);
+  const nlohmann::json top = h.top(*c);
   ASSERT_EQ(top.at("nodes").size(), 1u) << top.dump();
   EXPECT_EQ(top.at("nodes")[0].at("free_2m_blocks").get<uint64_t>(), 7u) << "3 order-9 blocks and 2 order-10 ones of 2 each";
 }

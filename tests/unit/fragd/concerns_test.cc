@@ -64,16 +64,16 @@ TEST(MemoryConcern, ANodeThatGoesOfflineLeavesTheSnapshotAndTheFactsRequestsAreC
   TwoNodes m;
   Shared sh(m.config());
   MemoryConcern memory(sh);
-  EXPECT_EQ(sh.facts.nodes, (std::vector<int>{0, 1})) << "the facts are read when the concern is made";
-  memory.tick(100 * kS);
-  ASSERT_TRUE(sh.last_mem);
-  EXPECT_EQ(nodes_of(*sh.last_mem), (std::set<int>{0, 1}));
+  EXPECT_EQ(memory.facts().nodes, (std::vector<int>{0, 1})) << "the facts are read when the concern is made";
+  memory.tick(Tick{100 * kS});
+  ASSERT_TRUE(memory.snapshot());
+  EXPECT_EQ(nodes_of(*memory.snapshot()), (std::set<int>{0, 1}));
 
   m.node1_offline();
-  memory.tick(101 * kS);
-  ASSERT_TRUE(sh.last_mem);
-  EXPECT_EQ(nodes_of(*sh.last_mem), (std::set<int>{0}));
-  EXPECT_EQ(sh.facts.nodes, (std::vector<int>{0})) << "a node change makes the facts be read again";
+  memory.tick(Tick{101 * kS});
+  ASSERT_TRUE(memory.snapshot());
+  EXPECT_EQ(nodes_of(*memory.snapshot()), (std::set<int>{0}));
+  EXPECT_EQ(memory.facts().nodes, (std::vector<int>{0})) << "a node change makes the facts be read again";
   EXPECT_EQ(sh.self.collect_errors_files.count("nodes"), 0u);
 }
 
@@ -83,11 +83,11 @@ TEST(MemoryConcern, TheFactsAreReadOnceAfterANodeChangeNotAtEveryTick) {
   TwoNodes m;
   Shared sh(m.config());
   MemoryConcern memory(sh);
-  memory.tick(100 * kS);
+  memory.tick(Tick{100 * kS});
   m.node1_offline();
-  memory.tick(101 * kS);
-  ASSERT_EQ(sh.facts.nodes, (std::vector<int>{0}));
-  const uint64_t total = sh.facts.mem_total_kib;
+  memory.tick(Tick{101 * kS});
+  ASSERT_EQ(memory.facts().nodes, (std::vector<int>{0}));
+  const uint64_t total = memory.facts().mem_total_kib;
   ASSERT_GT(total, 0u);
   std::ifstream in(m.proc + "/meminfo");
   std::string meminfo((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -95,8 +95,8 @@ TEST(MemoryConcern, TheFactsAreReadOnceAfterANodeChangeNotAtEveryTick) {
   ASSERT_NE(at, std::string::npos);
   meminfo.replace(at, meminfo.find('\n', at) - at, "MemTotal:       " + std::to_string(total + 4096) + " kB");
   m.dir.write("proc/meminfo", meminfo);
-  for (uint64_t s = 102; s < 200; s += 10) memory.tick(s * kS);
-  EXPECT_EQ(sh.facts.mem_total_kib, total) << "the facts were read again at a tick with no node change";
+  for (uint64_t s = 102; s < 200; s += 10) memory.tick(Tick{s * kS});
+  EXPECT_EQ(memory.facts().mem_total_kib, total) << "the facts were read again at a tick with no node change";
 }
 
 TEST(MemoryConcern, ItsFrameIsTheLastSnapshotAndAReloadSetsTheForecastWindow) {
@@ -106,9 +106,10 @@ TEST(MemoryConcern, ItsFrameIsTheLastSnapshotAndAReloadSetsTheForecastWindow) {
   ExportFrame f;
   memory.metrics(f);
   EXPECT_EQ(f.mem, nullptr) << "no snapshot before the first tick";
-  memory.tick(100 * kS);
+  memory.tick(Tick{100 * kS});
   memory.metrics(f);
-  EXPECT_EQ(f.mem, &*sh.last_mem);
+  EXPECT_EQ(f.mem, memory.snapshot());
+  ASSERT_NE(f.mem, nullptr);
   ASSERT_NE(f.forecast, nullptr);
   EXPECT_EQ(f.forecast_window_ns, sh.cfg.forecast_window_ns);
   sh.cfg.forecast_window_ns = 42 * kS;
@@ -139,11 +140,11 @@ TEST(MemoryConcern, FreePageReportingUnderAReserveIsWarnedOfOnceUntilAPoolIsName
   const std::string warning = "compaction.reserve keeps free blocks of order 9 ready";
 
   testing::internal::CaptureStderr();
-  memory.tick(100 * kS);
-  memory.tick(101 * kS);
+  memory.tick(Tick{100 * kS});
+  memory.tick(Tick{101 * kS});
   std::string err = testing::internal::GetCapturedStderr();
-  ASSERT_TRUE(sh.last_mem && sh.last_mem->page_reporting);
-  EXPECT_EQ(sh.last_mem->page_reporting->driver, "virtio_balloon");
+  ASSERT_TRUE(memory.snapshot() && memory.snapshot()->page_reporting);
+  EXPECT_EQ(memory.snapshot()->page_reporting->driver, "virtio_balloon");
   EXPECT_NE(err.find("free page reporting is on (virtio_balloon virtio0, order 9)"), std::string::npos) << err;
   const size_t at = err.find(warning);
   ASSERT_NE(at, std::string::npos) << err;
@@ -155,18 +156,18 @@ TEST(MemoryConcern, FreePageReportingUnderAReserveIsWarnedOfOnceUntilAPoolIsName
   sh.cfg.policy.hugepages.pools.push_back(PoolTarget{});
   memory.reload();
   testing::internal::CaptureStderr();
-  memory.tick(102 * kS);
+  memory.tick(Tick{102 * kS});
   err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("no longer handed to the host unused"), std::string::npos) << err;
 
   // The device goes: carried over until the next look, 10 s after the last.
   fs::remove_all(m.sys + "/bus/virtio/devices/virtio0");
-  memory.tick(103 * kS);
-  EXPECT_TRUE(sh.last_mem->page_reporting) << "looked for again before 10 s";
+  memory.tick(Tick{103 * kS});
+  EXPECT_TRUE(memory.snapshot()->page_reporting) << "looked for again before 10 s";
   testing::internal::CaptureStderr();
-  memory.tick(110 * kS);
+  memory.tick(Tick{110 * kS});
   err = testing::internal::GetCapturedStderr();
-  EXPECT_FALSE(sh.last_mem->page_reporting);
+  EXPECT_FALSE(memory.snapshot()->page_reporting);
   EXPECT_NE(err.find("free page reporting is off (virtio_balloon virtio0, order 9 is gone)"), std::string::npos) << err;
 
   // Observe mode says what it found, and makes no block to warn of.
@@ -175,9 +176,9 @@ TEST(MemoryConcern, FreePageReportingUnderAReserveIsWarnedOfOnceUntilAPoolIsName
   Shared quiet(observed.config());
   MemoryConcern q(quiet);
   testing::internal::CaptureStderr();
-  q.tick(100 * kS);
+  q.tick(Tick{100 * kS});
   err = testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(quiet.last_mem->page_reporting);
+  EXPECT_TRUE(q.snapshot()->page_reporting);
   EXPECT_NE(err.find("free page reporting is on"), std::string::npos) << err;
   EXPECT_EQ(err.find("compaction.reserve"), std::string::npos) << err;
 }
@@ -188,29 +189,32 @@ TEST(ActConcern, RequestsAreCheckedAgainstTheFactsAndTheStatusCarriesThePolicy) 
   c.policy.act = true;
   c.source = "/etc/fragd/fragd.yaml";
   Shared sh(c);
-  sh.facts.nodes = {0};
-  sh.facts.node_total_kib = {24u << 20};
-  sh.facts.mem_total_kib = 24u << 20;
+  MachineFacts facts;
+  facts.nodes = {0};
+  facts.node_total_kib = {24u << 20};
+  facts.mem_total_kib = 24u << 20;
+  const Tick last{0, nullptr, nullptr, &facts};
   int reticks = 0;
-  ActConcern act(sh, [&] { reticks++; }, [](const SupplyAsk&) -> Result<Supply> { return make_error("no supply here"); });
+  ActConcern act(sh, [&] { reticks++; },
+                 [](const SupplyAsk&, const Tick&) -> Result<Supply> { return make_error("no supply here"); });
   ControlRequest req;
   req.cmd = Command::Compact;
   req.node = 3;
-  const nlohmann::json refused = *act.answer(req, Reader::Root, 0);
+  const nlohmann::json refused = *act.answer(req, Reader::Root, 0, last);
   ASSERT_TRUE(refused.contains("error")) << refused.dump();
   EXPECT_NE(refused["error"].get<std::string>().find("3"), std::string::npos) << refused.dump();
   req.node = 0;
-  const nlohmann::json queued = *act.answer(req, Reader::Root, 0);
+  const nlohmann::json queued = *act.answer(req, Reader::Root, 0, last);
   ASSERT_TRUE(queued.contains("ids")) << queued.dump();
   ASSERT_EQ(queued["ids"].size(), 1u);
 
   ControlRequest ask;
   ask.cmd = Command::Action;
   ask.id = queued["ids"][0].get<uint64_t>();
-  EXPECT_EQ(act.answer(ask, Reader::Root, 0)->value("state", ""), "queued") << act.answer(ask, Reader::Root, 0)->dump();
+  EXPECT_EQ(act.answer(ask, Reader::Root, 0, last)->value("state", ""), "queued") << act.answer(ask, Reader::Root, 0, last)->dump();
 
   StatusReply s;
-  act.status(s);
+  act.status(s, last);
   ASSERT_TRUE(s.policy);
   EXPECT_EQ(s.policy->mode, "act");
   EXPECT_EQ(s.policy->source, "/etc/fragd/fragd.yaml");

@@ -33,7 +33,7 @@ MemSnapshot one_zone_free_at(unsigned order) {
 }
 
 // 2 MiB: 1536 free and 512 makeable (4 GiB: label 4); 1 GiB: 2 free, 1 makeable (label 2).
-Result<Supply> two_sizes(const SupplyAsk& ask) {
+Result<Supply> two_sizes(const SupplyAsk& ask, const Tick&) {
   Supply s;
   s.size_kib = ask.size_kib;
   if (ask.size_kib == 2048) {
@@ -56,8 +56,9 @@ struct FeatureFile {
   FeatureFile() {
     fs::create_directories(dir.path() + "/features.d");
     sh.cfg.nfd_features_file = path;
-    sh.last_mem = one_zone_free_at(0);
   }
+  MemSnapshot mem = one_zone_free_at(0);  // what a tick read
+  Tick at(uint64_t now) const { return Tick{now, nullptr, &mem}; }
   std::unique_ptr<FeaturesConcern> concern() {
     return std::make_unique<FeaturesConcern>(sh, two_sizes, [this] { return ready; });
   }
@@ -67,10 +68,10 @@ TEST(FeaturesConcern, WritesTheLabelsOnceReadyAndRemovesThemWhenFragdStops) {
   FeatureFile t;
   t.ready = false;
   auto f = t.concern();
-  f->tick(100 * kFeaturesSecond);
+  f->tick(t.at(100 * kFeaturesSecond));
   EXPECT_FALSE(fs::exists(t.path)) << "no label from a first guess, before the supply figures are ready";
   t.ready = true;
-  f->tick(101 * kFeaturesSecond);
+  f->tick(t.at(101 * kFeaturesSecond));
   ASSERT_TRUE(fs::exists(t.path));
   const std::string text = feature_file_text_of(t.path);
   EXPECT_NE(text.find("fragd-hugepages-2Mi-gib=4\n"), std::string::npos) << text;
@@ -86,13 +87,13 @@ TEST(FeaturesConcern, ALabelFollowsTheSnapshotOnlyAfterTheHold) {
   FeatureFile t;
   t.sh.cfg.nfd_hold_ns = 60 * kFeaturesSecond;
   auto f = t.concern();
-  f->tick(100 * kFeaturesSecond);
+  f->tick(t.at(100 * kFeaturesSecond));
   ASSERT_NE(feature_file_text_of(t.path).find("fragd-fragmentation=high\n"), std::string::npos);
-  t.sh.last_mem = one_zone_free_at(10);  // every free page in order-10 blocks: score 0
-  f->tick(110 * kFeaturesSecond);
+  t.mem = one_zone_free_at(10);  // every free page in order-10 blocks: score 0
+  f->tick(t.at(110 * kFeaturesSecond));
   EXPECT_NE(feature_file_text_of(t.path).find("fragd-fragmentation=high\n"), std::string::npos)
       << "the label held while its new value is younger than nfd.hold";
-  for (uint64_t s = 120; s <= 180; s += 10) f->tick(s * kFeaturesSecond);
+  for (uint64_t s = 120; s <= 180; s += 10) f->tick(t.at(s * kFeaturesSecond));
   EXPECT_NE(feature_file_text_of(t.path).find("fragd-fragmentation=low\n"), std::string::npos) << feature_file_text_of(t.path);
 }
 
@@ -100,30 +101,30 @@ TEST(FeaturesConcern, AFileThatCannotBeWrittenIsWrittenAtTheNextPeriodOnceItCan)
   FeatureFile t;
   fs::remove_all(t.dir.path() + "/features.d");
   auto f = t.concern();
-  f->tick(100 * kFeaturesSecond);
+  f->tick(t.at(100 * kFeaturesSecond));
   EXPECT_FALSE(fs::exists(t.path));
   fs::create_directories(t.dir.path() + "/features.d");
-  f->tick(101 * kFeaturesSecond);
+  f->tick(t.at(101 * kFeaturesSecond));
   EXPECT_FALSE(fs::exists(t.path)) << "labels are computed once a period, not at every tick";
-  f->tick(100 * kFeaturesSecond + FeaturesConcern::kPeriodNs);
+  f->tick(t.at(100 * kFeaturesSecond + FeaturesConcern::kPeriodNs));
   EXPECT_TRUE(fs::exists(t.path)) << "the failed write is done again at the next period, labels unchanged";
 }
 
 TEST(FeaturesConcern, AReloadToAnotherPathMovesTheFile) {
   FeatureFile t;
   auto f = t.concern();
-  f->tick(100 * kFeaturesSecond);
+  f->tick(t.at(100 * kFeaturesSecond));
   ASSERT_TRUE(fs::exists(t.path));
   const std::string moved = t.dir.path() + "/features.d/fragd-2";
   t.sh.cfg.nfd_features_file = moved;
   f->reload();
   EXPECT_FALSE(fs::exists(t.path)) << "the old path's labels go at the reload";
-  f->tick(101 * kFeaturesSecond);
+  f->tick(t.at(101 * kFeaturesSecond));
   EXPECT_TRUE(fs::exists(moved)) << "the new path is written at the next tick, without waiting for a period";
   t.sh.cfg.nfd_features_file.clear();
   f->reload();
   EXPECT_FALSE(fs::exists(moved)) << "nfd.features_file emptied: no file";
-  f->tick(102 * kFeaturesSecond);
+  f->tick(t.at(102 * kFeaturesSecond));
   EXPECT_FALSE(fs::exists(moved));
 }
 

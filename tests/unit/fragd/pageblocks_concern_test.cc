@@ -81,7 +81,7 @@ TEST(PageblocksConcern, TheLedgerIsReadAgainOnlyWhenItsCountersMovedAndPlacedOnI
   h.fallback(1000, 4);             // node 0
   h.fallback((1 << 20) + 512, 2);  // node 1
   auto c = h.concern();
-  c->tick(100 * kPageblocksSecond);
+  c->tick(Tick{100 * kPageblocksSecond});
   EXPECT_EQ(h.full_reads, 1);
   ExportFrame f;
   c->metrics(f);
@@ -91,11 +91,11 @@ TEST(PageblocksConcern, TheLedgerIsReadAgainOnlyWhenItsCountersMovedAndPlacedOnI
   ASSERT_EQ(f.pollution->summary.nodes.size(), 2u);
   EXPECT_EQ(f.pollution->summary.nodes[1].blocks, 1u);
 
-  c->tick(101 * kPageblocksSecond);
+  c->tick(Tick{101 * kPageblocksSecond});
   EXPECT_EQ(h.full_reads, 1) << "no fallback since: the blocks are not read again";
   EXPECT_EQ(h.counter_reads, 1);
   h.fallback(1000, 8);
-  c->tick(102 * kPageblocksSecond);
+  c->tick(Tick{102 * kPageblocksSecond});
   EXPECT_EQ(h.full_reads, 2);
   c->metrics(f);
   EXPECT_EQ(f.pollution->summary.pages, 14u);
@@ -107,15 +107,15 @@ TEST(PageblocksConcern, ALedgerThatCannotBeReadIsCountedAndGivesNoFamilies) {
   ASSERT_TRUE(h.control);
   h.broken = true;
   auto c = h.concern();
-  c->tick(100 * kPageblocksSecond);
-  c->tick(101 * kPageblocksSecond);
+  c->tick(Tick{100 * kPageblocksSecond});
+  c->tick(Tick{101 * kPageblocksSecond});
   EXPECT_EQ(h.sh.self.collect_errors_bpf, 2u);
   ExportFrame f;
   c->metrics(f);
   EXPECT_EQ(f.pollution, nullptr);
   h.broken = false;
   h.fallback(1000, 1);
-  c->tick(102 * kPageblocksSecond);
+  c->tick(Tick{102 * kPageblocksSecond});
   c->metrics(f);
   ASSERT_NE(f.pollution, nullptr) << "read again once the maps answer";
   EXPECT_EQ(f.pollution->summary.blocks, 1u);
@@ -125,13 +125,13 @@ TEST(PageblocksConcern, ALedgerThatIsOffIsNeverRead) {
   LedgerHarness h;
   ASSERT_TRUE(h.control);
   auto c = h.concern(false);
-  c->tick(100 * kPageblocksSecond);
+  c->tick(Tick{100 * kPageblocksSecond});
   EXPECT_EQ(h.full_reads + h.counter_reads, 0);
   ExportFrame f;
   c->metrics(f);
   EXPECT_EQ(f.pollution, nullptr);
   StatusReply s;
-  c->status(s);
+  c->status(s, Tick{});
   EXPECT_FALSE(s.pollution);
 }
 
@@ -139,15 +139,16 @@ TEST(PageblocksConcern, SupplyWithTheScanOffRestsOnTheFreeListsAndSaysWhy) {
   LedgerHarness h;
   ASSERT_TRUE(h.control);
   auto c = h.concern();
-  c->start_scanner();
+  c->start_scanner(nullptr);
   EXPECT_TRUE(c->scanned()) << "no scan to wait for";
-  h.sh.last_mem.emplace();
-  h.sh.last_mem->zones.push_back(fragd::test::zone_with_free(0, {{9, 6}}));
-  h.sh.facts.page_kib = 4;
+  MemSnapshot mem;
+  mem.zones.push_back(fragd::test::zone_with_free(0, {{9, 6}}));
+  MachineFacts facts;
+  facts.page_kib = 4;
   SupplyAsk ask;
   ask.order = 9;  // plain free blocks (no hugetlb pool in the snapshot)
   ask.count = 4;
-  auto s = c->supply(ask);
+  auto s = c->supply(ask, Tick{0, nullptr, &mem, &facts});
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->free, 6u);
   EXPECT_NE(s->basis.find("pageblocks.scan: false in fragd.yaml"), std::string::npos) << s->basis;

@@ -27,13 +27,13 @@ struct StallsHarness {
   std::vector<bool> switches;  // every set_counting call
   int armed = 0;
   BpfSnapshot maps;  // what a read of every map returns
+  BpfSnapshot ticked;  // the maps a tick hands the concern
 
   StallsHarness() {
     sh.cfg.allocations = "adaptive";
     sh.cfg.adaptive_hold_ns = 15 * kStallsSecond;
     sh.cfg.min_order = 1;
     sh.start_ns = 100 * kStallsSecond;
-    sh.last_bpf.emplace();
     control = fragd::test::scratch_control(dir.path());
   }
   std::unique_ptr<StallsConcern> concern() {
@@ -48,7 +48,8 @@ struct StallsHarness {
                    },
                    [this] { armed++; }, [this]() -> Result<BpfSnapshot> { return maps; }, 9});
   }
-  void stall() { sh.last_bpf->alloc.direct_entries[9][FRAGD_PHASE_COMPACTION]++; }
+  void stall() { ticked.alloc.direct_entries[9][FRAGD_PHASE_COMPACTION]++; }
+  Tick at(uint64_t now) const { return Tick{now, &ticked}; }
 };
 
 TEST(StallsConcern, AStallAttachesCountingAndAdaptiveHoldWithoutOneDetachesIt) {
@@ -56,22 +57,22 @@ TEST(StallsConcern, AStallAttachesCountingAndAdaptiveHoldWithoutOneDetachesIt) {
   ASSERT_TRUE(h.control);
   auto c = h.concern();
   EXPECT_EQ(h.armed, 1) << "adaptive: the first stall is to wake fragd";
-  c->tick(101 * kStallsSecond);
+  c->tick(h.at(101 * kStallsSecond));
   EXPECT_TRUE(h.switches.empty()) << "no stall, nothing to switch";
   h.stall();
-  c->tick(102 * kStallsSecond);
+  c->tick(h.at(102 * kStallsSecond));
   ASSERT_EQ(h.switches, std::vector<bool>{true});
   StatusReply s;
-  c->status(s);
+  c->status(s, h.at(0));
   ASSERT_TRUE(s.allocations);
   EXPECT_TRUE(s.allocations->counting);
-  c->tick(110 * kStallsSecond);
+  c->tick(h.at(110 * kStallsSecond));
   EXPECT_EQ(h.switches.size(), 1u) << "8 s without a stall: still within adaptive_hold (15 s)";
   h.stall();
-  c->tick(112 * kStallsSecond);  // a stall while on: the hold runs from here
-  c->tick(120 * kStallsSecond);
+  c->tick(h.at(112 * kStallsSecond));  // a stall while on: the hold runs from here
+  c->tick(h.at(120 * kStallsSecond));
   EXPECT_EQ(h.switches.size(), 1u) << "the hold runs from the last stall, not the first";
-  c->tick(128 * kStallsSecond);
+  c->tick(h.at(128 * kStallsSecond));
   ASSERT_EQ(h.switches, (std::vector<bool>{true, false}));
   EXPECT_FALSE(h.counting);
   EXPECT_EQ(h.armed, 2) << "off again: the next stall is to wake fragd";
@@ -85,11 +86,11 @@ TEST(StallsConcern, AnAttachThatFailsIsTriedAgainAtTheNextTick) {
   auto c = h.concern();
   h.refuse = true;
   h.stall();
-  c->tick(101 * kStallsSecond);
+  c->tick(h.at(101 * kStallsSecond));
   EXPECT_FALSE(h.counting);
   EXPECT_TRUE(h.sh.self.counting.counting_switches["on"] == 0) << "a refused attach is not a switch";
   h.refuse = false;
-  c->tick(102 * kStallsSecond);
+  c->tick(h.at(102 * kStallsSecond));
   EXPECT_EQ(h.switches, (std::vector<bool>{true, true})) << "still wanted after the refusal: tried again";
   EXPECT_TRUE(h.counting);
 }
@@ -103,8 +104,8 @@ TEST(StallsConcern, ExactModeCountsFromTheStartAndOffNever) {
     auto c = h.concern();
     EXPECT_EQ(h.armed, 0) << mode << ": no wake-up to wait for";
     h.stall();
-    c->tick(101 * kStallsSecond);
-    c->tick(200 * kStallsSecond);
+    c->tick(h.at(101 * kStallsSecond));
+    c->tick(h.at(200 * kStallsSecond));
     EXPECT_TRUE(h.switches.empty()) << mode;
     EXPECT_EQ(h.counting, mode == "exact");
   }
@@ -120,7 +121,7 @@ TEST(StallsConcern, TheHistAnswerIsTheMapsAsTheyAreNow) {
   h.maps.alloc.phase_ns[9][FRAGD_PHASE_COMPACTION] = 7000;
   ControlRequest req;
   req.cmd = Command::Hist;
-  const auto j = c->answer(req, Reader::Root, 0);
+  const auto j = c->answer(req, Reader::Root, 0, h.at(0));
   ASSERT_TRUE(j);
   const HistSnapshot hist = j->get<HistSnapshot>();
   const OrderStats* o9 = hist.find(9);
