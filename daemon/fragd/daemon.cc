@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fragd/daemon.h"
 
-#include "fragd/concerns/programs.h"
+#include "fragd/programs.h"
 #include "policy/keys.h"
 #include "protocol/wire.h"
 
@@ -11,11 +11,11 @@ namespace fragd {
 // then every other concern with both in its Tick.
 void Daemon::tick() {
   const uint64_t t0 = now_ns();
-  if (auto s = sh_.reader->read()) {
-    bpf_ = std::move(*s);
+  if (auto s = reader_->read()) {
+    maps_ = std::move(*s);
     sh_.warn.cleared("bpf", "BPF maps readable again");
   } else {
-    sh_.self.collect_errors_bpf++;
+    maps_read_errors_++;
     sh_.warn.once("bpf", s.error().message + " (counted in fragd_collect_errors_total{source=\"bpf\"}; not logged "
                                              "again until the maps read well)");
   }
@@ -23,22 +23,27 @@ void Daemon::tick() {
   const Tick t = last_tick();
   for (Concern* c : concerns_)
     if (c != memory_.get()) c->tick(t);
-  sh_.self.control = control_->stats();
-  sh_.self.last_tick_seconds = (now_ns() - t0) / 1e9;
+  self_.last_tick_seconds = (now_ns() - t0) / 1e9;
   // The families are built when a scrape asks for them (publish_metrics), not here.
   metrics_->ticked();
-  metrics_->set_readiness(unready_programs(sh_.bpf->programs(), sh_.cfg.allocations));
+  metrics_->set_readiness(unready_programs(programs_->programs(), sh_.cfg.allocations));
 }
 
 // The families from the state of the last tick: run when a scrape asks (MetricsServer::want_fd).
 void Daemon::publish_metrics() {
-  sh_.self.run_stats = sh_.bpf->run_stats();
-  sh_.self.map_memory = sh_.bpf->map_memory();
+  // fragd's own counters: the Daemon's, and what each concern counted.
+  self_.run_stats = programs_->run_stats();
+  self_.map_memory = programs_->map_memory();
+  self_.control = control_->stats();
+  self_.collect_errors_bpf = maps_read_errors_ + pageblocks_->ledger_read_errors();
+  self_.collect_errors_files = memory_->collect_errors();
+  self_.counting = stalls_->counting_stats();
+  self_.kernel_write_errors = act_->write_errors();
   ExportFrame frame;
   frame.plan = series_plan(sh_.cfg.metrics, sh_.cfg.min_order, sh_.cfg.policy.compaction.demand.min_order);
-  frame.bpf = bpf_ ? &*bpf_ : nullptr;
-  frame.programs = &sh_.bpf->programs();
-  frame.self = &sh_.self;
+  frame.bpf = maps_ ? &*maps_ : nullptr;
+  frame.programs = &programs_->programs();
+  frame.self = &self_;
   for (Concern* c : concerns_) c->metrics(frame);
   metrics_->publish(build_families(frame));
 }
@@ -49,7 +54,7 @@ std::optional<nlohmann::json> Daemon::handle(const ControlRequest& req, Reader r
   if (req.cmd == Command::Reload) return reload("fragctl reload");
   if (req.cmd == Command::Status) {
     StatusReply r;
-    program_status(sh_, r);
+    program_status(sh_.cfg, *programs_, r);
     const Tick last = last_tick();
     for (const Concern* c : concerns_) c->status(r, last);
     restrict_status(r, reader);
@@ -61,7 +66,8 @@ std::optional<nlohmann::json> Daemon::handle(const ControlRequest& req, Reader r
 }
 
 Tick Daemon::last_tick() const {
-  return Tick{now_ns(), bpf_ ? &*bpf_ : nullptr, memory_->snapshot(), &memory_->facts(), &memory_->tick_forecast()};
+  return Tick{now_ns(), maps_ ? &*maps_ : nullptr, memory_->snapshot(), &memory_->facts(),
+              &memory_->tick_forecast(), programs_->counting()};
 }
 
 nlohmann::json Daemon::reload(const std::string& why) {

@@ -42,7 +42,12 @@ class Daemon {
   void stop();
 
   Shared sh_;
-  std::optional<BpfSnapshot> bpf_;  // the maps at the last tick
+  // The BPF programs and their reader, loaded at start (fragd/programs.h).
+  std::unique_ptr<BpfPrograms> programs_;
+  std::unique_ptr<BpfReader> reader_;
+  std::optional<BpfSnapshot> maps_;  // the maps at the last tick
+  uint64_t maps_read_errors_ = 0;
+  SelfStats self_;                   // fragd's own health, gathered at a scrape
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<MetricsServer> metrics_;
   // Each concern once, and all of them in tick order (concerns_).

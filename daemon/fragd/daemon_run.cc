@@ -11,7 +11,7 @@
 
 #include "base/text.h"
 #include "fragd/event_loop.h"
-#include "fragd/concerns/programs.h"
+#include "fragd/programs.h"
 #include "fragd/privileges.h"
 
 namespace fragd {
@@ -70,14 +70,19 @@ int Daemon::start() {
   if (!c) return log_error(c.error().message), 1;
   control_ = std::move(*c);
   memory_ = std::make_unique<MemoryConcern>(sh_);
-  if (auto r = load_programs(sh_); !r) return log_error(r.error().message), 1;
-  act_->own_writers();
-  stalls_ = std::make_unique<StallsConcern>(sh_, *control_, stalls_port(*sh_.bpf, *sh_.reader));
+  auto loaded = load_programs(sh_.cfg);
+  if (!loaded) return log_error(loaded.error().message), 1;
+  programs_ = std::move(loaded->programs);
+  reader_ = std::move(loaded->reader);
+  self_.kernel = kernel_release();
+  act_->own_writers(*programs_);
+  stalls_ = std::make_unique<StallsConcern>(sh_, *control_, stalls_port(*programs_, *reader_), loaded->start_ns);
   // Every capability was for loading and attaching, and for the files opened here: drop them
   // while fragd has one thread (capabilities are per thread), before the HTTP workers, the
   // action runner and the scanner start.
-  attribution_ = std::make_unique<AttributionConcern>(sh_, attribution_maps(*sh_.reader));
-  pageblocks_ = std::make_unique<PageblocksConcern>(sh_, *control_, pollution_port(*sh_.bpf, *sh_.reader));
+  attribution_ = std::make_unique<AttributionConcern>(sh_, attribution_maps(*reader_), loaded->start_ns);
+  pageblocks_ = std::make_unique<PageblocksConcern>(sh_, *control_, pollution_port(*programs_, *reader_),
+                                                    std::move(loaded->spans));
   features_ = std::make_unique<FeaturesConcern>(
       sh_, [this](const SupplyAsk& a, const Tick& t) { return pageblocks_->supply(a, t); },
       [this] { return pageblocks_->scanned(); });
@@ -90,9 +95,9 @@ int Daemon::start() {
     auto p = read_process_stats();
     return p ? process_families(*p) : Families{};
   });
-  if (auto r = act_->start_runner(); !r) return log_error(r.error().message), 1;
+  if (auto r = act_->start_runner(*reader_); !r) return log_error(r.error().message), 1;
   concerns_ = {memory_.get(), attribution_.get(), stalls_.get(), act_.get(), pageblocks_.get(), features_.get()};
-  log_programs(sh_);
+  log_programs(sh_.cfg, *programs_);
   tick();
   pageblocks_->start_scanner(memory_->snapshot());
   return 0;
@@ -113,8 +118,8 @@ int Daemon::run() {
   // and past a whole tick as expirations that were never ticked.
   auto timer = loop.timer(sh_.cfg.tick_ns, [this](uint64_t expirations) {
     ticks_.fired(now_ns(), expirations);
-    sh_.self.tick_late_max_seconds = ticks_.late_max_seconds();
-    sh_.self.ticks_missed = ticks_.missed();
+    self_.tick_late_max_seconds = ticks_.late_max_seconds();
+    self_.ticks_missed = ticks_.missed();
     tick();
   });
   if (!timer) return log_error(timer.error().message), stop(), 1;
@@ -152,8 +157,8 @@ void Daemon::stop() {
   attribution_.reset();
   memory_.reset();
   control_.reset();
-  sh_.reader.reset();
-  sh_.bpf.reset();
+  reader_.reset();
+  programs_.reset();
   act_.reset();  // the act lock goes after what the runner put back
 }
 

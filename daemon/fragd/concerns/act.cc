@@ -63,15 +63,13 @@ Result<void> ActConcern::take_act_lock(const std::string& why) {
   return {};
 }
 
-void ActConcern::own_writers() {
-  BpfPrograms& b = *sh_.bpf;
+void ActConcern::own_writers(BpfPrograms& b) {
   actuator_.set_writer_hooks(ChildWriteHooks{[&b](pid_t pid) { return b.own_writer(static_cast<uint32_t>(pid)); },
                                              [&b](pid_t pid) { b.disown_writer(static_cast<uint32_t>(pid)); },
                                              {}});
 }
 
-Result<void> ActConcern::start_runner() {
-  BpfReader& r = *sh_.reader;
+Result<void> ActConcern::start_runner(BpfReader& r) {
   runner_ = std::make_unique<ActionRunner>(
       actuator_,
       [&r]() -> uint64_t {
@@ -98,13 +96,12 @@ void ActConcern::stop() {
 }
 
 void ActConcern::tick(const Tick& t) {
-  sh_.self.kernel_write_errors = actuator_.write_errors();
   if (!runner_ || !t.mem) return;
   Observation o = observation_of(t.now, t.mem, t.bpf,
                                  std::max(sh_.cfg.policy.compaction.demand.min_order, sh_.cfg.min_order),
                                  facts_of(t).page_kib);
   if (t.forecast) add_forecast(o, *t.forecast);
-  o.guard.counting = sh_.bpf && sh_.bpf->counting();
+  o.guard.counting = t.counting;
   auto r = engine_.decide(o);
   log_ended_leases();
   if (!r) return;

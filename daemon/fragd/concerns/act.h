@@ -40,9 +40,9 @@ class ActConcern : public Concern {
   Result<void> lock_if_acting();
   // Once the BPF programs are loaded: the processes that write compaction files for fragd
   // count as trigger "fragd".
-  void own_writers();
-  // After the capabilities were dropped: the runner thread.
-  Result<void> start_runner();
+  void own_writers(BpfPrograms& programs);
+  // After the capabilities were dropped: the runner thread, reading the maps through `reader`.
+  Result<void> start_runner(BpfReader& reader);
   // A running action ends first (a compaction write's process is killed, a pool resize stops
   // at its next step); then the saved settings go back.
   void stop();
@@ -61,6 +61,8 @@ class ActConcern : public Concern {
   std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token,
                                        const Tick& last) override;
   ActStats& stats() { return actions_.stats(); }
+  // Writes the kernel refused, by file and errno name: fragd_kernel_write_errors_total.
+  SysfsActuator::WriteErrors write_errors() const { return actuator_.write_errors(); }
 
  private:
   Result<void> take_act_lock(const std::string& why);

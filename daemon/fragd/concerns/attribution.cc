@@ -8,8 +8,8 @@
 
 namespace fragd {
 
-AttributionConcern::AttributionConcern(Shared& sh, AttributionMaps maps)
-    : sh_(sh), maps_(std::move(maps)), rounds_(sh.cfg.top_cgroups, sh.cfg.top_callsites) {
+AttributionConcern::AttributionConcern(Shared& sh, AttributionMaps maps, uint64_t start_ns)
+    : sh_(sh), maps_(std::move(maps)), start_ns_(start_ns), rounds_(sh.cfg.top_cgroups, sh.cfg.top_callsites) {
   const KallsymsFile ks = open_kallsyms(sh_.cfg);
   if (!ks.warning.empty()) log_warn(ks.warning);
   symbols_ = std::make_unique<KernelSymbols>(ks.fd, ks.path);
@@ -40,7 +40,7 @@ constexpr std::array kAttributionAnswered{Command::Top};
 const std::span<const Command> AttributionConcern::kAnswers{kAttributionAnswered};
 
 std::optional<nlohmann::json> AttributionConcern::answer(const ControlRequest&, Reader, uint64_t, const Tick& last) {
-  return top_reply(rounds_.view(), last.mem, now_ns() - sh_.start_ns);
+  return top_reply(rounds_.view(), last.mem, now_ns() - start_ns_);
 }
 
 TopReply top_reply(const AttributionView* a, const MemSnapshot* mem, uint64_t uptime_ns) {

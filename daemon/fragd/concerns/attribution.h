@@ -15,8 +15,9 @@ namespace fragd {
 class AttributionConcern : public Concern {
  public:
   // Opens /proc/kallsyms: before the capabilities are dropped (fragd/settings.h). `maps` reads the
-  // attribution maps (the BPF reader in fragd, fakes in unit tests).
-  AttributionConcern(Shared& sh, AttributionMaps maps);
+  // attribution maps (the BPF reader in fragd, fakes in unit tests); `start_ns`: when the programs
+  // were attached (the top answer's uptime).
+  AttributionConcern(Shared& sh, AttributionMaps maps, uint64_t start_ns);
   void tick(const Tick& t) override;
   void metrics(ExportFrame& f) override;
   void reload() override;
@@ -28,6 +29,7 @@ class AttributionConcern : public Concern {
  private:
   Shared& sh_;
   AttributionMaps maps_;
+  uint64_t start_ns_;
   AttributionRounds rounds_;
   std::unique_ptr<KernelSymbols> symbols_;
   std::unique_ptr<CgroupPaths> cgroup_paths_;

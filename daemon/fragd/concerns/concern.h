@@ -6,10 +6,10 @@
 // answers it (status and reload, which every concern has a part in, are the Daemon's own).
 // What a tick read comes to them as an argument, a Tick: the BPF maps the Daemon read and what the
 // memory concern read of /proc and sysfs (it ticks first; Daemon::tick holds the order). The
-// last Tick comes again with every status and answer. What is left in Shared is set at start (the
-// BPF programs and their reader, the zone spans) or is fragd's own (the running config, its
-// counters, the warnings), owned by the Daemon. The BPF side reaches stalls, attribution and
-// pageblocks through a port of their own (built in daemon_run.cc).
+// last Tick comes again with every status and answer. Shared holds only what is fragd's own: the
+// running config and the warnings said once. Each concern keeps its own counters, which the
+// Daemon gathers at a scrape; the BPF side reaches stalls, attribution and pageblocks through a
+// port of their own (built in daemon_run.cc, which owns the programs).
 #pragma once
 
 #include <algorithm>
@@ -64,17 +64,13 @@ struct Tick {
   const MachineFacts* facts = nullptr;   // the nodes and their sizes requests are checked against
   // Each node's free 2 MiB blocks forecast, with compaction.forecast on in act mode (else empty).
   const std::vector<NodeForecast>* forecast = nullptr;
+  bool counting = false;  // allocation counting: the per-page mm_page_alloc program is attached
 };
 
 struct Shared {
   explicit Shared(Config c) : cfg(std::move(c)) {}
   Config cfg;  // the running config: a reload replaces it, then tells every concern
-  std::unique_ptr<BpfPrograms> bpf;
-  std::unique_ptr<BpfReader> reader;
-  std::vector<ZoneSpan> spans;          // zone spans at start, to place pageblocks on nodes
-  SelfStats self;
   Warnings warn;
-  uint64_t start_ns = 0;
 };
 
 // The requests the Daemon answers itself (each concern has a part in them). A concern lists the

@@ -10,7 +10,7 @@ namespace fragd {
 
 MemoryConcern::MemoryConcern(Shared& sh)
     : sh_(sh),
-      files_(sh.cfg.proc_root, sh.cfg.sys_root, sh.cfg.tick_ns, sh.cfg.pagetypeinfo_ns, sh.self.collect_errors_files),
+      files_(sh.cfg.proc_root, sh.cfg.sys_root, sh.cfg.tick_ns, sh.cfg.pagetypeinfo_ns, collect_errors_),
       forecast_(sh.cfg.forecast_window_ns) {
   if (auto f = read_machine_facts(sh_.cfg.proc_root, sh_.cfg.sys_root)) facts_ = *f;
   else log_warn(f.error().message);
@@ -86,7 +86,7 @@ void MemoryConcern::check_nodes() {
     facts_stale_ = false;
     if (files_.faults().ok("nodes", now_ns())) log_info("the node list under " + sh_.cfg.sys_root + " reads again");
   } else {
-    sh_.self.collect_errors_files["nodes"]++;
+    collect_errors_["nodes"]++;
     if (files_.faults().failed("nodes", errno_name(f.error().err), now_ns()))
       log_warn(f.error().message + " (fragctl requests naming a node are checked against the last good read)");
   }

@@ -5,7 +5,9 @@
 // status answer's nodes and warnings.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "fragd/concerns/concern.h"
@@ -30,12 +32,15 @@ class MemoryConcern : public Concern {
   const MemSnapshot* snapshot() const { return mem_ ? &*mem_ : nullptr; }
   const MachineFacts& facts() const { return facts_; }
   const std::vector<NodeForecast>& tick_forecast() const { return tick_forecast_; }
+  // Failed reads by source (kSnapshotSources and "nodes"): fragd_collect_errors_total.
+  const std::map<std::string, uint64_t>& collect_errors() const { return collect_errors_; }
 
  private:
   void check_nodes();
   void check_reporting();
 
   Shared& sh_;
+  std::map<std::string, uint64_t> collect_errors_;  // before files_, which counts into it
   MemoryFiles files_;
   std::optional<MemSnapshot> mem_;         // the last good read
   MachineFacts facts_;

@@ -96,8 +96,9 @@ ScanSummary scan_summary(const ScanResult& r, const ScanClock& now) {
 
 }  // namespace
 
-PageblocksConcern::PageblocksConcern(Shared& sh, ControlServer& control, PollutionPort ledger)
-    : sh_(sh), control_(control), ledger_(std::move(ledger)) {
+PageblocksConcern::PageblocksConcern(Shared& sh, ControlServer& control, PollutionPort ledger,
+                                     std::vector<ZoneSpan> spans)
+    : sh_(sh), control_(control), ledger_(std::move(ledger)), spans_(std::move(spans)) {
   if (sh_.cfg.scan_pageblocks) iomem_fd_ = ::open((sh_.cfg.proc_root + "/iomem").c_str(), O_RDONLY | O_CLOEXEC);
 }
 
@@ -168,7 +169,7 @@ void PageblocksConcern::refresh_pollution() {
 std::optional<PollutionStats> PageblocksConcern::read_pollution(uint64_t max_blocks) const {
   auto p = ledger_.read();
   if (!p) {
-    sh_.self.collect_errors_bpf++;
+    ledger_read_errors_++;
     sh_.warn.once(p.error().message);
     return std::nullopt;
   }
@@ -176,7 +177,7 @@ std::optional<PollutionStats> PageblocksConcern::read_pollution(uint64_t max_blo
   ps.counters = p->counters;
   ps.counters.released_blocks = released_blocks_;
   ps.counters.released_pages = released_pages_;
-  ps.summary = summarize_pollution(p->blocks, sh_.spans, p->pageblock_order, 10, max_blocks);
+  ps.summary = summarize_pollution(p->blocks, spans_, p->pageblock_order, 10, max_blocks);
   return ps;
 }
 
@@ -247,7 +248,7 @@ std::optional<nlohmann::json> PageblocksConcern::answer(const ControlRequest& re
 Result<Supply> PageblocksConcern::supply(const SupplyAsk& ask, const Tick& last) const {
   SupplyInputs in;
   in.mem = last.mem;
-  in.spans = sh_.spans;
+  in.spans = spans_;
   in.page_kib = last.facts ? last.facts->page_kib : MachineFacts{}.page_kib;
   // The latest scan or sampled round as it is: a preflight never asks for a scan.
   auto latest = scanner_ ? scanner_->latest() : nullptr;

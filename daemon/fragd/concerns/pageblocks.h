@@ -37,8 +37,9 @@ struct PollutionPort {
 class PageblocksConcern : public Concern {
  public:
   // Opens /proc/iomem when the scan is on: before the capabilities are dropped (only an fd
-  // opened with CAP_SYS_ADMIN shows addresses). `control` sends the deferred map answers.
-  PageblocksConcern(Shared& sh, ControlServer& control, PollutionPort ledger);
+  // opened with CAP_SYS_ADMIN shows addresses). `control` sends the deferred map answers; `spans`:
+  // the zone spans at start, to place the ledger's blocks on nodes.
+  PageblocksConcern(Shared& sh, ControlServer& control, PollutionPort ledger, std::vector<ZoneSpan> spans);
   ~PageblocksConcern() override;
   // After the first tick (its pageblock order): the scanner thread, or why the scan is off.
   void start_scanner(const MemSnapshot* mem);
@@ -58,6 +59,8 @@ class PageblocksConcern : public Concern {
   Result<Supply> supply(const SupplyAsk& ask, const Tick& t) const;
   // A scan has ended (or the scan is off): supply() rests on the pageblock picture it will have.
   bool scanned() const { return !scanner_ || scanner_->latest() != nullptr; }
+  // Reads of the ledger that failed: fragd_collect_errors_total{source="bpf"}, with the tick's.
+  uint64_t ledger_read_errors() const { return ledger_read_errors_; }
 
  private:
   void refresh_pollution();
@@ -76,6 +79,8 @@ class PageblocksConcern : public Concern {
   Shared& sh_;
   ControlServer& control_;
   PollutionPort ledger_;
+  std::vector<ZoneSpan> spans_;
+  mutable uint64_t ledger_read_errors_ = 0;  // counted by a read in status() too
   int iomem_fd_ = -1;
   std::unique_ptr<PageblockScanner> scanner_;  // null when the scan is off
   std::string scan_off_;                         // why it is off

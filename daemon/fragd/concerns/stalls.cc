@@ -10,8 +10,8 @@
 
 namespace fragd {
 
-StallsConcern::StallsConcern(Shared& sh, ControlServer& control, StallsPort bpf)
-    : sh_(sh), control_(control), bpf_(std::move(bpf)), counting_(settings(), sh.self.counting) {
+StallsConcern::StallsConcern(Shared& sh, ControlServer& control, StallsPort bpf, uint64_t start_ns)
+    : sh_(sh), control_(control), bpf_(std::move(bpf)), start_ns_(start_ns), counting_(settings(), stats_) {
   if (bpf_.slow_stalls_fd >= 0) ring_.reset(ring_buffer__new(bpf_.slow_stalls_fd, on_ring_event, this, nullptr));
   if (!ring_) log_warn("cannot open the slow-stall ring buffer: `fragctl trace` will show nothing");
   if (sh_.cfg.allocations == "adaptive") {
@@ -21,8 +21,8 @@ StallsConcern::StallsConcern(Shared& sh, ControlServer& control, StallsPort bpf)
                "tick after a stall, not during it");
     bpf_.arm_wakeup();
   }
-  counting_.start(sh_.start_ns, bpf_.counting());
-  sh_.self.counting.allocations_mode = sh_.cfg.allocations;
+  counting_.start(start_ns_, bpf_.counting());
+  stats_.allocations_mode = sh_.cfg.allocations;
 }
 
 CountingSettings StallsConcern::settings() const {
@@ -34,9 +34,9 @@ int StallsConcern::on_ring_event(void* ctx, void* data, size_t size) {
   if (size < sizeof(stall_event)) return 0;
   stall_event e;
   std::memcpy(&e, data, sizeof(e));
-  c->sh_.self.counting.trace_events++;
+  c->stats_.trace_events++;
   if (c->control_.trace_subscribers())
-    c->sh_.self.counting.trace_events_unsent += c->control_.broadcast_trace(
+    c->stats_.trace_events_unsent += c->control_.broadcast_trace(
         nlohmann::json(stall_message(e)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return 0;
 }
@@ -81,7 +81,7 @@ void StallsConcern::tick(const Tick& t) {
 }
 
 void StallsConcern::status(StatusReply& s, const Tick& last) const {
-  s.allocations = AllocationCounting{sh_.cfg.allocations, bpf_.counting(), sh_.self.counting.counting_seconds,
+  s.allocations = AllocationCounting{sh_.cfg.allocations, bpf_.counting(), stats_.counting_seconds,
                                      sh_.cfg.adaptive_hold_ns, sh_.cfg.adaptive_free_blocks};
   if (!last.bpf) return;
   const BpfSnapshot& b = *last.bpf;
@@ -114,7 +114,7 @@ std::optional<nlohmann::json> StallsConcern::answer(const ControlRequest& req, R
   if (!s) return error_answer(s.error().message);
   HistSnapshot h;
   h.min_order = sh_.cfg.min_order;
-  h.uptime_ns = now_ns() - sh_.start_ns;
+  h.uptime_ns = now_ns() - start_ns_;
   h.counting_mode = sh_.cfg.allocations;
   h.counting = bpf_.counting();
   for (unsigned o = h.min_order; o < FRAGD_NR_ORDERS; o++) {

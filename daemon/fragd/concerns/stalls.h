@@ -31,8 +31,9 @@ struct StallsPort {
 
 class StallsConcern : public Concern {
  public:
-  // Opens the port's ring buffers; `control` sends the trace stream.
-  StallsConcern(Shared& sh, ControlServer& control, StallsPort bpf);
+  // Opens the port's ring buffers; `control` sends the trace stream; `start_ns`: when the
+  // programs were attached (counting's first state, the hist answer's uptime).
+  StallsConcern(Shared& sh, ControlServer& control, StallsPort bpf, uint64_t start_ns);
   void tick(const Tick& t) override;
   void status(StatusReply& s, const Tick& last) const override;
   void reload() override;
@@ -43,6 +44,8 @@ class StallsConcern : public Concern {
   // intervals); trace: its acknowledgement (the control server streams the stalls that follow).
   std::optional<nlohmann::json> answer(const ControlRequest& req, Reader reader, uint64_t token,
                                        const Tick& last) override;
+  // Allocation counting and the slow-stall stream: fragd_allocation_counting* and trace families.
+  const CountingStats& counting_stats() const { return stats_; }
 
  private:
   static int on_ring_event(void* ctx, void* data, size_t size);
@@ -53,6 +56,8 @@ class StallsConcern : public Concern {
   Shared& sh_;
   ControlServer& control_;
   StallsPort bpf_;
+  uint64_t start_ns_;
+  CountingStats stats_;  // before counting_, which counts into it
   CountingSteer counting_;
   using Ring = std::unique_ptr<ring_buffer, decltype(&ring_buffer__free)>;
   Ring ring_{nullptr, &ring_buffer__free};     // slow stalls, for fragctl trace

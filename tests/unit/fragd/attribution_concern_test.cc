@@ -72,7 +72,8 @@ struct AttributionHarness {
                             [this](uint64_t id) {
                               forgotten.push_back(id);
                               cgroups.erase(id);
-                            }});
+                            }},
+        0);
   }
   nlohmann::json top(AttributionConcern& c) const {
     ControlRequest req;

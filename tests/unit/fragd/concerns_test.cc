@@ -74,7 +74,7 @@ TEST(MemoryConcern, ANodeThatGoesOfflineLeavesTheSnapshotAndTheFactsRequestsAreC
   ASSERT_TRUE(memory.snapshot());
   EXPECT_EQ(nodes_of(*memory.snapshot()), (std::set<int>{0}));
   EXPECT_EQ(memory.facts().nodes, (std::vector<int>{0})) << "a node change makes the facts be read again";
-  EXPECT_EQ(sh.self.collect_errors_files.count("nodes"), 0u);
+  EXPECT_EQ(memory.collect_errors().count("nodes"), 0u);
 }
 
 // The facts are read again once after a node change, not at every tick from then on: a

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "fragd/concerns/programs.h"
+#include "fragd/programs.h"
 #include "fragd/loopback_http.h"
 
 namespace {

@@ -25,6 +25,7 @@ struct LedgerHarness {
   bool broken = false;
   int counter_reads = 0, full_reads = 0;
 
+  std::vector<ZoneSpan> spans;  // node 0 and node 1, 4 GiB each
   LedgerHarness() {
     sh.cfg.scan_pageblocks = false;
     sh.cfg.source = "fragd.yaml";
@@ -37,7 +38,7 @@ struct LedgerHarness {
     n1.zone = "Normal";
     n1.start_pfn = 1 << 20;
     n1.end_pfn = 2 << 20;
-    sh.spans = {n0, n1};
+    spans = {n0, n1};
     control = fragd::test::scratch_control(dir.path());
   }
   // A polluting fallback of `pages` pages into the pageblock holding `pfn`.
@@ -71,7 +72,8 @@ struct LedgerHarness {
                         return ledger;
                       },
                       {[](uint64_t) -> Result<uint64_t> { return uint64_t{0}; },
-                       [](uint64_t) -> Result<void> { return {}; }}});
+                       [](uint64_t) -> Result<void> { return {}; }}},
+        spans);
   }
 };
 
@@ -109,7 +111,7 @@ TEST(PageblocksConcern, ALedgerThatCannotBeReadIsCountedAndGivesNoFamilies) {
   auto c = h.concern();
   c->tick(Tick{100 * kPageblocksSecond});
   c->tick(Tick{101 * kPageblocksSecond});
-  EXPECT_EQ(h.sh.self.collect_errors_bpf, 2u);
+  EXPECT_EQ(c->ledger_read_errors(), 2u);
   ExportFrame f;
   c->metrics(f);
   EXPECT_EQ(f.pollution, nullptr);
