@@ -39,13 +39,11 @@ void Daemon::publish_metrics() {
   self_.collect_errors_files = memory_->collect_errors();
   self_.counting = stalls_->counting_stats();
   self_.kernel_write_errors = act_->write_errors();
-  ExportFrame frame;
-  frame.plan = series_plan(sh_.cfg.metrics, sh_.cfg.min_order, sh_.cfg.policy.compaction.demand.min_order);
-  frame.bpf = maps_ ? &*maps_ : nullptr;
-  frame.programs = &programs_->programs();
-  frame.self = &self_;
-  for (Concern* c : concerns_) c->metrics(frame);
-  metrics_->publish(build_families(frame));
+  const SeriesPlan plan = series_plan(sh_.cfg.metrics, sh_.cfg.min_order, sh_.cfg.policy.compaction.demand.min_order);
+  Families out = own_families(self_, programs_->programs(), plan);
+  const Tick last = last_tick();
+  for (Concern* c : concerns_) c->metrics(plan, last, out);
+  metrics_->publish(std::move(out));
 }
 
 std::optional<nlohmann::json> Daemon::handle(const ControlRequest& req, Reader reader, uint64_t token) {

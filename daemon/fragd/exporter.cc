@@ -4,13 +4,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "sources/attribution/metrics.h"
-#include "sources/compaction/metrics.h"
-#include "sources/memory/forecast.h"
-#include "sources/memory/metrics.h"
-#include "sources/pools/metrics.h"
 #include "sources/programs/metrics.h"
-#include "sources/thp/metrics.h"
 #include "version.h"
 
 namespace fragd {
@@ -65,10 +59,7 @@ void self_metrics(const SelfStats& self, Families& out) {
 
 }  // namespace
 
-Families build_families(const ExportFrame& f) {
-  static const std::vector<ProgramState> kNoPrograms;
-  static const SelfStats kNoSelf;
-  const SelfStats& self = f.self ? *f.self : kNoSelf;
+Families own_families(const SelfStats& self, const std::vector<ProgramState>& programs, const SeriesPlan& plan) {
   Families out;
   {
     FamilyBuilder b("fragd_build_info", "fragd's version and the kernel release it runs on (uname -r); always 1.",
@@ -76,30 +67,9 @@ Families build_families(const ExportFrame& f) {
     b.gauge({{"version", FRAGD_VERSION}, {"kernel", self.kernel.empty() ? "unknown" : self.kernel}}, 1);
     emit(out, b);
   }
-  program_metrics(f.programs ? *f.programs : kNoPrograms, self.run_stats, f.plan, out);
-  map_memory_metrics(self.map_memory, f.plan, out);
-  counting_metrics(self.counting, out);
-  if (f.bpf) {
-    stall_metrics(f.plan, *f.bpf, self.counting, out);
-    compaction_metrics(f.plan, *f.bpf, out);
-    fallback_metrics(*f.bpf, out);
-  }
-  if (f.mem) {
-    memory_metrics(*f.mem, f.plan, out);
-    std::vector<PoolGauge> targets;
-    if (f.act)
-      for (const auto& p : f.act->pools) targets.push_back({p.node, p.size_kib, p.target});
-    pool_metrics(*f.mem, targets, out);
-    thp_metrics(*f.mem, f.plan, out);
-  }
-  if (f.attribution) attribution_metrics(*f.attribution, f.plan, out);
-  if (f.forecast) forecast_metrics(*f.forecast, f.forecast_window_ns, out);
-  if (f.cgroup_anon) cgroup_anon_metrics(*f.cgroup_anon, out);
-  if (f.act) act_metrics(*f.act, f.plan, out);
-  if (f.scan) scan_metrics(*f.scan, out);
-  if (f.pollution) pollution_metrics(*f.pollution, out);
+  program_metrics(programs, self.run_stats, plan, out);
+  map_memory_metrics(self.map_memory, plan, out);
   self_metrics(self, out);
-  trace_metrics(self.counting, out);
   return out;
 }
 

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The exporter's families: when a scrape asks for them (MetricsServer::want_fd), the
-// collector builds every family from the last tick's snapshots, one source after another;
-// scrapes until the next tick share that set. Nothing is built while nobody scrapes. A new concern adds its sources/<concern>/metrics.h
-// call to build_families (exporter.cc): one line.
+// The exporter's families: when a scrape asks for them (MetricsServer::want_fd), the Daemon
+// builds fragd's own families here and asks each concern for its own (Concern::metrics);
+// scrapes until the next tick share that set. Nothing is built while nobody scrapes.
 #pragma once
 
 #include <optional>
@@ -12,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "act/metrics.h"
 #include "base/family.h"
 #include "base/series.h"
 #include "fragd/control_stats.h"
@@ -21,12 +19,7 @@
 #include "kernel/bpf_object.h"
 #include "kernel/process.h"
 #include "kernel/procfs.h"
-#include "sources/attribution/attribution.h"
-#include "sources/memory/forecast.h"
-#include "sources/pageblocks/metrics.h"
-#include "sources/pollution/metrics.h"
 #include "sources/stalls/metrics.h"
-#include "sources/thp/cgroup_anon.h"
 
 namespace fragd {
 
@@ -48,26 +41,9 @@ struct SelfStats {
   std::string kernel;                      // the kernel release, a label of fragd_build_info
 };
 
-// What one tick read, for the exporter; null/empty: that source is off or has nothing yet.
-struct ExportFrame {
-  // Which series (the config's metrics: section, resolved with the running bpf.min_order and
-  // compaction.demand.min_order); the default: every order, bucket and dimension.
-  SeriesPlan plan = widest_plan(1);
-  const BpfSnapshot* bpf = nullptr;
-  const MemSnapshot* mem = nullptr;
-  const std::vector<ProgramState>* programs = nullptr;
-  const SelfStats* self = nullptr;
-  const ActStats* act = nullptr;
-  const ScanStats* scan = nullptr;
-  const PollutionStats* pollution = nullptr;
-  const std::vector<NodeForecast>* forecast = nullptr;
-  const AttributionView* attribution = nullptr;
-  const std::map<std::string, CgroupAnon>* cgroup_anon = nullptr;  // THP coverage of exported cgroups
-  uint64_t forecast_window_ns = 0;
-};
-
-// Builds every family fragd exports at a tick. Pure: no I/O.
-Families build_families(const ExportFrame& f);
+// fragd's own families: fragd_build_info, the programs and their maps, fragd's health (self).
+// Each concern adds its own (Concern::metrics). Pure: no I/O.
+Families own_families(const SelfStats& self, const std::vector<ProgramState>& programs, const SeriesPlan& plan);
 
 // The process_* families of every Prometheus client library (same names and meanings), built
 // at each scrape as those libraries do, not at each tick.

@@ -10,6 +10,7 @@
 #include "policy/policy.h"
 #include "protocol/wire.h"
 #include "sources/memory/score.h"
+#include "sources/pools/metrics.h"
 
 namespace fragd {
 
@@ -155,7 +156,7 @@ void ActConcern::watch(EventLoop& loop) {
   if (runner_) loop.watch(runner_->event_fd(), [this](short) { on_finished(); });
 }
 
-void ActConcern::metrics(ExportFrame& f) {
+void ActConcern::metrics(const SeriesPlan& plan, const Tick&, Families& out) {
   ActStats& act = actions_.stats();
   const Policy& p = sh_.cfg.policy;
   act.nodes = engine_.nodes();
@@ -168,7 +169,14 @@ void ActConcern::metrics(ExportFrame& f) {
   act.method = method_name(p.compaction.method);
   act.leased_pages.clear();
   for (const auto& l : engine_.leases().live()) act.leased_pages[{l.node, l.size_kib}] += l.count;
-  f.act = &act;
+  families(act, plan, out);
+}
+
+void ActConcern::families(const ActStats& act, const SeriesPlan& plan, Families& out) {
+  act_metrics(act, plan, out);
+  std::vector<PoolGauge> targets;
+  for (const auto& p : act.pools) targets.push_back({p.node, p.size_kib, p.target});
+  pool_target_metrics(targets, out);
 }
 
 // The policy's part of the status answer: policy, its nodes, pools, actions.

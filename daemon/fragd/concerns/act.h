@@ -13,6 +13,7 @@
 #include "act/act_lock.h"
 #include "act/action_log.h"
 #include "act/engine.h"
+#include "act/metrics.h"
 #include "act/runner.h"
 #include "act/sysfs_actuator.h"
 #include "fragd/concerns/concern.h"
@@ -48,7 +49,9 @@ class ActConcern : public Concern {
   void stop();
 
   void tick(const Tick& t) override;
-  void metrics(ExportFrame& f) override;
+  void metrics(const SeriesPlan& plan, const Tick& last, Families& out) override;
+  // Its families of the policy, the engine's state and the actions.
+  static void families(const ActStats& act, const SeriesPlan& plan, Families& out);
   void status(StatusReply& s, const Tick& last) const override;
   Result<void> accept(const Config& next) override;
   void reload() override;

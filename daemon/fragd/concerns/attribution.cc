@@ -4,6 +4,7 @@
 #include <map>
 
 #include "fragd/settings.h"
+#include "sources/attribution/metrics.h"
 #include "sources/memory/score.h"
 
 namespace fragd {
@@ -27,9 +28,14 @@ void AttributionConcern::tick(const Tick& t) {
        [this](const std::string& k, const std::string& m) { sh_.warn.cleared(k, m); }});
 }
 
-void AttributionConcern::metrics(ExportFrame& f) {
-  f.attribution = rounds_.view();
-  f.cgroup_anon = rounds_.cgroup_anon();
+void AttributionConcern::metrics(const SeriesPlan& plan, const Tick&, Families& out) {
+  families(rounds_.view(), rounds_.cgroup_anon(), plan, out);
+}
+
+void AttributionConcern::families(const AttributionView* v, const std::map<std::string, CgroupAnon>* anon,
+                                  const SeriesPlan& plan, Families& out) {
+  if (v) attribution_metrics(*v, plan, out);
+  if (anon) cgroup_anon_metrics(*anon, out);
 }
 
 void AttributionConcern::reload() { rounds_.set_limits(sh_.cfg.top_cgroups, sh_.cfg.top_callsites); }

@@ -9,6 +9,7 @@
 #include "kernel/kallsyms.h"
 #include "protocol/top.h"
 #include "sources/attribution/rounds.h"
+#include "sources/thp/cgroup_anon.h"
 
 namespace fragd {
 
@@ -19,7 +20,10 @@ class AttributionConcern : public Concern {
   // were attached (the top answer's uptime).
   AttributionConcern(Shared& sh, AttributionMaps maps, uint64_t start_ns);
   void tick(const Tick& t) override;
-  void metrics(ExportFrame& f) override;
+  void metrics(const SeriesPlan& plan, const Tick& last, Families& out) override;
+  // Its families of a round (null: none read yet) and the cgroups' THP coverage (null: none).
+  static void families(const AttributionView* v, const std::map<std::string, CgroupAnon>* anon,
+                       const SeriesPlan& plan, Families& out);
   void reload() override;
   static const std::span<const Command> kAnswers;  // defined with answer()
   bool answers(Command cmd) const override { return among(kAnswers, cmd); }

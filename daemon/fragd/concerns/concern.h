@@ -86,8 +86,9 @@ class Concern {
   virtual ~Concern() = default;
   // Its work at a tick, in the Daemon's order of concerns.
   virtual void tick(const Tick& /*t*/) {}
-  // Its part of the families a scrape asks for: what it sets in `f` must live until the next call.
-  virtual void metrics(ExportFrame& /*f*/) {}
+  // Its families, when a scrape asks for them: from its own state and the last Tick, with the
+  // series `plan` allows (the config's metrics: section).
+  virtual void metrics(const SeriesPlan& /*plan*/, const Tick& /*last*/, Families& /*out*/) {}
   // Its part of the status answer, before the reader's restrictions.
   virtual void status(StatusReply& /*s*/, const Tick& /*last*/) const {}
   // A reload: before, whether the new config can be taken (a refusal keeps the running one);

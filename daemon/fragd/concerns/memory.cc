@@ -4,7 +4,10 @@
 #include <map>
 
 #include "base/text.h"
+#include "sources/memory/metrics.h"
 #include "sources/memory/score.h"
+#include "sources/pools/metrics.h"
+#include "sources/thp/metrics.h"
 
 namespace fragd {
 
@@ -92,12 +95,20 @@ void MemoryConcern::check_nodes() {
   }
 }
 
-void MemoryConcern::metrics(ExportFrame& f) {
-  f.mem = snapshot();
+void MemoryConcern::metrics(const SeriesPlan& plan, const Tick&, Families& out) {
   // The tick fitted it already when the forecast trigger reads it (the samples change only at a tick).
-  forecast_now_ = sh_.cfg.policy.act && sh_.cfg.policy.compaction.forecast.enabled ? tick_forecast_ : forecast_.forecast();
-  f.forecast = &forecast_now_;
-  f.forecast_window_ns = forecast_.window_ns();
+  const bool fitted = sh_.cfg.policy.act && sh_.cfg.policy.compaction.forecast.enabled;
+  families(snapshot(), fitted ? tick_forecast_ : forecast_.forecast(), forecast_.window_ns(), plan, out);
+}
+
+void MemoryConcern::families(const MemSnapshot* mem, const std::vector<NodeForecast>& forecast, uint64_t window_ns,
+                             const SeriesPlan& plan, Families& out) {
+  if (mem) {
+    memory_metrics(*mem, plan, out);
+    pool_metrics(*mem, out);
+    thp_metrics(*mem, plan, out);
+  }
+  forecast_metrics(forecast, window_ns, out);
 }
 
 void MemoryConcern::status(StatusReply& r, const Tick&) const {

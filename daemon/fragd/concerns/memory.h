@@ -23,7 +23,10 @@ class MemoryConcern : public Concern {
   explicit MemoryConcern(Shared& sh);
   // Reads /proc and sysfs: the Daemon hands what it read to the other concerns in the Tick.
   void tick(const Tick& t) override;
-  void metrics(ExportFrame& f) override;
+  void metrics(const SeriesPlan& plan, const Tick& last, Families& out) override;
+  // Its families of a snapshot (null: none read yet) and a forecast over `window_ns`.
+  static void families(const MemSnapshot* mem, const std::vector<NodeForecast>& forecast, uint64_t window_ns,
+                       const SeriesPlan& plan, Families& out);
   void status(StatusReply& s, const Tick& last) const override;
   void reload() override;
 
@@ -48,7 +51,6 @@ class MemoryConcern : public Concern {
   OnlineNodes nodes_;         // nodes with present pages in the last snapshot
   bool facts_stale_ = false;  // the nodes changed: facts to be read again
   BlockForecast forecast_;    // free 2 MiB blocks per node over forecast_window
-  std::vector<NodeForecast> forecast_now_;  // at the last metrics()
   std::optional<PageReporting> reporting_seen_;  // the reporting device last logged (none: none)
   bool reporting_due_ = true;                    // look again whatever the device: at the start, after a reload
 };

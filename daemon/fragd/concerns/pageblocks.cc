@@ -136,16 +136,25 @@ void PageblocksConcern::tick(const Tick& t) {
   scans_ok_seen_ = ok;
 }
 
-void PageblocksConcern::metrics(ExportFrame& f) {
-  f.pollution = pollution_ ? &*pollution_ : nullptr;
-  if (!scanner_) return;
-  scan_stats_.scan = scanner_->latest();
-  scan_stats_.ok = scanner_->scans_ok();
-  scan_stats_.failed = scanner_->scans_failed();
-  scan_stats_.skipped = scanner_->scans_skipped();
-  scan_stats_.cost = scanner_->cost();
-  scan_stats_.now_boot_ns = now_ns(CLOCK_BOOTTIME);
-  f.scan = &scan_stats_;
+void PageblocksConcern::metrics(const SeriesPlan&, const Tick& last, Families& out) {
+  std::optional<ScanStats> scan;
+  if (scanner_) {
+    scan.emplace();
+    scan->scan = scanner_->latest();
+    scan->ok = scanner_->scans_ok();
+    scan->failed = scanner_->scans_failed();
+    scan->skipped = scanner_->scans_skipped();
+    scan->cost = scanner_->cost();
+    scan->now_boot_ns = now_ns(CLOCK_BOOTTIME);
+  }
+  families(last.bpf, pollution_ ? &*pollution_ : nullptr, scan ? &*scan : nullptr, out);
+}
+
+void PageblocksConcern::families(const BpfSnapshot* bpf, const PollutionStats* pollution, const ScanStats* scan,
+                                 Families& out) {
+  if (bpf) fallback_metrics(*bpf, out);
+  if (pollution) pollution_metrics(*pollution, out);
+  if (scan) scan_metrics(*scan, out);
 }
 
 void PageblocksConcern::status(StatusReply& s, const Tick&) const {

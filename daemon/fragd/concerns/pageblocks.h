@@ -15,6 +15,7 @@
 #include "fragd/concerns/concern.h"
 #include "fragd/control.h"
 #include "protocol/readers.h"
+#include "sources/pageblocks/metrics.h"
 #include "sources/pageblocks/pending.h"
 #include "sources/pageblocks/scanner.h"
 #include "sources/pollution/maps.h"
@@ -44,7 +45,9 @@ class PageblocksConcern : public Concern {
   // After the first tick (its pageblock order): the scanner thread, or why the scan is off.
   void start_scanner(const MemSnapshot* mem);
   void tick(const Tick& t) override;
-  void metrics(ExportFrame& f) override;
+  void metrics(const SeriesPlan& plan, const Tick& last, Families& out) override;
+  // Its families of the maps' fallback counters, the ledger and the scanner (each null: none).
+  static void families(const BpfSnapshot* bpf, const PollutionStats* pollution, const ScanStats* scan, Families& out);
   void status(StatusReply& s, const Tick& last) const override;
   void watch(EventLoop& loop) override;
   static const std::span<const Command> kAnswers;  // defined with answer()
@@ -86,7 +89,6 @@ class PageblocksConcern : public Concern {
   std::string scan_off_;                         // why it is off
   std::optional<MemSnapshot> scan_ref_;          // memory as of the last change reported to the scanner
   uint64_t scans_ok_seen_ = 0;
-  ScanStats scan_stats_;                         // at the last metrics()
   PendingMaps<MapAsk> pending_maps_;  // map requests waiting for a scan
   // The ledger: the tick's summary, read anew only when the BPF counters or a release moved it.
   std::optional<PollutionStats> pollution_;  // empty when off

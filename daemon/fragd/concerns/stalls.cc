@@ -6,7 +6,9 @@
 
 #include "protocol/action.h"
 #include "protocol/wire.h"
+#include "sources/compaction/metrics.h"
 #include "sources/memory/score.h"
+#include "sources/stalls/metrics.h"
 
 namespace fragd {
 
@@ -93,6 +95,21 @@ void StallsConcern::status(StatusReply& s, const Tick& last) const {
     s.compaction->push_back({trigger_name(t), runs, b.compaction.pages_migrated[t], b.compaction.pages_failed[t],
                              b.compaction_hist[t].sum_ns / 1e9});
   }
+}
+
+// Allocation counting, the stalls and failures, compaction (which has no concern of its own yet:
+// its status part is here too), and the slow-stall stream.
+void StallsConcern::metrics(const SeriesPlan& plan, const Tick& last, Families& out) {
+  families(last.bpf, stats_, plan, out);
+}
+
+void StallsConcern::families(const BpfSnapshot* bpf, const CountingStats& stats, const SeriesPlan& plan, Families& out) {
+  counting_metrics(stats, out);
+  if (bpf) {
+    stall_metrics(plan, *bpf, stats, out);
+    compaction_metrics(plan, *bpf, out);
+  }
+  trace_metrics(stats, out);
 }
 
 void StallsConcern::reload() { counting_.set(settings()); }

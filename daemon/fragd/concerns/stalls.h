@@ -36,6 +36,9 @@ class StallsConcern : public Concern {
   StallsConcern(Shared& sh, ControlServer& control, StallsPort bpf, uint64_t start_ns);
   void tick(const Tick& t) override;
   void status(StatusReply& s, const Tick& last) const override;
+  void metrics(const SeriesPlan& plan, const Tick& last, Families& out) override;
+  // Its families of the maps (null: unread) and its counting.
+  static void families(const BpfSnapshot* bpf, const CountingStats& stats, const SeriesPlan& plan, Families& out);
   void reload() override;
   void watch(EventLoop& loop) override;
   static const std::span<const Command> kAnswers;  // defined with answer()

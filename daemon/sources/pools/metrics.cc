@@ -3,7 +3,7 @@
 
 namespace fragd {
 
-void pool_metrics(const MemSnapshot& mem, const std::vector<PoolGauge>& targets, Families& out) {
+void pool_metrics(const MemSnapshot& mem, Families& out) {
   FamilyBuilder hp("fragd_hugepages",
                    "Hugetlb pool pages per node and size (sysfs): state=\"total\" in the pool, "
                    "state=\"free\" of them not in use.",
@@ -13,13 +13,16 @@ void pool_metrics(const MemSnapshot& mem, const std::vector<PoolGauge>& targets,
     hp.gauge({{"node", node_label(p.node)}, {"size", size}, {"state", "total"}}, p.total);
     hp.gauge({{"node", node_label(p.node)}, {"size", size}, {"state", "free"}}, p.free);
   }
+  emit(out, hp);
+}
+
+void pool_target_metrics(const std::vector<PoolGauge>& targets, Families& out) {
   FamilyBuilder tg("fragd_hugepages_target",
                    "Act mode: the pool size the policy (hugepages.pools) or `fragctl pool set` asks for, per "
                    "node (\"all\": the global pool) and size.",
                    MetricType::Gauge);
   for (const auto& t : targets)
     tg.gauge({{"node", node_label(t.node)}, {"size", std::to_string(t.size_kib) + "kB"}}, t.target);
-  emit(out, hp);
   if (!targets.empty()) emit(out, tg);
 }
 

@@ -18,6 +18,9 @@ struct PoolGauge {
   uint64_t target = 0;
 };
 
-void pool_metrics(const MemSnapshot& mem, const std::vector<PoolGauge>& targets, Families& out);
+// fragd_hugepages: the pools as sysfs shows them.
+void pool_metrics(const MemSnapshot& mem, Families& out);
+// fragd_hugepages_target: the act engine's targets (none: no family).
+void pool_target_metrics(const std::vector<PoolGauge>& targets, Families& out);
 
 }  // namespace fragd

@@ -94,9 +94,9 @@ TEST(AttributionConcern, ReadsTheMapsOnlyWhenTheTicksCountersMoved) {
   auto c = h.concern();
   c->tick(h.at(100 * kAttributionSecond));
   EXPECT_EQ(h.reads, 0u) << "no snapshot of the per-CPU counters yet: nothing to compare";
-  ExportFrame f;
-  c->metrics(f);
-  EXPECT_EQ(f.attribution, nullptr) << "no attribution families before a round read the maps";
+  Families before;
+  c->metrics(widest_plan(1), h.at(100 * kAttributionSecond), before);
+  EXPECT_TRUE(before.empty()) << "no attribution families before a round read the maps";
   EXPECT_TRUE(h.top(*c).at("cgroups").empty());
 
   h.stall(a, 3000);
@@ -107,8 +107,9 @@ TEST(AttributionConcern, ReadsTheMapsOnlyWhenTheTicksCountersMoved) {
   h.stall(a, 4000);
   c->tick(h.at(103 * kAttributionSecond));
   EXPECT_EQ(h.reads, 2u);
-  c->metrics(f);
-  ASSERT_NE(f.attribution, nullptr);
+  Families after;
+  c->metrics(widest_plan(1), h.at(103 * kAttributionSecond), after);
+  EXPECT_TRUE(std::any_of(after.begin(), after.end(), [](const auto& f) { return f.name == "fragd_cgroup_stalls_total"; }));
   const nlohmann::json top = h.top(*c);
   EXPECT_EQ(cgroup_stalls_in_top(top, "/jobs/a"), 2u) << top.dump();
 }

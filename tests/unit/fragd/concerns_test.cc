@@ -20,6 +20,12 @@ using namespace fragd;
 using fragd::test::TempDir;
 namespace fs = std::filesystem;
 
+const prometheus::MetricFamily* family(const Families& fs, const std::string& name) {
+  for (const auto& f : fs)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
 constexpr uint64_t kS = 1'000'000'000ULL;
 
 // A two-node machine: the memory files of tests/fixtures/two_nodes as /proc, the node tree of
@@ -99,23 +105,32 @@ TEST(MemoryConcern, TheFactsAreReadOnceAfterANodeChangeNotAtEveryTick) {
   EXPECT_EQ(memory.facts().mem_total_kib, total) << "the facts were read again at a tick with no node change";
 }
 
-TEST(MemoryConcern, ItsFrameIsTheLastSnapshotAndAReloadSetsTheForecastWindow) {
+TEST(MemoryConcern, ItsFamiliesComeFromTheLastSnapshotAndAReloadSetsTheForecastWindow) {
   TwoNodes m;
   Shared sh(m.config());
   MemoryConcern memory(sh);
-  ExportFrame f;
-  memory.metrics(f);
-  EXPECT_EQ(f.mem, nullptr) << "no snapshot before the first tick";
+  const SeriesPlan plan = widest_plan(1);
+  Families before;
+  memory.metrics(plan, Tick{}, before);
+  EXPECT_EQ(family(before, "fragd_free_blocks"), nullptr) << "no snapshot before the first tick";
   memory.tick(Tick{100 * kS});
-  memory.metrics(f);
-  EXPECT_EQ(f.mem, memory.snapshot());
-  ASSERT_NE(f.mem, nullptr);
-  ASSERT_NE(f.forecast, nullptr);
-  EXPECT_EQ(f.forecast_window_ns, sh.cfg.forecast_window_ns);
+  Families after;
+  memory.metrics(plan, Tick{}, after);
+  const auto* blocks = family(after, "fragd_free_blocks");
+  ASSERT_NE(blocks, nullptr);
+  EXPECT_FALSE(blocks->metric.empty());
+  EXPECT_NE(family(after, "fragd_hugepages"), nullptr);
+  EXPECT_EQ(family(after, "fragd_hugepages_target"), nullptr) << "the targets are act's";
+  const auto* rate = family(after, "fragd_free_hugepage_blocks_rate");
+  ASSERT_NE(rate, nullptr);
+  EXPECT_EQ(rate->help.find("over the last 42s"), std::string::npos) << rate->help;
   sh.cfg.forecast_window_ns = 42 * kS;
   memory.reload();
-  memory.metrics(f);
-  EXPECT_EQ(f.forecast_window_ns, 42 * kS);
+  Families reloaded;
+  memory.metrics(plan, Tick{}, reloaded);
+  ASSERT_NE(family(reloaded, "fragd_free_hugepage_blocks_rate"), nullptr);
+  EXPECT_NE(family(reloaded, "fragd_free_hugepage_blocks_rate")->help.find("over the last 42s"), std::string::npos)
+      << family(reloaded, "fragd_free_hugepage_blocks_rate")->help;
 }
 
 // A guest with free page reporting: found with the snapshot, looked for again every 10 s, and
@@ -221,6 +236,28 @@ TEST(ActConcern, RequestsAreCheckedAgainstTheFactsAndTheStatusCarriesThePolicy) 
   ASSERT_TRUE(s.action_running);
   EXPECT_FALSE(*s.action_running) << "no runner: nothing runs";
   EXPECT_EQ(reticks, 0);
+}
+
+// Act's families: the policy and actions, and the pool targets (the pools themselves are memory's).
+TEST(ActConcern, ItsFamiliesCarryThePolicyAndThePoolTargets) {
+  Config c;
+  c.policy.act = true;
+  PoolTarget t;
+  t.size_kib = 2048;
+  t.count = 16;
+  c.policy.hugepages.pools.push_back(t);
+  Shared sh(c);
+  ActConcern act(sh, [] {}, [](const SupplyAsk&, const Tick&) -> Result<Supply> { return make_error("none"); });
+  Families fs;
+  act.metrics(widest_plan(1), Tick{}, fs);
+  EXPECT_NE(family(fs, "fragd_policy_info"), nullptr);
+  EXPECT_EQ(family(fs, "fragd_hugepages"), nullptr) << "the pools as the kernel holds them are memory's";
+  const auto* tg = family(fs, "fragd_hugepages_target");
+  ASSERT_NE(tg, nullptr);
+  ASSERT_EQ(tg->metric.size(), 1u);
+  EXPECT_EQ(tg->metric[0].label[0].value, "all");  // the global pool: the node label of every family
+  EXPECT_EQ(tg->metric[0].label[1].value, "2048kB");
+  EXPECT_EQ(tg->metric[0].gauge.value, 16);
 }
 
 }  // namespace

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The exporter: which families each source contributes, from synthetic snapshots,
-// and that a source that is off contributes nothing (absent, not zero).
+// The families: fragd's own (the exporter), and those each source's metrics function makes of
+// synthetic snapshots (the functions a concern's metrics() calls), and that a source that is off
+// contributes nothing (absent, not zero). The concerns' own composition: concerns_test.cc.
 #include "fragd/exporter.h"
+#include "sources/compaction/metrics.h"
+#include "sources/memory/metrics.h"
+#include "sources/pools/metrics.h"
+#include "sources/stalls/metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -38,13 +43,13 @@ fragd::MemSnapshot one_zone() {
   return m;
 }
 
-TEST(Exporter, NothingReadYetExportsOnlyFragdsOwnFamilies) {
-  const auto fs = fragd::build_families({});
+TEST(Exporter, FragdsOwnFamiliesCarryNoSourcesFamily) {
+  const auto fs = fragd::own_families(fragd::SelfStats{}, {}, fragd::widest_plan(1));
   const auto n = names(fs);
   EXPECT_TRUE(n.count("fragd_build_info"));
   EXPECT_TRUE(n.count("fragd_collect_errors_total"));
   EXPECT_TRUE(n.count("fragd_collector_tick_seconds"));
-  // No BPF snapshot, no memory snapshot, no act stats, no scan, no ledger: none of their families.
+  // The stalls, memory, act, scan and ledger families are the concerns' own (Concern::metrics).
   for (const char* absent : {"fragd_alloc_total", "fragd_compaction_runs_total", "fragd_zone_fragmentation_score_percent",
                              "fragd_hugepages", "fragd_hugepages_target", "fragd_policy_info", "fragd_scans_total", "fragd_polluted_pageblocks"})
     EXPECT_FALSE(n.count(absent)) << absent;
@@ -52,9 +57,9 @@ TEST(Exporter, NothingReadYetExportsOnlyFragdsOwnFamilies) {
 
 TEST(Exporter, MemoryAndPoolsComeFromTheMemorySnapshot) {
   const auto mem = one_zone();
-  fragd::ExportFrame f;
-  f.mem = &mem;
-  const auto fs = fragd::build_families(f);
+  fragd::Families fs;
+  fragd::memory_metrics(mem, fragd::widest_plan(1), fs);
+  fragd::pool_metrics(mem, fs);
   const auto* score = find(fs, "fragd_zone_fragmentation_score_percent");
   ASSERT_NE(score, nullptr);
   ASSERT_EQ(score->metric.size(), 1u);
@@ -62,7 +67,6 @@ TEST(Exporter, MemoryAndPoolsComeFromTheMemorySnapshot) {
   const auto* hp = find(fs, "fragd_hugepages");
   ASSERT_NE(hp, nullptr);
   ASSERT_EQ(hp->metric.size(), 2u);  // total and free
-  EXPECT_EQ(find(fs, "fragd_hugepages_target"), nullptr);  // no target without act stats
   EXPECT_EQ(hp->metric[0].label[2].value, "total");
   EXPECT_EQ(hp->metric[0].gauge.value, 3);
   const auto* pb = find(fs, "fragd_pageblocks");
@@ -75,10 +79,12 @@ TEST(Exporter, StallOutcomesFollowAllocationCounting) {
   bpf.alloc.allocs[9][FRAGD_OUTCOME_FAST] = 7;
   bpf.alloc.allocs[9][FRAGD_OUTCOME_STALLED] = 2;
   fragd::SelfStats self;
-  fragd::ExportFrame f;
-  f.plan = fragd::widest_plan(9);
-  f.bpf = &bpf;
-  f.self = &self;
+  const fragd::SeriesPlan plan = fragd::widest_plan(9);
+  auto build = [&] {
+    fragd::Families out;
+    fragd::stall_metrics(plan, bpf, self.counting, out);
+    return out;
+  };
 
   auto outcomes = [&](const fragd::Families& fs) {
     std::set<std::string> out;
@@ -90,14 +96,14 @@ TEST(Exporter, StallOutcomesFollowAllocationCounting) {
   };
   self.counting.allocations_mode = "exact";
   self.counting.counting = true;
-  EXPECT_EQ(outcomes(fragd::build_families(f)), (std::set<std::string>{"fast", "stalled", "failed", "at_switch"}));
+  EXPECT_EQ(outcomes(build()), (std::set<std::string>{"fast", "stalled", "failed", "at_switch"}));
   // adaptive, counting off: stalls are still counted (each switches counting on), fast ones are not
   self.counting.allocations_mode = "adaptive";
   self.counting.counting = false;
-  EXPECT_EQ(outcomes(fragd::build_families(f)), (std::set<std::string>{"stalled", "at_switch"}));
+  EXPECT_EQ(outcomes(build()), (std::set<std::string>{"stalled", "at_switch"}));
   // off: the family is absent, the exact entry counters stay
   self.counting.allocations_mode = "off";
-  const auto off = fragd::build_families(f);
+  const auto off = build();
   EXPECT_EQ(find(off, "fragd_alloc_total"), nullptr);
   EXPECT_EQ(find(off, "fragd_alloc_stall_seconds"), nullptr);
   EXPECT_NE(find(off, "fragd_direct_stall_entries_total"), nullptr);
@@ -113,14 +119,16 @@ TEST(Exporter, FailuresSplitBySleepingAndGroupedFromOrderZero) {
   fragd::SelfStats self;
   self.counting.allocations_mode = "adaptive";
   self.counting.counting = false;
-  fragd::ExportFrame f;
-  f.plan = fragd::series_plan(fragd::SeriesSettings{}, 1, 4);  // the default groups: 0, 1-3, 4-8, 9-10
-  f.bpf = &bpf;
-  f.self = &self;
+  const fragd::SeriesPlan plan = fragd::series_plan(fragd::SeriesSettings{}, 1, 4);  // groups 0, 1-3, 4-8, 9-10
+  auto build = [&] {
+    fragd::Families out;
+    fragd::stall_metrics(plan, bpf, self.counting, out);
+    return out;
+  };
   // Counted only while counting is on: absent while it is off.
-  EXPECT_EQ(find(fragd::build_families(f), "fragd_alloc_failures_total"), nullptr);
+  EXPECT_EQ(find(build(), "fragd_alloc_failures_total"), nullptr);
   self.counting.counting = true;
-  const auto fs = fragd::build_families(f);
+  const auto fs = build();
   const auto* fam = find(fs, "fragd_alloc_failures_total");
   ASSERT_NE(fam, nullptr);
   std::map<std::pair<std::string, std::string>, double> got;
@@ -135,40 +143,19 @@ TEST(Exporter, FailuresSplitBySleepingAndGroupedFromOrderZero) {
   EXPECT_EQ(got, want);
 }
 
-TEST(Exporter, ActModeTargetsAreAFamilyOfTheirOwn) {
-  const auto mem = one_zone();
-  fragd::ActStats act;
-  fragd::PoolState p;
-  p.node = -1;
-  p.size_kib = 2048;
-  p.target = 16;
-  act.pools.push_back(p);
-  fragd::ExportFrame f;
-  f.mem = &mem;
-  f.act = &act;
-  const auto fs = fragd::build_families(f);
-  const auto* hp = find(fs, "fragd_hugepages");
-  ASSERT_NE(hp, nullptr);
-  EXPECT_EQ(hp->metric.size(), 2u);  // total and free: what the kernel holds
-  const auto* tg = find(fs, "fragd_hugepages_target");
-  ASSERT_NE(tg, nullptr);
-  ASSERT_EQ(tg->metric.size(), 1u);
-  EXPECT_EQ(tg->metric[0].label[0].value, "all");  // the global pool: the node label of every family
-  EXPECT_EQ(tg->metric[0].label[1].value, "2048kB");
-  EXPECT_EQ(tg->metric[0].gauge.value, 16);
-  EXPECT_NE(find(fs, "fragd_policy_info"), nullptr);
-}
-
 }  // namespace
 
 TEST(Exporter, CmaFamiliesOnlyWhereTheKernelTracesCma) {
   fragd::BpfSnapshot bpf{};
-  fragd::ExportFrame f;
-  f.bpf = &bpf;
+  auto build = [&] {
+    fragd::Families out;
+    fragd::compaction_metrics(fragd::widest_plan(1), bpf, out);
+    return out;
+  };
   // A kernel without CMA: absent, not zero.
   for (const char* absent : {"fragd_cma_alloc_seconds", "fragd_cma_alloc_pages_total",
                              "fragd_cma_alloc_busy_retries_total", "fragd_cma_events_lost_total"})
-    EXPECT_EQ(find(fragd::build_families(f), absent), nullptr) << absent;
+    EXPECT_EQ(find(build(), absent), nullptr) << absent;
 
   bpf.cma_traced = true;
   fragd::CmaArea a;
@@ -180,7 +167,7 @@ TEST(Exporter, CmaFamiliesOnlyWhereTheKernelTracesCma) {
   a.pages = {262144, 262144};
   a.busy_retries = 3;
   bpf.cma.push_back(a);
-  const auto fs = fragd::build_families(f);
+  const auto fs = build();
   const auto* h = find(fs, "fragd_cma_alloc_seconds");
   ASSERT_NE(h, nullptr);
   ASSERT_EQ(h->metric.size(), 2u);  // success and failure of hugetlb0

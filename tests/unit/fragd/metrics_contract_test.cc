@@ -14,6 +14,11 @@
 #include <sstream>
 #include <string>
 
+#include "fragd/concerns/act.h"
+#include "fragd/concerns/attribution.h"
+#include "fragd/concerns/memory.h"
+#include "fragd/concerns/pageblocks.h"
+#include "fragd/concerns/stalls.h"
 #include "fragd/exporter.h"
 
 namespace {
@@ -28,8 +33,8 @@ const char* type_name(prometheus::MetricType t) {
   }
 }
 
-// A frame in which every source has something to say, so that every family fragd
-// can export appears with at least one sample.
+// What every source has something to say of, so that every family fragd can export appears
+// with at least one sample.
 struct FullFrame {
   fragd::BpfSnapshot bpf{};
   fragd::MemSnapshot mem;
@@ -105,24 +110,16 @@ struct FullFrame {
     attribution.callsites = {{"alloc_pool_huge_folio", {1, 1000}}, {"other", {0, 0}}};
   }
 
-  fragd::ExportFrame frame() {
-    fragd::ExportFrame f;
-    f.bpf = &bpf;
-    f.mem = &mem;
-    f.programs = &programs;
-    f.self = &self;
-    f.act = &act;
-    f.scan = &scan;
-    f.pollution = &pollution;
-    f.forecast = &forecast;
-    f.attribution = &attribution;
-    f.cgroup_anon = &cgroup_anon;
-    f.forecast_window_ns = 600'000'000'000ULL;
-    return f;
-  }
-  // What a scrape serves: the tick's families, then the process_* ones built at the scrape.
+  // What a scrape serves: fragd's own families and each concern's (as Daemon::publish_metrics
+  // asks them), then the process_* ones built at the scrape.
   fragd::Families families() {
-    fragd::Families out = fragd::build_families(frame());
+    const fragd::SeriesPlan plan = fragd::widest_plan(1);
+    fragd::Families out = fragd::own_families(self, programs, plan);
+    fragd::MemoryConcern::families(&mem, forecast, 600'000'000'000ULL, plan, out);
+    fragd::AttributionConcern::families(&attribution, &cgroup_anon, plan, out);
+    fragd::StallsConcern::families(&bpf, self.counting, plan, out);
+    fragd::ActConcern::families(act, plan, out);
+    fragd::PageblocksConcern::families(&bpf, &pollution, &scan, out);
     for (auto& f : fragd::process_families(fragd::ProcessStats{1.5, 10 << 20, 100 << 20, 12, 1024, 1.7e9}))
       out.push_back(std::move(f));
     return out;

@@ -11,6 +11,12 @@
 #include <string>
 
 #include "fragd/exporter.h"
+#include "sources/attribution/metrics.h"
+#include "sources/compaction/metrics.h"
+#include "sources/memory/metrics.h"
+#include "sources/pools/metrics.h"
+#include "sources/stalls/metrics.h"
+#include "sources/thp/metrics.h"
 
 namespace fragd {
 namespace {
@@ -78,12 +84,12 @@ struct Stalls {
     bpf.compaction.runs[FRAGD_TRIGGER_DIRECT][FRAGD_CSTATUS_SUCCESS] = 6;
     bpf.compaction.runs[FRAGD_TRIGGER_DIRECT][FRAGD_CSTATUS_CONTENDED] = 1;
   }
-  Families build(const SeriesPlan& plan) {
-    ExportFrame f;
-    f.plan = plan;
-    f.bpf = &bpf;
-    f.self = &self;
-    return build_families(f);
+  Families build(const SeriesPlan& plan) {  // the stalls concern's families of these maps
+    Families out;
+    counting_metrics(self.counting, out);
+    stall_metrics(plan, bpf, self.counting, out);
+    compaction_metrics(plan, bpf, out);
+    return out;
   }
 };
 
@@ -182,14 +188,17 @@ MemSnapshot three_zones() {
   return m;
 }
 
-// The families of a frame of three_zones() under `plan`.
-Families zone_families(const SeriesPlan& plan) {
-  const MemSnapshot mem = three_zones();
-  ExportFrame f;
-  f.mem = &mem;
-  f.plan = plan;
-  return build_families(f);
+// The memory concern's families of a snapshot under `plan`.
+Families memory_families(const MemSnapshot& mem, const SeriesPlan& plan) {
+  Families out;
+  memory_metrics(mem, plan, out);
+  pool_metrics(mem, out);
+  thp_metrics(mem, plan, out);
+  return out;
 }
+
+// The families of three_zones() under `plan`.
+Families zone_families(const SeriesPlan& plan) { return memory_families(three_zones(), plan); }
 
 TEST(SeriesFamilies, ZonesSummedPerNodeUnlessAsked) {
   const Families fs = zone_families(default_plan());
@@ -221,10 +230,7 @@ TEST(SeriesFamilies, ZonesSummedPerNodeUnlessAsked) {
 // fragd_node_unreclaimable: one series per node that says, 1 when any of its zones says 1.
 TEST(SeriesFamilies, NodeUnreclaimableOnePerNode) {
   MemSnapshot mem = three_zones();
-  ExportFrame f;
-  f.mem = &mem;
-  f.plan = default_plan();
-  const Families none = build_families(f);
+  const Families none = memory_families(mem, default_plan());
   const auto* empty = find(none, "fragd_node_unreclaimable");
   EXPECT_TRUE(!empty || empty->metric.empty());  // no zoneinfo line: no series
   for (auto& z : mem.zones) z.node_unreclaimable = 0;
@@ -236,14 +242,14 @@ TEST(SeriesFamilies, NodeUnreclaimableOnePerNode) {
   movable.node = 1;
   movable.zone = "Movable";
   mem.zones.push_back(movable);
-  Families fs = build_families(f);
+  Families fs = memory_families(mem, default_plan());
   const auto* nu = find(fs, "fragd_node_unreclaimable");
   ASSERT_NE(nu, nullptr);
   ASSERT_EQ(nu->metric.size(), 2u);
   EXPECT_EQ(metric(fs, "fragd_node_unreclaimable", {{"node", "0"}})->gauge.value, 0);
   EXPECT_EQ(metric(fs, "fragd_node_unreclaimable", {{"node", "1"}})->gauge.value, 1);
   mem.zones[1].node_unreclaimable = 1;  // the node's flag, whichever zone prints it
-  fs = build_families(f);
+  fs = memory_families(mem, default_plan());
   EXPECT_EQ(metric(fs, "fragd_node_unreclaimable", {{"node", "0"}})->gauge.value, 1);
 }
 
@@ -267,11 +273,7 @@ TEST(SeriesFamilies, ProgramRunStatisticsWhenAskedRecursionMissesSummedOtherwise
                                      {"b", "compaction:mm_compaction_end", true, "", 2, -1, true}};
   SelfStats self;
   self.run_stats = {{"a", 1, 10, 1000, 2}, {"b", 2, 20, 2000, 3}};
-  ExportFrame f;
-  f.programs = &programs;
-  f.self = &self;
-  f.plan = default_plan();
-  const Families fs = build_families(f);
+  const Families fs = own_families(self, programs, default_plan());
   EXPECT_EQ(find(fs, "fragd_bpf_program_runs_total"), nullptr);
   EXPECT_EQ(find(fs, "fragd_bpf_program_run_seconds_total"), nullptr);
   const auto* miss = find(fs, "fragd_bpf_program_recursion_misses_total");
@@ -281,8 +283,7 @@ TEST(SeriesFamilies, ProgramRunStatisticsWhenAskedRecursionMissesSummedOtherwise
   EXPECT_EQ(miss->metric[0].counter.value, 5);
   EXPECT_EQ(find(fs, "fragd_bpf_program_attached")->metric.size(), 2u);  // the alert reads each program
 
-  f.plan = plan_with({Detail::Programs});
-  const Families w = build_families(f);
+  const Families w = own_families(self, programs, plan_with({Detail::Programs}));
   EXPECT_EQ(find(w, "fragd_bpf_program_runs_total")->metric.size(), 2u);
   EXPECT_EQ(metric(w, "fragd_bpf_program_recursion_misses_total", {{"program", "b"}})->counter.value, 3);
 }
@@ -292,10 +293,8 @@ TEST(SeriesFamilies, StallsByConsumerInOrderGroups) {
   v.consumers[{5u, "slab"}] = {2, 1'000'000'000};
   v.consumers[{7u, "slab"}] = {3, 2'000'000'000};
   v.consumers[{9u, "thp_fault"}] = {1, 500'000'000};
-  ExportFrame f;
-  f.attribution = &v;
-  f.plan = default_plan();
-  const Families fs = build_families(f);
+  Families fs;
+  attribution_metrics(v, default_plan(), fs);
   const auto* slab = metric(fs, "fragd_stalls_total", {{"order", "4-8"}, {"consumer", "slab"}});
   ASSERT_NE(slab, nullptr);
   EXPECT_EQ(slab->counter.value, 5);
