@@ -20,15 +20,15 @@ using fragd::DefragGuard;
 using fragd::DefragModeGuard;
 using fragd::GuardSample;
 
-constexpr uint64_t kSec = 1'000'000'000ULL;
+constexpr uint64_t kGuardSecond = 1'000'000'000ULL;
 
 DefragGuard guard_policy() {
   DefragGuard g;
   g.enabled = true;
   g.atomic_failures_per_second = 1;
   g.pressure_full_percent = 5;
-  g.window_ns = 60 * kSec;
-  g.hold_ns = 600 * kSec;
+  g.window_ns = 60 * kGuardSecond;
+  g.hold_ns = 600 * kGuardSecond;
   return g;
 }
 
@@ -42,11 +42,11 @@ Fed feed(DefragModeGuard& g, const DefragGuard& p, uint64_t t0, unsigned secs, d
          double full_share, unsigned defrag_mode = 1, bool counting = true, bool act = true) {
   for (unsigned t = 0; t <= secs; t += 2) {
     GuardSample s;
-    s.now_ns = t0 + t * kSec;
+    s.now_ns = t0 + t * kGuardSecond;
     s.defrag_mode = defrag_mode;
-    s.atomic_failures = static_cast<uint64_t>(atomic_per_s * (t0 / kSec + t));
+    s.atomic_failures = static_cast<uint64_t>(atomic_per_s * (t0 / kGuardSecond + t));
     s.counting = counting;
-    s.pressure_full_s = full_share * (t0 / kSec + t);
+    s.pressure_full_s = full_share * (t0 / kGuardSecond + t);
     if (auto r = g.decide(s, act, p, false)) return {r, s.now_ns};
   }
   return {};
@@ -55,10 +55,10 @@ Fed feed(DefragModeGuard& g, const DefragGuard& p, uint64_t t0, unsigned secs, d
 TEST(DefragGuard, AtomicFailuresOverTheLimitForAWholeWindowTurnItOff) {
   DefragModeGuard g;
   const auto p = guard_policy();
-  const Fed r = feed(g, p, 1000 * kSec, 120, 3.0, 0);
+  const Fed r = feed(g, p, 1000 * kGuardSecond, 120, 3.0, 0);
   ASSERT_TRUE(r.req);
   EXPECT_TRUE(r.req->off);
-  EXPECT_EQ(r.at, 1060 * kSec) << "not before a whole window of samples";
+  EXPECT_EQ(r.at, 1060 * kGuardSecond) << "not before a whole window of samples";
   EXPECT_NE(r.req->reason.find("3.00 atomic allocation failures/s > 1"), std::string::npos) << r.req->reason;
   EXPECT_NEAR(*g.atomic_per_second(), 3.0, 1e-9);
 }
@@ -96,7 +96,7 @@ TEST(DefragGuard, NothingWhileDefragModeIsOffOrAbsentOrTheGuardIsOff) {
   DefragModeGuard none;
   GuardSample s;
   for (uint64_t t = 0; t < 300; t += 2) {
-    s.now_ns = t * kSec;
+    s.now_ns = t * kGuardSecond;
     s.atomic_failures = t * 100;
     s.counting = true;
     EXPECT_FALSE(none.decide(s, true, guard_policy(), false));
@@ -111,17 +111,17 @@ TEST(DefragGuard, TheValueGoesBackAfterTheHoldAndAWholeWindowPassesBeforeTheNext
   g.finished(true, "ok", off.at);
   ASSERT_EQ(g.held_since(), std::optional<uint64_t>(off.at));
   // Held: defrag_mode reads 0 now; nothing until the hold is over, then the put-back.
-  const Fed back = feed(g, p, off.at + 2 * kSec, 700, 3.0, 0, /*defrag_mode=*/0);
+  const Fed back = feed(g, p, off.at + 2 * kGuardSecond, 700, 3.0, 0, /*defrag_mode=*/0);
   ASSERT_TRUE(back.req);
   EXPECT_FALSE(back.req->off);
   EXPECT_TRUE(back.req->on_hold);
-  EXPECT_EQ(back.at, off.at + 600 * kSec);
+  EXPECT_EQ(back.at, off.at + 600 * kGuardSecond);
   g.finished(false, "ok", back.at);
   EXPECT_FALSE(g.held_since());
   // The failures go on with defrag_mode 1 again: judged on a new whole window only.
-  const Fed again = feed(g, p, back.at + 2 * kSec, 120, 3.0, 0);
+  const Fed again = feed(g, p, back.at + 2 * kGuardSecond, 120, 3.0, 0);
   ASSERT_TRUE(again.req);
-  EXPECT_EQ(again.at, back.at + 62 * kSec);
+  EXPECT_EQ(again.at, back.at + 62 * kGuardSecond);
 }
 
 TEST(DefragGuard, ObserveModeOrTheGuardTurnedOffPutsTheValueBackAtOnce) {
@@ -133,7 +133,7 @@ TEST(DefragGuard, ObserveModeOrTheGuardTurnedOffPutsTheValueBackAtOnce) {
     g.finished(true, "ok", off.at);
     if (act) p.enabled = false;
     GuardSample s;
-    s.now_ns = off.at + 4 * kSec;
+    s.now_ns = off.at + 4 * kGuardSecond;
     s.defrag_mode = 0;
     const auto r = g.decide(s, act, p, false);
     ASSERT_TRUE(r);
@@ -149,12 +149,12 @@ TEST(DefragGuard, AFailedPutBackIsTriedAgainAfterAMinute) {
   g.finished(true, "ok", 0);
   GuardSample s;
   s.defrag_mode = 0;
-  s.now_ns = 600 * kSec;
+  s.now_ns = 600 * kGuardSecond;
   ASSERT_TRUE(g.decide(s, true, p, false));
-  g.finished(false, "error", 600 * kSec);
-  s.now_ns = 630 * kSec;
+  g.finished(false, "error", 600 * kGuardSecond);
+  s.now_ns = 630 * kGuardSecond;
   EXPECT_FALSE(g.decide(s, true, p, false));
-  s.now_ns = 660 * kSec;
+  s.now_ns = 660 * kGuardSecond;
   EXPECT_TRUE(g.decide(s, true, p, false));
 }
 
@@ -169,7 +169,7 @@ TEST(DefragGuardEngine, TheEngineIssuesTheGuardsActionsWithTheirTriggers) {
   std::optional<fragd::ActionRequest> got;
   for (uint64_t t = 0; t <= 120 && !got; t += 2) {
     fragd::Observation o;
-    o.now_ns = t * kSec;
+    o.now_ns = t * kGuardSecond;
     o.guard.now_ns = o.now_ns;
     o.guard.defrag_mode = 1;
     o.guard.counting = true;
@@ -183,9 +183,9 @@ TEST(DefragGuardEngine, TheEngineIssuesTheGuardsActionsWithTheirTriggers) {
   fragd::ActionOutcome out;
   out.req = *got;
   out.result = "ok";
-  out.end_ns = 60 * kSec;
+  out.end_ns = 60 * kGuardSecond;
   e.finished(out);
-  EXPECT_EQ(e.defrag_guard().held_since(), std::optional<uint64_t>(60 * kSec));
+  EXPECT_EQ(e.defrag_guard().held_since(), std::optional<uint64_t>(60 * kGuardSecond));
 }
 
 TEST(DefragGuardExecutor, OffSavesTheValueAndWritesZeroRestorePutsItBack) {

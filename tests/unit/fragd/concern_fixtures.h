@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the concerns' unit tests build alike: a node's zone with given free blocks, and a control
-// server on a socket in a scratch folder (the concerns that answer later send through it).
+// What the concerns' unit tests build alike: a node's zone with given free blocks, a control
+// server on a socket in a scratch folder (the concerns that answer later send through it), and a
+// family looked up by name among those a concern emitted.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <string>
 
+#include "base/family.h"
 #include "fragd/control.h"
 #include "kernel/procfs.h"
 
@@ -32,6 +34,13 @@ inline std::unique_ptr<ControlServer> scratch_control(const std::string& dir) {
   o.path = dir + "/fragd.sock";
   auto c = ControlServer::start(o, [](const ControlRequest&, long, uint64_t) { return std::nullopt; });
   return c ? std::move(*c) : nullptr;
+}
+
+// The family `name` among `fs`; null when absent.
+inline const prometheus::MetricFamily* family(const Families& fs, const std::string& name) {
+  for (const auto& f : fs)
+    if (f.name == name) return &f;
+  return nullptr;
 }
 
 }  // namespace fragd::test

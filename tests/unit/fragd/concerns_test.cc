@@ -12,6 +12,7 @@
 #include "fragd/concerns/memory.h"
 #include "fragd/concerns/pageblocks.h"
 #include "fragd/concerns/stalls.h"
+#include "concern_fixtures.h"
 #include "kernel/procfs_fixtures.h"
 
 namespace {
@@ -20,11 +21,7 @@ using namespace fragd;
 using fragd::test::TempDir;
 namespace fs = std::filesystem;
 
-const prometheus::MetricFamily* family(const Families& fs, const std::string& name) {
-  for (const auto& f : fs)
-    if (f.name == name) return &f;
-  return nullptr;
-}
+using fragd::test::family;
 
 constexpr uint64_t kS = 1'000'000'000ULL;
 

@@ -77,18 +77,15 @@ struct LedgerHarness {
   }
 };
 
-Families families_of(PageblocksConcern& c) {
+using fragd::test::family;
+
+Families ledger_families(PageblocksConcern& c) {
   Families out;
   c.metrics(widest_plan(1), Tick{}, out);
   return out;
 }
-const prometheus::MetricFamily* family(const Families& fs, const std::string& name) {
-  for (const auto& f : fs)
-    if (f.name == name) return &f;
-  return nullptr;
-}
 // The family's samples summed (those of `node` only, when named).
-double total(const prometheus::MetricFamily& f, const std::string& node = "") {
+double ledger_total(const prometheus::MetricFamily& f, const std::string& node = "") {
   double sum = 0;
   for (const auto& m : f.metric) {
     bool match = node.empty();
@@ -106,13 +103,13 @@ TEST(PageblocksConcern, TheLedgerIsReadAgainOnlyWhenItsCountersMovedAndPlacedOnI
   auto c = h.concern();
   c->tick(Tick{100 * kPageblocksSecond});
   EXPECT_EQ(h.full_reads, 1);
-  Families fs = families_of(*c);
+  Families fs = ledger_families(*c);
   const auto* blocks = family(fs, "fragd_polluted_pageblocks");
   ASSERT_NE(blocks, nullptr);
-  EXPECT_EQ(total(*blocks), 2);
-  EXPECT_EQ(total(*family(fs, "fragd_polluted_pages")), 6);
+  EXPECT_EQ(ledger_total(*blocks), 2);
+  EXPECT_EQ(ledger_total(*family(fs, "fragd_polluted_pages")), 6);
   ASSERT_EQ(blocks->metric.size(), 2u);
-  EXPECT_EQ(total(*blocks, "1"), 1) << "the block at pfn 2^20 + 512 is node 1's";
+  EXPECT_EQ(ledger_total(*blocks, "1"), 1) << "the block at pfn 2^20 + 512 is node 1's";
 
   c->tick(Tick{101 * kPageblocksSecond});
   EXPECT_EQ(h.full_reads, 1) << "no fallback since: the blocks are not read again";
@@ -120,9 +117,9 @@ TEST(PageblocksConcern, TheLedgerIsReadAgainOnlyWhenItsCountersMovedAndPlacedOnI
   h.fallback(1000, 8);
   c->tick(Tick{102 * kPageblocksSecond});
   EXPECT_EQ(h.full_reads, 2);
-  fs = families_of(*c);
-  EXPECT_EQ(total(*family(fs, "fragd_polluted_pages")), 14);
-  EXPECT_EQ(total(*family(fs, "fragd_pollution_events_total")), 3);
+  fs = ledger_families(*c);
+  EXPECT_EQ(ledger_total(*family(fs, "fragd_polluted_pages")), 14);
+  EXPECT_EQ(ledger_total(*family(fs, "fragd_pollution_events_total")), 3);
 }
 
 TEST(PageblocksConcern, ALedgerThatCannotBeReadIsCountedAndGivesNoFamilies) {
@@ -133,13 +130,13 @@ TEST(PageblocksConcern, ALedgerThatCannotBeReadIsCountedAndGivesNoFamilies) {
   c->tick(Tick{100 * kPageblocksSecond});
   c->tick(Tick{101 * kPageblocksSecond});
   EXPECT_EQ(c->ledger_read_errors(), 2u);
-  EXPECT_EQ(family(families_of(*c), "fragd_polluted_pageblocks"), nullptr);
+  EXPECT_EQ(family(ledger_families(*c), "fragd_polluted_pageblocks"), nullptr);
   h.broken = false;
   h.fallback(1000, 1);
   c->tick(Tick{102 * kPageblocksSecond});
-  const Families fs = families_of(*c);
+  const Families fs = ledger_families(*c);
   ASSERT_NE(family(fs, "fragd_polluted_pageblocks"), nullptr) << "read again once the maps answer";
-  EXPECT_EQ(total(*family(fs, "fragd_polluted_pageblocks")), 1);
+  EXPECT_EQ(ledger_total(*family(fs, "fragd_polluted_pageblocks")), 1);
 }
 
 TEST(PageblocksConcern, ALedgerThatIsOffIsNeverRead) {
@@ -148,7 +145,7 @@ TEST(PageblocksConcern, ALedgerThatIsOffIsNeverRead) {
   auto c = h.concern(false);
   c->tick(Tick{100 * kPageblocksSecond});
   EXPECT_EQ(h.full_reads + h.counter_reads, 0);
-  EXPECT_EQ(family(families_of(*c), "fragd_polluted_pageblocks"), nullptr);
+  EXPECT_EQ(family(ledger_families(*c), "fragd_polluted_pageblocks"), nullptr);
   StatusReply s;
   c->status(s, Tick{});
   EXPECT_FALSE(s.pollution);

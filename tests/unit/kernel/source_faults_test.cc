@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::TempDir;
 
-constexpr uint64_t kSec = 1'000'000'000ULL;
+constexpr uint64_t kFaultsSecond = 1'000'000'000ULL;
 
 TEST(ErrnoName, SymbolicNames) {
   EXPECT_EQ(errno_name(ENOENT), "ENOENT");
@@ -33,21 +33,21 @@ TEST(ErrnoName, SymbolicNames) {
 }
 
 TEST(SourceFaults, AHealthySourceIsAlwaysDue) {
-  SourceFaults f(kSec, 60 * kSec);
+  SourceFaults f(kFaultsSecond, 60 * kFaultsSecond);
   EXPECT_TRUE(f.due("vmstat", 0));
   EXPECT_FALSE(f.ok("vmstat", 5).has_value());  // nothing to recover from: nothing to log
   EXPECT_FALSE(f.failing("vmstat"));
 }
 
 TEST(SourceFaults, RetryIntervalDoublesUpToTheCap) {
-  SourceFaults f(kSec, 60 * kSec);
-  uint64_t t = 100 * kSec;
+  SourceFaults f(kFaultsSecond, 60 * kFaultsSecond);
+  uint64_t t = 100 * kFaultsSecond;
   std::vector<uint64_t> waits;
   for (int i = 0; i < 10; i++) {
     ASSERT_TRUE(f.due("buddyinfo", t));
     f.failed("buddyinfo", "ENOENT", t);
     const uint64_t w = f.retry_in_ns("buddyinfo", t);
-    waits.push_back(w / kSec);
+    waits.push_back(w / kFaultsSecond);
     EXPECT_FALSE(f.due("buddyinfo", t + w - 1)) << "read again before its retry at failure " << i;
     t += w;
   }
@@ -56,24 +56,24 @@ TEST(SourceFaults, RetryIntervalDoublesUpToTheCap) {
 }
 
 TEST(SourceFaults, EachCauseIsReportedOnceAndRecoveryOnce) {
-  SourceFaults f(kSec, 60 * kSec);
+  SourceFaults f(kFaultsSecond, 60 * kFaultsSecond);
   EXPECT_TRUE(f.failed("vmstat", "EISDIR", 0));  // new: log it
-  for (int i = 1; i < 50; i++) EXPECT_FALSE(f.failed("vmstat", "EISDIR", i * kSec)) << "logged again at " << i;
-  EXPECT_TRUE(f.failed("vmstat", "format", 51 * kSec));  // another cause: log it
-  EXPECT_FALSE(f.failed("vmstat", "format", 52 * kSec));
+  for (int i = 1; i < 50; i++) EXPECT_FALSE(f.failed("vmstat", "EISDIR", i * kFaultsSecond)) << "logged again at " << i;
+  EXPECT_TRUE(f.failed("vmstat", "format", 51 * kFaultsSecond));  // another cause: log it
+  EXPECT_FALSE(f.failed("vmstat", "format", 52 * kFaultsSecond));
   // Other sources are independent.
-  EXPECT_TRUE(f.failed("meminfo", "ENOENT", 52 * kSec));
-  EXPECT_TRUE(f.due("zoneinfo", 52 * kSec));
+  EXPECT_TRUE(f.failed("meminfo", "ENOENT", 52 * kFaultsSecond));
+  EXPECT_TRUE(f.due("zoneinfo", 52 * kFaultsSecond));
 
-  auto rec = f.ok("vmstat", 60 * kSec);
+  auto rec = f.ok("vmstat", 60 * kFaultsSecond);
   ASSERT_TRUE(rec.has_value());
   EXPECT_EQ(rec->cause, "format");
   EXPECT_EQ(rec->failures, 52u);
-  EXPECT_EQ(rec->failing_ns, 60 * kSec);
-  EXPECT_FALSE(f.ok("vmstat", 61 * kSec).has_value());  // recovery is reported once
+  EXPECT_EQ(rec->failing_ns, 60 * kFaultsSecond);
+  EXPECT_FALSE(f.ok("vmstat", 61 * kFaultsSecond).has_value());  // recovery is reported once
   // After a recovery, the same cause is news again, and the back-off starts over.
-  EXPECT_TRUE(f.failed("vmstat", "EISDIR", 70 * kSec));
-  EXPECT_EQ(f.retry_in_ns("vmstat", 70 * kSec), kSec);
+  EXPECT_TRUE(f.failed("vmstat", "EISDIR", 70 * kFaultsSecond));
+  EXPECT_EQ(f.retry_in_ns("vmstat", 70 * kFaultsSecond), kFaultsSecond);
   EXPECT_TRUE(f.failing("meminfo"));
 }
 

@@ -12,12 +12,12 @@
 namespace fragd {
 namespace {
 
-constexpr uint64_t kSec = 1'000'000'000ULL;
+constexpr uint64_t kForecastSecond = 1'000'000'000ULL;
 
 TEST(Forecast, SteadyLossGivesBlocksOverRate) {
-  BlockForecast f(100 * kSec);
+  BlockForecast f(100 * kForecastSecond);
   // Node 0 loses 10 blocks a second from 2000; node 1 holds 500.
-  for (uint64_t t = 0; t <= 60; t++) f.observe(t * kSec, std::map<int, uint64_t>{{0, 2000 - 10 * t}, {1, 500}});
+  for (uint64_t t = 0; t <= 60; t++) f.observe(t * kForecastSecond, std::map<int, uint64_t>{{0, 2000 - 10 * t}, {1, 500}});
   const auto out = f.forecast();
   ASSERT_EQ(out.size(), 2u);
   EXPECT_TRUE(out[0].ready);
@@ -39,8 +39,8 @@ TEST(Forecast, SteadyLossGivesBlocksOverRate) {
 }
 
 TEST(Forecast, NothingBeforeHalfAWindow) {
-  BlockForecast f(100 * kSec);
-  for (uint64_t t = 0; t < 49; t++) f.observe(t * kSec, std::map<int, uint64_t>{{0, 1000 - t}});
+  BlockForecast f(100 * kForecastSecond);
+  for (uint64_t t = 0; t < 49; t++) f.observe(t * kForecastSecond, std::map<int, uint64_t>{{0, 1000 - t}});
   auto out = f.forecast();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_FALSE(out[0].ready);
@@ -48,15 +48,15 @@ TEST(Forecast, NothingBeforeHalfAWindow) {
   forecast_metrics(out, f.window_ns(), fs);
   EXPECT_TRUE(fs[0].metric.empty());
   EXPECT_TRUE(fs[1].metric.empty());
-  f.observe(50 * kSec, std::map<int, uint64_t>{{0, 950}});
+  f.observe(50 * kForecastSecond, std::map<int, uint64_t>{{0, 950}});
   EXPECT_TRUE(f.forecast()[0].ready);
 }
 
 TEST(Forecast, OldSamplesLeaveTheWindow) {
-  BlockForecast f(60 * kSec);
+  BlockForecast f(60 * kForecastSecond);
   // A burst lost 3000 blocks long ago; since then, 10 minutes flat at 100.
   f.observe(0, std::map<int, uint64_t>{{0, 3100}});
-  for (uint64_t t = 1; t <= 600; t++) f.observe(t * kSec, std::map<int, uint64_t>{{0, 100}});
+  for (uint64_t t = 1; t <= 600; t++) f.observe(t * kForecastSecond, std::map<int, uint64_t>{{0, 100}});
   const auto out = f.forecast();
   EXPECT_TRUE(out[0].ready);
   EXPECT_NEAR(out[0].blocks_per_second, 0.0, 1e-12);
@@ -64,20 +64,20 @@ TEST(Forecast, OldSamplesLeaveTheWindow) {
 }
 
 TEST(Forecast, GainingNodeAndNodeThatLeaves) {
-  BlockForecast f(20 * kSec);
-  for (uint64_t t = 0; t <= 20; t++) f.observe(t * kSec, std::map<int, uint64_t>{{0, 10 + t}, {1, 100}});
+  BlockForecast f(20 * kForecastSecond);
+  for (uint64_t t = 0; t <= 20; t++) f.observe(t * kForecastSecond, std::map<int, uint64_t>{{0, 10 + t}, {1, 100}});
   auto out = f.forecast();
   ASSERT_EQ(out.size(), 2u);
   EXPECT_GT(out[0].blocks_per_second, 0.0);
   EXPECT_EQ(out[0].exhaustion_seconds, 0.0);
-  f.observe(21 * kSec, std::map<int, uint64_t>{{0, 31}});  // node 1 went offline
+  f.observe(21 * kForecastSecond, std::map<int, uint64_t>{{0, 31}});  // node 1 went offline
   out = f.forecast();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].node, 0);
 }
 
 TEST(Forecast, FromZonesCountsBlocksOfOrderNineAndAbove) {
-  BlockForecast f(4 * kSec);
+  BlockForecast f(4 * kForecastSecond);
   for (uint64_t t = 0; t <= 4; t++) {
     ZoneFree dma32, normal;
     dma32.node = normal.node = 0;
@@ -87,7 +87,7 @@ TEST(Forecast, FromZonesCountsBlocksOfOrderNineAndAbove) {
     dma32.free_blocks[10] = 5;            // 10 blocks of 2 MiB
     normal.free_blocks[9] = 100 - 4 * t;  // loses 4 a second
     normal.free_blocks[8] = 1000;         // below 2 MiB: not counted
-    f.observe(t * kSec, std::vector<ZoneFree>{dma32, normal});
+    f.observe(t * kForecastSecond, std::vector<ZoneFree>{dma32, normal});
   }
   const auto out = f.forecast();
   ASSERT_EQ(out.size(), 1u);

@@ -10,7 +10,7 @@
 namespace fragd {
 namespace {
 
-constexpr uint64_t kSec = 1'000'000'000ULL;
+constexpr uint64_t kScanAgeSecond = 1'000'000'000ULL;
 
 ScanResult scan_at(uint64_t wall_ns, uint64_t boot_ns) {
   ScanResult r;
@@ -21,21 +21,21 @@ ScanResult scan_at(uint64_t wall_ns, uint64_t boot_ns) {
 
 TEST(ScanAge, WallClockSetBackDoesNotMakeAnOldScanFresh) {
   // Scanned 10 minutes ago; the wall clock was set back 10 minutes since.
-  const ScanResult r = scan_at(1'700'000'000 * kSec, 1000 * kSec);
-  const ScanClock now{1'700'000'000 * kSec + 1 * kSec, 1600 * kSec};
-  EXPECT_EQ(scan_age_ns(r, now), 600 * kSec);
+  const ScanResult r = scan_at(1'700'000'000 * kScanAgeSecond, 1000 * kScanAgeSecond);
+  const ScanClock now{1'700'000'000 * kScanAgeSecond + 1 * kScanAgeSecond, 1600 * kScanAgeSecond};
+  EXPECT_EQ(scan_age_ns(r, now), 600 * kScanAgeSecond);
 }
 
 TEST(ScanAge, WallClockSetForwardDoesNotMakeAFreshScanOld) {
   // Scanned 2 s ago; the wall clock jumped an hour ahead since.
-  const ScanResult r = scan_at(1'700'000'000 * kSec, 1000 * kSec);
-  const ScanClock now{1'700'003'602 * kSec, 1002 * kSec};
-  EXPECT_EQ(scan_age_ns(r, now), 2 * kSec);
+  const ScanResult r = scan_at(1'700'000'000 * kScanAgeSecond, 1000 * kScanAgeSecond);
+  const ScanClock now{1'700'003'602 * kScanAgeSecond, 1002 * kScanAgeSecond};
+  EXPECT_EQ(scan_age_ns(r, now), 2 * kScanAgeSecond);
 }
 
 TEST(ScanAge, NeverNegative) {
-  const ScanResult r = scan_at(5 * kSec, 1000 * kSec);
-  EXPECT_EQ(scan_age_ns(r, ScanClock{4 * kSec, 999 * kSec}), 0u);
+  const ScanResult r = scan_at(5 * kScanAgeSecond, 1000 * kScanAgeSecond);
+  EXPECT_EQ(scan_age_ns(r, ScanClock{4 * kScanAgeSecond, 999 * kScanAgeSecond}), 0u);
 }
 
 }  // namespace
