@@ -10,14 +10,14 @@
 #include <cmath>
 
 namespace fragd {
-
-using namespace engine_detail;
-
 namespace {
+
+// engine_detail's names are written out, not imported: a unity build puts this file beside
+// others with a sat_add or a kU64Max of their own.
 
 uint64_t sat_shl(uint64_t v, unsigned s) {
   if (v == 0) return 0;
-  if (s >= 64 || v > (kU64Max >> s)) return kU64Max;
+  if (s >= 64 || v > (engine_detail::kU64Max >> s)) return engine_detail::kU64Max;
   return v << s;
 }
 
@@ -53,7 +53,7 @@ class DemandNodeTrigger final : public NodeTrigger {
   // The blocks there are plus the window's stalls.
   uint64_t goal(const NodeFacts& n, const TriggerInputs& in) const override {
     if (!fires(n, in)) return 0;
-    return sat_add(reserve_blocks(n.seen, in.policy), in.demand_stalls);
+    return engine_detail::sat_add(reserve_blocks(n.seen, in.policy), in.demand_stalls);
   }
 };
 
@@ -92,7 +92,7 @@ class ForecastNodeTrigger final : public NodeTrigger {
   // The blocks there are plus those the horizon takes at that rate.
   uint64_t goal(const NodeFacts& n, const TriggerInputs& in) const override {
     const uint64_t need = forecast_need(n.seen, in.policy);
-    return need ? sat_add(reserve_blocks(n.seen, in.policy), need) : 0;
+    return need ? engine_detail::sat_add(reserve_blocks(n.seen, in.policy), need) : 0;
   }
 };
 
@@ -117,7 +117,7 @@ uint64_t reserve_pooled(const NodeObservation& n, const CompactionPolicy& c) {
 uint64_t reserve_goal(const NodeObservation& n, const CompactionPolicy& c) {
   const ReserveGoal& rg = c.reserve;
   uint64_t goal = 0;
-  if (rg.blocks > 0 && sat_shl(rg.blocks, rg.order) != kU64Max && n.free_pages >= sat_shl(rg.blocks, rg.order))
+  if (rg.blocks > 0 && sat_shl(rg.blocks, rg.order) != engine_detail::kU64Max && n.free_pages >= sat_shl(rg.blocks, rg.order))
     goal = rg.blocks;
   if (rg.memory_percent > 0 && rg.order < 64) {
     const uint64_t share = n.total_pages / 100 * rg.memory_percent + n.total_pages % 100 * rg.memory_percent / 100;
