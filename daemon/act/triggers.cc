@@ -44,15 +44,19 @@ class ScoreNodeTrigger final : public NodeTrigger {
 
 // The demand window over its limit, on a node with something to compact (score >= low).
 class DemandNodeTrigger final : public NodeTrigger {
+  static bool holds(const NodeFacts& n, const TriggerInputs& in) {
+    return in.demand && n.seen.score >= in.policy.score.low;
+  }
+
  public:
   Trigger kind() const override { return Trigger::Demand; }
   std::optional<std::string> fires(const NodeFacts& n, const TriggerInputs& in) const override {
-    if (!in.demand || n.seen.score < in.policy.score.low) return std::nullopt;
+    if (!holds(n, in)) return std::nullopt;
     return *in.demand;
   }
   // The blocks there are plus the window's stalls.
   uint64_t goal(const NodeFacts& n, const TriggerInputs& in) const override {
-    if (!fires(n, in)) return 0;
+    if (!holds(n, in)) return 0;
     return engine_detail::sat_add(reserve_blocks(n.seen, in.policy), in.demand_stalls);
   }
 };

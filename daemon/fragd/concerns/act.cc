@@ -15,10 +15,6 @@
 namespace fragd {
 
 namespace {
-const MachineFacts& facts_of(const Tick& t) {
-  static const MachineFacts none;
-  return t.facts ? *t.facts : none;
-}
 // The last tick's inputs, now.
 Tick at_now(const Tick& last) {
   Tick t = last;
@@ -100,7 +96,7 @@ void ActConcern::tick(const Tick& t) {
   if (!runner_ || !t.mem) return;
   Observation o = observation_of(t.now, t.mem, t.bpf,
                                  std::max(sh_.cfg.policy.compaction.demand.min_order, sh_.cfg.min_order),
-                                 facts_of(t).page_kib);
+                                 t.machine().page_kib);
   if (t.forecast) add_forecast(o, *t.forecast);
   o.guard.counting = t.counting;
   auto r = engine_.decide(o);
@@ -251,11 +247,11 @@ std::optional<nlohmann::json> ActConcern::answer(const ControlRequest& req, Read
   }
   const uint64_t timeout_ns = req.timeout_ms.value_or(0) * 1000000;
   if (req.cmd == Command::Compact) {
-    auto r = engine_.request_compact(req.node.value_or(-1), facts_of(last), timeout_ns);
+    auto r = engine_.request_compact(req.node.value_or(-1), last.machine(), timeout_ns);
     if (!r) return error_answer(r.error().message);
     ids = *r;
   } else {
-    auto r = engine_.request_pool(*req.size_kib, req.node.value_or(-1), *req.count, facts_of(last), timeout_ns);
+    auto r = engine_.request_pool(*req.size_kib, req.node.value_or(-1), *req.count, last.machine(), timeout_ns);
     if (!r) return error_answer(r.error().message);
     ids = {*r};
   }
@@ -297,7 +293,7 @@ std::optional<nlohmann::json> ActConcern::ensure(const ControlRequest& req, cons
                                format_size_kib(s->size_kib).c_str(), static_cast<unsigned long long>(count),
                                static_cast<unsigned long long>(room)));
     auto q = engine_.request_ensure(consumer, node, s->size_kib, count, req.hold_ms ? *req.hold_ms * 1000000 : kDefaultHoldNs,
-                                    facts_of(last), budget_ns);
+                                    last.machine(), budget_ns);
     if (!q) return error_answer(q.error().message);
     reply.lease = lease_view(q->lease, now_ns());
     reply.ids = {q->action_id};

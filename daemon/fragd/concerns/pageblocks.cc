@@ -258,7 +258,7 @@ Result<Supply> PageblocksConcern::supply(const SupplyAsk& ask, const Tick& last)
   SupplyInputs in;
   in.mem = last.mem;
   in.spans = spans_;
-  in.page_kib = last.facts ? last.facts->page_kib : MachineFacts{}.page_kib;
+  in.page_kib = last.machine().page_kib;
   // The latest scan or sampled round as it is: a preflight never asks for a scan.
   auto latest = scanner_ ? scanner_->latest() : nullptr;
   if (latest) {
