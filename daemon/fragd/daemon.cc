@@ -11,12 +11,15 @@ namespace fragd {
 // then every other concern with both in its Tick.
 void Daemon::tick() {
   const uint64_t t0 = now_ns();
-  if (auto s = reader_->read()) {
-    maps_ = std::move(*s);
+  // Read into the last tick's snapshot: the histograms are read again only when they moved.
+  const bool first = !maps_;
+  if (first) maps_.emplace();
+  if (auto r = reader_->read_into(*maps_, hist_counts_)) {
     sh_.warn.cleared("bpf", "BPF maps readable again");
   } else {
+    if (first) maps_.reset();  // no snapshot until one read whole
     maps_read_errors_++;
-    sh_.warn.once("bpf", s.error().message + " (counted in fragd_collect_errors_total{source=\"bpf\"}; not logged "
+    sh_.warn.once("bpf", r.error().message + " (counted in fragd_collect_errors_total{source=\"bpf\"}; not logged "
                                              "again until the maps read well)");
   }
   memory_->tick(Tick{now_ns()});

@@ -46,6 +46,7 @@ class Daemon {
   std::unique_ptr<BpfPrograms> programs_;
   std::unique_ptr<BpfReader> reader_;
   std::optional<BpfSnapshot> maps_;  // the maps at the last tick
+  HistCounts hist_counts_;           // which of their histograms the next tick reads
   uint64_t maps_read_errors_ = 0;
   SelfStats self_;                   // fragd's own health, gathered at a scrape
   std::unique_ptr<ControlServer> control_;

@@ -8,14 +8,28 @@
 
 namespace fragd {
 
-Result<CompactionReading> read_compaction(const CompactionMapFds& maps, int ncpus) {
-  CompactionReading out;
-  if (auto r = read_percpu(maps.compaction_stats, 0, ncpus, &out.stats, "compaction_stats"); !r) return r.error();
+Result<compaction_stats> read_compaction_stats(const CompactionMapFds& maps, int ncpus) {
+  return read_percpu_value<compaction_stats>(maps.compaction_stats, ncpus, "compaction_stats");
+}
+
+Result<std::array<LatencyHist, FRAGD_NR_TRIGGERS>> read_compaction_hists(const CompactionMapFds& maps, int ncpus) {
+  std::array<LatencyHist, FRAGD_NR_TRIGGERS> out;
   fragd_hist h;
   for (uint32_t t = 0; t < FRAGD_NR_TRIGGERS; t++) {
     if (auto r = read_percpu(maps.compaction_hist, t, ncpus, &h, "compaction_hist"); !r) return r.error();
-    out.hist[t] = hist_from_bpf(h);
+    out[t] = hist_from_bpf(h);
   }
+  return out;
+}
+
+Result<CompactionReading> read_compaction(const CompactionMapFds& maps, int ncpus) {
+  CompactionReading out;
+  auto stats = read_compaction_stats(maps, ncpus);
+  if (!stats) return stats.error();
+  out.stats = *stats;
+  auto hist = read_compaction_hists(maps, ncpus);
+  if (!hist) return hist.error();
+  out.hist = std::move(*hist);
   return out;
 }
 

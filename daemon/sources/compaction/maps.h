@@ -37,6 +37,10 @@ struct CompactionReading {
   std::array<LatencyHist, FRAGD_NR_TRIGGERS> hist;  // [trigger]
 };
 Result<CompactionReading> read_compaction(const CompactionMapFds& maps, int ncpus);
+// Its two parts: the counters (one per-CPU value), and the histograms (one per trigger), which a
+// run's end writes just after it counts the run in stats.runs.
+Result<compaction_stats> read_compaction_stats(const CompactionMapFds& maps, int ncpus);
+Result<std::array<LatencyHist, FRAGD_NR_TRIGGERS>> read_compaction_hists(const CompactionMapFds& maps, int ncpus);
 
 // The CMA areas, sorted by name, and the allocations no area took (only where cma_traced).
 struct CmaReading {

@@ -38,10 +38,40 @@ struct BpfMapFds {
   AttributionMapFds attribution;
 };
 
+// When a tick reads a set of histograms: a count that moves with them (stalls ended, compaction
+// runs) is due when it moved since the last read or at it (an end counts first, then writes its
+// histogram: an end read between the two is read whole at the next read). Due at first.
+class HistWatch {
+ public:
+  bool due(uint64_t count) {
+    const bool d = moved_ || count != count_;
+    moved_ = count != count_;
+    count_ = count;
+    return d;
+  }
+  void again() { moved_ = true; }  // the read failed: due at the next
+
+ private:
+  uint64_t count_ = 0;
+  bool moved_ = true;
+};
+
+// What a tick's read (BpfReader::read_into) keeps between ticks.
+struct HistCounts {
+  HistWatch stalls, runs;
+};
+
 class BpfReader {
  public:
   explicit BpfReader(const BpfMapFds& maps);
+  // Every map, whole.
   Result<BpfSnapshot> read() const;
+  // A tick's read into the last tick's snapshot `s` (or a new one). A stall's end counts its
+  // allocation stalled or failed in alloc_stats, then adds to its histogram; a compaction run's
+  // end counts the run, then adds to its trigger's histogram. So the histograms are read only
+  // when their HistWatch says (a quiet host's tick reads the counters, not the 27 histograms).
+  // On an error `s` holds what was read before it, and the next read reads every histogram.
+  Result<void> read_into(BpfSnapshot& s, HistCounts& seen) const;
 
   Result<PollutionSnapshot> read_pollution() const { return fragd::read_pollution(maps_.pollution, ncpus_); }
   Result<PollutionCounters> read_pollution_counters() const {

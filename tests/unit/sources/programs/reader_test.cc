@@ -30,4 +30,42 @@ TEST(BpfReader, BadDescriptorNamesTheMap) {
   EXPECT_NE(s.error().message.find("alloc_stats"), std::string::npos) << s.error().message;
 }
 
+// A tick reads the histograms at the first read, when their count moved, and at the read after
+// it moved (an end counted between the count's read and its histogram's write is read then);
+// while the count stays, not at all; after a failed read, again.
+TEST(HistWatch, DueWhenTheCountMovedAndOnceMore) {
+  fragd::HistWatch w;
+  EXPECT_TRUE(w.due(0));   // first read
+  EXPECT_FALSE(w.due(0));  // quiet
+  EXPECT_FALSE(w.due(0));
+  EXPECT_TRUE(w.due(3));   // moved
+  EXPECT_TRUE(w.due(3));   // the read after
+  EXPECT_FALSE(w.due(3));
+  EXPECT_TRUE(w.due(4));
+  EXPECT_TRUE(w.due(5));   // moved again
+  EXPECT_TRUE(w.due(5));
+  EXPECT_FALSE(w.due(5));
+  w.again();               // a read that failed
+  EXPECT_TRUE(w.due(5));
+  EXPECT_FALSE(w.due(5));
+}
+
+// read_into on a descriptor that is no map fails as read() does, naming the map, and makes every
+// histogram due at the next read.
+TEST(BpfReader, ReadIntoFailsOnABadDescriptorAndReadsWholeAfter) {
+  fragd::BpfMapFds fds;
+  fragd::BpfReader r(fds);
+  fragd::BpfSnapshot s;
+  fragd::HistCounts seen;
+  for (fragd::HistWatch* w : {&seen.stalls, &seen.runs}) {  // quiet: nothing due
+    w->due(0);
+    ASSERT_FALSE(w->due(0));
+  }
+  auto res = r.read_into(s, seen);
+  ASSERT_FALSE(res);
+  EXPECT_NE(res.error().message.find("alloc_stats"), std::string::npos) << res.error().message;
+  EXPECT_TRUE(seen.stalls.due(0));
+  EXPECT_TRUE(seen.runs.due(0));
+}
+
 }  // namespace
