@@ -266,22 +266,31 @@ std::vector<HugePool> read_hugepages(const std::string& sys_root,
 Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::string& sys_root,
                                   const MemSnapshot* pageblocks_from) {
   std::vector<SourceRead> report;
-  return read_snapshot(proc_root, sys_root, pageblocks_from, {}, report);
+  if (!pageblocks_from) return read_snapshot(proc_root, sys_root, nullptr, SourcePlan{}, report);
+  MemSnapshot from = *pageblocks_from;
+  return read_snapshot(proc_root, sys_root, &from, SourcePlan{{}, {"pagetypeinfo"}}, report);
 }
 
 namespace {
 
-// A text file of /proc a snapshot reads: fragd cannot run without a `required` one; an optional
+class SnapshotReader;
+
+// How a source of kSourceSpecs is read, and how its fields are carried to the next snapshot.
+// A text file of /proc (`file`, `parse`): fragd cannot run without a required one; an optional
 // one's failure is reported and says which figures are missing (`what`; `what_unparsed` when it
 // read but did not parse); with `may_be_absent` a file the kernel does not have (ENOENT,
-// EOPNOTSUPP) is no failure, its figures are absent. `parse` fills the snapshot.
-struct TextSource {
-  const char* name;  // as in kSnapshotSources, and its file under the proc root
-  const char* file;
-  bool required, may_be_absent;
+// EOPNOTSUPP) is no failure, its figures are absent. A tree of sysfs or /proc/sys is read by
+// `read` instead. `carry` moves the fields it fills from one snapshot to the next (none for
+// buddyinfo and zoneinfo, which are always read).
+struct SourceDef {
+  const char* name;  // as in kSourceSpecs, in its order
+  const char* file;  // under the proc root; nullptr: `read` reads it
+  bool may_be_absent;
   const char* what;
   const char* what_unparsed;
   Result<void> (*parse)(const std::string& text, const std::string& path, MemSnapshot& snap);
+  void (*read)(const std::string& proc_root, const std::string& sys_root, MemSnapshot& snap, SnapshotReader& rd);
+  void (*carry)(MemSnapshot& from, MemSnapshot& to);
 };
 
 Result<void> into_buddyinfo(const std::string& text, const std::string& path, MemSnapshot& snap) {
@@ -326,18 +335,6 @@ Result<void> into_psi(const std::string& text, const std::string& path, MemSnaps
   return {};
 }
 
-// In the order they are read: zoneinfo fills the zones buddyinfo made, pagetypeinfo adds to them.
-// PSI is absent where the kernel has none (no CONFIG_PSI, or booted psi=0: no /proc/pressure).
-constexpr TextSource kTextSources[] = {
-    {"buddyinfo", "buddyinfo", true, false, "", "", into_buddyinfo},
-    {"zoneinfo", "zoneinfo", true, false, "", "", into_zoneinfo},
-    {"pagetypeinfo", "pagetypeinfo", false, false, "pageblock counts per migrate type", "pageblock counts",
-     into_pagetypeinfo},
-    {"vmstat", "vmstat", false, false, "vmstat counters", "vmstat counters", into_vmstat},
-    {"meminfo", "meminfo", false, false, "MemFree/MemAvailable", "MemFree/MemAvailable", into_meminfo},
-    {"psi", "pressure/memory", false, true, "memory pressure (PSI) totals", "memory pressure (PSI) totals", into_psi},
-};
-
 // Reads sources into one snapshot and reports each: its error (cause: the errno name, or
 // "format" when it read but did not parse), or the first line it skipped.
 class SnapshotReader {
@@ -361,7 +358,7 @@ class SnapshotReader {
   }
 
   // A required source's failure is the snapshot's; an optional one's is reported and warned.
-  Result<void> read(const TextSource& s) {
+  Result<void> read(const SourceDef& s, bool required) {
     const std::string path = join(proc_root_, s.file);
     begin();
     auto text = read_text_file(path);
@@ -372,26 +369,27 @@ class SnapshotReader {
     if (!text) {
       const int err = text.error().err;
       const std::string fix =
-          s.required ? "; fragd needs " + path + ": mount procfs there (mount -t proc proc " + proc_root_ +
+          required ? "; fragd needs " + path + ": mount procfs there (mount -t proc proc " + proc_root_ +
                            ") or point fragd at the right proc root (--path.procfs)"
           : err == EACCES || err == EPERM
               ? std::string("; it is readable by root only (mode 0400): run fragd as root to get ") + s.what
               : std::string("; ") + s.what + " are not reported";
-      return fail(s, path, Error{err, text.error().message + fix}, errno_name(err));
+      return fail(s, required, path, Error{err, text.error().message + fix}, errno_name(err));
     }
     if (Result<void> r = s.parse(*text, path, snap_); !r) {
       const std::string msg =
-          s.required ? r.error().message : r.error().message + "; " + s.what_unparsed + " are not reported";
-      return fail(s, path, Error{r.error().err, msg}, "format");
+          required ? r.error().message : r.error().message + "; " + s.what_unparsed + " are not reported";
+      return fail(s, required, path, Error{r.error().err, msg}, "format");
     }
     done(s.name, path);
     return {};
   }
 
  private:
-  Result<void> fail(const TextSource& s, const std::string& path, const Error& e, const std::string& cause) {
+  Result<void> fail(const SourceDef& s, bool required, const std::string& path, const Error& e,
+                    const std::string& cause) {
     failed(s.name, path, cause, e.message);
-    if (s.required) return e;
+    if (required) return e;
     snap_.warnings.push_back(e.message);
     return {};
   }
@@ -402,14 +400,14 @@ class SnapshotReader {
   size_t warned_before_ = 0;
 };
 
-// pageblocks_from's pageblock counts, zone by zone, instead of reading /proc/pagetypeinfo.
-void copy_pageblocks(const MemSnapshot& from, MemSnapshot& snap) {
+// The pageblock counts of an earlier snapshot, zone by zone, instead of reading /proc/pagetypeinfo.
+void carry_pageblocks(MemSnapshot& from, MemSnapshot& snap) {
   snap.pageblock_order = from.pageblock_order;
   for (ZoneFree& z : snap.zones)
-    for (const ZoneFree& old : from.zones)
+    for (ZoneFree& old : from.zones)
       if (old.node == z.node && old.zone == z.zone) {
-        z.pageblocks = old.pageblocks;
-        z.free_by_type = old.free_by_type;
+        z.pageblocks = std::move(old.pageblocks);
+        z.free_by_type = std::move(old.free_by_type);
       }
 }
 
@@ -451,26 +449,81 @@ void read_mthp(const std::string& sys_root, MemSnapshot& snap, SnapshotReader& r
   rd.done("mthp", join(sys_root, "kernel/mm/transparent_hugepage"));
 }
 
+// In kSourceSpecs' order: zoneinfo fills the zones buddyinfo made, pagetypeinfo adds to them.
+// PSI is absent where the kernel has none (no CONFIG_PSI, or booted psi=0: no /proc/pressure).
+constexpr SourceDef kSources[] = {
+    {"buddyinfo", "buddyinfo", false, "", "", into_buddyinfo, nullptr, nullptr},
+    {"zoneinfo", "zoneinfo", false, "", "", into_zoneinfo, nullptr, nullptr},
+    {"pagetypeinfo", "pagetypeinfo", false, "pageblock counts per migrate type", "pageblock counts", into_pagetypeinfo,
+     nullptr, carry_pageblocks},
+    {"vmstat", "vmstat", false, "vmstat counters", "vmstat counters", into_vmstat, nullptr,
+     [](MemSnapshot& f, MemSnapshot& t) { t.vmstat = std::move(f.vmstat); }},
+    {"meminfo", "meminfo", false, "MemFree/MemAvailable", "MemFree/MemAvailable", into_meminfo, nullptr,
+     [](MemSnapshot& f, MemSnapshot& t) {
+       t.mem_available_kib = f.mem_available_kib;
+       t.mem_free_kib = f.mem_free_kib;
+     }},
+    {"psi", "pressure/memory", true, "memory pressure (PSI) totals", "memory pressure (PSI) totals", into_psi, nullptr,
+     [](MemSnapshot& f, MemSnapshot& t) { t.memory_pressure = f.memory_pressure; }},
+    {"vm_sysctls", nullptr, false, "", "", nullptr,
+     [](const std::string& proc, const std::string&, MemSnapshot& snap, SnapshotReader&) { read_vm_sysctls(proc, snap); },
+     [](MemSnapshot& f, MemSnapshot& t) { t.vm_sysctls = std::move(f.vm_sysctls); }},
+    {"hugepages", nullptr, false, "", "", nullptr,
+     [](const std::string&, const std::string& sys, MemSnapshot& snap, SnapshotReader& rd) { read_pools(sys, snap, rd); },
+     [](MemSnapshot& f, MemSnapshot& t) { t.hugepages = std::move(f.hugepages); }},
+    {"mthp", nullptr, false, "", "", nullptr,
+     [](const std::string&, const std::string& sys, MemSnapshot& snap, SnapshotReader& rd) { read_mthp(sys, snap, rd); },
+     [](MemSnapshot& f, MemSnapshot& t) { t.mthp = std::move(f.mthp); }},
+    {"page_reporting", nullptr, false, "", "", nullptr,
+     [](const std::string&, const std::string& sys, MemSnapshot& snap, SnapshotReader&) {
+       snap.page_reporting = read_page_reporting(sys);
+     },
+     [](MemSnapshot& f, MemSnapshot& t) { t.page_reporting = f.page_reporting; }},
+};
+static_assert(std::size(kSources) == std::size(kSourceSpecs));
+constexpr bool same_order() {
+  for (size_t i = 0; i < std::size(kSources); i++)
+    if (std::string_view(kSources[i].name) != kSourceSpecs[i].name) return false;
+  return true;
+}
+static_assert(same_order(), "kSources and kSourceSpecs name the sources in one order");
+
+Result<void> read_source(const SourceDef& d, const SourceSpec& spec, const std::string& proc_root,
+                         const std::string& sys_root, MemSnapshot& snap, SnapshotReader& rd) {
+  if (d.file) return rd.read(d, spec.required);
+  d.read(proc_root, sys_root, snap, rd);
+  return {};
+}
+
 }  // namespace
 
-Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::string& sys_root,
-                                  const MemSnapshot* pageblocks_from, const std::set<std::string>& skip,
-                                  std::vector<SourceRead>& report) {
+Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::string& sys_root, MemSnapshot* from,
+                                  const SourcePlan& plan, std::vector<SourceRead>& report) {
   MemSnapshot snap;
   SnapshotReader rd(snap, report, proc_root);
-  for (const TextSource& s : kTextSources) {
-    if (!s.required && skip.count(s.name)) continue;
-    if (pageblocks_from && std::string_view(s.name) == "pagetypeinfo") {
-      copy_pageblocks(*pageblocks_from, snap);
+  for (size_t i = 0; i < std::size(kSources); i++) {
+    const SourceDef& d = kSources[i];
+    const SourceSpec& spec = kSourceSpecs[i];
+    if (!spec.required && plan.skip.count(d.name)) continue;
+    if (!spec.required && from && plan.carry.count(d.name)) {
+      d.carry(*from, snap);
       continue;
     }
-    if (auto r = rd.read(s); !r) return r.error();
+    if (auto r = read_source(d, spec, proc_root, sys_root, snap, rd); !r) return r.error();
   }
-  if (!skip.count("vm_sysctls")) read_vm_sysctls(proc_root, snap);
-  if (!skip.count("hugepages")) read_pools(sys_root, snap, rd);
-  if (!skip.count("mthp")) read_mthp(sys_root, snap, rd);
-  if (!skip.count("page_reporting")) snap.page_reporting = read_page_reporting(sys_root);
   return snap;
+}
+
+void reread_sources(const std::string& proc_root, const std::string& sys_root, const std::set<std::string>& names,
+                    MemSnapshot& snap, std::vector<SourceRead>& report) {
+  SnapshotReader rd(snap, report, proc_root);
+  for (size_t i = 0; i < std::size(kSources); i++) {
+    const SourceDef& d = kSources[i];
+    if (kSourceSpecs[i].required || d.carry == carry_pageblocks || !names.count(d.name)) continue;
+    MemSnapshot empty;
+    d.carry(empty, snap);  // a source that fails now leaves its fields empty
+    (void)read_source(d, kSourceSpecs[i], proc_root, sys_root, snap, rd);
+  }
 }
 
 }  // namespace fragd

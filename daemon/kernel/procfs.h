@@ -198,10 +198,46 @@ Result<MemSnapshot> read_snapshot(const std::string& proc_root = "/proc",
                                   const std::string& sys_root = "/sys",
                                   const MemSnapshot* pageblocks_from = nullptr);
 
-// The sources of a snapshot, as named in SourceRead and in the skip set.
+// The sources of a snapshot that may fail, as named in SourceRead, the skip set and
+// fragd_collect_errors_total.
 inline constexpr const char* kSnapshotSources[] = {"buddyinfo", "zoneinfo",  "pagetypeinfo", "vmstat",
                                                    "meminfo",   "hugepages", "mthp",         "psi"};
 // Read with the snapshot unless skipped, never failing: "page_reporting", "vm_sysctls".
+
+// When the memory concern reads a source (sources/memory/files.cc). Each is read only as often
+// as what it tells can change: a decision reads it at a tick, a scrape's families only when a
+// scrape asks for them. Between two reads its fields are carried from snapshot to snapshot.
+enum class SourcePeriod {
+  kTick,    // at each tick, at most once per interval_ns
+  kScrape,  // when a scrape asks for the families (at most once a tick), at most once per interval_ns
+};
+// Every source of a snapshot, in the order read_snapshot reads them.
+struct SourceSpec {
+  const char* name;
+  const char* path;  // under the proc root ("/proc/...") or the sys root ("/sys/..."), for a reader
+  SourcePeriod period;
+  uint64_t interval_ns;  // 0: every time; kPagetypeinfoInterval: the config's pagetypeinfo_interval
+  bool required;         // no snapshot without it (never skipped, never carried)
+};
+inline constexpr uint64_t kPagetypeinfoInterval = ~0ULL;
+inline constexpr uint64_t kTenSeconds = 10'000'000'000ULL;
+// buddyinfo and zoneinfo make the zones and their free blocks, which every decision reads;
+// pagetypeinfo is costly (the zone lock, interrupts off, over every free list); meminfo
+// (MemAvailable), PSI, the compaction settings and the hugetlb pools are read by the act
+// engine and the supply answers; a free page reporting device comes with the VM's
+// configuration; vmstat and the per-size THP statistics (some 150 files) are only exported.
+inline constexpr SourceSpec kSourceSpecs[] = {
+    {"buddyinfo", "/proc/buddyinfo", SourcePeriod::kTick, 0, true},
+    {"zoneinfo", "/proc/zoneinfo", SourcePeriod::kTick, 0, true},
+    {"pagetypeinfo", "/proc/pagetypeinfo", SourcePeriod::kTick, kPagetypeinfoInterval, false},
+    {"vmstat", "/proc/vmstat", SourcePeriod::kScrape, 0, false},
+    {"meminfo", "/proc/meminfo", SourcePeriod::kTick, 0, false},
+    {"psi", "/proc/pressure/memory", SourcePeriod::kTick, 0, false},
+    {"vm_sysctls", "/proc/sys/vm", SourcePeriod::kTick, 0, false},
+    {"hugepages", "/sys/devices/system/node", SourcePeriod::kTick, 0, false},
+    {"mthp", "/sys/kernel/mm/transparent_hugepage", SourcePeriod::kScrape, kTenSeconds, false},
+    {"page_reporting", "/sys/bus/virtio/devices", SourcePeriod::kTick, kTenSeconds, false},
+};
 
 // What became of one source in a read_snapshot() call.
 struct SourceRead {
@@ -215,15 +251,24 @@ struct SourceRead {
   bool failed() const { return !cause.empty() && cause != "lines"; }
 };
 
-// read_snapshot for a caller that backs off failing sources: the optional
-// sources named in `skip` (pagetypeinfo, vmstat, meminfo, hugepages, mthp, psi) are not
-// read, their fields left empty as if they had failed; buddyinfo and zoneinfo
-// are always read. `report` receives one SourceRead per source read, also
-// when the result is an Error (then its last entry is the source that failed).
-// A pool file that fails makes the hugepages source fail: no pool is reported.
-Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::string& sys_root,
-                                  const MemSnapshot* pageblocks_from, const std::set<std::string>& skip,
-                                  std::vector<SourceRead>& report);
+// What read_snapshot does with the optional sources it is not to read now.
+struct SourcePlan {
+  // Backing off after a failure: not read, their fields left empty as if they had failed.
+  std::set<std::string> skip;
+  // Not due: their fields are moved from the snapshot before (`from`; without one they are read).
+  std::set<std::string> carry;
+};
+
+// read_snapshot for a caller that reads each source at its own period and backs off failing
+// ones (`plan`); buddyinfo and zoneinfo are always read. `report` receives one SourceRead per
+// source read, also when the result is an Error (then its last entry is the source that
+// failed). A pool file that fails makes the hugepages source fail: no pool is reported.
+Result<MemSnapshot> read_snapshot(const std::string& proc_root, const std::string& sys_root, MemSnapshot* from,
+                                  const SourcePlan& plan, std::vector<SourceRead>& report);
+// Reads the optional sources `names` again into `snap`, their fields replaced (empty when one
+// fails, as in read_snapshot); not the zones' (buddyinfo, zoneinfo, pagetypeinfo).
+void reread_sources(const std::string& proc_root, const std::string& sys_root, const std::set<std::string>& names,
+                    MemSnapshot& snap, std::vector<SourceRead>& report);
 
 // Reads a whole file (procfs files report size 0, so this reads until EOF).
 // Error: sys_error naming the path.

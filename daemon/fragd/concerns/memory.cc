@@ -95,7 +95,9 @@ void MemoryConcern::check_nodes() {
   }
 }
 
-void MemoryConcern::metrics(const SeriesPlan& plan, const Tick&, Families& out) {
+void MemoryConcern::metrics(const SeriesPlan& plan, const Tick& last, Families& out) {
+  // What only the families show (vmstat, the per-size THP statistics) is read now, for them.
+  if (mem_) files_.scrape(last.now, *mem_);
   // The tick fitted it already when the forecast trigger reads it (the samples change only at a tick).
   const bool fitted = sh_.cfg.policy.act && sh_.cfg.policy.compaction.forecast.enabled;
   families(snapshot(), fitted ? tick_forecast_ : forecast_.forecast(), forecast_.window_ns(), plan, out);

@@ -9,37 +9,46 @@
 
 namespace fragd {
 
+bool MemoryFiles::due(const SourceSpec& s, uint64_t now) const {
+  const uint64_t interval = s.interval_ns == kPagetypeinfoInterval ? pagetypeinfo_ns_ : s.interval_ns;
+  const auto it = last_read_ns_.find(s.name);
+  return it == last_read_ns_.end() || now - it->second >= interval;
+}
+
 bool MemoryFiles::tick(uint64_t now, std::optional<MemSnapshot>& mem) {
   // buddyinfo and zoneinfo make the snapshot: while either waits there is none (`mem` was
   // reset when it failed).
   if (!faults_.due("buddyinfo", now) || !faults_.due("zoneinfo", now)) return false;
-  const bool pti_due = !mem || now - last_pti_ns_ >= pagetypeinfo_ns_;
-  std::set<std::string> skip;
-  for (const char* s : kSnapshotSources)
-    if (!faults_.due(s, now)) skip.insert(s);
-  // While the THP statistics back off after a failure they are absent, as any source's.
-  const bool mthp_backing_off = skip.count("mthp") > 0;
-  const bool mthp_due = !mem || now - last_mthp_ns_ >= kMthpIntervalNs;
-  if (!mthp_due) skip.insert("mthp");
-  // A reporting device comes with the VM's configuration: looked for at the same pace.
-  const bool reporting_due = !mem || now - last_reporting_ns_ >= kMthpIntervalNs;
-  if (!reporting_due) skip.insert("page_reporting");
+  // A source backing off after a failure is absent; one not due is carried from the last
+  // snapshot; the first snapshot reads them all.
+  SourcePlan plan;
+  for (const SourceSpec& s : kSourceSpecs) {
+    if (s.required) continue;
+    if (!faults_.due(s.name, now)) plan.skip.insert(s.name);
+    else if (mem && (s.period == SourcePeriod::kScrape || !due(s, now))) plan.carry.insert(s.name);
+  }
   std::vector<SourceRead> report;
-  auto m = read_snapshot(proc_root_, sys_root_, pti_due ? nullptr : &*mem, skip, report);
+  auto m = read_snapshot(proc_root_, sys_root_, mem ? &*mem : nullptr, plan, report);
   for (const auto& r : report) note(r, now);
   if (!m) {
     mem.reset();
     return false;
   }
-  if (pti_due) last_pti_ns_ = now;
-  if (!mthp_backing_off) {
-    if (mthp_due) last_mthp_ns_ = now;
-    else if (mem) m->mthp = mem->mthp;
-  }
-  if (reporting_due) last_reporting_ns_ = now;
-  else m->page_reporting = mem->page_reporting;
+  for (const SourceSpec& s : kSourceSpecs)
+    if (!plan.skip.count(s.name) && !plan.carry.count(s.name)) last_read_ns_[s.name] = now;
   mem = std::move(*m);
   return true;
+}
+
+void MemoryFiles::scrape(uint64_t now, MemSnapshot& mem) {
+  std::set<std::string> names;
+  for (const SourceSpec& s : kSourceSpecs)
+    if (s.period == SourcePeriod::kScrape && faults_.due(s.name, now) && due(s, now)) names.insert(s.name);
+  if (names.empty()) return;
+  std::vector<SourceRead> report;
+  reread_sources(proc_root_, sys_root_, names, mem, report);
+  for (const auto& r : report) note(r, now);
+  for (const auto& n : names) last_read_ns_[n] = now;
 }
 
 void MemoryFiles::note(const SourceRead& r, uint64_t now) {

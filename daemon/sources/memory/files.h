@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The /proc and sysfs files of a tick's memory snapshot (kernel/procfs.h read_snapshot), read
-// as often as each may be: buddyinfo and zoneinfo every tick (without both there is no
-// snapshot), pagetypeinfo every pagetypeinfo_interval (it holds the zone lock with interrupts
-// off) and the per-size THP statistics every 10 s (some 150 files), as the free page reporting
-// device, their values carried over in between. A source that fails is counted, logged once
-// per cause (and once when it reads well again) and read again after one tick, then at
-// doubling intervals up to 60 s; its part of the snapshot is absent meanwhile.
+// The /proc and sysfs files of a tick's memory snapshot (kernel/procfs.h read_snapshot), each
+// read at the period kSourceSpecs gives it: at a tick (buddyinfo and zoneinfo at every one:
+// without both there is no snapshot; pagetypeinfo every pagetypeinfo_interval, as it holds the
+// zone lock with interrupts off; a free page reporting device every 10 s), or when a scrape
+// asks for the families (vmstat; the per-size THP statistics, some 150 files, at most every
+// 10 s), their values carried from snapshot to snapshot in between. A source that fails is
+// counted, logged once per cause (and once when it reads well again) and read again after one
+// tick, then at doubling intervals up to 60 s; its part of the snapshot is absent meanwhile.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,6 @@ namespace fragd {
 
 class MemoryFiles {
  public:
-  static constexpr uint64_t kMthpIntervalNs = 10'000'000'000ULL;
   static constexpr uint64_t kMaxRetryNs = 60'000'000'000ULL;
 
   // `errors` counts failed reads by source; it outlives this.
@@ -36,17 +36,22 @@ class MemoryFiles {
   // waits for its retry, or is reset when either fails. True when it was read anew.
   bool tick(uint64_t now, std::optional<MemSnapshot>& mem);
 
+  // Before a scrape's families are built from `mem`: the sources read for a scrape
+  // (SourcePeriod::kScrape) that are due, read again into it.
+  void scrape(uint64_t now, MemSnapshot& mem);
+
   // The same back-off for other sources read each tick (the daemon's node list, "nodes").
   SourceFaults& faults() { return faults_; }
 
  private:
   void note(const SourceRead& r, uint64_t now);
+  bool due(const SourceSpec& s, uint64_t now) const;  // its interval passed since its last read
 
   std::string proc_root_, sys_root_;
   uint64_t pagetypeinfo_ns_;
   SourceFaults faults_;
   std::map<std::string, uint64_t>& errors_;
-  uint64_t last_pti_ns_ = 0, last_mthp_ns_ = 0, last_reporting_ns_ = 0;
+  std::map<std::string, uint64_t> last_read_ns_;  // by source: when it was last read
 };
 
 }  // namespace fragd

@@ -220,7 +220,7 @@ TEST(Pressure, AbsentWithoutPsiGarbledNamedInTheReport) {
   EXPECT_TRUE(std::any_of(report.begin(), report.end(),
                           [](const SourceRead& r) { return r.source == "psi" && r.cause == "EISDIR"; }));
   report.clear();
-  snap = read_snapshot(proc.path(), "/nonexistent", nullptr, {"psi"}, report);
+  snap = read_snapshot(proc.path(), "/nonexistent", nullptr, SourcePlan{{"psi"}, {}}, report);
   ASSERT_TRUE(snap.ok());
   EXPECT_FALSE(std::any_of(report.begin(), report.end(), [](const SourceRead& r) { return r.source == "psi"; }));
 }

@@ -163,7 +163,7 @@ TEST(ReadSnapshotReport, SkippedSourcesAreNotRead) {
   TempDir proc;
   for (const char* f : {"buddyinfo", "zoneinfo", "pagetypeinfo", "vmstat", "meminfo"}) proc.copy_fixture("one_node", f);
   std::vector<SourceRead> report;
-  auto snap = read_snapshot(proc.path(), "/nonexistent", nullptr, {"vmstat", "meminfo", "pagetypeinfo"}, report);
+  auto snap = read_snapshot(proc.path(), "/nonexistent", nullptr, SourcePlan{{"vmstat", "meminfo", "pagetypeinfo"}, {}}, report);
   ASSERT_TRUE(snap.ok());
   EXPECT_EQ(find(report, "vmstat"), nullptr);
   EXPECT_EQ(find(report, "meminfo"), nullptr);

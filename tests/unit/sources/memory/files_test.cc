@@ -77,4 +77,40 @@ TEST(MemoryFiles, AnOptionalSourceThatFailsLeavesTheRestOfTheSnapshot) {
   EXPECT_EQ(p.errors["vmstat"], 1u) << "skipped until its retry";
 }
 
+// vmstat is only exported: a tick carries it from the snapshot before, a scrape reads it again.
+TEST(MemoryFiles, VmstatIsReadForAScrapeAndCarriedAtATick) {
+  Proc p;
+  ASSERT_TRUE(p.tick(100 * kS));
+  ASSERT_EQ(p.mem->vmstat.at("nr_free_pages"), 6096132u) << "the first snapshot reads every source";
+  p.dir.write("vmstat", "nr_free_pages 7\n");
+  ASSERT_TRUE(p.tick(101 * kS));
+  EXPECT_EQ(p.mem->vmstat.at("nr_free_pages"), 6096132u) << "carried at a tick";
+  p.files->scrape(101 * kS + kS / 2, *p.mem);
+  EXPECT_EQ(p.mem->vmstat.at("nr_free_pages"), 7u) << "read for the scrape";
+  ASSERT_TRUE(p.tick(102 * kS));
+  EXPECT_EQ(p.mem->vmstat.at("nr_free_pages"), 7u) << "the scrape's read carried to the next tick";
+  p.remove("vmstat");
+  ASSERT_TRUE(p.tick(103 * kS));
+  EXPECT_EQ(p.errors.count("vmstat"), 0u) << "a tick does not read it";
+  p.files->scrape(103 * kS + kS / 2, *p.mem);
+  EXPECT_EQ(p.errors["vmstat"], 1u);
+  EXPECT_TRUE(p.mem->vmstat.empty()) << "absent while it fails, not the old values";
+  p.restore("vmstat");
+  p.files->scrape(103 * kS + kS * 3 / 4, *p.mem);
+  EXPECT_EQ(p.errors["vmstat"], 1u) << "backs off: not read before its retry";
+  ASSERT_TRUE(p.tick(105 * kS));
+  EXPECT_TRUE(p.mem->vmstat.empty()) << "a tick while it backs off leaves it absent";
+  p.files->scrape(105 * kS, *p.mem);
+  EXPECT_EQ(p.mem->vmstat.at("nr_free_pages"), 6096132u) << "read again at its retry";
+}
+
+// What a decision reads (here MemAvailable) is read at every tick.
+TEST(MemoryFiles, MeminfoIsReadAtEveryTick) {
+  Proc p;
+  ASSERT_TRUE(p.tick(100 * kS));
+  p.dir.write("meminfo", "MemFree: 100 kB\nMemAvailable: 200 kB\n");
+  ASSERT_TRUE(p.tick(101 * kS));
+  EXPECT_EQ(p.mem->mem_available_kib, 200u);
+}
+
 }  // namespace
