@@ -7,12 +7,16 @@ Every figure is a median over the rounds with its range. Each goal of the issue 
 answer gets a verdict with a 95% bootstrap interval over the rounds (bench/verdict.py: a comparison
 of two modes resamples whole rounds, both modes' runs of each round together); none is drawn from
 fewer than three runs of each mode compared."""
+import functools
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, quantile, read_env, read_runs, spread  # noqa: E402
-from verdict import Verdict, median  # noqa: E402
+from benchlib import publish, read_env, read_runs  # noqa: E402
+from verdict import Verdict, median, quantile, spread  # noqa: E402
+
+# This report's cells keep the range of equal values: '0 (0–0)'.
+ranged = functools.partial(spread, range_when_equal=True)
 
 MODES = ["kernel20", "kernel90", "defrag", "hugeadm", "fragd", "fragd_told", "fragd_ensure"]
 
@@ -33,7 +37,7 @@ def table(runs, workload, columns):
 
 
 def col(key, scale=1.0, fmt="{:.0f}"):
-    return lambda rs: spread([float(r[key]) * scale for r in rs if key in r], fmt)
+    return lambda rs: ranged([float(r[key]) * scale for r in rs if key in r], fmt)
 
 
 def started(rs):
@@ -70,7 +74,7 @@ def stalled_share(rs):
     """Direct compactions per THP fault allocated, percent, per run (stall_entries)."""
     xs = [100.0 * stall_entries(r) / max(int(r.get("thp_fault_alloc_workload", r["thp_fault_alloc"])), 1)
           for r in rs]
-    return spread(xs, "{:.1f}")
+    return ranged(xs, "{:.1f}")
 
 
 def by_round(rows, mode, key, value=float):

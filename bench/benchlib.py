@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """What fragd's benchmark scripts share: the key=value files bench/run.sh and
-bench/act.sh write, timed writes to kernel files, summary statistics, scrapes of
-/metrics (read with python3-prometheus-client's parser), and the sections of
-BENCHMARKS.md between <!-- NAME:begin --> and <!-- NAME:end -->.
+bench/act.sh write, timed writes to kernel files, scrapes of /metrics (read with
+python3-prometheus-client's parser), table cells, and the sections of BENCHMARKS.md
+between <!-- NAME:begin --> and <!-- NAME:end -->. The statistics and the verdicts are
+bench/verdict.py's.
 """
 import os
 import sys
@@ -76,19 +77,6 @@ def timed_write(path, value):
     return t0, t1 - t0
 
 
-def quantile(xs, q, empty=None):
-    """Linear-interpolation quantile q (0..1) of xs; empty if xs has none."""
-    xs = sorted(xs)
-    if not xs:
-        return empty
-    if len(xs) == 1:
-        return xs[0]
-    pos = q * (len(xs) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
 def quick_env(m):
     """The environment prefix that reproduces the run described by meta m."""
     return "BENCH_QUICK=1 " if m.get("quick") == "1" else ""
@@ -152,11 +140,30 @@ def read_runs(path):
     return runs
 
 
-def spread(xs, fmt="{:.0f}"):
-    """'median (min–max)' of xs, 'median' of one, '-' of none."""
-    if not xs:
+# --- table cells: a figure, or '-' for one not measured -----------------------------
+
+def fmt_lat(ns):
+    if ns is None:
         return "-"
-    med = quantile(xs, 0.5)
-    if len(xs) == 1:
-        return fmt.format(med)
-    return f"{fmt.format(med)} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
+    us = ns / 1e3
+    if us < 10:
+        return f"{us:.1f} µs"
+    if us < 1000:
+        return f"{us:.0f} µs"
+    return f"{us / 1e3:.2f} ms"
+
+
+def fmt_s(s):
+    if s is None:
+        return "-"
+    if s < 0.01:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.3f} s"
+
+
+def fmt_int(x):
+    return "-" if x is None else f"{x:.0f}"
+
+
+def fmt_pct(x):
+    return "-" if x is None else f"{x * 100:.1f}%"

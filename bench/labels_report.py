@@ -12,13 +12,17 @@ would take at each poll without nfd.hold (fragd's bucketing of the raw values: G
 pages rounded down to a power of two, 1 GiB pages the same, the highest node score below 50
 low, below 85 medium, else high). The goal, at most one change per label per 10 minutes,
 gets a verdict with a 95% bootstrap interval of the median over the rounds (bench/verdict.py)."""
+import functools
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, quantile, read_env, section_head, spread  # noqa: E402
-from verdict import Verdict, median  # noqa: E402
+from benchlib import publish, read_env, section_head  # noqa: E402
+from verdict import Verdict, median, spread  # noqa: E402
+
+# This report's cells keep the range of equal values: '0 (0–0)'.
+ranged = functools.partial(spread, range_when_equal=True)
 
 LABELS = ["fragd-hugepages-2Mi-gib", "fragd-hugepages-1Gi-count", "fragd-fragmentation"]
 
@@ -116,7 +120,7 @@ def main(work, out_path):
             raw = [per10(f, label, "raw_changes") for f in rs]
             shown = sorted({v for f in rs for v in f[label]["values"]})
             raw_values = sorted({v for f in rs for v in f[label]["raw_values"]})
-            lines.append(f"| `{label}` | {spread(ch, '{:.1f}')} | {', '.join(shown)} | {spread(raw, '{:.1f}')} | "
+            lines.append(f"| `{label}` | {ranged(ch, '{:.1f}')} | {', '.join(shown)} | {ranged(raw, '{:.1f}')} | "
                          f"{', '.join(raw_values)} |")
             v = Verdict([(x,) for x in ch], lambda xs: median([x for (x,) in xs]), 1.0, "<=", unit="rounds")
             over = sum(1 for x in ch if x > 1.0)

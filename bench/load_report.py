@@ -19,7 +19,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import prom_value, publish, quantile, read_env, read_prom  # noqa: E402
+from benchlib import prom_value, publish, read_env, read_prom  # noqa: E402
+from verdict import quantile  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

@@ -11,14 +11,18 @@ p99 < 50 ms gets a verdict with a 95% bootstrap interval of the median of the ro
 (bench/verdict.py). CPU: per pair the difference with - without of fragd's CPU (main thread,
 whole process) in points of one core; the goal, at most 0.01 points, gets the interval of the
 median difference over the pairs."""
+import functools
 import glob
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, quantile, read_env, section_head  # noqa: E402
-from verdict import Verdict, median  # noqa: E402
+from benchlib import publish, read_env, section_head  # noqa: E402
+from verdict import Verdict, median, quantile, spread  # noqa: E402
+
+# This report's cells keep the range of equal values: '0 (0–0)'.
+ranged = functools.partial(spread, range_when_equal=True)
 
 CPU_GOAL = 0.01  # points of one core
 P99_GOAL = 50.0  # ms
@@ -44,13 +48,6 @@ def timer_rows(path):
 
 def pct(ns, wall_ms):
     return 100.0 * ns / (wall_ms * 1e6)
-
-
-def fmt_spread(xs, fmt):
-    if not xs:
-        return "-"
-    med = quantile(xs, 0.5)
-    return fmt.format(med) if len(xs) == 1 else f"{fmt.format(med)} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
 
 
 def load_part(work, m):
@@ -98,9 +95,9 @@ def load_part(work, m):
                         call_errors += 1
                         why = re.sub(r"^error: ", "", line.rstrip("\n").split("\t")[-1])[:70]
                         reasons[why] = reasons.get(why, 0) + 1
-        lines.append(f"| {phase} | {ok} / {bad} | {fmt_spread(per['cmd']['p50'], '{:.1f}')} | "
-                     f"{fmt_spread(per['cmd']['p99'], '{:.1f}')} | {fmt_spread(per['socket']['p50'], '{:.2f}')} | "
-                     f"{fmt_spread(per['socket']['p99'], '{:.2f}')} | {worst:.1f} | {scrapes} / {calls} "
+        lines.append(f"| {phase} | {ok} / {bad} | {ranged(per['cmd']['p50'], '{:.1f}')} | "
+                     f"{ranged(per['cmd']['p99'], '{:.1f}')} | {ranged(per['socket']['p50'], '{:.2f}')} | "
+                     f"{ranged(per['socket']['p99'], '{:.2f}')} | {worst:.1f} | {scrapes} / {calls} "
                      f"({call_errors} the clients' check failed{': ' + '; '.join(f'{n} {w}' for w, n in reasons.items()) if reasons else ''}) |")
         for kind, what in (("cmd", "`fragctl preflight 2MB 1`, the whole command"), ("socket", "the socket round trip")):
             xs = per[kind]["p99"]

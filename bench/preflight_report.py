@@ -9,12 +9,16 @@ Per fragmentation: medians over the rounds with their range, and two goals with 
 interval over the rounds (bench/verdict.py): free + makeable within 10% of what was reached (the
 median ratio's interval inside 0.9..1.1: met; wholly outside: not met), and the verdict right at
 COUNT = reached (ready or makeable) and at 1.2 x reached (no)."""
+import functools
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, quantile, read_env, read_runs, section_head, spread  # noqa: E402
-from verdict import INCONCLUSIVE, MET, NOT_MET, Verdict, bootstrap_ci, median  # noqa: E402
+from benchlib import publish, read_env, read_runs, section_head  # noqa: E402
+from verdict import INCONCLUSIVE, MET, NOT_MET, Verdict, bootstrap_ci, median, quantile, spread  # noqa: E402
+
+# This report's cells keep the range of equal values: '0 (0–0)'.
+ranged = functools.partial(spread, range_when_equal=True)
 
 FRAGMENTATIONS = [
     ("holes", "movable holes (`fragmenter --percent P`)"),
@@ -99,15 +103,15 @@ def main(runs_path, meta_path, out_path):
         rule_bad = sum(int(r["rule_bad"]) for r in rows)
         rule_asked = sum(int(r["rule_asked"]) for r in rows)
         lines.append(
-            f"| {frag} | {len(rows)} | {spread([int(r['free']) for r in rows])} | "
-            f"{spread([int(r['makeable']) for r in rows])} | "
+            f"| {frag} | {len(rows)} | {ranged([int(r['free']) for r in rows])} | "
+            f"{ranged([int(r['makeable']) for r in rows])} | "
             f"{quantile([int(r['lo']) for r in rows], 0.5):.0f}–{quantile([int(r['hi']) for r in rows], 0.5):.0f} | "
-            f"{spread([int(r['reached']) for r in rows])} | {spread([ratio(r) for r in rows], '{:.3f}')} | "
+            f"{ranged([int(r['reached']) for r in rows])} | {ranged([ratio(r) for r in rows], '{:.3f}')} | "
             f"{inside} of {len(rows)} | {at['verdict_at_reached']} | {at['verdict_at_1.2x']} | "
             f"{rule_asked - rule_bad} of {rule_asked} as the rule says | "
-            f"{spread([int(r['migrated_compact']) for r in rows])}, {spread([int(r['compact_ms']) for r in rows])} | "
-            f"{spread([int(r['migrated_pool']) for r in rows])}, "
-            f"{spread([int(r['cached_drop_kib']) / 1024 for r in rows])} |")
+            f"{ranged([int(r['migrated_compact']) for r in rows])}, {ranged([int(r['compact_ms']) for r in rows])} | "
+            f"{ranged([int(r['migrated_pool']) for r in rows])}, "
+            f"{ranged([int(r['cached_drop_kib']) / 1024 for r in rows])} |")
         goals.append(f"| {frag} | free + makeable within 10% of reached (median ratio) | {len(rows)} rounds | "
                      f"{within(rows)[3]} |")
         goals.append(share_verdict(rows, right_at_reached, f"{frag} | not `no` at COUNT = reached (share of rounds)"))

@@ -16,11 +16,11 @@ import gzip
 import json
 import os
 import re
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import publish, read_env, read_prom  # noqa: E402
+from verdict import median  # noqa: E402
 
 WINDOW_S = 60.0  # the cpu_budget's window (fragd: compaction time per minute)
 EPS_S = 0.01     # clock slack when comparing action times
@@ -69,10 +69,6 @@ def fd_changes(lists):
             said += "; closed: " + ", ".join(f"{n} x `{k}`" if n > 1 else f"`{k}`" for k, n in sorted(fewer.items()))
         parts.append(f"opened {label} and kept: {said}")
     return "; " + "; ".join(parts) if parts else ""
-
-
-def median(xs):
-    return statistics.median(xs) if xs else None
 
 
 def cpu_pct(a, b, key, clk):
@@ -137,8 +133,8 @@ def main():
     # --- memory and fds
     after_warm = [s for s in run if warm <= s["t"] < warm + 60]
     last_min = [s for s in run if s["t"] >= dur - 60]
-    rss_warm = median([s["rss_kib"] for s in after_warm])
-    rss_end = median([s["rss_kib"] for s in last_min])
+    rss_warm = median([s["rss_kib"] for s in after_warm], None)
+    rss_end = median([s["rss_kib"] for s in last_min], None)
     growth = (rss_end - rss_warm) / rss_warm * 100 if rss_warm and rss_end else None
     rss_max = max((s["rss_kib"] for s in run), default=None)
     hwm = run[-1]["hwm_kib"] if run else None
@@ -303,9 +299,9 @@ def main():
              f"(demand trigger at its defaults) and `hugepages: {{guard: 2GiB, pools: [{{size: 2MB, node: all, count: "
              f"{target}}}]}}`, vm.compaction_proactiveness 0 (only fragd compacts ahead). Workload "
              f"(`bench/soak_churn.py`): {len(cycles)} cycles of `fragmenter --percent {m['percent']}` (median "
-             f"{(median([c['kept_kib'] for c in cycles]) or 0) / 1024:.0f} MiB kept, 1 page in 4), each held "
+             f"{median([c['kept_kib'] for c in cycles], 0) / 1024:.0f} MiB kept, 1 page in 4), each held "
              f"{m['hold']} s then freed; {len(burst_ups)} hugepage bursts (+{m['burst_pages']} pages every "
-             f"{m['burst_period']} s, held {m['burst_hold']} s; median {median(got) or 0:.0f} granted). Node score "
+             f"{m['burst_period']} s, held {m['burst_hold']} s; median {median(got, 0):.0f} granted). Node score "
              f"{min(scores, default=0):.0f}..{max(scores, default=0):.0f} over the run. `bench/procmon.py` sampled "
              f"fragd every {m['sample']} s ({len(run)} samples).")
     L.append("")
