@@ -15,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import publish, read_env, read_runs, section_head  # noqa: E402
-from verdict import INCONCLUSIVE, MET, NOT_MET, Verdict, bootstrap_ci, median, quantile, spread  # noqa: E402
+from verdict import Verdict, median, quantile, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
 ranged = functools.partial(spread, range_when_equal=True)
@@ -32,21 +32,9 @@ def ratio(r):
     return (int(r["free"]) + int(r["makeable"])) / max(int(r["reached"]), 1)
 
 
-def within(rows, lo_goal=0.9, hi_goal=1.1):
-    """The median ratio, its interval and the two-sided verdict: met when the interval is inside
-    [lo_goal, hi_goal], not met when it lies wholly outside, inconclusive otherwise."""
-    xs = [ratio(r) for r in rows]
-    value = median(xs)
-    if len(xs) < 2:
-        return value, None, None, "**inconclusive** (one run, no interval)"
-    lo, hi = bootstrap_ci(xs, median)
-    if lo >= lo_goal and hi <= hi_goal:
-        word = MET
-    elif hi < lo_goal or lo > hi_goal:
-        word = NOT_MET
-    else:
-        word = INCONCLUSIVE
-    return value, lo, hi, f"**{word}** ({value:.3f}; 95% CI {lo:.3f}..{hi:.3f}, {len(xs)} rounds)"
+def within_cell(rows):
+    """The verdict on the median ratio: met when its interval is inside 0.9..1.1."""
+    return Verdict([ratio(r) for r in rows], median, (0.9, 1.1), "within", unit="rounds").text("{:.3f}")
 
 
 def right_at_reached(r):
@@ -113,7 +101,7 @@ def main(runs_path, meta_path, out_path):
             f"{ranged([int(r['migrated_pool']) for r in rows])}, "
             f"{ranged([int(r['cached_drop_kib']) / 1024 for r in rows])} |")
         goals.append(f"| {frag} | free + makeable within 10% of reached (median ratio) | {len(rows)} rounds | "
-                     f"{within(rows)[3]} |")
+                     f"{within_cell(rows)} |")
         goals.append(share_verdict(rows, right_at_reached, f"{frag} | not `no` at COUNT = reached (share of rounds)"))
         goals.append(share_verdict(rows, right_at_more, f"{frag} | `no` at COUNT = 1.2 x reached (share of rounds)"))
     lines += ["", "Goals (bench/verdict.py, 95% bootstrap interval over the rounds):", "",

@@ -90,9 +90,12 @@ def bootstrap_ci(rows, stat, resamples=RESAMPLES, level=LEVEL, seed=SEED):
 
 def judge(lo, hi, goal, want):
     """The verdict of an interval [lo, hi] against goal. want: '>=' or '>' (the figure must
-    be at least / above goal) or '<=' or '<'."""
+    be at least / above goal) or '<=' or '<', or 'within' a goal (low, high): met when the
+    interval is inside it, not met when it lies wholly outside."""
     if math.isnan(lo) or math.isnan(hi):
         return INCONCLUSIVE
+    if want == "within":
+        return MET if lo >= goal[0] and hi <= goal[1] else NOT_MET if hi < goal[0] or lo > goal[1] else INCONCLUSIVE
     if want == ">=":
         return MET if lo >= goal else NOT_MET if hi < goal else INCONCLUSIVE
     if want == ">":
@@ -101,10 +104,12 @@ def judge(lo, hi, goal, want):
         return MET if hi <= goal else NOT_MET if lo > goal else INCONCLUSIVE
     if want == "<":
         return MET if hi < goal else NOT_MET if lo >= goal else INCONCLUSIVE
-    raise ValueError(f"verdict.judge: want must be one of >=, >, <=, <, not {want!r}")
+    raise ValueError(f"verdict.judge: want must be one of >=, >, <=, <, within, not {want!r}")
 
 
 def point_holds(x, goal, want):
+    if want == "within":
+        return goal[0] <= x <= goal[1]
     return {">=": x >= goal, ">": x > goal, "<=": x <= goal, "<": x < goal}[want]
 
 
