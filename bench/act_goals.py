@@ -6,7 +6,7 @@ import math
 import re
 
 from benchlib import fmt_int, fmt_pct, fmt_s
-from verdict import Verdict, median, spread, values
+from verdict import Verdict, median, median_difference, spread, values
 
 # Goals of the issue "act mode second step" for fragd's shipped policy in act mode.
 GOAL_STALL_FRAC = 0.01       # <= 1% of the burst stalls
@@ -43,7 +43,7 @@ def at_most(rows, factor):
     """Verdict: median(a) <= factor x median(b) over the rows (a, b); None without rows."""
     if not rows:
         return None
-    return Verdict(rows, lambda rs: median([a for a, _ in rs]) - factor * median([b for _, b in rs]), 0, "<=",
+    return Verdict(rows, median_difference(factor), 0, "<=",
                    "rounds")
 
 

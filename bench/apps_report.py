@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import publish, read_env, read_runs  # noqa: E402
-from verdict import Verdict, median, quantile, spread  # noqa: E402
+from verdict import Verdict, median, median_difference, quantile, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
 ranged = functools.partial(spread, range_when_equal=True)
@@ -89,7 +89,7 @@ def compared(rows, mode, other, key, fmt, want="<="):
     if len(rounds) < 3:
         return None
     pairs = [(a[k], b[k]) for k in rounds]
-    v = Verdict(pairs, lambda ps: median([x for x, _ in ps]) - median([y for _, y in ps]), 0, want, unit="rounds")
+    v = Verdict(pairs, median_difference(), 0, want, unit="rounds")
     return v.text(fmt)
 
 
@@ -127,10 +127,10 @@ def goals(rows, workload):
                 if v:
                     out.append(f"| {mode} | pages migrated <= hugeadm's: {mode} − hugeadm | | {v} |")
         elif workload == "jvm":
-            shares = [(100.0 * stall_entries(r) / max(int(r.get("thp_fault_alloc_workload", r["thp_fault_alloc"])), 1),)
+            shares = [100.0 * stall_entries(r) / max(int(r.get("thp_fault_alloc_workload", r["thp_fault_alloc"])), 1)
                       for r in mine]
-            v = Verdict(shares, lambda rs: median([x for (x,) in rs]), 1.0, "<=", unit="runs")
-            over = sum(1 for (x,) in shares if x > 1.0)
+            v = Verdict(shares, median, 1.0, "<=", unit="runs")
+            over = sum(1 for x in shares if x > 1.0)
             out.append(f"| {mode} | <= 1% of its THP faults stalled (median share, %) | "
                        f"{over} of {len(shares)} runs above 1% | {v.text('{:.2f}')} |")
             huge = {m: quantile([float(r["huge_pct"]) for r in rows if r["mode"] == m], 0.5) for m in others}

@@ -122,7 +122,7 @@ def main(work, out_path):
             raw_values = sorted({v for f in rs for v in f[label]["raw_values"]})
             lines.append(f"| `{label}` | {ranged(ch, '{:.1f}')} | {', '.join(shown)} | {ranged(raw, '{:.1f}')} | "
                          f"{', '.join(raw_values)} |")
-            v = Verdict([(x,) for x in ch], lambda xs: median([x for (x,) in xs]), 1.0, "<=", unit="rounds")
+            v = Verdict(ch, median, 1.0, "<=", unit="rounds")
             over = sum(1 for x in ch if x > 1.0)
             goals.append(f"| {arm} | `{label}` | at most 1 change per 10 minutes (median over the rounds) | "
                          f"{over} of {len(ch)} rounds above 1 | {v.text('{:.1f}')} |")

@@ -20,7 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import prom_value, publish, read_env, read_prom  # noqa: E402
-from verdict import quantile  # noqa: E402
+from verdict import checked, quantile  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -59,10 +59,6 @@ def ms(v):
     if v is None:
         return "?"
     return f"{v:.1f}" if v >= 10 else f"{v:.2f}"
-
-
-def met(ok):
-    return "met" if ok else "**not met**"
 
 
 def phase(d, run):
@@ -154,16 +150,16 @@ def table(L, r, secs):
         L.append(f"| scrapes (ab) | {r['complete']} in {ab['taken_s']:.1f} s ({ab['rps']:.0f}/s), {r['failed']} failed"
                  f"{' (' + detail + ')' if detail else ''}, {r['non2xx']} not 200"
                  f"{'; ab reached its -n limit before the time limit' if r['hit_max'] else ''} | no error: "
-                 f"{met(r['failed'] + r['non2xx'] == 0)} |")
+                 f"{checked(r['failed'] + r['non2xx'] == 0)} |")
     else:
         L.append(f"| scrapes (ab) | ab printed no summary (exit {r['m'].get('ab_exit', '?')}) | no error: **not met** |")
     L.append(f"| scrape latency p50 / p90 / p99 / max (ab, connect to last byte) | {ms(pct.get(50))} / "
-             f"{ms(pct.get(90))} / {ms(pct.get(99))} / {ms(pct.get(100))} ms | p99 <= 100 ms: {met(r['p99_ok'])} |")
+             f"{ms(pct.get(90))} / {ms(pct.get(99))} / {ms(pct.get(100))} ms | p99 <= 100 ms: {checked(r['p99_ok'])} |")
     L.append(f"| scrapes by the sampler, checked as expositions | {len(r['mon_scrapes'])}, {len(r['mon_bad'])} invalid "
-             f"or failed | no error: {met(not r['mon_bad'] and bool(r['mon_scrapes']))} |")
+             f"or failed | no error: {checked(not r['mon_bad'] and bool(r['mon_scrapes']))} |")
     rows, bad = r["rows"], r["bad"]
     L.append(f"| fragctl calls | {len(rows)} ({len(rows) / secs:.1f}/s), {len(bad)} errors (non-zero exit or "
-             f"unexpected output) | no error: {met(not bad and bool(rows))} |")
+             f"unexpected output) | no error: {checked(not bad and bool(rows))} |")
     p50, p99, mx = lat(rows)
     per = []
     for c in ("status", "hist", "map --json"):
@@ -180,13 +176,13 @@ def table(L, r, secs):
                     else ", reached before the load began")
         L.append(f"| collector tick: largest delay after its due time (`fragd_collector_tick_late_max_seconds`, "
                  f"since fragd started) | before the load {r['late0'] * 1e3:.1f} ms, after {r['late1'] * 1e3:.1f} ms"
-                 f"{when} | <= one tick ({tick_s * 1e3:.0f} ms): {met(r['late1'] <= tick_s)} |")
+                 f"{when} | <= one tick ({tick_s * 1e3:.0f} ms): {checked(r['late1'] <= tick_s)} |")
     else:
         L.append("| collector tick lateness | this fragd does not export `fragd_collector_tick_late_max_seconds` "
                  "| **not measured** |")
     if r["missed"] is not None:
         L.append(f"| ticks missed during the load (`fragd_collector_ticks_missed_total`) | {r['missed']:.0f} | 0: "
-                 f"{met(r['missed'] == 0)} |")
+                 f"{checked(r['missed'] == 0)} |")
     c = r["cpu"]
     if c:
         L.append(f"| fragd CPU during the load | {c['cpu_ticks']:.1f}% of a core: main thread (tick, control socket) "
@@ -257,8 +253,8 @@ def main():
     L.append("|---|---|---|")
     table(L, main_, secs)
     L.append("")
-    L.append(f"Goals: no error: {met(main_['errors_ok'])}; scrape p99 <= 100 ms: {met(main_['p99_ok'])}; the "
-             f"collector tick never late by more than one tick: {met(main_['tick_ok'])}.")
+    L.append(f"Goals: no error: {checked(main_['errors_ok'])}; scrape p99 <= 100 ms: {checked(main_['p99_ok'])}; the "
+             f"collector tick never late by more than one tick: {checked(main_['tick_ok'])}.")
     L.append("")
     if ctl:
         cm = ctl["m"]

@@ -101,7 +101,7 @@ def load_part(work, m):
                      f"({call_errors} the clients' check failed{': ' + '; '.join(f'{n} {w}' for w, n in reasons.items()) if reasons else ''}) |")
         for kind, what in (("cmd", "`fragctl preflight 2MB 1`, the whole command"), ("socket", "the socket round trip")):
             xs = per[kind]["p99"]
-            v = Verdict([(x,) for x in xs], lambda rs: median([x for (x,) in rs]), P99_GOAL, "<", unit="rounds")
+            v = Verdict(xs, median, P99_GOAL, "<", unit="rounds")
             goals.append(f"| {phase} | {what}: p99 < 50 ms (median of the rounds' p99) | {len(xs)} rounds | "
                          f"{v.text('{:.1f}')} |")
 
@@ -148,7 +148,7 @@ def quiet_part(work, m):
                   f"all), so one a second is {total_us / 1e4:.4f}% of a core."]
     cpu_goals = []
     for what, xs in (("main thread", diffs_main), ("whole process", diffs_total)):
-        v = Verdict([(x,) for x in xs], lambda rs: median([x for (x,) in rs]), CPU_GOAL, "<=", unit="pairs")
+        v = Verdict(xs, median, CPU_GOAL, "<=", unit="pairs")
         cpu_goals.append(f"| {what}: with − without one preflight a second, points of a core (median of the "
                          f"pairs) | <= {CPU_GOAL} | {v.text('{:+.4f}')} |")
     lines += ["", "| goal | goal value | verdict |", "|---|---|---|"] + cpu_goals
@@ -191,7 +191,7 @@ def baseline_part(work, m):
              "|---:|---:|---:|---:|---:|---:|---:|"] + rows
     lines += ["", "| goal | goal value | verdict |", "|---|---|---|"]
     for what, xs in (("main thread", d_main), ("whole process", d_total)):
-        v = Verdict([(x,) for x in xs], lambda rs: median([x for (x,) in rs]), CPU_GOAL, "<=", unit="pairs")
+        v = Verdict(xs, median, CPU_GOAL, "<=", unit="pairs")
         lines.append(f"| {what}: this build − the build without preflight, no request, points of a core (median of "
                      f"the pairs) | <= {CPU_GOAL} | {v.text('{:+.4f}')} |")
     return lines

@@ -20,7 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import publish, read_env, read_prom  # noqa: E402
-from verdict import median  # noqa: E402
+from verdict import checked, median  # noqa: E402
 
 WINDOW_S = 60.0  # the cpu_budget's window (fragd: compaction time per minute)
 EPS_S = 0.01     # clock slack when comparing action times
@@ -36,10 +36,6 @@ def load_jsonl(path):
         return []
     with f:
         return [json.loads(x) for x in f if x.strip()]
-
-
-def met(ok):
-    return "met" if ok else "**not met**"
 
 
 def one_run(ok):
@@ -327,7 +323,7 @@ def main():
     acts = ", ".join(f"{k[0]} {k[1]} {v}" for k, v in sorted(status_counts.items())) or "none"
     L.append(f"| actions fragd took | {len(actions)}: {acts}. Counted three ways: `fragd_actions_total` {n_counter}, "
              f"log lines {len(log_ids)}, `status` {len(actions)}{'; ids missing from status: ' + str(missing_ids[:10]) if missing_ids else ''} "
-             f"| the three agree: {met(counts_agree and not missing_ids)} |")
+             f"| the three agree: {checked(counts_agree and not missing_ids)} |")
     if log_lines and dur > 0:
         log_bytes = os.path.getsize(log_path)
         per_day = log_bytes / dur * 86400
@@ -338,7 +334,7 @@ def main():
                  f"would last {64 * 2**20 / per_day:.1f} days without rotation | (a figure, not a goal) |")
     if min_gap is not None:
         L.append(f"| closest two compactions of a node (end of one to start of the next) | {min_gap:.1f} s over "
-                 f"{n_compact} compactions | >= min_interval {min_interval:.0f} s: {met(interval_ok)} |")
+                 f"{n_compact} compactions | >= min_interval {min_interval:.0f} s: {checked(interval_ok)} |")
     else:
         L.append(f"| closest two compactions of a node | {n_compact} compaction(s): no pair | >= min_interval "
                  f"{min_interval:.0f} s: not tested |")
@@ -350,10 +346,10 @@ def main():
                  f"{{trigger=\"fragd\"}}`, 5 s samples) / wall time of the actions that compacted / fragd's own "
                  f"`fragd_compaction_budget_used_seconds` max | {bpf_max:.2f} s / {wall_max:.2f} s / "
                  f"{used_max if used_max is not None else float('nan'):.2f} s | <= cpu_budget {budget:.0f} s: "
-                 f"{met(budget_ok)} |")
+                 f"{checked(budget_ok)} |")
     L.append(f"| hugetlb pool: fragd's pool actions that grew it past its target; samples above the target outside "
              f"the bursts | {len(grown_past)} of {len(pools)}; {len(above)} of {len(outside)} (max outside the bursts "
-             f"{pool_max_outside}) | never beyond {target}: {met(pool_ok)} |")
+             f"{pool_max_outside}) | never beyond {target}: {checked(pool_ok)} |")
     if regrown:
         who = ("" if burst_low else " by something outside this benchmark (each burst put back what it found, "
                "never less than the target in this run)")
@@ -365,7 +361,7 @@ def main():
                  f"{missed:.0f} | <= one tick, 0 |")
     L.append(f"| fragd stopped by SIGTERM at the end: exit status; what it left (its pool stays; proactiveness "
              f"is the benchmark's 0) | {m.get('fragd_exit', '?')}; nr_hugepages {m.get('pool_after_fragd', '?')}, "
-             f"proactiveness {m.get('proactiveness_after_fragd', '?')} | exit 0: {met(m.get('fragd_exit') == '0')} |")
+             f"proactiveness {m.get('proactiveness_after_fragd', '?')} | exit 0: {checked(m.get('fragd_exit') == '0')} |")
     L.append("")
     rel = os.path.relpath(os.path.abspath(a.plot), os.path.dirname(os.path.abspath(a.output)))
     L.append(f"![fragd over the soak: RSS, open fds, CPU by thread, fragd's compactions and the bursts]({rel})")

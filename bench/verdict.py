@@ -168,3 +168,13 @@ class Verdict:
 def median_ratio(pairs):
     """stat: the median of a/b over (a, b) pairs."""
     return median([a / b for a, b in pairs])
+
+
+def median_difference(factor=1):
+    """-> stat over (a, b) rows: median(a) - factor x median(b), whole rows (rounds) resampled."""
+    return lambda rows: median([a for a, _ in rows]) - factor * median([b for _, b in rows])
+
+
+def checked(ok):
+    """A goal checked once, without an interval: 'met' or '**not met**'."""
+    return "met" if ok else "**not met**"
