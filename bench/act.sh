@@ -72,7 +72,6 @@ debian_python prometheus_client python3-prometheus-client
 
 ALL_MODES="ondemand kernel20 kernel90 manual hugeadm fragd defrag defrag_fragd"
 ALL_SCENARIOS="fixed free thp pool"
-QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then
 	D_REPEATS=1 D_PAGES=500 D_PERCENT=50 D_WAIT=5 D_SETTLE=20
 else
@@ -105,14 +104,11 @@ for s in "${SCENARIOS[@]}"; do
 done
 ((${#MODES[@]} > 0 && ${#SCENARIOS[@]} > 0)) || die "no mode or no scenario selected"
 
-HP=/proc/sys/vm/nr_hugepages
-PRO=/proc/sys/vm/compaction_proactiveness
-DFM=/proc/sys/vm/defrag_mode
 THP_EN=/sys/kernel/mm/transparent_hugepage/enabled
 THP_DF=/sys/kernel/mm/transparent_hugepage/defrag
 thp_current() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
 # The host's settings, read under the heavy lock below (SAVED=1 once read).
-SAVED=0 PRO_ORIG= DFM_ORIG= THP_EN_ORIG= THP_DF_ORIG=
+SAVED=0 THP_EN_ORIG= THP_DF_ORIG=
 
 # The run's files (fragd's log, the snapshots, the latencies) live on tmpfs when /dev/shm is one,
 # where a compaction can move them (work_base, tests/tools/fragmenter.sh), in every mode alike.
@@ -124,16 +120,8 @@ FAILED=1
 LOCKED=0
 exec {LOCK_FD}>>/tmp/fragd-heavy.lock
 
-# Puts back every global setting this script changes (after each run and on exit);
-# nothing before they were read.
-restore_settings() {
-	((SAVED)) || return 0
-	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
-	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
-	if [[ -n $DFM_ORIG && $(<"$DFM") != "$DFM_ORIG" ]]; then
-		echo "$DFM_ORIG" >"$DFM" || log "cannot restore vm.defrag_mode=$DFM_ORIG"
-	fi
-}
+# Puts back the THP settings this script changes (after each run and on exit; restore_memory_settings
+# the others); nothing before they were read.
 restore_thp() {
 	((SAVED)) || return 0
 	if [[ -n $THP_EN_ORIG && $(thp_current "$THP_EN") != "$THP_EN_ORIG" ]]; then
@@ -149,7 +137,7 @@ restore_on_exit() { # run by cleanup (lib.sh), once every tracked process is sto
 	rm -f "$CACHE_FILE"
 	deferral_remove
 	direct_trace_unmount
-	restore_settings
+	restore_memory_settings
 	restore_thp
 	((LOCKED)) && flock -u "$LOCK_FD"
 }
@@ -171,9 +159,7 @@ unlock() {
 # puts them back before letting go: read them under the lock, or its values would be
 # taken for the host's (and "restored").
 lock
-require_empty_pool
-PRO_ORIG=$(<"$PRO")
-[[ -e $DFM ]] && DFM_ORIG=$(<"$DFM")
+save_memory_settings
 THP_EN_ORIG=$(thp_current "$THP_EN" 2>/dev/null || true)
 THP_DF_ORIG=$(thp_current "$THP_DF" 2>/dev/null || true)
 SAVED=1
@@ -527,7 +513,7 @@ run_one() {
 	rmeta pool_after_fragd "$(<"$HP")"
 	stop_pid "$FRAG_PID" 60 || true
 	rm -f "$CACHE_FILE"
-	restore_settings
+	restore_memory_settings
 	[[ $(<"$HP") == 0 ]] || log "[r$round $sc/$mode] the pool did not empty: $(<"$HP") pages left"
 	printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$pos" "$sc" "$mode" "$R" >>"$RUNS"
 	unlock
@@ -578,7 +564,7 @@ for ((round = 0; round < REPEATS; round++)); do
 		done < <(round_order "$sc" "$round")
 	done
 done
-restore_settings
+restore_memory_settings
 restore_thp
 
 RUNTIME=$(($(date +%s) - T_START))

@@ -30,17 +30,14 @@ for v in ROUNDS GUEST_MIB IDLE; do is_uint "${!v}" || die "$v must be a non-nega
 ((ROUNDS >= 1 && GUEST_MIB >= 2)) || die "ROUNDS >= 1 and GUEST_MIB >= 2"
 PAGES=$((GUEST_MIB / 2))
 
-WORK=$(mktemp -d /tmp/fragd-bench-backing.XXXXXX)
+bench_work backing 10
 MNT="$WORK/hugetlbfs"
-PIDS=()
-FAILED=1
 take_heavy_lock
 save_memory_settings
 restore_on_exit() {
 	mountpoint -q "$MNT" && umount "$MNT"
 	restore_memory_settings
 }
-install_cleanup 10
 mkdir -p "$MNT"
 
 pool() {

@@ -37,8 +37,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start cost "fragd loads BPF and reads kpageflags" fragd fragctl bpf_map_memory -- python3 curl flock
 debian_python "prometheus_client" "python3-prometheus-client"
 
-QUICK=${BENCH_QUICK:-0}
-q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
 RUNS=${BENCH_COST_RUNS:-$(q 5 2)}
 SECS=${BENCH_COST_SECONDS:-$(q 300 45)}
 SETTLE=${BENCH_COST_SETTLE:-$(q 30 10)}
@@ -55,19 +53,13 @@ done
 ((QUICK == 1 || (RUNS >= 5 && SECS >= 300))) || log "note: fewer than 5 runs of 5 minutes per arm: too few runs for a verdict"
 OUT=$(report_output "$QUICK" "$ROOT")
 
-WORK=$(mktemp -d /tmp/fragd-bench-cost.XXXXXX)
-FAILED=1
-PIDS=()
-restore_on_exit() { :; }  # no kernel setting is changed
-install_cleanup 60
+bench_work cost 60 # no kernel setting is changed
 T_START=$SECONDS
 FRAGD="$BUILD_DIR/fragd"
 
 avail_mib=$(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024))
 ((avail_mib > ANON + FILE_MIB + 2048)) || die "MemAvailable is $avail_mib MiB: the churn needs $ANON + $FILE_MIB MiB and 2 GiB to spare"
 take_heavy_lock
-# fragd does not hold the lock (start_fragd_in closes LOCK_FD in it).
-[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
 
 begin_meta "$FRAGD"
 meta quick "$QUICK"

@@ -45,29 +45,18 @@ done
 ((PERCENT >= 10 && PERCENT <= 95)) || die "DASHBOARD_PERCENT must be in 10..95, got $PERCENT"
 ((BURSTS >= 1 && STEP >= 1 && EXTRA >= 1)) || die "DASHBOARD_BURSTS, DASHBOARD_STEP and DASHBOARD_EXTRA must be >= 1"
 
-HP=/proc/sys/vm/nr_hugepages
-PRO=/proc/sys/vm/compaction_proactiveness
 CM=/proc/sys/vm/compact_memory
 require_empty_pool
-PRO_ORIG=
 
-WORK=$(mktemp -d /tmp/fragd-bench-dashboard.XXXXXX)
-PIDS=()
-FAILED=1
+bench_work dashboard 15
 LOCKED=0
 exec {LOCK_FD}>>/tmp/fragd-heavy.lock
 
-restore_settings() {
-	[[ -n $PRO_ORIG ]] || return 0 # nothing changed yet
-	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
-	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
-}
 restore_on_exit() { # run by cleanup (lib.sh), after every process is stopped
-	restore_settings
+	restore_memory_settings
 	((LOCKED)) && flock -u "$LOCK_FD"
 	return 0
 }
-install_cleanup 15
 
 # Private copies: others may rebuild the build directory while this runs.
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragmenter" "$WORK/"
@@ -81,9 +70,7 @@ free_2m_blocks() { awk '{ s += $(NF - 1) + 2 * $NF } END { print s }' /proc/budd
 log "waiting for /tmp/fragd-heavy.lock"
 flock "$LOCK_FD"
 LOCKED=1
-require_empty_pool
-# Read under the lock: another heavy job may have changed it for its own run.
-PRO_ORIG=$(<"$PRO")
+save_memory_settings # under the lock: another heavy job may have changed them for its own run
 echo 0 >"$PRO"
 
 # fragd: act mode, dry_run, a pool target far above what the bursts ask for, so that its
@@ -154,7 +141,7 @@ printf '%s\tend\n' "$T_END" >>"$WORK/phases.tsv"
 	die "querying Prometheus for the dashboard's panels failed"
 stop_pid "$PROM_PID" 20 || log "prometheus exited with status $? (log: $WORK/prometheus.log)"
 stop_pid "$FRAGD_PID" 20 || die "fragd exited with status $? after SIGTERM: $(tail -5 "$WORK/fragd.log")"
-restore_settings
+restore_memory_settings
 flock -u "$LOCK_FD"
 LOCKED=0
 

@@ -35,9 +35,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start defrag_atomic "qemu and the kernel cache" fragd fragmenter nowait_demand -- qemu-system-x86_64 cpio gzip curl ldd python3
 [[ -x /bin/busybox ]] || die "/bin/busybox missing (Debian: busybox-static)"
 
-QUICK=${BENCH_QUICK:-0}
 WHERE=${BENCH_ATOMIC_WHERE:-both}
-ROUNDS=${BENCH_ATOMIC_ROUNDS:-$([[ $QUICK == 1 ]] && echo 1 || echo 5)}
+ROUNDS=${BENCH_ATOMIC_ROUNDS:-$(q 5 1)}
 SECS=${BENCH_ATOMIC_SECONDS:-40}
 GSECS=${BENCH_ATOMIC_GUARD_SECONDS:-60}
 LIMIT=${BENCH_ATOMIC_LIMIT:-5}
@@ -72,11 +71,7 @@ if [[ $WHERE != guest ]]; then
 	((free_mib > HOST_FREE + 2048)) || die "only $free_mib MiB free here: the host rounds need more than $((HOST_FREE + 2048))"
 fi
 
-WORK=$(mktemp -d /tmp/fragd-bench-atomic.XXXXXX)
-FAILED=1
-PIDS=()
-restore_on_exit() { :; }
-install_cleanup 30
+bench_work atomic 30
 
 mkdir -p "$WORK/bin"
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragmenter" "$BUILD_DIR/nowait_demand" "$WORK/bin/"

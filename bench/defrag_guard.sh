@@ -32,8 +32,7 @@ DM=/proc/sys/vm/defrag_mode
 [[ -f $DM ]] || die "this kernel has no vm.defrag_mode (Linux 6.15+)"
 [[ -f /proc/pressure/memory ]] || die "this kernel has no PSI (/proc/pressure/memory)"
 
-QUICK=${BENCH_QUICK:-0}
-ROUNDS=${BENCH_GUARD_ROUNDS:-$([[ $QUICK == 1 ]] && echo 2 || echo 5)}
+ROUNDS=${BENCH_GUARD_ROUNDS:-$(q 5 2)}
 WINDOW=${BENCH_GUARD_WINDOW:-10}
 HOLD=${BENCH_GUARD_HOLD:-30}
 HEALTHY=${BENCH_GUARD_HEALTHY:-30}
@@ -44,9 +43,7 @@ done
 ((QUICK == 1 || ROUNDS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
 OUT=$(report_output "$QUICK" "$ROOT")
 
-WORK=$(mktemp -d /tmp/fragd-bench-guard.XXXXXX)
-FAILED=1
-PIDS=()
+bench_work guard 30
 DM_ORIG=$(<"$DM")
 CG=fragd-bench-guard-$$
 if [[ -f /sys/fs/cgroup/cgroup.controllers ]] && grep -qw memory /sys/fs/cgroup/cgroup.subtree_control; then
@@ -69,9 +66,7 @@ restore_on_exit() {
 	rm -f "$DATA"
 	[[ $(<"$DM") == "$DM_ORIG" ]] || echo "$DM_ORIG" >"$DM" || log "cannot restore vm.defrag_mode=$DM_ORIG"
 }
-install_cleanup 30
 take_heavy_lock
-[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
 
 mkdir "$MEMCG"
 echo $((32 << 20)) >"$MEMCG/$LIMIT_FILE"

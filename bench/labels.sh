@@ -33,8 +33,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start labels "fragd loads BPF and reads kpageflags" fragd fragctl -- python3 curl flock
 
-QUICK=${BENCH_QUICK:-0}
-q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
 ROUNDS=${BENCH_LABELS_ROUNDS:-$(q 5 2)}
 SECS=${BENCH_LABELS_SECONDS:-$(q 600 60)}
 POLL=${BENCH_LABELS_POLL:-5}
@@ -50,20 +48,12 @@ done
 ((QUICK == 1 || ROUNDS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
 OUT=$(report_output "$QUICK" "$ROOT")
 
-WORK=$(mktemp -d /tmp/fragd-bench-labels.XXXXXX)
-FAILED=1
-PIDS=()
-restore_on_exit() { :; } # no kernel setting is changed
-install_cleanup 60
+bench_work labels 60 # no kernel setting is changed
 
 avail_mib=$(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024))
 ((avail_mib > ANON + FILE_MIB + 2048)) || die "MemAvailable is $avail_mib MiB: the churn needs $ANON + $FILE_MIB MiB and 2 GiB to spare"
 take_heavy_lock
-# What this script starts (fragd, the churn) does not hold the lock.
-[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
 T_START=$SECONDS # the run, not the wait for the lock
-# bg_nolock CMD...: CMD in the background without the heavy lock's fd (LOCK_FD, when set).
-bg_nolock() { if [[ -n ${LOCK_FD:-} ]]; then "$@" {LOCK_FD}>&- & else "$@" & fi; }
 
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$WORK/"
 FRAGD="$WORK/fragd"

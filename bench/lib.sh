@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-# Shell helpers of fragd's benchmarks, sourced by bench/run.sh and bench/act.sh.
+# Shell helpers of fragd's benchmarks, sourced by every bench/*.sh that starts a run.
 #
-# The sourcing script sets, before calling them:
+# The sourcing script sets, before calling them (bench_start and bench_work set the first five):
 #   LOG_TAG    its name at the head of every message (die, log)
 #   LOG_TIME   1: log stamps each message with the time of day
 #   WORK       its work directory; FAILED=1 until it has written its report
 #   PIDS       array of the background processes it started (track with PIDS+=)
+#   QUICK      1 on a smoke run (BENCH_QUICK=1)
 #   URL        fragd's /metrics (start_fragd's wait_fragd_ready)
 #   META       the key=value file meta appends to
-# and defines restore_on_exit, which cleanup runs once every process is stopped.
+# and may define restore_on_exit, which cleanup runs once every process is stopped.
 # shellcheck shell=bash
 
 # shellcheck source=tests/tools/fragmenter.sh
@@ -26,6 +27,10 @@ log() {
 }
 
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+# q FULL QUICK: FULL, or QUICK on a smoke run.
+q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
+# bg_nolock CMD...: CMD in the background without the heavy lock's fd (LOCK_FD, when set).
+bg_nolock() { if [[ -n ${LOCK_FD:-} ]]; then "$@" {LOCK_FD}>&- & else "$@" & fi; }
 
 # require_tools HINT TOOL...: dies naming the first TOOL not in PATH, followed by HINT.
 require_tools() {
@@ -94,6 +99,16 @@ install_cleanup() {
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 }
+restore_on_exit() { :; } # until the script defines its own: nothing changed yet
+
+# bench_work NAME GRACE: a new work directory /tmp/fragd-bench-NAME.*, no process tracked yet, the
+# run failed until its report is written, and cleanup on exit (install_cleanup GRACE).
+bench_work() {
+	WORK=$(mktemp -d "/tmp/fragd-bench-$1.XXXXXX")
+	FAILED=1
+	PIDS=()
+	install_cleanup "$2"
+}
 
 # A free TCP port on 127.0.0.1 for fragd's /metrics.
 free_port() {
@@ -119,12 +134,7 @@ start_fragd_in() {
 	PORT=$(free_port)
 	URL="http://127.0.0.1:$PORT/metrics"
 	SOCK="$dir/fragd.sock"
-	if [[ -n ${LOCK_FD:-} ]]; then
-		"${FRAGD:-$WORK/fragd}" --config "$cfg" --listen "127.0.0.1:$PORT" --socket "$SOCK" "$@" \
-			>"$dir/fragd.log" 2>&1 {LOCK_FD}>&- &
-	else
-		"${FRAGD:-$WORK/fragd}" --config "$cfg" --listen "127.0.0.1:$PORT" --socket "$SOCK" "$@" >"$dir/fragd.log" 2>&1 &
-	fi
+	bg_nolock "${FRAGD:-$WORK/fragd}" --config "$cfg" --listen "127.0.0.1:$PORT" --socket "$SOCK" "$@" >"$dir/fragd.log" 2>&1
 	FRAGD_PID=$!
 	PIDS+=("$FRAGD_PID")
 	wait_fragd_ready "$FRAGD_PID" "$dir/fragd.log"
@@ -205,11 +215,13 @@ report_output() {
 # use_build_dir BIN...: BUILD_DIR from FRAGD_BUILD_DIR (default build, relative to ROOT);
 # dies naming the first BIN missing from it.
 # bench_start TAG WHY BINARY... -- TOOL...: the start every benchmark shares. Sets ROOT (the
-# repository) and works from there, names messages TAG with the time of day, dies unless root
-# (WHY says what needs it), unless each BINARY is built (use_build_dir) and each TOOL is in PATH.
+# repository) and works from there, names messages TAG with the time of day, sets QUICK from
+# BENCH_QUICK, dies unless root (WHY says what needs it), unless each BINARY is built
+# (use_build_dir) and each TOOL is in PATH.
 bench_start() {
 	LOG_TAG=$1
 	LOG_TIME=1
+	QUICK=${BENCH_QUICK:-0}
 	local why=$2 bins=() tools=()
 	shift 2
 	while (($#)) && [[ $1 != -- ]]; do bins+=("$1"); shift; done
@@ -233,21 +245,31 @@ debian_python() {
 		die "$1 not importable by python3 nor /usr/bin/python3 (bash scripts/install-deps.sh installs $2)"
 }
 
-# save_memory_settings: HP and PRO name the hugetlb pool size and vm.compaction_proactiveness
-# files; dies unless the pool is empty; PRO_ORIG keeps the proactiveness to put back
-# (restore_memory_settings, from the script's restore_on_exit).
+# save_memory_settings: HP, PRO and DFM name the hugetlb pool size, vm.compaction_proactiveness
+# and vm.defrag_mode files; dies unless the pool is empty; PRO_ORIG and DFM_ORIG (empty on a
+# kernel without vm.defrag_mode) keep the values to put back (restore_memory_settings, after a
+# run and from the script's restore_on_exit). Call it under the heavy lock: another run changes
+# them while it holds it.
 save_memory_settings() {
 	HP=/proc/sys/vm/nr_hugepages
 	PRO=/proc/sys/vm/compaction_proactiveness
+	DFM=/proc/sys/vm/defrag_mode
 	require_empty_pool
 	PRO_ORIG=$(<"$PRO")
+	DFM_ORIG=
+	[[ -e $DFM ]] && DFM_ORIG=$(<"$DFM")
 	((PRO_ORIG == 20)) || log "note: vm.compaction_proactiveness is $PRO_ORIG at start (the default is 20); restored to $PRO_ORIG on exit"
 }
 
-# restore_memory_settings: empties the pool, then puts vm.compaction_proactiveness back.
+# restore_memory_settings: empties the pool, then puts vm.compaction_proactiveness and
+# vm.defrag_mode back (nothing before save_memory_settings).
 restore_memory_settings() {
+	[[ -n ${PRO_ORIG:-} ]] || return 0
 	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
 	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
+	if [[ -n $DFM_ORIG && $(<"$DFM") != "$DFM_ORIG" ]]; then
+		echo "$DFM_ORIG" >"$DFM" || log "cannot restore vm.defrag_mode=$DFM_ORIG"
+	fi
 }
 
 use_build_dir() {
@@ -363,7 +385,7 @@ start_hugetlb_guest() {
 
 # take_heavy_lock: one memory-heavy job at a time on this machine. Held already when an
 # ancestor (flock(1) around the script) holds /tmp/fragd-heavy.lock; otherwise taken here
-# and kept until exit.
+# and kept until exit, on LOCK_FD, which what start_fragd_in and bg_nolock start does not hold.
 take_heavy_lock() {
 	local lock=/tmp/fragd-heavy.lock ino p pids=" " t0
 	if [[ -e $lock ]]; then
@@ -383,4 +405,5 @@ take_heavy_lock() {
 	t0=$SECONDS
 	flock "$HEAVY_LOCK_FD"
 	((SECONDS - t0 < 2)) || log "waited $((SECONDS - t0))s for $lock"
+	LOCK_FD=$HEAVY_LOCK_FD
 }

@@ -43,7 +43,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start load "it loads BPF and writes sysctls" fragd fragctl -- ab gcc python3 curl flock
 debian_python prometheus_client python3-prometheus-client
 
-QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then D_SECONDS=10 D_PERCENT=30; else D_SECONDS=60 D_PERCENT=90; fi
 SECONDS_RUN=${LOAD_SECONDS:-$D_SECONDS}
 SCRAPERS=${LOAD_SCRAPERS:-50}
@@ -63,15 +62,10 @@ done
 ((SCRAPERS >= 1 && CLIENTS >= 1)) || die "LOAD_SCRAPERS and LOAD_CLIENTS must be >= 1"
 ((PERCENT >= 1 && PERCENT <= 95)) || die "LOAD_PERCENT must be in 1..95, got $PERCENT"
 
-save_memory_settings
-
-WORK=$(mktemp -d /tmp/fragd-bench-load.XXXXXX)
-PIDS=()
-FAILED=1
+bench_work load 15
 restore_on_exit() { restore_memory_settings; } # run by cleanup (lib.sh)
-install_cleanup 15
-
 take_heavy_lock
+save_memory_settings
 
 # --- preparation -------------------------------------------------------------
 # Private copies: others may rebuild the build directory while this runs.

@@ -49,7 +49,6 @@ bench_start preflight "it writes sysctls, compacts memory and loads BPF" fragd f
 
 ALL_FRAGMENTATIONS="holes mixed polluted"
 read -r -a FRAGMENTATIONS <<<"${BENCH_PREFLIGHT_FRAGMENTATIONS:-$ALL_FRAGMENTATIONS}"
-QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then
 	D=(1 50 5 64 2000 1024 4096)
 else
@@ -71,23 +70,12 @@ for f in "${FRAGMENTATIONS[@]}"; do
 done
 ((QUICK == 1 || REPEATS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
 
-WORK=$(mktemp -d /tmp/fragd-bench-preflight.XXXXXX)
+bench_work preflight 15
 CACHE_FILE=/var/tmp/fragd-bench-preflight-cache.$$
 SLAB_DIR=/dev/shm/fragd-bench-preflight-slab.$$
-PIDS=()
-FAILED=1
-SAVED=0
+restore_on_exit() { fill_stop; restore_memory_settings; }
 take_heavy_lock
-# What this script starts (fragd, the fragmenter, physmap) does not hold the lock.
-[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
 save_memory_settings # HP, PRO, PRO_ORIG; dies unless the pool is empty
-SAVED=1
-restore_on_exit() {
-	fill_stop
-	((SAVED)) && restore_memory_settings
-	return 0
-}
-install_cleanup 15
 T_START=$SECONDS
 
 # Private copies: the build directory may be rebuilt while this runs.

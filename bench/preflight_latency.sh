@@ -43,8 +43,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start preflight-latency "it loads BPF and writes sysctls" fragd fragctl fragmenter -- ab python3 curl flock
 
-QUICK=${BENCH_QUICK:-0}
-q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
 ROUNDS=${BENCH_PFL_ROUNDS:-$(q 5 1)}
 SECS=${BENCH_PFL_SECONDS:-$(q 60 10)}
 PERIOD=${BENCH_PFL_PERIOD:-0.05}
@@ -69,18 +67,11 @@ done
 ((QUICK == 1 || (ROUNDS >= 5 && PAIRS >= 5))) || log "note: fewer than 5 rounds or pairs: no verdict to quote"
 OUT=$(report_output "$QUICK" "$ROOT")
 
-save_memory_settings
-WORK=$(mktemp -d /tmp/fragd-bench-pfl.XXXXXX)
-PIDS=()
-FAILED=1
+bench_work pfl 15
 restore_on_exit() { restore_memory_settings; }
-install_cleanup 15
 take_heavy_lock
-# What this script starts (fragd, the fragmenter, the load) does not hold the lock.
-[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
+save_memory_settings
 T_START=$SECONDS # the run, not the wait for the lock
-# bg_nolock CMD...: CMD in the background without the heavy lock's fd (LOCK_FD, when set).
-bg_nolock() { if [[ -n ${LOCK_FD:-} ]]; then "$@" {LOCK_FD}>&- & else "$@" & fi; }
 
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$BUILD_DIR/fragmenter" "$WORK/"
 cp configs/fragd.yaml "$WORK/fragd.yaml"
