@@ -5,6 +5,8 @@ python3-prometheus-client's parser), table cells, and the sections of BENCHMARKS
 between <!-- NAME:begin --> and <!-- NAME:end -->. The statistics and the verdicts are
 bench/verdict.py's.
 """
+import gzip
+import json
 import os
 import sys
 import time
@@ -127,6 +129,19 @@ def publish(path, name, lines):
     section = "\n".join([f"<!-- {name}:begin -->"] + lines + [f"<!-- {name}:end -->"]) + "\n"
     splice(path, name, section)
     sys.stdout.write(section)
+
+
+def read_jsonl(path):
+    """The JSON lines of path, or of path.gz (bench/data/soak keeps its samples compressed); []
+    when neither exists."""
+    if os.path.exists(path):
+        f = open(path)
+    elif os.path.exists(path + ".gz"):
+        f = gzip.open(path + ".gz", "rt")
+    else:
+        return []
+    with f:
+        return [json.loads(x) for x in f if x.strip()]
 
 
 def read_runs(path):

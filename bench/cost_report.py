@@ -4,7 +4,6 @@
 usage: cost_report.py WORK OUTPUT
 """
 import glob
-import json
 import os
 import re
 import sys
@@ -34,7 +33,7 @@ def thread_class(t, pid):
 def run_figures(d):
     """-> the figures of one run directory (see bench/cost.sh run_arm)."""
     env = benchlib.read_env(os.path.join(d, "run.env"))
-    snaps = [json.loads(line) for line in open(os.path.join(d, "snaps.jsonl"))]
+    snaps = benchlib.read_jsonl(os.path.join(d, "snaps.jsonl"))
     a, b = snaps[0], snaps[-1]
     dt = b["mono"] - a["mono"]
     clk = a["clk_tck"]
@@ -70,8 +69,7 @@ def run_figures(d):
     sc = [line.split() for line in open(os.path.join(d, "scrapes.txt")) if line.strip()]
     f["scrapes"] = len(sc)
     f["scrapes_ok"] = sum(1 for s in sc if s[0] == "200")
-    churn = os.path.join(d, "churn.jsonl")
-    cyc = [json.loads(line) for line in open(churn)] if os.path.exists(churn) else []
+    cyc = benchlib.read_jsonl(os.path.join(d, "churn.jsonl"))
     f["churn_cycles"] = len(cyc)
     f["churn_cycle_s"] = median([c["cycle_s"] for c in cyc]) if cyc else None
     return f
@@ -214,7 +212,7 @@ def main():
               "", "</details>", ""]
 
     # The full scan's cost, and the projection.
-    scans = [json.loads(line) for line in open(os.path.join(work, "full", "scans.jsonl"))]
+    scans = benchlib.read_jsonl(os.path.join(work, "full", "scans.jsonl"))
     pages = scans[0]["pages_read"]
     gib = pages * 4096 / 2**30
     clk = figs["quiet"][0]["clk"]

@@ -13,12 +13,11 @@ pages rounded down to a power of two, 1 GiB pages the same, the highest node sco
 low, below 85 medium, else high). The goal, at most one change per label per 10 minutes,
 gets a verdict with a 95% bootstrap interval of the median over the rounds (bench/verdict.py)."""
 import functools
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, read_env, section_head  # noqa: E402
+from benchlib import publish, read_env, read_jsonl, section_head  # noqa: E402
 from verdict import Verdict, median, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -50,7 +49,7 @@ def changes(values):
 
 
 def round_figures(path):
-    polls = [json.loads(line) for line in open(path)]
+    polls = read_jsonl(path)
     span = polls[-1]["t"] - polls[0]["t"] if len(polls) > 1 else 0
     out = {"polls": len(polls), "span_s": span, "missing": sum(1 for p in polls if p["labels"] is None)}
     for label in LABELS:

@@ -13,13 +13,12 @@ info). Prints the section and writes it between <!-- load:begin --> and
 which are met.
 """
 import argparse
-import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import prom_value, publish, read_env, read_prom  # noqa: E402
+from benchlib import prom_value, publish, read_env, read_jsonl, read_prom  # noqa: E402
 from verdict import checked, quantile  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -87,11 +86,7 @@ def phase(d, run):
     for x in rows:
         r["by_cmd"].setdefault(x[1], []).append(x)
 
-    samples = []
-    mon = os.path.join(d, "monitor.jsonl")
-    if os.path.exists(mon):
-        with open(mon) as f:
-            samples = [json.loads(x) for x in f if x.strip()]
+    samples = read_jsonl(os.path.join(d, "monitor.jsonl"))
     t0 = float(m.get("load_start_unix", "0") or 0)
     t1 = float(m.get("load_end_unix", "0") or 0)
     win = [s for s in samples if t0 <= s["unix"] <= t1 and "cpu_ticks" in s]

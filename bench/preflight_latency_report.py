@@ -18,7 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, read_env, section_head  # noqa: E402
+from benchlib import publish, read_env, read_runs, section_head  # noqa: E402
 from verdict import Verdict, median, quantile, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -26,11 +26,6 @@ ranged = functools.partial(spread, range_when_equal=True)
 
 CPU_GOAL = 0.01  # points of one core
 P99_GOAL = 50.0  # ms
-
-
-def kv_lines(path):
-    with open(path) as f:
-        return [dict(w.split("=", 1) for w in line.split() if "=" in w) for line in f if line.strip()]
 
 
 def timer_rows(path):
@@ -117,8 +112,8 @@ def quiet_part(work, m):
     lines = []
     quiet = os.path.join(work, "quiet")
     burst_path = os.path.join(quiet, "burst.env")
-    burst = kv_lines(burst_path)[0] if os.path.exists(burst_path) else {}
-    pairs = kv_lines(os.path.join(quiet, "pairs.txt")) if os.path.exists(os.path.join(quiet, "pairs.txt")) else []
+    burst = read_runs(burst_path)[0] if os.path.exists(burst_path) else {}
+    pairs = read_runs(os.path.join(quiet, "pairs.txt")) if os.path.exists(os.path.join(quiet, "pairs.txt")) else []
     cpu_rows, diffs_main, diffs_total = [], [], []
     for p in sorted({int(r["pair"]) for r in pairs}):
         arms = {r["arm"]: r for r in pairs if int(r["pair"]) == p}
@@ -171,7 +166,7 @@ def baseline_part(work, m):
     path = os.path.join(work, "baseline", "pairs.txt")
     if not os.path.exists(path):
         return []
-    pairs = kv_lines(path)
+    pairs = read_runs(path)
     rows, d_main, d_total = [], [], []
     for p in sorted({int(r["pair"]) for r in pairs}):
         arms = {r["arm"]: r for r in pairs if int(r["pair"]) == p}

@@ -12,30 +12,17 @@ Exit status 0 whatever the goals: the section says which are met.
 """
 import argparse
 import collections
-import gzip
 import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, read_env, read_prom  # noqa: E402
+from benchlib import publish, read_env, read_jsonl, read_prom  # noqa: E402
 from verdict import checked, median  # noqa: E402
 
 WINDOW_S = 60.0  # the cpu_budget's window (fragd: compaction time per minute)
 EPS_S = 0.01     # clock slack when comparing action times
-
-
-def load_jsonl(path):
-    """The JSON lines of path, or of path.gz (bench/data/soak keeps the samples compressed)."""
-    if os.path.exists(path):
-        f = open(path)
-    elif os.path.exists(path + ".gz"):
-        f = gzip.open(path + ".gz", "rt")
-    else:
-        return []
-    with f:
-        return [json.loads(x) for x in f if x.strip()]
 
 
 def one_run(ok):
@@ -115,10 +102,10 @@ def main():
     min_interval = float(m["min_interval"])
     budget = float(m["cpu_budget"])
     target = int(m["pool"])
-    samples = [s for s in load_jsonl(os.path.join(w, "samples.jsonl")) if "cpu_ticks" in s]
+    samples = [s for s in read_jsonl(os.path.join(w, "samples.jsonl")) if "cpu_ticks" in s]
     for s in samples:
         s["t"] = s["unix"] - t0
-    events = load_jsonl(os.path.join(w, "events.jsonl"))
+    events = read_jsonl(os.path.join(w, "events.jsonl"))
     for e in events:
         e["t"] = e["unix"] - t0
     if t_end is None:
