@@ -62,15 +62,8 @@ avail_mib=$(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024))
 take_heavy_lock
 
 begin_meta "$FRAGD"
-meta quick "$QUICK"
-meta runs "$RUNS"
-meta seconds "$SECS"
-meta settle "$SETTLE"
-meta scrape "$SCRAPE"
-meta scans "$SCANS"
-meta anon_mib "$ANON"
-meta file_mib "$FILE_MIB"
-meta period "$PERIOD"
+meta quick="$QUICK" runs="$RUNS" seconds="$SECS" settle="$SETTLE" scrape="$SCRAPE" scans="$SCANS"
+meta anon_mib="$ANON" file_mib="$FILE_MIB" period="$PERIOD"
 meta load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta possible_cpus "$(cat /sys/devices/system/cpu/possible)"
 

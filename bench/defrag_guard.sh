@@ -82,12 +82,7 @@ compaction:
 YAML
 begin_meta "$WORK/fragd"
 meta_versions
-meta quick "$QUICK"
-meta rounds "$ROUNDS"
-meta window_s "$WINDOW"
-meta hold_s "$HOLD"
-meta healthy_s "$HEALTHY"
-meta limit_pct "$LIMIT"
+meta quick="$QUICK" rounds="$ROUNDS" window_s="$WINDOW" hold_s="$HOLD" healthy_s="$HEALTHY" limit_pct="$LIMIT"
 
 full_us() { awk '$1 == "full" { sub("total=", "", $5); print $5 }' /proc/pressure/memory; }
 now_ns() { date +%s%N; }

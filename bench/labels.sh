@@ -64,13 +64,8 @@ grep -q "^  features_file: \"$FEATURES\"\$" "$WORK/fragd.yaml" || die "configs/f
 HOLD=$(awk '/^nfd:/ { p = 1; next } /^[^ #]/ { p = 0 } p && $1 == "hold:" { print $2 }' configs/fragd.yaml)
 
 begin_meta "$FRAGD"
-meta quick "$QUICK"
-meta rounds "$ROUNDS"
-meta arms "${ARMS[*]}"
-meta seconds "$SECS"
-meta poll "$POLL"
-meta settle "$SETTLE"
-meta nfd_hold "$HOLD"
+meta quick="$QUICK" rounds="$ROUNDS" arms="${ARMS[*]}" seconds="$SECS" poll="$POLL" settle="$SETTLE"
+meta nfd_hold="$HOLD"
 meta churn "anon_mib=$ANON file_mib=$FILE_MIB period_s=$PERIOD"
 
 bg_nolock python3 bench/cost_churn.py --dir "$WORK" --anon-mib "$ANON" --file-mib "$FILE_MIB" --period "$PERIOD" \

@@ -166,7 +166,10 @@ attached_count() { # number of tracepoint attachments of pid $1
 # fragd's collector_tick_seconds (duration of its last tick), empty if it does not answer.
 tick_seconds() { curl -sf --max-time "$1" "$URL" | awk '/^fragd_collector_tick_seconds / { print $2 }' || true; }
 
-meta() { printf '%s=%s\n' "$1" "$2" >>"$META"; }
+# meta KEY VALUE, or meta KEY=VALUE...: lines of the run's key=value file (META).
+meta() {
+	if (($# == 2)) && [[ $1 != *=* ]]; then printf '%s=%s\n' "$1" "$2"; else printf '%s\n' "$@"; fi >>"$META"
+}
 
 # The machine, for the report's first line.
 meta_machine() {

@@ -83,17 +83,9 @@ if [[ -n $BASELINE ]]; then
 	meta baseline_sha "$(sha256sum "$BASELINE" | cut -c1-12)"
 	meta baseline_version "$("$BASELINE" --version 2>&1 | head -1)"
 fi
-meta quick "$QUICK"
-meta rounds "$ROUNDS"
-meta seconds "$SECS"
-meta period "$PERIOD"
-meta cpu_pairs "$PAIRS"
-meta cpu_seconds "$CPU_SECS"
-meta burst "$BURST"
-meta settle "$SETTLE"
-meta scrapers "$SCRAPERS"
-meta clients "$CLIENTS"
-meta percent "$PERCENT"
+meta quick="$QUICK" rounds="$ROUNDS" seconds="$SECS" period="$PERIOD" cpu_pairs="$PAIRS"
+meta cpu_seconds="$CPU_SECS" burst="$BURST" settle="$SETTLE" scrapers="$SCRAPERS" clients="$CLIENTS"
+meta percent="$PERCENT"
 meta ab_version "$(dpkg-query -W -f='${Version}' apache2-utils 2>/dev/null || ab -V | head -1)"
 
 # cpu_ns: "MAIN TOTAL", ns fragd's main thread and all its threads have run (schedstat).

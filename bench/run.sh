@@ -306,19 +306,11 @@ meta_machine
 meta mem_available_kib_start "$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
 meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta_versions
-meta quick "$QUICK"
-meta pairs "$PAIRS"
-meta cpu "$CPU"
-meta pf_mib "$PF_MIB"
-meta pf_seconds "$PF_SECONDS"
-meta hp_pages "$HP_PAGES"
-meta hp_cycles "$HP_CYCLES"
-meta rss_wait "$RSS_WAIT"
-meta proactiveness "$PROACTIVE_ORIG"
+meta quick="$QUICK" pairs="$PAIRS" cpu="$CPU" pf_mib="$PF_MIB" pf_seconds="$PF_SECONDS" hp_pages="$HP_PAGES"
+meta hp_cycles="$HP_CYCLES" rss_wait="$RSS_WAIT" proactiveness="$PROACTIVE_ORIG"
 meta spectre_v2 "$(cat /sys/devices/system/cpu/vulnerabilities/spectre_v2 2>/dev/null | cut -d';' -f1)"
 meta thp_enabled "$(cat /sys/kernel/mm/transparent_hugepage/enabled)"
-meta have_bpftool "$HAVE_BPFTOOL"
-meta bt_tracepoints "$BT_TRACEPOINTS"
+meta have_bpftool="$HAVE_BPFTOOL" bt_tracepoints="$BT_TRACEPOINTS"
 meta foreign_start "$(foreign_tracers)"
 
 wait_quiet
@@ -333,8 +325,7 @@ for ((r = 0; r < PAIRS; r++)); do
 	for ((p = 0; p < ${#order[@]}; p++)); do run_arm "$r" "$p" "${order[p]}"; done
 done
 meta fragd_programs "${FRAGD_PROGRAMS:-?}"
-meta fragd_starts "$FRAGD_STARTS"
-meta fragd_bad_exits "$FRAGD_BAD_EXITS"
+meta fragd_starts="$FRAGD_STARTS" fragd_bad_exits="$FRAGD_BAD_EXITS"
 meta bpftrace_rlimit_msg "$(cat "$WORK"/bpftrace.*.err 2>/dev/null | grep -m1 RLIMIT_MEMLOCK || true)"
 meta bpftrace_attach_line "$(grep -h -m1 '^Attaching' "$WORK/bpftrace.1.out" 2>/dev/null || true)"
 

@@ -41,9 +41,7 @@ T_START=$SECONDS
 meta_machine
 fragd_identity "$BUILD_DIR/fragd"
 meta_versions
-meta quick "$QUICK"
-meta scans "$SCANS"
-meta percent "$PERCENT"
+meta quick="$QUICK" scans="$SCANS" percent="$PERCENT"
 
 take_heavy_lock
 
