@@ -65,7 +65,6 @@ phase() { # LABEL: the scenario's timeline, drawn on every panel
 	printf '%s\t%s\n' "$EPOCHREALTIME" "$1" >>"$WORK/phases.tsv"
 	log "$1"
 }
-free_2m_blocks() { awk '{ s += $(NF - 1) + 2 * $NF } END { print s }' /proc/buddyinfo; }
 
 log "waiting for /tmp/fragd-heavy.lock"
 flock "$LOCK_FD"
@@ -106,7 +105,7 @@ sleep 25
 
 want=0
 for ((b = 1; b <= BURSTS; b++)); do
-	free2m=$(free_2m_blocks)
+	free2m=$(free_blocks9)
 	want=$((free2m + EXTRA))
 	phase "burst $b"
 	echo "$want" >"$HP"
@@ -119,7 +118,7 @@ done
 phase compact
 t0=$EPOCHREALTIME
 echo 1 >"$CM"
-log "compaction took $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }') s; $(free_2m_blocks) free 2 MiB blocks"
+log "compaction took $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }') s; $(free_blocks9) free 2 MiB blocks"
 sleep 12
 
 phase "burst $((BURSTS + 1))"
