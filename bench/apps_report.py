@@ -12,7 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, read_env, read_runs  # noqa: E402
+from benchlib import measured_on, publish, read_env, read_runs  # noqa: E402
 from verdict import Verdict, median, median_difference, quantile, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -150,9 +150,8 @@ def main(runs_path, meta_path, out_path):
     runs = read_runs(runs_path)
     m = read_env(meta_path)
     lines = ["## Real workloads on fragmented memory", "",
-             f"`bash bench/apps.sh` (`make bench-apps`). Measured {m['date']} on Linux {m['kernel']}, "
-             f"{m['ncpu']} vCPUs, {int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} "
-             f"(binary sha256 {m['fragd_sha']}); {m['java_version']}; {m['qemu_version']}.",
+             "`bash bench/apps.sh` (`make bench-apps`). " + measured_on(m, cpu_model=False)
+             + f"; {m['java_version']}; {m['qemu_version']}.",
              "",
              f"Memory fragmented by `fragmenter --percent {m['percent']}` (movable holes), and in the "
              f"mixed fragmentation then filled in part with page cache, slab and page tables "

@@ -142,9 +142,7 @@ def main():
     env = benchlib.quick_env(m)
     lines = benchlib.section_head("fragd's CPU on a quiet and a busy host; the pageblock scan by memory size", m)
     lines += [
-        f"Measured {m['date']} on Linux {m['kernel']}, {m['cpu_model']}, {m['ncpu']} vCPUs, "
-        f"{int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} (binary sha256 {m['fragd_sha']}). "
-        f"Reproduce: `{env}bash bench/cost.sh` as root after the build (part of `make bench`; this run took "
+        benchlib.measured_on(m) + f". Reproduce: `{env}bash bench/cost.sh` as root after the build (part of `make bench`; this run took "
         f"{m['minutes']} min, load average {m['load_start']} at start, {m['load_end']} at the end).",
         "",
         f"Two arms, interleaved (quiet, busy, quiet, busy, ...), {runs} run{'s' if runs != 1 else ''} each. A run: "

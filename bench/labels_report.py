@@ -17,7 +17,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, read_env, read_jsonl, section_head  # noqa: E402
+from benchlib import measured_on, publish, read_env, read_jsonl, section_head  # noqa: E402
 from verdict import Verdict, median, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -94,9 +94,8 @@ def main(work, out_path):
                 rounds[arm].append(f)
     lines = section_head("NFD labels while memory churns", m)
     env = "" if arms == ["steady", "edge"] else f"BENCH_LABELS_ARMS={' '.join(arms)} "
-    lines += [f"Produced by: `{env}bash bench/labels.sh` ({m.get('minutes', '?')} min). Measured {m['date']} on "
-              f"Linux {m['kernel']}, {m['ncpu']} vCPUs, {int(m['mem_total_kib']) // 1024} MiB (VM); "
-              f"{m['fragd_version']} (binary sha256 {m['fragd_sha']}).", "",
+    lines += [f"Produced by: `{env}bash bench/labels.sh` ({m.get('minutes', '?')} min). "
+              + measured_on(m, cpu_model=False) + ".", "",
               f"bench/cost_churn.py churns memory as bench/cost.sh's busy arm runs it ({m['churn']}) from "
               f"{m['settle']} s before the first round to the end. {m['rounds']} rounds of {m['seconds']} s per arm "
               f"({'; '.join(f'{a}: {ARMS[a]}' for a in arms)}), interleaved, each a fresh fragd with the shipped "

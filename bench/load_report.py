@@ -18,7 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import prom_value, publish, read_env, read_jsonl, read_prom  # noqa: E402
+from benchlib import measured_on, prom_value, publish, read_env, read_jsonl, read_prom  # noqa: E402
 from verdict import checked, quantile  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -226,10 +226,8 @@ def main():
           "loop. Proven by `bench/load.sh` (not in CI: it loads the machine for ~5 minutes); the goal column is "
           "each promise.", ""]
     minutes = 2 if quick else 5 if ctl else 3
-    L.append(f"`{cmd}` (~{minutes} min). Measured {run['date']} on Linux {run['kernel']}, {run['cpu_model']}, "
-             f"{run['ncpu']} vCPUs, {int(run['mem_total_kib']) // 1024} MiB (VM); {run['fragd_version']} (binary sha256 "
-             f"{run['fragd_sha']}), ab {run.get('ab_version', '?')}; load average {mm.get('loadavg_start', '?')} "
-             f"before the load, {mm.get('loadavg_end', '?')} after it.")
+    L.append(f"`{cmd}` (~{minutes} min). " + measured_on(run) + f", ab {run.get('ab_version', '?')}; load average "
+             f"{mm.get('loadavg_start', '?')} before the load, {mm.get('loadavg_end', '?')} after it.")
     L.append("")
     kept = int(run.get("fragmenter_kept_kib", "0") or 0) // 1024
     L.append(f"fragd runs `configs/fragd.yaml` (tick {tick_s:g} s, pageblock scan every "

@@ -18,7 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, read_env, read_runs, section_head  # noqa: E402
+from benchlib import measured_on, publish, read_env, read_runs, section_head  # noqa: E402
 from verdict import Verdict, median, quantile, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -153,9 +153,8 @@ def quiet_part(work, m):
 def main(work, out_path):
     m = read_env(os.path.join(work, "meta.env"))
     lines = section_head("What preflight costs: latency under load, fragd's CPU", m)
-    lines += [f"Produced by: `bash bench/preflight_latency.sh` ({m.get('minutes', '?')} min). Measured {m['date']} on "
-              f"Linux {m['kernel']}, {m['ncpu']} vCPUs, {int(m['mem_total_kib']) // 1024} MiB (VM); "
-              f"{m['fragd_version']} (binary sha256 {m['fragd_sha']}); ab {m['ab_version']}.", ""]
+    lines += [f"Produced by: `bash bench/preflight_latency.sh` ({m.get('minutes', '?')} min). "
+              + measured_on(m, cpu_model=False) + f"; ab {m['ab_version']}.", ""]
 
     lines += load_part(work, m) + quiet_part(work, m) + baseline_part(work, m)
     publish(out_path, "preflight-latency", lines)

@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, read_env, read_runs, section_head  # noqa: E402
+from benchlib import measured_on, publish, read_env, read_runs, section_head  # noqa: E402
 from verdict import Verdict, median, quantile, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -56,9 +56,8 @@ def main(runs_path, meta_path, out_path):
     runs = read_runs(runs_path)
     m = read_env(meta_path)
     lines = section_head("Preflight against what one compaction and a pool write reach", m)
-    lines += [f"Produced by: `bash bench/preflight.sh` ({m.get('minutes', '?')} min). Measured {m['date']} on "
-              f"Linux {m['kernel']}, {m['ncpu']} vCPUs, {int(m['mem_total_kib']) // 1024} MiB (VM); "
-              f"{m['fragd_version']} (binary sha256 {m['fragd_sha']}).", "",
+    lines += [f"Produced by: `bash bench/preflight.sh` ({m.get('minutes', '?')} min). "
+              + measured_on(m, cpu_model=False) + ".", "",
               f"Each run: memory fragmented (`fragmenter --percent {m['percent']}`, then the fragmentation's "
               f"fill), fragd in observe mode with the shipped configs/fragd.yaml (pageblocks.mode "
               f"{m.get('pageblocks_mode') or 'sample'}: the sampled picture users get), {m['settle_s']} s after "

@@ -18,7 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, read_env, read_jsonl, read_prom  # noqa: E402
+from benchlib import measured_on, publish, read_env, read_jsonl, read_prom  # noqa: E402
 from verdict import checked, median  # noqa: E402
 
 WINDOW_S = 60.0  # the cpu_budget's window (fragd: compaction time per minute)
@@ -270,9 +270,7 @@ def main():
                 "SOAK_BACKOFF_MAX": ("backoff_max", "40")}
     env = "".join(f"{k}={m[key]} " for k, (key, d) in defaults.items() if m.get(key, d) != d)
     cmd = ("BENCH_QUICK=1 " if quick else "") + env + "flock /tmp/fragd-heavy.lock bash bench/soak.sh"
-    L.append(f"`{cmd}` (~{(dur + 120) / 60:.0f} min). Measured {m['date']} on Linux {m['kernel']}, {m['cpu_model']}, "
-             f"{m['ncpu']} vCPUs, {int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} (binary sha256 "
-             f"{m['fragd_sha']}); load average {m.get('loadavg_start', '?')} at the start, {m.get('loadavg_end', '?')} "
+    L.append(f"`{cmd}` (~{(dur + 120) / 60:.0f} min). " + measured_on(m) + f"; load average {m.get('loadavg_start', '?')} at the start, {m.get('loadavg_end', '?')} "
              f"at the end.")
     L.append("")
     L.append(f"fragd ran {dur:.0f} s in `mode: act` (tick {m.get('tick', '?')}, pageblock scan every "
