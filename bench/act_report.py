@@ -18,8 +18,7 @@ import os
 import re
 import sys
 
-from benchargs import report_args
-from benchlib import measured_on, prom_sum, publish, quick_env, read_env, read_prom, section_head
+from benchlib import measured_on, prom_sum, publish, quick_env, read_env, read_prom, report_args, section_head
 
 MODES = ["ondemand", "kernel20", "kernel90", "manual", "hugeadm", "fragd", "defrag", "defrag_fragd"]
 MODE_NAMES = {

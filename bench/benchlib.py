@@ -1,15 +1,37 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What fragd's benchmark scripts share: the key=value files bench/run.sh and
-bench/act.sh write, timed writes to kernel files, scrapes of /metrics (read with
+"""What fragd's benchmark scripts share: their command lines, the key=value files and JSON
+lines the drivers write, timed writes to kernel files, scrapes of /metrics (read with
 python3-prometheus-client's parser), table cells, and the sections of BENCHMARKS.md
 between <!-- NAME:begin --> and <!-- NAME:end -->. The statistics and the verdicts are
 bench/verdict.py's.
 """
+import argparse
 import gzip
 import json
 import os
 import sys
 import time
+
+
+# --- command lines: the scripts whose options are all required (the shell scripts pass every one) ---
+
+def required_args(description, *options):
+    """-> the parsed command line. Each option is a name ("--work"), read as a string, or
+    (name, type), e.g. ("--period", float); every one must be given."""
+    ap = argparse.ArgumentParser(description=description)
+    for opt in options:
+        name, kind = (opt, None) if isinstance(opt, str) else opt
+        ap.add_argument(name, type=kind, required=True)
+    return ap.parse_args()
+
+
+def report_args(goals_from_doc, *options):
+    """A report script's command line: `SCRIPT --goals-from DOC` exits with what
+    goals_from_doc(DOC) returns (the verdicts re-derived from a published section);
+    otherwise -> required_args(None, *options)."""
+    if len(sys.argv) == 3 and sys.argv[1] == "--goals-from":
+        sys.exit(goals_from_doc(sys.argv[2]))
+    return required_args(None, *options)
 
 
 def read_env(path, missing_ok=False):

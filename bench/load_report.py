@@ -12,13 +12,12 @@ info). Prints the section and writes it between <!-- load:begin --> and
 <!-- load:end --> of FILE. Exit status 0 whatever the goals: the section says
 which are met.
 """
-import argparse
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, prom_value, publish, read_env, read_jsonl, read_prom  # noqa: E402
+from benchlib import measured_on, prom_value, publish, read_env, read_jsonl, read_prom, required_args  # noqa: E402
 from verdict import checked, quantile  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -193,10 +192,7 @@ def table(L, r, secs):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--output", required=True)
-    a = ap.parse_args()
+    a = required_args(None, "--work", "--output")
     run = read_env(os.path.join(a.work, "meta.env"))
     secs = float(run["seconds"])
     main_ = phase(os.path.join(a.work, "main"), run)

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import time
 
-from benchargs import required_args
+from benchlib import required_args
 
 REQUEST = b'{"cmd":"preflight","size_kib":2048,"count":1}\n'
 

@@ -8,8 +8,7 @@ prints the section on stdout.
 """
 import sys
 
-from benchargs import report_args
-from benchlib import measured_on, publish, quick_env, read_env, section_head
+from benchlib import measured_on, publish, quick_env, read_env, report_args, section_head
 from verdict import Verdict, median, median_ratio, quantile
 
 GOAL_RATIO = 0.99

@@ -10,7 +10,6 @@ writes it between <!-- soak:begin --> and <!-- soak:end --> of FILE, and draws R
 open fds and CPU over time (with fragd's actions and the bursts) into PNG.
 Exit status 0 whatever the goals: the section says which are met.
 """
-import argparse
 import collections
 import json
 import os
@@ -18,7 +17,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, publish, read_env, read_jsonl, read_prom  # noqa: E402
+from benchlib import measured_on, publish, read_env, read_jsonl, read_prom, required_args  # noqa: E402
 from verdict import checked, median  # noqa: E402
 
 WINDOW_S = 60.0  # the cpu_budget's window (fragd: compaction time per minute)
@@ -88,11 +87,7 @@ def max_window_busy(intervals, width, step=0.1):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--output", required=True)
-    ap.add_argument("--plot", required=True)
-    a = ap.parse_args()
+    a = required_args(None, "--work", "--output", "--plot")
     w = a.work
     m = read_env(os.path.join(w, "meta.env"))
     clk = int(m.get("clk_tck", "100"))
