@@ -36,7 +36,7 @@ SCENARIOS = ["fixed", "free", "thp", "pool"]
 SNAPS = ("s0", "s1", "s2", "s3", "s4")
 
 from act_goals import GOAL_MIGRATED_VS_IDEAL, GOAL_MIGRATED_VS_K90, GOAL_STALL_FRAC, goals_for, goals_from_doc  # noqa: E402
-from benchlib import fmt_int, fmt_lat, fmt_pct, fmt_s  # noqa: E402
+from benchlib import fmt_int, fmt_lat, fmt_pct, fmt_s, row, table  # noqa: E402
 from verdict import median, quantile, spread  # noqa: E402
 
 
@@ -280,30 +280,30 @@ def wall_cell(rs):
     return w
 
 
-def table(sc, G, m):
+def scenario_table(sc, G, m):
     rows = [(mo, G[(sc, mo)]) for mo in MODES if (sc, mo) in G]
     if not rows:
         return []
     L = [f"### {scenario_title(sc, m)}", ""]
     settle = any(r.settle for _, rs in rows for r in rs)
-    L.append("| mode | runs | free 2 MiB blocks at ready / at burst | granted | stalled (fragd, order 9) "
-             "| compact_stall (burst) | per allocation p50 | p90 | p99 | pages migrated "
-             + ("| pages migrated, settled " if settle else "") + "| compaction time | wall |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if settle else "") + "---:|---:|")
+    head = ["mode", "runs", "free 2 MiB blocks at ready / at burst", "granted", "stalled (fragd, order 9)",
+            "compact_stall (burst)", "per allocation p50", "p90", "p99", "pages migrated"]
+    head += ["pages migrated, settled"] * settle + ["compaction time", "wall"]
+    L += table(head, "l" + "r" * (len(head) - 1))
     for mo, rs in rows:
         has_lat = any(r.lat for r in rs)
         lat = [spread([r.p50 for r in rs], fmt_lat), spread([r.p90 for r in rs], fmt_lat),
                spread([r.p99 for r in rs], fmt_lat)] if has_lat else ["-", "-", "-"]
         stalled = (f"{spread([r.stalled9 for r in rs], fmt_int)}: {spread([r.stall_frac for r in rs], fmt_pct)}"
                    if all(r.have_metrics for r in rs) else "no metrics")
-        row = [MODE_NAMES[mo], str(len(rs)),
+        cells = [MODE_NAMES[mo], str(len(rs)),
                f"{spread([r.free_ready for r in rs], fmt_int)} / {spread([r.free_burst for r in rs], fmt_int)}",
                granted_cell(rs), stalled, spread([r.compact_stall for r in rs], fmt_int)] + lat
-        row.append(spread([r.migrated for r in rs], fmt_int))
+        cells.append(spread([r.migrated for r in rs], fmt_int))
         if settle:
-            row.append(spread([r.migrated_settled for r in rs], fmt_int) if any(r.settle for r in rs) else "-")
-        row += [spread([r.comp_s for r in rs], fmt_s), wall_cell(rs)]
-        L.append("| " + " | ".join(row) + " |")
+            cells.append(spread([r.migrated_settled for r in rs], fmt_int) if any(r.settle for r in rs) else "-")
+        cells += [spread([r.comp_s for r in rs], fmt_s), wall_cell(rs)]
+        L.append(row(cells))
     L.append("")
     skipped = m.get("skipped", "").split()
     if skipped and sc != "pool":
@@ -322,10 +322,9 @@ def table(sc, G, m):
 def goals_table(G, m, scenarios):
     L = ["### Goals for fragd's shipped policy in act mode", "",
          "From the medians above; the figures in parentheses are the lowest and highest run.", "",
-         "| scenario | goal | fragd act | reference | |", "|---|---|---:|---:|---|"]
+         *table(["scenario", "goal", "fragd act", "reference", ""], "llrrl")]
     for sc in scenarios:
-        for g in goals_for(sc, G, m):
-            L.append(f"| {scenario_title(sc, m).split(' ')[0]} | {g[0]} | {g[1]} | {g[2]} | {g[3]} |")
+        L += [row([scenario_title(sc, m).split(" ")[0], *g]) for g in goals_for(sc, G, m)]
     L.append("")
     return L
 
@@ -522,7 +521,7 @@ def main():
     L += method(m)
     scenarios = [sc for sc in SCENARIOS if any(s == sc for s, _ in G)]
     for sc in scenarios:
-        L += table(sc, G, m)
+        L += scenario_table(sc, G, m)
     L += goals_table(G, m, scenarios)
     L += details(runs)
     publish(args.output, "act", L)

@@ -12,7 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, publish, read_env, read_runs  # noqa: E402
+from benchlib import measured_on, publish, read_env, read_runs, row, table  # noqa: E402
 from verdict import Verdict, median, median_difference, quantile, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -21,18 +21,15 @@ ranged = functools.partial(spread, range_when_equal=True)
 MODES = ["kernel20", "kernel90", "defrag", "hugeadm", "fragd", "fragd_told", "fragd_ensure"]
 
 
-def table(runs, workload, columns):
+def mode_table(runs, workload, columns):
     rows = [r for r in runs if r["workload"] == workload]
     if not rows:
         return []
-    out = ["| mode | runs | " + " | ".join(c[0] for c in columns) + " |",
-           "|---|---|" + "---|" * len(columns)]
+    out = table(["mode", "runs"] + [c[0] for c in columns], "l" * (2 + len(columns)))
     for mode in MODES:
         mine = [r for r in rows if r["mode"] == mode]
-        if not mine:
-            continue
-        cells = [c[1](mine) for c in columns]
-        out.append(f"| {mode} | {len(mine)} | " + " | ".join(cells) + " |")
+        if mine:
+            out.append(row([mode, len(mine)] + [c[1](mine) for c in columns]))
     return out
 
 
@@ -143,7 +140,7 @@ def goals(rows, workload):
     if not out:
         return []
     return ["Goals (bench/verdict.py, 95% bootstrap interval; a difference of medians resamples whole rounds):", "",
-            "| policy | goal | runs | verdict |", "|---|---|---|---|"] + out + [""]
+            *table(["policy", "goal", "runs", "verdict"], "llll")] + out + [""]
 
 
 def main(runs_path, meta_path, out_path):
@@ -199,7 +196,7 @@ def main(runs_path, meta_path, out_path):
             continue
         lines += [f"### {heading}", ""]
         for w, title, cols in workloads:
-            t = table(mine, w, cols)
+            t = mode_table(mine, w, cols)
             if t:
                 lines += [f"#### {title}", ""] + t + [""] + goals([r for r in mine if r["workload"] == w], w)
     publish(out_path, "apps", lines)

@@ -179,6 +179,20 @@ def read_runs(path):
     return runs
 
 
+# --- markdown tables ---------------------------------------------------------------
+
+def row(cells):
+    """One row of a markdown table: '| a | b |' ('| |' for an empty cell)."""
+    return "|" + "|".join(f" {c} " if c != "" else " " for c in cells) + "|"
+
+
+def table(head, align, rows=()):
+    """A markdown table's lines: the head's cells, the rule (align: one letter a column, 'r' for a
+    right-aligned one, any other for left) and the rows, each a list of cells."""
+    assert len(head) == len(align), (head, align)
+    return [row(head), "|" + "".join("---:|" if a == "r" else "---|" for a in align)] + [row(r) for r in rows]
+
+
 # --- table cells: a figure, or '-' for one not measured -----------------------------
 
 def fmt_lat(ns):

@@ -17,7 +17,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, publish, read_env, read_jsonl, section_head  # noqa: E402
+from benchlib import measured_on, publish, read_env, read_jsonl, section_head, table  # noqa: E402
 from verdict import Verdict, median, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -111,8 +111,8 @@ def main(work, out_path):
         if not rs:
             continue
         lines += [f"{arm} ({ARMS[arm]}):", "",
-                  "| label | changes per 10 min | values shown | raw bucket changes per 10 min | raw bucket values |",
-                  "|---|---:|---|---:|---|"]
+                  *table(["label", "changes per 10 min", "values shown", "raw bucket changes per 10 min",
+                          "raw bucket values"], "lrlrl")]
         for label in LABELS:
             ch = [per10(f, label, "changes") for f in rs]
             raw = [per10(f, label, "raw_changes") for f in rs]
@@ -126,7 +126,7 @@ def main(work, out_path):
                          f"{over} of {len(ch)} rounds above 1 | {v.text('{:.1f}')} |")
         lines.append("")
     lines += ["Goal (bench/verdict.py, 95% bootstrap interval over the rounds):", "",
-              "| arm | label | goal | rounds | verdict |", "|---|---|---|---|---|"] + goals
+              *table(["arm", "label", "goal", "rounds", "verdict"], "lllll")] + goals
     lines += ["", "Per round:", "",
               "| arm | round | polls | ballast, MiB (edge) | 2 MiB obtainable, GiB (lowest–highest) | highest node score "
               "| changes (2Mi, 1Gi, fragmentation) | raw bucket changes | file left after fragd stopped |",

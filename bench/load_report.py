@@ -17,7 +17,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, prom_value, publish, read_env, read_jsonl, read_prom, required_args  # noqa: E402
+from benchlib import measured_on, prom_value, publish, read_env, read_jsonl, read_prom, required_args, table  # noqa: E402
 from verdict import checked, quantile  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -238,8 +238,7 @@ def main():
              f"(`bench/procmon.py`, which also samples fragd's CPU time and RSS). The clients share the machine's "
              f"{run['ncpu']} vCPUs with fragd.")
     L.append("")
-    L.append("| what | measured | goal |")
-    L.append("|---|---|---|")
+    L += table(["what", "measured", "goal"], "lll")
     table(L, main_, secs)
     L.append("")
     L.append(f"Goals: no error: {checked(main_['errors_ok'])}; scrape p99 <= 100 ms: {checked(main_['p99_ok'])}; the "

@@ -18,7 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, publish, read_env, read_runs, section_head  # noqa: E402
+from benchlib import measured_on, publish, read_env, read_runs, section_head, table  # noqa: E402
 from verdict import Verdict, median, quantile, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -101,7 +101,7 @@ def load_part(work, m):
                          f"{v.text('{:.1f}')} |")
 
     lines += ["", "Goals (bench/verdict.py, 95% bootstrap interval):", "",
-              "| phase | goal | runs | verdict |", "|---|---|---|---|"] + goals
+              *table(["phase", "goal", "runs", "verdict"], "llll")] + goals
     return lines
 
 
@@ -130,8 +130,8 @@ def quiet_part(work, m):
               "its first pageblock scan), fragd's CPU from /proc/PID/task/TID/schedstat (ns on a CPU), in % of one "
               f"core: {len(cpu_rows)} pairs of {m['cpu_seconds']} s windows, one without a request and one with "
               "`fragctl preflight 2MB 1` once a second, their order alternating pair by pair.", "",
-              "| pair | requests | main thread without | with | difference | whole process without | with | difference |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|"] + cpu_rows
+              *table(["pair", "requests", "main thread without", "with", "difference", "whole process without",
+                      "with", "difference"], "rrrrrrrr")] + cpu_rows
     if burst:
         n = int(burst["requests"])
         main_us = int(burst["main_ns"]) / n / 1000
@@ -146,7 +146,7 @@ def quiet_part(work, m):
         v = Verdict(xs, median, CPU_GOAL, "<=", unit="pairs")
         cpu_goals.append(f"| {what}: with − without one preflight a second, points of a core (median of the "
                          f"pairs) | <= {CPU_GOAL} | {v.text('{:+.4f}')} |")
-    lines += ["", "| goal | goal value | verdict |", "|---|---|---|"] + cpu_goals
+    lines += ["", *table(["goal", "goal value", "verdict"], "lll")] + cpu_goals
     return lines
 
 
@@ -181,9 +181,9 @@ def baseline_part(work, m):
              f"sha256 {m.get('baseline_sha', '?')}, with its own configs/fragd.yaml), on a quiet host: {len(rows)} pairs of "
              f"a fresh fragd of each, {m['settle']} s after its first pageblock scan, then {m['cpu_seconds']} s without "
              "any request; CPU from schedstat, in % of one core, their order alternating pair by pair.", "",
-             "| pair | main thread, without the feature | with it | difference | whole process, without | with | difference |",
-             "|---:|---:|---:|---:|---:|---:|---:|"] + rows
-    lines += ["", "| goal | goal value | verdict |", "|---|---|---|"]
+             *table(["pair", "main thread, without the feature", "with it", "difference", "whole process, without",
+                     "with", "difference"], "rrrrrrr")] + rows
+    lines += ["", *table(["goal", "goal value", "verdict"], "lll")]
     for what, xs in (("main thread", d_main), ("whole process", d_total)):
         v = Verdict(xs, median, CPU_GOAL, "<=", unit="pairs")
         lines.append(f"| {what}: this build − the build without preflight, no request, points of a core (median of "

@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, publish, read_env, read_runs, section_head  # noqa: E402
+from benchlib import measured_on, publish, read_env, read_runs, section_head, table  # noqa: E402
 from verdict import Verdict, median, quantile, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -104,10 +104,10 @@ def main(runs_path, meta_path, out_path):
         goals.append(share_verdict(rows, right_at_reached, f"{frag} | not `no` at COUNT = reached (share of rounds)"))
         goals.append(share_verdict(rows, right_at_more, f"{frag} | `no` at COUNT = 1.2 x reached (share of rounds)"))
     lines += ["", "Goals (bench/verdict.py, 95% bootstrap interval over the rounds):", "",
-              "| fragmentation | goal | runs | verdict |", "|---|---|---|---|"] + goals
+              *table(["fragmentation", "goal", "runs", "verdict"], "llll")] + goals
     lines += ["", "Per run (free, makeable, interval, reached; the sampled scan's age at the answer):", "",
-              "| fragmentation | round | free | makeable | interval | reached | ratio | age, s | PageTables, MiB | Slab, MiB |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              *table(["fragmentation", "round", "free", "makeable", "interval", "reached", "ratio", "age, s",
+                      "PageTables, MiB", "Slab, MiB"], "lrrrrrrrrr")]
     for r in runs:
         lines.append(f"| {r['frag']} | {r['round']} | {r['free']} | {r['makeable']} | {r['lo']}–{r['hi']} | "
                      f"{r['reached']} | {ratio(r):.3f} | {r['age_s']} | {int(r['pagetables_kib']) // 1024} | "

@@ -8,7 +8,7 @@ prints the section on stdout.
 """
 import sys
 
-from benchlib import measured_on, publish, quick_env, read_env, report_args, section_head
+from benchlib import measured_on, publish, quick_env, read_env, report_args, section_head, table
 from verdict import Verdict, median, median_ratio, quantile
 
 GOAL_RATIO = 0.99
@@ -329,7 +329,7 @@ def main():
               f"fragd_core -j {m['ncpu'] if 'ncpu' in m else 'NCPU'}`, wall time of the build step), "
               f"{len(bp)} interleaved pairs, untraced and with fragd (shipped config), alternating which runs "
               f"first; one discarded warm-up build.", "",
-              "| pair | untraced s | fragd s | ratio (untraced / fragd) |", "|---:|---:|---:|---:|"]
+              *table(["pair", "untraced s", "fragd s", "ratio (untraced / fragd)"], "rrrr")]
         L += [f"| {r} | {u:.2f} | {d:.2f} | {u / d:.4f} |" for r, d, u in bp]
         bv = Verdict([(u, d) for _, d, u in bp], median_ratio, GOAL_BUILD_RATIO, ">=", "pairs")
         L += ["", f"Median ratio {bmed:.4f} (min {min(br):.4f}, max {max(br):.4f}); goal >= {GOAL_BUILD_RATIO}: "
@@ -361,8 +361,7 @@ def main():
     p99_v = Verdict(times, lambda xs: quantile(xs, 0.99), GOAL_SCRAPE_MS, "<=", "scrapes")
     ok = lambda v: v.bold() + ("" if v.single or v.n == 0 else f" (95% CI {v.lo:.2f}..{v.hi:.2f} ms, {v.n} scrapes)")
     L += ["### fragd footprint (observe mode, default config, tick 1 s)", "",
-          "| measure | value | goal | |",
-          "|---|---:|---:|---|",
+          *table(["measure", "value", "goal", ""], "lrrl"),
           f"| RSS after {m['rss_wait']} s of ticking (VmRSS) | {rss:.1f} MiB | <= {GOAL_RSS_MIB} MiB | {ok(rss_v)} |",
           f"| CPU while idle, utime+stime over {window:.0f} s | {cpu_pct:.3f}% of one core ({ticks} ticks of 1/{clk} s; "
           f"{m.get('idle_scans', '?')} pageblock scans, {m.get('idle_scans_skipped', '?')} intervals skipped as unchanged) "

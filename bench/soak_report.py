@@ -17,7 +17,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, publish, read_env, read_jsonl, read_prom, required_args  # noqa: E402
+from benchlib import measured_on, publish, read_env, read_jsonl, read_prom, required_args, table  # noqa: E402
 from verdict import checked, median  # noqa: E402
 
 WINDOW_S = 60.0  # the cpu_budget's window (fragd: compaction time per minute)
@@ -281,8 +281,7 @@ def main():
              f"{min(scores, default=0):.0f}..{max(scores, default=0):.0f} over the run. `bench/procmon.py` sampled "
              f"fragd every {m['sample']} s ({len(run)} samples).")
     L.append("")
-    L.append("| what | measured | goal |")
-    L.append("|---|---|---|")
+    L += table(["what", "measured", "goal"], "lll")
     if rss_warm and rss_end:
         L.append(f"| fragd RSS, median of the minute after the warm-up ({warm:.0f} s) vs of the last minute | "
                  f"{rss_warm / 1024:.1f} MiB -> {rss_end / 1024:.1f} MiB: {growth:+.1f}% (single samples "
