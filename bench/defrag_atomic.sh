@@ -32,7 +32,7 @@ set -euo pipefail
 
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-bench_start defrag_atomic "qemu and the kernel cache" fragd fragmenter nowait_demand -- qemu-system-x86_64 cpio gzip curl ldd python3
+bench_start defrag_atomic "qemu and the kernel cache" fragd fragmenter nowait_demand -- qemu-system-x86_64 cpio gzip curl ldd strip python3
 [[ -x /bin/busybox ]] || die "/bin/busybox missing (Debian: busybox-static)"
 
 WHERE=${BENCH_ATOMIC_WHERE:-both}
@@ -82,21 +82,9 @@ meta phases="$PHASES" cache_mib="$CACHE_MIB"
 
 if [[ $WHERE != host ]]; then
 	meta guest_kernel "$(basename "$VMLINUZ" | sed 's/^vmlinuz-//')"
-	root="$WORK/root"
-	mkdir -p "$root"/{bin,etc,proc,sys,dev,run,tmp,usr/sbin}
-	cp /bin/busybox "$root/bin/busybox"
-	cp "$WORK/bin/fragd" "$WORK/bin/fragmenter" "$WORK/bin/nowait_demand" bench/defrag_atomic_rounds.sh "$root/"
-	cp "$(command -v curl)" "$root/usr/sbin/curl"
-	for bin in "$WORK/bin/fragd" "$WORK/bin/fragmenter" "$WORK/bin/nowait_demand" "$(command -v curl)"; do
-		for lib in $(ldd "$bin" | awk '/=> \// { print $3 } /^\t\// { print $1 }'); do
-			mkdir -p "$root$(dirname "$lib")"
-			cp -L "$lib" "$root$lib"
-		done
-	done
-	cp bench/defrag_atomic_init.sh "$root/init"
-	cp tests/kernels/guest_setup.sh "$root/guest_setup.sh"
-	chmod 755 "$root/init"
-	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$WORK/initramfs.gz"
+	guest_root "$WORK/root" bench/defrag_atomic_init.sh "$WORK/bin/fragd" "$WORK/bin/fragmenter" "$WORK/bin/nowait_demand" \
+		bench/defrag_atomic_rounds.sh
+	guest_pack "$WORK/root" "$WORK/initramfs.gz"
 
 	# shellcheck source=tests/kernels/accel.sh
 	. tests/kernels/accel.sh

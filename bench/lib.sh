@@ -376,6 +376,31 @@ free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
 REPORTED=/sys/module/page_reporting/parameters/reported_kib
 reported_kib() { if [[ -r $REPORTED ]]; then cat "$REPORTED"; fi; }
 
+# guest_root DIR INIT FILE...: the tree of a qemu guest's initramfs in DIR: busybox, curl,
+# tests/kernels/guest_setup.sh, INIT as /init and each FILE at / (programs without their debug
+# info: the guest's kernel unpacks the initramfs under TCG before anything runs), with the
+# libraries they and curl load. Pack it with guest_pack DIR OUT once the caller's own files are in.
+guest_root() {
+	local root=$1 init=$2 f lib
+	shift 2
+	mkdir -p "$root"/{bin,etc,proc,sys,dev,run,tmp,usr/sbin}
+	cp /bin/busybox "$root/bin/busybox"
+	cp "$(command -v curl)" "$root/usr/sbin/curl"
+	for f in "$@"; do
+		if [[ $(head -c 4 "$f") == $'\x7fELF' ]]; then strip --strip-debug -o "$root/${f##*/}" "$f"; else cp "$f" "$root/"; fi
+	done
+	for f in "$@" "$(command -v curl)"; do
+		for lib in $(ldd "$f" 2>/dev/null | awk '/=> \// { print $3 } /^\t\// { print $1 }'); do
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+	done
+	cp "$init" "$root/init"
+	cp "$ROOT/tests/kernels/guest_setup.sh" "$root/guest_setup.sh"
+	chmod 755 "$root/init"
+}
+guest_pack() { (cd "$1" && find . | cpio -o -H newc --quiet | gzip -1) >"$2"; }
+
 # start_hugetlb_guest MIB MNT OUT: qemu with MIB of RAM from the 2 MiB hugetlbfs mounted at MNT,
 # allocated at its start (-mem-prealloc; the guest never runs, -S), its output in OUT; in the
 # background, tracked in PIDS, its pid in GUEST_PID.
