@@ -135,8 +135,8 @@ restore_thp() {
 CACHE_FILE=/var/tmp/fragd-bench-act-cache.$$
 restore_on_exit() { # run by cleanup (lib.sh), once every tracked process is stopped
 	rm -f "$CACHE_FILE"
-	deferral_remove
-	direct_trace_unmount
+	trace_close TRACE_INST
+	tracefs_unmount
 	restore_memory_settings
 	restore_thp
 	((LOCKED)) && flock -u "$LOCK_FD"

@@ -106,7 +106,7 @@ restore_settings() {
 	mountpoint -q "$MNT" && { umount "$MNT" || log "cannot unmount $MNT"; }
 	restore_memory_settings
 }
-restore_on_exit() { direct_trace_remove; direct_trace_unmount; restore_settings; }
+restore_on_exit() { trace_close DIRECT_TRACE; tracefs_unmount; restore_settings; }
 
 # Private copies: the build directory may be rebuilt while this runs.
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$BUILD_DIR/fragmenter" "$BUILD_DIR/physmap" "$WORK/"

@@ -284,57 +284,67 @@ use_build_dir() {
 	done
 }
 
-# now_ms: wall-clock milliseconds. free_hp: the hugetlb pages free in the pools (HugePages_Free).
-# The kernel's own record of who stalled in direct compaction over a window: a private tracefs
-# instance with compaction:mm_compaction_try_to_compact_pages (one event per allocation that
-# entered direct compaction, in the allocating task). direct_trace_start opens it (nothing when
-# tracefs has no instances: direct_trace_stop then prints nothing); direct_trace_stop closes it and
-# prints "kernel_own_stall_workload=N kernel_host_stall_workload=M kernel_stall_lost=L": fragd's
-# own writers (comm fragd-write, fragd) and every other task, and the events the buffer lost.
-# restore_on_exit should call direct_trace_remove.
-DIRECT_TRACE=
-DIRECT_TRACE_MOUNT=
-# tracefs_mount: tracefs where nothing mounted it (a host booted without systemd): mounted at
-# /sys/kernel/tracing, and unmounted again by direct_trace_unmount (restore_on_exit).
+# Private tracefs instances. tracefs_mount: tracefs where nothing mounted it (a host booted without
+# systemd): mounted at /sys/kernel/tracing, and unmounted again by tracefs_unmount (restore_on_exit).
+TRACEFS_MOUNT=
 tracefs_mount() {
 	local t=/sys/kernel/tracing
-	if [[ -z $DIRECT_TRACE_MOUNT && ! -d $t/instances && -d $t ]] && ! mountpoint -q "$t" &&
+	if [[ -z $TRACEFS_MOUNT && ! -d $t/instances && -d $t ]] && ! mountpoint -q "$t" &&
 		mount -t tracefs tracefs "$t" 2>/dev/null; then
-		DIRECT_TRACE_MOUNT=$t
+		TRACEFS_MOUNT=$t
 	fi
 }
-direct_trace_start() {
-	local t=/sys/kernel/tracing
+tracefs_unmount() {
+	[[ -n $TRACEFS_MOUNT ]] || return 0
+	umount "$TRACEFS_MOUNT" 2>/dev/null || log "cannot unmount $TRACEFS_MOUNT"
+	TRACEFS_MOUNT=
+}
+# trace_open VAR NAME KB EVENT...: a private tracefs instance NAME (a buffer of KB a CPU) recording
+# each EVENT (category/event) this kernel has; its directory in VAR, empty where tracefs has no
+# instances or the first EVENT does not exist. trace_lost DIR: the events its buffer lost.
+# trace_close VAR: removes it (restore_on_exit should call it too).
+trace_open() {
+	local var=$1 name=$2 kb=$3 t=/sys/kernel/tracing dir e
+	shift 3
+	printf -v "$var" '%s' ""
 	tracefs_mount
 	[[ -d $t/instances ]] || t=/sys/kernel/debug/tracing
-	[[ -d $t/instances && -e $t/events/compaction/mm_compaction_try_to_compact_pages ]] || return 0
-	DIRECT_TRACE=$t/instances/fragd-bench-direct-$$
-	mkdir "$DIRECT_TRACE" 2>/dev/null || { DIRECT_TRACE=; return 0; }
-	echo 2048 >"$DIRECT_TRACE/buffer_size_kb"
-	echo 1 >"$DIRECT_TRACE/events/compaction/mm_compaction_try_to_compact_pages/enable"
+	[[ -d $t/instances && -e $t/events/$1 ]] || return 0
+	dir=$t/instances/$name
+	mkdir "$dir" 2>/dev/null || return 0
+	echo "$kb" >"$dir/buffer_size_kb"
+	for e in "$@"; do
+		if [[ -e $dir/events/$e/enable ]]; then echo 1 >"$dir/events/$e/enable"; fi
+	done
+	printf -v "$var" '%s' "$dir"
 }
+trace_lost() { awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' "$1"/per_cpu/cpu*/stats; }
+trace_close() {
+	local dir=${!1}
+	printf -v "$1" '%s' ""
+	[[ -n $dir && -d $dir ]] || return 0
+	echo 0 >"$dir/events/enable" 2>/dev/null || true
+	rmdir "$dir" 2>/dev/null || log "cannot remove the tracefs instance $dir"
+}
+
+# The kernel's own record of who stalled in direct compaction over a window: an instance with
+# compaction:mm_compaction_try_to_compact_pages (one event per allocation that entered direct
+# compaction, in the allocating task). direct_trace_start opens it (nothing when tracefs has no
+# instances: direct_trace_stop then prints nothing); direct_trace_stop closes it and prints
+# "kernel_own_stall_workload=N kernel_host_stall_workload=M kernel_stall_lost=L": fragd's own
+# writers (comm fragd-write, fragd) and every other task, and the events the buffer lost.
+# restore_on_exit should call trace_close DIRECT_TRACE.
+DIRECT_TRACE=
+direct_trace_start() { trace_open DIRECT_TRACE "fragd-bench-direct-$$" 2048 compaction/mm_compaction_try_to_compact_pages; }
 direct_trace_stop() {
 	[[ -n $DIRECT_TRACE ]] || return 0
 	echo 0 >"$DIRECT_TRACE/tracing_on"
-	local lost
-	lost=$(awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' "$DIRECT_TRACE"/per_cpu/cpu*/stats)
-	awk -v lost="$lost" '/mm_compaction_try_to_compact_pages:/ {
+	awk -v lost="$(trace_lost "$DIRECT_TRACE")" '/mm_compaction_try_to_compact_pages:/ {
 		task = $1; sub(/-[0-9]+$/, "", task)
 		if (task == "fragd-write" || task == "fragd") own++; else host++ }
 		END { printf "kernel_own_stall_workload=%d kernel_host_stall_workload=%d kernel_stall_lost=%d", own, host, lost }' \
 		"$DIRECT_TRACE/trace"
-	direct_trace_remove
-}
-direct_trace_remove() {
-	[[ -n $DIRECT_TRACE && -d $DIRECT_TRACE ]] || return 0
-	echo 0 >"$DIRECT_TRACE/events/enable" 2>/dev/null || true
-	rmdir "$DIRECT_TRACE" 2>/dev/null || log "cannot remove the tracefs instance $DIRECT_TRACE"
-	DIRECT_TRACE=
-}
-direct_trace_unmount() {
-	[[ -n $DIRECT_TRACE_MOUNT ]] || return 0
-	umount "$DIRECT_TRACE_MOUNT" 2>/dev/null || log "cannot unmount $DIRECT_TRACE_MOUNT"
-	DIRECT_TRACE_MOUNT=
+	trace_close DIRECT_TRACE
 }
 
 # keep_raw NAME [-C DIR] FILE...: a run's raw data kept in the tree, in bench/data/NAME/ (what was
@@ -368,6 +378,7 @@ keep_found() {
 	keep_raw "$name" -C "$from" "${files[@]}"
 }
 
+# now_ms: wall-clock milliseconds. free_hp: the hugetlb pages free in the pools (HugePages_Free).
 now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
 free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
 # reported_kib: free memory the guest has handed back to its host so far (virtio free page
