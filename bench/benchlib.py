@@ -83,6 +83,17 @@ def prom_value(samples, name, **want):
     return None
 
 
+# The CPU time procmon.py samples: the process's, and its thread classes'.
+CPU_KEYS = ("cpu_ticks", "cpu_main_ticks", "cpu_scan_ticks", "cpu_other_ticks")
+
+
+def cpu_pct(a, b, key, clk):
+    """% of one core that KEY (CPU_KEYS, clock ticks of clk a second) took between procmon.py's
+    samples a and b; None when they are at the same time."""
+    dt = b["unix"] - a["unix"]
+    return (b[key] - a[key]) / clk / dt * 100 if dt > 0 else None
+
+
 def read_int(path):
     with open(path) as f:
         return int(f.read())

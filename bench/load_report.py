@@ -17,7 +17,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, prom_value, publish, read_env, read_jsonl, read_prom, required_args, table  # noqa: E402
+from benchlib import (CPU_KEYS, cpu_pct, measured_on, prom_value, publish, read_env, read_jsonl, read_prom,  # noqa: E402
+                      required_args, table)
 from verdict import checked, quantile  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -89,12 +90,7 @@ def phase(d, run):
     t0 = float(m.get("load_start_unix", "0") or 0)
     t1 = float(m.get("load_end_unix", "0") or 0)
     win = [s for s in samples if t0 <= s["unix"] <= t1 and "cpu_ticks" in s]
-    cpu = {}
-    if len(win) >= 2:
-        dt = win[-1]["unix"] - win[0]["unix"]
-        for k in ("cpu_ticks", "cpu_main_ticks", "cpu_scan_ticks", "cpu_other_ticks"):
-            cpu[k] = (win[-1][k] - win[0][k]) / CLK_TCK / dt * 100
-    r["cpu"] = cpu
+    r["cpu"] = {k: cpu_pct(win[0], win[-1], k, CLK_TCK) for k in CPU_KEYS} if len(win) >= 2 else {}
     r["rss"] = [s["rss_kib"] for s in win]
     r["fds_max"] = max((s["fds"] for s in win), default=None)
     r["mon_scrapes"] = [s for s in win if "scrape_ok" in s]

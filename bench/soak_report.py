@@ -17,7 +17,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, publish, read_env, read_jsonl, read_prom, required_args, table  # noqa: E402
+from benchlib import (CPU_KEYS, cpu_pct, measured_on, publish, read_env, read_jsonl, read_prom,  # noqa: E402
+                      required_args, table)
 from verdict import checked, median  # noqa: E402
 
 WINDOW_S = 60.0  # the cpu_budget's window (fragd: compaction time per minute)
@@ -51,11 +52,6 @@ def fd_changes(lists):
             said += "; closed: " + ", ".join(f"{n} x `{k}`" if n > 1 else f"`{k}`" for k, n in sorted(fewer.items()))
         parts.append(f"opened {label} and kept: {said}")
     return "; " + "; ".join(parts) if parts else ""
-
-
-def cpu_pct(a, b, key, clk):
-    dt = b["unix"] - a["unix"]
-    return (b[key] - a[key]) / clk / dt * 100 if dt > 0 else None
 
 
 def metric(s, key, default=None):
@@ -134,7 +130,7 @@ def main():
 
     # --- CPU
     def cpu_over(a_, b_):
-        out = {k: cpu_pct(a_, b_, k, clk) for k in ("cpu_ticks", "cpu_main_ticks", "cpu_scan_ticks", "cpu_other_ticks")}
+        out = {k: cpu_pct(a_, b_, k, clk) for k in CPU_KEYS}
         comp = [metric(x, 'fragd_compaction_duration_seconds_sum{trigger="fragd"}') for x in (a_, b_)]
         if None not in comp:
             out["compaction"] = (comp[1] - comp[0]) / (b_["unix"] - a_["unix"]) * 100
@@ -265,8 +261,8 @@ def main():
                 "SOAK_BACKOFF_MAX": ("backoff_max", "40")}
     env = "".join(f"{k}={m[key]} " for k, (key, d) in defaults.items() if m.get(key, d) != d)
     cmd = ("BENCH_QUICK=1 " if quick else "") + env + "flock /tmp/fragd-heavy.lock bash bench/soak.sh"
-    L.append(f"`{cmd}` (~{(dur + 120) / 60:.0f} min). " + measured_on(m) + f"; load average {m.get('loadavg_start', '?')} at the start, {m.get('loadavg_end', '?')} "
-             f"at the end.")
+    L.append(f"`{cmd}` (~{(dur + 120) / 60:.0f} min). " + measured_on(m) + f"; load average "
+             f"{m.get('loadavg_start', '?')} at the start, {m.get('loadavg_end', '?')} at the end.")
     L.append("")
     L.append(f"fragd ran {dur:.0f} s in `mode: act` (tick {m.get('tick', '?')}, pageblock scan every "
              f"{m.get('scan_interval', '?')}, everything else from `configs/fragd.yaml`) with `compaction: {{method: "
