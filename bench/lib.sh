@@ -159,6 +159,17 @@ wait_fragd_ready() {
 	die "fragd not ready after 30s; log $flog: $(tail -5 "$flog")"
 }
 
+# wait_first_scan SECONDS LOG: waits until fragd (URL) has ended its first pageblock scan (the one
+# at start); dies with the end of LOG after SECONDS.
+wait_first_scan() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		curl -sf --max-time 2 "$URL" | grep -Eq '^fragd_scans_total\{result="ok"\} [1-9]' && return 0
+		sleep 0.1
+	done
+	die "fragd's first pageblock scan did not end in $1 s: $(tail -3 "$2")"
+}
+
 attached_count() { # number of tracepoint attachments of pid $1
 	bpftool perf list 2>/dev/null | awk -v p="$1" '$1 == "pid" && $2 == p { n++ } END { print n + 0 }'
 }

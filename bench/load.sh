@@ -109,11 +109,7 @@ run_phase() {
 	start_fragd_in "$P" "$WORK/fragd.yaml"
 	meta fragd_programs "$FRAGD_PROGRAMS"
 	# The first pageblock scan (at start) must be done, so that status and map carry it.
-	for ((i = 0; i < 300; i++)); do
-		curl -sf --max-time 2 "$URL" | grep -Eq '^fragd_scans_total\{result="ok"\} [1-9]' && break
-		sleep 0.1
-	done
-	((i < 300)) || die "fragd's first pageblock scan did not end in 30 s: $(tail -3 "$P/fragd.log")"
+	wait_first_scan 30 "$P/fragd.log"
 	# Sizes of one answer each (a map request may scan, on fragd's main loop: before the settling time).
 	meta map_bytes "$("$WORK/fragctl" --socket "$SOCK" map --json | wc -c)"
 	sleep "$SETTLE"

@@ -103,13 +103,8 @@ cpu_ns() {
 # ended, SETTLE s. fragd_with_scan DIR: the same with the shipped config.
 fragd_with_scan() { fragd_with_scan_cfg "$1" "$WORK/fragd.yaml"; }
 fragd_with_scan_cfg() {
-	local i
 	start_fragd_in "$1" "$2"
-	for ((i = 0; i < 1200; i++)); do
-		curl -sf --max-time 2 "$URL" | grep -Eq '^fragd_scans_total\{result="ok"\} [1-9]' && break
-		sleep 0.1
-	done
-	((i < 1200)) || die "fragd's first pageblock scan did not end in 120 s: $(tail -3 "$1/fragd.log")"
+	wait_first_scan 120 "$1/fragd.log"
 	sleep "$SETTLE"
 }
 

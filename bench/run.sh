@@ -145,12 +145,7 @@ start_fragd() { # [config]
 	wait_fragd_ready "$FRAGD_PID" "$WORK/fragd.log"
 	# The first pageblock scan runs at start (0.6 s of kernel time here): a one-time cost, not
 	# the steady state measured here. Wait for it to end.
-	local i
-	for ((i = 0; i < 100; i++)); do
-		curl -sf --max-time 2 "$URL" | grep -q '^fragd_scans_total{result="ok"} [1-9]' && return 0
-		sleep 0.1
-	done
-	die "fragd's first pageblock scan did not end within 10 s"
+	wait_first_scan 10 "$WORK/fragd.log"
 }
 
 fragd_count() { # fragd's count of order-$1 allocations (fast + stalled + failed), -1 if no answer
