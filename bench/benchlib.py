@@ -9,6 +9,7 @@ import argparse
 import gzip
 import json
 import os
+import socket
 import sys
 import time
 
@@ -92,6 +93,30 @@ def cpu_pct(a, b, key, clk):
     samples a and b; None when they are at the same time."""
     dt = b["unix"] - a["unix"]
     return (b[key] - a[key]) / clk / dt * 100 if dt > 0 else None
+
+
+def proc_stat(path):
+    """-> (comm, the fields after it) of a /proc/PID[/task/TID]/stat file: fields[0] is field 3
+    (state) of proc(5), so utime and stime are fields[11] and [12], nice fields[16]."""
+    with open(path) as f:
+        s = f.read()
+    return s[s.index("(") + 1:s.rindex(")")], s[s.rindex(")") + 2:].split()
+
+
+def control_request(path, request):
+    """-> the answer (bytes, one JSON line) to one request line on fragd's control socket at path;
+    OSError when it cannot be asked, EOFError when it closes before answering."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(10)
+        s.connect(path)
+        s.sendall(request)
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                raise EOFError("closed before the answer")
+            buf += chunk
+    return buf
 
 
 def read_int(path):
