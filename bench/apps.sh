@@ -83,9 +83,7 @@ MIXED_CACHE_MIB=${MIXED_CACHE_MIB:-${D[6]}}
 MIXED_FILES=${MIXED_FILES:-${D[7]}}
 MIXED_PGTABLES=${MIXED_PGTABLES:-${D[8]}}
 ENSURE_HOLD=${BENCH_APPS_ENSURE_HOLD:-60}
-for v in ENSURE_HOLD REPEATS PERCENT WAIT GUEST_MIB JVM_MIB HUGETLB_MIB MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES; do
-	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
-done
+require_uint "" ENSURE_HOLD REPEATS PERCENT WAIT GUEST_MIB JVM_MIB HUGETLB_MIB MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES
 ((REPEATS >= 1 && PERCENT >= 1 && PERCENT <= 98 && WAIT >= 2)) || die "REPEATS >= 1, PERCENT 1..98, WAIT >= 2"
 for w in "${WORKLOADS[@]}"; do [[ " $ALL_WORKLOADS " == *" $w "* ]] || die "unknown workload '$w' (known: $ALL_WORKLOADS)"; done
 for m in "${MODES[@]}"; do [[ " $ALL_MODES " == *" $m "* ]] || die "unknown mode '$m' (known: $ALL_MODES)"; done

@@ -26,7 +26,7 @@ D=(3 4096 20)
 ROUNDS=${BENCH_BACKING_ROUNDS:-${D[0]}}
 GUEST_MIB=${GUEST_MIB:-${D[1]}}
 IDLE=${BENCH_BACKING_IDLE:-${D[2]}}
-for v in ROUNDS GUEST_MIB IDLE; do is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"; done
+require_uint "" ROUNDS GUEST_MIB IDLE
 ((ROUNDS >= 1 && GUEST_MIB >= 2)) || die "ROUNDS >= 1 and GUEST_MIB >= 2"
 PAGES=$((GUEST_MIB / 2))
 

@@ -47,9 +47,7 @@ FILE_MIB=${BENCH_COST_FILE_MIB:-1024}
 PERIOD=${BENCH_COST_PERIOD:-10}
 GROUNDS=$(q 6 2)
 GUESTS=${BENCH_COST_GUESTS-"small:3:2:$GROUNDS big:128:2:$GROUNDS cpus:3:64:0"}
-for v in RUNS SECS SETTLE SCRAPE SCANS ANON FILE_MIB PERIOD; do
-	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
-done
+require_positive RUNS SECS SETTLE SCRAPE SCANS ANON FILE_MIB PERIOD
 ((QUICK == 1 || (RUNS >= 5 && SECS >= 300))) || log "note: fewer than 5 runs of 5 minutes per arm: too few runs for a verdict"
 OUT=$(report_output "$QUICK" "$ROOT")
 

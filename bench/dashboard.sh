@@ -39,9 +39,7 @@ PERCENT=${DASHBOARD_PERCENT:-90}
 BURSTS=${DASHBOARD_BURSTS:-3}
 EXTRA=${DASHBOARD_EXTRA:-500}
 STEP=${DASHBOARD_STEP:-2}
-for v in PERCENT BURSTS EXTRA STEP; do
-	is_uint "${!v}" || die "DASHBOARD_${v} must be a non-negative integer, got '${!v}'"
-done
+require_uint DASHBOARD_ PERCENT BURSTS EXTRA STEP
 ((PERCENT >= 10 && PERCENT <= 95)) || die "DASHBOARD_PERCENT must be in 10..95, got $PERCENT"
 ((BURSTS >= 1 && STEP >= 1 && EXTRA >= 1)) || die "DASHBOARD_BURSTS, DASHBOARD_STEP and DASHBOARD_EXTRA must be >= 1"
 

@@ -49,9 +49,7 @@ CACHE_MIB=${BENCH_ATOMIC_CACHE_MIB:-2048}
 [[ $WHERE =~ ^(both|host|guest)$ ]] || die "BENCH_ATOMIC_WHERE must be both, host or guest (got '$WHERE')"
 [[ $PHASES =~ ^(modes|guard|storm)( (modes|guard|storm))*$ ]] || die "BENCH_ATOMIC_PHASES: words of modes, guard, storm (got '$PHASES')"
 [[ $PHASES != *storm* || $WHERE == host ]] || die "BENCH_ATOMIC_PHASES=storm needs BENCH_ATOMIC_WHERE=host (a file on disk to cache)"
-for v in ROUNDS SECS GSECS LIMIT HOST_RATE HOST_FREE GUEST_RATE GUEST_FREE CACHE_MIB; do
-	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
-done
+require_positive ROUNDS SECS GSECS LIMIT HOST_RATE HOST_FREE GUEST_RATE GUEST_FREE CACHE_MIB
 ((QUICK == 1 || ROUNDS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
 OUT=$(report_output "$QUICK" "$ROOT")
 [[ -f /proc/sys/vm/defrag_mode || $WHERE == guest ]] || die "this kernel has no vm.defrag_mode (Linux 6.15+): BENCH_ATOMIC_WHERE=guest"

@@ -37,9 +37,7 @@ WINDOW=${BENCH_GUARD_WINDOW:-10}
 HOLD=${BENCH_GUARD_HOLD:-30}
 HEALTHY=${BENCH_GUARD_HEALTHY:-30}
 LIMIT=${BENCH_GUARD_LIMIT:-2}
-for v in ROUNDS WINDOW HOLD HEALTHY LIMIT; do
-	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
-done
+require_positive ROUNDS WINDOW HOLD HEALTHY LIMIT
 ((QUICK == 1 || ROUNDS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
 OUT=$(report_output "$QUICK" "$ROOT")
 

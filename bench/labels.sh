@@ -42,9 +42,7 @@ FILE_MIB=${BENCH_COST_FILE_MIB:-1024}
 PERIOD=${BENCH_COST_PERIOD:-10}
 read -r -a ARMS <<<"${BENCH_LABELS_ARMS:-steady edge}"
 for a in "${ARMS[@]}"; do [[ $a == steady || $a == edge ]] || die "unknown arm '$a' (known: steady edge)"; done
-for v in ROUNDS SECS POLL SETTLE ANON FILE_MIB PERIOD; do
-	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
-done
+require_positive ROUNDS SECS POLL SETTLE ANON FILE_MIB PERIOD
 ((QUICK == 1 || ROUNDS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
 OUT=$(report_output "$QUICK" "$ROOT")
 

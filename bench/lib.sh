@@ -27,6 +27,17 @@ log() {
 }
 
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+# require_uint PREFIX VAR...: dies unless each VAR holds a non-negative integer, naming the knob
+# PREFIX+VAR. require_positive VAR...: the same for a positive integer, naming VAR.
+require_uint() {
+	local p=$1 v
+	shift
+	for v in "$@"; do is_uint "${!v}" || die "$p$v must be a non-negative integer, got '${!v}'"; done
+}
+require_positive() {
+	local v
+	for v in "$@"; do is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"; done
+}
 # q FULL QUICK: FULL, or QUICK on a smoke run.
 q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
 # bg_nolock CMD...: CMD in the background without the heavy lock's fd (LOCK_FD, when set).

@@ -55,9 +55,7 @@ D_CONTROL=0
 [[ ,$MIX, == *,map,* ]] && D_CONTROL=1
 CONTROL=${LOAD_CONTROL:-$D_CONTROL}
 [[ $CONTROL =~ ^[01]$ ]] || die "LOAD_CONTROL must be 0 or 1, got '$CONTROL'"
-for v in SECONDS_RUN SCRAPERS CLIENTS PERCENT SETTLE; do
-	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
-done
+require_uint "" SECONDS_RUN SCRAPERS CLIENTS PERCENT SETTLE
 ((SECONDS_RUN >= 5)) || die "LOAD_SECONDS must be >= 5"
 ((SCRAPERS >= 1 && CLIENTS >= 1)) || die "LOAD_SCRAPERS and LOAD_CLIENTS must be >= 1"
 ((PERCENT >= 1 && PERCENT <= 95)) || die "LOAD_PERCENT must be in 1..95, got $PERCENT"

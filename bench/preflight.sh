@@ -61,9 +61,7 @@ MIXED_CACHE_MIB=${MIXED_CACHE_MIB:-${D[3]}}
 MIXED_FILES=${MIXED_FILES:-${D[4]}}
 MIXED_PGTABLES=${MIXED_PGTABLES:-${D[5]}}
 POLLUTE_PGTABLES=${POLLUTE_PGTABLES:-${D[6]}}
-for v in REPEATS PERCENT SETTLE MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES POLLUTE_PGTABLES; do
-	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
-done
+require_uint "" REPEATS PERCENT SETTLE MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES POLLUTE_PGTABLES
 ((REPEATS >= 1 && PERCENT >= 1 && PERCENT <= 98)) || die "REPEATS >= 1, PERCENT 1..98"
 for f in "${FRAGMENTATIONS[@]}"; do
 	[[ " $ALL_FRAGMENTATIONS " == *" $f "* ]] || die "unknown fragmentation '$f' (known: $ALL_FRAGMENTATIONS)"

@@ -60,9 +60,7 @@ BASELINE_CONFIG=${BENCH_PFL_BASELINE_CONFIG:-}
 if [[ " ${PARTS[*]} " == *" baseline "* ]]; then
 	[[ -x $BASELINE && -f $BASELINE_CONFIG ]] || die "the baseline part needs BENCH_PFL_BASELINE (a fragd binary) and BENCH_PFL_BASELINE_CONFIG (its configs/fragd.yaml)"
 fi
-for v in ROUNDS SECS PAIRS CPU_SECS BURST SETTLE SCRAPERS CLIENTS PERCENT; do
-	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
-done
+require_positive ROUNDS SECS PAIRS CPU_SECS BURST SETTLE SCRAPERS CLIENTS PERCENT
 [[ $PERIOD =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_PFL_PERIOD must be a number of seconds, got '$PERIOD'"
 ((QUICK == 1 || (ROUNDS >= 5 && PAIRS >= 5))) || log "note: fewer than 5 rounds or pairs: no verdict to quote"
 OUT=$(report_output "$QUICK" "$ROOT")

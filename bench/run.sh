@@ -60,9 +60,7 @@ SCRAPES=$D_SCRAPES
 WAIT_QUIET=${BENCH_WAIT_QUIET:-30}
 NCPU=$(nproc)
 CPU=${BENCH_CPU:-$((NCPU - 1))}
-for v in PAIRS PF_MIB PF_SECONDS HP_PAGES HP_CYCLES WAIT_QUIET CPU; do
-	is_uint "${!v}" || die "BENCH_${v} must be a non-negative integer, got '${!v}'"
-done
+require_uint BENCH_ PAIRS PF_MIB PF_SECONDS HP_PAGES HP_CYCLES WAIT_QUIET CPU
 ((PAIRS >= 1)) || die "BENCH_PAIRS must be >= 1"
 ((CPU < NCPU)) || die "BENCH_CPU=$CPU but this machine has $NCPU CPUs"
 
