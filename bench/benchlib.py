@@ -142,6 +142,12 @@ def quick_env(m):
     return "BENCH_QUICK=1 " if m.get("quick") == "1" else ""
 
 
+def knob_env(m, defaults):
+    """The environment prefix that sets the knobs of the run described by meta m that differ from
+    their defaults: defaults is {KNOB: (meta key, default)}."""
+    return "".join(f"{k}={m[key]} " for k, (key, d) in defaults.items() if m.get(key, d) != d)
+
+
 def section_head(title, m):
     """The first lines of a section: its title, and a warning on a smoke run."""
     lines = [f"## {title}", ""]

@@ -17,8 +17,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (CPU_KEYS, cpu_pct, measured_on, prom_value, publish, read_env, read_jsonl, read_prom,  # noqa: E402
-                      required_args, table)
+from benchlib import (CPU_KEYS, cpu_pct, knob_env, measured_on, prom_value, publish, quick_env, read_env,  # noqa: E402
+                      read_jsonl, read_prom, required_args, section_head, table)
 from verdict import checked, quantile  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -200,18 +200,16 @@ def main():
     quick = run.get("quick") == "1"
     defaults = {"LOAD_SECONDS": ("seconds", "10" if quick else "60"), "LOAD_SCRAPERS": ("scrapers", "50"),
                 "LOAD_CLIENTS": ("clients", "20"), "LOAD_PERCENT": ("percent", "30" if quick else "90")}
-    env = "".join(f"{k}={run[key]} " for k, (key, d) in defaults.items() if run.get(key, d) != d)
+    env = knob_env(run, defaults)
     if mm.get("fragctl_mix", "status,hist,map") != "status,hist,map":
         env += f"LOAD_FRAGCTL_MIX={mm['fragctl_mix']} "
     if run.get("control") == "0" and "map" in mix_list:
         env += "LOAD_CONTROL=0 "
-    cmd = ("BENCH_QUICK=1 " if quick else "") + env + "flock /tmp/fragd-heavy.lock bash bench/load.sh"
+    cmd = quick_env(run) + env + "flock /tmp/fragd-heavy.lock bash bench/load.sh"
     mix = ", ".join(f"`{'map --json' if c == 'map' else c}`" for c in mix_list)
     tick_s = main_["tick_s"]
 
-    L = ["## Load", ""]
-    if quick:
-        L += ["**Smoke run (BENCH_QUICK=1): too short to quote.**", ""]
+    L = section_head("Load", run)
     L += ["Promised: under concurrent scrapes and fragctl clients, every scrape and call is answered without "
           "error, the scrape p99 stays within 100 ms, and the collector tick is never late by more than one tick "
           "nor missed: a `fragctl map` that needs a fresh scan waits for the scanner thread, never holds the main "

@@ -17,8 +17,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (CPU_KEYS, cpu_pct, measured_on, publish, read_env, read_jsonl, read_prom,  # noqa: E402
-                      required_args, table)
+from benchlib import (CPU_KEYS, cpu_pct, knob_env, measured_on, publish, quick_env, read_env,  # noqa: E402
+                      read_jsonl, read_prom, required_args, section_head, table)
 from verdict import checked, median  # noqa: E402
 
 WINDOW_S = 60.0  # the cpu_budget's window (fragd: compaction time per minute)
@@ -245,9 +245,7 @@ def main():
 
     # --- section
     quick = m.get("quick") == "1"
-    L = ["## Soak", ""]
-    if quick:
-        L += ["**Smoke run (BENCH_QUICK=1): too short to quote.**", ""]
+    L = section_head("Soak", m)
     L += ["Promised: under continuous fragmentation churn and hugepage bursts in act mode, fragd's RSS grows "
           "by at most 5% and its open fds not at all, its compactions keep to `min_interval` and `cpu_budget`, "
           "its pool never passes its target, no collector tick is missed, and SIGTERM ends it with exit 0. "
@@ -259,8 +257,7 @@ def main():
                 "SOAK_BURST_HOLD": ("burst_hold", "5"), "SOAK_POOL": ("pool", "64"),
                 "SOAK_MIN_INTERVAL": ("min_interval", "10"), "SOAK_CPU_BUDGET": ("cpu_budget", "4"),
                 "SOAK_BACKOFF_MAX": ("backoff_max", "40")}
-    env = "".join(f"{k}={m[key]} " for k, (key, d) in defaults.items() if m.get(key, d) != d)
-    cmd = ("BENCH_QUICK=1 " if quick else "") + env + "flock /tmp/fragd-heavy.lock bash bench/soak.sh"
+    cmd = quick_env(m) + knob_env(m, defaults) + "flock /tmp/fragd-heavy.lock bash bench/soak.sh"
     L.append(f"`{cmd}` (~{(dur + 120) / 60:.0f} min). " + measured_on(m) + f"; load average "
              f"{m.get('loadavg_start', '?')} at the start, {m.get('loadavg_end', '?')} at the end.")
     L.append("")
