@@ -387,13 +387,15 @@ meta cpu_ticks "$((c1 - c0))"
 meta cpu_window_s "$(python3 -c "print(f'{$t1 - $t0:.3f}')")"
 meta clk_tck "$(getconf CLK_TCK)"
 meta pagetypeinfo_ms "$(python3 -c '
-import statistics, time
+import sys, time
+sys.path.insert(0, "bench")
+from verdict import median
 ts = []
 for _ in range(5):
     t = time.perf_counter()
     open("/proc/pagetypeinfo").read()
     ts.append((time.perf_counter() - t) * 1e3)
-print(f"{statistics.median(ts):.2f}")')"
+print(f"{median(ts):.2f}")')"
 meta tick_seconds "$(tick_seconds 5)"
 meta rss_kib_after_cpu "$(status_kib "$FRAGD_PID" VmRSS)"
 SCRAPE_LOG="$WORK/scrapes.txt"
