@@ -114,21 +114,16 @@ meta load_quiet_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 read -r m0 p0 < <(cpu_ns)
 t0=$(now_ms)
 python3 - "$SOCK" "$BURST" >"$WORK/quiet/burst.txt" <<'PY'
-import json, socket, sys
+import json, sys
+sys.path.insert(0, "bench")
+from benchlib import control_request
 path, n = sys.argv[1], int(sys.argv[2])
 bad = 0
 for _ in range(n):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(path)
-    s.sendall(b'{"cmd":"preflight","size_kib":2048,"count":1}\n')
-    buf = b""
-    while not buf.endswith(b"\n"):
-        c = s.recv(65536)
-        if not c:
-            break
-        buf += c
-    s.close()
-    bad += not buf or json.loads(buf).get("ok") is not True
+    try:
+        bad += json.loads(control_request(path, b'{"cmd":"preflight","size_kib":2048,"count":1}\n')).get("ok") is not True
+    except EOFError:
+        bad += 1
 print(bad)
 PY
 read -r m1 p1 < <(cpu_ns)
