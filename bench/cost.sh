@@ -110,11 +110,12 @@ run_arm() {
 		[[ -z $(ls "$dir"/cost-churn-* 2>/dev/null) ]] || die "$name: the churn left its file behind"
 	fi
 	echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/run.env"
-	log "$name: $("$PY" - "$dir/snaps.jsonl" <<'PY'
-import json, sys
-a, b = [json.loads(l) for l in open(sys.argv[1])][-2:]
-dt = b["mono"] - a["mono"]
-print(f"fragd {(b['proc_ticks'] - a['proc_ticks']) / a['clk_tck'] / dt * 100:.3f}% of a core over {dt:.0f} s")
+	log "$name: $("$PY" - "$dir" <<'PY'
+import sys
+sys.path.insert(0, "bench")
+from cost_report import run_figures
+f = run_figures(sys.argv[1])
+print(f"fragd {f['pct']['process']:.3f}% of a core over {f['seconds']:.0f} s")
 PY
 )"
 	((rc == 0)) || die "$name: fragd exited $rc after SIGTERM (log $dir/fragd.log)"
