@@ -219,7 +219,6 @@ if ((need_fragd_act)); then
 fi
 gcc -O2 -Wall -Wextra -o "$WORK/fragmenter" tests/tools/fragmenter.c || die "cannot compile tests/tools/fragmenter.c"
 gcc -O2 -Wall -Wextra -o "$WORK/thpfault" bench/thpfault.c || die "cannot compile bench/thpfault.c"
-fragd_identity "$FRAGD"
 
 for s in "${SCENARIOS[@]}"; do
 	[[ $s == thp ]] || continue
@@ -230,10 +229,7 @@ for s in "${SCENARIOS[@]}"; do
 	[[ $THP_DF_ORIG =~ ^(always|defer\+madvise|madvise)$ ]] || { echo madvise >"$THP_DF"; log "THP defrag: $THP_DF_ORIG -> madvise (restored on exit)"; }
 done
 
-META="$WORK/meta.env"
-: >"$META"
-meta_machine
-meta_versions
+begin_meta "$FRAGD" bpftrace
 meta hugeadm_version "$(dpkg-query -W -f='${Version}' libhugetlbfs-bin 2>/dev/null || echo '?')"
 meta thp_enabled "$(thp_current "$THP_EN" 2>/dev/null || true)"
 meta thp_defrag "$(thp_current "$THP_DF" 2>/dev/null || true)"

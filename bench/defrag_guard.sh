@@ -78,8 +78,7 @@ compaction:
   reserve: {memory_percent: 0}
   defrag_guard: {enabled: true, atomic_failures_per_second: 100000, pressure_full_percent: $LIMIT, window: ${WINDOW}s, hold: ${HOLD}s}
 YAML
-begin_meta "$WORK/fragd"
-meta_versions
+begin_meta "$WORK/fragd" bpftrace
 meta quick="$QUICK" rounds="$ROUNDS" window_s="$WINDOW" hold_s="$HOLD" healthy_s="$HEALTHY" limit_pct="$LIMIT"
 
 full_us() { awk '$1 == "full" { sub("total=", "", $5); print $5 }' /proc/pressure/memory; }

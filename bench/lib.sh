@@ -202,21 +202,15 @@ meta_machine() {
 	meta mem_total_kib "$(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
 }
 
-# begin_meta BINARY: a new $WORK/meta.env (META) with the machine and fragd BINARY's identity.
+# begin_meta BINARY [bpftrace]: a new $WORK/meta.env (META) with the machine and fragd BINARY's
+# identity (fragd_identity), and bpftrace's version when the run measured with it.
 begin_meta() {
 	fragd_identity "$1"
 	META="$WORK/meta.env"
 	: >"$META"
 	meta_machine
-	meta fragd_version "$FRAGD_VERSION"
-	meta fragd_sha "$FRAGD_SHA"
-}
-
-# What was measured with: fragd (after fragd_identity) and bpftrace.
-meta_versions() {
-	meta fragd_version "$FRAGD_VERSION"
-	meta fragd_sha "$FRAGD_SHA"
-	meta bpftrace_version "$(bpftrace --version 2>&1 | head -1)"
+	meta fragd_version="$FRAGD_VERSION" fragd_sha="$FRAGD_SHA"
+	[[ ${2:-} != bpftrace ]] || meta bpftrace_version "$(bpftrace --version 2>&1 | head -1)"
 }
 
 # report_output QUICK ROOT [RELIABILITY]: the file the report goes to: BENCH_OUTPUT if set, else

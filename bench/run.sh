@@ -105,9 +105,7 @@ BT_SCRIPT="$ROOT/bench/fragd-equivalent.bt"
 BT_TRACEPOINTS=$(grep -c '^tracepoint:' "$BT_SCRIPT")
 TRACEPOINTS='mm_page_alloc|mm_compaction_try_to_compact_pages|mm_vmscan_direct_reclaim_begin|mm_vmscan_direct_reclaim_end|mm_compaction_begin|mm_compaction_end|mm_compaction_migratepages|mm_page_alloc_extfrag'
 RESULTS="$WORK/results.tsv"
-META="$WORK/meta.env"
 : >"$RESULTS"
-: >"$META"
 
 # Processes other than ours with a BPF program on one of the tracepoints benchmarked here
 # (another fragd, a bpftrace...): they add their own cost to every arm.
@@ -295,10 +293,9 @@ run_arm() {
 
 # --- overhead ------------------------------------------------------------------
 log "work directory $WORK; $PAIRS pairs; workloads on CPU $CPU; fragd $FRAGD_VERSION ($FRAGD_SHA)"
-meta_machine
+begin_meta "$WORK/fragd" bpftrace
 meta mem_available_kib_start "$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
 meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
-meta_versions
 meta quick="$QUICK" pairs="$PAIRS" cpu="$CPU" pf_mib="$PF_MIB" pf_seconds="$PF_SECONDS" hp_pages="$HP_PAGES"
 meta hp_cycles="$HP_CYCLES" rss_wait="$RSS_WAIT" proactiveness="$PROACTIVE_ORIG"
 meta spectre_v2 "$(cat /sys/devices/system/cpu/vulnerabilities/spectre_v2 2>/dev/null | cut -d';' -f1)"

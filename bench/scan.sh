@@ -32,15 +32,12 @@ is_uint "$PERCENT" && ((PERCENT > 0 && PERCENT <= 95)) || die "BENCH_SCAN_PERCEN
 OUT=$(report_output "$QUICK" "$ROOT")
 
 bench_work scan 15
-META="$WORK/meta"
 PRO=/proc/sys/vm/compaction_proactiveness
 SAVED_PRO=$(<$PRO)
 restore_on_exit() { echo "$SAVED_PRO" >$PRO; }
 T_START=$SECONDS
 
-meta_machine
-fragd_identity "$BUILD_DIR/fragd"
-meta_versions
+begin_meta "$BUILD_DIR/fragd" bpftrace
 meta quick="$QUICK" scans="$SCANS" percent="$PERCENT"
 
 take_heavy_lock
