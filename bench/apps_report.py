@@ -12,7 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, publish, read_env, read_runs, row, table  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, read_runs, row, table  # noqa: E402
 from verdict import Verdict, median, median_difference, quantile, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -203,4 +203,4 @@ def main(runs_path, meta_path, out_path):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*positional(3))

@@ -26,6 +26,14 @@ def required_args(description, *options):
     return ap.parse_args()
 
 
+def positional(n):
+    """-> the n arguments of a script's command line; exits with its docstring (its usage) when
+    there are not n."""
+    if len(sys.argv) != n + 1:
+        sys.exit(sys.modules["__main__"].__doc__)
+    return sys.argv[1:]
+
+
 def report_args(goals_from_doc, *options):
     """A report script's command line: `SCRIPT --goals-from DOC` exits with what
     goals_from_doc(DOC) returns (the verdicts re-derived from a published section);

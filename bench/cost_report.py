@@ -134,7 +134,7 @@ def size_check(gs):
 
 
 def main():
-    work, out = sys.argv[1], sys.argv[2]
+    work, out = benchlib.positional(2)
     m = benchlib.read_env(os.path.join(work, "meta.env"))
     runs = int(m["runs"])
     figs = {arm: [run_figures(os.path.join(work, f"{arm}{r}")) for r in range(1, runs + 1)] for arm in ("quiet", "busy")}

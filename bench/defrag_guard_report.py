@@ -9,7 +9,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, publish, read_env, section_head  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, section_head  # noqa: E402
 from verdict import Verdict, median, median_ratio  # noqa: E402
 
 
@@ -68,6 +68,4 @@ def main(work, out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(*positional(2))

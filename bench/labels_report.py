@@ -17,7 +17,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, publish, read_env, read_jsonl, section_head, table  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, read_jsonl, section_head, table  # noqa: E402
 from verdict import Verdict, median, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -148,4 +148,4 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--changes":
         print(one_line(sys.argv[2]))
     else:
-        main(*sys.argv[1:3])
+        main(*positional(2))

@@ -18,7 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, publish, read_env, read_runs, section_head, table  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, read_runs, section_head, table  # noqa: E402
 from verdict import Verdict, median, quantile, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -192,4 +192,4 @@ def baseline_part(work, m):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*positional(2))

@@ -38,7 +38,7 @@ def totals(path):
 
 
 def main():
-    work, out = sys.argv[1], sys.argv[2]
+    work, out = benchlib.positional(2)
     m = benchlib.read_env(os.path.join(work, "meta.env"))
     pages = json.load(open(os.path.join(work, "idle1.json")))["scan"]["pages_read"]
     lines = benchlib.section_head("Pageblock scan: cost and the physical memory map", m)
