@@ -102,13 +102,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		F[i]=$(full_us)
 	done
 	dd if="$DATA" iflag=nocache count=0 status=none
-	if [[ -n ${LOCK_FD:-} ]]; then
-		bash -c 'echo $$ >"$0/cgroup.procs"; for i in 1 2; do while :; do cat "$1" >/dev/null; done & done; wait' \
-			"$MEMCG" "$DATA" {LOCK_FD}>&- &
-	else
-		bash -c 'echo $$ >"$0/cgroup.procs"; for i in 1 2; do while :; do cat "$1" >/dev/null; done & done; wait' \
-			"$MEMCG" "$DATA" &
-	fi
+	bg_nolock bash -c 'echo $$ >"$0/cgroup.procs"; for i in 1 2; do while :; do cat "$1" >/dev/null; done & done; wait' \
+		"$MEMCG" "$DATA"
 	THRASH=$!
 	off=
 	for ((i = WINDOW; i < WINDOW * 6; i++)); do
