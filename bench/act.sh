@@ -72,7 +72,6 @@ debian_python prometheus_client python3-prometheus-client
 
 ALL_MODES="ondemand kernel20 kernel90 manual hugeadm fragd defrag defrag_fragd"
 ALL_SCENARIOS="fixed free thp pool"
-QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then
 	D_REPEATS=1 D_PAGES=500 D_PERCENT=50 D_WAIT=5 D_SETTLE=20
 else
@@ -90,9 +89,7 @@ SETTLE_MAX=${BENCH_ACT_SETTLE_MAX:-$D_SETTLE}
 WARMUP=${BENCH_ACT_WARMUP:-1}
 UNDEFER=${BENCH_ACT_UNDEFER:-0}
 PAGECACHE=${BENCH_ACT_PAGECACHE:-0}
-for v in REPEATS PAGES PERCENT WAIT SETTLE_MAX WARMUP UNDEFER PAGECACHE; do
-	is_uint "${!v}" || die "BENCH_ACT_${v} must be a non-negative integer, got '${!v}'"
-done
+require_uint BENCH_ACT_ REPEATS PAGES PERCENT WAIT SETTLE_MAX WARMUP UNDEFER PAGECACHE
 ((REPEATS >= 1)) || die "REPEATS must be >= 1"
 ((PAGES >= 1)) || die "BENCH_ACT_PAGES must be >= 1"
 ((PERCENT >= 1 && PERCENT <= 98)) || die "BENCH_ACT_PERCENT must be in 1..98, got $PERCENT"
@@ -105,14 +102,11 @@ for s in "${SCENARIOS[@]}"; do
 done
 ((${#MODES[@]} > 0 && ${#SCENARIOS[@]} > 0)) || die "no mode or no scenario selected"
 
-HP=/proc/sys/vm/nr_hugepages
-PRO=/proc/sys/vm/compaction_proactiveness
-DFM=/proc/sys/vm/defrag_mode
 THP_EN=/sys/kernel/mm/transparent_hugepage/enabled
 THP_DF=/sys/kernel/mm/transparent_hugepage/defrag
 thp_current() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
 # The host's settings, read under the heavy lock below (SAVED=1 once read).
-SAVED=0 PRO_ORIG= DFM_ORIG= THP_EN_ORIG= THP_DF_ORIG=
+SAVED=0 THP_EN_ORIG= THP_DF_ORIG=
 
 # The run's files (fragd's log, the snapshots, the latencies) live on tmpfs when /dev/shm is one,
 # where a compaction can move them (work_base, tests/tools/fragmenter.sh), in every mode alike.
@@ -124,16 +118,8 @@ FAILED=1
 LOCKED=0
 exec {LOCK_FD}>>/tmp/fragd-heavy.lock
 
-# Puts back every global setting this script changes (after each run and on exit);
-# nothing before they were read.
-restore_settings() {
-	((SAVED)) || return 0
-	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
-	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
-	if [[ -n $DFM_ORIG && $(<"$DFM") != "$DFM_ORIG" ]]; then
-		echo "$DFM_ORIG" >"$DFM" || log "cannot restore vm.defrag_mode=$DFM_ORIG"
-	fi
-}
+# Puts back the THP settings this script changes (after each run and on exit; restore_memory_settings
+# the others); nothing before they were read.
 restore_thp() {
 	((SAVED)) || return 0
 	if [[ -n $THP_EN_ORIG && $(thp_current "$THP_EN") != "$THP_EN_ORIG" ]]; then
@@ -147,9 +133,9 @@ restore_thp() {
 CACHE_FILE=/var/tmp/fragd-bench-act-cache.$$
 restore_on_exit() { # run by cleanup (lib.sh), once every tracked process is stopped
 	rm -f "$CACHE_FILE"
-	deferral_remove
-	direct_trace_unmount
-	restore_settings
+	trace_close TRACE_INST
+	tracefs_unmount
+	restore_memory_settings
 	restore_thp
 	((LOCKED)) && flock -u "$LOCK_FD"
 }
@@ -171,9 +157,7 @@ unlock() {
 # puts them back before letting go: read them under the lock, or its values would be
 # taken for the host's (and "restored").
 lock
-require_empty_pool
-PRO_ORIG=$(<"$PRO")
-[[ -e $DFM ]] && DFM_ORIG=$(<"$DFM")
+save_memory_settings
 THP_EN_ORIG=$(thp_current "$THP_EN" 2>/dev/null || true)
 THP_DF_ORIG=$(thp_current "$THP_DF" 2>/dev/null || true)
 SAVED=1
@@ -235,7 +219,6 @@ if ((need_fragd_act)); then
 fi
 gcc -O2 -Wall -Wextra -o "$WORK/fragmenter" tests/tools/fragmenter.c || die "cannot compile tests/tools/fragmenter.c"
 gcc -O2 -Wall -Wextra -o "$WORK/thpfault" bench/thpfault.c || die "cannot compile bench/thpfault.c"
-fragd_identity "$FRAGD"
 
 for s in "${SCENARIOS[@]}"; do
 	[[ $s == thp ]] || continue
@@ -246,28 +229,16 @@ for s in "${SCENARIOS[@]}"; do
 	[[ $THP_DF_ORIG =~ ^(always|defer\+madvise|madvise)$ ]] || { echo madvise >"$THP_DF"; log "THP defrag: $THP_DF_ORIG -> madvise (restored on exit)"; }
 done
 
-META="$WORK/meta.env"
-: >"$META"
-meta_machine
-meta_versions
+begin_meta "$FRAGD" bpftrace
 meta hugeadm_version "$(dpkg-query -W -f='${Version}' libhugetlbfs-bin 2>/dev/null || echo '?')"
 meta thp_enabled "$(thp_current "$THP_EN" 2>/dev/null || true)"
 meta thp_defrag "$(thp_current "$THP_DF" 2>/dev/null || true)"
 meta proactiveness_orig "$PRO_ORIG"
 meta defrag_mode_orig "${DFM_ORIG:-absent}"
-meta quick "$QUICK"
-meta repeats "$REPEATS"
-meta pages "$PAGES"
-meta percent "$PERCENT"
-meta undefer "$UNDEFER"
-meta pagecache_mib "$PAGECACHE"
-meta keep 4
-meta wait "$WAIT"
-meta settle_max "$SETTLE_MAX"
+meta quick="$QUICK" repeats="$REPEATS" pages="$PAGES" percent="$PERCENT" undefer="$UNDEFER"
+meta pagecache_mib="$PAGECACHE" keep=4 wait="$WAIT" settle_max="$SETTLE_MAX"
 meta settle_quiet_fragd "$((FRAGD_MIN_INTERVAL + 5))"
-meta modes "${MODES[*]}"
-meta skipped "${SKIPPED[*]}"
-meta scenarios "${SCENARIOS[*]}"
+meta modes="${MODES[*]}" skipped="${SKIPPED[*]}" scenarios="${SCENARIOS[*]}"
 meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 RUNS="$WORK/runs.tsv"
 : >"$RUNS"
@@ -527,7 +498,7 @@ run_one() {
 	rmeta pool_after_fragd "$(<"$HP")"
 	stop_pid "$FRAG_PID" 60 || true
 	rm -f "$CACHE_FILE"
-	restore_settings
+	restore_memory_settings
 	[[ $(<"$HP") == 0 ]] || log "[r$round $sc/$mode] the pool did not empty: $(<"$HP") pages left"
 	printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$pos" "$sc" "$mode" "$R" >>"$RUNS"
 	unlock
@@ -578,7 +549,7 @@ for ((round = 0; round < REPEATS; round++)); do
 		done < <(round_order "$sc" "$round")
 	done
 done
-restore_settings
+restore_memory_settings
 restore_thp
 
 RUNTIME=$(($(date +%s) - T_START))

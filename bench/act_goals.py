@@ -5,8 +5,8 @@ the per-run details of a section bench/act_report.py wrote (--goals-from)."""
 import math
 import re
 
-from act_format import cell, fmt_int, fmt_pct, fmt_s, med, values
-from verdict import Verdict, median
+from benchlib import fmt_int, fmt_pct, fmt_s
+from verdict import Verdict, median, median_difference, spread, values
 
 # Goals of the issue "act mode second step" for fragd's shipped policy in act mode.
 GOAL_STALL_FRAC = 0.01       # <= 1% of the burst stalls
@@ -43,7 +43,7 @@ def at_most(rows, factor):
     """Verdict: median(a) <= factor x median(b) over the rows (a, b); None without rows."""
     if not rows:
         return None
-    return Verdict(rows, lambda rs: median([a for a, _ in rs]) - factor * median([b for _, b in rs]), 0, "<=",
+    return Verdict(rows, median_difference(factor), 0, "<=",
                    "rounds")
 
 
@@ -58,19 +58,19 @@ def goals_for(sc, G, m):
     how = "the kernel's record: the burst task's direct compactions, tracefs" \
         if all(r.kernel_stalls_how == "tracefs" for r in f) else "the kernel's record: compact_stall over the burst"
     stall_row = (f"<= {GOAL_STALL_FRAC * 100:.0f}% of the burst stalled ({how})",
-                 f"{cell([r.kernel_stall_frac for r in f], fmt_pct)} ({cell([r.kernel_stalls for r in f], fmt_int)}); "
-                 f"fragd counted {cell([r.stall_frac for r in f], fmt_pct)}", "-",
+                 f"{spread([r.kernel_stall_frac for r in f], fmt_pct)} ({spread([r.kernel_stalls for r in f], fmt_int)}); "
+                 f"fragd counted {spread([r.stall_frac for r in f], fmt_pct)}", "-",
                  verdict(one(f, lambda r: r.kernel_stall_frac, GOAL_STALL_FRAC, "<=")))
     if sc == "pool":
-        out.append(("target reached", cell([r.share for r in f], fmt_pct), "-",
+        out.append(("target reached", spread([r.share for r in f], fmt_pct), "-",
                     verdict(one(f, lambda r: r.share, 1, ">="))))
         if hug:
-            out.append(("wall time <= hugeadm --hard's", cell([r.wall_s for r in f], fmt_s),
-                        f"hugeadm {cell([r.wall_s for r in hug], fmt_s)}",
+            out.append(("wall time <= hugeadm --hard's", spread([r.wall_s for r in f], fmt_s),
+                        f"hugeadm {spread([r.wall_s for r in hug], fmt_s)}",
                         verdict(at_most(by_round(f, hug, lambda r: r.wall_s if r.share is not None and r.share >= 1
                                                  else math.inf, lambda r: r.wall_s), 1))))
-            out.append(("pages migrated <= hugeadm --hard's", cell([r.migrated for r in f], fmt_int),
-                        f"hugeadm {cell([r.migrated for r in hug], fmt_int)}",
+            out.append(("pages migrated <= hugeadm --hard's", spread([r.migrated for r in f], fmt_int),
+                        f"hugeadm {spread([r.migrated for r in hug], fmt_int)}",
                         verdict(at_most(by_round(f, hug, lambda r: r.migrated, lambda r: r.migrated), 1))))
             # The same work: pages migrated per block made (the pool less the free blocks at "ready"),
             # in the rounds in which both made the whole pool. hugeadm often stops short of the target
@@ -84,8 +84,8 @@ def goals_for(sc, G, m):
             pairs = by_round(f, hug, per_block, per_block)
             if pairs:
                 out.append(("pages migrated per block made, rounds both made the whole pool (not a goal: the "
-                            "same work)", cell([a for a, _ in pairs], fmt_int),
-                            f"hugeadm {cell([b for _, b in pairs], fmt_int)} ({len(pairs)} of {len(hug)} rounds)",
+                            "same work)", spread([a for a, _ in pairs], fmt_int),
+                            f"hugeadm {spread([b for _, b in pairs], fmt_int)} ({len(pairs)} of {len(hug)} rounds)",
                             verdict(at_most(pairs, 1))))
         else:
             out.append(("wall time and pages migrated <= hugeadm --hard's", "-", "hugeadm not run", "n/a"))
@@ -96,29 +96,29 @@ def goals_for(sc, G, m):
             wins = sum(1 for r in f if r.share is not None and hug_share.get(r.round) is not None
                        and r.share >= hug_share[r.round])
             paired = sum(1 for r in f if r.share is not None and hug_share.get(r.round) is not None)
-            out.append(("granted share >= hugeadm --hard's", cell([r.share for r in f], fmt_pct),
-                        f"hugeadm {cell([r.share for r in hug], fmt_pct)}; fragd >= hugeadm in {wins} of "
+            out.append(("granted share >= hugeadm --hard's", spread([r.share for r in f], fmt_pct),
+                        f"hugeadm {spread([r.share for r in hug], fmt_pct)}; fragd >= hugeadm in {wins} of "
                         f"{paired} rounds",
                         verdict(at_most(by_round(hug, f, lambda r: r.share, lambda r: r.share), 1))))
         else:
-            out.append(("granted share >= hugeadm --hard's", cell([r.share for r in f], fmt_pct),
+            out.append(("granted share >= hugeadm --hard's", spread([r.share for r in f], fmt_pct),
                         "hugeadm not run", "n/a"))
         out.append(stall_row)
         return out
     # fixed, thp
-    out.append(("100% granted", cell([r.share for r in f], fmt_pct), "-",
+    out.append(("100% granted", spread([r.share for r in f], fmt_pct), "-",
                 verdict(one(f, lambda r: r.share, 1, ">="))))
     out.append(stall_row)
     if k90:
-        k = med(r.migrated for r in k90)
+        k = median((r.migrated for r in k90), None)
         out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's (at the burst)",
-                    cell([r.migrated for r in f], fmt_int),
-                    f"kernel 90 {cell([r.migrated for r in k90], fmt_int)} "
+                    spread([r.migrated for r in f], fmt_int),
+                    f"kernel 90 {spread([r.migrated for r in k90], fmt_int)} "
                     f"(x{GOAL_MIGRATED_VS_K90:g}: {fmt_int(None if k is None else k * GOAL_MIGRATED_VS_K90)})",
                     verdict(at_most(by_round(f, k90, lambda r: r.migrated, lambda r: r.migrated),
                                     GOAL_MIGRATED_VS_K90))))
         # Both once settled: fragd, too, may go on compacting after the burst.
-        ks = med(r.migrated_settled for r in k90)
+        ks = median((r.migrated_settled for r in k90), None)
         fset = [r.migrated_settled if r.migrated_settled is not None else r.migrated for r in f]
         unsettled = [f"{name} {sum(1 for r in rs if r.settle and not r.settle.get('settled'))} of {len(rs)}"
                      for name, rs in (("kernel 90", k90), ("fragd", f))
@@ -126,18 +126,18 @@ def goals_for(sc, G, m):
         note = (f"; not settled within {m.get('settle_max')} s: " + ", ".join(unsettled) + " runs"
                 if unsettled else "")
         out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's (both once compaction settled)",
-                    cell(fset, fmt_int),
-                    f"kernel 90 {cell([r.migrated_settled for r in k90], fmt_int)} "
+                    spread(fset, fmt_int),
+                    f"kernel 90 {spread([r.migrated_settled for r in k90], fmt_int)} "
                     f"(x{GOAL_MIGRATED_VS_K90:g}: {fmt_int(None if ks is None else ks * GOAL_MIGRATED_VS_K90)}{note})",
                     verdict(at_most(by_round(f, k90, lambda r: r.migrated_settled if r.migrated_settled is not None
                                              else r.migrated, lambda r: r.migrated_settled),
                                     GOAL_MIGRATED_VS_K90))))
     else:
-        out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's", cell([r.migrated for r in f], fmt_int),
+        out.append((f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's", spread([r.migrated for r in f], fmt_int),
                     "kernel 90 not run", "n/a"))
-    ideal = med(r.ideal for r in f)
-    out.append((f"pages migrated <= {GOAL_MIGRATED_VS_IDEAL:g}x the ideal", cell([r.migrated for r in f], fmt_int),
-                f"ideal {cell([r.ideal for r in f], fmt_int)} (x{GOAL_MIGRATED_VS_IDEAL:g}: "
+    ideal = median((r.ideal for r in f), None)
+    out.append((f"pages migrated <= {GOAL_MIGRATED_VS_IDEAL:g}x the ideal", spread([r.migrated for r in f], fmt_int),
+                f"ideal {spread([r.ideal for r in f], fmt_int)} (x{GOAL_MIGRATED_VS_IDEAL:g}: "
                 f"{fmt_int(None if ideal is None else ideal * GOAL_MIGRATED_VS_IDEAL)})",
                 verdict(at_most(by_round(f, f, lambda r: r.migrated, lambda r: r.ideal), GOAL_MIGRATED_VS_IDEAL))))
     return out

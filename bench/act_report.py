@@ -16,11 +16,9 @@ measured medians.
 import json
 import os
 import re
-import statistics
 import sys
 
-from benchargs import report_args
-from benchlib import measured_on, prom_sum, publish, quick_env, quantile, read_env, read_prom, section_head
+from benchlib import measured_on, prom_sum, publish, quick_env, read_env, read_prom, report_args, section_head
 
 MODES = ["ondemand", "kernel20", "kernel90", "manual", "hugeadm", "fragd", "defrag", "defrag_fragd"]
 MODE_NAMES = {
@@ -38,7 +36,30 @@ SCENARIOS = ["fixed", "free", "thp", "pool"]
 SNAPS = ("s0", "s1", "s2", "s3", "s4")
 
 from act_goals import GOAL_MIGRATED_VS_IDEAL, GOAL_MIGRATED_VS_K90, GOAL_STALL_FRAC, goals_for, goals_from_doc  # noqa: E402
-from act_format import NUM_UNIT, cell, fmt_int, fmt_lat, fmt_pct, fmt_s, free_2m_blocks, med, read_vmstat, values  # noqa: E402,F401
+from benchlib import fmt_int, fmt_lat, fmt_pct, fmt_s, row, table  # noqa: E402
+from verdict import median, quantile, spread  # noqa: E402
+
+
+def read_vmstat(path):
+    out = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                k, v = line.split()
+                out[k] = int(v)
+    return out
+
+
+def free_2m_blocks(path):
+    """-> free memory in whole 2 MiB blocks (order >= 9, all zones) of a /proc/buddyinfo copy, or None."""
+    if not os.path.exists(path):
+        return None
+    total = 0
+    with open(path) as f:
+        for line in f:
+            counts = line.split()[4:]  # "Node 0, zone Normal c0 c1 ... c10"
+            total += sum(int(c) * 2 ** (order - 9) for order, c in enumerate(counts) if order >= 9)
+    return total
 
 
 # The task that makes each burst's allocations (by scenario "thp", else by mode): its comm.
@@ -244,45 +265,45 @@ def scenario_title(sc, m):
 
 
 def granted_cell(rs):
-    req = med(r.requested for r in rs)
+    req = median((r.requested for r in rs), None)
     if req is None:
         return "-"
     same = len({r.requested for r in rs}) == 1
-    return (f"{cell([r.granted for r in rs], fmt_int)} / {'' if same else '~'}{req:.0f}: "
-            f"{cell([r.share for r in rs], fmt_pct)}")
+    return (f"{spread([r.granted for r in rs], fmt_int)} / {'' if same else '~'}{req:.0f}: "
+            f"{spread([r.share for r in rs], fmt_pct)}")
 
 
 def wall_cell(rs):
-    w = cell([r.wall_s for r in rs], fmt_s)
+    w = spread([r.wall_s for r in rs], fmt_s)
     if any(r.compact_s is not None for r in rs):
-        return f"{cell([r.compact_s for r in rs], fmt_s)} compaction + {w}"
+        return f"{spread([r.compact_s for r in rs], fmt_s)} compaction + {w}"
     return w
 
 
-def table(sc, G, m):
+def scenario_table(sc, G, m):
     rows = [(mo, G[(sc, mo)]) for mo in MODES if (sc, mo) in G]
     if not rows:
         return []
     L = [f"### {scenario_title(sc, m)}", ""]
     settle = any(r.settle for _, rs in rows for r in rs)
-    L.append("| mode | runs | free 2 MiB blocks at ready / at burst | granted | stalled (fragd, order 9) "
-             "| compact_stall (burst) | per allocation p50 | p90 | p99 | pages migrated "
-             + ("| pages migrated, settled " if settle else "") + "| compaction time | wall |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if settle else "") + "---:|---:|")
+    head = ["mode", "runs", "free 2 MiB blocks at ready / at burst", "granted", "stalled (fragd, order 9)",
+            "compact_stall (burst)", "per allocation p50", "p90", "p99", "pages migrated"]
+    head += ["pages migrated, settled"] * settle + ["compaction time", "wall"]
+    L += table(head, "l" + "r" * (len(head) - 1))
     for mo, rs in rows:
         has_lat = any(r.lat for r in rs)
-        lat = [cell([r.p50 for r in rs], fmt_lat), cell([r.p90 for r in rs], fmt_lat),
-               cell([r.p99 for r in rs], fmt_lat)] if has_lat else ["-", "-", "-"]
-        stalled = (f"{cell([r.stalled9 for r in rs], fmt_int)}: {cell([r.stall_frac for r in rs], fmt_pct)}"
+        lat = [spread([r.p50 for r in rs], fmt_lat), spread([r.p90 for r in rs], fmt_lat),
+               spread([r.p99 for r in rs], fmt_lat)] if has_lat else ["-", "-", "-"]
+        stalled = (f"{spread([r.stalled9 for r in rs], fmt_int)}: {spread([r.stall_frac for r in rs], fmt_pct)}"
                    if all(r.have_metrics for r in rs) else "no metrics")
-        row = [MODE_NAMES[mo], str(len(rs)),
-               f"{cell([r.free_ready for r in rs], fmt_int)} / {cell([r.free_burst for r in rs], fmt_int)}",
-               granted_cell(rs), stalled, cell([r.compact_stall for r in rs], fmt_int)] + lat
-        row.append(cell([r.migrated for r in rs], fmt_int))
+        cells = [MODE_NAMES[mo], str(len(rs)),
+               f"{spread([r.free_ready for r in rs], fmt_int)} / {spread([r.free_burst for r in rs], fmt_int)}",
+               granted_cell(rs), stalled, spread([r.compact_stall for r in rs], fmt_int)] + lat
+        cells.append(spread([r.migrated for r in rs], fmt_int))
         if settle:
-            row.append(cell([r.migrated_settled for r in rs], fmt_int) if any(r.settle for r in rs) else "-")
-        row += [cell([r.comp_s for r in rs], fmt_s), wall_cell(rs)]
-        L.append("| " + " | ".join(row) + " |")
+            cells.append(spread([r.migrated_settled for r in rs], fmt_int) if any(r.settle for r in rs) else "-")
+        cells += [spread([r.comp_s for r in rs], fmt_s), wall_cell(rs)]
+        L.append(row(cells))
     L.append("")
     skipped = m.get("skipped", "").split()
     if skipped and sc != "pool":
@@ -292,7 +313,7 @@ def table(sc, G, m):
     L.append("")
     for mo, rs in rows:
         r = rs[0]
-        when = "at once" if sc == "pool" else f"{cell([x.wait_s for x in rs], lambda s: f'{s:.1f} s')} after ready"
+        when = "at once" if sc == "pool" else f"{spread([x.wait_s for x in rs], lambda s: f'{s:.1f} s')} after ready"
         L.append(f"- {MODE_NAMES[mo]}: `{r.env.get('prep_cmd', '?')}`, then {when}: `{r.env.get('burst_cmd', '?')}`")
     L.append("")
     return L
@@ -301,10 +322,9 @@ def table(sc, G, m):
 def goals_table(G, m, scenarios):
     L = ["### Goals for fragd's shipped policy in act mode", "",
          "From the medians above; the figures in parentheses are the lowest and highest run.", "",
-         "| scenario | goal | fragd act | reference | |", "|---|---|---:|---:|---|"]
+         *table(["scenario", "goal", "fragd act", "reference", ""], "llrrl")]
     for sc in scenarios:
-        for g in goals_for(sc, G, m):
-            L.append(f"| {scenario_title(sc, m).split(' ')[0]} | {g[0]} | {g[1]} | {g[2]} | {g[3]} |")
+        L += [row([scenario_title(sc, m).split(" ")[0], *g]) for g in goals_for(sc, G, m)]
     L.append("")
     return L
 
@@ -501,7 +521,7 @@ def main():
     L += method(m)
     scenarios = [sc for sc in SCENARIOS if any(s == sc for s, _ in G)]
     for sc in scenarios:
-        L += table(sc, G, m)
+        L += scenario_table(sc, G, m)
     L += goals_table(G, m, scenarios)
     L += details(runs)
     publish(args.output, "act", L)

@@ -22,20 +22,10 @@
 # Without tracefs instances: not recorded.
 TRACE_INST=
 deferral_start() {
-	local t=/sys/kernel/tracing e
-	tracefs_mount
-	[[ -d $t/instances ]] || t=/sys/kernel/debug/tracing
-	[[ -d $t/instances && -e $t/events/compaction/mm_compaction_deferred ]] || return 0
-	TRACE_INST=$t/instances/fragd-bench-act-$$
-	mkdir "$TRACE_INST" 2>/dev/null || { TRACE_INST=; return 0; }
-	echo 4096 >"$TRACE_INST/buffer_size_kb"
-	for e in mm_compaction_deferred mm_compaction_defer_compaction mm_compaction_defer_reset mm_compaction_end \
-		mm_compaction_begin mm_compaction_isolate_migratepages mm_compaction_try_to_compact_pages; do
-		echo 1 >"$TRACE_INST/events/compaction/$e/enable"
-	done
-	for e in mm_vmscan_kswapd_wake mm_vmscan_kswapd_sleep; do
-		if [[ -e $TRACE_INST/events/vmscan/$e/enable ]]; then echo 1 >"$TRACE_INST/events/vmscan/$e/enable"; fi
-	done
+	trace_open TRACE_INST "fragd-bench-act-$$" 4096 compaction/mm_compaction_deferred \
+		compaction/mm_compaction_defer_compaction compaction/mm_compaction_defer_reset compaction/mm_compaction_end \
+		compaction/mm_compaction_begin compaction/mm_compaction_isolate_migratepages \
+		compaction/mm_compaction_try_to_compact_pages vmscan/mm_vmscan_kswapd_wake vmscan/mm_vmscan_kswapd_sleep
 }
 deferral_stop() {
 	[[ -n $TRACE_INST ]] || return 0
@@ -85,12 +75,6 @@ print("direct_entries=" + "; ".join(f"{t} {direct[t]}" for t in sorted(direct)))
 print("compaction_scan=" + "; ".join(f"{t} runs {runs[t]}, blocks spanned {span[t]}, scanner passes "
                                      f"{passes.get(t, 0)}" for t in sorted(runs)))
 PY
-	rmeta trace_lost "$(awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' "$TRACE_INST"/per_cpu/cpu*/stats)"
-	deferral_remove
-}
-deferral_remove() {
-	[[ -n $TRACE_INST && -d $TRACE_INST ]] || return 0
-	echo 0 >"$TRACE_INST/events/enable" 2>/dev/null || true
-	rmdir "$TRACE_INST" 2>/dev/null || log "cannot remove the tracefs instance $TRACE_INST"
-	TRACE_INST=
+	rmeta trace_lost "$(trace_lost "$TRACE_INST")"
+	trace_close TRACE_INST
 }

@@ -68,7 +68,6 @@ ALL_FRAGMENTATIONS="holes mixed"
 read -r -a WORKLOADS <<<"${BENCH_APPS_WORKLOADS:-$ALL_WORKLOADS}"
 read -r -a MODES <<<"${BENCH_APPS_MODES:-$ALL_MODES}"
 read -r -a FRAGMENTATIONS <<<"${BENCH_APPS_FRAGMENTATIONS:-$ALL_FRAGMENTATIONS}"
-QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then # a smoke run: one round, little memory, /tmp/fragd-bench-quick.md
 	D=(1 50 2 512 512 256 64 2000 1024)
 else
@@ -84,9 +83,7 @@ MIXED_CACHE_MIB=${MIXED_CACHE_MIB:-${D[6]}}
 MIXED_FILES=${MIXED_FILES:-${D[7]}}
 MIXED_PGTABLES=${MIXED_PGTABLES:-${D[8]}}
 ENSURE_HOLD=${BENCH_APPS_ENSURE_HOLD:-60}
-for v in ENSURE_HOLD REPEATS PERCENT WAIT GUEST_MIB JVM_MIB HUGETLB_MIB MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES; do
-	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
-done
+require_uint "" ENSURE_HOLD REPEATS PERCENT WAIT GUEST_MIB JVM_MIB HUGETLB_MIB MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES
 ((REPEATS >= 1 && PERCENT >= 1 && PERCENT <= 98 && WAIT >= 2)) || die "REPEATS >= 1, PERCENT 1..98, WAIT >= 2"
 for w in "${WORKLOADS[@]}"; do [[ " $ALL_WORKLOADS " == *" $w "* ]] || die "unknown workload '$w' (known: $ALL_WORKLOADS)"; done
 for m in "${MODES[@]}"; do [[ " $ALL_MODES " == *" $m "* ]] || die "unknown mode '$m' (known: $ALL_MODES)"; done
@@ -94,36 +91,20 @@ for f in "${FRAGMENTATIONS[@]}"; do
 	[[ " $ALL_FRAGMENTATIONS " == *" $f "* ]] || die "unknown fragmentation '$f' (known: $ALL_FRAGMENTATIONS)"
 done
 
-HP=/proc/sys/vm/nr_hugepages
-PRO=/proc/sys/vm/compaction_proactiveness
-DFM=/proc/sys/vm/defrag_mode
-WORK=$(mktemp -d /tmp/fragd-bench-apps.XXXXXX)
+bench_work apps 15
 MNT="$WORK/hugetlbfs"
 # The mixed fragmentation's page cache (on disk, not tmpfs: page cache proper) and files (tmpfs).
 CACHE_FILE=/var/tmp/fragd-bench-apps-cache.$$
 SLAB_DIR=/dev/shm/fragd-bench-apps-slab.$$
-PIDS=()
-FAILED=1
-SAVED=0
 take_heavy_lock
-# What this script starts (fragd, the fragmenter, physmap) does not hold the lock.
-[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
-require_empty_pool
-PRO_ORIG=$(<"$PRO")
-DFM_ORIG=
-[[ -e $DFM ]] && DFM_ORIG=$(<"$DFM")
-SAVED=1
+save_memory_settings
 
 restore_settings() {
 	fill_stop
-	((SAVED)) || return 0
 	mountpoint -q "$MNT" && { umount "$MNT" || log "cannot unmount $MNT"; }
-	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
-	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
-	if [[ -n $DFM_ORIG && $(<"$DFM") != "$DFM_ORIG" ]]; then echo "$DFM_ORIG" >"$DFM" || log "cannot restore vm.defrag_mode"; fi
+	restore_memory_settings
 }
-restore_on_exit() { direct_trace_remove; direct_trace_unmount; restore_settings; }
-install_cleanup 15
+restore_on_exit() { trace_close DIRECT_TRACE; tracefs_unmount; restore_settings; }
 
 # Private copies: the build directory may be rebuilt while this runs.
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$BUILD_DIR/fragmenter" "$BUILD_DIR/physmap" "$WORK/"
@@ -131,9 +112,7 @@ FRAGD="$WORK/fragd"
 begin_meta "$FRAGD"
 meta java_version "$(java -version 2>&1 | head -1)"
 meta qemu_version "$(qemu-system-x86_64 --version | head -1)"
-meta percent "$PERCENT"
-meta wait_s "$WAIT"
-meta ensure_hold_s "$ENSURE_HOLD"
+meta percent="$PERCENT" wait_s="$WAIT" ensure_hold_s="$ENSURE_HOLD"
 meta mixed "cache_mib=$MIXED_CACHE_MIB files=$MIXED_FILES pgtables=$MIXED_PGTABLES"
 sed 's/^mode: observe$/mode: act/' configs/fragd.yaml >"$WORK/act.yaml"
 grep -q '^mode: act$' "$WORK/act.yaml" || die "configs/fragd.yaml does not say 'mode: observe' on a line of its own"

@@ -7,33 +7,34 @@ Every figure is a median over the rounds with its range. Each goal of the issue 
 answer gets a verdict with a 95% bootstrap interval over the rounds (bench/verdict.py: a comparison
 of two modes resamples whole rounds, both modes' runs of each round together); none is drawn from
 fewer than three runs of each mode compared."""
+import functools
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, quantile, read_env, read_runs, spread  # noqa: E402
-from verdict import Verdict, median  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, read_runs, row, table  # noqa: E402
+from verdict import Verdict, median, median_difference, quantile, spread  # noqa: E402
+
+# This report's cells keep the range of equal values: '0 (0–0)'.
+ranged = functools.partial(spread, range_when_equal=True)
 
 MODES = ["kernel20", "kernel90", "defrag", "hugeadm", "fragd", "fragd_told", "fragd_ensure"]
 
 
-def table(runs, workload, columns):
+def mode_table(runs, workload, columns):
     rows = [r for r in runs if r["workload"] == workload]
     if not rows:
         return []
-    out = ["| mode | runs | " + " | ".join(c[0] for c in columns) + " |",
-           "|---|---|" + "---|" * len(columns)]
+    out = table(["mode", "runs"] + [c[0] for c in columns], "l" * (2 + len(columns)))
     for mode in MODES:
         mine = [r for r in rows if r["mode"] == mode]
-        if not mine:
-            continue
-        cells = [c[1](mine) for c in columns]
-        out.append(f"| {mode} | {len(mine)} | " + " | ".join(cells) + " |")
+        if mine:
+            out.append(row([mode, len(mine)] + [c[1](mine) for c in columns]))
     return out
 
 
 def col(key, scale=1.0, fmt="{:.0f}"):
-    return lambda rs: spread([float(r[key]) * scale for r in rs if key in r], fmt)
+    return lambda rs: ranged([float(r[key]) * scale for r in rs if key in r], fmt)
 
 
 def started(rs):
@@ -70,7 +71,7 @@ def stalled_share(rs):
     """Direct compactions per THP fault allocated, percent, per run (stall_entries)."""
     xs = [100.0 * stall_entries(r) / max(int(r.get("thp_fault_alloc_workload", r["thp_fault_alloc"])), 1)
           for r in rs]
-    return spread(xs, "{:.1f}")
+    return ranged(xs, "{:.1f}")
 
 
 def by_round(rows, mode, key, value=float):
@@ -85,7 +86,7 @@ def compared(rows, mode, other, key, fmt, want="<="):
     if len(rounds) < 3:
         return None
     pairs = [(a[k], b[k]) for k in rounds]
-    v = Verdict(pairs, lambda ps: median([x for x, _ in ps]) - median([y for _, y in ps]), 0, want, unit="rounds")
+    v = Verdict(pairs, median_difference(), 0, want, unit="rounds")
     return v.text(fmt)
 
 
@@ -123,10 +124,10 @@ def goals(rows, workload):
                 if v:
                     out.append(f"| {mode} | pages migrated <= hugeadm's: {mode} − hugeadm | | {v} |")
         elif workload == "jvm":
-            shares = [(100.0 * stall_entries(r) / max(int(r.get("thp_fault_alloc_workload", r["thp_fault_alloc"])), 1),)
+            shares = [100.0 * stall_entries(r) / max(int(r.get("thp_fault_alloc_workload", r["thp_fault_alloc"])), 1)
                       for r in mine]
-            v = Verdict(shares, lambda rs: median([x for (x,) in rs]), 1.0, "<=", unit="runs")
-            over = sum(1 for (x,) in shares if x > 1.0)
+            v = Verdict(shares, median, 1.0, "<=", unit="runs")
+            over = sum(1 for x in shares if x > 1.0)
             out.append(f"| {mode} | <= 1% of its THP faults stalled (median share, %) | "
                        f"{over} of {len(shares)} runs above 1% | {v.text('{:.2f}')} |")
             huge = {m: quantile([float(r["huge_pct"]) for r in rows if r["mode"] == m], 0.5) for m in others}
@@ -139,16 +140,15 @@ def goals(rows, workload):
     if not out:
         return []
     return ["Goals (bench/verdict.py, 95% bootstrap interval; a difference of medians resamples whole rounds):", "",
-            "| policy | goal | runs | verdict |", "|---|---|---|---|"] + out + [""]
+            *table(["policy", "goal", "runs", "verdict"], "llll")] + out + [""]
 
 
 def main(runs_path, meta_path, out_path):
     runs = read_runs(runs_path)
     m = read_env(meta_path)
     lines = ["## Real workloads on fragmented memory", "",
-             f"`bash bench/apps.sh` (`make bench-apps`). Measured {m['date']} on Linux {m['kernel']}, "
-             f"{m['ncpu']} vCPUs, {int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} "
-             f"(binary sha256 {m['fragd_sha']}); {m['java_version']}; {m['qemu_version']}.",
+             "`bash bench/apps.sh` (`make bench-apps`). " + measured_on(m, cpu_model=False)
+             + f"; {m['java_version']}; {m['qemu_version']}.",
              "",
              f"Memory fragmented by `fragmenter --percent {m['percent']}` (movable holes), and in the "
              f"mixed fragmentation then filled in part with page cache, slab and page tables "
@@ -196,11 +196,11 @@ def main(runs_path, meta_path, out_path):
             continue
         lines += [f"### {heading}", ""]
         for w, title, cols in workloads:
-            t = table(mine, w, cols)
+            t = mode_table(mine, w, cols)
             if t:
                 lines += [f"#### {title}", ""] + t + [""] + goals([r for r in mine if r["workload"] == w], w)
     publish(out_path, "apps", lines)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*positional(3))

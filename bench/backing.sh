@@ -26,21 +26,18 @@ D=(3 4096 20)
 ROUNDS=${BENCH_BACKING_ROUNDS:-${D[0]}}
 GUEST_MIB=${GUEST_MIB:-${D[1]}}
 IDLE=${BENCH_BACKING_IDLE:-${D[2]}}
-for v in ROUNDS GUEST_MIB IDLE; do is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"; done
+require_uint "" ROUNDS GUEST_MIB IDLE
 ((ROUNDS >= 1 && GUEST_MIB >= 2)) || die "ROUNDS >= 1 and GUEST_MIB >= 2"
 PAGES=$((GUEST_MIB / 2))
 
-WORK=$(mktemp -d /tmp/fragd-bench-backing.XXXXXX)
+bench_work backing 10
 MNT="$WORK/hugetlbfs"
-PIDS=()
-FAILED=1
 take_heavy_lock
 save_memory_settings
 restore_on_exit() {
 	mountpoint -q "$MNT" && umount "$MNT"
 	restore_memory_settings
 }
-install_cleanup 10
 mkdir -p "$MNT"
 
 pool() {
@@ -92,16 +89,17 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 
 python3 - "$WORK/runs.txt" "$GUEST_MIB" "$IDLE" <<'PY'
-import statistics, sys
-runs = [dict(w.split("=", 1) for w in l.split()) for l in open(sys.argv[1]) if l.strip()]
+import sys
+sys.path.insert(0, "bench")
+from benchlib import read_runs, table
+from verdict import spread
+runs = read_runs(sys.argv[1])
 print(f"\n{sys.argv[2]} MiB guest, idle {sys.argv[3]} s; medians (range) over {len(runs) // 3} rounds\n")
-print("| pool's pages before the guest | runs | qemu to RAM allocated, ms | reported to the host meanwhile, MiB |")
-print("|---|---:|---:|---:|")
+rows = []
 for c in ("held", "fresh", "idle"):
     mine = [r for r in runs if r["case"] == c]
-    def cell(k):
-        xs = [int(r[k]) for r in mine]
-        return f"{statistics.median(xs):.0f} ({min(xs)}–{max(xs)})"
-    print(f"| {c} | {len(mine)} | {cell('ms')} | {cell('reported_mib')} |")
+    rows.append([c, len(mine)] + [spread([int(r[k]) for r in mine], range_when_equal=True) for k in ("ms", "reported_mib")])
+print("\n".join(table(["pool's pages before the guest", "runs", "qemu to RAM allocated, ms",
+                       "reported to the host meanwhile, MiB"], "lrrr", rows)))
 PY
 FAILED=0

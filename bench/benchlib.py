@@ -1,12 +1,46 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What fragd's benchmark scripts share: the key=value files bench/run.sh and
-bench/act.sh write, timed writes to kernel files, summary statistics, scrapes of
-/metrics (read with python3-prometheus-client's parser), and the sections of
-BENCHMARKS.md between <!-- NAME:begin --> and <!-- NAME:end -->.
+"""What fragd's benchmark scripts share: their command lines, the key=value files and JSON
+lines the drivers write, timed writes to kernel files, scrapes of /metrics (read with
+python3-prometheus-client's parser), table cells, and the sections of BENCHMARKS.md
+between <!-- NAME:begin --> and <!-- NAME:end -->. The statistics and the verdicts are
+bench/verdict.py's.
 """
+import argparse
+import gzip
+import json
 import os
+import socket
 import sys
 import time
+
+
+# --- command lines: the scripts whose options are all required (the shell scripts pass every one) ---
+
+def required_args(description, *options):
+    """-> the parsed command line. Each option is a name ("--work"), read as a string, or
+    (name, type), e.g. ("--period", float); every one must be given."""
+    ap = argparse.ArgumentParser(description=description)
+    for opt in options:
+        name, kind = (opt, None) if isinstance(opt, str) else opt
+        ap.add_argument(name, type=kind, required=True)
+    return ap.parse_args()
+
+
+def positional(n):
+    """-> the n arguments of a script's command line; exits with its docstring (its usage) when
+    there are not n."""
+    if len(sys.argv) != n + 1:
+        sys.exit(sys.modules["__main__"].__doc__)
+    return sys.argv[1:]
+
+
+def report_args(goals_from_doc, *options):
+    """A report script's command line: `SCRIPT --goals-from DOC` exits with what
+    goals_from_doc(DOC) returns (the verdicts re-derived from a published section);
+    otherwise -> required_args(None, *options)."""
+    if len(sys.argv) == 3 and sys.argv[1] == "--goals-from":
+        sys.exit(goals_from_doc(sys.argv[2]))
+    return required_args(None, *options)
 
 
 def read_env(path, missing_ok=False):
@@ -58,6 +92,41 @@ def prom_value(samples, name, **want):
     return None
 
 
+# The CPU time procmon.py samples: the process's, and its thread classes'.
+CPU_KEYS = ("cpu_ticks", "cpu_main_ticks", "cpu_scan_ticks", "cpu_other_ticks")
+
+
+def cpu_pct(a, b, key, clk):
+    """% of one core that KEY (CPU_KEYS, clock ticks of clk a second) took between procmon.py's
+    samples a and b; None when they are at the same time."""
+    dt = b["unix"] - a["unix"]
+    return (b[key] - a[key]) / clk / dt * 100 if dt > 0 else None
+
+
+def proc_stat(path):
+    """-> (comm, the fields after it) of a /proc/PID[/task/TID]/stat file: fields[0] is field 3
+    (state) of proc(5), so utime and stime are fields[11] and [12], nice fields[16]."""
+    with open(path) as f:
+        s = f.read()
+    return s[s.index("(") + 1:s.rindex(")")], s[s.rindex(")") + 2:].split()
+
+
+def control_request(path, request):
+    """-> the answer (bytes, one JSON line) to one request line on fragd's control socket at path;
+    OSError when it cannot be asked, EOFError when it closes before answering."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(10)
+        s.connect(path)
+        s.sendall(request)
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                raise EOFError("closed before the answer")
+            buf += chunk
+    return buf
+
+
 def read_int(path):
     with open(path) as f:
         return int(f.read())
@@ -76,22 +145,15 @@ def timed_write(path, value):
     return t0, t1 - t0
 
 
-def quantile(xs, q, empty=None):
-    """Linear-interpolation quantile q (0..1) of xs; empty if xs has none."""
-    xs = sorted(xs)
-    if not xs:
-        return empty
-    if len(xs) == 1:
-        return xs[0]
-    pos = q * (len(xs) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
 def quick_env(m):
     """The environment prefix that reproduces the run described by meta m."""
     return "BENCH_QUICK=1 " if m.get("quick") == "1" else ""
+
+
+def knob_env(m, defaults):
+    """The environment prefix that sets the knobs of the run described by meta m that differ from
+    their defaults: defaults is {KNOB: (meta key, default)}."""
+    return "".join(f"{k}={m[key]} " for k, (key, d) in defaults.items() if m.get(key, d) != d)
 
 
 def section_head(title, m):
@@ -102,9 +164,11 @@ def section_head(title, m):
     return lines
 
 
-def measured_on(m):
-    """'Measured DATE on MACHINE; FRAGD (sha)[, BPFTRACE]' from the meta the scripts write."""
-    return (f"Measured {m['date']} on Linux {m['kernel']}, {m['cpu_model']}, {m['ncpu']} vCPUs, "
+def measured_on(m, cpu_model=True):
+    """'Measured DATE on MACHINE; FRAGD (sha)[, BPFTRACE]' from the meta the scripts write (the
+    CPU's model name left out with cpu_model=False)."""
+    return (f"Measured {m['date']} on Linux {m['kernel']}, " + (f"{m['cpu_model']}, " if cpu_model else "")
+            + f"{m['ncpu']} vCPUs, "
             f"{int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} (binary sha256 {m['fragd_sha']})"
             + (f", {m['bpftrace_version']}" if m.get("bpftrace_version") else ""))
 
@@ -141,6 +205,19 @@ def publish(path, name, lines):
     sys.stdout.write(section)
 
 
+def read_jsonl(path):
+    """The JSON lines of path, or of path.gz (bench/data/soak keeps its samples compressed); []
+    when neither exists."""
+    if os.path.exists(path):
+        f = open(path)
+    elif os.path.exists(path + ".gz"):
+        f = gzip.open(path + ".gz", "rt")
+    else:
+        return []
+    with f:
+        return [json.loads(x) for x in f if x.strip()]
+
+
 def read_runs(path):
     """The runs of a benchmark's result file: one dict per line of key=value words."""
     runs = []
@@ -152,11 +229,44 @@ def read_runs(path):
     return runs
 
 
-def spread(xs, fmt="{:.0f}"):
-    """'median (min–max)' of xs, 'median' of one, '-' of none."""
-    if not xs:
+# --- markdown tables ---------------------------------------------------------------
+
+def row(cells):
+    """One row of a markdown table: '| a | b |' ('| |' for an empty cell)."""
+    return "|" + "|".join(f" {c} " if c != "" else " " for c in cells) + "|"
+
+
+def table(head, align, rows=()):
+    """A markdown table's lines: the head's cells, the rule (align: one letter a column, 'r' for a
+    right-aligned one, any other for left) and the rows, each a list of cells."""
+    assert len(head) == len(align), (head, align)
+    return [row(head), "|" + "".join("---:|" if a == "r" else "---|" for a in align)] + [row(r) for r in rows]
+
+
+# --- table cells: a figure, or '-' for one not measured -----------------------------
+
+def fmt_lat(ns):
+    if ns is None:
         return "-"
-    med = quantile(xs, 0.5)
-    if len(xs) == 1:
-        return fmt.format(med)
-    return f"{fmt.format(med)} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
+    us = ns / 1e3
+    if us < 10:
+        return f"{us:.1f} µs"
+    if us < 1000:
+        return f"{us:.0f} µs"
+    return f"{us / 1e3:.2f} ms"
+
+
+def fmt_s(s):
+    if s is None:
+        return "-"
+    if s < 0.01:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.3f} s"
+
+
+def fmt_int(x):
+    return "-" if x is None else f"{x:.0f}"
+
+
+def fmt_pct(x):
+    return "-" if x is None else f"{x * 100:.1f}%"

@@ -37,8 +37,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start cost "fragd loads BPF and reads kpageflags" fragd fragctl bpf_map_memory -- python3 curl flock
 debian_python "prometheus_client" "python3-prometheus-client"
 
-QUICK=${BENCH_QUICK:-0}
-q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
 RUNS=${BENCH_COST_RUNS:-$(q 5 2)}
 SECS=${BENCH_COST_SECONDS:-$(q 300 45)}
 SETTLE=${BENCH_COST_SETTLE:-$(q 30 10)}
@@ -49,36 +47,21 @@ FILE_MIB=${BENCH_COST_FILE_MIB:-1024}
 PERIOD=${BENCH_COST_PERIOD:-10}
 GROUNDS=$(q 6 2)
 GUESTS=${BENCH_COST_GUESTS-"small:3:2:$GROUNDS big:128:2:$GROUNDS cpus:3:64:0"}
-for v in RUNS SECS SETTLE SCRAPE SCANS ANON FILE_MIB PERIOD; do
-	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
-done
+require_positive RUNS SECS SETTLE SCRAPE SCANS ANON FILE_MIB PERIOD
 ((QUICK == 1 || (RUNS >= 5 && SECS >= 300))) || log "note: fewer than 5 runs of 5 minutes per arm: too few runs for a verdict"
 OUT=$(report_output "$QUICK" "$ROOT")
 
-WORK=$(mktemp -d /tmp/fragd-bench-cost.XXXXXX)
-FAILED=1
-PIDS=()
-restore_on_exit() { :; }  # no kernel setting is changed
-install_cleanup 60
+bench_work cost 60 # no kernel setting is changed
 T_START=$SECONDS
 FRAGD="$BUILD_DIR/fragd"
 
 avail_mib=$(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024))
 ((avail_mib > ANON + FILE_MIB + 2048)) || die "MemAvailable is $avail_mib MiB: the churn needs $ANON + $FILE_MIB MiB and 2 GiB to spare"
 take_heavy_lock
-# fragd does not hold the lock (start_fragd_in closes LOCK_FD in it).
-[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
 
 begin_meta "$FRAGD"
-meta quick "$QUICK"
-meta runs "$RUNS"
-meta seconds "$SECS"
-meta settle "$SETTLE"
-meta scrape "$SCRAPE"
-meta scans "$SCANS"
-meta anon_mib "$ANON"
-meta file_mib "$FILE_MIB"
-meta period "$PERIOD"
+meta quick="$QUICK" runs="$RUNS" seconds="$SECS" settle="$SETTLE" scrape="$SCRAPE" scans="$SCANS"
+meta anon_mib="$ANON" file_mib="$FILE_MIB" period="$PERIOD"
 meta load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta possible_cpus "$(cat /sys/devices/system/cpu/possible)"
 
@@ -127,11 +110,12 @@ run_arm() {
 		[[ -z $(ls "$dir"/cost-churn-* 2>/dev/null) ]] || die "$name: the churn left its file behind"
 	fi
 	echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/run.env"
-	log "$name: $("$PY" - "$dir/snaps.jsonl" <<'PY'
-import json, sys
-a, b = [json.loads(l) for l in open(sys.argv[1])][-2:]
-dt = b["mono"] - a["mono"]
-print(f"fragd {(b['proc_ticks'] - a['proc_ticks']) / a['clk_tck'] / dt * 100:.3f}% of a core over {dt:.0f} s")
+	log "$name: $("$PY" - "$dir" <<'PY'
+import sys
+sys.path.insert(0, "bench")
+from cost_report import run_figures
+f = run_figures(sys.argv[1])
+print(f"fragd {f['pct']['process']:.3f}% of a core over {f['seconds']:.0f} s")
 PY
 )"
 	((rc == 0)) || die "$name: fragd exited $rc after SIGTERM (log $dir/fragd.log)"

@@ -19,7 +19,7 @@ import signal
 import sys
 import time
 
-from benchargs import required_args
+from benchlib import required_args
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 CHUNK = 1 << 20

@@ -23,10 +23,11 @@
 # the budget's pace under TCG first).
 set -euo pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SRC=$(cd "$HERE/.." && pwd)
-BUILD=${FRAGD_BUILD_DIR:-$SRC/build}
-[[ $BUILD == /* ]] || BUILD="$SRC/$BUILD"
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+LOG_TAG=cost_guest
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+use_build_dir fragd fragctl bpf_map_memory
 CACHE=${FRAGD_KERNEL_CACHE:-/var/cache/fragd-kernels}
 TIMEOUT=${BENCH_GUEST_TIMEOUT:-2400}
 INTERVAL=${BENCH_GUEST_INTERVAL:-60s}
@@ -34,27 +35,12 @@ BUDGET=${BENCH_GUEST_BUDGET:-}
 PATTERN='^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64$'
 OUTDIR=${1:?usage: cost_guest.sh OUTDIR NAME:MEMORY_GIB:CPUS:ROUNDS ...}
 shift
-WORK=$(mktemp -d /tmp/fragd-cost-guest.XXXXXX)
-QEMU_PID=
-
-log() { echo "cost_guest: $*" >&2; }
-die() { echo "cost_guest: $*" >&2; exit 1; }
-cleanup() {
-	local rc=$?
-	if [[ -n $QEMU_PID ]] && kill -0 "$QEMU_PID" 2>/dev/null; then
-		kill -TERM "$QEMU_PID" 2>/dev/null
-		wait "$QEMU_PID" 2>/dev/null || true
-	fi
-	rm -rf "$WORK"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-
 [[ $(id -u) -eq 0 ]] || die "must run as root (apt-get download into $CACHE)"
-for b in fragd fragctl bpf_map_memory; do [[ -x $BUILD/$b ]] || die "$BUILD/$b missing: build first"; done
-for t in qemu-system-x86_64 cpio gzip curl ldd strip; do command -v "$t" >/dev/null || die "$t not found (Debian: qemu-system-x86, cpio, curl, binutils)"; done
+require_tools " (Debian: qemu-system-x86, cpio, curl, binutils)" qemu-system-x86_64 cpio gzip curl ldd strip
+WORK=$(mktemp -d /tmp/fragd-cost-guest.XXXXXX)
+FAILED=0 # the guests' logs are in OUTDIR: the work directory goes, however the run ends
+PIDS=()
+install_cleanup 10
 [[ -x /bin/busybox ]] || die "/bin/busybox missing (Debian: busybox-static)"
 mkdir -p "$OUTDIR" "$CACHE"
 
@@ -80,21 +66,7 @@ VMLINUZ=$(ls "$TREE"/boot/vmlinuz-* | head -1)
 
 # The initramfs: busybox, fragd, fragctl, bpf_map_memory, curl and their libraries.
 root="$WORK/root"
-mkdir -p "$root"/{bin,etc,proc,sys,dev,run,tmp,usr/sbin}
-cp /bin/busybox "$root/bin/busybox"
-# Without their debug info (as tests/kernels/matrix.sh and the package ship them): the guest's
-# kernel unpacks the initramfs under TCG before anything runs.
-for bin in fragd fragctl bpf_map_memory; do strip --strip-debug -o "$root/$bin" "$BUILD/$bin"; done
-cp "$(command -v curl)" "$root/usr/sbin/curl"
-for bin in "$BUILD/fragd" "$BUILD/fragctl" "$BUILD/bpf_map_memory" "$(command -v curl)"; do
-	for lib in $(ldd "$bin" | awk '/=> \// { print $3 } /^\t\// { print $1 }'); do
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
-	done
-done
-cp "$HERE/cost_guest_init.sh" "$root/init"
-cp "$HERE/../tests/kernels/guest_setup.sh" "$root/guest_setup.sh"
-chmod 755 "$root/init"
+guest_root "$root" "$ROOT/bench/cost_guest_init.sh" "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$BUILD_DIR/bpf_map_memory"
 # configs/fragd.yaml with only the pageblocks section's interval, max_age (and budget) changed.
 awk -v iv="$INTERVAL" -v b="$BUDGET" '
 	/^pageblocks:/ { pb = 1; print; if (b != "") print "  budget: " b; next }
@@ -102,13 +74,13 @@ awk -v iv="$INTERVAL" -v b="$BUDGET" '
 	pb && $1 == "interval:" { print "  interval: " iv; next }
 	pb && $1 == "max_age:" { print "  max_age: " iv; next }
 	pb && $1 == "budget:" && b != "" { next }
-	{ print }' "$SRC/configs/fragd.yaml" >"$root/etc/fragd.yaml"
+	{ print }' "$ROOT/configs/fragd.yaml" >"$root/etc/fragd.yaml"
 grep -q "^  max_age: $INTERVAL$" "$root/etc/fragd.yaml" || die "configs/fragd.yaml has no pageblocks max_age line to set"
-"$BUILD/fragd" --check-config "$root/etc/fragd.yaml" >/dev/null || die "the guest's config does not validate"
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$WORK/initramfs.gz"
+"$BUILD_DIR/fragd" --check-config "$root/etc/fragd.yaml" >/dev/null || die "the guest's config does not validate"
+guest_pack "$root" "$WORK/initramfs.gz"
 
 # shellcheck source=tests/kernels/accel.sh
-. "$SRC/tests/kernels/accel.sh"
+. "$ROOT/tests/kernels/accel.sh"
 for spec in "$@"; do
 	IFS=: read -r name gib cpus rounds <<<"$spec"
 	[[ $gib =~ ^[0-9]+$ && $cpus =~ ^[0-9]+$ && $rounds =~ ^[0-9]+$ ]] || die "bad guest spec '$spec' (NAME:MEMORY_GIB:CPUS:ROUNDS)"
@@ -124,9 +96,10 @@ for spec in "$@"; do
 		-nographic -no-reboot -kernel "$VMLINUZ" -initrd "$WORK/initramfs.gz" \
 		-append "console=ttyS0 panic=-1 quiet fragd_rounds=$rounds" </dev/null >"$serial.raw" 2>&1 &
 	QEMU_PID=$!
+	PIDS+=("$QEMU_PID")
 	rc=0
 	wait "$QEMU_PID" || rc=$?
-	QEMU_PID=
+	untrack "$QEMU_PID"
 	tr -d '\r' <"$serial.raw" | sed -n 's/.*\(FRAGD-.*\)/\1/p' >"$serial"
 	rm -f "$serial.raw"
 	((rc != 124)) || echo "FRAGD-COST timeout ${TIMEOUT}s" >>"$serial"

@@ -4,14 +4,13 @@
 usage: cost_report.py WORK OUTPUT
 """
 import glob
-import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-from verdict import Verdict, median  # noqa: E402
+from verdict import Verdict, median, spread  # noqa: E402
 
 GOAL_QUIET, GOAL_BUSY, GOAL_SCAN_1TIB = 0.2, 0.3, 0.3  # % of one core (issue 27)
 SIZES_GIB = (64, 256, 1024, 4096)
@@ -19,20 +18,6 @@ SIZES_GIB = (64, 256, 1024, 4096)
 
 def gib_name(g):
     return f"{g // 1024} TiB" if g >= 1024 and g % 1024 == 0 else f"{g} GiB"
-
-
-def med(xs):
-    return benchlib.quantile(xs, 0.5)
-
-
-def spread(xs, fmt="{:.3f}"):
-    """'median (min–max)' of xs, or '-' when empty."""
-    if not xs:
-        return "-"
-    m = fmt.format(med(xs))
-    if min(xs) == max(xs):
-        return m
-    return f"{m} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
 
 
 def thread_class(t, pid):
@@ -48,7 +33,7 @@ def thread_class(t, pid):
 def run_figures(d):
     """-> the figures of one run directory (see bench/cost.sh run_arm)."""
     env = benchlib.read_env(os.path.join(d, "run.env"))
-    snaps = [json.loads(line) for line in open(os.path.join(d, "snaps.jsonl"))]
+    snaps = benchlib.read_jsonl(os.path.join(d, "snaps.jsonl"))
     a, b = snaps[0], snaps[-1]
     dt = b["mono"] - a["mono"]
     clk = a["clk_tck"]
@@ -84,10 +69,9 @@ def run_figures(d):
     sc = [line.split() for line in open(os.path.join(d, "scrapes.txt")) if line.strip()]
     f["scrapes"] = len(sc)
     f["scrapes_ok"] = sum(1 for s in sc if s[0] == "200")
-    churn = os.path.join(d, "churn.jsonl")
-    cyc = [json.loads(line) for line in open(churn)] if os.path.exists(churn) else []
+    cyc = benchlib.read_jsonl(os.path.join(d, "churn.jsonl"))
     f["churn_cycles"] = len(cyc)
-    f["churn_cycle_s"] = med([c["cycle_s"] for c in cyc]) if cyc else None
+    f["churn_cycle_s"] = median([c["cycle_s"] for c in cyc]) if cyc else None
     return f
 
 
@@ -144,13 +128,13 @@ def size_check(gs):
     if lo is hi:
         return None
     ratio_mem = int(hi["facts"]["mem_total_kib"]) / int(lo["facts"]["mem_total_kib"])
-    ratio_blk = med([b for b, _ in per_round(hi["rounds"])]) / med([b for b, _ in per_round(lo["rounds"])])
+    ratio_blk = median([b for b, _ in per_round(hi["rounds"])]) / median([b for b, _ in per_round(lo["rounds"])])
     full_ratio = (hi["full"][0] / lo["full"][0]) if hi["full"] and lo["full"] else None
     return ratio_mem, ratio_blk, int(hi["facts"]["mem_total_kib"]) / 2**20, full_ratio
 
 
 def main():
-    work, out = sys.argv[1], sys.argv[2]
+    work, out = benchlib.positional(2)
     m = benchlib.read_env(os.path.join(work, "meta.env"))
     runs = int(m["runs"])
     figs = {arm: [run_figures(os.path.join(work, f"{arm}{r}")) for r in range(1, runs + 1)] for arm in ("quiet", "busy")}
@@ -158,9 +142,7 @@ def main():
     env = benchlib.quick_env(m)
     lines = benchlib.section_head("fragd's CPU on a quiet and a busy host; the pageblock scan by memory size", m)
     lines += [
-        f"Measured {m['date']} on Linux {m['kernel']}, {m['cpu_model']}, {m['ncpu']} vCPUs, "
-        f"{int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} (binary sha256 {m['fragd_sha']}). "
-        f"Reproduce: `{env}bash bench/cost.sh` as root after the build (part of `make bench`; this run took "
+        benchlib.measured_on(m) + f". Reproduce: `{env}bash bench/cost.sh` as root after the build (part of `make bench`; this run took "
         f"{m['minutes']} min, load average {m['load_start']} at start, {m['load_end']} at the end).",
         "",
         f"Two arms, interleaved (quiet, busy, quiet, busy, ...), {runs} run{'s' if runs != 1 else ''} each. A run: "
@@ -193,9 +175,9 @@ def main():
         v = Verdict(proc, median, goal, "<=", "runs")  # the runs of an arm are its bootstrap rows
         verdicts[arm] = v
         lines.append(
-            f"| {arm} | {len(fs)} | **{spread(proc)}** | {spread([f['pct']['main'] for f in fs])} | "
-            f"{spread([f['scan_pct'] for f in fs])} | {spread([f['pct']['http'] for f in fs])} | "
-            f"{spread([f['pct']['other'] for f in fs])} | {spread(rpm, '{:.2f}')} | {spread(bpr, '{:.0f}')} | "
+            f"| {arm} | {len(fs)} | **{spread(proc, '{:.3f}')}** | {spread([f['pct']['main'] for f in fs], '{:.3f}')} | "
+            f"{spread([f['scan_pct'] for f in fs], '{:.3f}')} | {spread([f['pct']['http'] for f in fs], '{:.3f}')} | "
+            f"{spread([f['pct']['other'] for f in fs], '{:.3f}')} | {spread(rpm, '{:.2f}')} | {spread(bpr, '{:.0f}')} | "
             f"{spread([f['host_busy'] for f in fs], '{:.1f}')}% | ≤ {goal}%: {v.bold()} |")
     lines += [
         "",
@@ -228,22 +210,22 @@ def main():
               "", "</details>", ""]
 
     # The full scan's cost, and the projection.
-    scans = [json.loads(line) for line in open(os.path.join(work, "full", "scans.jsonl"))]
+    scans = benchlib.read_jsonl(os.path.join(work, "full", "scans.jsonl"))
     pages = scans[0]["pages_read"]
     gib = pages * 4096 / 2**30
     clk = figs["quiet"][0]["clk"]
     cpu = [s["metric_cpu_s"] if "metric_cpu_s" in s else s["thread_ticks"] / clk for s in scans]
     wall = [s["duration_ns"] / 1e6 for s in scans]
-    per_gib = med(cpu) / gib
+    per_gib = median(cpu) / gib
     busy = figs["busy"]
     rate = [f["rounds"] / f["seconds"] for f in busy if f["rounds"] is not None]
     # Without fragd_scans_total, or without a round in the busy runs (runs shorter than the
     # interval), the shipped pageblocks.interval: one round a minute while memory changes.
-    measured_rate = bool(rate) and med(rate) > 0
-    rate_s = med(rate) if measured_rate else 1 / 60
-    sampled = med([f["scan_pct"] for f in busy])
+    measured_rate = bool(rate) and median(rate) > 0
+    rate_s = median(rate) if measured_rate else 1 / 60
+    sampled = median([f["scan_pct"] for f in busy])
     sample_blocks = [f["blocks_sample"] for f in busy if f["blocks_sample"]]
-    per_block_us = (med([f["scan_cpu_metric"] / f["blocks_sample"] for f in busy
+    per_block_us = (median([f["scan_cpu_metric"] / f["blocks_sample"] for f in busy
                          if f["scan_cpu_metric"] and f["blocks_sample"]]) * 1e6) if exported and sample_blocks else None
     mm_here, mf_here = mapmem(os.path.join(work, "mapmem", "here.txt"))
     lines += [
@@ -271,7 +253,7 @@ def main():
         "",
         "| memory | one full scan, CPU | old design: a full scan per round | sampled design | fragd's BPF maps |",
         "|---|---:|---:|---:|---:|",
-        f"| {gib:.0f} GiB of page frames (here, measured) | {med(cpu):.2f} s | {rate_s * med(cpu) * 100:.3f}% | "
+        f"| {gib:.0f} GiB of page frames (here, measured) | {median(cpu):.2f} s | {rate_s * median(cpu) * 100:.3f}% | "
         f"{sampled:.3f}% (measured) | {mf_here['total'] / 2**20:.2f} MiB |",
     ]
     share_1t = None
@@ -325,8 +307,7 @@ def main():
                 f"| {name} | {int(g['facts'].get('mem_total_kib', 0)) / 2**20:.1f} GiB | "
                 f"{g['mapfacts'].get('possible_cpus', '?')} | {zb} | "
                 f"{g['facts'].get('start_pass_s', '-').replace(' rounds ', ', ')} | {len(pr)} | "
-                f"{spread([b for b, _ in pr], '{:.0f}') if pr else '-'} | "
-                f"{spread([c * 1000 for _, c in pr if c is not None], '{:.0f}') if any(c is not None for _, c in pr) else '-'} | "
+                f"{spread([b for b, _ in pr])} | {spread([None if c is None else c * 1000 for _, c in pr])} | "
                 f"{g['full'][0] if g['full'] else '-'} | "
                 f"{g['mapfacts']['total'] / 2**20:.2f} MiB (ledger {g['mapfacts'].get('ledger_entries', '?')}) |")
         if check:

@@ -23,23 +23,16 @@ import benchlib  # noqa: E402
 KEEP = ("fragd_scan_cpu_seconds_total", "fragd_scan_pageblocks_read_total", "fragd_scans_total")
 
 
-def stat_fields(path):
-    """-> (comm, fields after the comm): fields[0] is field 3 (state) of proc(5)."""
-    with open(path) as f:
-        s = f.read()
-    return s[s.index("(") + 1:s.rindex(")")], s[s.rindex(")") + 2:].split()
-
-
 def main():
     pid, url, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     snap = {"mono": time.monotonic(), "unix": time.time(), "clk_tck": os.sysconf("SC_CLK_TCK")}
     try:
-        _, f = stat_fields(f"/proc/{pid}/stat")
+        _, f = benchlib.proc_stat(f"/proc/{pid}/stat")
         snap["proc_ticks"] = int(f[11]) + int(f[12])
         threads = []
         for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
             try:
-                comm, t = stat_fields(f"/proc/{pid}/task/{tid}/stat")
+                comm, t = benchlib.proc_stat(f"/proc/{pid}/task/{tid}/stat")
             except (FileNotFoundError, ProcessLookupError):
                 continue  # ended between listdir and open
             threads.append({"tid": int(tid), "comm": comm, "ticks": int(t[11]) + int(t[12]), "nice": int(t[16])})

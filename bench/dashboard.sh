@@ -39,35 +39,22 @@ PERCENT=${DASHBOARD_PERCENT:-90}
 BURSTS=${DASHBOARD_BURSTS:-3}
 EXTRA=${DASHBOARD_EXTRA:-500}
 STEP=${DASHBOARD_STEP:-2}
-for v in PERCENT BURSTS EXTRA STEP; do
-	is_uint "${!v}" || die "DASHBOARD_${v} must be a non-negative integer, got '${!v}'"
-done
+require_uint DASHBOARD_ PERCENT BURSTS EXTRA STEP
 ((PERCENT >= 10 && PERCENT <= 95)) || die "DASHBOARD_PERCENT must be in 10..95, got $PERCENT"
 ((BURSTS >= 1 && STEP >= 1 && EXTRA >= 1)) || die "DASHBOARD_BURSTS, DASHBOARD_STEP and DASHBOARD_EXTRA must be >= 1"
 
-HP=/proc/sys/vm/nr_hugepages
-PRO=/proc/sys/vm/compaction_proactiveness
 CM=/proc/sys/vm/compact_memory
 require_empty_pool
-PRO_ORIG=
 
-WORK=$(mktemp -d /tmp/fragd-bench-dashboard.XXXXXX)
-PIDS=()
-FAILED=1
+bench_work dashboard 15
 LOCKED=0
 exec {LOCK_FD}>>/tmp/fragd-heavy.lock
 
-restore_settings() {
-	[[ -n $PRO_ORIG ]] || return 0 # nothing changed yet
-	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
-	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
-}
 restore_on_exit() { # run by cleanup (lib.sh), after every process is stopped
-	restore_settings
+	restore_memory_settings
 	((LOCKED)) && flock -u "$LOCK_FD"
 	return 0
 }
-install_cleanup 15
 
 # Private copies: others may rebuild the build directory while this runs.
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragmenter" "$WORK/"
@@ -76,14 +63,11 @@ phase() { # LABEL: the scenario's timeline, drawn on every panel
 	printf '%s\t%s\n' "$EPOCHREALTIME" "$1" >>"$WORK/phases.tsv"
 	log "$1"
 }
-free_2m_blocks() { awk '{ s += $(NF - 1) + 2 * $NF } END { print s }' /proc/buddyinfo; }
 
 log "waiting for /tmp/fragd-heavy.lock"
 flock "$LOCK_FD"
 LOCKED=1
-require_empty_pool
-# Read under the lock: another heavy job may have changed it for its own run.
-PRO_ORIG=$(<"$PRO")
+save_memory_settings # under the lock: another heavy job may have changed them for its own run
 echo 0 >"$PRO"
 
 # fragd: act mode, dry_run, a pool target far above what the bursts ask for, so that its
@@ -119,7 +103,7 @@ sleep 25
 
 want=0
 for ((b = 1; b <= BURSTS; b++)); do
-	free2m=$(free_2m_blocks)
+	free2m=$(free_blocks9)
 	want=$((free2m + EXTRA))
 	phase "burst $b"
 	echo "$want" >"$HP"
@@ -132,7 +116,7 @@ done
 phase compact
 t0=$EPOCHREALTIME
 echo 1 >"$CM"
-log "compaction took $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }') s; $(free_2m_blocks) free 2 MiB blocks"
+log "compaction took $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }') s; $(free_blocks9) free 2 MiB blocks"
 sleep 12
 
 phase "burst $((BURSTS + 1))"
@@ -154,7 +138,7 @@ printf '%s\tend\n' "$T_END" >>"$WORK/phases.tsv"
 	die "querying Prometheus for the dashboard's panels failed"
 stop_pid "$PROM_PID" 20 || log "prometheus exited with status $? (log: $WORK/prometheus.log)"
 stop_pid "$FRAGD_PID" 20 || die "fragd exited with status $? after SIGTERM: $(tail -5 "$WORK/fragd.log")"
-restore_settings
+restore_memory_settings
 flock -u "$LOCK_FD"
 LOCKED=0
 

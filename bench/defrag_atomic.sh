@@ -32,12 +32,11 @@ set -euo pipefail
 
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-bench_start defrag_atomic "qemu and the kernel cache" fragd fragmenter nowait_demand -- qemu-system-x86_64 cpio gzip curl ldd python3
+bench_start defrag_atomic "qemu and the kernel cache" fragd fragmenter nowait_demand -- qemu-system-x86_64 cpio gzip curl ldd strip python3
 [[ -x /bin/busybox ]] || die "/bin/busybox missing (Debian: busybox-static)"
 
-QUICK=${BENCH_QUICK:-0}
 WHERE=${BENCH_ATOMIC_WHERE:-both}
-ROUNDS=${BENCH_ATOMIC_ROUNDS:-$([[ $QUICK == 1 ]] && echo 1 || echo 5)}
+ROUNDS=${BENCH_ATOMIC_ROUNDS:-$(q 5 1)}
 SECS=${BENCH_ATOMIC_SECONDS:-40}
 GSECS=${BENCH_ATOMIC_GUARD_SECONDS:-60}
 LIMIT=${BENCH_ATOMIC_LIMIT:-5}
@@ -50,9 +49,7 @@ CACHE_MIB=${BENCH_ATOMIC_CACHE_MIB:-2048}
 [[ $WHERE =~ ^(both|host|guest)$ ]] || die "BENCH_ATOMIC_WHERE must be both, host or guest (got '$WHERE')"
 [[ $PHASES =~ ^(modes|guard|storm)( (modes|guard|storm))*$ ]] || die "BENCH_ATOMIC_PHASES: words of modes, guard, storm (got '$PHASES')"
 [[ $PHASES != *storm* || $WHERE == host ]] || die "BENCH_ATOMIC_PHASES=storm needs BENCH_ATOMIC_WHERE=host (a file on disk to cache)"
-for v in ROUNDS SECS GSECS LIMIT HOST_RATE HOST_FREE GUEST_RATE GUEST_FREE CACHE_MIB; do
-	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
-done
+require_positive ROUNDS SECS GSECS LIMIT HOST_RATE HOST_FREE GUEST_RATE GUEST_FREE CACHE_MIB
 ((QUICK == 1 || ROUNDS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
 OUT=$(report_output "$QUICK" "$ROOT")
 [[ -f /proc/sys/vm/defrag_mode || $WHERE == guest ]] || die "this kernel has no vm.defrag_mode (Linux 6.15+): BENCH_ATOMIC_WHERE=guest"
@@ -72,45 +69,20 @@ if [[ $WHERE != guest ]]; then
 	((free_mib > HOST_FREE + 2048)) || die "only $free_mib MiB free here: the host rounds need more than $((HOST_FREE + 2048))"
 fi
 
-WORK=$(mktemp -d /tmp/fragd-bench-atomic.XXXXXX)
-FAILED=1
-PIDS=()
-restore_on_exit() { :; }
-install_cleanup 30
+bench_work atomic 30
 
 mkdir -p "$WORK/bin"
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragmenter" "$BUILD_DIR/nowait_demand" "$WORK/bin/"
 begin_meta "$WORK/bin/fragd"
-meta quick "$QUICK"
-meta where "$WHERE"
-meta rounds "$ROUNDS"
-meta seconds "$SECS"
-meta guard_seconds "$GSECS"
-meta limit "$LIMIT"
-meta host_rate "$HOST_RATE"
-meta host_free_mib "$HOST_FREE"
-meta guest_rate "$GUEST_RATE"
-meta guest_free_mib "$GUEST_FREE"
-meta phases "$PHASES"
-meta cache_mib "$CACHE_MIB"
+meta quick="$QUICK" where="$WHERE" rounds="$ROUNDS" seconds="$SECS" guard_seconds="$GSECS" limit="$LIMIT"
+meta host_rate="$HOST_RATE" host_free_mib="$HOST_FREE" guest_rate="$GUEST_RATE" guest_free_mib="$GUEST_FREE"
+meta phases="$PHASES" cache_mib="$CACHE_MIB"
 
 if [[ $WHERE != host ]]; then
 	meta guest_kernel "$(basename "$VMLINUZ" | sed 's/^vmlinuz-//')"
-	root="$WORK/root"
-	mkdir -p "$root"/{bin,etc,proc,sys,dev,run,tmp,usr/sbin}
-	cp /bin/busybox "$root/bin/busybox"
-	cp "$WORK/bin/fragd" "$WORK/bin/fragmenter" "$WORK/bin/nowait_demand" bench/defrag_atomic_rounds.sh "$root/"
-	cp "$(command -v curl)" "$root/usr/sbin/curl"
-	for bin in "$WORK/bin/fragd" "$WORK/bin/fragmenter" "$WORK/bin/nowait_demand" "$(command -v curl)"; do
-		for lib in $(ldd "$bin" | awk '/=> \// { print $3 } /^\t\// { print $1 }'); do
-			mkdir -p "$root$(dirname "$lib")"
-			cp -L "$lib" "$root$lib"
-		done
-	done
-	cp bench/defrag_atomic_init.sh "$root/init"
-	cp tests/kernels/guest_setup.sh "$root/guest_setup.sh"
-	chmod 755 "$root/init"
-	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$WORK/initramfs.gz"
+	guest_root "$WORK/root" bench/defrag_atomic_init.sh "$WORK/bin/fragd" "$WORK/bin/fragmenter" "$WORK/bin/nowait_demand" \
+		bench/defrag_atomic_rounds.sh
+	guest_pack "$WORK/root" "$WORK/initramfs.gz"
 
 	# shellcheck source=tests/kernels/accel.sh
 	. tests/kernels/accel.sh

@@ -9,8 +9,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, publish, read_env, section_head  # noqa: E402
-from verdict import Verdict, median  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, section_head  # noqa: E402
+from verdict import Verdict, median, median_ratio  # noqa: E402
 
 # The guard's window: how far before its write the failure rate is taken.
 BEFORE_S = 10
@@ -170,7 +170,7 @@ def findings(rows, m_limit):
     if failing:
         speed = Verdict([x["g"]["act_s"] for x in acted], median, 20, "<=", "rounds")
         pairs = [(x["g"]["after"], x["g"]["before"]) for x in acted if x["g"].get("before")]
-        ratio = Verdict(pairs, lambda ps: median([a / b for a, b in ps]), 0.1, "<=", "rounds")
+        ratio = Verdict(pairs, median_ratio, 0.1, "<=", "rounds")
         quiet = [x for x in rows if x["g"]["enomem"] == 0]
         lines += [
             f"- Guard: it wrote 0 in {sum(1 for x in acted if x in failing)} of the {len(failing)} rounds whose guard "
@@ -255,6 +255,4 @@ def main(work, out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(*positional(2))

@@ -32,21 +32,16 @@ DM=/proc/sys/vm/defrag_mode
 [[ -f $DM ]] || die "this kernel has no vm.defrag_mode (Linux 6.15+)"
 [[ -f /proc/pressure/memory ]] || die "this kernel has no PSI (/proc/pressure/memory)"
 
-QUICK=${BENCH_QUICK:-0}
-ROUNDS=${BENCH_GUARD_ROUNDS:-$([[ $QUICK == 1 ]] && echo 2 || echo 5)}
+ROUNDS=${BENCH_GUARD_ROUNDS:-$(q 5 2)}
 WINDOW=${BENCH_GUARD_WINDOW:-10}
 HOLD=${BENCH_GUARD_HOLD:-30}
 HEALTHY=${BENCH_GUARD_HEALTHY:-30}
 LIMIT=${BENCH_GUARD_LIMIT:-2}
-for v in ROUNDS WINDOW HOLD HEALTHY LIMIT; do
-	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
-done
+require_positive ROUNDS WINDOW HOLD HEALTHY LIMIT
 ((QUICK == 1 || ROUNDS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
 OUT=$(report_output "$QUICK" "$ROOT")
 
-WORK=$(mktemp -d /tmp/fragd-bench-guard.XXXXXX)
-FAILED=1
-PIDS=()
+bench_work guard 30
 DM_ORIG=$(<"$DM")
 CG=fragd-bench-guard-$$
 if [[ -f /sys/fs/cgroup/cgroup.controllers ]] && grep -qw memory /sys/fs/cgroup/cgroup.subtree_control; then
@@ -69,9 +64,7 @@ restore_on_exit() {
 	rm -f "$DATA"
 	[[ $(<"$DM") == "$DM_ORIG" ]] || echo "$DM_ORIG" >"$DM" || log "cannot restore vm.defrag_mode=$DM_ORIG"
 }
-install_cleanup 30
 take_heavy_lock
-[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
 
 mkdir "$MEMCG"
 echo $((32 << 20)) >"$MEMCG/$LIMIT_FILE"
@@ -85,14 +78,8 @@ compaction:
   reserve: {memory_percent: 0}
   defrag_guard: {enabled: true, atomic_failures_per_second: 100000, pressure_full_percent: $LIMIT, window: ${WINDOW}s, hold: ${HOLD}s}
 YAML
-begin_meta "$WORK/fragd"
-meta_versions
-meta quick "$QUICK"
-meta rounds "$ROUNDS"
-meta window_s "$WINDOW"
-meta hold_s "$HOLD"
-meta healthy_s "$HEALTHY"
-meta limit_pct "$LIMIT"
+begin_meta "$WORK/fragd" bpftrace
+meta quick="$QUICK" rounds="$ROUNDS" window_s="$WINDOW" hold_s="$HOLD" healthy_s="$HEALTHY" limit_pct="$LIMIT"
 
 full_us() { awk '$1 == "full" { sub("total=", "", $5); print $5 }' /proc/pressure/memory; }
 now_ns() { date +%s%N; }
@@ -115,13 +102,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		F[i]=$(full_us)
 	done
 	dd if="$DATA" iflag=nocache count=0 status=none
-	if [[ -n ${LOCK_FD:-} ]]; then
-		bash -c 'echo $$ >"$0/cgroup.procs"; for i in 1 2; do while :; do cat "$1" >/dev/null; done & done; wait' \
-			"$MEMCG" "$DATA" {LOCK_FD}>&- &
-	else
-		bash -c 'echo $$ >"$0/cgroup.procs"; for i in 1 2; do while :; do cat "$1" >/dev/null; done & done; wait' \
-			"$MEMCG" "$DATA" &
-	fi
+	bg_nolock bash -c 'echo $$ >"$0/cgroup.procs"; for i in 1 2; do while :; do cat "$1" >/dev/null; done & done; wait' \
+		"$MEMCG" "$DATA"
 	THRASH=$!
 	off=
 	for ((i = WINDOW; i < WINDOW * 6; i++)); do

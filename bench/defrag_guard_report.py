@@ -9,8 +9,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, publish, read_env, section_head  # noqa: E402
-from verdict import Verdict, median  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, section_head  # noqa: E402
+from verdict import Verdict, median, median_ratio  # noqa: E402
 
 
 def main(work, out):
@@ -49,7 +49,7 @@ def main(work, out):
     speed = Verdict([r["act_s"] for r in rounds], median, float(m["window_s"]) * 2, "<=", "rounds")
     before = Verdict([r["full_before_pct"] for r in rounds], median, float(m["limit_pct"]), ">", "rounds")
     pairs = [(r["full_hold_pct"], r["full_on_pct"]) for r in rounds if r["full_on_pct"] > 0]
-    ratio = Verdict(pairs, lambda ps: median([a / b for a, b in ps]), 1.0, "<", "rounds")
+    ratio = Verdict(pairs, median_ratio, 1.0, "<", "rounds")
     lines += [
         "",
         f"- Healthy host: no guard action and defrag_mode left at 1 in {quiet} of {n} rounds.",
@@ -68,6 +68,4 @@ def main(work, out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(*positional(2))

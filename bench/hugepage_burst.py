@@ -15,6 +15,7 @@ is always put back to where it was, even on error.
 import sys
 
 from benchlib import read_int, timed_write
+from verdict import median
 
 SYSCTL = "/proc/sys/vm/nr_hugepages"
 
@@ -61,8 +62,7 @@ def main() -> int:
         if read_pool() != start:
             write_pool(start)
     per_cycle_us.sort()
-    median_us = per_cycle_us[len(per_cycle_us) // 2] if cycles % 2 else \
-        (per_cycle_us[cycles // 2 - 1] + per_cycle_us[cycles // 2]) / 2
+    median_us = median(per_cycle_us)
     print(f"pages_per_s={pages / (median_us / 1e6):.0f} cycles={cycles} pages={pages} "
           f"granted={granted} short_cycles={short} min_reached={min_reached} "
           f"pages_per_s_total={granted / (total_ns / 1e9):.0f} total_ms={total_ns / 1e6:.3f} "

@@ -33,8 +33,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start labels "fragd loads BPF and reads kpageflags" fragd fragctl -- python3 curl flock
 
-QUICK=${BENCH_QUICK:-0}
-q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
 ROUNDS=${BENCH_LABELS_ROUNDS:-$(q 5 2)}
 SECS=${BENCH_LABELS_SECONDS:-$(q 600 60)}
 POLL=${BENCH_LABELS_POLL:-5}
@@ -44,26 +42,16 @@ FILE_MIB=${BENCH_COST_FILE_MIB:-1024}
 PERIOD=${BENCH_COST_PERIOD:-10}
 read -r -a ARMS <<<"${BENCH_LABELS_ARMS:-steady edge}"
 for a in "${ARMS[@]}"; do [[ $a == steady || $a == edge ]] || die "unknown arm '$a' (known: steady edge)"; done
-for v in ROUNDS SECS POLL SETTLE ANON FILE_MIB PERIOD; do
-	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
-done
+require_positive ROUNDS SECS POLL SETTLE ANON FILE_MIB PERIOD
 ((QUICK == 1 || ROUNDS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
 OUT=$(report_output "$QUICK" "$ROOT")
 
-WORK=$(mktemp -d /tmp/fragd-bench-labels.XXXXXX)
-FAILED=1
-PIDS=()
-restore_on_exit() { :; } # no kernel setting is changed
-install_cleanup 60
+bench_work labels 60 # no kernel setting is changed
 
 avail_mib=$(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024))
 ((avail_mib > ANON + FILE_MIB + 2048)) || die "MemAvailable is $avail_mib MiB: the churn needs $ANON + $FILE_MIB MiB and 2 GiB to spare"
 take_heavy_lock
-# What this script starts (fragd, the churn) does not hold the lock.
-[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
 T_START=$SECONDS # the run, not the wait for the lock
-# bg_nolock CMD...: CMD in the background without the heavy lock's fd (LOCK_FD, when set).
-bg_nolock() { if [[ -n ${LOCK_FD:-} ]]; then "$@" {LOCK_FD}>&- & else "$@" & fi; }
 
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$WORK/"
 FRAGD="$WORK/fragd"
@@ -74,13 +62,8 @@ grep -q "^  features_file: \"$FEATURES\"\$" "$WORK/fragd.yaml" || die "configs/f
 HOLD=$(awk '/^nfd:/ { p = 1; next } /^[^ #]/ { p = 0 } p && $1 == "hold:" { print $2 }' configs/fragd.yaml)
 
 begin_meta "$FRAGD"
-meta quick "$QUICK"
-meta rounds "$ROUNDS"
-meta arms "${ARMS[*]}"
-meta seconds "$SECS"
-meta poll "$POLL"
-meta settle "$SETTLE"
-meta nfd_hold "$HOLD"
+meta quick="$QUICK" rounds="$ROUNDS" arms="${ARMS[*]}" seconds="$SECS" poll="$POLL" settle="$SETTLE"
+meta nfd_hold="$HOLD"
 meta churn "anon_mib=$ANON file_mib=$FILE_MIB period_s=$PERIOD"
 
 bg_nolock python3 bench/cost_churn.py --dir "$WORK" --anon-mib "$ANON" --file-mib "$FILE_MIB" --period "$PERIOD" \

@@ -13,7 +13,7 @@ import json
 import subprocess
 import time
 
-from benchargs import required_args
+from benchlib import required_args
 
 
 def ask(fragctl, socket, *args):

@@ -12,13 +12,16 @@ would take at each poll without nfd.hold (fragd's bucketing of the raw values: G
 pages rounded down to a power of two, 1 GiB pages the same, the highest node score below 50
 low, below 85 medium, else high). The goal, at most one change per label per 10 minutes,
 gets a verdict with a 95% bootstrap interval of the median over the rounds (bench/verdict.py)."""
-import json
+import functools
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, quantile, read_env, section_head, spread  # noqa: E402
-from verdict import Verdict, median  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, read_jsonl, section_head, table  # noqa: E402
+from verdict import Verdict, median, spread  # noqa: E402
+
+# This report's cells keep the range of equal values: '0 (0–0)'.
+ranged = functools.partial(spread, range_when_equal=True)
 
 LABELS = ["fragd-hugepages-2Mi-gib", "fragd-hugepages-1Gi-count", "fragd-fragmentation"]
 
@@ -46,7 +49,7 @@ def changes(values):
 
 
 def round_figures(path):
-    polls = [json.loads(line) for line in open(path)]
+    polls = read_jsonl(path)
     span = polls[-1]["t"] - polls[0]["t"] if len(polls) > 1 else 0
     out = {"polls": len(polls), "span_s": span, "missing": sum(1 for p in polls if p["labels"] is None)}
     for label in LABELS:
@@ -91,9 +94,8 @@ def main(work, out_path):
                 rounds[arm].append(f)
     lines = section_head("NFD labels while memory churns", m)
     env = "" if arms == ["steady", "edge"] else f"BENCH_LABELS_ARMS={' '.join(arms)} "
-    lines += [f"Produced by: `{env}bash bench/labels.sh` ({m.get('minutes', '?')} min). Measured {m['date']} on "
-              f"Linux {m['kernel']}, {m['ncpu']} vCPUs, {int(m['mem_total_kib']) // 1024} MiB (VM); "
-              f"{m['fragd_version']} (binary sha256 {m['fragd_sha']}).", "",
+    lines += [f"Produced by: `{env}bash bench/labels.sh` ({m.get('minutes', '?')} min). "
+              + measured_on(m, cpu_model=False) + ".", "",
               f"bench/cost_churn.py churns memory as bench/cost.sh's busy arm runs it ({m['churn']}) from "
               f"{m['settle']} s before the first round to the end. {m['rounds']} rounds of {m['seconds']} s per arm "
               f"({'; '.join(f'{a}: {ARMS[a]}' for a in arms)}), interleaved, each a fresh fragd with the shipped "
@@ -109,22 +111,22 @@ def main(work, out_path):
         if not rs:
             continue
         lines += [f"{arm} ({ARMS[arm]}):", "",
-                  "| label | changes per 10 min | values shown | raw bucket changes per 10 min | raw bucket values |",
-                  "|---|---:|---|---:|---|"]
+                  *table(["label", "changes per 10 min", "values shown", "raw bucket changes per 10 min",
+                          "raw bucket values"], "lrlrl")]
         for label in LABELS:
             ch = [per10(f, label, "changes") for f in rs]
             raw = [per10(f, label, "raw_changes") for f in rs]
             shown = sorted({v for f in rs for v in f[label]["values"]})
             raw_values = sorted({v for f in rs for v in f[label]["raw_values"]})
-            lines.append(f"| `{label}` | {spread(ch, '{:.1f}')} | {', '.join(shown)} | {spread(raw, '{:.1f}')} | "
+            lines.append(f"| `{label}` | {ranged(ch, '{:.1f}')} | {', '.join(shown)} | {ranged(raw, '{:.1f}')} | "
                          f"{', '.join(raw_values)} |")
-            v = Verdict([(x,) for x in ch], lambda xs: median([x for (x,) in xs]), 1.0, "<=", unit="rounds")
+            v = Verdict(ch, median, 1.0, "<=", unit="rounds")
             over = sum(1 for x in ch if x > 1.0)
             goals.append(f"| {arm} | `{label}` | at most 1 change per 10 minutes (median over the rounds) | "
                          f"{over} of {len(ch)} rounds above 1 | {v.text('{:.1f}')} |")
         lines.append("")
     lines += ["Goal (bench/verdict.py, 95% bootstrap interval over the rounds):", "",
-              "| arm | label | goal | rounds | verdict |", "|---|---|---|---|---|"] + goals
+              *table(["arm", "label", "goal", "rounds", "verdict"], "lllll")] + goals
     lines += ["", "Per round:", "",
               "| arm | round | polls | ballast, MiB (edge) | 2 MiB obtainable, GiB (lowest–highest) | highest node score "
               "| changes (2Mi, 1Gi, fragmentation) | raw bucket changes | file left after fragd stopped |",
@@ -146,4 +148,4 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--changes":
         print(one_line(sys.argv[2]))
     else:
-        main(*sys.argv[1:3])
+        main(*positional(2))

@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-# Shell helpers of fragd's benchmarks, sourced by bench/run.sh and bench/act.sh.
+# Shell helpers of fragd's benchmarks, sourced by every bench/*.sh that starts a run.
 #
-# The sourcing script sets, before calling them:
+# The sourcing script sets, before calling them (bench_start and bench_work set the first five):
 #   LOG_TAG    its name at the head of every message (die, log)
 #   LOG_TIME   1: log stamps each message with the time of day
 #   WORK       its work directory; FAILED=1 until it has written its report
 #   PIDS       array of the background processes it started (track with PIDS+=)
+#   QUICK      1 on a smoke run (BENCH_QUICK=1)
 #   URL        fragd's /metrics (start_fragd's wait_fragd_ready)
 #   META       the key=value file meta appends to
-# and defines restore_on_exit, which cleanup runs once every process is stopped.
+# and may define restore_on_exit, which cleanup runs once every process is stopped.
 # shellcheck shell=bash
 
 # shellcheck source=tests/tools/fragmenter.sh
@@ -26,6 +27,21 @@ log() {
 }
 
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+# require_uint PREFIX VAR...: dies unless each VAR holds a non-negative integer, naming the knob
+# PREFIX+VAR. require_positive VAR...: the same for a positive integer, naming VAR.
+require_uint() {
+	local p=$1 v
+	shift
+	for v in "$@"; do is_uint "${!v}" || die "$p$v must be a non-negative integer, got '${!v}'"; done
+}
+require_positive() {
+	local v
+	for v in "$@"; do is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"; done
+}
+# q FULL QUICK: FULL, or QUICK on a smoke run.
+q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
+# bg_nolock CMD...: CMD in the background without the heavy lock's fd (LOCK_FD, when set).
+bg_nolock() { if [[ -n ${LOCK_FD:-} ]]; then "$@" {LOCK_FD}>&- & else "$@" & fi; }
 
 # require_tools HINT TOOL...: dies naming the first TOOL not in PATH, followed by HINT.
 require_tools() {
@@ -94,6 +110,16 @@ install_cleanup() {
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 }
+restore_on_exit() { :; } # until the script defines its own: nothing changed yet
+
+# bench_work NAME GRACE: a new work directory /tmp/fragd-bench-NAME.*, no process tracked yet, the
+# run failed until its report is written, and cleanup on exit (install_cleanup GRACE).
+bench_work() {
+	WORK=$(mktemp -d "/tmp/fragd-bench-$1.XXXXXX")
+	FAILED=1
+	PIDS=()
+	install_cleanup "$2"
+}
 
 # A free TCP port on 127.0.0.1 for fragd's /metrics.
 free_port() {
@@ -119,12 +145,7 @@ start_fragd_in() {
 	PORT=$(free_port)
 	URL="http://127.0.0.1:$PORT/metrics"
 	SOCK="$dir/fragd.sock"
-	if [[ -n ${LOCK_FD:-} ]]; then
-		"${FRAGD:-$WORK/fragd}" --config "$cfg" --listen "127.0.0.1:$PORT" --socket "$SOCK" "$@" \
-			>"$dir/fragd.log" 2>&1 {LOCK_FD}>&- &
-	else
-		"${FRAGD:-$WORK/fragd}" --config "$cfg" --listen "127.0.0.1:$PORT" --socket "$SOCK" "$@" >"$dir/fragd.log" 2>&1 &
-	fi
+	bg_nolock "${FRAGD:-$WORK/fragd}" --config "$cfg" --listen "127.0.0.1:$PORT" --socket "$SOCK" "$@" >"$dir/fragd.log" 2>&1
 	FRAGD_PID=$!
 	PIDS+=("$FRAGD_PID")
 	wait_fragd_ready "$FRAGD_PID" "$dir/fragd.log"
@@ -149,6 +170,17 @@ wait_fragd_ready() {
 	die "fragd not ready after 30s; log $flog: $(tail -5 "$flog")"
 }
 
+# wait_first_scan SECONDS LOG: waits until fragd (URL) has ended its first pageblock scan (the one
+# at start); dies with the end of LOG after SECONDS.
+wait_first_scan() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		curl -sf --max-time 2 "$URL" | grep -Eq '^fragd_scans_total\{result="ok"\} [1-9]' && return 0
+		sleep 0.1
+	done
+	die "fragd's first pageblock scan did not end in $1 s: $(tail -3 "$2")"
+}
+
 attached_count() { # number of tracepoint attachments of pid $1
 	bpftool perf list 2>/dev/null | awk -v p="$1" '$1 == "pid" && $2 == p { n++ } END { print n + 0 }'
 }
@@ -156,7 +188,10 @@ attached_count() { # number of tracepoint attachments of pid $1
 # fragd's collector_tick_seconds (duration of its last tick), empty if it does not answer.
 tick_seconds() { curl -sf --max-time "$1" "$URL" | awk '/^fragd_collector_tick_seconds / { print $2 }' || true; }
 
-meta() { printf '%s=%s\n' "$1" "$2" >>"$META"; }
+# meta KEY VALUE, or meta KEY=VALUE...: lines of the run's key=value file (META).
+meta() {
+	if (($# == 2)) && [[ $1 != *=* ]]; then printf '%s=%s\n' "$1" "$2"; else printf '%s\n' "$@"; fi >>"$META"
+}
 
 # The machine, for the report's first line.
 meta_machine() {
@@ -167,21 +202,15 @@ meta_machine() {
 	meta mem_total_kib "$(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
 }
 
-# begin_meta BINARY: a new $WORK/meta.env (META) with the machine and fragd BINARY's identity.
+# begin_meta BINARY [bpftrace]: a new $WORK/meta.env (META) with the machine and fragd BINARY's
+# identity (fragd_identity), and bpftrace's version when the run measured with it.
 begin_meta() {
 	fragd_identity "$1"
 	META="$WORK/meta.env"
 	: >"$META"
 	meta_machine
-	meta fragd_version "$FRAGD_VERSION"
-	meta fragd_sha "$FRAGD_SHA"
-}
-
-# What was measured with: fragd (after fragd_identity) and bpftrace.
-meta_versions() {
-	meta fragd_version "$FRAGD_VERSION"
-	meta fragd_sha "$FRAGD_SHA"
-	meta bpftrace_version "$(bpftrace --version 2>&1 | head -1)"
+	meta fragd_version="$FRAGD_VERSION" fragd_sha="$FRAGD_SHA"
+	[[ ${2:-} != bpftrace ]] || meta bpftrace_version "$(bpftrace --version 2>&1 | head -1)"
 }
 
 # report_output QUICK ROOT [RELIABILITY]: the file the report goes to: BENCH_OUTPUT if set, else
@@ -205,11 +234,13 @@ report_output() {
 # use_build_dir BIN...: BUILD_DIR from FRAGD_BUILD_DIR (default build, relative to ROOT);
 # dies naming the first BIN missing from it.
 # bench_start TAG WHY BINARY... -- TOOL...: the start every benchmark shares. Sets ROOT (the
-# repository) and works from there, names messages TAG with the time of day, dies unless root
-# (WHY says what needs it), unless each BINARY is built (use_build_dir) and each TOOL is in PATH.
+# repository) and works from there, names messages TAG with the time of day, sets QUICK from
+# BENCH_QUICK, dies unless root (WHY says what needs it), unless each BINARY is built
+# (use_build_dir) and each TOOL is in PATH.
 bench_start() {
 	LOG_TAG=$1
 	LOG_TIME=1
+	QUICK=${BENCH_QUICK:-0}
 	local why=$2 bins=() tools=()
 	shift 2
 	while (($#)) && [[ $1 != -- ]]; do bins+=("$1"); shift; done
@@ -233,21 +264,31 @@ debian_python() {
 		die "$1 not importable by python3 nor /usr/bin/python3 (bash scripts/install-deps.sh installs $2)"
 }
 
-# save_memory_settings: HP and PRO name the hugetlb pool size and vm.compaction_proactiveness
-# files; dies unless the pool is empty; PRO_ORIG keeps the proactiveness to put back
-# (restore_memory_settings, from the script's restore_on_exit).
+# save_memory_settings: HP, PRO and DFM name the hugetlb pool size, vm.compaction_proactiveness
+# and vm.defrag_mode files; dies unless the pool is empty; PRO_ORIG and DFM_ORIG (empty on a
+# kernel without vm.defrag_mode) keep the values to put back (restore_memory_settings, after a
+# run and from the script's restore_on_exit). Call it under the heavy lock: another run changes
+# them while it holds it.
 save_memory_settings() {
 	HP=/proc/sys/vm/nr_hugepages
 	PRO=/proc/sys/vm/compaction_proactiveness
+	DFM=/proc/sys/vm/defrag_mode
 	require_empty_pool
 	PRO_ORIG=$(<"$PRO")
+	DFM_ORIG=
+	[[ -e $DFM ]] && DFM_ORIG=$(<"$DFM")
 	((PRO_ORIG == 20)) || log "note: vm.compaction_proactiveness is $PRO_ORIG at start (the default is 20); restored to $PRO_ORIG on exit"
 }
 
-# restore_memory_settings: empties the pool, then puts vm.compaction_proactiveness back.
+# restore_memory_settings: empties the pool, then puts vm.compaction_proactiveness and
+# vm.defrag_mode back (nothing before save_memory_settings).
 restore_memory_settings() {
+	[[ -n ${PRO_ORIG:-} ]] || return 0
 	[[ $(<"$HP") == 0 ]] || echo 0 >"$HP" || log "cannot empty the hugetlb pool"
 	[[ $(<"$PRO") == "$PRO_ORIG" ]] || echo "$PRO_ORIG" >"$PRO" || log "cannot restore vm.compaction_proactiveness=$PRO_ORIG"
+	if [[ -n $DFM_ORIG && $(<"$DFM") != "$DFM_ORIG" ]]; then
+		echo "$DFM_ORIG" >"$DFM" || log "cannot restore vm.defrag_mode=$DFM_ORIG"
+	fi
 }
 
 use_build_dir() {
@@ -259,57 +300,67 @@ use_build_dir() {
 	done
 }
 
-# now_ms: wall-clock milliseconds. free_hp: the hugetlb pages free in the pools (HugePages_Free).
-# The kernel's own record of who stalled in direct compaction over a window: a private tracefs
-# instance with compaction:mm_compaction_try_to_compact_pages (one event per allocation that
-# entered direct compaction, in the allocating task). direct_trace_start opens it (nothing when
-# tracefs has no instances: direct_trace_stop then prints nothing); direct_trace_stop closes it and
-# prints "kernel_own_stall_workload=N kernel_host_stall_workload=M kernel_stall_lost=L": fragd's
-# own writers (comm fragd-write, fragd) and every other task, and the events the buffer lost.
-# restore_on_exit should call direct_trace_remove.
-DIRECT_TRACE=
-DIRECT_TRACE_MOUNT=
-# tracefs_mount: tracefs where nothing mounted it (a host booted without systemd): mounted at
-# /sys/kernel/tracing, and unmounted again by direct_trace_unmount (restore_on_exit).
+# Private tracefs instances. tracefs_mount: tracefs where nothing mounted it (a host booted without
+# systemd): mounted at /sys/kernel/tracing, and unmounted again by tracefs_unmount (restore_on_exit).
+TRACEFS_MOUNT=
 tracefs_mount() {
 	local t=/sys/kernel/tracing
-	if [[ -z $DIRECT_TRACE_MOUNT && ! -d $t/instances && -d $t ]] && ! mountpoint -q "$t" &&
+	if [[ -z $TRACEFS_MOUNT && ! -d $t/instances && -d $t ]] && ! mountpoint -q "$t" &&
 		mount -t tracefs tracefs "$t" 2>/dev/null; then
-		DIRECT_TRACE_MOUNT=$t
+		TRACEFS_MOUNT=$t
 	fi
 }
-direct_trace_start() {
-	local t=/sys/kernel/tracing
+tracefs_unmount() {
+	[[ -n $TRACEFS_MOUNT ]] || return 0
+	umount "$TRACEFS_MOUNT" 2>/dev/null || log "cannot unmount $TRACEFS_MOUNT"
+	TRACEFS_MOUNT=
+}
+# trace_open VAR NAME KB EVENT...: a private tracefs instance NAME (a buffer of KB a CPU) recording
+# each EVENT (category/event) this kernel has; its directory in VAR, empty where tracefs has no
+# instances or the first EVENT does not exist. trace_lost DIR: the events its buffer lost.
+# trace_close VAR: removes it (restore_on_exit should call it too).
+trace_open() {
+	local var=$1 name=$2 kb=$3 t=/sys/kernel/tracing dir e
+	shift 3
+	printf -v "$var" '%s' ""
 	tracefs_mount
 	[[ -d $t/instances ]] || t=/sys/kernel/debug/tracing
-	[[ -d $t/instances && -e $t/events/compaction/mm_compaction_try_to_compact_pages ]] || return 0
-	DIRECT_TRACE=$t/instances/fragd-bench-direct-$$
-	mkdir "$DIRECT_TRACE" 2>/dev/null || { DIRECT_TRACE=; return 0; }
-	echo 2048 >"$DIRECT_TRACE/buffer_size_kb"
-	echo 1 >"$DIRECT_TRACE/events/compaction/mm_compaction_try_to_compact_pages/enable"
+	[[ -d $t/instances && -e $t/events/$1 ]] || return 0
+	dir=$t/instances/$name
+	mkdir "$dir" 2>/dev/null || return 0
+	echo "$kb" >"$dir/buffer_size_kb"
+	for e in "$@"; do
+		if [[ -e $dir/events/$e/enable ]]; then echo 1 >"$dir/events/$e/enable"; fi
+	done
+	printf -v "$var" '%s' "$dir"
 }
+trace_lost() { awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' "$1"/per_cpu/cpu*/stats; }
+trace_close() {
+	local dir=${!1}
+	printf -v "$1" '%s' ""
+	[[ -n $dir && -d $dir ]] || return 0
+	echo 0 >"$dir/events/enable" 2>/dev/null || true
+	rmdir "$dir" 2>/dev/null || log "cannot remove the tracefs instance $dir"
+}
+
+# The kernel's own record of who stalled in direct compaction over a window: an instance with
+# compaction:mm_compaction_try_to_compact_pages (one event per allocation that entered direct
+# compaction, in the allocating task). direct_trace_start opens it (nothing when tracefs has no
+# instances: direct_trace_stop then prints nothing); direct_trace_stop closes it and prints
+# "kernel_own_stall_workload=N kernel_host_stall_workload=M kernel_stall_lost=L": fragd's own
+# writers (comm fragd-write, fragd) and every other task, and the events the buffer lost.
+# restore_on_exit should call trace_close DIRECT_TRACE.
+DIRECT_TRACE=
+direct_trace_start() { trace_open DIRECT_TRACE "fragd-bench-direct-$$" 2048 compaction/mm_compaction_try_to_compact_pages; }
 direct_trace_stop() {
 	[[ -n $DIRECT_TRACE ]] || return 0
 	echo 0 >"$DIRECT_TRACE/tracing_on"
-	local lost
-	lost=$(awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' "$DIRECT_TRACE"/per_cpu/cpu*/stats)
-	awk -v lost="$lost" '/mm_compaction_try_to_compact_pages:/ {
+	awk -v lost="$(trace_lost "$DIRECT_TRACE")" '/mm_compaction_try_to_compact_pages:/ {
 		task = $1; sub(/-[0-9]+$/, "", task)
 		if (task == "fragd-write" || task == "fragd") own++; else host++ }
 		END { printf "kernel_own_stall_workload=%d kernel_host_stall_workload=%d kernel_stall_lost=%d", own, host, lost }' \
 		"$DIRECT_TRACE/trace"
-	direct_trace_remove
-}
-direct_trace_remove() {
-	[[ -n $DIRECT_TRACE && -d $DIRECT_TRACE ]] || return 0
-	echo 0 >"$DIRECT_TRACE/events/enable" 2>/dev/null || true
-	rmdir "$DIRECT_TRACE" 2>/dev/null || log "cannot remove the tracefs instance $DIRECT_TRACE"
-	DIRECT_TRACE=
-}
-direct_trace_unmount() {
-	[[ -n $DIRECT_TRACE_MOUNT ]] || return 0
-	umount "$DIRECT_TRACE_MOUNT" 2>/dev/null || log "cannot unmount $DIRECT_TRACE_MOUNT"
-	DIRECT_TRACE_MOUNT=
+	trace_close DIRECT_TRACE
 }
 
 # keep_raw NAME [-C DIR] FILE...: a run's raw data kept in the tree, in bench/data/NAME/ (what was
@@ -343,6 +394,7 @@ keep_found() {
 	keep_raw "$name" -C "$from" "${files[@]}"
 }
 
+# now_ms: wall-clock milliseconds. free_hp: the hugetlb pages free in the pools (HugePages_Free).
 now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
 free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
 # reported_kib: free memory the guest has handed back to its host so far (virtio free page
@@ -350,6 +402,31 @@ free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
 # faults on the host.
 REPORTED=/sys/module/page_reporting/parameters/reported_kib
 reported_kib() { if [[ -r $REPORTED ]]; then cat "$REPORTED"; fi; }
+
+# guest_root DIR INIT FILE...: the tree of a qemu guest's initramfs in DIR: busybox, curl,
+# tests/kernels/guest_setup.sh, INIT as /init and each FILE at / (programs without their debug
+# info: the guest's kernel unpacks the initramfs under TCG before anything runs), with the
+# libraries they and curl load. Pack it with guest_pack DIR OUT once the caller's own files are in.
+guest_root() {
+	local root=$1 init=$2 f lib
+	shift 2
+	mkdir -p "$root"/{bin,etc,proc,sys,dev,run,tmp,usr/sbin}
+	cp /bin/busybox "$root/bin/busybox"
+	cp "$(command -v curl)" "$root/usr/sbin/curl"
+	for f in "$@"; do
+		if [[ $(head -c 4 "$f") == $'\x7fELF' ]]; then strip --strip-debug -o "$root/${f##*/}" "$f"; else cp "$f" "$root/"; fi
+	done
+	for f in "$@" "$(command -v curl)"; do
+		for lib in $(ldd "$f" 2>/dev/null | awk '/=> \// { print $3 } /^\t\// { print $1 }'); do
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+	done
+	cp "$init" "$root/init"
+	cp "$ROOT/tests/kernels/guest_setup.sh" "$root/guest_setup.sh"
+	chmod 755 "$root/init"
+}
+guest_pack() { (cd "$1" && find . | cpio -o -H newc --quiet | gzip -1) >"$2"; }
 
 # start_hugetlb_guest MIB MNT OUT: qemu with MIB of RAM from the 2 MiB hugetlbfs mounted at MNT,
 # allocated at its start (-mem-prealloc; the guest never runs, -S), its output in OUT; in the
@@ -363,7 +440,7 @@ start_hugetlb_guest() {
 
 # take_heavy_lock: one memory-heavy job at a time on this machine. Held already when an
 # ancestor (flock(1) around the script) holds /tmp/fragd-heavy.lock; otherwise taken here
-# and kept until exit.
+# and kept until exit, on LOCK_FD, which what start_fragd_in and bg_nolock start does not hold.
 take_heavy_lock() {
 	local lock=/tmp/fragd-heavy.lock ino p pids=" " t0
 	if [[ -e $lock ]]; then
@@ -383,4 +460,5 @@ take_heavy_lock() {
 	t0=$SECONDS
 	flock "$HEAVY_LOCK_FD"
 	((SECONDS - t0 < 2)) || log "waited $((SECONDS - t0))s for $lock"
+	LOCK_FD=$HEAVY_LOCK_FD
 }

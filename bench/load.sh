@@ -43,7 +43,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start load "it loads BPF and writes sysctls" fragd fragctl -- ab gcc python3 curl flock
 debian_python prometheus_client python3-prometheus-client
 
-QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then D_SECONDS=10 D_PERCENT=30; else D_SECONDS=60 D_PERCENT=90; fi
 SECONDS_RUN=${LOAD_SECONDS:-$D_SECONDS}
 SCRAPERS=${LOAD_SCRAPERS:-50}
@@ -56,22 +55,15 @@ D_CONTROL=0
 [[ ,$MIX, == *,map,* ]] && D_CONTROL=1
 CONTROL=${LOAD_CONTROL:-$D_CONTROL}
 [[ $CONTROL =~ ^[01]$ ]] || die "LOAD_CONTROL must be 0 or 1, got '$CONTROL'"
-for v in SECONDS_RUN SCRAPERS CLIENTS PERCENT SETTLE; do
-	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
-done
+require_uint "" SECONDS_RUN SCRAPERS CLIENTS PERCENT SETTLE
 ((SECONDS_RUN >= 5)) || die "LOAD_SECONDS must be >= 5"
 ((SCRAPERS >= 1 && CLIENTS >= 1)) || die "LOAD_SCRAPERS and LOAD_CLIENTS must be >= 1"
 ((PERCENT >= 1 && PERCENT <= 95)) || die "LOAD_PERCENT must be in 1..95, got $PERCENT"
 
-save_memory_settings
-
-WORK=$(mktemp -d /tmp/fragd-bench-load.XXXXXX)
-PIDS=()
-FAILED=1
+bench_work load 15
 restore_on_exit() { restore_memory_settings; } # run by cleanup (lib.sh)
-install_cleanup 15
-
 take_heavy_lock
+save_memory_settings
 
 # --- preparation -------------------------------------------------------------
 # Private copies: others may rebuild the build directory while this runs.
@@ -80,13 +72,8 @@ cp configs/fragd.yaml "$WORK/fragd.yaml"
 gcc -O2 -Wall -Wextra -o "$WORK/fragmenter" tests/tools/fragmenter.c || die "cannot compile tests/tools/fragmenter.c"
 begin_meta "$WORK/fragd"
 meta ab_version "$(dpkg-query -W -f='${Version}' apache2-utils 2>/dev/null || ab -V | head -1)"
-meta quick "$QUICK"
-meta seconds "$SECONDS_RUN"
-meta scrapers "$SCRAPERS"
-meta clients "$CLIENTS"
-meta percent "$PERCENT"
-meta settle "$SETTLE"
-meta control "$CONTROL"
+meta quick="$QUICK" seconds="$SECONDS_RUN" scrapers="$SCRAPERS" clients="$CLIENTS" percent="$PERCENT"
+meta settle="$SETTLE" control="$CONTROL"
 meta scan_interval "$(awk '/^pageblocks:/ { p = 1; next } /^[^ #]/ { p = 0 } p && $1 == "interval:" { print $2 }' configs/fragd.yaml)"
 meta proactiveness_orig "$PRO_ORIG"
 meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -120,11 +107,7 @@ run_phase() {
 	start_fragd_in "$P" "$WORK/fragd.yaml"
 	meta fragd_programs "$FRAGD_PROGRAMS"
 	# The first pageblock scan (at start) must be done, so that status and map carry it.
-	for ((i = 0; i < 300; i++)); do
-		curl -sf --max-time 2 "$URL" | grep -Eq '^fragd_scans_total\{result="ok"\} [1-9]' && break
-		sleep 0.1
-	done
-	((i < 300)) || die "fragd's first pageblock scan did not end in 30 s: $(tail -3 "$P/fragd.log")"
+	wait_first_scan 30 "$P/fragd.log"
 	# Sizes of one answer each (a map request may scan, on fragd's main loop: before the settling time).
 	meta map_bytes "$("$WORK/fragctl" --socket "$SOCK" map --json | wc -c)"
 	sleep "$SETTLE"

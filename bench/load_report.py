@@ -12,14 +12,14 @@ info). Prints the section and writes it between <!-- load:begin --> and
 <!-- load:end --> of FILE. Exit status 0 whatever the goals: the section says
 which are met.
 """
-import argparse
-import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import prom_value, publish, quantile, read_env, read_prom  # noqa: E402
+from benchlib import (CPU_KEYS, cpu_pct, knob_env, measured_on, prom_value, publish, quick_env, read_env,  # noqa: E402
+                      read_jsonl, read_prom, required_args, section_head, table)
+from verdict import checked, quantile  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -60,10 +60,6 @@ def ms(v):
     return f"{v:.1f}" if v >= 10 else f"{v:.2f}"
 
 
-def met(ok):
-    return "met" if ok else "**not met**"
-
-
 def phase(d, run):
     """Everything measured in one phase directory d; run: the run's meta."""
     m = read_env(os.path.join(d, "phase.env"))
@@ -90,20 +86,11 @@ def phase(d, run):
     for x in rows:
         r["by_cmd"].setdefault(x[1], []).append(x)
 
-    samples = []
-    mon = os.path.join(d, "monitor.jsonl")
-    if os.path.exists(mon):
-        with open(mon) as f:
-            samples = [json.loads(x) for x in f if x.strip()]
+    samples = read_jsonl(os.path.join(d, "monitor.jsonl"))
     t0 = float(m.get("load_start_unix", "0") or 0)
     t1 = float(m.get("load_end_unix", "0") or 0)
     win = [s for s in samples if t0 <= s["unix"] <= t1 and "cpu_ticks" in s]
-    cpu = {}
-    if len(win) >= 2:
-        dt = win[-1]["unix"] - win[0]["unix"]
-        for k in ("cpu_ticks", "cpu_main_ticks", "cpu_scan_ticks", "cpu_other_ticks"):
-            cpu[k] = (win[-1][k] - win[0][k]) / CLK_TCK / dt * 100
-    r["cpu"] = cpu
+    r["cpu"] = {k: cpu_pct(win[0], win[-1], k, CLK_TCK) for k in CPU_KEYS} if len(win) >= 2 else {}
     r["rss"] = [s["rss_kib"] for s in win]
     r["fds_max"] = max((s["fds"] for s in win), default=None)
     r["mon_scrapes"] = [s for s in win if "scrape_ok" in s]
@@ -153,16 +140,16 @@ def table(L, r, secs):
         L.append(f"| scrapes (ab) | {r['complete']} in {ab['taken_s']:.1f} s ({ab['rps']:.0f}/s), {r['failed']} failed"
                  f"{' (' + detail + ')' if detail else ''}, {r['non2xx']} not 200"
                  f"{'; ab reached its -n limit before the time limit' if r['hit_max'] else ''} | no error: "
-                 f"{met(r['failed'] + r['non2xx'] == 0)} |")
+                 f"{checked(r['failed'] + r['non2xx'] == 0)} |")
     else:
         L.append(f"| scrapes (ab) | ab printed no summary (exit {r['m'].get('ab_exit', '?')}) | no error: **not met** |")
     L.append(f"| scrape latency p50 / p90 / p99 / max (ab, connect to last byte) | {ms(pct.get(50))} / "
-             f"{ms(pct.get(90))} / {ms(pct.get(99))} / {ms(pct.get(100))} ms | p99 <= 100 ms: {met(r['p99_ok'])} |")
+             f"{ms(pct.get(90))} / {ms(pct.get(99))} / {ms(pct.get(100))} ms | p99 <= 100 ms: {checked(r['p99_ok'])} |")
     L.append(f"| scrapes by the sampler, checked as expositions | {len(r['mon_scrapes'])}, {len(r['mon_bad'])} invalid "
-             f"or failed | no error: {met(not r['mon_bad'] and bool(r['mon_scrapes']))} |")
+             f"or failed | no error: {checked(not r['mon_bad'] and bool(r['mon_scrapes']))} |")
     rows, bad = r["rows"], r["bad"]
     L.append(f"| fragctl calls | {len(rows)} ({len(rows) / secs:.1f}/s), {len(bad)} errors (non-zero exit or "
-             f"unexpected output) | no error: {met(not bad and bool(rows))} |")
+             f"unexpected output) | no error: {checked(not bad and bool(rows))} |")
     p50, p99, mx = lat(rows)
     per = []
     for c in ("status", "hist", "map --json"):
@@ -179,13 +166,13 @@ def table(L, r, secs):
                     else ", reached before the load began")
         L.append(f"| collector tick: largest delay after its due time (`fragd_collector_tick_late_max_seconds`, "
                  f"since fragd started) | before the load {r['late0'] * 1e3:.1f} ms, after {r['late1'] * 1e3:.1f} ms"
-                 f"{when} | <= one tick ({tick_s * 1e3:.0f} ms): {met(r['late1'] <= tick_s)} |")
+                 f"{when} | <= one tick ({tick_s * 1e3:.0f} ms): {checked(r['late1'] <= tick_s)} |")
     else:
         L.append("| collector tick lateness | this fragd does not export `fragd_collector_tick_late_max_seconds` "
                  "| **not measured** |")
     if r["missed"] is not None:
         L.append(f"| ticks missed during the load (`fragd_collector_ticks_missed_total`) | {r['missed']:.0f} | 0: "
-                 f"{met(r['missed'] == 0)} |")
+                 f"{checked(r['missed'] == 0)} |")
     c = r["cpu"]
     if c:
         L.append(f"| fragd CPU during the load | {c['cpu_ticks']:.1f}% of a core: main thread (tick, control socket) "
@@ -201,10 +188,7 @@ def table(L, r, secs):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--output", required=True)
-    a = ap.parse_args()
+    a = required_args(None, "--work", "--output")
     run = read_env(os.path.join(a.work, "meta.env"))
     secs = float(run["seconds"])
     main_ = phase(os.path.join(a.work, "main"), run)
@@ -216,28 +200,24 @@ def main():
     quick = run.get("quick") == "1"
     defaults = {"LOAD_SECONDS": ("seconds", "10" if quick else "60"), "LOAD_SCRAPERS": ("scrapers", "50"),
                 "LOAD_CLIENTS": ("clients", "20"), "LOAD_PERCENT": ("percent", "30" if quick else "90")}
-    env = "".join(f"{k}={run[key]} " for k, (key, d) in defaults.items() if run.get(key, d) != d)
+    env = knob_env(run, defaults)
     if mm.get("fragctl_mix", "status,hist,map") != "status,hist,map":
         env += f"LOAD_FRAGCTL_MIX={mm['fragctl_mix']} "
     if run.get("control") == "0" and "map" in mix_list:
         env += "LOAD_CONTROL=0 "
-    cmd = ("BENCH_QUICK=1 " if quick else "") + env + "flock /tmp/fragd-heavy.lock bash bench/load.sh"
+    cmd = quick_env(run) + env + "flock /tmp/fragd-heavy.lock bash bench/load.sh"
     mix = ", ".join(f"`{'map --json' if c == 'map' else c}`" for c in mix_list)
     tick_s = main_["tick_s"]
 
-    L = ["## Load", ""]
-    if quick:
-        L += ["**Smoke run (BENCH_QUICK=1): too short to quote.**", ""]
+    L = section_head("Load", run)
     L += ["Promised: under concurrent scrapes and fragctl clients, every scrape and call is answered without "
           "error, the scrape p99 stays within 100 ms, and the collector tick is never late by more than one tick "
           "nor missed: a `fragctl map` that needs a fresh scan waits for the scanner thread, never holds the main "
           "loop. Proven by `bench/load.sh` (not in CI: it loads the machine for ~5 minutes); the goal column is "
           "each promise.", ""]
     minutes = 2 if quick else 5 if ctl else 3
-    L.append(f"`{cmd}` (~{minutes} min). Measured {run['date']} on Linux {run['kernel']}, {run['cpu_model']}, "
-             f"{run['ncpu']} vCPUs, {int(run['mem_total_kib']) // 1024} MiB (VM); {run['fragd_version']} (binary sha256 "
-             f"{run['fragd_sha']}), ab {run.get('ab_version', '?')}; load average {mm.get('loadavg_start', '?')} "
-             f"before the load, {mm.get('loadavg_end', '?')} after it.")
+    L.append(f"`{cmd}` (~{minutes} min). " + measured_on(run) + f", ab {run.get('ab_version', '?')}; load average "
+             f"{mm.get('loadavg_start', '?')} before the load, {mm.get('loadavg_end', '?')} after it.")
     L.append("")
     kept = int(run.get("fragmenter_kept_kib", "0") or 0) // 1024
     L.append(f"fragd runs `configs/fragd.yaml` (tick {tick_s:g} s, pageblock scan every "
@@ -252,12 +232,11 @@ def main():
              f"(`bench/procmon.py`, which also samples fragd's CPU time and RSS). The clients share the machine's "
              f"{run['ncpu']} vCPUs with fragd.")
     L.append("")
-    L.append("| what | measured | goal |")
-    L.append("|---|---|---|")
+    L += table(["what", "measured", "goal"], "lll")
     table(L, main_, secs)
     L.append("")
-    L.append(f"Goals: no error: {met(main_['errors_ok'])}; scrape p99 <= 100 ms: {met(main_['p99_ok'])}; the "
-             f"collector tick never late by more than one tick: {met(main_['tick_ok'])}.")
+    L.append(f"Goals: no error: {checked(main_['errors_ok'])}; scrape p99 <= 100 ms: {checked(main_['p99_ok'])}; the "
+             f"collector tick never late by more than one tick: {checked(main_['tick_ok'])}.")
     L.append("")
     if ctl:
         cm = ctl["m"]

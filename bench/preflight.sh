@@ -49,7 +49,6 @@ bench_start preflight "it writes sysctls, compacts memory and loads BPF" fragd f
 
 ALL_FRAGMENTATIONS="holes mixed polluted"
 read -r -a FRAGMENTATIONS <<<"${BENCH_PREFLIGHT_FRAGMENTATIONS:-$ALL_FRAGMENTATIONS}"
-QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then
 	D=(1 50 5 64 2000 1024 4096)
 else
@@ -62,32 +61,19 @@ MIXED_CACHE_MIB=${MIXED_CACHE_MIB:-${D[3]}}
 MIXED_FILES=${MIXED_FILES:-${D[4]}}
 MIXED_PGTABLES=${MIXED_PGTABLES:-${D[5]}}
 POLLUTE_PGTABLES=${POLLUTE_PGTABLES:-${D[6]}}
-for v in REPEATS PERCENT SETTLE MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES POLLUTE_PGTABLES; do
-	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
-done
+require_uint "" REPEATS PERCENT SETTLE MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES POLLUTE_PGTABLES
 ((REPEATS >= 1 && PERCENT >= 1 && PERCENT <= 98)) || die "REPEATS >= 1, PERCENT 1..98"
 for f in "${FRAGMENTATIONS[@]}"; do
 	[[ " $ALL_FRAGMENTATIONS " == *" $f "* ]] || die "unknown fragmentation '$f' (known: $ALL_FRAGMENTATIONS)"
 done
 ((QUICK == 1 || REPEATS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
 
-WORK=$(mktemp -d /tmp/fragd-bench-preflight.XXXXXX)
+bench_work preflight 15
 CACHE_FILE=/var/tmp/fragd-bench-preflight-cache.$$
 SLAB_DIR=/dev/shm/fragd-bench-preflight-slab.$$
-PIDS=()
-FAILED=1
-SAVED=0
+restore_on_exit() { fill_stop; restore_memory_settings; }
 take_heavy_lock
-# What this script starts (fragd, the fragmenter, physmap) does not hold the lock.
-[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
 save_memory_settings # HP, PRO, PRO_ORIG; dies unless the pool is empty
-SAVED=1
-restore_on_exit() {
-	fill_stop
-	((SAVED)) && restore_memory_settings
-	return 0
-}
-install_cleanup 15
 T_START=$SECONDS
 
 # Private copies: the build directory may be rebuilt while this runs.
@@ -95,10 +81,7 @@ cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$BUILD_DIR/fragmenter" "$BUILD_DIR/p
 cp configs/fragd.yaml "$WORK/fragd.yaml"
 FRAGD="$WORK/fragd"
 begin_meta "$FRAGD"
-meta quick "$QUICK"
-meta repeats "$REPEATS"
-meta percent "$PERCENT"
-meta settle_s "$SETTLE"
+meta quick="$QUICK" repeats="$REPEATS" percent="$PERCENT" settle_s="$SETTLE"
 meta mixed "cache_mib=$MIXED_CACHE_MIB files=$MIXED_FILES pgtables=$MIXED_PGTABLES"
 meta polluted_extra_pgtables "$POLLUTE_PGTABLES"
 meta pageblocks_mode "$(awk '/^pageblocks:/ { p = 1; next } /^[^ #]/ { p = 0 } p && $1 == "mode:" { print $2 }' configs/fragd.yaml)"

@@ -43,8 +43,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start preflight-latency "it loads BPF and writes sysctls" fragd fragctl fragmenter -- ab python3 curl flock
 
-QUICK=${BENCH_QUICK:-0}
-q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
 ROUNDS=${BENCH_PFL_ROUNDS:-$(q 5 1)}
 SECS=${BENCH_PFL_SECONDS:-$(q 60 10)}
 PERIOD=${BENCH_PFL_PERIOD:-0.05}
@@ -62,25 +60,16 @@ BASELINE_CONFIG=${BENCH_PFL_BASELINE_CONFIG:-}
 if [[ " ${PARTS[*]} " == *" baseline "* ]]; then
 	[[ -x $BASELINE && -f $BASELINE_CONFIG ]] || die "the baseline part needs BENCH_PFL_BASELINE (a fragd binary) and BENCH_PFL_BASELINE_CONFIG (its configs/fragd.yaml)"
 fi
-for v in ROUNDS SECS PAIRS CPU_SECS BURST SETTLE SCRAPERS CLIENTS PERCENT; do
-	is_uint "${!v}" && ((${!v} > 0)) || die "$v must be a positive integer (got '${!v}')"
-done
+require_positive ROUNDS SECS PAIRS CPU_SECS BURST SETTLE SCRAPERS CLIENTS PERCENT
 [[ $PERIOD =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_PFL_PERIOD must be a number of seconds, got '$PERIOD'"
 ((QUICK == 1 || (ROUNDS >= 5 && PAIRS >= 5))) || log "note: fewer than 5 rounds or pairs: no verdict to quote"
 OUT=$(report_output "$QUICK" "$ROOT")
 
-save_memory_settings
-WORK=$(mktemp -d /tmp/fragd-bench-pfl.XXXXXX)
-PIDS=()
-FAILED=1
+bench_work pfl 15
 restore_on_exit() { restore_memory_settings; }
-install_cleanup 15
 take_heavy_lock
-# What this script starts (fragd, the fragmenter, the load) does not hold the lock.
-[[ -z ${HEAVY_LOCK_FD:-} ]] || LOCK_FD=$HEAVY_LOCK_FD
+save_memory_settings
 T_START=$SECONDS # the run, not the wait for the lock
-# bg_nolock CMD...: CMD in the background without the heavy lock's fd (LOCK_FD, when set).
-bg_nolock() { if [[ -n ${LOCK_FD:-} ]]; then "$@" {LOCK_FD}>&- & else "$@" & fi; }
 
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$BUILD_DIR/fragmenter" "$WORK/"
 cp configs/fragd.yaml "$WORK/fragd.yaml"
@@ -92,17 +81,9 @@ if [[ -n $BASELINE ]]; then
 	meta baseline_sha "$(sha256sum "$BASELINE" | cut -c1-12)"
 	meta baseline_version "$("$BASELINE" --version 2>&1 | head -1)"
 fi
-meta quick "$QUICK"
-meta rounds "$ROUNDS"
-meta seconds "$SECS"
-meta period "$PERIOD"
-meta cpu_pairs "$PAIRS"
-meta cpu_seconds "$CPU_SECS"
-meta burst "$BURST"
-meta settle "$SETTLE"
-meta scrapers "$SCRAPERS"
-meta clients "$CLIENTS"
-meta percent "$PERCENT"
+meta quick="$QUICK" rounds="$ROUNDS" seconds="$SECS" period="$PERIOD" cpu_pairs="$PAIRS"
+meta cpu_seconds="$CPU_SECS" burst="$BURST" settle="$SETTLE" scrapers="$SCRAPERS" clients="$CLIENTS"
+meta percent="$PERCENT"
 meta ab_version "$(dpkg-query -W -f='${Version}' apache2-utils 2>/dev/null || ab -V | head -1)"
 
 # cpu_ns: "MAIN TOTAL", ns fragd's main thread and all its threads have run (schedstat).
@@ -120,13 +101,8 @@ cpu_ns() {
 # ended, SETTLE s. fragd_with_scan DIR: the same with the shipped config.
 fragd_with_scan() { fragd_with_scan_cfg "$1" "$WORK/fragd.yaml"; }
 fragd_with_scan_cfg() {
-	local i
 	start_fragd_in "$1" "$2"
-	for ((i = 0; i < 1200; i++)); do
-		curl -sf --max-time 2 "$URL" | grep -Eq '^fragd_scans_total\{result="ok"\} [1-9]' && break
-		sleep 0.1
-	done
-	((i < 1200)) || die "fragd's first pageblock scan did not end in 120 s: $(tail -3 "$1/fragd.log")"
+	wait_first_scan 120 "$1/fragd.log"
 	sleep "$SETTLE"
 }
 
@@ -138,21 +114,16 @@ meta load_quiet_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 read -r m0 p0 < <(cpu_ns)
 t0=$(now_ms)
 python3 - "$SOCK" "$BURST" >"$WORK/quiet/burst.txt" <<'PY'
-import json, socket, sys
+import json, sys
+sys.path.insert(0, "bench")
+from benchlib import control_request
 path, n = sys.argv[1], int(sys.argv[2])
 bad = 0
 for _ in range(n):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(path)
-    s.sendall(b'{"cmd":"preflight","size_kib":2048,"count":1}\n')
-    buf = b""
-    while not buf.endswith(b"\n"):
-        c = s.recv(65536)
-        if not c:
-            break
-        buf += c
-    s.close()
-    bad += not buf or json.loads(buf).get("ok") is not True
+    try:
+        bad += json.loads(control_request(path, b'{"cmd":"preflight","size_kib":2048,"count":1}\n')).get("ok") is not True
+    except EOFError:
+        bad += 1
 print(bad)
 PY
 read -r m1 p1 < <(cpu_ns)

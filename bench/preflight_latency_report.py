@@ -11,22 +11,21 @@ p99 < 50 ms gets a verdict with a 95% bootstrap interval of the median of the ro
 (bench/verdict.py). CPU: per pair the difference with - without of fragd's CPU (main thread,
 whole process) in points of one core; the goal, at most 0.01 points, gets the interval of the
 median difference over the pairs."""
+import functools
 import glob
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, quantile, read_env, section_head  # noqa: E402
-from verdict import Verdict, median  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, read_runs, section_head, table  # noqa: E402
+from verdict import Verdict, median, quantile, spread  # noqa: E402
+
+# This report's cells keep the range of equal values: '0 (0–0)'.
+ranged = functools.partial(spread, range_when_equal=True)
 
 CPU_GOAL = 0.01  # points of one core
 P99_GOAL = 50.0  # ms
-
-
-def kv_lines(path):
-    with open(path) as f:
-        return [dict(w.split("=", 1) for w in line.split() if "=" in w) for line in f if line.strip()]
 
 
 def timer_rows(path):
@@ -44,13 +43,6 @@ def timer_rows(path):
 
 def pct(ns, wall_ms):
     return 100.0 * ns / (wall_ms * 1e6)
-
-
-def fmt_spread(xs, fmt):
-    if not xs:
-        return "-"
-    med = quantile(xs, 0.5)
-    return fmt.format(med) if len(xs) == 1 else f"{fmt.format(med)} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
 
 
 def load_part(work, m):
@@ -98,18 +90,18 @@ def load_part(work, m):
                         call_errors += 1
                         why = re.sub(r"^error: ", "", line.rstrip("\n").split("\t")[-1])[:70]
                         reasons[why] = reasons.get(why, 0) + 1
-        lines.append(f"| {phase} | {ok} / {bad} | {fmt_spread(per['cmd']['p50'], '{:.1f}')} | "
-                     f"{fmt_spread(per['cmd']['p99'], '{:.1f}')} | {fmt_spread(per['socket']['p50'], '{:.2f}')} | "
-                     f"{fmt_spread(per['socket']['p99'], '{:.2f}')} | {worst:.1f} | {scrapes} / {calls} "
+        lines.append(f"| {phase} | {ok} / {bad} | {ranged(per['cmd']['p50'], '{:.1f}')} | "
+                     f"{ranged(per['cmd']['p99'], '{:.1f}')} | {ranged(per['socket']['p50'], '{:.2f}')} | "
+                     f"{ranged(per['socket']['p99'], '{:.2f}')} | {worst:.1f} | {scrapes} / {calls} "
                      f"({call_errors} the clients' check failed{': ' + '; '.join(f'{n} {w}' for w, n in reasons.items()) if reasons else ''}) |")
         for kind, what in (("cmd", "`fragctl preflight 2MB 1`, the whole command"), ("socket", "the socket round trip")):
             xs = per[kind]["p99"]
-            v = Verdict([(x,) for x in xs], lambda rs: median([x for (x,) in rs]), P99_GOAL, "<", unit="rounds")
+            v = Verdict(xs, median, P99_GOAL, "<", unit="rounds")
             goals.append(f"| {phase} | {what}: p99 < 50 ms (median of the rounds' p99) | {len(xs)} rounds | "
                          f"{v.text('{:.1f}')} |")
 
     lines += ["", "Goals (bench/verdict.py, 95% bootstrap interval):", "",
-              "| phase | goal | runs | verdict |", "|---|---|---|---|"] + goals
+              *table(["phase", "goal", "runs", "verdict"], "llll")] + goals
     return lines
 
 
@@ -120,8 +112,8 @@ def quiet_part(work, m):
     lines = []
     quiet = os.path.join(work, "quiet")
     burst_path = os.path.join(quiet, "burst.env")
-    burst = kv_lines(burst_path)[0] if os.path.exists(burst_path) else {}
-    pairs = kv_lines(os.path.join(quiet, "pairs.txt")) if os.path.exists(os.path.join(quiet, "pairs.txt")) else []
+    burst = read_runs(burst_path)[0] if os.path.exists(burst_path) else {}
+    pairs = read_runs(os.path.join(quiet, "pairs.txt")) if os.path.exists(os.path.join(quiet, "pairs.txt")) else []
     cpu_rows, diffs_main, diffs_total = [], [], []
     for p in sorted({int(r["pair"]) for r in pairs}):
         arms = {r["arm"]: r for r in pairs if int(r["pair"]) == p}
@@ -138,8 +130,8 @@ def quiet_part(work, m):
               "its first pageblock scan), fragd's CPU from /proc/PID/task/TID/schedstat (ns on a CPU), in % of one "
               f"core: {len(cpu_rows)} pairs of {m['cpu_seconds']} s windows, one without a request and one with "
               "`fragctl preflight 2MB 1` once a second, their order alternating pair by pair.", "",
-              "| pair | requests | main thread without | with | difference | whole process without | with | difference |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|"] + cpu_rows
+              *table(["pair", "requests", "main thread without", "with", "difference", "whole process without",
+                      "with", "difference"], "rrrrrrrr")] + cpu_rows
     if burst:
         n = int(burst["requests"])
         main_us = int(burst["main_ns"]) / n / 1000
@@ -151,19 +143,18 @@ def quiet_part(work, m):
                   f"all), so one a second is {total_us / 1e4:.4f}% of a core."]
     cpu_goals = []
     for what, xs in (("main thread", diffs_main), ("whole process", diffs_total)):
-        v = Verdict([(x,) for x in xs], lambda rs: median([x for (x,) in rs]), CPU_GOAL, "<=", unit="pairs")
+        v = Verdict(xs, median, CPU_GOAL, "<=", unit="pairs")
         cpu_goals.append(f"| {what}: with − without one preflight a second, points of a core (median of the "
                          f"pairs) | <= {CPU_GOAL} | {v.text('{:+.4f}')} |")
-    lines += ["", "| goal | goal value | verdict |", "|---|---|---|"] + cpu_goals
+    lines += ["", *table(["goal", "goal value", "verdict"], "lll")] + cpu_goals
     return lines
 
 
 def main(work, out_path):
     m = read_env(os.path.join(work, "meta.env"))
     lines = section_head("What preflight costs: latency under load, fragd's CPU", m)
-    lines += [f"Produced by: `bash bench/preflight_latency.sh` ({m.get('minutes', '?')} min). Measured {m['date']} on "
-              f"Linux {m['kernel']}, {m['ncpu']} vCPUs, {int(m['mem_total_kib']) // 1024} MiB (VM); "
-              f"{m['fragd_version']} (binary sha256 {m['fragd_sha']}); ab {m['ab_version']}.", ""]
+    lines += [f"Produced by: `bash bench/preflight_latency.sh` ({m.get('minutes', '?')} min). "
+              + measured_on(m, cpu_model=False) + f"; ab {m['ab_version']}.", ""]
 
     lines += load_part(work, m) + quiet_part(work, m) + baseline_part(work, m)
     publish(out_path, "preflight-latency", lines)
@@ -174,7 +165,7 @@ def baseline_part(work, m):
     path = os.path.join(work, "baseline", "pairs.txt")
     if not os.path.exists(path):
         return []
-    pairs = kv_lines(path)
+    pairs = read_runs(path)
     rows, d_main, d_total = [], [], []
     for p in sorted({int(r["pair"]) for r in pairs}):
         arms = {r["arm"]: r for r in pairs if int(r["pair"]) == p}
@@ -190,15 +181,15 @@ def baseline_part(work, m):
              f"sha256 {m.get('baseline_sha', '?')}, with its own configs/fragd.yaml), on a quiet host: {len(rows)} pairs of "
              f"a fresh fragd of each, {m['settle']} s after its first pageblock scan, then {m['cpu_seconds']} s without "
              "any request; CPU from schedstat, in % of one core, their order alternating pair by pair.", "",
-             "| pair | main thread, without the feature | with it | difference | whole process, without | with | difference |",
-             "|---:|---:|---:|---:|---:|---:|---:|"] + rows
-    lines += ["", "| goal | goal value | verdict |", "|---|---|---|"]
+             *table(["pair", "main thread, without the feature", "with it", "difference", "whole process, without",
+                     "with", "difference"], "rrrrrrr")] + rows
+    lines += ["", *table(["goal", "goal value", "verdict"], "lll")]
     for what, xs in (("main thread", d_main), ("whole process", d_total)):
-        v = Verdict([(x,) for x in xs], lambda rs: median([x for (x,) in rs]), CPU_GOAL, "<=", unit="pairs")
+        v = Verdict(xs, median, CPU_GOAL, "<=", unit="pairs")
         lines.append(f"| {what}: this build − the build without preflight, no request, points of a core (median of "
                      f"the pairs) | <= {CPU_GOAL} | {v.text('{:+.4f}')} |")
     return lines
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*positional(2))

@@ -9,12 +9,16 @@ Per fragmentation: medians over the rounds with their range, and two goals with 
 interval over the rounds (bench/verdict.py): free + makeable within 10% of what was reached (the
 median ratio's interval inside 0.9..1.1: met; wholly outside: not met), and the verdict right at
 COUNT = reached (ready or makeable) and at 1.2 x reached (no)."""
+import functools
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, quantile, read_env, read_runs, section_head, spread  # noqa: E402
-from verdict import INCONCLUSIVE, MET, NOT_MET, Verdict, bootstrap_ci, median  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, read_runs, section_head, table  # noqa: E402
+from verdict import Verdict, median, quantile, spread  # noqa: E402
+
+# This report's cells keep the range of equal values: '0 (0–0)'.
+ranged = functools.partial(spread, range_when_equal=True)
 
 FRAGMENTATIONS = [
     ("holes", "movable holes (`fragmenter --percent P`)"),
@@ -28,21 +32,9 @@ def ratio(r):
     return (int(r["free"]) + int(r["makeable"])) / max(int(r["reached"]), 1)
 
 
-def within(rows, lo_goal=0.9, hi_goal=1.1):
-    """The median ratio, its interval and the two-sided verdict: met when the interval is inside
-    [lo_goal, hi_goal], not met when it lies wholly outside, inconclusive otherwise."""
-    xs = [ratio(r) for r in rows]
-    value = median(xs)
-    if len(xs) < 2:
-        return value, None, None, "**inconclusive** (one run, no interval)"
-    lo, hi = bootstrap_ci(xs, median)
-    if lo >= lo_goal and hi <= hi_goal:
-        word = MET
-    elif hi < lo_goal or lo > hi_goal:
-        word = NOT_MET
-    else:
-        word = INCONCLUSIVE
-    return value, lo, hi, f"**{word}** ({value:.3f}; 95% CI {lo:.3f}..{hi:.3f}, {len(xs)} rounds)"
+def within_cell(rows):
+    """The verdict on the median ratio: met when its interval is inside 0.9..1.1."""
+    return Verdict([ratio(r) for r in rows], median, (0.9, 1.1), "within", unit="rounds").text("{:.3f}")
 
 
 def right_at_reached(r):
@@ -64,9 +56,8 @@ def main(runs_path, meta_path, out_path):
     runs = read_runs(runs_path)
     m = read_env(meta_path)
     lines = section_head("Preflight against what one compaction and a pool write reach", m)
-    lines += [f"Produced by: `bash bench/preflight.sh` ({m.get('minutes', '?')} min). Measured {m['date']} on "
-              f"Linux {m['kernel']}, {m['ncpu']} vCPUs, {int(m['mem_total_kib']) // 1024} MiB (VM); "
-              f"{m['fragd_version']} (binary sha256 {m['fragd_sha']}).", "",
+    lines += [f"Produced by: `bash bench/preflight.sh` ({m.get('minutes', '?')} min). "
+              + measured_on(m, cpu_model=False) + ".", "",
               f"Each run: memory fragmented (`fragmenter --percent {m['percent']}`, then the fragmentation's "
               f"fill), fragd in observe mode with the shipped configs/fragd.yaml (pageblocks.mode "
               f"{m.get('pageblocks_mode') or 'sample'}: the sampled picture users get), {m['settle_s']} s after "
@@ -99,24 +90,24 @@ def main(runs_path, meta_path, out_path):
         rule_bad = sum(int(r["rule_bad"]) for r in rows)
         rule_asked = sum(int(r["rule_asked"]) for r in rows)
         lines.append(
-            f"| {frag} | {len(rows)} | {spread([int(r['free']) for r in rows])} | "
-            f"{spread([int(r['makeable']) for r in rows])} | "
+            f"| {frag} | {len(rows)} | {ranged([int(r['free']) for r in rows])} | "
+            f"{ranged([int(r['makeable']) for r in rows])} | "
             f"{quantile([int(r['lo']) for r in rows], 0.5):.0f}–{quantile([int(r['hi']) for r in rows], 0.5):.0f} | "
-            f"{spread([int(r['reached']) for r in rows])} | {spread([ratio(r) for r in rows], '{:.3f}')} | "
+            f"{ranged([int(r['reached']) for r in rows])} | {ranged([ratio(r) for r in rows], '{:.3f}')} | "
             f"{inside} of {len(rows)} | {at['verdict_at_reached']} | {at['verdict_at_1.2x']} | "
             f"{rule_asked - rule_bad} of {rule_asked} as the rule says | "
-            f"{spread([int(r['migrated_compact']) for r in rows])}, {spread([int(r['compact_ms']) for r in rows])} | "
-            f"{spread([int(r['migrated_pool']) for r in rows])}, "
-            f"{spread([int(r['cached_drop_kib']) / 1024 for r in rows])} |")
+            f"{ranged([int(r['migrated_compact']) for r in rows])}, {ranged([int(r['compact_ms']) for r in rows])} | "
+            f"{ranged([int(r['migrated_pool']) for r in rows])}, "
+            f"{ranged([int(r['cached_drop_kib']) / 1024 for r in rows])} |")
         goals.append(f"| {frag} | free + makeable within 10% of reached (median ratio) | {len(rows)} rounds | "
-                     f"{within(rows)[3]} |")
+                     f"{within_cell(rows)} |")
         goals.append(share_verdict(rows, right_at_reached, f"{frag} | not `no` at COUNT = reached (share of rounds)"))
         goals.append(share_verdict(rows, right_at_more, f"{frag} | `no` at COUNT = 1.2 x reached (share of rounds)"))
     lines += ["", "Goals (bench/verdict.py, 95% bootstrap interval over the rounds):", "",
-              "| fragmentation | goal | runs | verdict |", "|---|---|---|---|"] + goals
+              *table(["fragmentation", "goal", "runs", "verdict"], "llll")] + goals
     lines += ["", "Per run (free, makeable, interval, reached; the sampled scan's age at the answer):", "",
-              "| fragmentation | round | free | makeable | interval | reached | ratio | age, s | PageTables, MiB | Slab, MiB |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              *table(["fragmentation", "round", "free", "makeable", "interval", "reached", "ratio", "age, s",
+                      "PageTables, MiB", "Slab, MiB"], "lrrrrrrrrr")]
     for r in runs:
         lines.append(f"| {r['frag']} | {r['round']} | {r['free']} | {r['makeable']} | {r['lo']}–{r['hi']} | "
                      f"{r['reached']} | {ratio(r):.3f} | {r['age_s']} | {int(r['pagetables_kib']) // 1024} | "
@@ -125,4 +116,4 @@ def main(runs_path, meta_path, out_path):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*positional(3))

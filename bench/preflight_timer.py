@@ -13,11 +13,10 @@ the answer line (one connection per request, as fragctl makes it). One line per 
 error: why). A command is ok when it exits 0, 3 or 4 (ready, makeable, no); an answer when it
 is JSON with "ok": true and a verdict. Exit status 0 when every request was ok."""
 import json
-import socket
 import subprocess
 import time
 
-from benchargs import required_args
+from benchlib import control_request, required_args
 
 REQUEST = b'{"cmd":"preflight","size_kib":2048,"count":1}\n'
 
@@ -30,21 +29,10 @@ def command(fragctl, sock):
 
 
 def round_trip(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        s.settimeout(10)
-        s.connect(path)
-        s.sendall(REQUEST)
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = s.recv(65536)
-            if not chunk:
-                return "error: closed before the answer"
-            buf += chunk
-    except OSError as e:
+        buf = control_request(path, REQUEST)
+    except (OSError, EOFError) as e:
         return f"error: {e}"
-    finally:
-        s.close()
     try:
         j = json.loads(buf)
     except json.JSONDecodeError:

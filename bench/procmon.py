@@ -24,13 +24,12 @@ import argparse
 import json
 import os
 import signal
-import socket
 import sys
 import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import prom_key  # noqa: E402
+from benchlib import control_request, proc_stat, prom_key  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -61,10 +60,7 @@ KEEP = (
 
 def stat_ticks(path):
     """-> (utime + stime, nice) of one /proc/.../stat file."""
-    with open(path) as f:
-        s = f.read()
-    rest = s[s.rindex(")") + 2:].split()
-    # rest[0] is field 3 (state): utime = field 14, stime = 15, nice = 19.
+    rest = proc_stat(path)[1]
     return int(rest[11]) + int(rest[12]), int(rest[16])
 
 
@@ -148,17 +144,7 @@ def control_status(path):
     """-> the `status` answer of fragd's control socket (one JSON line each way)."""
     t0 = time.monotonic()
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(10)
-            s.connect(path)
-            s.sendall(b'{"cmd":"status"}\n')
-            buf = b""
-            while not buf.endswith(b"\n"):
-                chunk = s.recv(1 << 16)
-                if not chunk:
-                    break
-                buf += chunk
-        ans = json.loads(buf)
+        ans = json.loads(control_request(path, b'{"cmd":"status"}\n'))
     except Exception as e:
         return {"status_s": time.monotonic() - t0, "status_ok": False, "status_error": str(e)[:200]}
     out = {"status_s": time.monotonic() - t0, "status_ok": bool(ans.get("ok"))}

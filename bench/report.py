@@ -6,12 +6,10 @@ Writes the section between <!-- overhead:begin --> and <!-- overhead:end --> of
 --output (created if missing; everything outside the markers is kept) and
 prints the section on stdout.
 """
-import statistics
 import sys
 
-from benchargs import report_args
-from benchlib import measured_on, publish, quick_env, quantile, read_env, section_head
-from verdict import Verdict, median, median_ratio
+from benchlib import measured_on, publish, quick_env, read_env, report_args, section_head, table
+from verdict import Verdict, median, median_ratio, quantile
 
 GOAL_RATIO = 0.99
 GOAL_RSS_MIB = 30
@@ -124,9 +122,9 @@ def overhead_section(title, unit, rounds, goal_text, what, per_op):
             return
         v = Verdict(arm_pairs(rounds, traced, base), median_ratio, 1, ">=", "pairs")
         ci = f"{v.lo:.4f}..{v.hi:.4f}" if v.n >= 2 else "-"
-        lines.append(f"| {name} | {len(rs)} | {fmt_rate(statistics.median(arm_values))} | "
-                     f"{statistics.median(rs):.4f} | {ci} | {min(rs):.4f} | {max(rs):.4f} | "
-                     + (f"{statistics.median(ns):.0f} |" if ns else "- |"))
+        lines.append(f"| {name} | {len(rs)} | {fmt_rate(median(arm_values))} | "
+                     f"{median(rs):.4f} | {ci} | {min(rs):.4f} | {max(rs):.4f} | "
+                     + (f"{median(ns):.0f} |" if ns else "- |"))
 
     row("untraced (U2/U1 = noise floor)", untraced, noise, extra_ns(rounds, "U2", "U1"), "U2", "U1")
     med = {}
@@ -134,11 +132,11 @@ def overhead_section(title, unit, rounds, goal_text, what, per_op):
         row(name, [a[arm][0] for a in rounds.values() if arm in a], ratios[arm], extra_ns(rounds, arm, base),
             arm, base)
         if ratios[arm]:
-            med[arm] = statistics.median([x[1] for x in ratios[arm]])
+            med[arm] = median([x[1] for x in ratios[arm]])
     lines.append("")
     nr = [x[1] for x in noise]
-    spread = statistics.median([abs(x - 1) for x in nr]) if nr else NAN
-    lines.append(f"Noise floor (untraced vs untraced, same pairing): median ratio {statistics.median(nr):.4f}, "
+    spread = median([abs(x - 1) for x in nr]) if nr else NAN
+    lines.append(f"Noise floor (untraced vs untraced, same pairing): median ratio {median(nr):.4f}, "
                  f"IQR {quantile(nr, 0.25, NAN):.4f}..{quantile(nr, 0.75, NAN):.4f}, "
                  f"median |ratio - 1| = {spread * 100:.2f}%.")
     lines.append(goals_line(goal_text, rounds))
@@ -325,13 +323,13 @@ def main():
     bp = [(r, v["D"], v["U"]) for r, v in sorted(builds.items()) if "D" in v and "U" in v]
     if bp:
         br = [u / d for _, d, u in bp]  # throughput ratio = untraced time / traced time
-        bmed = statistics.median(br)
+        bmed = median(br)
         L += ["### A realistic workload: a clean build", "",
               f"A clean build of fragd's own C++ core library (`cmake -S . -B DIR && cmake --build DIR --target "
               f"fragd_core -j {m['ncpu'] if 'ncpu' in m else 'NCPU'}`, wall time of the build step), "
               f"{len(bp)} interleaved pairs, untraced and with fragd (shipped config), alternating which runs "
               f"first; one discarded warm-up build.", "",
-              "| pair | untraced s | fragd s | ratio (untraced / fragd) |", "|---:|---:|---:|---:|"]
+              *table(["pair", "untraced s", "fragd s", "ratio (untraced / fragd)"], "rrrr")]
         L += [f"| {r} | {u:.2f} | {d:.2f} | {u / d:.4f} |" for r, d, u in bp]
         bv = Verdict([(u, d) for _, d, u in bp], median_ratio, GOAL_BUILD_RATIO, ">=", "pairs")
         L += ["", f"Median ratio {bmed:.4f} (min {min(br):.4f}, max {max(br):.4f}); goal >= {GOAL_BUILD_RATIO}: "
@@ -354,7 +352,7 @@ def main():
                 continue
             times.append(float(t) * 1000)
             sizes.append(int(s))
-    med = statistics.median(times) if times else NAN
+    med = median(times) if times else NAN
     p99 = quantile(times, 0.99, NAN)
     # The scrapes are the rows of the scrape figures; RSS and the CPU window are one measurement each.
     rss_v = Verdict([rss], median, GOAL_RSS_MIB, "<=")
@@ -363,15 +361,14 @@ def main():
     p99_v = Verdict(times, lambda xs: quantile(xs, 0.99), GOAL_SCRAPE_MS, "<=", "scrapes")
     ok = lambda v: v.bold() + ("" if v.single or v.n == 0 else f" (95% CI {v.lo:.2f}..{v.hi:.2f} ms, {v.n} scrapes)")
     L += ["### fragd footprint (observe mode, default config, tick 1 s)", "",
-          "| measure | value | goal | |",
-          "|---|---:|---:|---|",
+          *table(["measure", "value", "goal", ""], "lrrl"),
           f"| RSS after {m['rss_wait']} s of ticking (VmRSS) | {rss:.1f} MiB | <= {GOAL_RSS_MIB} MiB | {ok(rss_v)} |",
           f"| CPU while idle, utime+stime over {window:.0f} s | {cpu_pct:.3f}% of one core ({ticks} ticks of 1/{clk} s; "
           f"{m.get('idle_scans', '?')} pageblock scans, {m.get('idle_scans_skipped', '?')} intervals skipped as unchanged) "
           f"| <= {GOAL_CPU_PCT}% | {ok(cpu_v)} |",
           f"| /metrics scrape time, median of {len(times)} | {med:.2f} ms | <= {GOAL_SCRAPE_MS} ms | {ok(med_v)} |",
           f"| /metrics scrape time, p99 | {p99:.2f} ms | <= {GOAL_SCRAPE_MS} ms | {ok(p99_v)} |",
-          f"| /metrics size of one scrape | {statistics.median(sizes) if sizes else 0:.0f} bytes | | |",
+          f"| /metrics size of one scrape | {median(sizes) if sizes else 0:.0f} bytes | | |",
           "",
           f"Commands: fragd started alone (`build/fragd --config configs/fragd.yaml --listen 127.0.0.1:PORT "
           f"--socket PATH`); after {m.get('rss_wait', '30')} s `grep VmRSS /proc/PID/status`; utime+stime "

@@ -60,9 +60,7 @@ SCRAPES=$D_SCRAPES
 WAIT_QUIET=${BENCH_WAIT_QUIET:-30}
 NCPU=$(nproc)
 CPU=${BENCH_CPU:-$((NCPU - 1))}
-for v in PAIRS PF_MIB PF_SECONDS HP_PAGES HP_CYCLES WAIT_QUIET CPU; do
-	is_uint "${!v}" || die "BENCH_${v} must be a non-negative integer, got '${!v}'"
-done
+require_uint BENCH_ PAIRS PF_MIB PF_SECONDS HP_PAGES HP_CYCLES WAIT_QUIET CPU
 ((PAIRS >= 1)) || die "BENCH_PAIRS must be >= 1"
 ((CPU < NCPU)) || die "BENCH_CPU=$CPU but this machine has $NCPU CPUs"
 
@@ -107,9 +105,7 @@ BT_SCRIPT="$ROOT/bench/fragd-equivalent.bt"
 BT_TRACEPOINTS=$(grep -c '^tracepoint:' "$BT_SCRIPT")
 TRACEPOINTS='mm_page_alloc|mm_compaction_try_to_compact_pages|mm_vmscan_direct_reclaim_begin|mm_vmscan_direct_reclaim_end|mm_compaction_begin|mm_compaction_end|mm_compaction_migratepages|mm_page_alloc_extfrag'
 RESULTS="$WORK/results.tsv"
-META="$WORK/meta.env"
 : >"$RESULTS"
-: >"$META"
 
 # Processes other than ours with a BPF program on one of the tracepoints benchmarked here
 # (another fragd, a bpftrace...): they add their own cost to every arm.
@@ -145,12 +141,7 @@ start_fragd() { # [config]
 	wait_fragd_ready "$FRAGD_PID" "$WORK/fragd.log"
 	# The first pageblock scan runs at start (0.6 s of kernel time here): a one-time cost, not
 	# the steady state measured here. Wait for it to end.
-	local i
-	for ((i = 0; i < 100; i++)); do
-		curl -sf --max-time 2 "$URL" | grep -q '^fragd_scans_total{result="ok"} [1-9]' && return 0
-		sleep 0.1
-	done
-	die "fragd's first pageblock scan did not end within 10 s"
+	wait_first_scan 10 "$WORK/fragd.log"
 }
 
 fragd_count() { # fragd's count of order-$1 allocations (fast + stalled + failed), -1 if no answer
@@ -302,23 +293,14 @@ run_arm() {
 
 # --- overhead ------------------------------------------------------------------
 log "work directory $WORK; $PAIRS pairs; workloads on CPU $CPU; fragd $FRAGD_VERSION ($FRAGD_SHA)"
-meta_machine
+begin_meta "$WORK/fragd" bpftrace
 meta mem_available_kib_start "$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
 meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
-meta_versions
-meta quick "$QUICK"
-meta pairs "$PAIRS"
-meta cpu "$CPU"
-meta pf_mib "$PF_MIB"
-meta pf_seconds "$PF_SECONDS"
-meta hp_pages "$HP_PAGES"
-meta hp_cycles "$HP_CYCLES"
-meta rss_wait "$RSS_WAIT"
-meta proactiveness "$PROACTIVE_ORIG"
+meta quick="$QUICK" pairs="$PAIRS" cpu="$CPU" pf_mib="$PF_MIB" pf_seconds="$PF_SECONDS" hp_pages="$HP_PAGES"
+meta hp_cycles="$HP_CYCLES" rss_wait="$RSS_WAIT" proactiveness="$PROACTIVE_ORIG"
 meta spectre_v2 "$(cat /sys/devices/system/cpu/vulnerabilities/spectre_v2 2>/dev/null | cut -d';' -f1)"
 meta thp_enabled "$(cat /sys/kernel/mm/transparent_hugepage/enabled)"
-meta have_bpftool "$HAVE_BPFTOOL"
-meta bt_tracepoints "$BT_TRACEPOINTS"
+meta have_bpftool="$HAVE_BPFTOOL" bt_tracepoints="$BT_TRACEPOINTS"
 meta foreign_start "$(foreign_tracers)"
 
 wait_quiet
@@ -333,8 +315,7 @@ for ((r = 0; r < PAIRS; r++)); do
 	for ((p = 0; p < ${#order[@]}; p++)); do run_arm "$r" "$p" "${order[p]}"; done
 done
 meta fragd_programs "${FRAGD_PROGRAMS:-?}"
-meta fragd_starts "$FRAGD_STARTS"
-meta fragd_bad_exits "$FRAGD_BAD_EXITS"
+meta fragd_starts="$FRAGD_STARTS" fragd_bad_exits="$FRAGD_BAD_EXITS"
 meta bpftrace_rlimit_msg "$(cat "$WORK"/bpftrace.*.err 2>/dev/null | grep -m1 RLIMIT_MEMLOCK || true)"
 meta bpftrace_attach_line "$(grep -h -m1 '^Attaching' "$WORK/bpftrace.1.out" 2>/dev/null || true)"
 
@@ -403,13 +384,15 @@ meta cpu_ticks "$((c1 - c0))"
 meta cpu_window_s "$(python3 -c "print(f'{$t1 - $t0:.3f}')")"
 meta clk_tck "$(getconf CLK_TCK)"
 meta pagetypeinfo_ms "$(python3 -c '
-import statistics, time
+import sys, time
+sys.path.insert(0, "bench")
+from verdict import median
 ts = []
 for _ in range(5):
     t = time.perf_counter()
     open("/proc/pagetypeinfo").read()
     ts.append((time.perf_counter() - t) * 1e3)
-print(f"{statistics.median(ts):.2f}")')"
+print(f"{median(ts):.2f}")')"
 meta tick_seconds "$(tick_seconds 5)"
 meta rss_kib_after_cpu "$(status_kib "$FRAGD_PID" VmRSS)"
 SCRAPE_LOG="$WORK/scrapes.txt"

@@ -25,44 +25,30 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start scan "kpageflags, BPF and sysctls" fragd fragctl fragmenter physmap -- python3 curl flock bpftrace
 [[ -r /proc/kpageflags ]] || die "/proc/kpageflags is not readable"
 
-QUICK=${BENCH_QUICK:-0}
-SCANS=${BENCH_SCAN_COUNT:-$([[ $QUICK == 1 ]] && echo 2 || echo 10)}
+SCANS=${BENCH_SCAN_COUNT:-$(q 10 2)}
 PERCENT=${BENCH_SCAN_PERCENT:-90}
 is_uint "$SCANS" && ((SCANS > 0)) || die "BENCH_SCAN_COUNT must be a positive integer"
 is_uint "$PERCENT" && ((PERCENT > 0 && PERCENT <= 95)) || die "BENCH_SCAN_PERCENT must be 1..95"
 OUT=$(report_output "$QUICK" "$ROOT")
 
-WORK=$(mktemp -d /tmp/fragd-bench-scan.XXXXXX)
-FAILED=1
-PIDS=()
-META="$WORK/meta"
+bench_work scan 15
 PRO=/proc/sys/vm/compaction_proactiveness
 SAVED_PRO=$(<$PRO)
 restore_on_exit() { echo "$SAVED_PRO" >$PRO; }
-install_cleanup 15
 T_START=$SECONDS
 
-meta_machine
-fragd_identity "$BUILD_DIR/fragd"
-meta_versions
-meta quick "$QUICK"
-meta scans "$SCANS"
-meta percent "$PERCENT"
+begin_meta "$BUILD_DIR/fragd" bpftrace
+meta quick="$QUICK" scans="$SCANS" percent="$PERCENT"
 
-exec 8>/tmp/fragd-heavy.lock
-flock 8
+take_heavy_lock
 
-# start_fragd NAME YAML: fragd with that config; sets FPID, SOCK.
+# start_fragd NAME YAML: fragd with that config, its files in $WORK/NAME; sets FPID, SOCK.
+FRAGD="$BUILD_DIR/fragd"
 start_fragd() {
-	local port
-	port=$(free_port)
-	URL="http://127.0.0.1:$port/metrics"
-	SOCK="$WORK/$1.sock"
-	printf '%s\n' "$2" >"$WORK/$1.yaml"
-	"$BUILD_DIR/fragd" --config "$WORK/$1.yaml" --listen "127.0.0.1:$port" --socket "$SOCK" >"$WORK/$1.log" 2>&1 &
-	FPID=$!
-	PIDS+=("$FPID")
-	wait_fragd_ready "$FPID" "$WORK/$1.log"
+	mkdir -p "$WORK/$1"
+	printf '%s\n' "$2" >"$WORK/$1/fragd.yaml"
+	start_fragd_in "$WORK/$1" "$WORK/$1/fragd.yaml"
+	FPID=$FRAGD_PID
 }
 
 hwm_kib() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }

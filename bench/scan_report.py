@@ -9,7 +9,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-from verdict import MET, Verdict, median  # noqa: E402
+from verdict import MET, Verdict, median, quantile  # noqa: E402
 
 
 def durations(work, name):
@@ -38,8 +38,8 @@ def totals(path):
 
 
 def main():
-    work, out = sys.argv[1], sys.argv[2]
-    m = benchlib.read_env(os.path.join(work, "meta"))
+    work, out = benchlib.positional(2)
+    m = benchlib.read_env(os.path.join(work, "meta.env"))
     pages = json.load(open(os.path.join(work, "idle1.json")))["scan"]["pages_read"]
     lines = benchlib.section_head("Pageblock scan: cost and the physical memory map", m)
     lines += [
@@ -63,7 +63,7 @@ def main():
                                  ("frag2", f"fragmented {m['percent']}%", 2)):
         d = durations(work, name)
         w, wo = hwm(work, name)
-        med = benchlib.quantile(d, 0.5)
+        med = quantile(d, 0.5)
         extra = (w - wo) / 1024
         time_v = Verdict(d, median, 150, "<=", "scans")  # the scans are the rows
         mem_v = Verdict([extra], median, 10, "<=")  # one VmHWM difference: no interval
@@ -74,8 +74,8 @@ def main():
                      f"{extra:+.1f} MiB ({w / 1024:.1f} vs {wo / 1024:.1f}) | ≤ 150 ms, ≤ 10 MiB: {met} |")
     lines += [
         "",
-        f"Per page: {benchlib.quantile(durations(work, 'idle1'), 0.5) * 1e6 / pages:.0f} ns (idle), "
-        f"{benchlib.quantile(durations(work, 'frag1'), 0.5) * 1e6 / pages:.0f} ns (fragmented), almost all "
+        f"Per page: {quantile(durations(work, 'idle1'), 0.5) * 1e6 / pages:.0f} ns (idle), "
+        f"{quantile(durations(work, 'frag1'), 0.5) * 1e6 / pages:.0f} ns (fragmented), almost all "
         "of it in the kernel's kpageflags_read (one stable_page_flags() and one put_user() per page frame): "
         f"`dd if=/proc/kpageflags of=/dev/null bs=512K` alone took {m['dd_ms']} ms. The 150 ms goal needs "
         "about 23 ns per page for 24 GiB; on this VM the kernel spends 3-4 times that, so no reader of "

@@ -45,7 +45,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start soak "it loads BPF and writes sysctls" fragd fragctl -- gcc python3 curl flock
 debian_python "matplotlib, prometheus_client" "python3-matplotlib python3-prometheus-client"
 
-QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then D_SECONDS=180 D_WARMUP=60 D_PERCENT=50; else D_SECONDS=600 D_WARMUP=120 D_PERCENT=70; fi
 SOAK_SECONDS=${SOAK_SECONDS:-$D_SECONDS}
 WARMUP=${SOAK_WARMUP:-$D_WARMUP}
@@ -59,25 +58,18 @@ MIN_INTERVAL=${SOAK_MIN_INTERVAL:-10}
 CPU_BUDGET=${SOAK_CPU_BUDGET:-4}
 BACKOFF_MAX=${SOAK_BACKOFF_MAX:-40}
 SAMPLE=5
-for v in SOAK_SECONDS WARMUP PERCENT HOLD BURST_PERIOD BURST_PAGES BURST_HOLD POOL MIN_INTERVAL CPU_BUDGET BACKOFF_MAX; do
-	is_uint "${!v}" || die "$v must be a non-negative integer, got '${!v}'"
-done
+require_uint "" SOAK_SECONDS WARMUP PERCENT HOLD BURST_PERIOD BURST_PAGES BURST_HOLD POOL MIN_INTERVAL CPU_BUDGET BACKOFF_MAX
 ((WARMUP + 60 <= SOAK_SECONDS)) || die "SOAK_SECONDS ($SOAK_SECONDS) must leave at least 60 s after the warm-up ($WARMUP s)"
 ((PERCENT >= 1 && PERCENT <= 90)) || die "SOAK_PERCENT must be in 1..90, got $PERCENT"
 ((BURST_HOLD < BURST_PERIOD)) || die "SOAK_BURST_HOLD must be shorter than SOAK_BURST_PERIOD"
 ((MIN_INTERVAL >= 1 && CPU_BUDGET >= 1 && CPU_BUDGET <= 30 && BACKOFF_MAX >= MIN_INTERVAL)) ||
 	die "SOAK_MIN_INTERVAL must be >= 1, SOAK_CPU_BUDGET in 1..30, SOAK_BACKOFF_MAX >= SOAK_MIN_INTERVAL"
 
-save_memory_settings
-
-WORK=$(mktemp -d /tmp/fragd-bench-soak.XXXXXX)
-PIDS=()
-FAILED=1
+bench_work soak 30
 FRAGD_PID=
 restore_on_exit() { restore_memory_settings; } # run by cleanup (lib.sh), after every tracked process has stopped
-install_cleanup 30
-
 take_heavy_lock
+save_memory_settings
 
 # --- preparation -------------------------------------------------------------
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$WORK/"

@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 
-from benchargs import required_args
+from benchlib import required_args
 
 HP = "/proc/sys/vm/nr_hugepages"
 

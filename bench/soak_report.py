@@ -10,36 +10,19 @@ writes it between <!-- soak:begin --> and <!-- soak:end --> of FILE, and draws R
 open fds and CPU over time (with fragd's actions and the bursts) into PNG.
 Exit status 0 whatever the goals: the section says which are met.
 """
-import argparse
 import collections
-import gzip
 import json
 import os
 import re
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import publish, read_env, read_prom  # noqa: E402
+from benchlib import (CPU_KEYS, cpu_pct, knob_env, measured_on, publish, quick_env, read_env,  # noqa: E402
+                      read_jsonl, read_prom, required_args, section_head, table)
+from verdict import checked, median  # noqa: E402
 
 WINDOW_S = 60.0  # the cpu_budget's window (fragd: compaction time per minute)
 EPS_S = 0.01     # clock slack when comparing action times
-
-
-def load_jsonl(path):
-    """The JSON lines of path, or of path.gz (bench/data/soak keeps the samples compressed)."""
-    if os.path.exists(path):
-        f = open(path)
-    elif os.path.exists(path + ".gz"):
-        f = gzip.open(path + ".gz", "rt")
-    else:
-        return []
-    with f:
-        return [json.loads(x) for x in f if x.strip()]
-
-
-def met(ok):
-    return "met" if ok else "**not met**"
 
 
 def one_run(ok):
@@ -71,15 +54,6 @@ def fd_changes(lists):
     return "; " + "; ".join(parts) if parts else ""
 
 
-def median(xs):
-    return statistics.median(xs) if xs else None
-
-
-def cpu_pct(a, b, key, clk):
-    dt = b["unix"] - a["unix"]
-    return (b[key] - a[key]) / clk / dt * 100 if dt > 0 else None
-
-
 def metric(s, key, default=None):
     return (s.get("metrics") or {}).get(key, default)
 
@@ -109,11 +83,7 @@ def max_window_busy(intervals, width, step=0.1):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--output", required=True)
-    ap.add_argument("--plot", required=True)
-    a = ap.parse_args()
+    a = required_args(None, "--work", "--output", "--plot")
     w = a.work
     m = read_env(os.path.join(w, "meta.env"))
     clk = int(m.get("clk_tck", "100"))
@@ -123,10 +93,10 @@ def main():
     min_interval = float(m["min_interval"])
     budget = float(m["cpu_budget"])
     target = int(m["pool"])
-    samples = [s for s in load_jsonl(os.path.join(w, "samples.jsonl")) if "cpu_ticks" in s]
+    samples = [s for s in read_jsonl(os.path.join(w, "samples.jsonl")) if "cpu_ticks" in s]
     for s in samples:
         s["t"] = s["unix"] - t0
-    events = load_jsonl(os.path.join(w, "events.jsonl"))
+    events = read_jsonl(os.path.join(w, "events.jsonl"))
     for e in events:
         e["t"] = e["unix"] - t0
     if t_end is None:
@@ -137,8 +107,8 @@ def main():
     # --- memory and fds
     after_warm = [s for s in run if warm <= s["t"] < warm + 60]
     last_min = [s for s in run if s["t"] >= dur - 60]
-    rss_warm = median([s["rss_kib"] for s in after_warm])
-    rss_end = median([s["rss_kib"] for s in last_min])
+    rss_warm = median([s["rss_kib"] for s in after_warm], None)
+    rss_end = median([s["rss_kib"] for s in last_min], None)
     growth = (rss_end - rss_warm) / rss_warm * 100 if rss_warm and rss_end else None
     rss_max = max((s["rss_kib"] for s in run), default=None)
     hwm = run[-1]["hwm_kib"] if run else None
@@ -160,7 +130,7 @@ def main():
 
     # --- CPU
     def cpu_over(a_, b_):
-        out = {k: cpu_pct(a_, b_, k, clk) for k in ("cpu_ticks", "cpu_main_ticks", "cpu_scan_ticks", "cpu_other_ticks")}
+        out = {k: cpu_pct(a_, b_, k, clk) for k in CPU_KEYS}
         comp = [metric(x, 'fragd_compaction_duration_seconds_sum{trigger="fragd"}') for x in (a_, b_)]
         if None not in comp:
             out["compaction"] = (comp[1] - comp[0]) / (b_["unix"] - a_["unix"]) * 100
@@ -275,9 +245,7 @@ def main():
 
     # --- section
     quick = m.get("quick") == "1"
-    L = ["## Soak", ""]
-    if quick:
-        L += ["**Smoke run (BENCH_QUICK=1): too short to quote.**", ""]
+    L = section_head("Soak", m)
     L += ["Promised: under continuous fragmentation churn and hugepage bursts in act mode, fragd's RSS grows "
           "by at most 5% and its open fds not at all, its compactions keep to `min_interval` and `cpu_budget`, "
           "its pool never passes its target, no collector tick is missed, and SIGTERM ends it with exit 0. "
@@ -289,12 +257,9 @@ def main():
                 "SOAK_BURST_HOLD": ("burst_hold", "5"), "SOAK_POOL": ("pool", "64"),
                 "SOAK_MIN_INTERVAL": ("min_interval", "10"), "SOAK_CPU_BUDGET": ("cpu_budget", "4"),
                 "SOAK_BACKOFF_MAX": ("backoff_max", "40")}
-    env = "".join(f"{k}={m[key]} " for k, (key, d) in defaults.items() if m.get(key, d) != d)
-    cmd = ("BENCH_QUICK=1 " if quick else "") + env + "flock /tmp/fragd-heavy.lock bash bench/soak.sh"
-    L.append(f"`{cmd}` (~{(dur + 120) / 60:.0f} min). Measured {m['date']} on Linux {m['kernel']}, {m['cpu_model']}, "
-             f"{m['ncpu']} vCPUs, {int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} (binary sha256 "
-             f"{m['fragd_sha']}); load average {m.get('loadavg_start', '?')} at the start, {m.get('loadavg_end', '?')} "
-             f"at the end.")
+    cmd = quick_env(m) + knob_env(m, defaults) + "flock /tmp/fragd-heavy.lock bash bench/soak.sh"
+    L.append(f"`{cmd}` (~{(dur + 120) / 60:.0f} min). " + measured_on(m) + f"; load average "
+             f"{m.get('loadavg_start', '?')} at the start, {m.get('loadavg_end', '?')} at the end.")
     L.append("")
     L.append(f"fragd ran {dur:.0f} s in `mode: act` (tick {m.get('tick', '?')}, pageblock scan every "
              f"{m.get('scan_interval', '?')}, everything else from `configs/fragd.yaml`) with `compaction: {{method: "
@@ -303,14 +268,13 @@ def main():
              f"(demand trigger at its defaults) and `hugepages: {{guard: 2GiB, pools: [{{size: 2MB, node: all, count: "
              f"{target}}}]}}`, vm.compaction_proactiveness 0 (only fragd compacts ahead). Workload "
              f"(`bench/soak_churn.py`): {len(cycles)} cycles of `fragmenter --percent {m['percent']}` (median "
-             f"{(median([c['kept_kib'] for c in cycles]) or 0) / 1024:.0f} MiB kept, 1 page in 4), each held "
+             f"{median([c['kept_kib'] for c in cycles], 0) / 1024:.0f} MiB kept, 1 page in 4), each held "
              f"{m['hold']} s then freed; {len(burst_ups)} hugepage bursts (+{m['burst_pages']} pages every "
-             f"{m['burst_period']} s, held {m['burst_hold']} s; median {median(got) or 0:.0f} granted). Node score "
+             f"{m['burst_period']} s, held {m['burst_hold']} s; median {median(got, 0):.0f} granted). Node score "
              f"{min(scores, default=0):.0f}..{max(scores, default=0):.0f} over the run. `bench/procmon.py` sampled "
              f"fragd every {m['sample']} s ({len(run)} samples).")
     L.append("")
-    L.append("| what | measured | goal |")
-    L.append("|---|---|---|")
+    L += table(["what", "measured", "goal"], "lll")
     if rss_warm and rss_end:
         L.append(f"| fragd RSS, median of the minute after the warm-up ({warm:.0f} s) vs of the last minute | "
                  f"{rss_warm / 1024:.1f} MiB -> {rss_end / 1024:.1f} MiB: {growth:+.1f}% (single samples "
@@ -331,7 +295,7 @@ def main():
     acts = ", ".join(f"{k[0]} {k[1]} {v}" for k, v in sorted(status_counts.items())) or "none"
     L.append(f"| actions fragd took | {len(actions)}: {acts}. Counted three ways: `fragd_actions_total` {n_counter}, "
              f"log lines {len(log_ids)}, `status` {len(actions)}{'; ids missing from status: ' + str(missing_ids[:10]) if missing_ids else ''} "
-             f"| the three agree: {met(counts_agree and not missing_ids)} |")
+             f"| the three agree: {checked(counts_agree and not missing_ids)} |")
     if log_lines and dur > 0:
         log_bytes = os.path.getsize(log_path)
         per_day = log_bytes / dur * 86400
@@ -342,7 +306,7 @@ def main():
                  f"would last {64 * 2**20 / per_day:.1f} days without rotation | (a figure, not a goal) |")
     if min_gap is not None:
         L.append(f"| closest two compactions of a node (end of one to start of the next) | {min_gap:.1f} s over "
-                 f"{n_compact} compactions | >= min_interval {min_interval:.0f} s: {met(interval_ok)} |")
+                 f"{n_compact} compactions | >= min_interval {min_interval:.0f} s: {checked(interval_ok)} |")
     else:
         L.append(f"| closest two compactions of a node | {n_compact} compaction(s): no pair | >= min_interval "
                  f"{min_interval:.0f} s: not tested |")
@@ -354,10 +318,10 @@ def main():
                  f"{{trigger=\"fragd\"}}`, 5 s samples) / wall time of the actions that compacted / fragd's own "
                  f"`fragd_compaction_budget_used_seconds` max | {bpf_max:.2f} s / {wall_max:.2f} s / "
                  f"{used_max if used_max is not None else float('nan'):.2f} s | <= cpu_budget {budget:.0f} s: "
-                 f"{met(budget_ok)} |")
+                 f"{checked(budget_ok)} |")
     L.append(f"| hugetlb pool: fragd's pool actions that grew it past its target; samples above the target outside "
              f"the bursts | {len(grown_past)} of {len(pools)}; {len(above)} of {len(outside)} (max outside the bursts "
-             f"{pool_max_outside}) | never beyond {target}: {met(pool_ok)} |")
+             f"{pool_max_outside}) | never beyond {target}: {checked(pool_ok)} |")
     if regrown:
         who = ("" if burst_low else " by something outside this benchmark (each burst put back what it found, "
                "never less than the target in this run)")
@@ -369,7 +333,7 @@ def main():
                  f"{missed:.0f} | <= one tick, 0 |")
     L.append(f"| fragd stopped by SIGTERM at the end: exit status; what it left (its pool stays; proactiveness "
              f"is the benchmark's 0) | {m.get('fragd_exit', '?')}; nr_hugepages {m.get('pool_after_fragd', '?')}, "
-             f"proactiveness {m.get('proactiveness_after_fragd', '?')} | exit 0: {met(m.get('fragd_exit') == '0')} |")
+             f"proactiveness {m.get('proactiveness_after_fragd', '?')} | exit 0: {checked(m.get('fragd_exit') == '0')} |")
     L.append("")
     rel = os.path.relpath(os.path.abspath(a.plot), os.path.dirname(os.path.abspath(a.output)))
     L.append(f"![fragd over the soak: RSS, open fds, CPU by thread, fragd's compactions and the bursts]({rel})")

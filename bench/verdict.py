@@ -17,6 +17,7 @@ a fixed seed, so a report written twice from the same data says the same.
 """
 import math
 import random
+import re
 
 RESAMPLES = 10000
 LEVEL = 0.95
@@ -26,22 +27,52 @@ MET, NOT_MET, INCONCLUSIVE, TOO_FEW = "met", "not met", "inconclusive", "too few
 MIN_ROWS = 5  # rows a met or not-met verdict needs
 
 
-def median(xs):
-    xs = sorted(xs)
+def values(xs):
+    """-> the measured xs: None (not measured) left out."""
+    return [x for x in xs if x is not None]
+
+
+def quantile(xs, q, empty=None):
+    """Linear-interpolation quantile q (0..1) of the measured xs; empty if there are none."""
+    xs = sorted(values(xs))
+    if not xs:
+        return empty
+    pos = q * (len(xs) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    if pos == lo or xs[hi] == xs[lo]:  # also right for infinite figures
+        return xs[lo]
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def median(xs, empty=math.nan):
+    """The median of the measured xs (the mean of the middle two of an even count); empty if none."""
+    xs = sorted(values(xs))
     n = len(xs)
     if n == 0:
-        return math.nan
+        return empty
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
-def percentile(sorted_xs, q):
-    """Linear-interpolation quantile q (0..1) of an already sorted list."""
-    pos = q * (len(sorted_xs) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(sorted_xs) - 1)
-    if pos == lo or sorted_xs[hi] == sorted_xs[lo]:  # also right for infinite figures
-        return sorted_xs[lo]
-    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
+NUM_UNIT = re.compile(r"^(-?[\d.]+)(\s*[^\d.\s].*)?$")
+
+
+def spread(xs, fmt="{:.0f}", range_when_equal=False):
+    """'median (min–max)' of the measured xs, each printed by fmt (a format string or a function);
+    '-' of none; the median alone of one value, or when min and max print the same (unless
+    range_when_equal: the tables whose published runs show '0 (0–0)'). Of figures that print one
+    unit the range leaves it out: '2.7 µs (2.6–2.8)'."""
+    xs = values(xs)
+    if not xs:
+        return "-"
+    f = fmt.format if isinstance(fmt, str) else fmt
+    m, lo, hi = f(median(xs)), f(min(xs)), f(max(xs))
+    if len(xs) == 1 or (lo == hi and not range_when_equal):
+        return m
+    parts = [NUM_UNIT.match(x) for x in (m, lo, hi)]
+    if all(parts) and len({p.group(2) for p in parts}) == 1:
+        return f"{m} ({parts[1].group(1)}–{parts[2].group(1)})"
+    return f"{m} ({lo}–{hi})"
 
 
 def bootstrap_ci(rows, stat, resamples=RESAMPLES, level=LEVEL, seed=SEED):
@@ -54,14 +85,17 @@ def bootstrap_ci(rows, stat, resamples=RESAMPLES, level=LEVEL, seed=SEED):
     n = len(rows)
     vals = sorted(stat(rng.choices(rows, k=n)) for _ in range(resamples))
     a = (1 - level) / 2
-    return percentile(vals, a), percentile(vals, 1 - a)
+    return quantile(vals, a), quantile(vals, 1 - a)
 
 
 def judge(lo, hi, goal, want):
     """The verdict of an interval [lo, hi] against goal. want: '>=' or '>' (the figure must
-    be at least / above goal) or '<=' or '<'."""
+    be at least / above goal) or '<=' or '<', or 'within' a goal (low, high): met when the
+    interval is inside it, not met when it lies wholly outside."""
     if math.isnan(lo) or math.isnan(hi):
         return INCONCLUSIVE
+    if want == "within":
+        return MET if lo >= goal[0] and hi <= goal[1] else NOT_MET if hi < goal[0] or lo > goal[1] else INCONCLUSIVE
     if want == ">=":
         return MET if lo >= goal else NOT_MET if hi < goal else INCONCLUSIVE
     if want == ">":
@@ -70,10 +104,12 @@ def judge(lo, hi, goal, want):
         return MET if hi <= goal else NOT_MET if lo > goal else INCONCLUSIVE
     if want == "<":
         return MET if hi < goal else NOT_MET if lo >= goal else INCONCLUSIVE
-    raise ValueError(f"verdict.judge: want must be one of >=, >, <=, <, not {want!r}")
+    raise ValueError(f"verdict.judge: want must be one of >=, >, <=, <, within, not {want!r}")
 
 
 def point_holds(x, goal, want):
+    if want == "within":
+        return goal[0] <= x <= goal[1]
     return {">=": x >= goal, ">": x > goal, "<=": x <= goal, "<": x < goal}[want]
 
 
@@ -132,3 +168,13 @@ class Verdict:
 def median_ratio(pairs):
     """stat: the median of a/b over (a, b) pairs."""
     return median([a / b for a, b in pairs])
+
+
+def median_difference(factor=1):
+    """-> stat over (a, b) rows: median(a) - factor x median(b), whole rows (rounds) resampled."""
+    return lambda rows: median([a for a, _ in rows]) - factor * median([b for _, b in rows])
+
+
+def checked(ok):
+    """A goal checked once, without an interval: 'met' or '**not met**'."""
+    return "met" if ok else "**not met**"

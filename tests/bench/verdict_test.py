@@ -85,6 +85,16 @@ class Verdicts(unittest.TestCase):
         with self.assertRaises(ValueError):
             judge(0, 1, 0.5, "=>")
 
+    def test_within_a_two_sided_goal(self):
+        # bench/preflight_report.py: (free + makeable) / reached within 10%, holes of BENCHMARKS.md
+        self.assertEqual(judge(0.918, 1.015, (0.9, 1.1), "within"), MET)
+        self.assertEqual(judge(0.85, 1.02, (0.9, 1.1), "within"), INCONCLUSIVE)
+        self.assertEqual(judge(1.11, 1.2, (0.9, 1.1), "within"), NOT_MET)
+        self.assertEqual(judge(0.7, 0.89, (0.9, 1.1), "within"), NOT_MET)
+        holes = [0.947, 0.918, 1.015, 0.95, 0.93]
+        self.assertEqual(Verdict(holes, median, (0.9, 1.1), "within", "rounds").word, MET)
+        self.assertEqual(Verdict(holes[:3], median, (0.9, 1.1), "within", "rounds").word, TOO_FEW)
+
     def test_shipped_config_page_faults_of_2026_11_26_are_inconclusive(self):
         # The median alone said "met" (0.9951 >= 0.99); the pairs' interval holds 0.99.
         v = Verdict(list(zip(PF_D, PF_U1)), median_ratio, 0.99, ">=", "pairs")
