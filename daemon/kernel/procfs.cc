@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -167,31 +168,75 @@ std::vector<std::pair<uint64_t, std::string>> numbered_dirs(const std::string& d
   return out;
 }
 
-void read_pools(const std::string& dir, int node, std::vector<HugePool>& out,
-                std::vector<std::string>* warnings, PoolFault* fault) {
-  for (const auto& [size_kib, name] : numbered_dirs(dir, "hugepages-", "kB")) {
-    const std::string pool = join(dir, name);
-    auto total = read_number_file(join(pool, "nr_hugepages"), warnings, true, fault);
-    auto free = read_number_file(join(pool, "free_hugepages"), warnings, true, fault);
-    if (!total || !free) continue;
-    auto surplus = read_number_file(join(pool, "surplus_hugepages"), warnings, false, fault);
-    out.push_back(HugePool{node, size_kib, *total, *free, surplus.value_or(0)});
-  }
-}
+// One pool's folder: .../hugepages/hugepages-<size>kB of a node (node 0 without nodes).
+struct PoolDir {
+  int node;
+  uint64_t size_kib;
+  std::string path;
+};
 
-std::vector<HugePool> read_hugepages_noting(const std::string& sys_root, std::vector<std::string>* warnings,
-                                            PoolFault* fault) {
-  std::vector<HugePool> out;
+std::vector<PoolDir> list_pools(const std::string& sys_root) {
+  std::vector<PoolDir> out;
+  auto add = [&out](const std::string& dir, int node) {
+    for (const auto& [size_kib, name] : numbered_dirs(dir, "hugepages-", "kB")) out.push_back({node, size_kib, join(dir, name)});
+  };
   const std::string nodes = join(sys_root, "devices/system/node");
   std::error_code ec;
   if (fs::is_directory(nodes, ec)) {
     for (const auto& [n, name] : numbered_dirs(nodes, "node", "")) {
       if (n > static_cast<uint64_t>(std::numeric_limits<int>::max())) continue;
-      read_pools(join(join(nodes, name), "hugepages"), static_cast<int>(n), out, warnings, fault);
+      add(join(join(nodes, name), "hugepages"), static_cast<int>(n));
     }
   } else {
-    read_pools(join(sys_root, "kernel/mm/hugepages"), 0, out, warnings, fault);
+    add(join(sys_root, "kernel/mm/hugepages"), 0);
   }
+  return out;
+}
+
+// The pools' folders of the last listing, kept by the thread that reads them each tick: the
+// nodes and page sizes change only with memory hot-plug, so they are listed again after 10 s,
+// or at once when a pool's file has gone.
+struct PoolListing {
+  std::string sys_root;
+  std::vector<PoolDir> pools;
+  std::chrono::steady_clock::time_point at;
+};
+thread_local std::optional<PoolListing> pool_listing;
+
+const std::vector<PoolDir>& pool_dirs(const std::string& sys_root, bool fresh) {
+  const auto now = std::chrono::steady_clock::now();
+  if (fresh || !pool_listing || pool_listing->sys_root != sys_root || now - pool_listing->at >= std::chrono::seconds(10))
+    pool_listing = PoolListing{sys_root, list_pools(sys_root), now};
+  return pool_listing->pools;
+}
+
+// Reads the pools of the listing. With `stale_on_enoent`, false when a pool's file is gone
+// (ENOENT): the listing is then out of date.
+bool read_listed_pools(const std::vector<PoolDir>& pools, std::vector<HugePool>& out,
+                       std::vector<std::string>* warnings, PoolFault* fault, bool stale_on_enoent) {
+  for (const PoolDir& p : pools) {
+    PoolFault f;
+    auto total = read_number_file(join(p.path, "nr_hugepages"), warnings, true, &f);
+    auto free = read_number_file(join(p.path, "free_hugepages"), warnings, true, &f);
+    if (stale_on_enoent && f.cause == "ENOENT") return false;
+    if (fault && fault->cause.empty() && !f.cause.empty()) *fault = f;
+    if (!total || !free) continue;
+    auto surplus = read_number_file(join(p.path, "surplus_hugepages"), warnings, false, fault);
+    out.push_back(HugePool{p.node, p.size_kib, *total, *free, surplus.value_or(0)});
+  }
+  return true;
+}
+
+std::vector<HugePool> read_hugepages_noting(const std::string& sys_root, std::vector<std::string>* warnings,
+                                            PoolFault* fault) {
+  std::vector<HugePool> out;
+  const size_t warned = warnings ? warnings->size() : 0;
+  if (read_listed_pools(pool_dirs(sys_root, false), out, warnings, fault, true)) return out;
+  // A pool's file went away: a node or a size went with it; listed again, the pools read again.
+  out.clear();
+  if (warnings) warnings->resize(warned);
+  if (fault) *fault = {};
+  read_listed_pools(pool_dirs(sys_root, true), out, warnings, fault, false);
   return out;
 }
 

@@ -127,6 +127,11 @@ wait_for 20 has_series fragd_pageblock_class 'node="1"' ||
 log "fragd runs on the scratch tree: two nodes scored, scanned"
 
 # --- A: optional sources fail while a write is refused ------------------------
+# vmstat is read when a scrape asks for the families, not at a tick: a scraper every second
+# (a Prometheus at its fastest) asks as often as the ticks come, until part A ends.
+( while :; do scrape >/dev/null 2>&1 || true; sleep 1; done ) &
+SCRAPER=$!
+PIDS+=("$SCRAPER")
 sleep 2
 rm "$P/vmstat"; mkdir "$P/vmstat"
 rm "$P/meminfo"
@@ -195,6 +200,7 @@ done
 wait_for 40 back psi "$P/pressure/memory" || die "no 'psi readable again' line"
 wait_for 40 back hugepages "$NODES" || die "no 'hugepages readable again' line"
 wait_for 30 grep -qF "$NODES/node0/compact accepts writes again" "$FRAGD_LOG" || die "no 'accepts writes again' line"
+kill "$SCRAPER"
 wait_for 5 has_series fragd_pageblocks 'node="1"' || die "fragd_pageblocks did not come back"
 wait_for 5 has_series fragd_hugepages 'node="0"' || die "fragd_hugepages did not come back"
 wait_for 5 has_series fragd_memory_pressure_seconds_total || die "fragd_memory_pressure_seconds_total did not come back"

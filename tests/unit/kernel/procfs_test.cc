@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <random>
 #include <string>
 #include <vector>
@@ -126,6 +128,30 @@ TEST(Hugepages, FallsBackToGlobalPoolsAsNodeZero) {
   EXPECT_EQ(pools[0].free, 3u);
 
   EXPECT_TRUE(read_hugepages("/nonexistent/fragd-sys").empty());
+}
+
+// The pools' folders are listed again only after 10 s, or when a pool's file has gone: a node
+// whose folder went is no fault, its pools are gone; a pool file gone in a folder still there is.
+TEST(Hugepages, AListedPoolThatWentAwayIsListedAgainNotAFault) {
+  TempDir sys;
+  const std::string n0 = "devices/system/node/node0/hugepages/hugepages-2048kB/";
+  const std::string n1 = "devices/system/node/node1/hugepages/hugepages-2048kB/";
+  for (const std::string& p : {n0, n1}) {
+    sys.write(p + "nr_hugepages", "4\n");
+    sys.write(p + "free_hugepages", "2\n");
+  }
+  std::vector<std::string> w;
+  ASSERT_EQ(read_hugepages(sys.path(), &w).size(), 2u);
+  sys.write(n0 + "free_hugepages", "1\n");
+  std::filesystem::remove_all(sys.path() + "/devices/system/node/node1");
+  auto pools = read_hugepages(sys.path(), &w);
+  ASSERT_EQ(pools.size(), 1u);
+  EXPECT_EQ(pools[0].free, 1u) << "read anew, not carried from the listing";
+  EXPECT_TRUE(w.empty()) << w.front();
+  std::filesystem::remove(sys.path() + "/" + n0 + "nr_hugepages");
+  EXPECT_TRUE(read_hugepages(sys.path(), &w).empty());
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("node0/hugepages/hugepages-2048kB/nr_hugepages"), std::string::npos) << w[0];
 }
 
 // --- /proc/pressure/memory (PSI) ---------------------------------------------
