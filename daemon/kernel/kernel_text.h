@@ -50,5 +50,9 @@ struct LexedLine {
 };
 // The lines of `text` that hold a token: what every parser here walks (empty: an empty file).
 std::vector<LexedLine> content_lines(std::string_view text);
+// The same, lexing only the lines whose first token `keep` accepts (a long file of which a
+// parser reads a few lines: zoneinfo's per-CPU lines are most of it); `first` is set to the
+// number of the first line that holds a token (0: none, an empty file).
+std::vector<LexedLine> content_lines(std::string_view text, bool (*keep)(std::string_view first_token), size_t& first);
 
 }  // namespace fragd

@@ -198,6 +198,7 @@ std::vector<PoolDir> list_pools(const std::string& sys_root) {
 // or at once when a pool's file has gone.
 struct PoolListing {
   std::string sys_root;
+  std::string folder;  // devices/system/node, or kernel/mm/hugepages without it
   std::vector<PoolDir> pools;
   std::chrono::steady_clock::time_point at;
 };
@@ -205,8 +206,12 @@ thread_local std::optional<PoolListing> pool_listing;
 
 const std::vector<PoolDir>& pool_dirs(const std::string& sys_root, bool fresh) {
   const auto now = std::chrono::steady_clock::now();
-  if (fresh || !pool_listing || pool_listing->sys_root != sys_root || now - pool_listing->at >= std::chrono::seconds(10))
-    pool_listing = PoolListing{sys_root, list_pools(sys_root), now};
+  if (fresh || !pool_listing || pool_listing->sys_root != sys_root || now - pool_listing->at >= std::chrono::seconds(10)) {
+    std::error_code ec;
+    const std::string nodes = join(sys_root, "devices/system/node");
+    pool_listing = PoolListing{sys_root, fs::is_directory(nodes, ec) ? nodes : join(sys_root, "kernel/mm/hugepages"),
+                               list_pools(sys_root), now};
+  }
   return pool_listing->pools;
 }
 
@@ -476,9 +481,7 @@ void read_pools(const std::string& sys_root, MemSnapshot& snap, SnapshotReader& 
               fault.message + "; no hugetlb pool is reported until every pool file reads");
     return;
   }
-  std::error_code ec;
-  const std::string nodes = join(sys_root, "devices/system/node");
-  rd.done("hugepages", fs::is_directory(nodes, ec) ? nodes : join(sys_root, "kernel/mm/hugepages"));
+  rd.done("hugepages", pool_listing->folder);  // as read_hugepages_noting listed them
 }
 
 // The per-size THP statistics: as for the pools, all sizes or none.

@@ -268,8 +268,16 @@ void finish_zoneinfo(const std::vector<ZoneSeen>& seen, std::vector<ZoneFree>& w
 Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
                             std::vector<ZoneFree>& zones, std::vector<std::string>* warnings) {
   static constexpr std::string_view kExpected = "'Node <n>, zone <name>' followed by its counters";
-  const std::vector<LexedLine> lines = content_lines(text);
-  if (lines.empty()) return empty_file(path, kExpected);
+  // Only the zone headers and the counters read here are lexed.
+  size_t first = 0;
+  const std::vector<LexedLine> lines = content_lines(
+      text,
+      [](std::string_view w) {
+        return w == "Node" || std::any_of(std::begin(kZoneCounterKeys), std::end(kZoneCounterKeys),
+                                          [w](const ZoneCounterKey& c) { return w == c.word; });
+      },
+      first);
+  if (first == 0) return empty_file(path, kExpected);
 
   std::vector<ZoneSeen> seen;  // zones in zoneinfo order
   std::vector<ZoneFree> work = zones;
@@ -338,7 +346,7 @@ Result<void> parse_zoneinfo(std::string_view text, std::string_view path,
   }
 
   if (seen.empty())
-    return unparsable(path, bad.first_line ? bad.first_line : lines.front().no, kExpected,
+    return unparsable(path, bad.first_line ? bad.first_line : first, kExpected,
                       bad.first_line ? bad.first_why : "no 'Node <n>, zone <name>' line");
 
   finish_zoneinfo(seen, work, path, warnings);
