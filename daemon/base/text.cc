@@ -55,10 +55,22 @@ std::string_view next_line(std::string_view text, size_t& pos) {
   return line;
 }
 
+namespace {
+bool is_sep(char c, bool commas) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || (commas && c == ',');
+}
+}  // namespace
+
+std::string_view first_token(std::string_view s, bool commas) {
+  size_t i = 0;
+  while (i < s.size() && is_sep(s[i], commas)) ++i;
+  size_t j = i;
+  while (j < s.size() && !is_sep(s[j], commas)) ++j;
+  return s.substr(i, j - i);
+}
+
 std::vector<std::string_view> tokenize(std::string_view s, bool commas) {
-  const auto sep = [commas](char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || (commas && c == ',');
-  };
+  const auto sep = [commas](char c) { return is_sep(c, commas); };
   std::vector<std::string_view> toks;
   size_t i = 0;
   while (i < s.size()) {

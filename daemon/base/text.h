@@ -33,6 +33,8 @@ std::string_view next_line(std::string_view text, size_t& pos);
 // Whitespace-separated tokens; with commas = true commas separate too, so
 // "Node 0, zone DMA, type Movable" lexes as Node|0|zone|DMA|type|Movable.
 std::vector<std::string_view> tokenize(std::string_view s, bool commas = false);
+// tokenize's first token alone, without the rest ("" when there is none).
+std::string_view first_token(std::string_view s, bool commas = false);
 
 // A whole token as an unsigned number; nothing left over.
 bool parse_u64(std::string_view tok, uint64_t& out, int base = 10);

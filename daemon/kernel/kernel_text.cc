@@ -68,19 +68,13 @@ std::vector<LexedLine> content_lines(std::string_view text) {
 }
 
 std::vector<LexedLine> content_lines(std::string_view text, bool (*keep)(std::string_view first_token), size_t& first) {
-  const auto sep = [](char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == ',';
-  };
   std::vector<LexedLine> out;
   first = 0;
   for (const Line& l : split_lines(text)) {
-    size_t i = 0;
-    while (i < l.text.size() && sep(l.text[i])) ++i;
-    if (i == l.text.size()) continue;
-    size_t j = i;
-    while (j < l.text.size() && !sep(l.text[j])) ++j;
+    const std::string_view w = first_token(l.text, true);  // as lex splits it
+    if (w.empty()) continue;
     if (first == 0) first = l.no;
-    if (keep(l.text.substr(i, j - i))) out.push_back({l.no, l.text, lex(l.text)});
+    if (keep(w)) out.push_back({l.no, l.text, lex(l.text)});
   }
   return out;
 }

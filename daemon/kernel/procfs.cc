@@ -175,43 +175,40 @@ struct PoolDir {
   std::string path;
 };
 
-std::vector<PoolDir> list_pools(const std::string& sys_root) {
-  std::vector<PoolDir> out;
-  auto add = [&out](const std::string& dir, int node) {
-    for (const auto& [size_kib, name] : numbered_dirs(dir, "hugepages-", "kB")) out.push_back({node, size_kib, join(dir, name)});
-  };
-  const std::string nodes = join(sys_root, "devices/system/node");
-  std::error_code ec;
-  if (fs::is_directory(nodes, ec)) {
-    for (const auto& [n, name] : numbered_dirs(nodes, "node", "")) {
-      if (n > static_cast<uint64_t>(std::numeric_limits<int>::max())) continue;
-      add(join(join(nodes, name), "hugepages"), static_cast<int>(n));
-    }
-  } else {
-    add(join(sys_root, "kernel/mm/hugepages"), 0);
-  }
-  return out;
-}
-
-// The pools' folders of the last listing, kept by the thread that reads them each tick: the
-// nodes and page sizes change only with memory hot-plug, so they are listed again after 10 s,
-// or at once when a pool's file has gone.
+// The pools' folders of a listing: the nodes and page sizes change only with memory hot-plug.
 struct PoolListing {
   std::string sys_root;
   std::string folder;  // devices/system/node, or kernel/mm/hugepages without it
   std::vector<PoolDir> pools;
   std::chrono::steady_clock::time_point at;
 };
+
+PoolListing list_pools(const std::string& sys_root) {
+  PoolListing l{sys_root, join(sys_root, "devices/system/node"), {}, std::chrono::steady_clock::now()};
+  auto add = [&l](const std::string& dir, int node) {
+    for (const auto& [size_kib, name] : numbered_dirs(dir, "hugepages-", "kB")) l.pools.push_back({node, size_kib, join(dir, name)});
+  };
+  std::error_code ec;
+  if (fs::is_directory(l.folder, ec)) {
+    for (const auto& [n, name] : numbered_dirs(l.folder, "node", "")) {
+      if (n > static_cast<uint64_t>(std::numeric_limits<int>::max())) continue;
+      add(join(join(l.folder, name), "hugepages"), static_cast<int>(n));
+    }
+  } else {
+    l.folder = join(sys_root, "kernel/mm/hugepages");
+    add(l.folder, 0);
+  }
+  return l;
+}
+
+// The last listing, kept by the thread that reads the pools each tick: listed again after 10 s,
+// or at once when a pool's file has gone.
 thread_local std::optional<PoolListing> pool_listing;
 
 const std::vector<PoolDir>& pool_dirs(const std::string& sys_root, bool fresh) {
-  const auto now = std::chrono::steady_clock::now();
-  if (fresh || !pool_listing || pool_listing->sys_root != sys_root || now - pool_listing->at >= std::chrono::seconds(10)) {
-    std::error_code ec;
-    const std::string nodes = join(sys_root, "devices/system/node");
-    pool_listing = PoolListing{sys_root, fs::is_directory(nodes, ec) ? nodes : join(sys_root, "kernel/mm/hugepages"),
-                               list_pools(sys_root), now};
-  }
+  if (fresh || !pool_listing || pool_listing->sys_root != sys_root ||
+      std::chrono::steady_clock::now() - pool_listing->at >= std::chrono::seconds(10))
+    pool_listing = list_pools(sys_root);
   return pool_listing->pools;
 }
 

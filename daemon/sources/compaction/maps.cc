@@ -22,17 +22,6 @@ Result<std::array<LatencyHist, FRAGD_NR_TRIGGERS>> read_compaction_hists(const C
   return out;
 }
 
-Result<CompactionReading> read_compaction(const CompactionMapFds& maps, int ncpus) {
-  CompactionReading out;
-  auto stats = read_compaction_stats(maps, ncpus);
-  if (!stats) return stats.error();
-  out.stats = *stats;
-  auto hist = read_compaction_hists(maps, ncpus);
-  if (!hist) return hist.error();
-  out.hist = std::move(*hist);
-  return out;
-}
-
 Result<CmaReading> read_cma(const CompactionMapFds& maps) {
   CmaReading out;
   std::vector<cma_area_key> keys;

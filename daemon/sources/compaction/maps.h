@@ -32,13 +32,8 @@ struct CmaArea {
   uint64_t unmatched = 0;
 };
 
-struct CompactionReading {
-  compaction_stats stats{};
-  std::array<LatencyHist, FRAGD_NR_TRIGGERS> hist;  // [trigger]
-};
-Result<CompactionReading> read_compaction(const CompactionMapFds& maps, int ncpus);
-// Its two parts: the counters (one per-CPU value), and the histograms (one per trigger), which a
-// run's end writes just after it counts the run in stats.runs.
+// The runs' counters (one per-CPU value), and their histograms (one per trigger), which a run's
+// end writes just after it counts the run in compaction_stats.runs.
 Result<compaction_stats> read_compaction_stats(const CompactionMapFds& maps, int ncpus);
 Result<std::array<LatencyHist, FRAGD_NR_TRIGGERS>> read_compaction_hists(const CompactionMapFds& maps, int ncpus);
 
