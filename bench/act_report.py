@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-from benchlib import measured_on, prom_sum, publish, quick_env, read_env, read_prom, report_args, section_head
+from benchlib import knob_env, measured_on, prom_sum, publish, quick_env, read_env, read_prom, report_args, section_head
 
 MODES = ["ondemand", "kernel20", "kernel90", "manual", "hugeadm", "fragd", "defrag", "defrag_fragd"]
 MODE_NAMES = {
@@ -408,7 +408,11 @@ def details(runs):
 
 
 def method(m):
-    env = quick_env(m)
+    env = quick_env(m) + knob_env(m, {"BENCH_ACT_SCENARIOS": ("scenarios", " ".join(SCENARIOS)),
+                                      "BENCH_ACT_MODES": ("modes", " ".join(MODES)),
+                                      "BENCH_ACT_REPEATS": ("repeats", "1" if m.get("quick") == "1" else "3"),
+                                      "BENCH_ACT_PAGECACHE": ("pagecache_mib", "0"),
+                                      "BENCH_ACT_UNDEFER": ("undefer", "0")})
     P, W, R = m["percent"], m["wait"], int(m["repeats"])
     per_block = 512 // int(m.get("keep", 4))
     dfm = m.get("defrag_mode_orig", "absent")
@@ -511,20 +515,34 @@ def method(m):
     ]
 
 
+def section_name(scenarios, m):
+    """bench/results/NAME.md of a run: "act" for every scenario, else "act-" and its scenarios,
+    "-pagecache" or "-undefer" for those settings: a later run of the same replaces it."""
+    name = "act" if scenarios == SCENARIOS else "act-" + "+".join(scenarios)
+    if m.get("pagecache_mib", "0") != "0":
+        name += "-pagecache"
+    if m.get("undefer") == "1":
+        name += "-undefer"
+    return name
+
+
 def main():
     args = report_args(goals_from_doc, "--work", "--output")
     m = read_env(os.path.join(args.work, "meta.env"), missing_ok=True)
     runs = load(args.work, m)
     G = group(runs)
-    L = section_head("Acting on fragmentation: fragd vs the kernel, vm.defrag_mode, a manual compaction and "
-                     "hugeadm", m)
-    L += method(m)
     scenarios = [sc for sc in SCENARIOS if any(s == sc for s, _ in G)]
+    title = "Acting on fragmentation: fragd vs the kernel, vm.defrag_mode, a manual compaction and hugeadm"
+    if scenarios != SCENARIOS:
+        title = (f"Acting on fragmentation, {', '.join(scenario_title(sc, m).split(' ')[0] for sc in scenarios)}: "
+                 f"fragd against {', '.join(MODE_NAMES[mo] for mo in MODES if mo != 'fragd' and any(x == mo for _, x in G))}")
+    L = section_head(title, m)
+    L += method(m)
     for sc in scenarios:
         L += scenario_table(sc, G, m)
     L += goals_table(G, m, scenarios)
     L += details(runs)
-    publish(args.output, "act", L)
+    publish(args.output, section_name(scenarios, m), L)
     return 0
 
 

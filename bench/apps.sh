@@ -114,6 +114,8 @@ meta java_version "$(java -version 2>&1 | head -1)"
 meta qemu_version "$(qemu-system-x86_64 --version | head -1)"
 meta percent="$PERCENT" wait_s="$WAIT" ensure_hold_s="$ENSURE_HOLD"
 meta mixed "cache_mib=$MIXED_CACHE_MIB files=$MIXED_FILES pgtables=$MIXED_PGTABLES"
+sel="${WORKLOADS[*]}-${FRAGMENTATIONS[*]}-${MODES[*]}"
+meta selection "${sel// /+}" # names bench/data/apps/SELECTION and bench/results/apps-SELECTION.md
 sed 's/^mode: observe$/mode: act/' configs/fragd.yaml >"$WORK/act.yaml"
 grep -q '^mode: act$' "$WORK/act.yaml" || die "configs/fragd.yaml does not say 'mode: observe' on a line of its own"
 mkdir -p "$MNT"
@@ -334,6 +336,5 @@ python3 bench/apps_report.py "$WORK/runs.txt" "$WORK/meta.env" "$OUTPUT"
 log "wrote $OUTPUT"
 # The runs' lines, one directory per selection of workloads, fragmentations and modes:
 # `python3 bench/apps_report.py bench/data/apps/<selection>/runs.txt .../meta.env OUT` again.
-sel="${WORKLOADS[*]}-${FRAGMENTATIONS[*]}-${MODES[*]}"
 keep_raw "apps/${sel// /+}" "$WORK/runs.txt" "$WORK/meta.env"
 FAILED=0

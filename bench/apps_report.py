@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """apps_report.py RUNS META FILE: the section of BENCHMARKS.md that bench/apps.sh measures (real
 workloads started on fragmented memory), from its runs (one line of key=value per run) and its
-meta file; written between <!-- apps:begin --> and <!-- apps:end --> of FILE and printed.
+meta file; written as bench/results/apps-SELECTION.md for BENCHMARKS.md (the meta's selection:
+workloads, fragmentations and modes), else between the markers of FILE, and printed.
 Every figure is a median over the rounds with its range. Each goal of the issue that a table can
 answer gets a verdict with a 95% bootstrap interval over the rounds (bench/verdict.py: a comparison
 of two modes resamples whole rounds, both modes' runs of each round together); none is drawn from
 fewer than three runs of each mode compared."""
 import functools
 import os
+import shlex
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -146,8 +148,18 @@ def goals(rows, workload):
 def main(runs_path, meta_path, out_path):
     runs = read_runs(runs_path)
     m = read_env(meta_path)
-    lines = ["## Real workloads on fragmented memory", "",
-             "`bash bench/apps.sh` (`make bench-apps`). " + measured_on(m, cpu_model=False)
+    # A later run of the same selection replaces its section; a run from before the meta named it
+    # is named by its runs' workloads, fragmentations and modes in the order they first ran.
+    sel = m.get("selection") or "-".join("+".join(dict.fromkeys(r.get(k, "holes") for r in runs))
+                                         for k in ("workload", "frag", "mode"))
+    workloads, frags, modes = (part.split("+") for part in sel.split("-", 2))
+    rounds = max((int(r.get("round", 1)) for r in runs), default=0)  # rounds count from 1
+    cmd = (f"BENCH_APPS_WORKLOADS={shlex.quote(' '.join(workloads))} "
+           f"BENCH_APPS_FRAGMENTATIONS={shlex.quote(' '.join(frags))} "
+           f"BENCH_APPS_MODES={shlex.quote(' '.join(modes))} BENCH_APPS_REPEATS={rounds} bash bench/apps.sh")
+    lines = [f"## Real workloads on fragmented memory: {', '.join(workloads)} on {' and '.join(frags)}, "
+             f"{', '.join(modes)}", "",
+             f"Produced by: `{cmd}`. " + measured_on(m, cpu_model=False)
              + f"; {m['java_version']}; {m['qemu_version']}.",
              "",
              f"Memory fragmented by `fragmenter --percent {m['percent']}` (movable holes), and in the "
@@ -199,7 +211,7 @@ def main(runs_path, meta_path, out_path):
             t = mode_table(mine, w, cols)
             if t:
                 lines += [f"#### {title}", ""] + t + [""] + goals([r for r in mine if r["workload"] == w], w)
-    publish(out_path, "apps", lines)
+    publish(out_path, "apps-" + sel, lines)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """What fragd's benchmark scripts share: their command lines, the key=value files and JSON
 lines the drivers write, timed writes to kernel files, scrapes of /metrics (read with
-python3-prometheus-client's parser), table cells, and the sections of BENCHMARKS.md
-between <!-- NAME:begin --> and <!-- NAME:end -->. The statistics and the verdicts are
-bench/verdict.py's.
+python3-prometheus-client's parser), table cells, and the sections the reports write:
+bench/results/NAME.md for BENCHMARKS.md (put together by bench/doc.py), or between
+<!-- NAME:begin --> and <!-- NAME:end --> of any other file. The statistics and the verdicts
+are bench/verdict.py's.
 """
 import argparse
 import gzip
 import json
 import os
+import shlex
 import socket
 import sys
 import time
@@ -153,7 +155,7 @@ def quick_env(m):
 def knob_env(m, defaults):
     """The environment prefix that sets the knobs of the run described by meta m that differ from
     their defaults: defaults is {KNOB: (meta key, default)}."""
-    return "".join(f"{k}={m[key]} " for k, (key, d) in defaults.items() if m.get(key, d) != d)
+    return "".join(f"{k}={shlex.quote(m[key])} " for k, (key, d) in defaults.items() if m.get(key, d) != d)
 
 
 def section_head(title, m):
@@ -195,14 +197,23 @@ def splice(path, name, section):
 
 
 def publish(path, name, lines):
-    """Wraps lines (trailing blank ones dropped) in the NAME markers, writes them into path
-    (splice) and prints them."""
+    """Writes a report's section (trailing blank lines dropped) and prints it. For the
+    repository's BENCHMARKS.md the section is bench/results/NAME.md and the document is written
+    again from those files (bench/doc.py); any other path (a quick run's, BENCH_OUTPUT, or
+    RELIABILITY.md) gets it between the NAME markers (splice)."""
     lines = list(lines)
     while lines and lines[-1] == "":
         lines.pop()
-    section = "\n".join([f"<!-- {name}:begin -->"] + lines + [f"<!-- {name}:end -->"]) + "\n"
-    splice(path, name, section)
-    sys.stdout.write(section)
+    text = "\n".join(lines) + "\n"
+    root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    if os.path.abspath(path) == os.path.join(root, "BENCHMARKS.md"):
+        import doc  # bench/doc.py, beside this file
+        with open(os.path.join(root, doc.RESULTS, name + ".md"), "w") as f:
+            f.write(text)
+        doc.main(["doc.py"])
+    else:
+        splice(path, name, f"<!-- {name}:begin -->\n{text}<!-- {name}:end -->\n")
+    sys.stdout.write(text)
 
 
 def read_jsonl(path):

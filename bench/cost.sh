@@ -28,7 +28,7 @@
 # 45), BENCH_COST_SETTLE (30; quick 10), BENCH_COST_SCRAPE (15), BENCH_COST_SCANS (5; quick 2),
 # BENCH_COST_ANON_MIB (2048), BENCH_COST_FILE_MIB (1024), BENCH_COST_PERIOD (10),
 # BENCH_COST_GUESTS ("small:3:2:R big:128:2:R cpus:3:64:0", R = 6 rounds, quick 2; "" skips
-# them), BENCH_OUTPUT, BENCH_KEEP=1. Changes no kernel setting; every process it starts is
+# them; "kept" reports the guests of the run kept in bench/data/cost), BENCH_OUTPUT, BENCH_KEEP=1. Changes no kernel setting; every process it starts is
 # ended by its pid on exit and the churn frees its memory and deletes its file.
 set -euo pipefail
 
@@ -165,8 +165,20 @@ for g in 64 256 1024 4096; do
 		die "bpf_map_memory --ram $g: $(tail -2 "$WORK/mapmem/ram$g.err")"
 done
 
-# 4. Guests.
-if [[ -n $GUESTS ]]; then
+# 4. Guests. "kept": not booted again; the console lines of the run kept in bench/data/cost (what
+# they measure, the blocks a sampled round reads by memory size and the maps' memory by possible
+# CPUs, is the scanner's and the loader's, which a change elsewhere leaves as it was) go into this
+# run's directory, and the report names their date.
+if [[ $GUESTS == kept ]]; then
+	kept="$ROOT/bench/data/cost"
+	compgen -G "$kept/guests/guest-*.log" >/dev/null || die "BENCH_COST_GUESTS=kept: no guest log in bench/data/cost/guests"
+	mkdir -p "$WORK/guests"
+	cp "$kept"/guests/guest-*.log "$WORK/guests/"
+	meta guests "$(sed -n 's/^guests=//p' "$kept/meta.env")"
+	meta guests_seconds "$(sed -n 's/^guests_seconds=//p' "$kept/meta.env")"
+	from=$(sed -n 's/^guests_kept=//p' "$kept/meta.env") # kept twice: still the run that booted them
+	meta guests_kept "${from:-$(sed -n 's/^date=//p' "$kept/meta.env")}"
+elif [[ -n $GUESTS ]]; then
 	t0=$SECONDS
 	# shellcheck disable=SC2086
 	if FRAGD_BUILD_DIR="$BUILD_DIR" bash bench/cost_guest.sh "$WORK/guests" $GUESTS 2>"$WORK/guests.err"; then

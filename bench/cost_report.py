@@ -288,7 +288,9 @@ def main():
         lines += [f"Not measured in this run: {m.get('guests_failed', 'no guest log')}.", ""]
     else:
         lines += [
-            f"`bench/cost_guest.sh` booted Debian 12's kernel {next(iter(gs.values()))['facts'].get('kernel', '?')} "
+            (f"Not booted again in this run (`BENCH_COST_GUESTS=kept`): the guests' console lines of the run of "
+             f"{m['guests_kept']}, kept in bench/data/cost. " if m.get("guests_kept") else "")
+            + f"`bench/cost_guest.sh` booted Debian 12's kernel {next(iter(gs.values()))['facts'].get('kernel', '?')} "
             f"under qemu ({m.get('guests_seconds', '?')} s for all) with fragd's shipped config, `pageblocks.max_age` "
             "set to its interval (a round every interval, memory changed or not). qemu runs without KVM here (TCG): "
             "times are not real, counts are. A round reads what the budget buys at what a block cost the "

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Every figure in README's "## Measured" and in BENCHMARKS.md's "## Measured: the figures behind the
-README" (the rest of them) names the command that produced it.
+"""Every figure in README's "## Measured", and every section in BENCHMARKS.md's index ("## Sections",
+written by bench/doc.py), names the command that produced it.
 
 The convention:
 - A table carries its command either on a line right above it (the last non-blank line
@@ -23,7 +23,7 @@ import sys
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SECTION = "## Measured"
 # The files that hold figures, and the title of the section that holds them in each.
-SECTIONS = {"README.md": SECTION, "BENCHMARKS.md": "## Measured: the figures behind the README"}
+SECTIONS = {"README.md": SECTION, "BENCHMARKS.md": "## Sections"}
 COMMAND_WORDS = {"make", "bash", "sh", "python3", "curl", "perf", "dd", "bpftool", "sysctl", "taskset", "grep",
                  "fragctl", "ctest"}
 PATH_PREFIXES = ("bench/", "tests/", "scripts/", "build/")

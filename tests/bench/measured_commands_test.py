@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""README's "## Measured" and BENCHMARKS.md's "## Measured: the figures behind the README" name the command behind each figure (tests/bench/measured_commands.py
+"""README's "## Measured" and BENCHMARKS.md's "## Sections" name the command behind each figure (tests/bench/measured_commands.py
 holds the convention), and the check finds a row, a table or a paragraph without one.
 Needs no root: python3 tests/bench/measured_commands_test.py."""
 import os
