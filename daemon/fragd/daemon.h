@@ -13,6 +13,7 @@
 
 #include "fragd/concerns/act.h"
 #include "fragd/concerns/attribution.h"
+#include "fragd/concerns/compaction.h"
 #include "fragd/concerns/features.h"
 #include "fragd/concerns/memory.h"
 #include "fragd/concerns/pageblocks.h"
@@ -55,6 +56,7 @@ class Daemon {
   std::unique_ptr<MemoryConcern> memory_;
   std::unique_ptr<AttributionConcern> attribution_;
   std::unique_ptr<StallsConcern> stalls_;
+  CompactionConcern compaction_;
   std::unique_ptr<ActConcern> act_;
   std::unique_ptr<PageblocksConcern> pageblocks_;
   std::unique_ptr<FeaturesConcern> features_;

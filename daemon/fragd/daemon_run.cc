@@ -96,7 +96,8 @@ int Daemon::start() {
     return p ? process_families(*p) : Families{};
   });
   if (auto r = act_->start_runner(*reader_); !r) return log_error(r.error().message), 1;
-  concerns_ = {memory_.get(), attribution_.get(), stalls_.get(), act_.get(), pageblocks_.get(), features_.get()};
+  concerns_ = {memory_.get(), attribution_.get(), stalls_.get(), &compaction_,
+               act_.get(),    pageblocks_.get(),  features_.get()};
   log_programs(sh_.cfg, *programs_);
   tick();
   pageblocks_->start_scanner(memory_->snapshot());

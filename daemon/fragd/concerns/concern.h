@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// A concern of the daemon (stalls, memory, attribution, pageblocks and the pollution ledger,
-// act mode): its state and the work of its own at each tick, its part of the metrics, of the
-// status answer and of a reload, the requests it answers, and the descriptors it waits on. The
-// Daemon holds them as a list, in tick order, and hands each request to the concern that
-// answers it (status and reload, which every concern has a part in, are the Daemon's own).
+// A concern of the daemon (stalls, compaction, memory, attribution, pageblocks and the
+// pollution ledger, act mode): its state and the work of its own at each tick, its part of the
+// metrics, of the status answer and of a reload, the requests it answers, and the descriptors it
+// waits on. The Daemon holds them as a list, in tick order, and hands each request to the concern
+// that answers it (status and reload, which every concern has a part in, are the Daemon's own).
 // What a tick read comes to them as an argument, a Tick: the BPF maps the Daemon read and what the
 // memory concern read of /proc and sysfs (it ticks first; Daemon::tick holds the order). The
 // last Tick comes again with every status and answer. Shared holds only what is fragd's own: the

@@ -6,7 +6,6 @@
 
 #include "protocol/action.h"
 #include "protocol/wire.h"
-#include "sources/compaction/metrics.h"
 #include "sources/memory/score.h"
 #include "sources/stalls/metrics.h"
 
@@ -85,30 +84,17 @@ void StallsConcern::tick(const Tick& t) {
 void StallsConcern::status(StatusReply& s, const Tick& last) const {
   s.allocations = AllocationCounting{sh_.cfg.allocations, bpf_.counting(), stats_.counting_seconds,
                                      sh_.cfg.adaptive_hold_ns, sh_.cfg.adaptive_free_blocks};
-  if (!last.bpf) return;
-  const BpfSnapshot& b = *last.bpf;
-  s.events_dropped = b.alloc.events_dropped;
-  s.compaction.emplace();
-  for (unsigned t = 0; t < FRAGD_NR_TRIGGERS; t++) {
-    uint64_t runs = 0;
-    for (unsigned st = 0; st < FRAGD_NR_CSTATUS; st++) runs += b.compaction.runs[t][st];
-    s.compaction->push_back({trigger_name(t), runs, b.compaction.pages_migrated[t], b.compaction.pages_failed[t],
-                             b.compaction_hist[t].sum_ns / 1e9});
-  }
+  if (last.bpf) s.events_dropped = last.bpf->alloc.events_dropped;
 }
 
-// Allocation counting, the stalls and failures, compaction (which has no concern of its own yet:
-// its status part is here too), and the slow-stall stream.
+// Allocation counting, the stalls and failures, and the slow-stall stream.
 void StallsConcern::metrics(const SeriesPlan& plan, const Tick& last, Families& out) {
   families(last.bpf, stats_, plan, out);
 }
 
 void StallsConcern::families(const BpfSnapshot* bpf, const CountingStats& stats, const SeriesPlan& plan, Families& out) {
   counting_metrics(stats, out);
-  if (bpf) {
-    stall_metrics(plan, *bpf, stats, out);
-    compaction_metrics(plan, *bpf, out);
-  }
+  if (bpf) stall_metrics(plan, *bpf, stats, out);
   trace_metrics(stats, out);
 }
 

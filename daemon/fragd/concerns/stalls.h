@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Stalls: the slow-stall stream to `fragctl trace` clients, allocation counting (when the
 // per-page mm_page_alloc program is attached: sources/stalls/counting.h decides, this attaches
-// and detaches it), the `hist` and `trace` answers and the status answer's allocation counting,
-// events dropped and compaction runs.
+// and detaches it), the `hist` and `trace` answers and the status answer's allocation counting
+// and events dropped. Compaction runs are the compaction concern's.
 #pragma once
 
 #include <bpf/libbpf.h>

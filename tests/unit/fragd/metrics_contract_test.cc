@@ -15,6 +15,7 @@
 #include <string>
 
 #include "fragd/concerns/act.h"
+#include "fragd/concerns/compaction.h"
 #include "fragd/concerns/attribution.h"
 #include "fragd/concerns/memory.h"
 #include "fragd/concerns/pageblocks.h"
@@ -118,6 +119,7 @@ struct FullFrame {
     fragd::MemoryConcern::families(&mem, forecast, 600'000'000'000ULL, plan, out);
     fragd::AttributionConcern::families(&attribution, &cgroup_anon, plan, out);
     fragd::StallsConcern::families(&bpf, self.counting, plan, out);
+    fragd::CompactionConcern().metrics(plan, fragd::Tick{0, &bpf}, out);
     fragd::ActConcern::families(act, plan, out);
     fragd::PageblocksConcern::families(&bpf, &pollution, &scan, out);
     for (auto& f : fragd::process_families(fragd::ProcessStats{1.5, 10 << 20, 100 << 20, 12, 1024, 1.7e9}))
