@@ -14,6 +14,8 @@ import sys
 import unittest
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import doc  # noqa: E402  bench/doc.py
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")  # links and images
 # A family named in a code span: `fragd_x`, `fragd_x{labels}` (not a pattern such as `fragd_cma_*`).
 FAMILY = re.compile(r"`(fragd_[a-z0-9_]*[a-z0-9])(?:\{[^`]*\})?`")
@@ -27,18 +29,9 @@ def docs(root=ROOT):
 
 
 def anchors(text):
-    """-> the anchors GitHub gives the headings of a markdown text (outside code blocks)."""
-    out, seen, code = set(), {}, False
-    for line in text.split("\n"):
-        if line.startswith("```"):
-            code = not code
-        if code or not re.match(r"^#{1,6} ", line):
-            continue
-        slug = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
-        n = seen.get(slug, 0)
-        seen[slug] = n + 1
-        out.add(slug if n == 0 else f"{slug}-{n}")
-    return out
+    """-> the anchors GitHub gives the headings of a markdown text (outside code blocks): those
+    bench/doc.py gives BENCHMARKS.md's index."""
+    return set(doc.anchors(text.split("\n")).values())
 
 
 @functools.lru_cache(maxsize=None)
