@@ -5,16 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
+#include "concern_fixtures.h"
 
 namespace {
 
 using namespace fragd;
-
-const prometheus::MetricFamily* family(const Families& fs, const std::string& name) {
-  auto it = std::find_if(fs.begin(), fs.end(), [&](const auto& f) { return f.name == name; });
-  return it == fs.end() ? nullptr : &*it;
-}
+using fragd::test::family;
 
 TEST(CompactionConcern, StatusAndFamiliesFromTheLastTicksMaps) {
   CompactionConcern c;
