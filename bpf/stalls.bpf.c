@@ -74,7 +74,7 @@ struct {
  * holds another one gets -EEXIST and its stalls count under no stack (call site
  * "unknown", alloc_stats.stacks_lost). The map is sized, not recycled, because fragd
  * relies on an id naming one stack for good: it reads each id's frames once and
- * classifies each site (task kind, gfp, order, stack id) once (daemon/sources/attribution).
+ * classifies each site (task kind, gfp, order, stack id) once (daemon/concerns/attribution).
  * BPF_F_REUSE_STACKID would overwrite a bucket with the colliding stack, so an id
  * would name another stack later, its stalls added to the first one's site and
  * named with its frames, and the loss would go uncounted; deleting ids fragd has

@@ -38,7 +38,7 @@ def kernel_concern_includes(root):
     for p in files(root, "daemon/kernel/*"):
         for n, line in enumerate(open(p, errors="replace"), 1):
             m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
-            if m and (m.group(1) in CONCERN_HEADERS or m.group(1).startswith("sources/")):
+            if m and (m.group(1) in CONCERN_HEADERS or m.group(1).startswith("concerns/")):
                 hits.append(f"{os.path.relpath(p, root)}:{n}: {m.group(1)}")
     return hits
 
@@ -46,7 +46,7 @@ def kernel_concern_includes(root):
 def shared_reads(root):
     pat = re.compile(r"\bsh_?\.(\w+)\b")
     hits = []
-    for p in files(root, "daemon/fragd/concerns/*.cc") + files(root, "daemon/fragd/concerns/*.h"):
+    for p in files(root, "daemon/concerns/*/concern.cc") + files(root, "daemon/concerns/*/concern.h"):
         for n, line in enumerate(open(p, errors="replace"), 1):
             for m in pat.finditer(line):
                 if m.group(1) not in SHARED_OWN:
@@ -119,12 +119,25 @@ def long_files(root, limit=600):
 def concerns_without_tests(root):
     """-> the Concern classes no gtest suite is named after (TEST(ClassName, ...))."""
     missing = []
-    tests = " ".join(open(p, errors="replace").read() for p in files(root, "tests/unit/**/*_test.cc"))
-    for p in files(root, "daemon/fragd/concerns/*.h"):
+    tests = " ".join(open(p, errors="replace").read()
+                     for p in files(root, "tests/unit/**/*_test.cc") + files(root, "daemon/concerns/**/*_test.cc"))
+    for p in files(root, "daemon/concerns/*/concern.h"):
         for cls in re.findall(r"class (\w+Concern)\b[^;{]*:\s*public Concern", open(p).read()):
             if not re.search(r"\bTEST(?:_F)?\(\s*%s\s*," % cls, tests):
                 missing.append(f"{cls} ({os.path.relpath(p, root)})")
     return missing
+
+
+def faces_outside_folders(root):
+    """-> the Concern classes declared anywhere but their concern's folder (concerns/<c>/concern.h)."""
+    out = []
+    for p in files(root, "daemon/**/*.h"):
+        rel = os.path.relpath(p, root)
+        if re.fullmatch(r"daemon/concerns/[^/]+/concern\.h", rel):
+            continue
+        for cls in re.findall(r"class (\w+)\b[^;{]*:\s*public Concern\b", open(p, errors="replace").read()):
+            out.append(f"{cls} ({rel})")
+    return out
 
 
 def code_lines(root, pattern):
@@ -150,6 +163,7 @@ def main():
     shared = shared_reads(root)
     frame = word_uses(root, "ExportFrame")
     untested = concerns_without_tests(root)
+    outside = faces_outside_folders(root)
     funcs = long_functions(root)
     big = long_files(root)
     bench = code_lines(root, "bench/*.sh") + code_lines(root, "bench/*.py") + code_lines(root, "bench/*.c")
@@ -158,6 +172,7 @@ def main():
         ("concerns' reads of Shared's fields (not cfg or warn)", len(shared), "0", "data passed as arguments", shared),
         ("uses of ExportFrame", len(frame), "0", "each concern emits its own families", frame),
         ("concerns without a unit test", len(untested), "0", "every concern tested without root", untested),
+        ("concerns declared outside their folder", len(outside), "0", "one folder per concern", outside),
         ("functions over 100 lines (declarative tables allowed)", len(funcs), "0", "", funcs),
         ("source files over 600 lines", len(big), "0", "", big),
         ("bench/ lines (scripts, reports, C)", bench, "≤ 5000", "bench/ as one tool", []),

@@ -3,7 +3,7 @@
 # The layout's rules (docs/architecture.md), checked on every `make test`:
 #  1. an #include "room/..." in daemon/ only goes to a room the including room may use;
 #  2. no source file (C, C++, Python, shell) in the repository is over 600 lines;
-#  3. docs/architecture.md matches the tree: it names every room and every sources/ concern, and
+#  3. docs/architecture.md matches the tree: it names every room and every concern of daemon/concerns/, and
 #     every file it names exists; so does README's "## Layout" section when the README has one
 #     (the README points to docs/architecture.md for the tree).
 # Prints every violation with the file and line, and exits 1 when there is one.
@@ -11,30 +11,42 @@ set -euo pipefail
 cd "${1:-$(dirname "$0")/..}"
 
 # room -> the rooms it may include besides itself. Lower rooms never include higher ones:
-#   base <- kernel <- sources, policy, protocol, act <- fragd, fragctl
+#   base <- kernel <- concerns, policy, protocol, act <- fragd, fragctl
+# A concern's folder (daemon/concerns/<concern>/) holds parts of three rooms: its reading and
+# metrics (concerns), its face to the daemon (concern.h, concern.cc: fragd) and its unit tests
+# (*_test.cc and their headers: tests, which may include any room); act's engine is room act.
 declare -A allowed=(
   [base]=""
   [kernel]="base"
-  [sources]="base kernel"
-  [policy]="base kernel sources"
-  [protocol]="base kernel sources"
-  [act]="base kernel sources policy protocol"
-  [fragd]="base kernel sources policy protocol act"
-  [fragctl]="base kernel sources policy protocol"
+  [concerns]="base kernel"
+  [policy]="base kernel concerns"
+  [protocol]="base kernel concerns"
+  [act]="base kernel concerns policy protocol"
+  [fragd]="base kernel concerns policy protocol act"
+  [fragctl]="base kernel concerns policy protocol"
 )
+# room_of PATH (relative to daemon/): the room a file or an included header belongs to.
+room_of() {
+  case $1 in
+    concerns/concern.h | concerns/*/concern.h | concerns/*/concern.cc) echo fragd ;;
+    concerns/*_test.cc | concerns/*/fake_*.h | concerns/*/*_builders.h | concerns/*/*_replay.h) echo tests ;;
+    concerns/act/*) echo act ;;
+    *) echo "${1%%/*}" ;;
+  esac
+}
 max_lines=600
 bad=0
 
 while IFS= read -r f; do
-  room=${f#daemon/}
-  room=${room%%/*}
+  room=$(room_of "${f#daemon/}")
+  [ "$room" = tests ] && continue
   if [ -z "${allowed[$room]+x}" ]; then
     echo "$f: in no room of daemon/ (rooms: ${!allowed[*]}); move it into one" >&2
     bad=1
     continue
   fi
   while IFS=: read -r line target; do
-    to=${target%%/*}
+    to=$(room_of "$target")
     [ "$to" = "$room" ] && continue
     case " ${allowed[$room]} " in *" $to "*) continue ;; esac
     [ -n "${allowed[$to]+x}" ] || continue   # not a room: a library header or a generated one
@@ -56,10 +68,10 @@ layout=$(sed -n '/^## Layout$/,/^## /p' README.md)
 arch=$(cat docs/architecture.md)
 layout_docs=(docs/architecture.md)
 [ -n "$layout" ] && layout_docs+=(README.md)
-for d in daemon/*/ daemon/sources/*/; do
+for d in daemon/*/ daemon/concerns/*/; do
   d=${d%/}
   name=${d#daemon/}
-  name=${name#sources/}
+  name=${name#concerns/}
   for doc in "${layout_docs[@]}"; do
     text=$layout
     [ "$doc" = docs/architecture.md ] && text=$arch

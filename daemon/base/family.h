@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Building Prometheus metric families: every source appends the families it
-// owns (sources/<concern>/metrics.h) to one list the exporter serves. Families
+// owns (concerns/<concern>/metrics.h) to one list the exporter serves. Families
 // are plain data (prometheus-cpp's MetricFamily); nothing here does I/O.
 #pragma once
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The daemon composes: the concerns (fragd/concerns/: stalls, memory, attribution, pageblocks,
+// The daemon composes: the concerns (concerns/<concern>/concern.h: stalls, memory, attribution, pageblocks,
 // act), the HTTP and control servers, start-up with its privileges, the loop and shutdown.
 // daemon.cc: the tick, the scrape, the requests, a reload; daemon_run.cc: start, loop, stop.
 #pragma once
@@ -11,13 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fragd/concerns/act.h"
-#include "fragd/concerns/attribution.h"
-#include "fragd/concerns/compaction.h"
-#include "fragd/concerns/features.h"
-#include "fragd/concerns/memory.h"
-#include "fragd/concerns/pageblocks.h"
-#include "fragd/concerns/stalls.h"
+#include "concerns/act/concern.h"
+#include "concerns/attribution/concern.h"
+#include "concerns/compaction/concern.h"
+#include "concerns/supply/concern.h"
+#include "concerns/memory/concern.h"
+#include "concerns/pageblocks/concern.h"
+#include "concerns/stalls/concern.h"
 #include "fragd/control.h"
 #include "fragd/http.h"
 #include "fragd/tick_clock.h"

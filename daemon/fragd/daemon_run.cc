@@ -58,7 +58,7 @@ int Daemon::start() {
     if (!pageblocks_) return make_error("fragd is starting: ask again in a second");
     return pageblocks_->supply(a, t);
   });
-  // Act mode: one fragd per host acts (act/act_lock.h), and what a fragd that died left
+  // Act mode: one fragd per host acts (concerns/act/act_lock.h), and what a fragd that died left
   // changed goes back, before the control socket, BPF and any write.
   if (auto r = act_->lock_if_acting(); !r) return log_error(r.error().message), 1;
   ControlOptions copt;

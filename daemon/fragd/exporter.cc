@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "sources/programs/metrics.h"
+#include "concerns/programs/metrics.h"
 #include "version.h"
 
 namespace fragd {

@@ -14,12 +14,12 @@
 #include "base/family.h"
 #include "base/series.h"
 #include "fragd/control_stats.h"
-#include "sources/programs/reader.h"
+#include "concerns/programs/reader.h"
 #include "kernel/bpf_memory.h"
 #include "kernel/bpf_object.h"
 #include "kernel/process.h"
 #include "kernel/procfs.h"
-#include "sources/stalls/metrics.h"
+#include "concerns/stalls/metrics.h"
 
 namespace fragd {
 
@@ -29,7 +29,7 @@ struct SelfStats {
   // Failed reads of a /proc or sysfs source, by source: kSnapshotSources (kernel/procfs.h) and
   // "nodes" (the node list and sizes of read_machine_facts).
   std::map<std::string, uint64_t> collect_errors_files;
-  // Writes the kernel refused, by (allow-listed file pattern, errno name) (act/sysfs_actuator.h).
+  // Writes the kernel refused, by (allow-listed file pattern, errno name) (concerns/act/sysfs_actuator.h).
   std::map<std::pair<std::string, std::string>, uint64_t> kernel_write_errors;
   double last_tick_seconds = 0;      // duration of the last collector tick
   double tick_late_max_seconds = 0;  // largest delay of a tick after its due time

@@ -12,8 +12,8 @@
 #include "kernel/memmap.h"
 #include "policy/config.h"
 #include "protocol/status.h"
-#include "sources/programs/programs.h"
-#include "sources/programs/reader.h"
+#include "concerns/programs/programs.h"
+#include "concerns/programs/reader.h"
 
 namespace fragd {
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "policy/config.h"
-#include "sources/pageblocks/scanner.h"
-#include "sources/programs/programs.h"
+#include "concerns/pageblocks/scanner.h"
+#include "concerns/programs/programs.h"
 
 namespace fragd {
 

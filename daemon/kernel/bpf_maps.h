@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reading BPF maps of any layout: a per-CPU value summed over the CPUs, a hash map whole, one
 // entry looked up or deleted, a map's size. The mechanism alone: it knows no object and no
-// concern; each concern reads its own maps with it (sources/<concern>/maps).
+// concern; each concern reads its own maps with it (concerns/<concern>/maps).
 #pragma once
 
 #include <array>

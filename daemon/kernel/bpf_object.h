@@ -2,7 +2,7 @@
 // The mechanism of loading and attaching BPF objects, knowing none of them: libbpf's log,
 // why a load failed, what the kernel's BTF offers, tracefs, the figures that size maps, and
 // the set of programs attached with their states and links. Each concern's object
-// (sources/<concern>/object.h) sets itself up with these; sources/programs composes them.
+// (concerns/<concern>/object.h) sets itself up with these; concerns/programs composes them.
 #pragma once
 
 #include <cstdint>

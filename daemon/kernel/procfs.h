@@ -204,7 +204,7 @@ inline constexpr const char* kSnapshotSources[] = {"buddyinfo", "zoneinfo",  "pa
                                                    "meminfo",   "hugepages", "mthp",         "psi"};
 // Read with the snapshot unless skipped, never failing: "page_reporting", "vm_sysctls".
 
-// When the memory concern reads a source (sources/memory/files.cc). Each is read only as often
+// When the memory concern reads a source (concerns/memory/files.cc). Each is read only as often
 // as what it tells can change: a decision reads it at a tick, a scrape's families only when a
 // scrape asks for them. Between two reads its fields are carried from snapshot to snapshot.
 enum class SourcePeriod {

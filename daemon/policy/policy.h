@@ -68,7 +68,7 @@ struct ReserveGoal {
 };
 
 // Compact ahead: when a node's free 2 MiB blocks will run out within `horizon` at the rate they
-// fell over `forecast_window` (sources/memory/forecast.h: the least-squares slope, once half a
+// fell over `forecast_window` (concerns/memory/forecast.h: the least-squares slope, once half a
 // window was seen). Off by default.
 struct ForecastTrigger {
   bool enabled = false;

@@ -3,7 +3,7 @@
 // answers to compact and pool (the ids queued), to action (its state, and
 // its outcome once done), to reload, and the action records status carries.
 // ActionReport is the one form of a finished action on the wire: fragd builds
-// it from act/'s record (fragd/concerns/act.cc), fragctl reads and renders it.
+// it from act/'s record (concerns/act/concern.cc), fragctl reads and renders it.
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/fields.h"
-#include "sources/pageblocks/pageblock.h"
+#include "concerns/pageblocks/pageblock.h"
 
 namespace fragd::wire {
 

@@ -15,7 +15,7 @@
 
 namespace fragd {
 
-// One lease as fragctl shows it (act/leases.h keeps the rest).
+// One lease as fragctl shows it (concerns/act/leases.h keeps the rest).
 struct LeaseView {
   uint64_t id = 0;
   std::string consumer;

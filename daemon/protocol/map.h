@@ -2,7 +2,7 @@
 // The answer to {"cmd":"map"} (docs/control-protocol.md): the pageblock
 // classes and pages in use of every zone from fragd's last kpageflags scan,
 // and the pollution fragd tracked. fragd fills it from its scanner and its
-// pollution ledger (fragd/concerns/pageblocks.cc); fragctl reads it and draws it
+// pollution ledger (concerns/pageblocks/concern.cc); fragctl reads it and draws it
 // (fragctl/render/map_view.h, map_png.h).
 #pragma once
 
@@ -14,7 +14,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "sources/pageblocks/pageblock.h"
+#include "concerns/pageblocks/pageblock.h"
 
 namespace fragd {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The answer to {"cmd":"preflight"} (docs/control-protocol.md): may this host, or one node,
-// supply COUNT pages of a size now, after one compaction, or not (sources/supply). Root and
+// supply COUNT pages of a size now, after one compaction, or not (concerns/supply). Root and
 // socket_group readers get the same answer: it carries no physical address. Its fields are
 // declared once, in the table below.
 #pragma once
@@ -9,7 +9,7 @@
 
 #include "protocol/bounds.h"
 #include "protocol/fields.h"
-#include "sources/supply/supply.h"
+#include "concerns/supply/supply.h"
 
 namespace fragd {
 namespace wire {

@@ -30,7 +30,7 @@ enum class Access { Read, Act };
 
 // Every request there is, and below, once, its name on the wire, who may send it and the
 // fields it takes (each field's type and range: request.cc). A command is added here, with
-// its answer (protocol/<answer>.h), the concern that answers it (fragd/concerns/<concern>.cc)
+// its answer (protocol/<answer>.h), the concern that answers it (concerns/<concern>/concern.cc)
 // and fragctl's subcommand (fragctl/commands/<command>.cc, with fragctl/render/<answer>).
 enum class Command { Hist, Status, Trace, Top, Map, Action, Compact, Pool, Reload, Preflight, Ensure, Release };
 

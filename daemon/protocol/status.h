@@ -3,7 +3,7 @@
 // score, zones and hugepage pools; the BPF programs; compaction runs;
 // allocation counting; the last pageblock scan and the pollution tracked;
 // the policy (act mode) with its nodes, pool targets and actions. fragd fills
-// it (each concern its part: fragd/concerns/); fragctl renders it
+// it (each concern its part: concerns/<concern>/concern.cc); fragctl renders it
 // (fragctl/render/status.h). Nearly every field is optional: an answer from
 // an older or newer fragd shows what it has, and "-" for the rest. Each field is
 // declared once, in status.cc's Fields<> tables (protocol/fields.h).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The answer to {"cmd":"top"} (docs/control-protocol.md): who stalls, who pays,
 // where, cumulative since fragd started, with each node's score and free 2 MiB
-// and 1 GiB blocks. fragd fills it from its attribution (sources/attribution);
+// and 1 GiB blocks. fragd fills it from its attribution (concerns/attribution);
 // `fragctl top` takes intervals of it and renders them (fragctl/render/top.h).
 // Its fields are declared once, in the table below.
 #pragma once

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // /proc/iomem: parse_iomem_ram() on any text. Accepted ranges are non-empty
 // and sorted.
-#include "sources/pageblocks/pageblock.h"
+#include "concerns/pageblocks/pageblock.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

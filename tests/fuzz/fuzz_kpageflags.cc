@@ -27,7 +27,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "sources/pageblocks/pageblock.h"
+#include "concerns/pageblocks/pageblock.h"
 #include "fuzz_check.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <set>
 #include <utility>
 
-#include "sources/pageblocks/pageblock.h"
+#include "concerns/pageblocks/pageblock.h"
 #include "kernel/procfs.h"
 #include "fuzz_check.h"
 #include "fuzz_zones.h"

@@ -20,7 +20,7 @@
 # gained, and every stall of the phase the most. attribution.stack_interval is 0s, so
 # that fragd classifies each stall from its own stack.
 # thp_fault and hugetlb: attribution_test.sh. Recorded stacks of every class:
-# tests/unit/sources/attribution.
+# daemon/concerns/attribution.
 source "$(dirname "$0")/lib.sh"
 require_root
 THP=/sys/kernel/mm/transparent_hugepage

@@ -385,7 +385,7 @@ log "pollution ledger: $tracked blocks tracked ($untracked fallbacks not recorde
 [ $((agree * 100)) -ge $((listed * 80)) ] ||
   fail "only $agree of $listed blocks the pollution map lists are hybrid or unmovable in the scan (want >= 80%)"
 [ "$top" = physmap ] || fail "top polluter is '$top', not physmap"
-# fragd sizes the ledger to every block of memory (sources/pollution/object.cc, with pollution_ledger_size), so it
+# fragd sizes the ledger to every block of memory (concerns/pollution/object.cc, with pollution_ledger_size), so it
 # is never full here; untracked events are then fallbacks larger than a block, which
 # physmap's order-0 page tables are not: the comparison holds whatever their number.
 [ $((tracked * 100)) -ge $((hyb2 * 90)) ] ||

@@ -6,8 +6,8 @@
 #include <functional>
 #include <sstream>
 
-#include "sources/compaction/maps.h"
-#include "sources/stalls/maps.h"  // the label values: trigger_name, outcome_name, ...
+#include "concerns/compaction/maps.h"
+#include "concerns/stalls/maps.h"  // the label values: trigger_name, outcome_name, ...
 
 namespace fragd::replay {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Loads fragd's three BPF objects as fragd does (sources/programs/programs.h) and prints what each of
+// Loads fragd's three BPF objects as fragd does (concerns/programs/programs.h) and prints what each of
 // their maps takes by the kernel's own accounting (fdinfo memlock), then unloads them. With
 // --ram or --max-pfn the pollution ledger is sized for that physical address range by the
 // loader's own sizing function (pollution_ledger_size) instead of this machine's zones, so
@@ -21,7 +21,7 @@
 #include <string>
 
 #include "kernel/bpf_memory.h"
-#include "sources/programs/programs.h"
+#include "concerns/programs/programs.h"
 
 namespace {
 

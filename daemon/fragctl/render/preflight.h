@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "sources/supply/supply.h"
+#include "concerns/supply/supply.h"
 
 namespace fragd {
 

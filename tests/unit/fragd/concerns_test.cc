@@ -7,11 +7,11 @@
 #include <fstream>
 #include <iterator>
 
-#include "fragd/concerns/act.h"
-#include "fragd/concerns/attribution.h"
-#include "fragd/concerns/memory.h"
-#include "fragd/concerns/pageblocks.h"
-#include "fragd/concerns/stalls.h"
+#include "concerns/act/concern.h"
+#include "concerns/attribution/concern.h"
+#include "concerns/memory/concern.h"
+#include "concerns/pageblocks/concern.h"
+#include "concerns/stalls/concern.h"
 #include "concern_fixtures.h"
 #include "kernel/procfs_fixtures.h"
 

@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "contract.h"
-#include "act/action_log.h"
-#include "fragd/concerns/stalls.h"
+#include "concerns/act/action_log.h"
+#include "concerns/stalls/concern.h"
 
 namespace {
 

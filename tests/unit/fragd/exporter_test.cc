@@ -3,10 +3,10 @@
 // synthetic snapshots (the functions a concern's metrics() calls), and that a source that is off
 // contributes nothing (absent, not zero). The concerns' own composition: concerns_test.cc.
 #include "fragd/exporter.h"
-#include "sources/compaction/metrics.h"
-#include "sources/memory/metrics.h"
-#include "sources/pools/metrics.h"
-#include "sources/stalls/metrics.h"
+#include "concerns/compaction/metrics.h"
+#include "concerns/memory/metrics.h"
+#include "concerns/pools/metrics.h"
+#include "concerns/stalls/metrics.h"
 
 #include <gtest/gtest.h>
 

@@ -14,12 +14,12 @@
 #include <sstream>
 #include <string>
 
-#include "fragd/concerns/act.h"
-#include "fragd/concerns/compaction.h"
-#include "fragd/concerns/attribution.h"
-#include "fragd/concerns/memory.h"
-#include "fragd/concerns/pageblocks.h"
-#include "fragd/concerns/stalls.h"
+#include "concerns/act/concern.h"
+#include "concerns/compaction/concern.h"
+#include "concerns/attribution/concern.h"
+#include "concerns/memory/concern.h"
+#include "concerns/pageblocks/concern.h"
+#include "concerns/stalls/concern.h"
 #include "fragd/exporter.h"
 
 namespace {

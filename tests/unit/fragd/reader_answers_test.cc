@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a reader of the control socket may see (protocol/readers.h): root every field; any
 // other uid (a member of socket_group) no block at a physical address and no polluter, said
-// in "withheld". The answers fragd builds for them (fragd/concerns/) carry names that are
+// in "withheld". The answers fragd builds for them (concerns/<concern>/concern.cc) carry names that are
 // UTF-8 and never a kernel address; fragctl shows what it got and says what it did not.
 #include "protocol/readers.h"
 
@@ -14,7 +14,7 @@
 #include "fragctl/render/map_png.h"
 #include "fragctl/render/map_view.h"
 #include "fragctl/render/status.h"
-#include "fragd/concerns/attribution.h"
+#include "concerns/attribution/concern.h"
 #include "protocol/wire.h"
 #include "contract.h"
 

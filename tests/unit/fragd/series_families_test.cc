@@ -11,12 +11,12 @@
 #include <string>
 
 #include "fragd/exporter.h"
-#include "sources/attribution/metrics.h"
-#include "sources/compaction/metrics.h"
-#include "sources/memory/metrics.h"
-#include "sources/pools/metrics.h"
-#include "sources/stalls/metrics.h"
-#include "sources/thp/metrics.h"
+#include "concerns/attribution/metrics.h"
+#include "concerns/compaction/metrics.h"
+#include "concerns/memory/metrics.h"
+#include "concerns/pools/metrics.h"
+#include "concerns/stalls/metrics.h"
+#include "concerns/thp/metrics.h"
 
 namespace fragd {
 namespace {

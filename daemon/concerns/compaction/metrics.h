@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+// Zone compaction runs (bpf/compaction.bpf.c): by trigger and status, their
+// durations and pages moved. Families fragd_compaction_*.
+#pragma once
+
+#include "base/family.h"
+#include "concerns/programs/reader.h"
+
+namespace fragd {
+
+// Runs by status only with metrics.detail `statuses`; durations as count and sum alone with
+// coarse buckets; CMA times with the buckets their quantiles need.
+void compaction_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, Families& out);
+
+}  // namespace fragd

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "concerns/stalls/maps.h"
+
+#include "kernel/bpf_maps.h"
+
+namespace fragd {
+
+Result<alloc_stats> read_alloc_stats(const StallsMapFds& maps, int ncpus) {
+  return read_percpu_value<alloc_stats>(maps.alloc_stats, ncpus, "alloc_stats");
+}
+
+Result<StallHists> read_stall_hists(const StallsMapFds& maps, int ncpus) {
+  StallHists out;
+  fragd_hist h;
+  for (uint32_t o = 0; o < FRAGD_NR_ORDERS; o++)
+    for (uint32_t res = 0; res < FRAGD_NR_RESULTS; res++) {
+      if (auto r = read_percpu(maps.stall_hist, FRAGD_STALL_HIST_KEY(o, res), ncpus, &h, "stall_hist"); !r)
+        return r.error();
+      out[o][res] = hist_from_bpf(h);
+    }
+  return out;
+}
+
+const char* outcome_name(unsigned o) {
+  static const char* n[] = {"fast", "stalled", "failed"};
+  return o < FRAGD_NR_OUTCOMES ? n[o] : "unknown";
+}
+const char* result_name(unsigned r) { return r == FRAGD_RESULT_SUCCESS ? "success" : "failure"; }
+const char* phase_name(unsigned p) { return p == FRAGD_PHASE_COMPACTION ? "compaction" : "reclaim"; }
+
+}  // namespace fragd
