@@ -140,6 +140,37 @@ def faces_outside_folders(root):
     return out
 
 
+# A stall's way from the BPF program to /metrics: each file the histogram's values are written,
+# read, kept or turned into a family in, with what it does there, which must be in that file
+# (so a hop moved elsewhere fails the count rather than drifting). The map's descriptor is set up
+# at start (object.cc, programs.cc): it is not a hop of the values. Nor is the exposition, shared
+# by every family.
+STALL_ROUTE = (
+    ("bpf/stalls.bpf.c", "stall_hist"),                             # the program adds to the map
+    ("daemon/concerns/stalls/maps.cc", "read_stall_hists"),         # the map read into StallHists
+    ("daemon/concerns/stalls/concern.cc", "bpf_.read(bpf_.maps"),   # the tick's read, kept
+    ("daemon/concerns/stalls/metrics.cc", "fragd_alloc_stall_seconds"),  # the family
+)
+
+
+def stall_route(root):
+    """-> (the route's files, its folders, what is wrong with it)."""
+    wrong = []
+    for path, marker in STALL_ROUTE:
+        p = os.path.join(root, path)
+        if not os.path.isfile(p) or marker not in open(p, errors="replace").read():
+            wrong.append(f"{path} does not hold {marker!r}: fix STALL_ROUTE in scripts/architecture-status.py")
+    # No other file of daemon/ may name the histogram's type: it would be a hop the route misses.
+    for p in files(root, "daemon/**/*.cc") + files(root, "daemon/**/*.h"):
+        rel = os.path.relpath(p, root)
+        if rel.endswith("_test.cc") or rel.startswith("daemon/concerns/stalls/"):
+            continue
+        if re.search(r"\bStallHists\b", open(p, errors="replace").read()):
+            wrong.append(f"{rel} names StallHists but is not on the route")
+    folders = sorted({os.path.dirname(p) for p, _ in STALL_ROUTE})
+    return [p for p, _ in STALL_ROUTE], folders, wrong
+
+
 def code_lines(root, pattern):
     return sum(lines(p) for p in files(root, pattern) if os.path.isfile(p))
 
@@ -164,6 +195,7 @@ def main():
     frame = word_uses(root, "ExportFrame")
     untested = concerns_without_tests(root)
     outside = faces_outside_folders(root)
+    route, route_dirs, route_wrong = stall_route(root)
     funcs = long_functions(root)
     big = long_files(root)
     bench = code_lines(root, "bench/*.sh") + code_lines(root, "bench/*.py") + code_lines(root, "bench/*.c")
@@ -173,6 +205,9 @@ def main():
         ("uses of ExportFrame", len(frame), "0", "each concern emits its own families", frame),
         ("concerns without a unit test", len(untested), "0", "every concern tested without root", untested),
         ("concerns declared outside their folder", len(outside), "0", "one folder per concern", outside),
+        ("a stall's files / folders from the BPF program to /metrics", f"{len(route)} / {len(route_dirs)}"
+         + (f" ({len(route_wrong)} wrong)" if route_wrong else ""), "≤ 4 / ≤ 2", "one folder per concern",
+         route + route_wrong),
         ("functions over 100 lines (declarative tables allowed)", len(funcs), "0", "", funcs),
         ("source files over 600 lines", len(big), "0", "", big),
         ("bench/ lines (scripts, reports, C)", bench, "≤ 5000", "bench/ as one tool", []),

@@ -50,4 +50,22 @@ double percentile_ns(const LatencyHist& h, double q);
 double max_ns(const LatencyHist& h);
 
 
+// When a tick reads a set of histograms: a count that moves with them (stalls ended, compaction
+// runs) is due when it moved since the last read or at it (an end counts first, then writes its
+// histogram: an end read between the two is read whole at the next read). Due at first.
+class HistWatch {
+ public:
+  bool due(uint64_t count) {
+    const bool d = moved_ || count != count_;
+    moved_ = count != count_;
+    count_ = count;
+    return d;
+  }
+  void again() { moved_ = true; }  // the read failed: due at the next
+
+ private:
+  uint64_t count_ = 0;
+  bool moved_ = true;
+};
+
 }  // namespace fragd

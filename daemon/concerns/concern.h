@@ -65,6 +65,7 @@ struct Tick {
   // Each node's free 2 MiB blocks forecast, with compaction.forecast on in act mode (else empty).
   const std::vector<NodeForecast>* forecast = nullptr;
   bool counting = false;  // allocation counting: the per-page mm_page_alloc program is attached
+  const StallsSnapshot* stalls = nullptr;  // the stalls concern's read of its maps, this tick
 
   // The machine facts, or none (no node, a 4 KiB page) when the Tick carries none.
   const MachineFacts& machine() const {

@@ -7,8 +7,9 @@
 
 namespace fragd {
 
-// The one order there is: the BPF maps and the memory concern's read of /proc and sysfs first,
-// then every other concern with both in its Tick.
+// The one order there is: the compaction and pollution maps, the memory concern's read of /proc
+// and sysfs, then the stalls concern's read of its maps, then every other concern with all of
+// them in its Tick.
 void Daemon::tick() {
   const uint64_t t0 = now_ns();
   // Read into the last tick's snapshot: the histograms are read again only when they moved.
@@ -23,9 +24,10 @@ void Daemon::tick() {
                                              "again until the maps read well)");
   }
   memory_->tick(Tick{now_ns()});
+  stalls_->tick(last_tick());
   const Tick t = last_tick();
   for (Concern* c : concerns_)
-    if (c != memory_.get()) c->tick(t);
+    if (c != memory_.get() && c != stalls_.get()) c->tick(t);
   self_.last_tick_seconds = (now_ns() - t0) / 1e9;
   // The families are built when a scrape asks for them (publish_metrics), not here.
   metrics_->ticked();
@@ -38,7 +40,7 @@ void Daemon::publish_metrics() {
   self_.run_stats = programs_->run_stats();
   self_.map_memory = programs_->map_memory();
   self_.control = control_->stats();
-  self_.collect_errors_bpf = maps_read_errors_ + pageblocks_->ledger_read_errors();
+  self_.collect_errors_bpf = maps_read_errors_ + stalls_->read_errors() + pageblocks_->ledger_read_errors();
   self_.collect_errors_files = memory_->collect_errors();
   self_.counting = stalls_->counting_stats();
   self_.kernel_write_errors = act_->write_errors();
@@ -68,7 +70,7 @@ std::optional<nlohmann::json> Daemon::handle(const ControlRequest& req, Reader r
 
 Tick Daemon::last_tick() const {
   return Tick{now_ns(), maps_ ? &*maps_ : nullptr, memory_->snapshot(), &memory_->facts(),
-              &memory_->tick_forecast(), programs_->counting()};
+              &memory_->tick_forecast(), programs_->counting(), stalls_ ? stalls_->snapshot() : nullptr};
 }
 
 nlohmann::json Daemon::reload(const std::string& why) {

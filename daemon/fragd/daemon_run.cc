@@ -26,14 +26,14 @@ void notify(const char* state) {
 }
 
 // The concerns' ports to the loaded programs and their reader (both live as long as the Daemon).
-StallsPort stalls_port(BpfPrograms& progs, const BpfReader& reader) {
+StallsPort stalls_port(BpfPrograms& progs) {
   return {progs.slow_stalls_fd(),
           progs.wakeups_fd(),
           [&progs] { return progs.counting(); },
           [&progs](bool on) { return progs.set_counting(on); },
           [&progs] { progs.arm_wakeup(); },
-          [&reader] { return reader.read(); },
-          progs.pageblock_order()};
+          progs.pageblock_order(),
+          progs.map_fds().stalls};
 }
 AttributionMaps attribution_maps(const BpfReader& reader) {
   return {[&reader](auto& sites, auto& cgroups) { return reader.read_attribution(sites, cgroups); },
@@ -76,7 +76,7 @@ int Daemon::start() {
   reader_ = std::move(loaded->reader);
   self_.kernel = kernel_release();
   act_->own_writers(*programs_);
-  stalls_ = std::make_unique<StallsConcern>(sh_, *control_, stalls_port(*programs_, *reader_), loaded->start_ns);
+  stalls_ = std::make_unique<StallsConcern>(sh_, *control_, stalls_port(*programs_), loaded->start_ns);
   // Every capability was for loading and attaching, and for the files opened here: drop them
   // while fragd has one thread (capabilities are per thread), before the HTTP workers, the
   // action runner and the scanner start.

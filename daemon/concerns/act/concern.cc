@@ -70,8 +70,8 @@ Result<void> ActConcern::start_runner(BpfReader& r) {
   runner_ = std::make_unique<ActionRunner>(
       actuator_,
       [&r]() -> uint64_t {
-        auto s = r.read();
-        return s ? s->compaction.pages_migrated[FRAGD_TRIGGER_FRAGD] : 0;
+        auto s = r.read_compaction_stats();  // one per-CPU array read
+        return s ? s->pages_migrated[FRAGD_TRIGGER_FRAGD] : 0;
       },
       kSavedStateFile,
       [&r](unsigned order) -> uint64_t {  // one per-CPU array read, polled while a goal's pool grows
@@ -94,7 +94,7 @@ void ActConcern::stop() {
 
 void ActConcern::tick(const Tick& t) {
   if (!runner_ || !t.mem) return;
-  Observation o = observation_of(t.now, t.mem, t.bpf,
+  Observation o = observation_of(t.now, t.mem, t.stalls, t.bpf,
                                  std::max(sh_.cfg.policy.compaction.demand.min_order, sh_.cfg.min_order),
                                  t.machine().page_kib);
   if (t.forecast) add_forecast(o, *t.forecast);

@@ -8,7 +8,7 @@
 
 namespace fragd {
 
-Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const BpfSnapshot* bpf, unsigned stall_order,
+Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const StallsSnapshot* stalls, const BpfSnapshot* bpf, unsigned stall_order,
                            uint64_t page_kib) {
   Observation o;
   o.now_ns = now_ns;
@@ -48,14 +48,16 @@ Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const BpfSna
       o.guard.pressure_full_s = static_cast<double>(*mem->memory_pressure->full_us) / 1e6;
   }
   o.guard.now_ns = now_ns;
-  if (bpf) {
+  if (stalls) {
     // The rate check counts entries into direct compaction and reclaim, exact in every
     // bpf.allocations mode; the p99 check reads the stall times of counted allocations.
     for (unsigned ord = stall_order; ord < FRAGD_NR_ORDERS; ord++) {
-      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) o.stall_hist += bpf->stall[ord][r];
-      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) o.stalls_total += bpf->alloc.direct_entries[ord][p];
+      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) o.stall_hist += stalls->stall[ord][r];
+      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) o.stalls_total += stalls->alloc.direct_entries[ord][p];
     }
-    for (unsigned ord = 0; ord < FRAGD_NR_ORDERS; ord++) o.guard.atomic_failures += bpf->alloc.failures[ord][0];
+    for (unsigned ord = 0; ord < FRAGD_NR_ORDERS; ord++) o.guard.atomic_failures += stalls->alloc.failures[ord][0];
+  }
+  if (bpf) {
     o.fragd_compaction_ns = bpf->compaction_hist[FRAGD_TRIGGER_FRAGD].sum_ns;
     o.proactive_compaction_ns = bpf->compaction_hist[FRAGD_TRIGGER_PROACTIVE].sum_ns;
   }

@@ -22,7 +22,7 @@ TEST(Observe, NodesSumTheirZonesAndPoolsAreAlsoSummedOverNodes) {
   m.zones = {zone(0, "DMA32", {4, 2}, 1000), zone(0, "Normal", {1, 0, 3}, 3000), zone(1, "Normal", {8}, 4000)};
   m.mem_available_kib = 12345;
   m.hugepages = {{0, 2048, 10, 0, 0}, {1, 2048, 5, 0, 0}, {1, 1048576, 1, 0, 0}};
-  const Observation o = observation_of(77, &m, nullptr, 4, 4);
+  const Observation o = observation_of(77, &m, nullptr, nullptr, 4, 4);
   EXPECT_EQ(o.now_ns, 77u);
   ASSERT_EQ(o.nodes.size(), 2u);
   EXPECT_EQ(o.nodes[0].node, 0);
@@ -49,20 +49,21 @@ TEST(Observe, PoolOrdersFollowThePageSize) {
   MemSnapshot m;
   m.zones = {zone(0, "Normal", {1}, 1000)};
   m.hugepages = {{0, 2048, 7, 0, 0}, {0, 1536, 3, 0, 0}};  // 1536 kB: no power of two of 64 kB
-  const Observation o = observation_of(1, &m, nullptr, 4, 64);  // 64 KiB pages: 2 MiB is order 5
+  const Observation o = observation_of(1, &m, nullptr, nullptr, 4, 64);  // 64 KiB pages: 2 MiB is order 5
   EXPECT_EQ(o.nodes[0].pool_pages, (std::vector<uint64_t>{0, 0, 0, 0, 0, 7}));
 }
 
 TEST(Observe, StallsCountFromTheGivenOrderUpAndCompactionTimeByTrigger) {
+  StallsSnapshot st;
+  st.alloc.direct_entries[3][0] = 100;  // below the order: not counted
+  st.alloc.direct_entries[4][0] = 2;
+  st.alloc.direct_entries[9][1] = 5;
+  st.stall[3][0].add(1000, 7);
+  st.stall[9][0].add(5'000'000, 3);
   BpfSnapshot b;
-  b.alloc.direct_entries[3][0] = 100;  // below the order: not counted
-  b.alloc.direct_entries[4][0] = 2;
-  b.alloc.direct_entries[9][1] = 5;
-  b.stall[3][0].add(1000, 7);
-  b.stall[9][0].add(5'000'000, 3);
   b.compaction_hist[FRAGD_TRIGGER_FRAGD].add(2'000'000);
   b.compaction_hist[FRAGD_TRIGGER_PROACTIVE].add(3'000'000, 2);
-  const Observation o = observation_of(1, nullptr, &b, 4, 4);
+  const Observation o = observation_of(1, nullptr, &st, &b, 4, 4);
   EXPECT_TRUE(o.nodes.empty());
   EXPECT_EQ(o.stalls_total, 7u);
   EXPECT_EQ(o.stall_hist.bucket_total(), 3u);

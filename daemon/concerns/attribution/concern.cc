@@ -18,9 +18,9 @@ AttributionConcern::AttributionConcern(Shared& sh, AttributionMaps maps, uint64_
 }
 
 void AttributionConcern::tick(const Tick& t) {
-  if (!t.bpf) return;
+  if (!t.stalls) return;
   rounds_.tick(
-      t.now, t.bpf->alloc, maps_, symbols_.get(), *cgroup_paths_,
+      t.now, t.stalls->alloc, maps_, symbols_.get(), *cgroup_paths_,
       [this](const std::string& path) {
         return read_cgroup_anon(cgroup_paths_->root(), sh_.cfg.sys_root + "/fs/cgroup/memory", path);
       },

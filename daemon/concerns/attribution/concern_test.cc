@@ -25,7 +25,7 @@ struct AttributionHarness {
   std::map<uint64_t, stall_attr> cgroups;  // what map stall_cgroups holds
   uint64_t reads = 0;
   std::vector<uint64_t> forgotten;
-  std::optional<BpfSnapshot> bpf;  // the tick's maps
+  std::optional<StallsSnapshot> stalls;  // the tick's stalls maps
   std::optional<MemSnapshot> mem;  // the tick's /proc and sysfs
 
   AttributionHarness() {
@@ -46,11 +46,13 @@ struct AttributionHarness {
   void stall(uint64_t id, uint64_t ns) {
     cgroups[id].entries++;
     cgroups[id].ns += ns;
-    if (!bpf) bpf.emplace();
-    bpf->alloc.direct_entries[9][FRAGD_PHASE_COMPACTION]++;
-    bpf->alloc.phase_ns[9][FRAGD_PHASE_COMPACTION] += ns;
+    if (!stalls) stalls.emplace();
+    stalls->alloc.direct_entries[9][FRAGD_PHASE_COMPACTION]++;
+    stalls->alloc.phase_ns[9][FRAGD_PHASE_COMPACTION] += ns;
   }
-  Tick at(uint64_t now) const { return Tick{now, bpf ? &*bpf : nullptr, mem ? &*mem : nullptr}; }
+  Tick at(uint64_t now) const {
+    return Tick{.now = now, .mem = mem ? &*mem : nullptr, .stalls = stalls ? &*stalls : nullptr};
+  }
   std::unique_ptr<AttributionConcern> concern() {
     return std::make_unique<AttributionConcern>(
         sh, AttributionMaps{[this](std::vector<SiteCount>& sites, std::vector<CgroupCount>& out) -> Result<void> {

@@ -7,21 +7,9 @@ namespace fragd {
 
 BpfReader::BpfReader(const BpfMapFds& maps) : maps_(maps), ncpus_(possible_cpus()) {}
 
-Result<BpfSnapshot> BpfReader::read() const {
-  BpfSnapshot s;
-  HistCounts every;  // a first read: every histogram due
-  if (auto r = read_into(s, every); !r) return r.error();
-  return s;
-}
 
 namespace {
 
-uint64_t stall_ends(const alloc_stats& a) {
-  uint64_t n = 0;
-  for (unsigned o = 0; o < FRAGD_NR_ORDERS; o++)
-    n += a.allocs[o][FRAGD_OUTCOME_STALLED] + a.allocs[o][FRAGD_OUTCOME_FAILED];
-  return n;
-}
 
 uint64_t compaction_runs(const compaction_stats& c) {
   uint64_t n = 0;
@@ -34,19 +22,10 @@ uint64_t compaction_runs(const compaction_stats& c) {
 
 Result<void> BpfReader::read_into(BpfSnapshot& s, HistCounts& seen) const {
   auto fail = [&seen](const Error& e) -> Result<void> {
-    seen.stalls.again();
     seen.runs.again();
     return e;
   };
-  auto alloc = fragd::read_alloc_stats(maps_.stalls, ncpus_);
-  if (!alloc) return fail(alloc.error());
-  s.alloc = *alloc;
-  if (seen.stalls.due(stall_ends(s.alloc))) {
-    auto stall = read_stall_hists(maps_.stalls, ncpus_);
-    if (!stall) return fail(stall.error());
-    s.stall = std::move(*stall);
-  }
-  auto compaction = read_compaction_stats(maps_.compaction, ncpus_);
+  auto compaction = fragd::read_compaction_stats(maps_.compaction, ncpus_);
   if (!compaction) return fail(compaction.error());
   s.compaction = *compaction;
   if (seen.runs.due(compaction_runs(s.compaction))) {

@@ -17,9 +17,9 @@
 
 namespace fragd {
 
+// The stalls object's counters and histograms are the stalls concern's own read
+// (concerns/stalls/maps.h, StallsSnapshot), handed to the others in the Tick.
 struct BpfSnapshot {
-  alloc_stats alloc{};
-  StallHists stall;  // [order][result]
   compaction_stats compaction{};
   std::array<LatencyHist, FRAGD_NR_TRIGGERS> compaction_hist;  // [trigger]
   fallback_stats fallback{};
@@ -38,38 +38,17 @@ struct BpfMapFds {
   AttributionMapFds attribution;
 };
 
-// When a tick reads a set of histograms: a count that moves with them (stalls ended, compaction
-// runs) is due when it moved since the last read or at it (an end counts first, then writes its
-// histogram: an end read between the two is read whole at the next read). Due at first.
-class HistWatch {
- public:
-  bool due(uint64_t count) {
-    const bool d = moved_ || count != count_;
-    moved_ = count != count_;
-    count_ = count;
-    return d;
-  }
-  void again() { moved_ = true; }  // the read failed: due at the next
-
- private:
-  uint64_t count_ = 0;
-  bool moved_ = true;
-};
-
 // What a tick's read (BpfReader::read_into) keeps between ticks.
 struct HistCounts {
-  HistWatch stalls, runs;
+  HistWatch runs;
 };
 
 class BpfReader {
  public:
   explicit BpfReader(const BpfMapFds& maps);
-  // Every map, whole.
-  Result<BpfSnapshot> read() const;
-  // A tick's read into the last tick's snapshot `s` (or a new one). A stall's end counts its
-  // allocation stalled or failed in alloc_stats, then adds to its histogram; a compaction run's
-  // end counts the run, then adds to its trigger's histogram. So the histograms are read only
-  // when their HistWatch says (a quiet host's tick reads the counters, not the 27 histograms).
+  // A tick's read into the last tick's snapshot `s` (or a new one). A compaction run's end
+  // counts the run, then adds to its trigger's histogram. So the histograms are read only when
+  // their HistWatch says (a quiet host's tick reads the counters, not the histograms).
   // On an error `s` holds what was read before it, and the next read reads every histogram.
   Result<void> read_into(BpfSnapshot& s, HistCounts& seen) const;
 
@@ -78,6 +57,9 @@ class BpfReader {
     return fragd::read_pollution_counters(maps_.pollution, ncpus_);
   }
   Result<alloc_stats> read_alloc_stats() const { return fragd::read_alloc_stats(maps_.stalls, ncpus_); }
+  Result<compaction_stats> read_compaction_stats() const {
+    return fragd::read_compaction_stats(maps_.compaction, ncpus_);
+  }
   Result<void> read_attribution(std::vector<SiteCount>& sites, std::vector<CgroupCount>& cgroups) const {
     return fragd::read_attribution(maps_.attribution, sites, cgroups);
   }

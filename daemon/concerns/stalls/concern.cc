@@ -63,10 +63,21 @@ void StallsConcern::switch_counting(const CountingSwitch& sw) {
 }
 
 void StallsConcern::tick(const Tick& t) {
+  // Into the last tick's read: the histograms again only when a stall ended since.
+  const bool first = !snap_;
+  if (first) snap_.emplace();
+  if (auto r = bpf_.read(bpf_.maps, *snap_, hists_due_)) {
+    sh_.warn.cleared("bpf stalls", "the stalls maps are readable again");
+  } else {
+    if (first) snap_.reset();  // none until one read whole
+    read_errors_++;
+    sh_.warn.once("bpf stalls", r.error().message + " (counted in fragd_collect_errors_total{source=\"bpf\"}; not "
+                                                    "logged again until the maps read well)");
+  }
   uint64_t entries = 0;
-  if (t.bpf)
+  if (snap_)
     for (unsigned o = sh_.cfg.min_order; o < FRAGD_NR_ORDERS; o++)
-      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) entries += t.bpf->alloc.direct_entries[o][p];
+      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) entries += snap_->alloc.direct_entries[o][p];
   std::map<int, uint64_t> free_blocks;
   if (t.mem)
     for (const auto& z : t.mem->zones)
@@ -81,20 +92,21 @@ void StallsConcern::tick(const Tick& t) {
     switch_counting(*sw);
 }
 
-void StallsConcern::status(StatusReply& s, const Tick& last) const {
+void StallsConcern::status(StatusReply& s, const Tick&) const {
   s.allocations = AllocationCounting{sh_.cfg.allocations, bpf_.counting(), stats_.counting_seconds,
                                      sh_.cfg.adaptive_hold_ns, sh_.cfg.adaptive_free_blocks};
-  if (last.bpf) s.events_dropped = last.bpf->alloc.events_dropped;
+  if (snap_) s.events_dropped = snap_->alloc.events_dropped;
 }
 
 // Allocation counting, the stalls and failures, and the slow-stall stream.
-void StallsConcern::metrics(const SeriesPlan& plan, const Tick& last, Families& out) {
-  families(last.bpf, stats_, plan, out);
+void StallsConcern::metrics(const SeriesPlan& plan, const Tick&, Families& out) {
+  families(snapshot(), stats_, plan, out);
 }
 
-void StallsConcern::families(const BpfSnapshot* bpf, const CountingStats& stats, const SeriesPlan& plan, Families& out) {
+void StallsConcern::families(const StallsSnapshot* maps, const CountingStats& stats, const SeriesPlan& plan,
+                             Families& out) {
   counting_metrics(stats, out);
-  if (bpf) stall_metrics(plan, *bpf, stats, out);
+  if (maps) stall_metrics(plan, *maps, stats, out);
   trace_metrics(stats, out);
 }
 
@@ -113,8 +125,10 @@ const std::span<const Command> StallsConcern::kAnswers{kStallsAnswered};
 
 std::optional<nlohmann::json> StallsConcern::answer(const ControlRequest& req, Reader, uint64_t, const Tick&) {
   if (req.cmd == Command::Trace) return TraceAck{};
-  auto s = bpf_.read();
-  if (!s) return error_answer(s.error().message);
+  StallsSnapshot now;
+  HistWatch every;  // due at a first read
+  if (auto r = bpf_.read(bpf_.maps, now, every); !r) return error_answer(r.error().message);
+  const StallsSnapshot* s = &now;
   HistSnapshot h;
   h.min_order = sh_.cfg.min_order;
   h.uptime_ns = now_ns() - start_ns_;

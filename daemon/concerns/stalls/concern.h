@@ -14,6 +14,7 @@
 #include "fragd/control.h"
 #include "protocol/hist.h"
 #include "concerns/stalls/counting.h"
+#include "concerns/stalls/maps.h"
 
 namespace fragd {
 
@@ -25,20 +26,28 @@ struct StallsPort {
   std::function<bool()> counting;                      // the mm_page_alloc program is attached
   std::function<Result<void>(bool on)> set_counting;   // attaches or detaches it
   std::function<void()> arm_wakeup;                    // the next stall sends a wake-up
-  std::function<Result<BpfSnapshot>()> read;           // every map, now (the hist answer)
   unsigned pageblock_order = 9;
+  StallsMapFds maps;  // its counters and histograms
+  // Reads them (concerns/stalls/maps.cc; a stub in unit tests).
+  std::function<Result<void>(const StallsMapFds&, StallsSnapshot&, HistWatch&)> read = read_stalls;
 };
 
 class StallsConcern : public Concern {
  public:
+  // The first of the concerns after memory to tick (Daemon::tick): reads its maps, which the
+  // others get in their Tick (`stalls`), then steers allocation counting.
   // Opens the port's ring buffers; `control` sends the trace stream; `start_ns`: when the
   // programs were attached (counting's first state, the hist answer's uptime).
   StallsConcern(Shared& sh, ControlServer& control, StallsPort bpf, uint64_t start_ns);
   void tick(const Tick& t) override;
   void status(StatusReply& s, const Tick& last) const override;
   void metrics(const SeriesPlan& plan, const Tick& last, Families& out) override;
-  // Its families of the maps (null: unread) and its counting.
-  static void families(const BpfSnapshot* bpf, const CountingStats& stats, const SeriesPlan& plan, Families& out);
+  // Its families of its maps (null: unread) and its counting.
+  static void families(const StallsSnapshot* maps, const CountingStats& stats, const SeriesPlan& plan,
+                       Families& out);
+  // The last tick's read of its maps (null until one read well) and the reads that failed.
+  const StallsSnapshot* snapshot() const { return snap_ ? &*snap_ : nullptr; }
+  uint64_t read_errors() const { return read_errors_; }
   void reload() override;
   void watch(EventLoop& loop) override;
   static const std::span<const Command> kAnswers;  // defined with answer()
@@ -60,6 +69,9 @@ class StallsConcern : public Concern {
   ControlServer& control_;
   StallsPort bpf_;
   uint64_t start_ns_;
+  std::optional<StallsSnapshot> snap_;
+  HistWatch hists_due_;
+  uint64_t read_errors_ = 0;
   CountingStats stats_;  // before counting_, which counts into it
   CountingSteer counting_;
   using Ring = std::unique_ptr<ring_buffer, decltype(&ring_buffer__free)>;

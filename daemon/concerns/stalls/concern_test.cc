@@ -26,8 +26,9 @@ struct StallsHarness {
   bool counting = false, refuse = false;
   std::vector<bool> switches;  // every set_counting call
   int armed = 0;
-  BpfSnapshot maps;  // what a read of every map returns
-  BpfSnapshot ticked;  // the maps a tick hands the concern
+  StallsSnapshot maps;  // what its maps hold
+  int reads = 0, hist_reads = 0;
+  bool unreadable = false;
 
   StallsHarness() {
     sh.cfg.allocations = "adaptive";
@@ -45,11 +46,20 @@ struct StallsHarness {
                      counting = on;
                      return {};
                    },
-                   [this] { armed++; }, [this]() -> Result<BpfSnapshot> { return maps; }, 9},
+                   [this] { armed++; }, 9, StallsMapFds{},
+                   [this](const StallsMapFds&, StallsSnapshot& s, HistWatch& due) -> Result<void> {
+                     reads++;
+                     if (unreadable) return make_error("cannot read map alloc_stats: EBADF", EBADF);
+                     s.alloc = maps.alloc;
+                     uint64_t ends = 0;
+                     for (unsigned o = 0; o < FRAGD_NR_ORDERS; o++) ends += maps.alloc.allocs[o][FRAGD_OUTCOME_STALLED];
+                     if (due.due(ends)) hist_reads++, s.stall = maps.stall;
+                     return {};
+                   }},
         100 * kStallsSecond);
   }
-  void stall() { ticked.alloc.direct_entries[9][FRAGD_PHASE_COMPACTION]++; }
-  Tick at(uint64_t now) const { return Tick{now, &ticked}; }
+  void stall() { maps.alloc.direct_entries[9][FRAGD_PHASE_COMPACTION]++; }
+  Tick at(uint64_t now) const { return Tick{now}; }
 };
 
 // fragd_allocation_counting_switches_total{to}, as the concern counted them.
@@ -116,6 +126,49 @@ TEST(StallsConcern, ExactModeCountsFromTheStartAndOffNever) {
     EXPECT_TRUE(h.switches.empty()) << mode;
     EXPECT_EQ(h.counting, mode == "exact");
   }
+}
+
+// Each tick reads the concern's maps into the snapshot the others get in their Tick; the
+// histograms only when a stall ended since. A read that fails is counted and keeps the last.
+TEST(StallsConcern, ATickReadsItsMapsAndTheHistogramsWhenAStallEnded) {
+  StallsHarness h;
+  ASSERT_TRUE(h.control);
+  auto c = h.concern();
+  EXPECT_EQ(c->snapshot(), nullptr) << "nothing read before the first tick";
+  h.maps.alloc.allocs[9][FRAGD_OUTCOME_FAST] = 3;
+  c->tick(h.at(101 * kStallsSecond));
+  ASSERT_NE(c->snapshot(), nullptr);
+  EXPECT_EQ(c->snapshot()->alloc.allocs[9][FRAGD_OUTCOME_FAST], 3u);
+  EXPECT_EQ(h.hist_reads, 1) << "the first read reads the histograms";
+  c->tick(h.at(102 * kStallsSecond));
+  c->tick(h.at(103 * kStallsSecond));
+  EXPECT_EQ(h.reads, 3);
+  EXPECT_EQ(h.hist_reads, 1) << "no stall ended: the counters only";
+  h.maps.alloc.allocs[9][FRAGD_OUTCOME_STALLED] = 1;
+  h.maps.stall[9][FRAGD_RESULT_SUCCESS].add(2'000'000);
+  c->tick(h.at(104 * kStallsSecond));
+  EXPECT_EQ(h.hist_reads, 2);
+  EXPECT_EQ(c->snapshot()->stall[9][FRAGD_RESULT_SUCCESS].bucket_total(), 1u);
+  Families out;
+  c->metrics(series_plan(h.sh.cfg.metrics, 1, 9), h.at(104 * kStallsSecond), out);
+  EXPECT_NE(fragd::test::family(out, "fragd_alloc_stall_seconds"), nullptr);
+  h.unreadable = true;
+  c->tick(h.at(105 * kStallsSecond));
+  EXPECT_EQ(c->read_errors(), 1u);
+  ASSERT_NE(c->snapshot(), nullptr) << "a failed read keeps the last";
+  EXPECT_EQ(c->snapshot()->alloc.allocs[9][FRAGD_OUTCOME_STALLED], 1u);
+}
+
+// The real read on a descriptor that is no map fails naming it, and makes the histograms due.
+TEST(StallsConcern, ReadStallsFailsOnABadDescriptorAndReadsTheHistogramsAfter) {
+  StallsSnapshot s;
+  HistWatch due;
+  due.due(0);
+  ASSERT_FALSE(due.due(0));
+  auto r = read_stalls(StallsMapFds{}, s, due);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("alloc_stats"), std::string::npos) << r.error().message;
+  EXPECT_TRUE(due.due(0));
 }
 
 TEST(StallsConcern, TheHistAnswerIsTheMapsAsTheyAreNow) {

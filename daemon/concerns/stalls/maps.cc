@@ -21,6 +21,27 @@ Result<StallHists> read_stall_hists(const StallsMapFds& maps, int ncpus) {
   return out;
 }
 
+Result<void> read_stalls(const StallsMapFds& maps, StallsSnapshot& s, HistWatch& watch) {
+  static const int ncpus = possible_cpus();
+  auto alloc = read_alloc_stats(maps, ncpus);
+  if (!alloc) {
+    watch.again();
+    return alloc.error();
+  }
+  s.alloc = *alloc;
+  uint64_t ends = 0;
+  for (unsigned o = 0; o < FRAGD_NR_ORDERS; o++)
+    ends += s.alloc.allocs[o][FRAGD_OUTCOME_STALLED] + s.alloc.allocs[o][FRAGD_OUTCOME_FAILED];
+  if (!watch.due(ends)) return {};
+  auto hists = read_stall_hists(maps, ncpus);
+  if (!hists) {
+    watch.again();
+    return hists.error();
+  }
+  s.stall = std::move(*hists);
+  return {};
+}
+
 const char* outcome_name(unsigned o) {
   static const char* n[] = {"fast", "stalled", "failed"};
   return o < FRAGD_NR_OUTCOMES ? n[o] : "unknown";

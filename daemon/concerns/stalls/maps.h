@@ -23,6 +23,17 @@ using StallHists = std::array<std::array<LatencyHist, FRAGD_NR_RESULTS>, FRAGD_N
 Result<alloc_stats> read_alloc_stats(const StallsMapFds& maps, int ncpus);
 Result<StallHists> read_stall_hists(const StallsMapFds& maps, int ncpus);
 
+// What the stalls concern reads at a tick and hands the others in the Tick.
+struct StallsSnapshot {
+  alloc_stats alloc{};
+  StallHists stall;  // [order][result]
+};
+// A tick's read into the last one, `s`. A stall's end counts its allocation stalled or failed in
+// alloc_stats, then adds to its histogram: the histograms are read only when `watch` says (a
+// quiet host's tick reads the counters, not the 22 histograms). On an error `s` holds what was
+// read before it and the next read reads the histograms.
+Result<void> read_stalls(const StallsMapFds& maps, StallsSnapshot& s, HistWatch& watch);
+
 const char* outcome_name(unsigned o);
 const char* result_name(unsigned r);
 const char* phase_name(unsigned p);

@@ -78,8 +78,8 @@ static void lost_and_own_metrics(const SeriesPlan& plan, const alloc_stats& a, F
   emit(out, lost, own_entries, own_allocs);
 }
 
-void stall_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, const CountingStats& self, Families& out) {
-  const auto& a = bpf.alloc;
+void stall_metrics(const SeriesPlan& plan, const StallsSnapshot& maps, const CountingStats& self, Families& out) {
+  const auto& a = maps.alloc;
   FamilyBuilder total("fragd_alloc_total",
                       "High-order page allocations seen at kmem:mm_page_alloc while allocation counting was on, "
                       "by order (a group of orders, metrics.orders: order=\"4-8\") and outcome: fast (no direct "
@@ -132,7 +132,7 @@ void stall_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, const Countin
         phase_s[p] += a.phase_ns[o][p] / 1e9;
         entries_n[p] += a.direct_entries[o][p];
       }
-      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) times[r] += bpf.stall[o][r];
+      for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++) times[r] += maps.stall[o][r];
     }
     // Stalls switch counting on, so stalled allocations and their times are counted
     // whenever counting can be on; fast ones and failures without a stall only while it is.

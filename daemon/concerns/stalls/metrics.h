@@ -11,7 +11,7 @@
 #include <string>
 
 #include "base/family.h"
-#include "concerns/programs/reader.h"
+#include "concerns/stalls/maps.h"
 
 namespace fragd {
 
@@ -28,7 +28,7 @@ struct CountingStats {
 
 void counting_metrics(const CountingStats& self, Families& out);
 // By the plan's traced order groups; stall times by result only with detail `results`.
-void stall_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, const CountingStats& self, Families& out);
+void stall_metrics(const SeriesPlan& plan, const StallsSnapshot& maps, const CountingStats& self, Families& out);
 void trace_metrics(const CountingStats& self, Families& out);
 
 }  // namespace fragd

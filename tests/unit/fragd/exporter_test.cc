@@ -75,7 +75,7 @@ TEST(Exporter, MemoryAndPoolsComeFromTheMemorySnapshot) {
 }
 
 TEST(Exporter, StallOutcomesFollowAllocationCounting) {
-  fragd::BpfSnapshot bpf{};
+  fragd::StallsSnapshot bpf{};
   bpf.alloc.allocs[9][FRAGD_OUTCOME_FAST] = 7;
   bpf.alloc.allocs[9][FRAGD_OUTCOME_STALLED] = 2;
   fragd::SelfStats self;
@@ -110,7 +110,7 @@ TEST(Exporter, StallOutcomesFollowAllocationCounting) {
 }
 
 TEST(Exporter, FailuresSplitBySleepingAndGroupedFromOrderZero) {
-  fragd::BpfSnapshot bpf{};
+  fragd::StallsSnapshot bpf{};
   bpf.alloc.failures[0][0] = 5;  // order-0 atomic failures: below min_order, still counted
   bpf.alloc.failures[2][0] = 1;
   bpf.alloc.failures[3][1] = 4;

@@ -38,6 +38,7 @@ const char* type_name(prometheus::MetricType t) {
 // with at least one sample.
 struct FullFrame {
   fragd::BpfSnapshot bpf{};
+  fragd::StallsSnapshot stalls{};
   fragd::MemSnapshot mem;
   std::vector<fragd::ProgramState> programs;
   fragd::SelfStats self;
@@ -118,7 +119,7 @@ struct FullFrame {
     fragd::Families out = fragd::own_families(self, programs, plan);
     fragd::MemoryConcern::families(&mem, forecast, 600'000'000'000ULL, plan, out);
     fragd::AttributionConcern::families(&attribution, &cgroup_anon, plan, out);
-    fragd::StallsConcern::families(&bpf, self.counting, plan, out);
+    fragd::StallsConcern::families(&stalls, self.counting, plan, out);
     fragd::CompactionConcern().metrics(plan, fragd::Tick{0, &bpf}, out);
     fragd::ActConcern::families(act, plan, out);
     fragd::PageblocksConcern::families(&bpf, &pollution, &scan, out);

@@ -66,20 +66,21 @@ LatencyHist hist_at(uint64_t ns, uint64_t n) {
 }
 
 struct Stalls {
+  StallsSnapshot st{};
   BpfSnapshot bpf{};
   SelfStats self;
   Stalls() {
     self.counting.allocations_mode = "exact";
     self.counting.counting = true;
-    bpf.alloc.allocs[5][FRAGD_OUTCOME_STALLED] = 3;
-    bpf.alloc.allocs[7][FRAGD_OUTCOME_STALLED] = 4;
-    bpf.alloc.allocs[9][FRAGD_OUTCOME_FAST] = 10;
-    bpf.alloc.direct_entries[4][FRAGD_PHASE_COMPACTION] = 2;
-    bpf.alloc.direct_entries[8][FRAGD_PHASE_COMPACTION] = 5;
-    bpf.alloc.phase_ns[6][FRAGD_PHASE_RECLAIM] = 1'500'000'000;
-    bpf.stall[5][FRAGD_RESULT_SUCCESS] = hist_at(300'000, 2);     // 300 us
-    bpf.stall[7][FRAGD_RESULT_FAILURE] = hist_at(9'000'000, 1);   // 9 ms
-    bpf.stall[10][FRAGD_RESULT_SUCCESS] = hist_at(2'000'000, 5);  // 2 ms
+    st.alloc.allocs[5][FRAGD_OUTCOME_STALLED] = 3;
+    st.alloc.allocs[7][FRAGD_OUTCOME_STALLED] = 4;
+    st.alloc.allocs[9][FRAGD_OUTCOME_FAST] = 10;
+    st.alloc.direct_entries[4][FRAGD_PHASE_COMPACTION] = 2;
+    st.alloc.direct_entries[8][FRAGD_PHASE_COMPACTION] = 5;
+    st.alloc.phase_ns[6][FRAGD_PHASE_RECLAIM] = 1'500'000'000;
+    st.stall[5][FRAGD_RESULT_SUCCESS] = hist_at(300'000, 2);     // 300 us
+    st.stall[7][FRAGD_RESULT_FAILURE] = hist_at(9'000'000, 1);   // 9 ms
+    st.stall[10][FRAGD_RESULT_SUCCESS] = hist_at(2'000'000, 5);  // 2 ms
     for (unsigned t = 0; t < FRAGD_NR_TRIGGERS; t++) bpf.compaction_hist[t] = hist_at(50'000'000, t + 1);
     bpf.compaction.runs[FRAGD_TRIGGER_DIRECT][FRAGD_CSTATUS_SUCCESS] = 6;
     bpf.compaction.runs[FRAGD_TRIGGER_DIRECT][FRAGD_CSTATUS_CONTENDED] = 1;
@@ -87,7 +88,7 @@ struct Stalls {
   Families build(const SeriesPlan& plan) {  // the stalls concern's families of these maps
     Families out;
     counting_metrics(self.counting, out);
-    stall_metrics(plan, bpf, self.counting, out);
+    stall_metrics(plan, st, self.counting, out);
     compaction_metrics(plan, bpf, out);
     return out;
   }
@@ -309,7 +310,7 @@ TEST(SeriesFamilies, TheDefaultPlanDoesNotGrowWithOrdersBucketsResults) {
   Stalls s;
   for (unsigned o = 1; o < FRAGD_NR_ORDERS; o++)
     for (unsigned r = 0; r < FRAGD_NR_RESULTS; r++)
-      for (uint64_t ns = 2048; ns < (1ULL << 34); ns *= 2) s.bpf.stall[o][r].add(ns);
+      for (uint64_t ns = 2048; ns < (1ULL << 34); ns *= 2) s.st.stall[o][r].add(ns);
   const Families narrow = s.build(default_plan());
   const Families wide = s.build(widest_plan(1));
   // The stall histogram: 3 groups x (6 buckets + sum + count) against 10 orders x 2 results x 28.
