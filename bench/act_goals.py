@@ -1,9 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The goals of bench/act.sh for fragd's shipped policy in act mode, each verdict with a 95%
-percentile bootstrap interval over the rounds (bench/verdict.py); and the same verdicts from
-the per-run details of a section bench/act_report.py wrote (--goals-from)."""
+percentile bootstrap interval over the rounds (bench/verdict.py)."""
 import math
-import re
 
 from benchlib import fmt_int, fmt_pct, fmt_s
 from verdict import Verdict, median, median_difference, spread, values
@@ -141,51 +139,3 @@ def goals_for(sc, G, m):
                 f"{fmt_int(None if ideal is None else ideal * GOAL_MIGRATED_VS_IDEAL)})",
                 verdict(at_most(by_round(f, f, lambda r: r.migrated, lambda r: r.ideal), GOAL_MIGRATED_VS_IDEAL))))
     return out
-
-
-class DocRun:
-    """A run as the per-run details of a section written by this script tell it: pages migrated
-    up to the burst's end and the ideal. Not there: granted shares, stall shares, wall times, and
-    pages migrated once settled (the details give the pages after the settle wait began, not from
-    the burst's end)."""
-
-    def __init__(self, round_, ideal):
-        self.round, self.ideal = round_, ideal
-        self.migrated = None
-
-
-def runs_from_doc(doc):
-    """-> {(scenario, mode): [DocRun]} from the per-run details block of the act section."""
-    head = re.compile(r"^\[(\w+)/(\w+) round (\d+),")
-    out, cur = {}, None
-    for line in doc.split("\n"):
-        m = head.match(line)
-        if m:
-            ideal = re.search(r", ideal (\d+);", line)
-            cur = DocRun(int(m.group(3)), int(ideal.group(1)) if ideal else None)
-            out.setdefault((m.group(1), m.group(2)), []).append(cur)
-        elif cur and line.startswith("    pgmigrate_success fragmenting / wait / burst: "):
-            split = line.split(": ", 1)[1].split(";")[0].split(" / ")
-            cur.migrated = sum(int(x) for x in split) if "-" not in split else None
-    return out
-
-
-def goals_from_doc(path):
-    """Prints the pages-migrated goals, with their intervals over the rounds, from the per-run
-    details of the act section of the document at path."""
-    with open(path) as f:
-        G = runs_from_doc(f.read())
-    for sc in ("fixed", "thp"):
-        f, k = G.get((sc, "fragd"), []), G.get((sc, "kernel90"), [])
-        for name, v in (
-                (f"pages migrated <= {GOAL_MIGRATED_VS_K90:g}x kernel 90's (at the burst)",
-                 at_most(by_round(f, k, lambda r: r.migrated, lambda r: r.migrated), GOAL_MIGRATED_VS_K90)),
-                (f"pages migrated <= {GOAL_MIGRATED_VS_IDEAL:g}x the ideal",
-                 at_most(by_round(f, f, lambda r: r.migrated, lambda r: r.ideal), GOAL_MIGRATED_VS_IDEAL))):
-            print(f"{sc}: {name}: {verdict(v)}; median(fragd) - factor x median(reference) = "
-                  f"{'-' if v is None else f'{v.value:.0f}'}")
-    f, h = G.get(("pool", "fragd"), []), G.get(("pool", "hugeadm"), [])
-    v = at_most(by_round(f, h, lambda r: r.migrated, lambda r: r.migrated), 1)
-    print(f"pool: pages migrated <= hugeadm --hard's: {verdict(v)}; median(fragd) - median(hugeadm) = "
-          f"{'-' if v is None else f'{v.value:.0f}'}")
-    return 0

@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-from benchlib import knob_env, measured_on, prom_sum, publish, quick_env, read_env, read_prom, report_args, section_head
+from benchlib import knob_env, measured_on, prom_sum, publish, quick_env, read_env, read_prom, required_args, section_head
 
 MODES = ["ondemand", "kernel20", "kernel90", "manual", "hugeadm", "fragd", "defrag", "defrag_fragd"]
 MODE_NAMES = {
@@ -35,7 +35,7 @@ DEFRAG_MODES = ("defrag", "defrag_fragd")
 SCENARIOS = ["fixed", "free", "thp", "pool"]
 SNAPS = ("s0", "s1", "s2", "s3", "s4")
 
-from act_goals import GOAL_MIGRATED_VS_IDEAL, GOAL_MIGRATED_VS_K90, GOAL_STALL_FRAC, goals_for, goals_from_doc  # noqa: E402
+from act_goals import GOAL_MIGRATED_VS_IDEAL, GOAL_MIGRATED_VS_K90, GOAL_STALL_FRAC, goals_for  # noqa: E402
 from benchlib import fmt_int, fmt_lat, fmt_pct, fmt_s, row, table  # noqa: E402
 from verdict import median, quantile, spread  # noqa: E402
 
@@ -527,7 +527,7 @@ def section_name(scenarios, m):
 
 
 def main():
-    args = report_args(goals_from_doc, "--work", "--output")
+    args = required_args(None, "--work", "--output")
     m = read_env(os.path.join(args.work, "meta.env"), missing_ok=True)
     runs = load(args.work, m)
     G = group(runs)

@@ -36,15 +36,6 @@ def positional(n):
     return sys.argv[1:]
 
 
-def report_args(goals_from_doc, *options):
-    """A report script's command line: `SCRIPT --goals-from DOC` exits with what
-    goals_from_doc(DOC) returns (the verdicts re-derived from a published section);
-    otherwise -> required_args(None, *options)."""
-    if len(sys.argv) == 3 and sys.argv[1] == "--goals-from":
-        sys.exit(goals_from_doc(sys.argv[2]))
-    return required_args(None, *options)
-
-
 def read_env(path, missing_ok=False):
     """-> {key: value} of a file of key=value lines; {} for a missing file when missing_ok."""
     out = {}
@@ -205,10 +196,9 @@ def publish(path, name, lines):
     while lines and lines[-1] == "":
         lines.pop()
     text = "\n".join(lines) + "\n"
-    root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    if os.path.abspath(path) == os.path.join(root, "BENCHMARKS.md"):
-        import doc  # bench/doc.py, beside this file
-        with open(os.path.join(root, doc.RESULTS, name + ".md"), "w") as f:
+    import doc  # bench/doc.py, beside this file
+    if os.path.abspath(path) == os.path.join(doc.ROOT, doc.DOC):
+        with open(os.path.join(doc.ROOT, doc.RESULTS, name + ".md"), "w") as f:
             f.write(text)
         doc.main(["doc.py"])
     else:

@@ -31,7 +31,13 @@ ORDER = ["overhead", "stall_cost", "maps", "scan", "cost", "act-fixed", "act", "
          "defrag_storm"]
 MEASURED = re.compile(r"\b(?:Measured|measured) (\d{4}-\d\d-\d\d)|\((?:[^()]*?, )?(\d{4}-\d\d-\d\d)[,)]")
 CODE = re.compile(r"`([^`]+)`")
-ASSIGN = re.compile(r"^[A-Z_][A-Z0-9_]*=")
+ASSIGN = re.compile(r"^[A-Z_][A-Z0-9_]*=")  # a setting, its value unquoted by shlex
+# A command, in README and BENCHMARKS.md: a code span whose first word (after VAR=value settings)
+# is one of these, or a path under one of these folders (tests/bench/measured_commands.py checks
+# the documents with the same words).
+COMMAND_WORDS = {"make", "bash", "sh", "python3", "curl", "perf", "dd", "bpftool", "sysctl", "taskset", "grep",
+                 "fragctl", "ctest"}
+PATH_PREFIXES = ("bench/", "tests/", "scripts/", "build/")
 HEAD = [
     "# Benchmarks",
     "",
@@ -83,14 +89,22 @@ def sections(root=ROOT):
     return sorted(out, key=lambda s: rank(s[0]))
 
 
-def runs_something(span):
-    """Whether a code span is a command: make, bash or python3, or a build/ or bench/ program,
-    after any VAR=value settings."""
+def command_words(span):
+    """-> a code span's words after its VAR=value settings (VAR="a b" is one setting; an
+    unbalanced quote splits at blanks)."""
     try:
-        words = [w for w in shlex.split(span) if not ASSIGN.match(w)]
+        words = shlex.split(span)
     except ValueError:
-        return False
-    return bool(words) and (words[0] in ("make", "bash", "python3") or words[0].startswith(("build/", "bench/")))
+        words = span.split()
+    while words and ASSIGN.match(words[0]):
+        words = words[1:]
+    return words
+
+
+def runs_something(span):
+    """Whether a code span is a command (COMMAND_WORDS, PATH_PREFIXES)."""
+    words = command_words(span)
+    return bool(words) and (words[0] in COMMAND_WORDS or words[0].startswith(PATH_PREFIXES))
 
 
 def command(text):

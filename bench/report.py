@@ -8,7 +8,7 @@ prints the section on stdout.
 """
 import sys
 
-from benchlib import measured_on, publish, quick_env, read_env, report_args, section_head, table
+from benchlib import measured_on, publish, quick_env, read_env, required_args, section_head, table
 from verdict import Verdict, median, median_ratio, quantile
 
 GOAL_RATIO = 0.99
@@ -167,59 +167,8 @@ def overhead_section(title, unit, rounds, goal_text, what, per_op):
     return lines, med
 
 
-def rounds_from_doc(doc, summary):
-    """-> read_results' rounds of one workload from the raw per-pair block that a section
-    written by this script holds (<details><summary>raw per-pair numbers (SUMMARY)...)."""
-    cols = UNTRACED + tuple(arm for arm, _, _ in ARMS)
-    start = doc.find(f"<summary>raw per-pair numbers ({summary})</summary>")
-    if start == -1:
-        raise ValueError(f"no raw per-pair block '{summary}' in the document")
-    block = doc[start:doc.find("</details>", start)].split("```")[1]
-    rounds = {}
-    for line in block.strip("\n").split("\n")[1:]:
-        p = line.split()
-        rnd, order, vals = int(p[0].rstrip("*")), p[1], p[2:2 + len(cols)]
-        ran = ["U" + c if c.isdigit() else c for c in order]
-        rounds[rnd] = {k: (float(v), p[0].endswith("*"), "", ran.index(k) if k in ran else -1)
-                       for k, v in zip(cols, vals) if v != "-"}
-    return rounds
-
-
-def builds_from_doc(doc):
-    """-> [(untraced s, fragd s)] of the clean-build pairs table of a section written by this script."""
-    start = doc.find("| pair | untraced s | fragd s |")
-    if start == -1:
-        return []
-    out = []
-    for line in doc[start:].split("\n")[2:]:
-        if not line.startswith("|"):
-            break
-        c = [x.strip() for x in line.strip("|").split("|")]
-        out.append((float(c[1]), float(c[2])))
-    return out
-
-
-def goals_from_doc(path):
-    """Prints the goal verdicts, with their intervals, of the overhead section of the
-    document at path, from the raw per-pair numbers it holds."""
-    with open(path) as f:
-        doc = f.read()
-    print(goals_line("order-0 page faults", rounds_from_doc(doc, "page faults/s")))
-    print(goals_line("2 MiB hugetlb pool growth", rounds_from_doc(doc, "2 MiB pages/s")))
-    for summary in ("page faults/s", "2 MiB pages/s"):
-        rounds = rounds_from_doc(doc, summary)
-        for arm, base, name in (("U2", "U1", "untraced (noise floor)"),) + ARMS:
-            v = Verdict(arm_pairs(rounds, arm, base), median_ratio, 1, ">=", "pairs")
-            print(f"{summary}: {name}: median ratio {v.value:.4f}, {v.interval()}")
-    bp = builds_from_doc(doc)
-    if bp:
-        bv = Verdict([(u, d) for u, d in bp], median_ratio, GOAL_BUILD_RATIO, ">=", "pairs")
-        print(f"clean build: goal >= {GOAL_BUILD_RATIO}: {bv.text()}")
-    return 0
-
-
 def main():
-    args = report_args(goals_from_doc, "--results", "--meta", "--seen", "--builds", "--scrapes", "--fragd-notes",
+    args = required_args(None, "--results", "--meta", "--seen", "--builds", "--scrapes", "--fragd-notes",
                        "--output")
 
     m = read_env(args.meta)

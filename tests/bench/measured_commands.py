@@ -10,27 +10,23 @@ The convention:
 - A paragraph or list that states a figure (a number with a unit: 12 ms, 0.3%, 4.8 MiB,
   3000 pages, 0.47x ...) names a command in it.
 - A command is a span in backticks whose first word (after VAR=value settings) is one of
-  COMMAND_WORDS or a path under bench/, tests/, scripts/ or build/. The scripts it names
+  bench/doc.py's COMMAND_WORDS or a path under bench/, tests/, scripts/ or build/. The scripts it names
   (bench/..., tests/..., scripts/...) must exist, and `make T` must name a Makefile target.
 
 usage: measured_commands.py [FILE] -> the problems (of both files when none is given), one a line (exit 1), or nothing (exit 0).
 """
 import os
 import re
-import shlex
 import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from doc import CODE, command_words, runs_something  # noqa: E402  the one reading of a command
 SECTION = "## Measured"
 # The files that hold figures, and the title of the section that holds them in each.
 SECTIONS = {"README.md": SECTION, "BENCHMARKS.md": "## Sections"}
-COMMAND_WORDS = {"make", "bash", "sh", "python3", "curl", "perf", "dd", "bpftool", "sysctl", "taskset", "grep",
-                 "fragctl", "ctest"}
-PATH_PREFIXES = ("bench/", "tests/", "scripts/", "build/")
 FIGURE = re.compile(r"(?<![\w.])[-+−]?\d[\d,.]*\s?(?:%|x\b|ns\b|µs\b|us\b|ms\b|s\b|min\b|MiB\b|GiB\b|KiB\b|TiB\b|"
                     r"bytes\b|pages?\b|blocks?\b|huge pages\b|faults?\b|runs?\b|rounds?\b|pairs?\b|scans?\b)")
-CODE = re.compile(r"`([^`]+)`")
-ASSIGN = re.compile(r"^[A-Z_][A-Z0-9_]*=")  # a setting, its value unquoted by shlex
 
 
 def section(text, title=SECTION):
@@ -60,17 +56,12 @@ def make_targets(root):
 
 def command_problem(span, root, targets):
     """-> None when span is a command whose scripts exist, else why it is not one."""
-    try:
-        words = shlex.split(span)  # VAR="a b" is one setting
-    except ValueError:  # an unbalanced quote: not a shell command
-        words = span.split()
-    while words and ASSIGN.match(words[0]):
-        words = words[1:]
+    words = command_words(span)
     if not words:
         return "no command"
-    first = words[0]
-    if first not in COMMAND_WORDS and not first.startswith(PATH_PREFIXES):
+    if not runs_something(span):
         return "not a command"
+    first = words[0]
     for w in words:
         w = w.strip("'\"(),;")
         if w.startswith(("bench/", "tests/", "scripts/")) and not os.path.exists(os.path.join(root, w)):
