@@ -76,7 +76,9 @@ run_arm() {
 		churn_pid=$!
 		PIDS+=("$churn_pid")
 	fi
-	start_fragd_in "$dir" configs/fragd.yaml
+	# At debug level fragd logs each memory change that starts a scan, and nothing else that a
+	# run would see: the report counts them by zone.
+	start_fragd_in "$dir" configs/fragd.yaml --log-level debug
 	echo "threads_attached=$FRAGD_PROGRAMS" >>"$dir/run.env"
 	sleep "$SETTLE"
 	# The steady state: after the scanner's start pass (every block read once, about 30 s per 24
@@ -197,8 +199,8 @@ meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
 "$PY" bench/cost_report.py "$WORK" "$OUT"
 # The runs' raw data, kept in the tree so that anyone can recompute the figures and their
 # intervals: `python3 bench/cost_report.py bench/data/cost OUT` reads them back (each run's
-# run.env, snaps.jsonl, scrapes.txt and churn.jsonl, the full scans, the map memory, the
-# guests' console lines; not fragd's logs).
+# run.env, snaps.jsonl, scrapes.txt, churn.jsonl and fragd.log, the full scans, the map memory,
+# the guests' console lines).
 keep_found cost "$WORK" -name meta.env -o -name run.env -o -name snaps.jsonl -o -name scrapes.txt \
-	-o -name churn.jsonl -o -name scans.jsonl -o -path './mapmem/*.txt' -o -path './guests/guest-*.log'
+	-o -path './*[0-9]/fragd.log' -o -name churn.jsonl -o -name scans.jsonl -o -path './mapmem/*.txt' -o -path './guests/guest-*.log'
 FAILED=0

@@ -30,6 +30,27 @@ def thread_class(t, pid):
     return "other"
 
 
+def memory_changes(log):
+    """-> the zones of each memory change that started a scan after the first (fragd at debug
+    level logs them: "memory changed since the last (node 0 DMA32: ...)"), over the whole run;
+    None without the log (runs before it was kept)."""
+    if not os.path.exists(log):
+        return None
+    zones = []
+    for line in open(log, errors="replace"):
+        m = re.search(r"memory changed since the last \((node \d+ \w+|the zones changed)", line)
+        if m:
+            zones.append(m.group(1).replace("node ", ""))
+    return zones
+
+
+def changes_cell(zones):
+    if zones is None:
+        return "-"
+    counts = {z: zones.count(z) for z in sorted(set(zones))}
+    return f"{len(zones)}" + (" (" + ", ".join(f"{z} {n}" for z, n in counts.items()) + ")" if zones else "")
+
+
 def run_figures(d):
     """-> the figures of one run directory (see bench/cost.sh run_arm)."""
     env = benchlib.read_env(os.path.join(d, "run.env"))
@@ -69,6 +90,7 @@ def run_figures(d):
     sc = [line.split() for line in open(os.path.join(d, "scrapes.txt")) if line.strip()]
     f["scrapes"] = len(sc)
     f["scrapes_ok"] = sum(1 for s in sc if s[0] == "200")
+    f["changes"] = memory_changes(os.path.join(d, "fragd.log"))
     cyc = benchlib.read_jsonl(os.path.join(d, "churn.jsonl"))
     f["churn_cycles"] = len(cyc)
     f["churn_cycle_s"] = median([c["cycle_s"] for c in cyc]) if cyc else None
@@ -188,9 +210,9 @@ def main():
         "<details><summary>each run</summary>",
         "",
         "| run | arm | seconds | CPU ticks (1/%s s) | %% of a core | main | scanner | HTTP | other | rounds ok | "
-        "unchanged | blocks (sample) | blocks (full) | scrapes ok | churn cycles (median s) | host busy | load at start → end |"
+        "unchanged | memory changes (zones) | blocks (sample) | blocks (full) | scrapes ok | churn cycles (median s) | host busy | load at start → end |"
         % figs["quiet"][0]["clk"],
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|",
     ]
     order = [(arm, r, figs[arm][r]) for r in range(runs) for arm in ("quiet", "busy")]
     for i, (arm, r, f) in enumerate(order):
@@ -200,7 +222,7 @@ def main():
         lines.append(
             f"| {i + 1} | {arm} {r + 1} | {f['seconds']:.0f} | {f['ticks']} | {f['pct']['process']:.3f} | "
             f"{f['pct']['main']:.3f} | {f['scan_pct']:.3f} | {f['pct']['http']:.3f} | {f['pct']['other']:.3f} | "
-            f"{n(f['rounds'])} | {n(f['unchanged'])} | {n(f['blocks_sample'])} | {n(f['blocks_full'])} | "
+            f"{n(f['rounds'])} | {n(f['unchanged'])} | {changes_cell(f['changes'])} | {n(f['blocks_sample'])} | {n(f['blocks_full'])} | "
             f"{f['scrapes_ok']}/{f['scrapes']} | {churn} | {f['host_busy']:.1f}% | "
             f"{f['env'].get('load_start', '?')} → {f['env'].get('load_end', '?')} |")
     comms = sorted({c for fs in figs.values() for f in fs for c in f["other_comms"]})

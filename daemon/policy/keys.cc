@@ -281,8 +281,8 @@ const std::vector<Key>& config_keys() {
       {.path = "pageblocks.scan", .type = Bool, .table = kConfig, .field = FIELD(scan_pageblocks),
        .reload = kRestart, .doc = "classify pageblocks from /proc/kpageflags (root only; without it the feature is off with one warning)"},
       {.path = "pageblocks.interval", .type = Duration, .table = kConfig, .lo = kSecond, .hi = kDay, .field = FIELD(scan_ns),
-       .reload = kRestart, .doc = "at most this often while free memory or pageblock types change (1s..24h); `fragctl map` asks for a "
-              "fresh scan itself"},
+       .reload = kRestart, .doc = "at most this often while free memory or pageblock types change (by 1% of a zone, seen at two "
+              "ticks in a row; 1s..24h); `fragctl map` asks for a fresh scan itself"},
       {.path = "pageblocks.max_age", .type = Duration, .table = kConfig, .lo = kSecond, .hi = 7 * kDay, .field = FIELD(scan_max_age_ns), .reload = kRestart, .doc = "at least this often, changed or not (at least `interval`)"},
       {.path = "pageblocks.threads", .type = Integer, .table = kConfig, .lo = 1, .hi = 64, .field = FIELD(scan_threads), .reload = kRestart, .doc = "threads reading kpageflags in a full scan (1..64)"},
       {.path = "pageblocks.mode", .type = Choice, .table = kConfig, .choices = {"sample", "full"},

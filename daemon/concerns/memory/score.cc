@@ -127,18 +127,30 @@ uint64_t blocks_of_order(const std::vector<uint64_t>& free_blocks, unsigned orde
 }
 
 bool memory_changed(const MemSnapshot& then, const MemSnapshot& now, unsigned pageblock_order, double fraction) {
-  if (then.zones.size() != now.zones.size()) return true;
-  auto moved = [](uint64_t a, uint64_t b, double limit) {
-    return static_cast<double>(a > b ? a - b : b - a) >= limit;
-  };
+  return memory_change(then, now, pageblock_order, fraction).has_value();
+}
+
+std::optional<std::string> memory_change(const MemSnapshot& then, const MemSnapshot& now, unsigned pageblock_order,
+                                         double fraction) {
+  if (then.zones.size() != now.zones.size()) return "the zones changed";
   for (size_t i = 0; i < now.zones.size(); i++) {
     const ZoneFree& a = then.zones[i];
     const ZoneFree& b = now.zones[i];
-    if (a.node != b.node || a.zone != b.zone) return true;
+    if (a.node != b.node || a.zone != b.zone) return "the zones changed";
     const double limit = std::max(1.0, fraction * static_cast<double>(b.present_pages));
-    if (moved(buddy_suitable_pages(a, pageblock_order), buddy_suitable_pages(b, pageblock_order), limit) ||
-        moved(buddy_free_pages(a), buddy_free_pages(b), limit))
-      return true;
+    const std::string where = "node " + std::to_string(b.node) + " " + b.zone + ": ";
+    const std::string of_limit = ", " + std::to_string(static_cast<uint64_t>(limit)) + " pages (" +
+                                 std::to_string(static_cast<int>(fraction * 100)) + "% of the zone) or more is a change";
+    auto moved = [&](uint64_t x, uint64_t y, const char* what) -> std::optional<std::string> {
+      const uint64_t d = x > y ? x - y : y - x;
+      if (static_cast<double>(d) < limit) return std::nullopt;
+      return where + what + (y > x ? " grew by " : " fell by ") + std::to_string(d) + of_limit;
+    };
+    const std::string order = "free pages in blocks of order >= " + std::to_string(pageblock_order);
+    if (auto m = moved(buddy_suitable_pages(a, pageblock_order), buddy_suitable_pages(b, pageblock_order),
+                       order.c_str()))
+      return m;
+    if (auto m = moved(buddy_free_pages(a), buddy_free_pages(b), "free pages")) return m;
     // Blocks that changed migratetype: each moves one count out of a type and into another.
     uint64_t moved_counts = 0;
     for (const auto& [type, n] : b.pageblocks) {
@@ -149,9 +161,29 @@ bool memory_changed(const MemSnapshot& then, const MemSnapshot& now, unsigned pa
     for (const auto& [type, m] : a.pageblocks)
       if (!b.pageblocks.count(type)) moved_counts += m;
     const uint64_t block_pages = uint64_t{1} << pageblock_order;
-    if (static_cast<double>(moved_counts / 2 * block_pages) >= limit && moved_counts > 0) return true;
+    if (static_cast<double>(moved_counts / 2 * block_pages) >= limit && moved_counts > 0)
+      return where + std::to_string(moved_counts / 2) + " pageblocks changed migratetype" + of_limit;
   }
-  return false;
+  return std::nullopt;
+}
+
+std::optional<std::string> LastingChange::see(const MemSnapshot& now, unsigned pageblock_order) {
+  if (!ref_) {
+    ref_ = now;
+    return "the first snapshot";
+  }
+  auto change = memory_change(*ref_, now, pageblock_order);
+  if (!change) {
+    seen_once_ = false;
+    return std::nullopt;
+  }
+  if (!seen_once_) {
+    seen_once_ = true;  // a change at one tick only is no change yet
+    return std::nullopt;
+  }
+  seen_once_ = false;
+  ref_ = now;
+  return change;
 }
 
 }  // namespace fragd

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "kernel/page_size.h"
@@ -76,5 +78,23 @@ std::vector<double> unusable_index(const ZoneFree& z);
 // stale the last one gets.
 bool memory_changed(const MemSnapshot& then, const MemSnapshot& now, unsigned pageblock_order,
                     double fraction = 0.01);
+// The same, saying what changed ("node 0 DMA32: free pages in blocks of order >= 9 moved by
+// 16384, 1% of the zone is 7823"), or none.
+std::optional<std::string> memory_change(const MemSnapshot& then, const MemSnapshot& now, unsigned pageblock_order,
+                                         double fraction = 0.01);
+
+// Whether memory changed lastingly since the last change reported: memory_change() at two ticks
+// in a row. A move seen at one tick only starts no scan: free pages a balloon's free page
+// reporting holds off the free lists for a moment (up to 32 blocks of 2 MiB at a time, more than
+// 1% of a 3 GiB zone), a burst freed and taken again. The first snapshot is a change.
+class LastingChange {
+ public:
+  // What changed, `now` then the new reference; or none.
+  std::optional<std::string> see(const MemSnapshot& now, unsigned pageblock_order);
+
+ private:
+  std::optional<MemSnapshot> ref_;
+  bool seen_once_ = false;  // the last tick saw a change too
+};
 
 }  // namespace fragd

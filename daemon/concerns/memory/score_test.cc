@@ -281,6 +281,37 @@ TEST(MemoryChanged, PageblockTypesOrZonesChange) {
   EXPECT_TRUE(memory_changed(a, c, 9));
 }
 
+TEST(MemoryChanged, SaysWhereAndWhatMoved) {
+  auto a = snap_of({make_zone(0, "DMA32", {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 100}, 100000)});
+  auto b = a;
+  b.zones[0].free_blocks[10] -= 16;  // 32 blocks of 2 MiB held off the free lists
+  EXPECT_EQ(memory_change(a, b, 9), "node 0 DMA32: free pages in blocks of order >= 9 fell by 16384, 1000 pages "
+                                    "(1% of the zone) or more is a change");
+  EXPECT_EQ(memory_change(a, a, 9), std::nullopt);
+}
+
+// A scan starts on a change seen at two ticks in a row: free pages held for one tick only (free
+// page reporting's batch) and back at the next are no change, and leave the reference as it was.
+TEST(LastingChange, AChangeAtTwoTicksInARowNotAtOne) {
+  auto quiet = snap_of({make_zone(0, "DMA32", {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 100}, 100000)});
+  auto held = quiet;
+  held.zones[0].free_blocks[10] -= 16;
+  LastingChange w;
+  EXPECT_EQ(w.see(quiet, 9), "the first snapshot");
+  EXPECT_EQ(w.see(quiet, 9), std::nullopt);
+  EXPECT_EQ(w.see(held, 9), std::nullopt) << "one tick is no change yet";
+  EXPECT_EQ(w.see(quiet, 9), std::nullopt) << "back: nothing changed";
+  EXPECT_EQ(w.see(held, 9), std::nullopt);
+  EXPECT_EQ(w.see(quiet, 9), std::nullopt);
+  EXPECT_EQ(w.see(held, 9), std::nullopt);
+  auto r = w.see(held, 9);  // the second tick in a row
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("DMA32"), std::string::npos) << *r;
+  EXPECT_EQ(w.see(held, 9), std::nullopt) << "`held` is the reference now";
+  EXPECT_EQ(w.see(quiet, 9), std::nullopt);
+  EXPECT_TRUE(w.see(quiet, 9)) << "and a lasting return to `quiet` is a change again";
+}
+
 // Kernels of 16 KiB and 64 KiB pages (arm64 builds; tests/fixtures/arm64_16k, arm64_64k): more
 // orders on the free lists, a larger pageblock, and the score taken at their PMD order (11, 13),
 // as the kernel's COMPACTION_HPAGE_ORDER is.

@@ -125,9 +125,9 @@ void PageblocksConcern::start_scanner(const MemSnapshot* mem) {
 void PageblocksConcern::tick(const Tick& t) {
   if (ledger_.enabled) refresh_pollution();
   if (!scanner_) return;
-  if (t.mem && (!scan_ref_ || memory_changed(*scan_ref_, *t.mem, ledger_.pageblock_order))) {
+  if (auto change = t.mem ? scan_change_.see(*t.mem, ledger_.pageblock_order) : std::nullopt) {
+    log_debug("pageblock scan at the next interval: memory changed since the last (" + *change + ")");
     scanner_->mark_changed();
-    scan_ref_ = *t.mem;
   }
   for (const auto& m : scanner_->take_messages())
     sh_.warn.once(m.rfind("pageblock scan failed", 0) == 0 ? std::string("scan failed") : m, m);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "concerns/concern.h"
+#include "concerns/memory/score.h"
 #include "fragd/control.h"
 #include "protocol/readers.h"
 #include "concerns/pageblocks/metrics.h"
@@ -87,7 +88,7 @@ class PageblocksConcern : public Concern {
   int iomem_fd_ = -1;
   std::unique_ptr<PageblockScanner> scanner_;  // null when the scan is off
   std::string scan_off_;                         // why it is off
-  std::optional<MemSnapshot> scan_ref_;          // memory as of the last change reported to the scanner
+  LastingChange scan_change_;                    // memory as of the last change reported to the scanner
   uint64_t scans_ok_seen_ = 0;
   PendingMaps<MapAsk> pending_maps_;  // map requests waiting for a scan
   // The ledger: the tick's summary, read anew only when the BPF counters or a release moved it.
