@@ -138,17 +138,21 @@ std::optional<std::string> memory_change(const MemSnapshot& then, const MemSnaps
     const ZoneFree& b = now.zones[i];
     if (a.node != b.node || a.zone != b.zone) return "the zones changed";
     const double limit = std::max(1.0, fraction * static_cast<double>(b.present_pages));
-    const std::string where = "node " + std::to_string(b.node) + " " + b.zone + ": ";
-    const std::string of_limit = ", " + std::to_string(static_cast<uint64_t>(limit)) + " pages (" +
-                                 std::to_string(static_cast<int>(fraction * 100)) + "% of the zone) or more is a change";
-    auto moved = [&](uint64_t x, uint64_t y, const char* what) -> std::optional<std::string> {
+    // The message is built only for a change: a tick on a quiet host compares and returns.
+    auto said = [&](const std::string& what) {
+      return "node " + std::to_string(b.node) + " " + b.zone + ": " + what + ", " +
+             std::to_string(static_cast<uint64_t>(limit)) + " pages (" + std::to_string(static_cast<int>(fraction * 100)) +
+             "% of the zone) or more is a change";
+    };
+    // `what`, then `order` when one is given.
+    auto moved = [&](uint64_t x, uint64_t y, const char* what, int order = -1) -> std::optional<std::string> {
       const uint64_t d = x > y ? x - y : y - x;
       if (static_cast<double>(d) < limit) return std::nullopt;
-      return where + what + (y > x ? " grew by " : " fell by ") + std::to_string(d) + of_limit;
+      return said(what + (order >= 0 ? std::to_string(order) : "") + (y > x ? " grew by " : " fell by ") +
+                  std::to_string(d));
     };
-    const std::string order = "free pages in blocks of order >= " + std::to_string(pageblock_order);
     if (auto m = moved(buddy_suitable_pages(a, pageblock_order), buddy_suitable_pages(b, pageblock_order),
-                       order.c_str()))
+                       "free pages in blocks of order >= ", static_cast<int>(pageblock_order)))
       return m;
     if (auto m = moved(buddy_free_pages(a), buddy_free_pages(b), "free pages")) return m;
     // Blocks that changed migratetype: each moves one count out of a type and into another.
@@ -162,7 +166,7 @@ std::optional<std::string> memory_change(const MemSnapshot& then, const MemSnaps
       if (!b.pageblocks.count(type)) moved_counts += m;
     const uint64_t block_pages = uint64_t{1} << pageblock_order;
     if (static_cast<double>(moved_counts / 2 * block_pages) >= limit && moved_counts > 0)
-      return where + std::to_string(moved_counts / 2) + " pageblocks changed migratetype" + of_limit;
+      return said(std::to_string(moved_counts / 2) + " pageblocks changed migratetype");
   }
   return std::nullopt;
 }
