@@ -282,15 +282,29 @@ else
 	echo >$T/trace
 	if start_fragd /tmp/fragd-numa.yaml; then
 		cp /tmp/m.prom /tmp/n0.prom
-		# Acted: the pool reached its target and a compaction of node 1 ran: ended ok or no_gain, or
-		# cut at its deadline after it ran (under TCG a pool compaction zeroes its temporary pool's
-		# pages in software and its share of compaction.cpu_budget often ends it first: the promise
-		# is which node fragd compacts, which the kernel's own record below shows, run by run).
+		# Runs by node, kcompactd's left out (the kernel wakes it on its own, on the node it
+		# serves): "NODE COMM" per run of fragd or any other task, from the kernel's trace.
+		awk '/^Node/ { n = $2; sub(/,/, "", n); sp = 0 } $1 == "spanned" { sp = $2 }
+			$1 == "start_pfn:" && sp > 0 { printf "%x %s\n", $2, n }' /proc/zoneinfo >/tmp/zones
+		runs() {
+			awk 'NR == FNR { node[$1] = $2; next }
+				/mm_compaction_begin:/ && $1 !~ /^kcompactd/ {
+					z = $0; sub(/.*zone_start=0x/, "", z); sub(/ .*/, "", z)
+					c = $1; sub(/-[0-9]+$/, "", c)
+					print (z in node ? node[z] : "?"), c }' /tmp/zones $T/trace >/tmp/runs
+			k0=$(awk '$1 != 1' /tmp/runs | wc -l); k1=$(awk '$1 == 1 && $2 == "fragd-write"' /tmp/runs | wc -l)
+		}
+		# Acted: the pool reached its target, an action on node 1 ended (ok, no_gain, or cut at
+		# its deadline: under TCG a pool compaction zeroes its temporary pool's pages in software
+		# and its share of compaction.cpu_budget often ends it first, sometimes before the kernel
+		# compacted anything, when the pool's first blocks were free ones), and the kernel's record
+		# shows fragd's writer compacting node 1. The promise is which node fragd compacts.
 		i=0
 		while [ $i -lt 120 ]; do
 			scrape >/tmp/n1.prom || true
 			c1=$(metric /tmp/n1.prom fragd_actions_total 'action="compact",node="1",result="(ok|no_gain|cut)"')
-			[ "$c1" -gt 0 ] && [ "$(node_pool 1)" = "$POOL" ] && break
+			runs
+			[ "$c1" -gt 0 ] && [ "$k1" -gt 0 ] && [ "$(node_pool 1)" = "$POOL" ] && break
 			kill -0 "$FRAGD_PID" 2>/dev/null || break
 			sleep 1; i=$((i + 1))
 		done
@@ -299,16 +313,7 @@ else
 		scrape >/tmp/n1.prom
 		a0=$(node_free9 0); a1=$(node_free9 1)
 		echo 0 >$T/events/compaction/mm_compaction_begin/enable
-		# Runs by node, kcompactd's left out (the kernel wakes it on its own, on the node it
-		# serves): "NODE COMM" per run of fragd or any other task.
-		awk '/^Node/ { n = $2; sub(/,/, "", n); sp = 0 } $1 == "spanned" { sp = $2 }
-			$1 == "start_pfn:" && sp > 0 { printf "%x %s\n", $2, n }' /proc/zoneinfo >/tmp/zones
-		awk 'NR == FNR { node[$1] = $2; next }
-			/mm_compaction_begin:/ && $1 !~ /^kcompactd/ {
-				z = $0; sub(/.*zone_start=0x/, "", z); sub(/ .*/, "", z)
-				c = $1; sub(/-[0-9]+$/, "", c)
-				print (z in node ? node[z] : "?"), c }' /tmp/zones $T/trace >/tmp/runs
-		k0=$(awk '$1 != 1' /tmp/runs | wc -l); k1=$(awk '$1 == 1 && $2 == "fragd-write"' /tmp/runs | wc -l)
+		runs
 		who=$(sort /tmp/runs | uniq -c | awk '{ printf "%s%s on node %s x%s", (NR > 1 ? ", " : ""), $3, $2, $1 }')
 		p0=$(node_pool 0); p1=$(node_pool 1)
 		score() { metric "$1" fragd_node_fragmentation_score_percent "node=\"$2\""; }
