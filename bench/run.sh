@@ -44,9 +44,9 @@ command -v bpftool >/dev/null && HAVE_BPFTOOL=1
 
 QUICK=${BENCH_QUICK:-0}
 if [[ $QUICK == 1 ]]; then
-	D_PAIRS=2 D_PF_SECONDS=1 D_HP_CYCLES=5 D_RSS_WAIT=5 D_CPU_WINDOW=10 D_SCRAPES=20 D_BUILD_PAIRS=1
+	D_PAIRS=2 D_PF_SECONDS=1 D_HP_CYCLES=5 D_RSS_WAIT=5 D_SCRAPES=20 D_BUILD_PAIRS=1
 else
-	D_PAIRS=10 D_PF_SECONDS=3 D_HP_CYCLES=30 D_RSS_WAIT=30 D_CPU_WINDOW=600 D_SCRAPES=200 D_BUILD_PAIRS=5
+	D_PAIRS=10 D_PF_SECONDS=3 D_HP_CYCLES=30 D_RSS_WAIT=30 D_SCRAPES=200 D_BUILD_PAIRS=5
 fi
 BUILD_PAIRS=${BENCH_BUILD_PAIRS:-$D_BUILD_PAIRS}
 PAIRS=${BENCH_PAIRS:-$D_PAIRS}
@@ -55,7 +55,6 @@ PF_SECONDS=${BENCH_PF_SECONDS:-$D_PF_SECONDS}
 HP_PAGES=${BENCH_HUGEPAGES:-1000}
 HP_CYCLES=${BENCH_HP_CYCLES:-$D_HP_CYCLES}
 RSS_WAIT=$D_RSS_WAIT
-CPU_WINDOW=$D_CPU_WINDOW
 SCRAPES=$D_SCRAPES
 WAIT_QUIET=${BENCH_WAIT_QUIET:-30}
 NCPU=$(nproc)
@@ -323,18 +322,20 @@ meta bpftrace_attach_line "$(grep -h -m1 '^Attaching' "$WORK/bpftrace.1.out" 2>/
 # fragd's own core library (C++: many processes, page faults, file I/O), cmake + make -j.
 BUILD_LOG="$WORK/builds.tsv"
 : >"$BUILD_LOG"
+# fragd's rooms below the daemon and fragctl (CMakeLists.txt FRAGD_ROOMS), its BPF objects with them.
+CORE_TARGETS=(fragd_base fragd_kernel fragd_concerns fragd_policy fragd_protocol fragd_act)
 build_once() { # arm round: one clean build, wall seconds appended to builds.tsv
 	local d="$WORK/build-src" t0 t1
 	rm -rf "$d"
 	cmake -S "$ROOT" -B "$d" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null 2>"$WORK/build.err" ||
 		die "cmake failed: $(tail -3 "$WORK/build.err")"
 	t0=$(date +%s.%N)
-	cmake --build "$d" --target fragd_core -j "$NCPU" >/dev/null 2>>"$WORK/build.err" || die "build failed"
+	cmake --build "$d" --target "${CORE_TARGETS[@]}" -j "$NCPU" >/dev/null 2>>"$WORK/build.err" || die "build failed"
 	t1=$(date +%s.%N)
 	printf '%s\t%s\t%s\n' "$1" "$2" "$(python3 -c "print(f'{$t1 - $t0:.3f}')")" >>"$BUILD_LOG"
 	rm -rf "$d"
 }
-log "realistic workload: $BUILD_PAIRS pairs of clean builds of fragd_core, untraced and with fragd"
+log "realistic workload: $BUILD_PAIRS pairs of clean builds of fragd's core libraries, untraced and with fragd"
 build_once warmup -1
 for ((r = 0; r < BUILD_PAIRS; r++)); do
 	wait_quiet
@@ -350,17 +351,11 @@ for ((r = 0; r < BUILD_PAIRS; r++)); do
 	done
 done
 meta build_pairs "$BUILD_PAIRS"
+meta core_targets "${CORE_TARGETS[*]}"
 
 # --- footprint -----------------------------------------------------------------
-log "footprint: fragd idle ${RSS_WAIT}s, then CPU over ${CPU_WINDOW}s, then $SCRAPES scrapes"
-proc_cpu_ticks() { # utime + stime of the whole process, in clock ticks
-	local stat rest
-	stat=$(<"/proc/$1/stat")
-	rest=${stat##*) }
-	# shellcheck disable=SC2086
-	set -- $rest
-	echo $((${12} + ${13}))
-}
+# fragd's CPU on a quiet host is bench/cost.sh's figure (5 runs per arm, interleaved, threads apart).
+log "footprint: fragd idle ${RSS_WAIT}s, then $SCRAPES scrapes"
 status_kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
 wait_quiet
@@ -369,20 +364,6 @@ sleep "$RSS_WAIT"
 meta rss_kib "$(status_kib "$FRAGD_PID" VmRSS)"
 meta hwm_kib_idle "$(status_kib "$FRAGD_PID" VmHWM)"
 meta threads "$(status_kib "$FRAGD_PID" Threads)"
-# The window is as long as pageblocks.max_age (10 min): it holds the one rescan an
-# idle host gets per max_age, not only the quiet ticks between.
-scans() { curl -sf --max-time 5 "$URL" | awk '/^fragd_scans_total\{result="'"$1"'"\}/ { printf "%d", $NF }'; }
-s0=$(scans ok); k0=$(scans unchanged)
-t0=$(date +%s.%N)
-c0=$(proc_cpu_ticks "$FRAGD_PID")
-sleep "$CPU_WINDOW"
-c1=$(proc_cpu_ticks "$FRAGD_PID")
-t1=$(date +%s.%N)
-meta idle_scans "$(($(scans ok) - s0))"
-meta idle_scans_skipped "$(($(scans unchanged) - k0))"
-meta cpu_ticks "$((c1 - c0))"
-meta cpu_window_s "$(python3 -c "print(f'{$t1 - $t0:.3f}')")"
-meta clk_tck "$(getconf CLK_TCK)"
 meta pagetypeinfo_ms "$(python3 -c '
 import sys, time
 sys.path.insert(0, "bench")
@@ -394,7 +375,6 @@ for _ in range(5):
     ts.append((time.perf_counter() - t) * 1e3)
 print(f"{median(ts):.2f}")')"
 meta tick_seconds "$(tick_seconds 5)"
-meta rss_kib_after_cpu "$(status_kib "$FRAGD_PID" VmRSS)"
 SCRAPE_LOG="$WORK/scrapes.txt"
 : >"$SCRAPE_LOG"
 for ((i = 0; i < SCRAPES; i++)); do
