@@ -7,7 +7,8 @@
 #   BENCH_QUICK=1 bash bench/cost.sh   # 2 short runs per arm, short guests; /tmp/fragd-bench-quick.md
 #
 # 1. Two arms, interleaved (quiet, busy, quiet, busy, ...), RUNS runs each: fragd with the
-#    shipped configs/fragd.yaml, alone (quiet) or while bench/cost_churn.py churns memory
+#    shipped configs/fragd.yaml, alone on a quiet host (a quiet run first waits until
+#    nr_free_pages holds still: wait_quiet_host) or while bench/cost_churn.py churns memory
 #    (busy: every PERIOD s, map ANON MiB of anonymous memory, touch it, unmap it; write a file
 #    of FILE MiB, read it back, drop it from the page cache and delete it). fragd starts, runs
 #    SETTLE s and until its pageblock map is whole (the start pass), then for SECONDS s a curl loop scrapes /metrics every SCRAPE s (as Prometheus
@@ -65,11 +66,42 @@ meta anon_mib="$ANON" file_mib="$FILE_MIB" period="$PERIOD"
 meta load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta possible_cpus "$(cat /sys/devices/system/cpu/possible)"
 
+# wait_quiet_host: returns once the kernel's count of free pages (/proc/vmstat nr_free_pages)
+# moved by less than QUIET_PAGES over QUIET_WINDOW s, or after QUIET_MAX s; prints the seconds
+# waited and the last window's move. After a churn the free lists keep growing for minutes
+# without anything being freed (pgfree barely moves: pages put back, not freed), which a quiet
+# host does not do.
+QUIET_WINDOW=$(q 30 10)
+QUIET_MAX=$(q 300 60)
+QUIET_PAGES=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) / 4 / 1000)) # 0.1% of memory
+meta quiet_window="$QUIET_WINDOW" quiet_max="$QUIET_MAX" quiet_pages="$QUIET_PAGES"
+free_pages() { awk '$1 == "nr_free_pages" { print $2 }' /proc/vmstat; }
+wait_quiet_host() {
+	local t0=$SECONDS a b d
+	a=$(free_pages)
+	while :; do
+		sleep "$QUIET_WINDOW"
+		b=$(free_pages)
+		d=$((b - a))
+		if ((d < QUIET_PAGES && -d < QUIET_PAGES)) || ((SECONDS - t0 >= QUIET_MAX)); then
+			echo "$((SECONDS - t0)) $d"
+			return
+		fi
+		a=$b
+	done
+}
+
 # run_arm NAME quiet|busy: one run (see the head of this file) in $WORK/NAME.
 run_arm() {
 	local name=$1 arm=$2 dir="$WORK/$1" churn_pid="" scraper
 	mkdir -p "$dir"
 	printf 'arm=%s\nload_start=%s\n' "$arm" "$(cut -d' ' -f1-3 /proc/loadavg)" >"$dir/run.env"
+	if [[ $arm == quiet ]]; then
+		local waited moved
+		read -r waited moved <<<"$(wait_quiet_host)"
+		printf 'quiet_wait_s=%s\nquiet_free_pages_moved=%s\n' "$waited" "$moved" >>"$dir/run.env"
+		log "$name: host quiet after $waited s (nr_free_pages moved $moved in the last $QUIET_WINDOW s)"
+	fi
 	if [[ $arm == busy ]]; then
 		"$PY" bench/cost_churn.py --dir "$dir" --anon-mib "$ANON" --file-mib "$FILE_MIB" --period "$PERIOD" \
 			--events "$dir/churn.jsonl" 2>"$dir/churn.err" &

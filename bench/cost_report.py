@@ -51,6 +51,12 @@ def changes_cell(zones):
     return f"{len(zones)}" + (" (" + ", ".join(f"{z} {n}" for z, n in counts.items()) + ")" if zones else "")
 
 
+def wait_cell(env):
+    if "quiet_wait_s" not in env:
+        return "-"
+    return f"{env['quiet_wait_s']} ({env['quiet_free_pages_moved']})"
+
+
 def run_figures(d):
     """-> the figures of one run directory (see bench/cost.sh run_arm)."""
     env = benchlib.read_env(os.path.join(d, "run.env"))
@@ -172,7 +178,12 @@ def main():
         "configs/fragd.yaml (`build/fragd --config configs/fragd.yaml --listen 127.0.0.1:PORT --socket PATH`) "
         f"starts, runs {m['settle']} s, then for {m['seconds']} s a curl loop scrapes /metrics every "
         f"{m['scrape']} s (as Prometheus would) and utime + stime of the process (/proc/PID/stat) and of each "
-        "thread (/proc/PID/task/TID/stat) are read at the start and at the end. Busy: from before fragd starts "
+        "thread (/proc/PID/task/TID/stat) are read at the start and at the end. "
+        + (f"A quiet run starts once the host is quiet by the kernel's count: /proc/vmstat nr_free_pages moved "
+           f"by less than {m['quiet_pages']} pages (0.1% of memory) over {m['quiet_window']} s (waited for at most "
+           f"{m['quiet_max']} s; after a busy run the free lists keep growing for minutes while pgfree barely moves). "
+           if "quiet_pages" in m else "")
+        + "Busy: from before fragd starts "
         f"until it stops, `bench/cost_churn.py` churns memory: every {m['period']} s it maps {m['anon_mib']} MiB "
         f"of anonymous memory, touches every page and unmaps it, then writes a file of {m['file_mib']} MiB, "
         "reads it back, drops it from the page cache (fdatasync, posix_fadvise DONTNEED) and deletes it. "
@@ -210,9 +221,9 @@ def main():
         "<details><summary>each run</summary>",
         "",
         "| run | arm | seconds | CPU ticks (1/%s s) | %% of a core | main | scanner | HTTP | other | rounds ok | "
-        "unchanged | memory changes (zones) | blocks (sample) | blocks (full) | scrapes ok | churn cycles (median s) | host busy | load at start → end |"
+        "unchanged | memory changes (zones) | quiet wait s (free pages moved) | blocks (sample) | blocks (full) | scrapes ok | churn cycles (median s) | host busy | load at start → end |"
         % figs["quiet"][0]["clk"],
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     order = [(arm, r, figs[arm][r]) for r in range(runs) for arm in ("quiet", "busy")]
     for i, (arm, r, f) in enumerate(order):
@@ -222,7 +233,7 @@ def main():
         lines.append(
             f"| {i + 1} | {arm} {r + 1} | {f['seconds']:.0f} | {f['ticks']} | {f['pct']['process']:.3f} | "
             f"{f['pct']['main']:.3f} | {f['scan_pct']:.3f} | {f['pct']['http']:.3f} | {f['pct']['other']:.3f} | "
-            f"{n(f['rounds'])} | {n(f['unchanged'])} | {changes_cell(f['changes'])} | {n(f['blocks_sample'])} | {n(f['blocks_full'])} | "
+            f"{n(f['rounds'])} | {n(f['unchanged'])} | {changes_cell(f['changes'])} | {wait_cell(f['env'])} | {n(f['blocks_sample'])} | {n(f['blocks_full'])} | "
             f"{f['scrapes_ok']}/{f['scrapes']} | {churn} | {f['host_busy']:.1f}% | "
             f"{f['env'].get('load_start', '?')} → {f['env'].get('load_end', '?')} |")
     comms = sorted({c for fs in figs.values() for f in fs for c in f["other_comms"]})
