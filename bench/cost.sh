@@ -29,7 +29,8 @@
 # 45), BENCH_COST_SETTLE (30; quick 10), BENCH_COST_SCRAPE (15), BENCH_COST_SCANS (5; quick 2),
 # BENCH_COST_ANON_MIB (2048), BENCH_COST_FILE_MIB (1024), BENCH_COST_PERIOD (10),
 # BENCH_COST_GUESTS ("small:3:2:R big:128:2:R cpus:3:64:0", R = 6 rounds, quick 2; "" skips
-# them; "kept" reports the guests of the run kept in bench/data/cost), BENCH_OUTPUT, BENCH_KEEP=1. Changes no kernel setting; every process it starts is
+# them; "kept" reports the guests of the run kept in bench/data/cost), BENCH_OUTPUT, BENCH_KEEP=1. Changes no kernel setting (it asks DAMON to refresh its schemes'
+# statistics, damon_paged_out); every process it starts is
 # ended by its pid on exit and the churn frees its memory and deletes its file.
 set -euo pipefail
 
@@ -69,13 +70,31 @@ meta possible_cpus "$(cat /sys/devices/system/cpu/possible)"
 # wait_quiet_host: returns once the kernel's count of free pages (/proc/vmstat nr_free_pages)
 # moved by less than QUIET_PAGES over QUIET_WINDOW s, or after QUIET_MAX s; prints the seconds
 # waited and the last window's move. After a churn the free lists keep growing for minutes
-# without anything being freed (pgfree barely moves: pages put back, not freed), which a quiet
-# host does not do.
+# while pgfree barely moves and no reclaim counter of /proc/vmstat does: here a DAMON pageout
+# scheme (kdamond) reclaiming the churn's cold page cache, which the run records.
 QUIET_WINDOW=$(q 30 10)
 QUIET_MAX=$(q 300 60)
 QUIET_PAGES=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) / 4 / 1000)) # 0.1% of memory
 meta quiet_window="$QUIET_WINDOW" quiet_max="$QUIET_MAX" quiet_pages="$QUIET_PAGES"
 free_pages() { awk '$1 == "nr_free_pages" { print $2 }' /proc/vmstat; }
+# damon_paged_out: bytes the running DAMON schemes with action pageout have reclaimed since they
+# started (their sz_applied, refreshed by update_schemes_stats), "-" without DAMON's sysfs or such
+# a scheme. A platform that hands cold memory back to its host may run one: it frees page cache
+# on a host where nothing else happens.
+DAMON=/sys/kernel/mm/damon/admin/kdamonds
+damon_paged_out() {
+	local k s n=0 found=0
+	for k in "$DAMON"/[0-9]*; do
+		[[ -d $k && $(<"$k/state") == on ]] || continue
+		echo update_schemes_stats >"$k/state" 2>/dev/null || continue
+		for s in "$k"/contexts/*/schemes/[0-9]*; do
+			[[ $(<"$s/action") == pageout ]] || continue
+			found=1
+			n=$((n + $(<"$s/stats/sz_applied")))
+		done
+	done
+	((found)) && echo "$n" || echo -
+}
 wait_quiet_host() {
 	local t0=$SECONDS a b d
 	a=$(free_pages)
@@ -112,6 +131,7 @@ run_arm() {
 	# run would see: the report counts them by zone.
 	start_fragd_in "$dir" configs/fragd.yaml --log-level debug
 	echo "threads_attached=$FRAGD_PROGRAMS" >>"$dir/run.env"
+	echo "damon_paged_out_start=$(damon_paged_out)" >>"$dir/run.env"
 	sleep "$SETTLE"
 	# The steady state: after the scanner's start pass (every block read once, about 30 s per 24
 	# GiB at pageblocks.full_scan_budget), which a longer-running fragd spends once.
@@ -134,6 +154,7 @@ run_arm() {
 	"$PY" bench/cost_snap.py "$FRAGD_PID" "$URL" "$dir/snaps.jsonl" || die "$name: cannot read fragd at the start"
 	sleep "$SECS"
 	"$PY" bench/cost_snap.py "$FRAGD_PID" "$URL" "$dir/snaps.jsonl" || die "$name: cannot read fragd at the end"
+	echo "damon_paged_out_end=$(damon_paged_out)" >>"$dir/run.env"
 	stop_pid "$scraper" 5 || true  # its status is the signal's
 	local rc=0
 	stop_pid "$FRAGD_PID" 15 || rc=$?

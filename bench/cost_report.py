@@ -51,6 +51,12 @@ def changes_cell(zones):
     return f"{len(zones)}" + (" (" + ", ".join(f"{z} {n}" for z, n in counts.items()) + ")" if zones else "")
 
 
+def damon_cell(env):
+    """-> what DAMON's pageout schemes reclaimed over the run (bench/cost.sh damon_paged_out), or ""."""
+    a, b = env.get("damon_paged_out_start", "-"), env.get("damon_paged_out_end", "-")
+    return "" if "-" in (a, b) else f"; DAMON paged out {(int(b) - int(a)) / 2**20:.0f} MiB"
+
+
 def wait_cell(env):
     if "quiet_wait_s" not in env:
         return "-"
@@ -233,7 +239,7 @@ def main():
         lines.append(
             f"| {i + 1} | {arm} {r + 1} | {f['seconds']:.0f} | {f['ticks']} | {f['pct']['process']:.3f} | "
             f"{f['pct']['main']:.3f} | {f['scan_pct']:.3f} | {f['pct']['http']:.3f} | {f['pct']['other']:.3f} | "
-            f"{n(f['rounds'])} | {n(f['unchanged'])} | {changes_cell(f['changes'])} | {wait_cell(f['env'])} | {n(f['blocks_sample'])} | {n(f['blocks_full'])} | "
+            f"{n(f['rounds'])} | {n(f['unchanged'])} | {changes_cell(f['changes'])}{damon_cell(f['env'])} | {wait_cell(f['env'])} | {n(f['blocks_sample'])} | {n(f['blocks_full'])} | "
             f"{f['scrapes_ok']}/{f['scrapes']} | {churn} | {f['host_busy']:.1f}% | "
             f"{f['env'].get('load_start', '?')} → {f['env'].get('load_end', '?')} |")
     comms = sorted({c for fs in figs.values() for f in fs for c in f["other_comms"]})
