@@ -76,7 +76,6 @@ QUIET_WINDOW=$(q 30 10)
 QUIET_MAX=$(q 300 60)
 QUIET_PAGES=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) / 4 / 1000)) # 0.1% of memory
 meta quiet_window="$QUIET_WINDOW" quiet_max="$QUIET_MAX" quiet_pages="$QUIET_PAGES"
-free_pages() { awk '$1 == "nr_free_pages" { print $2 }' /proc/vmstat; }
 # damon_paged_out: bytes the running DAMON schemes with action pageout have reclaimed since they
 # started (their sz_applied, refreshed by update_schemes_stats), "-" without DAMON's sysfs or such
 # a scheme. A platform that hands cold memory back to its host may run one: it frees page cache
@@ -97,10 +96,10 @@ damon_paged_out() {
 }
 wait_quiet_host() {
 	local t0=$SECONDS a b d
-	a=$(free_pages)
+	a=$(vmstat nr_free_pages)
 	while :; do
 		sleep "$QUIET_WINDOW"
-		b=$(free_pages)
+		b=$(vmstat nr_free_pages)
 		d=$((b - a))
 		if ((d < QUIET_PAGES && -d < QUIET_PAGES)) || ((SECONDS - t0 >= QUIET_MAX)); then
 			echo "$((SECONDS - t0)) $d"

@@ -143,16 +143,13 @@ start_fragd() { # [config]
 	wait_first_scan 10 "$WORK/fragd.log"
 }
 
-# fragd's count of allocations in the order group holding order $1 (fast + stalled + failed; the
-# shipped metrics.orders counts order 9 in group "9-10", where only order 9 happens here), -1 if
-# no answer.
+# fragd's count of allocations in the order group that starts at order $1 (fast + stalled +
+# failed; the shipped metrics.orders counts order 9 in group "9-10", where only order 9 happens
+# here), -1 if no answer.
 fragd_count() {
 	local m
 	m=$(curl -sf --max-time 5 "$URL") || { echo -1; return 0; }
-	awk -v o="$1" '/^fragd_alloc_total\{/ && match($0, /order="[0-9]+(-[0-9]+)?"/) {
-		n = split(substr($0, RSTART + 7, RLENGTH - 8), r, "-")
-		if (r[1] <= o && o <= r[n]) s += $NF
-	} END { printf "%d", s }' <<<"$m"
+	metric /dev/stdin fragd_alloc_total "order=\"$1(-[0-9]+)?\"" <<<"$m"
 }
 fragd_switches_on() { # times fragd switched allocation counting on
 	curl -sf --max-time 5 "$URL" | awk '/^fragd_alloc_counting_switches_total\{to="on"\}/ { printf "%d", $NF }'
@@ -328,8 +325,10 @@ meta bpftrace_attach_line "$(grep -h -m1 '^Attaching' "$WORK/bpftrace.1.out" 2>/
 # fragd's own core library (C++: many processes, page faults, file I/O), cmake + make -j.
 BUILD_LOG="$WORK/builds.tsv"
 : >"$BUILD_LOG"
-# fragd's rooms below the daemon and fragctl (CMakeLists.txt FRAGD_ROOMS), its BPF objects with them.
-CORE_TARGETS=(fragd_base fragd_kernel fragd_concerns fragd_policy fragd_protocol fragd_act)
+# fragd's rooms below the daemon and fragctl, as CMakeLists.txt declares them (FRAGD_ROOMS), its
+# BPF objects with them.
+read -ra CORE_TARGETS <<<"$(sed -n 's/^set(FRAGD_ROOMS \(.*\))$/\1/p' CMakeLists.txt | sed 's/[^ ]*/fragd_&/g')"
+((${#CORE_TARGETS[@]} > 0)) || die "CMakeLists.txt declares no FRAGD_ROOMS"
 build_once() { # arm round: one clean build, wall seconds appended to builds.tsv
 	local d="$WORK/build-src" t0 t1
 	rm -rf "$d"
