@@ -146,7 +146,8 @@ void PageblockScanner::loop() {
   // Reading kpageflags is kernel time spent for fragd; let everything else go first.
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
   for (;;) {
-    // The start pass (sample mode, some block never read yet): a round every start_period_ns().
+    // The start pass (sample mode, some block never read yet): the next round once the thread's
+    // CPU time since the last one began is full_budget_ of the time (start_gap_ns).
     // map_ is this thread's own.
     const auto starting = [&] { return sample_ && map_.map_oldest_boot_ns == 0; };
     {
@@ -156,7 +157,7 @@ void PageblockScanner::loop() {
         asked = std::exchange(requested_, false);
         const uint64_t age = mono_ns() - latest_mono_ns_;
         // Woken early by a request: not again so soon on the interval's account.
-        const bool due = asked || !latest_ || (starting() && age >= start_period_ns() / 2) || age >= max_age_ns_ ||
+        const bool due = asked || !latest_ || (starting() && mono_ns() >= start_next_ns_) || age >= max_age_ns_ ||
                          (changed_ && age >= interval_ns_ / 2);
         if (due) {
           changed_ = false;  // changes from here on call for the next scan
@@ -166,17 +167,22 @@ void PageblockScanner::loop() {
         return due;
       }();
       // A request (fragctl map --max-age) asks for every block as it is now: a full scan.
-      if (due) (void)scan_once(asked || !sample_);
+      if (due) {
+        const uint64_t began = mono_ns(), cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+        (void)scan_once(asked || !sample_);
+        start_next_ns_ = began + start_gap_ns(now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, full_budget_);
+      }
     }
-    const uint64_t wait_ns = starting() ? start_period_ns() : interval_ns_;
+    const uint64_t now = mono_ns();
+    const uint64_t wait_ns = !starting() ? interval_ns_ : start_next_ns_ > now ? start_next_ns_ - now : 0;
     std::unique_lock<std::mutex> lk(mu_);
     cv_.wait_for(lk, std::chrono::nanoseconds(wait_ns), [&] { return stop_ || requested_; });
     if (stop_) return;
   }
 }
 
-uint64_t PageblockScanner::start_period_ns() const {
-  const double ns = budget_ * static_cast<double>(interval_ns_) / full_budget_;
+uint64_t PageblockScanner::start_gap_ns(uint64_t round_cpu_ns, double full_budget) {
+  const double ns = static_cast<double>(round_cpu_ns) / full_budget;
   return std::max<uint64_t>(1'000'000'000, static_cast<uint64_t>(ns));
 }
 

@@ -9,8 +9,8 @@
 // time stays within `budget` (a share of one core, measured on the thread's own clock) of the
 // interval, whatever the memory size; in full mode every round reads every page frame.
 // Until every block was read once (the 1 GiB estimates and the longest free run need a whole
-// map) sample mode runs a start pass: the same rounds, one every start_period_ns(), so that
-// they spend `full_budget` of a core; the map is whole after about blocks x (CPU time per
+// map) sample mode runs a start pass: the same rounds, each followed by a pause that holds
+// them to `full_budget` of a core (start_gap_ns); the map is whole after about blocks x (CPU time per
 // block) / full_budget: about 30 s per 24 GiB at the default 2%, 22 minutes at 1 TiB, whatever
 // memory does.
 #pragma once
@@ -72,9 +72,10 @@ class PageblockScanner {
   // share over the last full scan's CPU time). 0 when one may run now, else the nanoseconds
   // until one may.
   static constexpr uint64_t kFullScanBurst = 5;
-  // The start pass's round period: a round's CPU time (budget x interval) over full_budget, at
-  // least a second.
-  uint64_t start_period_ns() const;
+  // The start pass: the next round begins this long after the last one began, so that the
+  // thread spends full_budget of a core by its own clock whatever a round cost (a round of
+  // budget x interval, 0.06 s at the defaults: every 3 s); at least a second.
+  static uint64_t start_gap_ns(uint64_t round_cpu_ns, double full_budget);
   double full_budget() const { return full_budget_; }
   uint64_t full_scan_wait_ns();
   // Memory changed enough since the last scan began (memory_changed()): scan at the next interval.
@@ -132,6 +133,7 @@ class PageblockScanner {
   bool stop_ = false;
   std::shared_ptr<const ScanResult> latest_;
   uint64_t latest_mono_ns_ = 0;
+  uint64_t start_next_ns_ = 0;  // the thread's own: when the start pass's next round may begin (monotonic)
   FullScanBucket full_bucket_{full_budget_, kFullScanBurst};  // under mu_ (full_scan_wait_ns)
   uint64_t ok_ = 0, failed_ = 0;
   std::vector<std::string> messages_;
