@@ -88,10 +88,7 @@ meta pageblocks_mode "$(awk '/^pageblocks:/ { p = 1; next } /^[^ #]/ { p = 0 } p
 BIG=$(($(awk '/^MemTotal/ { print $2 }' /proc/meminfo) / 2048))
 meta pool_write "$BIG"
 
-vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 meminfo_kib() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
-# Free pages in free blocks of order 9 and 10 (whole free pageblocks), every zone.
-free_block_pages() { awk '{ n += $(5 + 9) * 512 + $(5 + 10) * 1024 } END { print n + 0 }' /proc/buddyinfo; }
 
 # rule FREE MAKEABLE COUNT: the exit status the verdict's rule gives.
 rule() { if (($3 <= $1)); then echo 0; elif (($3 <= $1 + $2)); then echo 3; else echo 4; fi; }
@@ -105,7 +102,7 @@ run_one() { # FRAGMENTATION ROUND
 	case $frag in
 	mixed) mixed_start "$R" ;;
 	polluted)
-		local n=$(($(free_block_pages) + POLLUTE_PGTABLES))
+		local n=$(($(free_blocks9) * 512 + POLLUTE_PGTABLES))
 		pgtables_start "$R" "$n"
 		log "polluted: $(head -1 "$R/pt.out")"
 		;;
@@ -175,7 +172,7 @@ PY
 	for node in /sys/devices/system/node/node[0-9]*; do echo 1 >"$node/compact"; done
 	line+=" compact_ms=$(($(now_ms) - t))"
 	m1=$(vmstat pgmigrate_success)
-	line+=" free_blocks_after_compact=$(($(free_block_pages) / 512))"
+	line+=" free_blocks_after_compact=$(free_blocks9)"
 	t=$(now_ms)
 	echo "$BIG" >"$HP" 2>/dev/null || true
 	local reached
