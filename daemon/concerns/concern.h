@@ -56,16 +56,47 @@ class Warnings {
   std::set<std::string> warned_;
 };
 
+// A concern's read of its BPF maps at each tick, into the last tick's snapshot (the histograms
+// again only when its HistWatch says they moved): none until one read whole; a failed read is
+// counted (fragd_collect_errors_total{source="bpf"}) and logged once until the maps read well.
+template <class Snapshot>
+class MapsRead {
+ public:
+  explicit MapsRead(std::string what) : what_(std::move(what)) {}
+  // read(Snapshot&, HistWatch&) -> Result<void>
+  template <class Read>
+  void tick(Warnings& warn, Read&& read) {
+    const bool first = !snap_;
+    if (first) snap_.emplace();
+    if (auto r = read(*snap_, due_)) {
+      warn.cleared("bpf " + what_, "the " + what_ + " maps are readable again");
+    } else {
+      if (first) snap_.reset();
+      errors_++;
+      warn.once("bpf " + what_, r.error().message + " (counted in fragd_collect_errors_total{source=\"bpf\"}; not "
+                                                    "logged again until the maps read well)");
+    }
+  }
+  const Snapshot* get() const { return snap_ ? &*snap_ : nullptr; }
+  uint64_t errors() const { return errors_; }
+
+ private:
+  std::string what_;
+  std::optional<Snapshot> snap_;
+  HistWatch due_;
+  uint64_t errors_ = 0;
+};
+
 // What one tick read. Null: not read (yet), or unreadable at this tick.
 struct Tick {
   uint64_t now = 0;
-  const BpfSnapshot* bpf = nullptr;      // the maps
   const MemSnapshot* mem = nullptr;      // /proc and sysfs (the last good read)
   const MachineFacts* facts = nullptr;   // the nodes and their sizes requests are checked against
   // Each node's free 2 MiB blocks forecast, with compaction.forecast on in act mode (else empty).
   const std::vector<NodeForecast>* forecast = nullptr;
   bool counting = false;  // allocation counting: the per-page mm_page_alloc program is attached
   const StallsSnapshot* stalls = nullptr;  // the stalls concern's read of its maps, this tick
+  const CompactionSnapshot* compaction = nullptr;  // the compaction concern's, this tick
 
   // The machine facts, or none (no node, a 4 KiB page) when the Tick carries none.
   const MachineFacts& machine() const {

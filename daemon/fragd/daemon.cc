@@ -7,27 +7,16 @@
 
 namespace fragd {
 
-// The one order there is: the compaction and pollution maps, the memory concern's read of /proc
-// and sysfs, then the stalls concern's read of its maps, then every other concern with all of
-// them in its Tick.
+// The one order there is: the memory concern's read of /proc and sysfs, then the stalls and
+// compaction concerns' reads of their maps, then every other concern with all of them in its Tick.
 void Daemon::tick() {
   const uint64_t t0 = now_ns();
-  // Read into the last tick's snapshot: the histograms are read again only when they moved.
-  const bool first = !maps_;
-  if (first) maps_.emplace();
-  if (auto r = reader_->read_into(*maps_, hist_counts_)) {
-    sh_.warn.cleared("bpf", "BPF maps readable again");
-  } else {
-    if (first) maps_.reset();  // no snapshot until one read whole
-    maps_read_errors_++;
-    sh_.warn.once("bpf", r.error().message + " (counted in fragd_collect_errors_total{source=\"bpf\"}; not logged "
-                                             "again until the maps read well)");
-  }
   memory_->tick(Tick{now_ns()});
   stalls_->tick(last_tick());
+  compaction_->tick(last_tick());
   const Tick t = last_tick();
   for (Concern* c : concerns_)
-    if (c != memory_.get() && c != stalls_.get()) c->tick(t);
+    if (c != memory_.get() && c != stalls_.get() && c != compaction_.get()) c->tick(t);
   self_.last_tick_seconds = (now_ns() - t0) / 1e9;
   // The families are built when a scrape asks for them (publish_metrics), not here.
   metrics_->ticked();
@@ -40,7 +29,7 @@ void Daemon::publish_metrics() {
   self_.run_stats = programs_->run_stats();
   self_.map_memory = programs_->map_memory();
   self_.control = control_->stats();
-  self_.collect_errors_bpf = maps_read_errors_ + stalls_->read_errors() + pageblocks_->ledger_read_errors();
+  self_.collect_errors_bpf = stalls_->read_errors() + compaction_->read_errors() + pageblocks_->read_errors();
   self_.collect_errors_files = memory_->collect_errors();
   self_.counting = stalls_->counting_stats();
   self_.kernel_write_errors = act_->write_errors();
@@ -69,8 +58,13 @@ std::optional<nlohmann::json> Daemon::handle(const ControlRequest& req, Reader r
 }
 
 Tick Daemon::last_tick() const {
-  return Tick{now_ns(), maps_ ? &*maps_ : nullptr, memory_->snapshot(), &memory_->facts(),
-              &memory_->tick_forecast(), programs_->counting(), stalls_ ? stalls_->snapshot() : nullptr};
+  return Tick{now_ns(),
+              memory_->snapshot(),
+              &memory_->facts(),
+              &memory_->tick_forecast(),
+              programs_->counting(),
+              stalls_ ? stalls_->snapshot() : nullptr,
+              compaction_ ? compaction_->snapshot() : nullptr};
 }
 
 nlohmann::json Daemon::reload(const std::string& why) {

@@ -46,9 +46,6 @@ class Daemon {
   // The BPF programs and their reader, loaded at start (fragd/programs.h).
   std::unique_ptr<BpfPrograms> programs_;
   std::unique_ptr<BpfReader> reader_;
-  std::optional<BpfSnapshot> maps_;  // the maps at the last tick
-  HistCounts hist_counts_;           // which of their histograms the next tick reads
-  uint64_t maps_read_errors_ = 0;
   SelfStats self_;                   // fragd's own health, gathered at a scrape
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<MetricsServer> metrics_;
@@ -56,7 +53,7 @@ class Daemon {
   std::unique_ptr<MemoryConcern> memory_;
   std::unique_ptr<AttributionConcern> attribution_;
   std::unique_ptr<StallsConcern> stalls_;
-  CompactionConcern compaction_;
+  std::unique_ptr<CompactionConcern> compaction_;
   std::unique_ptr<ActConcern> act_;
   std::unique_ptr<PageblocksConcern> pageblocks_;
   std::unique_ptr<FeaturesConcern> features_;

@@ -46,7 +46,8 @@ PollutionPort pollution_port(const BpfPrograms& progs, const BpfReader& reader) 
           [&reader] { return reader.read_pollution_counters(); },
           [&reader] { return reader.read_pollution(); },
           {[&reader](uint64_t b) { return reader.polluted_last_boot_ns(b); },
-           [&reader](uint64_t b) { return reader.release_polluted(b); }}};
+           [&reader](uint64_t b) { return reader.release_polluted(b); }},
+          [&reader] { return reader.read_fallback(); }};
 }
 
 }  // namespace
@@ -77,6 +78,7 @@ int Daemon::start() {
   self_.kernel = kernel_release();
   act_->own_writers(*programs_);
   stalls_ = std::make_unique<StallsConcern>(sh_, *control_, stalls_port(*programs_), loaded->start_ns);
+  compaction_ = std::make_unique<CompactionConcern>(sh_, CompactionPort{programs_->map_fds().compaction});
   // Every capability was for loading and attaching, and for the files opened here: drop them
   // while fragd has one thread (capabilities are per thread), before the HTTP workers, the
   // action runner and the scanner start.
@@ -96,7 +98,7 @@ int Daemon::start() {
     return p ? process_families(*p) : Families{};
   });
   if (auto r = act_->start_runner(*reader_); !r) return log_error(r.error().message), 1;
-  concerns_ = {memory_.get(), attribution_.get(), stalls_.get(), &compaction_,
+  concerns_ = {memory_.get(), attribution_.get(), stalls_.get(), compaction_.get(),
                act_.get(),    pageblocks_.get(),  features_.get()};
   log_programs(sh_.cfg, *programs_);
   tick();
@@ -155,6 +157,7 @@ void Daemon::stop() {
   features_.reset();  // its file goes: a stopped fragd labels nothing
   pageblocks_.reset();
   stalls_.reset();
+  compaction_.reset();
   attribution_.reset();
   memory_.reset();
   control_.reset();

@@ -94,7 +94,7 @@ void ActConcern::stop() {
 
 void ActConcern::tick(const Tick& t) {
   if (!runner_ || !t.mem) return;
-  Observation o = observation_of(t.now, t.mem, t.stalls, t.bpf,
+  Observation o = observation_of(t.now, t.mem, t.stalls, t.compaction,
                                  std::max(sh_.cfg.policy.compaction.demand.min_order, sh_.cfg.min_order),
                                  t.machine().page_kib);
   if (t.forecast) add_forecast(o, *t.forecast);

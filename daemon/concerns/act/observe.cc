@@ -8,7 +8,7 @@
 
 namespace fragd {
 
-Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const StallsSnapshot* stalls, const BpfSnapshot* bpf, unsigned stall_order,
+Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const StallsSnapshot* stalls, const CompactionSnapshot* compaction, unsigned stall_order,
                            uint64_t page_kib) {
   Observation o;
   o.now_ns = now_ns;
@@ -57,9 +57,9 @@ Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const Stalls
     }
     for (unsigned ord = 0; ord < FRAGD_NR_ORDERS; ord++) o.guard.atomic_failures += stalls->alloc.failures[ord][0];
   }
-  if (bpf) {
-    o.fragd_compaction_ns = bpf->compaction_hist[FRAGD_TRIGGER_FRAGD].sum_ns;
-    o.proactive_compaction_ns = bpf->compaction_hist[FRAGD_TRIGGER_PROACTIVE].sum_ns;
+  if (compaction) {
+    o.fragd_compaction_ns = compaction->compaction_hist[FRAGD_TRIGGER_FRAGD].sum_ns;
+    o.proactive_compaction_ns = compaction->compaction_hist[FRAGD_TRIGGER_PROACTIVE].sum_ns;
   }
   return o;
 }

@@ -13,11 +13,12 @@
 
 namespace fragd {
 
-// `mem`, `stalls` (the stalls concern's maps) or `bpf` (the compaction maps) null: that part is left empty. Stalls are summed over orders from
-// `stall_order` (the larger of compaction.demand.min_order and bpf.min_order) up.
+// `mem`, `stalls` (the stalls concern's maps) or `compaction` (the compaction concern's) null:
+// that part is left empty. Stalls are summed over orders from `stall_order` (the larger of
+// compaction.demand.min_order and min_order) up.
 // `page_kib`: the base page size, which gives each hugetlb pool's order (NodeObservation::pool_pages).
 Observation observation_of(uint64_t now_ns, const MemSnapshot* mem, const StallsSnapshot* stalls,
-                           const BpfSnapshot* bpf, unsigned stall_order, uint64_t page_kib);
+                           const CompactionSnapshot* compaction, unsigned stall_order, uint64_t page_kib);
 // Each node's free 2 MiB blocks gained per second, from the forecasts that are ready.
 void add_forecast(Observation& o, const std::vector<NodeForecast>& forecast);
 

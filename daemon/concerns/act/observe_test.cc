@@ -60,7 +60,7 @@ TEST(Observe, StallsCountFromTheGivenOrderUpAndCompactionTimeByTrigger) {
   st.alloc.direct_entries[9][1] = 5;
   st.stall[3][0].add(1000, 7);
   st.stall[9][0].add(5'000'000, 3);
-  BpfSnapshot b;
+  CompactionSnapshot b;
   b.compaction_hist[FRAGD_TRIGGER_FRAGD].add(2'000'000);
   b.compaction_hist[FRAGD_TRIGGER_PROACTIVE].add(3'000'000, 2);
   const Observation o = observation_of(1, nullptr, &st, &b, 4, 4);

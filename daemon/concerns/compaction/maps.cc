@@ -22,6 +22,33 @@ Result<std::array<LatencyHist, FRAGD_NR_TRIGGERS>> read_compaction_hists(const C
   return out;
 }
 
+Result<void> read_compaction(const CompactionMapFds& maps, CompactionSnapshot& s, HistWatch& watch) {
+  static const int ncpus = possible_cpus();
+  auto fail = [&watch](const Error& e) -> Result<void> {
+    watch.again();
+    return e;
+  };
+  auto stats = read_compaction_stats(maps, ncpus);
+  if (!stats) return fail(stats.error());
+  s.compaction = *stats;
+  uint64_t runs = 0;
+  for (unsigned t = 0; t < FRAGD_NR_TRIGGERS; t++)
+    for (unsigned st = 0; st < FRAGD_NR_CSTATUS; st++) runs += s.compaction.runs[t][st];
+  if (watch.due(runs)) {
+    auto hist = read_compaction_hists(maps, ncpus);
+    if (!hist) return fail(hist.error());
+    s.compaction_hist = std::move(*hist);
+  }
+  if (maps.cma_traced) {
+    auto cma = read_cma(maps);
+    if (!cma) return fail(cma.error());
+    s.cma_traced = true;
+    s.cma = std::move(cma->areas);
+    s.cma_lost = cma->lost;
+  }
+  return {};
+}
+
 Result<CmaReading> read_cma(const CompactionMapFds& maps) {
   CmaReading out;
   std::vector<cma_area_key> keys;

@@ -44,6 +44,21 @@ struct CmaReading {
 };
 Result<CmaReading> read_cma(const CompactionMapFds& maps);
 
+// What the compaction concern keeps of its maps from one tick to the next.
+struct CompactionSnapshot {
+  compaction_stats compaction{};
+  std::array<LatencyHist, FRAGD_NR_TRIGGERS> compaction_hist;  // [trigger]
+  // CMA allocations: cma_traced false (and cma empty) where the kernel has no cma tracepoints.
+  bool cma_traced = false;
+  std::vector<CmaArea> cma;  // sorted by name
+  cma_misc cma_lost{};
+};
+
+// A tick's read into the last tick's snapshot: the counters, the histograms only when `watch`
+// says a run ended since (a run's end counts the run, then adds to its trigger's histogram), the
+// CMA areas where traced. On an error `s` holds what was read before it and `watch` is due again.
+Result<void> read_compaction(const CompactionMapFds& maps, CompactionSnapshot& s, HistWatch& watch);
+
 const char* trigger_name(unsigned t);
 const char* cstatus_name(unsigned s);
 

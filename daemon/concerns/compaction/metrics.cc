@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "concerns/compaction/metrics.h"
 
+#include "concerns/stalls/maps.h"  // result_name: a CMA allocation succeeds or fails as a stall does
+
 namespace fragd {
 
-void compaction_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, Families& out) {
+void compaction_metrics(const SeriesPlan& plan, const CompactionSnapshot& bpf, Families& out) {
   const auto& c = bpf.compaction;
   FamilyBuilder runs("fragd_compaction_runs_total",
                      "Zone compaction runs (mm_compaction_begin/end) by who ran them and how they ended "

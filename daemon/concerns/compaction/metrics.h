@@ -4,12 +4,13 @@
 #pragma once
 
 #include "base/family.h"
-#include "concerns/programs/reader.h"
+#include "base/series.h"
+#include "concerns/compaction/maps.h"
 
 namespace fragd {
 
 // Runs by status only with metrics.detail `statuses`; durations as count and sum alone with
 // coarse buckets; CMA times with the buckets their quantiles need.
-void compaction_metrics(const SeriesPlan& plan, const BpfSnapshot& bpf, Families& out);
+void compaction_metrics(const SeriesPlan& plan, const CompactionSnapshot& bpf, Families& out);
 
 }  // namespace fragd

@@ -123,6 +123,13 @@ void PageblocksConcern::start_scanner(const MemSnapshot* mem) {
 }
 
 void PageblocksConcern::tick(const Tick& t) {
+  if (ledger_.read_fallback)
+    fallback_.tick(sh_.warn, [this](fallback_stats& f, HistWatch&) -> Result<void> {
+      auto r = ledger_.read_fallback();
+      if (!r) return r.error();
+      f = *r;
+      return {};
+    });
   if (ledger_.enabled) refresh_pollution();
   if (!scanner_) return;
   if (auto change = t.mem ? scan_change_.see(*t.mem, ledger_.pageblock_order) : std::nullopt) {
@@ -136,7 +143,7 @@ void PageblocksConcern::tick(const Tick& t) {
   scans_ok_seen_ = ok;
 }
 
-void PageblocksConcern::metrics(const SeriesPlan&, const Tick& last, Families& out) {
+void PageblocksConcern::metrics(const SeriesPlan&, const Tick&, Families& out) {
   std::optional<ScanStats> scan;
   if (scanner_) {
     scan.emplace();
@@ -147,12 +154,12 @@ void PageblocksConcern::metrics(const SeriesPlan&, const Tick& last, Families& o
     scan->cost = scanner_->cost();
     scan->now_boot_ns = now_ns(CLOCK_BOOTTIME);
   }
-  families(last.bpf, pollution_ ? &*pollution_ : nullptr, scan ? &*scan : nullptr, out);
+  families(fallback_.get(), pollution_ ? &*pollution_ : nullptr, scan ? &*scan : nullptr, out);
 }
 
-void PageblocksConcern::families(const BpfSnapshot* bpf, const PollutionStats* pollution, const ScanStats* scan,
-                                 Families& out) {
-  if (bpf) fallback_metrics(*bpf, out);
+void PageblocksConcern::families(const fallback_stats* fallback, const PollutionStats* pollution,
+                                 const ScanStats* scan, Families& out) {
+  if (fallback) fallback_metrics(*fallback, out);
   if (pollution) pollution_metrics(*pollution, out);
   if (scan) scan_metrics(*scan, out);
 }

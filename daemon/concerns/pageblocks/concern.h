@@ -34,6 +34,7 @@ struct PollutionPort {
   std::function<Result<PollutionCounters>()> read_counters;  // the per-CPU counters alone
   std::function<Result<PollutionSnapshot>()> read;           // counters and every block's record
   LedgerOps ledger;                                          // a record's latest fallback; its release
+  std::function<Result<fallback_stats>()> read_fallback;     // the fallback counters (none: not read)
 };
 
 class PageblocksConcern : public Concern {
@@ -47,8 +48,9 @@ class PageblocksConcern : public Concern {
   void start_scanner(const MemSnapshot* mem);
   void tick(const Tick& t) override;
   void metrics(const SeriesPlan& plan, const Tick& last, Families& out) override;
-  // Its families of the maps' fallback counters, the ledger and the scanner (each null: none).
-  static void families(const BpfSnapshot* bpf, const PollutionStats* pollution, const ScanStats* scan, Families& out);
+  // Its families of the fallback counters, the ledger and the scanner (each null: none).
+  static void families(const fallback_stats* fallback, const PollutionStats* pollution, const ScanStats* scan,
+                       Families& out);
   void status(StatusReply& s, const Tick& last) const override;
   void watch(EventLoop& loop) override;
   static const std::span<const Command> kAnswers;  // defined with answer()
@@ -63,8 +65,8 @@ class PageblocksConcern : public Concern {
   Result<Supply> supply(const SupplyAsk& ask, const Tick& t) const;
   // A scan has ended (or the scan is off): supply() rests on the pageblock picture it will have.
   bool scanned() const { return !scanner_ || scanner_->latest() != nullptr; }
-  // Reads of the ledger that failed: fragd_collect_errors_total{source="bpf"}, with the tick's.
-  uint64_t ledger_read_errors() const { return ledger_read_errors_; }
+  // Reads of the ledger and the fallback counters that failed: fragd_collect_errors_total{source="bpf"}.
+  uint64_t read_errors() const { return ledger_read_errors_ + fallback_.errors(); }
 
  private:
   void refresh_pollution();
@@ -85,6 +87,7 @@ class PageblocksConcern : public Concern {
   PollutionPort ledger_;
   std::vector<ZoneSpan> spans_;
   mutable uint64_t ledger_read_errors_ = 0;  // counted by a read in status() too
+  MapsRead<fallback_stats> fallback_{"fallback"};
   int iomem_fd_ = -1;
   std::unique_ptr<PageblockScanner> scanner_;  // null when the scan is off
   std::string scan_off_;                         // why it is off

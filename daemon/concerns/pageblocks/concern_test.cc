@@ -22,6 +22,7 @@ struct LedgerHarness {
   Shared sh{Config{}};
   std::unique_ptr<ControlServer> control;
   PollutionSnapshot ledger;  // what the maps hold
+  fallback_stats fallbacks{};
   bool broken = false;
   int counter_reads = 0, full_reads = 0;
 
@@ -72,7 +73,11 @@ struct LedgerHarness {
                         return ledger;
                       },
                       {[](uint64_t) -> Result<uint64_t> { return uint64_t{0}; },
-                       [](uint64_t) -> Result<void> { return {}; }}},
+                       [](uint64_t) -> Result<void> { return {}; }},
+                      [this]() -> Result<fallback_stats> {
+                        if (broken) return make_error("map fallback_stats: EPERM", EPERM);
+                        return fallbacks;
+                      }},
         spans);
   }
 };
@@ -129,8 +134,9 @@ TEST(PageblocksConcern, ALedgerThatCannotBeReadIsCountedAndGivesNoFamilies) {
   auto c = h.concern();
   c->tick(Tick{100 * kPageblocksSecond});
   c->tick(Tick{101 * kPageblocksSecond});
-  EXPECT_EQ(c->ledger_read_errors(), 2u);
+  EXPECT_EQ(c->read_errors(), 4u) << "the ledger's and the fallback counters' reads, at each tick";
   EXPECT_EQ(family(ledger_families(*c), "fragd_polluted_pageblocks"), nullptr);
+  EXPECT_EQ(family(ledger_families(*c), "fragd_fallback_total"), nullptr);
   h.broken = false;
   h.fallback(1000, 1);
   c->tick(Tick{102 * kPageblocksSecond});
@@ -139,13 +145,19 @@ TEST(PageblocksConcern, ALedgerThatCannotBeReadIsCountedAndGivesNoFamilies) {
   EXPECT_EQ(ledger_total(*family(fs, "fragd_polluted_pageblocks")), 1);
 }
 
-TEST(PageblocksConcern, ALedgerThatIsOffIsNeverRead) {
+TEST(PageblocksConcern, ALedgerThatIsOffIsNeverReadTheFallbackCountersAre) {
   LedgerHarness h;
   ASSERT_TRUE(h.control);
   auto c = h.concern(false);
+  EXPECT_EQ(family(ledger_families(*c), "fragd_fallback_total"), nullptr) << "none before a tick read them";
+  h.fallbacks.fallbacks[FRAGD_MT_UNMOVABLE][FRAGD_MT_MOVABLE][0] = 7;
   c->tick(Tick{100 * kPageblocksSecond});
   EXPECT_EQ(h.full_reads + h.counter_reads, 0);
   EXPECT_EQ(family(ledger_families(*c), "fragd_polluted_pageblocks"), nullptr);
+  const Families fs = ledger_families(*c);
+  const auto* fb = family(fs, "fragd_fallback_total");
+  ASSERT_NE(fb, nullptr);
+  EXPECT_EQ(ledger_total(*fb), 7);
   StatusReply s;
   c->status(s, Tick{});
   EXPECT_FALSE(s.pollution);
@@ -164,7 +176,7 @@ TEST(PageblocksConcern, SupplyWithTheScanOffRestsOnTheFreeListsAndSaysWhy) {
   SupplyAsk ask;
   ask.order = 9;  // plain free blocks (no hugetlb pool in the snapshot)
   ask.count = 4;
-  auto s = c->supply(ask, Tick{0, nullptr, &mem, &facts});
+  auto s = c->supply(ask, Tick{0, &mem, &facts});
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->free, 6u);
   EXPECT_NE(s->basis.find("pageblocks.scan: false in fragd.yaml"), std::string::npos) << s->basis;

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "concerns/pollution/metrics.h"
 
-#include "concerns/programs/reader.h"
-
 namespace fragd {
 
-void fallback_metrics(const BpfSnapshot& bpf, Families& out) {
+void fallback_metrics(const fallback_stats& f, Families& out) {
   FamilyBuilder fb("fragd_fallback_total",
                    "Allocations that took pages from another migratetype's free list (mm_page_alloc_extfrag); "
                    "claimed=\"false\" from a movable block by an unmovable/reclaimable request leaves a hybrid "
@@ -14,7 +12,7 @@ void fallback_metrics(const BpfSnapshot& bpf, Families& out) {
   for (unsigned i = 0; i < FRAGD_NR_MT; i++)
     for (unsigned j = 0; j < FRAGD_NR_MT; j++)
       for (unsigned cl = 0; cl < 2; cl++) {
-        const uint64_t v = bpf.fallback.fallbacks[i][j][cl];
+        const uint64_t v = f.fallbacks[i][j][cl];
         if (v == 0 && (i == j || i == FRAGD_MT_OTHER || j == FRAGD_MT_OTHER || i >= FRAGD_MT_HIGHATOMIC ||
                        j >= FRAGD_MT_HIGHATOMIC))
           continue;  // impossible or exotic pairs appear only once seen

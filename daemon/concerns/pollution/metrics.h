@@ -4,7 +4,7 @@
 #pragma once
 
 #include "base/family.h"
-#include "concerns/programs/reader.h"
+#include "concerns/pollution/maps.h"
 #include "concerns/pollution/pollution.h"
 
 namespace fragd {
@@ -15,7 +15,7 @@ struct PollutionStats {
   PollutionSummary summary;
 };
 
-void fallback_metrics(const BpfSnapshot& bpf, Families& out);
+void fallback_metrics(const fallback_stats& f, Families& out);
 void pollution_metrics(const PollutionStats& p, Families& out);
 
 }  // namespace fragd

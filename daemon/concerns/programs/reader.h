@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The three BPF objects' maps read at a tick, each by its concern's reader (concerns/stalls/maps,
+// The three BPF objects' maps, each read by its concern's reader (concerns/stalls/maps,
 // compaction/maps, pollution/maps, attribution/maps), composed: the descriptors BpfPrograms hands
-// out, one snapshot of the counters, and the ledger and attribution reads the concerns make.
+// out and the reads the ports of pollution, attribution and the act runner make. Stalls and
+// compaction read their counters and histograms themselves at each tick.
 #pragma once
 
 #include <array>
@@ -17,18 +18,6 @@
 
 namespace fragd {
 
-// The stalls object's counters and histograms are the stalls concern's own read
-// (concerns/stalls/maps.h, StallsSnapshot), handed to the others in the Tick.
-struct BpfSnapshot {
-  compaction_stats compaction{};
-  std::array<LatencyHist, FRAGD_NR_TRIGGERS> compaction_hist;  // [trigger]
-  fallback_stats fallback{};
-  // CMA allocations: cma_traced false (and cma empty) where the kernel has no cma tracepoints.
-  bool cma_traced = false;
-  std::vector<CmaArea> cma;  // sorted by name
-  cma_misc cma_lost{};
-};
-
 // The maps the reader reads, by descriptor, as each concern names them. Filled by whoever loaded
 // the objects (BpfPrograms::map_fds); the descriptors stay theirs and must outlive the reader.
 struct BpfMapFds {
@@ -38,21 +27,12 @@ struct BpfMapFds {
   AttributionMapFds attribution;
 };
 
-// What a tick's read (BpfReader::read_into) keeps between ticks.
-struct HistCounts {
-  HistWatch runs;
-};
-
 class BpfReader {
  public:
   explicit BpfReader(const BpfMapFds& maps);
-  // A tick's read into the last tick's snapshot `s` (or a new one). A compaction run's end
-  // counts the run, then adds to its trigger's histogram. So the histograms are read only when
-  // their HistWatch says (a quiet host's tick reads the counters, not the histograms).
-  // On an error `s` holds what was read before it, and the next read reads every histogram.
-  Result<void> read_into(BpfSnapshot& s, HistCounts& seen) const;
 
   Result<PollutionSnapshot> read_pollution() const { return fragd::read_pollution(maps_.pollution, ncpus_); }
+  Result<fallback_stats> read_fallback() const { return read_fallback_stats(maps_.pollution, ncpus_); }
   Result<PollutionCounters> read_pollution_counters() const {
     return fragd::read_pollution_counters(maps_.pollution, ncpus_);
   }

@@ -41,19 +41,4 @@ TEST(HistWatch, DueWhenTheCountMovedAndOnceMore) {
   EXPECT_FALSE(w.due(5));
 }
 
-// read_into on a descriptor that is no map is a read error naming the map, not a crash, and makes
-// every histogram due at the next read.
-TEST(BpfReader, ReadIntoFailsOnABadDescriptorAndReadsWholeAfter) {
-  fragd::BpfMapFds fds;
-  fragd::BpfReader r(fds);
-  fragd::BpfSnapshot s;
-  fragd::HistCounts seen;
-  seen.runs.due(0);  // quiet: nothing due
-  ASSERT_FALSE(seen.runs.due(0));
-  auto res = r.read_into(s, seen);
-  ASSERT_FALSE(res);
-  EXPECT_NE(res.error().message.find("compaction_stats"), std::string::npos) << res.error().message;
-  EXPECT_TRUE(seen.runs.due(0));
-}
-
 }  // namespace

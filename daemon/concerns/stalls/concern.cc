@@ -64,20 +64,11 @@ void StallsConcern::switch_counting(const CountingSwitch& sw) {
 
 void StallsConcern::tick(const Tick& t) {
   // Into the last tick's read: the histograms again only when a stall ended since.
-  const bool first = !snap_;
-  if (first) snap_.emplace();
-  if (auto r = bpf_.read(bpf_.maps, *snap_, hists_due_)) {
-    sh_.warn.cleared("bpf stalls", "the stalls maps are readable again");
-  } else {
-    if (first) snap_.reset();  // none until one read whole
-    read_errors_++;
-    sh_.warn.once("bpf stalls", r.error().message + " (counted in fragd_collect_errors_total{source=\"bpf\"}; not "
-                                                    "logged again until the maps read well)");
-  }
+  read_.tick(sh_.warn, [this](StallsSnapshot& s, HistWatch& w) { return bpf_.read(bpf_.maps, s, w); });
   uint64_t entries = 0;
-  if (snap_)
+  if (const StallsSnapshot* snap = read_.get())
     for (unsigned o = sh_.cfg.min_order; o < FRAGD_NR_ORDERS; o++)
-      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) entries += snap_->alloc.direct_entries[o][p];
+      for (unsigned p = 0; p < FRAGD_NR_PHASES; p++) entries += snap->alloc.direct_entries[o][p];
   std::map<int, uint64_t> free_blocks;
   if (t.mem)
     for (const auto& z : t.mem->zones)
@@ -95,7 +86,7 @@ void StallsConcern::tick(const Tick& t) {
 void StallsConcern::status(StatusReply& s, const Tick&) const {
   s.allocations = AllocationCounting{sh_.cfg.allocations, bpf_.counting(), stats_.counting_seconds,
                                      sh_.cfg.adaptive_hold_ns, sh_.cfg.adaptive_free_blocks};
-  if (snap_) s.events_dropped = snap_->alloc.events_dropped;
+  if (const StallsSnapshot* snap = read_.get()) s.events_dropped = snap->alloc.events_dropped;
 }
 
 // Allocation counting, the stalls and failures, and the slow-stall stream.

@@ -46,8 +46,8 @@ class StallsConcern : public Concern {
   static void families(const StallsSnapshot* maps, const CountingStats& stats, const SeriesPlan& plan,
                        Families& out);
   // The last tick's read of its maps (null until one read well) and the reads that failed.
-  const StallsSnapshot* snapshot() const { return snap_ ? &*snap_ : nullptr; }
-  uint64_t read_errors() const { return read_errors_; }
+  const StallsSnapshot* snapshot() const { return read_.get(); }
+  uint64_t read_errors() const { return read_.errors(); }
   void reload() override;
   void watch(EventLoop& loop) override;
   static const std::span<const Command> kAnswers;  // defined with answer()
@@ -69,9 +69,7 @@ class StallsConcern : public Concern {
   ControlServer& control_;
   StallsPort bpf_;
   uint64_t start_ns_;
-  std::optional<StallsSnapshot> snap_;
-  HistWatch hists_due_;
-  uint64_t read_errors_ = 0;
+  MapsRead<StallsSnapshot> read_{"stalls"};
   CountingStats stats_;  // before counting_, which counts into it
   CountingSteer counting_;
   using Ring = std::unique_ptr<ring_buffer, decltype(&ring_buffer__free)>;

@@ -58,7 +58,7 @@ struct FeatureFile {
     sh.cfg.nfd_features_file = path;
   }
   MemSnapshot mem = one_zone_free_at(0);  // what a tick read
-  Tick at(uint64_t now) const { return Tick{now, nullptr, &mem}; }
+  Tick at(uint64_t now) const { return Tick{now, &mem}; }
   std::unique_ptr<FeaturesConcern> concern() {
     return std::make_unique<FeaturesConcern>(sh, two_sizes, [this] { return ready; });
   }

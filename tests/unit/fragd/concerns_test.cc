@@ -205,7 +205,7 @@ TEST(ActConcern, RequestsAreCheckedAgainstTheFactsAndTheStatusCarriesThePolicy) 
   facts.nodes = {0};
   facts.node_total_kib = {24u << 20};
   facts.mem_total_kib = 24u << 20;
-  const Tick last{0, nullptr, nullptr, &facts};
+  const Tick last{.now = 0, .facts = &facts};
   int reticks = 0;
   ActConcern act(sh, [&] { reticks++; },
                  [](const SupplyAsk&, const Tick&) -> Result<Supply> { return make_error("no supply here"); });

@@ -146,7 +146,7 @@ TEST(Exporter, FailuresSplitBySleepingAndGroupedFromOrderZero) {
 }  // namespace
 
 TEST(Exporter, CmaFamiliesOnlyWhereTheKernelTracesCma) {
-  fragd::BpfSnapshot bpf{};
+  fragd::CompactionSnapshot bpf{};
   auto build = [&] {
     fragd::Families out;
     fragd::compaction_metrics(fragd::widest_plan(1), bpf, out);

@@ -37,7 +37,8 @@ const char* type_name(prometheus::MetricType t) {
 // What every source has something to say of, so that every family fragd can export appears
 // with at least one sample.
 struct FullFrame {
-  fragd::BpfSnapshot bpf{};
+  fragd::CompactionSnapshot bpf{};
+  fallback_stats fallback{};
   fragd::StallsSnapshot stalls{};
   fragd::MemSnapshot mem;
   std::vector<fragd::ProgramState> programs;
@@ -120,9 +121,9 @@ struct FullFrame {
     fragd::MemoryConcern::families(&mem, forecast, 600'000'000'000ULL, plan, out);
     fragd::AttributionConcern::families(&attribution, &cgroup_anon, plan, out);
     fragd::StallsConcern::families(&stalls, self.counting, plan, out);
-    fragd::CompactionConcern().metrics(plan, fragd::Tick{0, &bpf}, out);
+    fragd::CompactionConcern::families(plan, &bpf, out);
     fragd::ActConcern::families(act, plan, out);
-    fragd::PageblocksConcern::families(&bpf, &pollution, &scan, out);
+    fragd::PageblocksConcern::families(&fallback, &pollution, &scan, out);
     for (auto& f : fragd::process_families(fragd::ProcessStats{1.5, 10 << 20, 100 << 20, 12, 1024, 1.7e9}))
       out.push_back(std::move(f));
     return out;

@@ -67,7 +67,7 @@ LatencyHist hist_at(uint64_t ns, uint64_t n) {
 
 struct Stalls {
   StallsSnapshot st{};
-  BpfSnapshot bpf{};
+  CompactionSnapshot bpf{};
   SelfStats self;
   Stalls() {
     self.counting.allocations_mode = "exact";
