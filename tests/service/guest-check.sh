@@ -59,20 +59,36 @@ check boot_active "$([ "$(prop ActiveState)" = active ] && [ "$(prop SubState)" 
 	[ "$(systemctl is-enabled fragd)" = enabled ]; echo $?)" \
 	"$(dpkg-query -W -f='${Version}' fragd): $(prop ActiveState)/$(prop SubState), NRestarts=$(prop NRestarts), Result=$(prop Result), enabled: $(systemctl is-enabled fragd)"
 
-# 2. Upgrade to the package under test with apt: the operator's edit of the policy is kept,
-# and the package restarts the service.
+# 2. Upgrade to the package under test with apt as a fleet upgrades, without a terminal
+# (unattended-upgrades, configuration management: --force-confdef --force-confold). The
+# operator's edit of the policy is kept; where the package ships a policy changed since the
+# previous release, dpkg puts it beside as fragd.yaml.dpkg-dist (without those options dpkg
+# would stop at its conffile question and the upgrade fail); the package restarts the service.
 echo '# edited by the operator' >>"$CONF"
 NEW=$(ls /root/new/fragd_*.deb)
 NEW_VERSION=$(dpkg-deb -f "$NEW" Version)
 OLD_VERSION=$(dpkg-query -W -f='${Version}' fragd)  # the previous release, booted with
+# The shipped policy of each: dpkg's record of the installed package's, and the new package's.
+old_md5=$(dpkg-query -W -f='${Conffiles}\n' fragd | awk -v c="$CONF" '$1 == c { print $2 }')
+new_md5=$(dpkg-deb --fsys-tarfile "$NEW" | tar -xOf - ".$CONF" | md5sum | cut -d' ' -f1)
+want_dist=none
+[ "$old_md5" = "$new_md5" ] || want_dist="$CONF.dpkg-dist"
 pid0=$(prop MainPID)
-DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$NEW" >/tmp/upgrade.log 2>&1
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Options::=--force-confdef \
+	-o Dpkg::Options::=--force-confold "$NEW" >/tmp/upgrade.log 2>&1
 rc=$?
 wait_for 120 settled
+dist=$(ls "$CONF".dpkg-* 2>/dev/null | tr '\n' ' ' | sed 's/ $//')
+dist_ok=1
+if [ "$want_dist" = none ]; then [ -z "$dist" ] && dist_ok=0
+elif [ "$dist" = "$want_dist" ] && [ "$(md5sum <"$want_dist" | cut -d' ' -f1)" = "$new_md5" ]; then dist_ok=0; fi
 check upgrade "$([ $rc = 0 ] && dpkg --compare-versions "$OLD_VERSION" lt "$NEW_VERSION" && [ "$(dpkg-query -W -f='${Version}' fragd)" = "$NEW_VERSION" ] && tail -1 "$CONF" | grep -qx '# edited by the operator' &&
-	! ls "$CONF".dpkg-* >/dev/null 2>&1 && [ "$(prop ActiveState)" = active ] && [ "$(prop MainPID)" != "$pid0" ]; echo $?)" \
-	"apt-get install exit $rc, fragd $OLD_VERSION -> $(dpkg-query -W -f='${Version}' fragd) (want $NEW_VERSION), edit kept: $(tail -1 "$CONF" | grep -cx '# edited by the operator'), $(ls "$CONF".dpkg-* 2>/dev/null | wc -l) .dpkg-* files, $(prop ActiveState), MainPID $pid0 -> $(prop MainPID)"
+	[ $dist_ok = 0 ] && [ "$(prop ActiveState)" = active ] && [ "$(prop MainPID)" != "$pid0" ]; echo $?)" \
+	"apt-get install exit $rc, fragd $OLD_VERSION -> $(dpkg-query -W -f='${Version}' fragd) (want $NEW_VERSION), edit kept: $(tail -1 "$CONF" | grep -cx '# edited by the operator'), beside it: ${dist:-nothing} (want $want_dist: the shipped policy $([ "$want_dist" = none ] && echo unchanged || echo changed)), $(prop ActiveState), MainPID $pid0 -> $(prop MainPID)"
 [ $rc = 0 ] || sed 's/^/FRAGD-LOG /' /tmp/upgrade.log | tail -20
+# The operator takes what the new policy says into theirs and removes the copy (remove and purge
+# below check what the package leaves).
+rm -f "$CONF".dpkg-dist
 
 # 3. systemctl start returns once fragd sent READY=1 (Type=notify); nothing restarted it.
 CLEAN=$(cursor)
