@@ -30,11 +30,6 @@ constexpr uint64_t kSamplesPerWindow = 128;
 
 uint64_t counter_delta(uint64_t now, uint64_t before) { return now >= before ? now - before : now; }
 
-std::string pool_name(int node, uint64_t size_kib) {
-  return strf("pool %llukB %s", static_cast<unsigned long long>(size_kib),
-             node < 0 ? "global" : strf("node %d", node).c_str());
-}
-
 }  // namespace
 
 const char* action_name(ActionKind k) {
@@ -461,33 +456,32 @@ std::optional<ActionRequest> Engine::held_restore(const Round& k) {
   return std::nullopt;
 }
 
+PoolInputs Engine::pool_inputs(const Round& k) const {
+  return PoolInputs{k.left, action_budget_ns(policy_.compaction.cpu_budget_ns, k.used, true)};
+}
+
+ActionRequest Engine::pool_request(const PoolTrigger& t, const PoolKey& key, PoolWant w) const {
+  ActionRequest r;
+  r.kind = ActionKind::Pool;
+  r.trigger = t.kind();
+  r.node = key.first;
+  r.size_kib = key.second;
+  r.target = w.target;
+  r.restore_to = w.restore_to;
+  r.compact_nodes = key.first >= 0 ? std::vector<int>{key.first} : scope_nodes();
+  r.budget_ns = w.budget_ns;
+  r.reason = std::move(w.reason);
+  return r;
+}
+
 std::optional<ActionRequest> Engine::pool_action(const Round& k) {
-  for (auto& [key, p] : pool_state_) {
+  const PoolTrigger& t = pool_target_trigger();
+  const PoolInputs in = pool_inputs(k);
+  for (const auto& [key, p] : pool_state_) {
     // Leased pages ride on the policy's target (concerns/act/leases.h).
-    const uint64_t leased = leases_.leased(key);
-    const uint64_t target = p.s.target + leased;
-    if (p.observed && p.s.reached == target) continue;
-    if (now_ns_ < p.s.next_allowed_ns) continue;
-    // A pool grows by compaction too: growing waits for the budget (a shrink frees pages).
-    if (k.left == 0 && (!p.observed || p.s.reached < target)) continue;
-    ActionRequest r;
-    r.kind = ActionKind::Pool;
-    r.trigger = Trigger::Pool;
-    r.node = p.s.node;
-    r.size_kib = p.s.size_kib;
-    r.target = target;
-    if (leased) r.restore_to = p.s.target;
-    r.compact_nodes = p.s.node >= 0 ? std::vector<int>{p.s.node} : scope_nodes();
-    r.budget_ns = k.left;
-    const auto shown = static_cast<unsigned long long>(target);
-    if (!p.observed)
-      r.reason = pool_name(p.s.node, p.s.size_kib) + strf(": not observed, target %llu", shown);
-    else
-      r.reason = pool_name(p.s.node, p.s.size_kib) +
-                 strf(": %llu %s target %llu", static_cast<unsigned long long>(p.s.reached),
-                      p.s.reached < target ? "<" : ">", shown);
-    if (leased) r.reason += strf(" (%llu leased)", static_cast<unsigned long long>(leased));
-    return r;
+    const PoolFacts f{key, p.observed ? std::optional<uint64_t>(p.s.reached) : std::nullopt, p.s.target,
+                      leases_.leased(key), now_ns_ < p.s.next_allowed_ns, false};
+    if (auto w = t.fires(f, in)) return pool_request(t, key, std::move(*w));
   }
   return std::nullopt;
 }
@@ -544,7 +538,7 @@ std::optional<ActionRequest> Engine::decide(const Observation& o) {
   if (auto r = manual_action(k)) return issue(std::move(*r));
   if (auto r = policy_restore()) return r;  // restore_request issued it
   // Pages of ended leases go back, in observe mode too (fragd undoes what it changed).
-  if (auto r = lease_pool_action()) return issue(std::move(*r));
+  if (auto r = lease_pool_action(k)) return issue(std::move(*r));
   if (!policy_.act) return std::nullopt;
   if (auto r = held_restore(k)) return r;
   if (auto r = pool_action(k)) return issue(std::move(*r));

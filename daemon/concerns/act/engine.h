@@ -66,9 +66,9 @@
 //    raised value is restored even in observe mode. Under dry_run the raise
 //    is only simulated (proactiveness_raised() stays false) so that its
 //    restore is decided and logged too.
-//  - Pools: each target (policy, or set at run time by `fragctl pool set`,
-//    which lasts until the next reload) whose observed count differs gets a
-//    pool action (a policy target listing nodes is that count on each
+//  - Pools (the pool triggers, concerns/act/triggers.h): each target (policy, or set at run
+//    time by `fragctl pool set`, which lasts until the next reload) whose observed count
+//    differs gets a pool action (a policy target listing nodes is that count on each
 //    listed node); after a result other than ok the pool waits like a node
 //    (min_interval doubling up to backoff.max) unless its target changes;
 //    after ok it waits min_interval (so a pool the kernel keeps moving is
@@ -109,6 +109,9 @@ namespace fragd {
 
 struct NodeFacts;      // concerns/act/triggers.h
 struct TriggerInputs;  // concerns/act/triggers.h
+struct PoolInputs;     // concerns/act/triggers.h
+struct PoolWant;       // concerns/act/triggers.h
+class PoolTrigger;     // concerns/act/triggers.h
 
 enum class ActionKind { Compact, RaiseProactiveness, RestoreProactiveness, Pool, DefragModeOff, DefragModeRestore };
 // compact, proactiveness_raise, proactiveness_restore, pool, defrag_mode_off, defrag_mode_restore
@@ -363,7 +366,11 @@ class Engine {
   std::optional<ActionRequest> manual_action(const Round& k);
   std::optional<ActionRequest> policy_restore();
   std::optional<ActionRequest> held_restore(const Round& k);
+  // The pool triggers (concerns/act/triggers.h): the pool action due, if any.
   std::optional<ActionRequest> pool_action(const Round& k);
+  std::optional<ActionRequest> lease_pool_action(const Round& k);
+  PoolInputs pool_inputs(const Round& k) const;
+  ActionRequest pool_request(const PoolTrigger& t, const PoolKey& key, PoolWant w) const;
   ActionRequest compact_request(const Candidate& best, const Round& k, uint64_t page_kib) const;
   ActionRequest raise_request(const std::vector<Candidate>& ready);
   // The node triggers (concerns/act/triggers.h), asked in order: the first that fires, in scope.
@@ -421,8 +428,6 @@ class Engine {
   std::map<PoolKey, LeasePool> lease_pools_;
   std::map<PoolKey, uint64_t> observed_pools_;  // every pool of the last observation: nr_hugepages
   std::vector<Lease> ended_leases_;             // for take_ended_leases()
-  // The lease pool action due, if any (decide()).
-  std::optional<ActionRequest> lease_pool_action();
   // The defrag_mode guard's action due, if any (decide(); concerns/act/engine_guard.cc).
   std::optional<ActionRequest> guard_action(const Observation& o);
   DefragModeGuard guard_;

@@ -8,16 +8,13 @@
 
 #include "base/format.h"
 #include "base/text.h"
+#include "concerns/act/triggers.h"
 
 namespace fragd {
 
 using namespace engine_detail;
 
 namespace {
-
-std::string pool_label(int node, uint64_t size_kib) {
-  return "the " + format_size_kib(size_kib) + " pool of " + (node < 0 ? std::string("the host") : strf("node %d", node));
-}
 
 Error observe_refusal() {
   return make_error(
@@ -125,49 +122,24 @@ std::vector<Lease> Engine::take_ended_leases() {
   return out;
 }
 
-std::optional<ActionRequest> Engine::lease_pool_action() {
+std::optional<ActionRequest> Engine::lease_pool_action(const Round& k) {
+  const PoolTrigger& t = lease_pool_trigger();
+  const PoolInputs in = pool_inputs(k);
   for (auto it = lease_pools_.begin(); it != lease_pools_.end();) {
     const PoolKey& key = it->first;
-    LeasePool& lp = it->second;
-    if (pool_state_.count(key)) {  // the policy names it now: its loop holds base + leases
+    const LeasePool& lp = it->second;
+    auto o = observed_pools_.find(key);
+    PoolFacts f{key, o == observed_pools_.end() ? std::nullopt : std::optional<uint64_t>(o->second), lp.base,
+                leases_.leased(key), now_ns_ < lp.next_allowed_ns, false};
+    // The policy names it now (its loop holds base + leases), or it is back at its base with no
+    // lease left: no longer a lease pool.
+    if (pool_state_.count(key) || (f.observed && !f.waiting && f.leased == 0 && *f.observed == lp.base)) {
       it = lease_pools_.erase(it);
       continue;
     }
-    const uint64_t leased = leases_.leased(key);
-    const uint64_t target = lp.base + leased;
-    auto o = observed_pools_.find(key);
-    if (o == observed_pools_.end() || now_ns_ < lp.next_allowed_ns) {
-      ++it;
-      continue;
-    }
-    if (o->second == target) {
-      if (leased == 0) {
-        it = lease_pools_.erase(it);
-        continue;
-      }
-      ++it;
-      continue;
-    }
-    // A lease's own action is queued or running: it sets the pool.
-    bool queued = false;
-    for (const auto& q : manual_) queued = queued || (q.lease && q.node == key.first && q.size_kib == key.second);
-    if (queued) {
-      ++it;
-      continue;
-    }
-    ActionRequest r;
-    r.kind = ActionKind::Pool;
-    r.trigger = Trigger::Lease;
-    r.node = key.first;
-    r.size_kib = key.second;
-    r.target = target;
-    r.restore_to = lp.base;
-    r.compact_nodes = key.first >= 0 ? std::vector<int>{key.first} : scope_nodes();
-    r.budget_ns = action_budget_ns(policy_.compaction.cpu_budget_ns, 0, true);
-    r.reason = pool_label(key.first, key.second) +
-               strf(": %llu, leases hold %llu above its base of %llu", static_cast<unsigned long long>(o->second),
-                    static_cast<unsigned long long>(leased), static_cast<unsigned long long>(lp.base));
-    return r;
+    for (const auto& q : manual_) f.lease_queued = f.lease_queued || (q.lease && q.node == key.first && q.size_kib == key.second);
+    if (auto w = t.fires(f, in)) return pool_request(t, key, std::move(*w));
+    ++it;
   }
   return std::nullopt;
 }

@@ -100,6 +100,59 @@ class ForecastNodeTrigger final : public NodeTrigger {
   }
 };
 
+std::string pool_name(int node, uint64_t size_kib) {
+  return strf("pool %llukB %s", static_cast<unsigned long long>(size_kib),
+              node < 0 ? "global" : strf("node %d", node).c_str());
+}
+
+// A policy or run-time target (plus what leases hold) the pool does not hold.
+class PoolTargetTrigger final : public PoolTrigger {
+ public:
+  Trigger kind() const override { return Trigger::Pool; }
+  std::optional<PoolWant> fires(const PoolFacts& p, const PoolInputs& in) const override {
+    const uint64_t target = engine_detail::sat_add(p.base, p.leased);
+    if ((p.observed && *p.observed == target) || p.waiting) return std::nullopt;
+    // A pool grows by compaction too: growing waits for the budget (a shrink frees pages).
+    if (in.left_ns == 0 && (!p.observed || *p.observed < target)) return std::nullopt;
+    PoolWant w;
+    w.target = target;
+    w.budget_ns = in.left_ns;
+    const auto shown = static_cast<unsigned long long>(target);
+    w.reason = pool_name(p.key.first, p.key.second);
+    if (!p.observed)
+      w.reason += strf(": not observed, target %llu", shown);
+    else
+      w.reason += strf(": %llu %s target %llu", static_cast<unsigned long long>(*p.observed),
+                       *p.observed < target ? "<" : ">", shown);
+    if (p.leased) {
+      w.restore_to = p.base;
+      w.reason += strf(" (%llu leased)", static_cast<unsigned long long>(p.leased));
+    }
+    return w;
+  }
+};
+
+// A pool only leases grew, off its base plus what live leases hold.
+class LeasePoolTrigger final : public PoolTrigger {
+ public:
+  Trigger kind() const override { return Trigger::Lease; }
+  std::optional<PoolWant> fires(const PoolFacts& p, const PoolInputs& in) const override {
+    const uint64_t target = engine_detail::sat_add(p.base, p.leased);
+    if (!p.observed || p.waiting || *p.observed == target || p.lease_queued) return std::nullopt;
+    PoolWant w;
+    w.target = target;
+    w.restore_to = p.base;
+    w.budget_ns = in.whole_ns;
+    w.reason = pool_label(p.key.first, p.key.second) +
+               strf(": %llu, leases hold %llu above its base of %llu", static_cast<unsigned long long>(*p.observed),
+                    static_cast<unsigned long long>(p.leased), static_cast<unsigned long long>(p.base));
+    return w;
+  }
+};
+
+const PoolTargetTrigger kPoolTargetTrigger;
+const LeasePoolTrigger kLeasePoolTrigger;
+
 const ScoreNodeTrigger kScoreTrigger;
 const DemandNodeTrigger kDemandTrigger;
 const ReserveNodeTrigger kReserveTrigger;
@@ -109,6 +162,12 @@ const NodeTrigger* const kNodeTriggers[] = {&kScoreTrigger, &kDemandTrigger, &kR
 }  // namespace
 
 std::span<const NodeTrigger* const> node_triggers() { return kNodeTriggers; }
+const PoolTrigger& pool_target_trigger() { return kPoolTargetTrigger; }
+const PoolTrigger& lease_pool_trigger() { return kLeasePoolTrigger; }
+
+std::string pool_label(int node, uint64_t size_kib) {
+  return "the " + format_size_kib(size_kib) + " pool of " + (node < 0 ? std::string("the host") : strf("node %d", node));
+}
 
 uint64_t reserve_blocks(const NodeObservation& n, const CompactionPolicy& c) {
   return blocks_of_order(n.free_blocks, c.reserve.order);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Each node trigger of act mode on its own (concerns/act/triggers.h): when it fires and why, when it
-// waits for the node to settle, and the goal it asks of a compaction. The engine's choice
-// between them, the budget and the back-off are engine_test.cc's.
+// Each trigger of act mode on its own (concerns/act/triggers.h): a node trigger's firing and why,
+// its wait for the node to settle and the goal it asks of a compaction; a pool trigger's firing,
+// the size it asks for and the deadline. The engine's choice between them, the budget and the
+// back-off are engine_test.cc's, pool_test.cc's and engine_lease_test.cc's.
 #include "concerns/act/triggers.h"
 
 #include <gtest/gtest.h>
@@ -106,6 +107,67 @@ TEST(ForecastTrigger, FiresWhenTheBlocksRunOutWithinTheHorizon) {
   p.compaction.forecast.enabled = false;
   n.blocks_per_second = -20.0;
   EXPECT_FALSE(t.fires({n, false, true}, TriggerInputs{p.compaction, std::nullopt, 0}));
+}
+
+constexpr uint64_t k2M = 2048;
+
+TEST(PoolTrigger, AsksForTheTargetPlusWhatLeasesHoldAndGrowsOnlyWithBudgetLeft) {
+  const PoolTrigger& t = pool_target_trigger();
+  EXPECT_EQ(t.kind(), Trigger::Pool);
+  const PoolInputs in{4 * kS, 6 * kS};
+  PoolFacts p{{0, k2M}, 10, 64, 0, false, false};
+  auto w = t.fires(p, in);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->reason, "pool 2048kB node 0: 10 < target 64");
+  EXPECT_EQ(w->target, 64u);
+  EXPECT_EQ(w->budget_ns, 4 * kS);  // an automatic action: what the window has left
+  EXPECT_FALSE(w->restore_to);      // no lease: the pool's size is the operator's state
+  p.leased = 8;                     // a lease rides on the policy's target
+  w = t.fires(p, in);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->reason, "pool 2048kB node 0: 10 < target 72 (8 leased)");
+  EXPECT_EQ(w->target, 72u);
+  EXPECT_EQ(w->restore_to, std::optional<uint64_t>(64));
+  EXPECT_FALSE(t.fires(p, PoolInputs{0, 6 * kS})) << "growing waits for the budget";
+  p.observed = 100;  // a shrink frees pages: no budget needed
+  w = t.fires(p, PoolInputs{0, 6 * kS});
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->reason, "pool 2048kB node 0: 100 > target 72 (8 leased)");
+  p.observed = 72;
+  EXPECT_FALSE(t.fires(p, in)) << "held";
+  p.observed.reset();  // not in the observation: set it
+  w = t.fires(PoolFacts{{-1, k2M}, std::nullopt, 5, 0, false, false}, in);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->reason, "pool 2048kB global: not observed, target 5");
+  EXPECT_FALSE(t.fires(PoolFacts{{-1, k2M}, std::nullopt, 5, 0, false, false}, PoolInputs{0, 6 * kS}));
+  EXPECT_FALSE(t.fires(PoolFacts{{0, k2M}, 10, 64, 0, true, false}, in)) << "its wait after a resize";
+}
+
+TEST(LeaseTrigger, PutsAPoolOnlyLeasesGrewBackToItsBasePlusTheLiveLeases) {
+  const PoolTrigger& t = lease_pool_trigger();
+  EXPECT_EQ(t.kind(), Trigger::Lease);
+  const PoolInputs in{0, 6 * kS};  // the budget spent: a put-back still runs, under the whole budget
+  PoolFacts p{{1, k2M}, 40, 4, 0, false, false};
+  auto w = t.fires(p, in);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->reason, "the 2 MiB pool of node 1: 40, leases hold 0 above its base of 4");
+  EXPECT_EQ(w->target, 4u);
+  EXPECT_EQ(w->restore_to, std::optional<uint64_t>(4));
+  EXPECT_EQ(w->budget_ns, 6 * kS);
+  p.leased = 36;
+  EXPECT_FALSE(t.fires(p, in)) << "the live leases hold all it has";
+  p.observed = 30;  // the kernel took some back while leases hold them
+  w = t.fires(p, in);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->target, 40u);
+  p.lease_queued = true;
+  EXPECT_FALSE(t.fires(p, in)) << "a lease's own action sets the pool";
+  p.lease_queued = false;
+  p.waiting = true;
+  EXPECT_FALSE(t.fires(p, in)) << "its wait after a failed resize";
+  p.waiting = false;
+  p.observed.reset();
+  EXPECT_FALSE(t.fires(p, in)) << "not read: nothing to judge";
 }
 
 }  // namespace
