@@ -128,6 +128,7 @@ bench: deps
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/soak.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/stall_cost.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/defrag_guard.sh
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/reaction.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/defrag_atomic.sh
 	FRAGD_BUILD_DIR=$(BUILD) BENCH_ATOMIC_WHERE=host BENCH_ATOMIC_PHASES=storm bash bench/defrag_atomic.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/cost.sh
