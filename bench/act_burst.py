@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 
-from benchlib import read_int, timed_write
+from benchlib import read_int, read_vmstat, timed_write
 
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 COMM = b"act_burst"
@@ -66,13 +66,8 @@ VMSTAT_KEYS = ("compact_stall", "compact_fail", "compact_success", "pgmigrate_su
 
 
 def vmstat(keys=VMSTAT_KEYS):
-    out = {}
-    with open("/proc/vmstat") as f:
-        for line in f:
-            k, v = line.split()
-            if k in keys:
-                out[k] = int(v)
-    return out
+    v = read_vmstat()
+    return {k: v[k] for k in keys if k in v}
 
 
 def cmd_write(args):

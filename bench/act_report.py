@@ -18,7 +18,8 @@ import os
 import re
 import sys
 
-from benchlib import knob_env, measured_on, prom_sum, publish, quick_env, read_env, read_prom, required_args, section_head
+from benchlib import (free_2m_blocks, knob_env, measured_on, prom_sum, publish, quick_env, read_env, read_prom,
+                      read_vmstat, required_args, section_head)
 
 MODES = ["ondemand", "kernel20", "kernel90", "manual", "hugeadm", "fragd", "defrag", "defrag_fragd"]
 MODE_NAMES = {
@@ -38,28 +39,6 @@ SNAPS = ("s0", "s1", "s2", "s3", "s4")
 from act_goals import GOAL_MIGRATED_VS_IDEAL, GOAL_MIGRATED_VS_K90, GOAL_STALL_FRAC, goals_for  # noqa: E402
 from benchlib import fmt_int, fmt_lat, fmt_pct, fmt_s, row, table  # noqa: E402
 from verdict import median, quantile, spread  # noqa: E402
-
-
-def read_vmstat(path):
-    out = {}
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                k, v = line.split()
-                out[k] = int(v)
-    return out
-
-
-def free_2m_blocks(path):
-    """-> free memory in whole 2 MiB blocks (order >= 9, all zones) of a /proc/buddyinfo copy, or None."""
-    if not os.path.exists(path):
-        return None
-    total = 0
-    with open(path) as f:
-        for line in f:
-            counts = line.split()[4:]  # "Node 0, zone Normal c0 c1 ... c10"
-            total += sum(int(c) * 2 ** (order - 9) for order, c in enumerate(counts) if order >= 9)
-    return total
 
 
 # The task that makes each burst's allocations (by scenario "thp", else by mode): its comm.

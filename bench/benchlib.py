@@ -85,6 +85,30 @@ def prom_value(samples, name, **want):
     return None
 
 
+def read_vmstat(path="/proc/vmstat"):
+    """-> {counter: value} of /proc/vmstat or a copy of it; {} for a missing file."""
+    out = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                k, v = line.split()
+                out[k] = int(v)
+    return out
+
+
+def free_2m_blocks(path="/proc/buddyinfo"):
+    """-> free memory in whole 2 MiB blocks (order >= 9, all zones; an order-10 block counts as 2) of
+    /proc/buddyinfo or a copy of it, or None for a missing file."""
+    if not os.path.exists(path):
+        return None
+    total = 0
+    with open(path) as f:
+        for line in f:
+            counts = line.split()[4:]  # "Node 0, zone Normal c0 c1 ... c10"
+            total += sum(int(c) * 2 ** (order - 9) for order, c in enumerate(counts) if order >= 9)
+    return total
+
+
 # The CPU time procmon.py samples: the process's, and its thread classes'.
 CPU_KEYS = ("cpu_ticks", "cpu_main_ticks", "cpu_scan_ticks", "cpu_other_ticks")
 

@@ -24,8 +24,8 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (control_request, measured_on, prom_samples, prom_sum, publish, read_env,  # noqa: E402
-                      required_args, section_head)
+from benchlib import (control_request, free_2m_blocks, measured_on, prom_samples, prom_sum, publish,  # noqa: E402
+                      read_env, read_vmstat, required_args, section_head)
 from verdict import Verdict, median, median_difference, spread  # noqa: E402
 
 HP = "/proc/sys/vm/nr_hugepages"
@@ -34,11 +34,7 @@ MIN_STALLS = 10  # a burst with fewer is run again (exit status 3)
 
 
 def compact_stall():
-    with open("/proc/vmstat") as f:
-        for line in f:
-            if line.startswith("compact_stall "):
-                return int(line.split()[1])
-    sys.exit("/proc/vmstat has no compact_stall: a kernel without CONFIG_COMPACTION")
+    return read_vmstat()["compact_stall"]  # KeyError: a kernel without CONFIG_COMPACTION
 
 
 def scrape(url):
@@ -62,12 +58,6 @@ def after_a_tick(url):
         if now != last:
             return time.time_ns()
     sys.exit("fragd_collector_tick_seconds did not change in 5 s: no tick seen")
-
-
-def free_2m_blocks():
-    """Free blocks of 2 MiB on every zone (/proc/buddyinfo; an order-10 block counts as 2)."""
-    with open("/proc/buddyinfo") as f:
-        return sum(sum(int(n) << (o - 9) for o, n in enumerate(line.split()[4:]) if o >= 9) for line in f)
 
 
 def demand_starts(sock):
