@@ -25,7 +25,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (control_request, free_2m_blocks, measured_on, prom_samples, prom_sum, publish,  # noqa: E402
-                      read_env, read_vmstat, required_args, section_head)
+                      read_env, read_int, read_vmstat, required_args, section_head)
 from verdict import Verdict, median, median_difference, spread  # noqa: E402
 
 HP = "/proc/sys/vm/nr_hugepages"
@@ -67,8 +67,7 @@ def demand_starts(sock):
 
 
 def probe(a):
-    with open(HP) as f:
-        pool0 = int(f.read())
+    pool0 = read_int(HP)
     k0 = compact_stall()
     f0, acts0 = fragd_stalls(a.url)
     before = demand_starts(a.socket)
@@ -95,8 +94,7 @@ def probe(a):
             time.sleep(0.01)
     finally:
         writer.wait()
-        with open(HP) as f:
-            reached = int(f.read())
+        reached = read_int(HP)
         with open(HP, "w") as f:
             f.write(str(pool0))
     out = {"tick_ns": t_tick, "burst_ns": t_burst, "stall_ns": t_k, "seen_ns": t_seen, "acted_ns": t_act,
