@@ -109,13 +109,13 @@ TEST(ForecastTrigger, FiresWhenTheBlocksRunOutWithinTheHorizon) {
   EXPECT_FALSE(t.fires({n, false, true}, TriggerInputs{p.compaction, std::nullopt, 0}));
 }
 
-constexpr uint64_t k2M = 2048;
+constexpr uint64_t kSize2M = 2048;  // KiB (pool_test.cc has a k2M: one unity build holds both)
 
 TEST(PoolTrigger, AsksForTheTargetPlusWhatLeasesHoldAndGrowsOnlyWithBudgetLeft) {
   const PoolTrigger& t = pool_target_trigger();
   EXPECT_EQ(t.kind(), Trigger::Pool);
   const PoolInputs in{4 * kS, 6 * kS};
-  PoolFacts p{{0, k2M}, 10, 64, 0, false, false};
+  PoolFacts p{{0, kSize2M}, 10, 64, 0, false, false};
   auto w = t.fires(p, in);
   ASSERT_TRUE(w);
   EXPECT_EQ(w->reason, "pool 2048kB node 0: 10 < target 64");
@@ -136,18 +136,18 @@ TEST(PoolTrigger, AsksForTheTargetPlusWhatLeasesHoldAndGrowsOnlyWithBudgetLeft) 
   p.observed = 72;
   EXPECT_FALSE(t.fires(p, in)) << "held";
   p.observed.reset();  // not in the observation: set it
-  w = t.fires(PoolFacts{{-1, k2M}, std::nullopt, 5, 0, false, false}, in);
+  w = t.fires(PoolFacts{{-1, kSize2M}, std::nullopt, 5, 0, false, false}, in);
   ASSERT_TRUE(w);
   EXPECT_EQ(w->reason, "pool 2048kB global: not observed, target 5");
-  EXPECT_FALSE(t.fires(PoolFacts{{-1, k2M}, std::nullopt, 5, 0, false, false}, PoolInputs{0, 6 * kS}));
-  EXPECT_FALSE(t.fires(PoolFacts{{0, k2M}, 10, 64, 0, true, false}, in)) << "its wait after a resize";
+  EXPECT_FALSE(t.fires(PoolFacts{{-1, kSize2M}, std::nullopt, 5, 0, false, false}, PoolInputs{0, 6 * kS}));
+  EXPECT_FALSE(t.fires(PoolFacts{{0, kSize2M}, 10, 64, 0, true, false}, in)) << "its wait after a resize";
 }
 
 TEST(LeaseTrigger, PutsAPoolOnlyLeasesGrewBackToItsBasePlusTheLiveLeases) {
   const PoolTrigger& t = lease_pool_trigger();
   EXPECT_EQ(t.kind(), Trigger::Lease);
   const PoolInputs in{0, 6 * kS};  // the budget spent: a put-back still runs, under the whole budget
-  PoolFacts p{{1, k2M}, 40, 4, 0, false, false};
+  PoolFacts p{{1, kSize2M}, 40, 4, 0, false, false};
   auto w = t.fires(p, in);
   ASSERT_TRUE(w);
   EXPECT_EQ(w->reason, "the 2 MiB pool of node 1: 40, leases hold 0 above its base of 4");
