@@ -32,10 +32,10 @@
 #   thp    bench/thpfault.c: PAGES MADV_HUGEPAGE 2 MiB regions faulted one at a time (no hugeadm row)
 #   pool   right after "ready": hugeadm --pool-pages-min 2MB:PAGES --hard vs
 #          `fragctl pool set 2MB PAGES` (only modes hugeadm and fragd)
-# Rounds: every (scenario, mode) runs REPEATS times, interleaved: round r runs every
-# scenario's modes once, in an order rotated by r*n/REPEATS places and reversed in odd
-# rounds (two modes alternate), so that no mode always follows the same one (the
-# kernel keeps compaction state from one run to the next). Each run holds /tmp/fragd-heavy.lock for itself
+# Rounds: every (scenario, mode) runs REPEATS times, interleaved: each round runs every
+# scenario's modes once, in bench/lib.sh's arm_order (each mode after each other equally
+# often), so that no mode always follows the same one (the kernel keeps compaction state
+# from one run to the next). Each run holds /tmp/fragd-heavy.lock for itself
 # only, so other heavy jobs can run between two runs.
 # Settling (kernel20, kernel90, fragd, defrag, defrag_fragd; not pool): after the burst
 # the fragmenter keeps its memory and the run watches /proc/vmstat pgmigrate_success
@@ -238,7 +238,7 @@ meta defrag_mode_orig "${DFM_ORIG:-absent}"
 meta quick="$QUICK" repeats="$REPEATS" pages="$PAGES" percent="$PERCENT" undefer="$UNDEFER"
 meta pagecache_mib="$PAGECACHE" keep=4 wait="$WAIT" settle_max="$SETTLE_MAX"
 meta settle_quiet_fragd "$((FRAGD_MIN_INTERVAL + 5))"
-meta modes="${MODES[*]}" skipped="${SKIPPED[*]}" scenarios="${SCENARIOS[*]}"
+meta modes="${MODES[*]}" skipped="${SKIPPED[*]}" scenarios="${SCENARIOS[*]}" order=arm_order
 meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 RUNS="$WORK/runs.tsv"
 : >"$RUNS"
@@ -505,25 +505,14 @@ run_one() {
 	log "[r$round $sc/$mode] done: $(cat "$R/burst.json" "$R/thp.out" 2>/dev/null | cut -c1-160)"
 }
 
-# The modes of scenario $1 that run, in the order of round $2 (see "Rounds" above).
-round_order() {
-	local sc=$1 r=$2 m ms=() n off i out=()
+# The modes of scenario $1 that run.
+scenario_modes() {
+	local m
 	for m in "${MODES[@]}"; do
-		[[ $sc == thp && $m == hugeadm ]] && continue
-		[[ $sc == pool && $m != hugeadm && $m != fragd ]] && continue
-		ms+=("$m")
+		[[ $1 == thp && $m == hugeadm ]] && continue
+		[[ $1 == pool && $m != hugeadm && $m != fragd ]] && continue
+		echo "$m"
 	done
-	n=${#ms[@]}
-	((n > 0)) || return 0
-	off=$((r * n / REPEATS))
-	((n > 2)) || off=$((r % n)) # two modes: alternate
-	for ((i = 0; i < n; i++)); do out+=("${ms[(i + off) % n]}"); done
-	# (With two modes a reversal is a rotation too: rotate only.)
-	if ((r % 2 && n > 2)); then
-		for ((i = n - 1; i >= 0; i--)); do echo "${out[i]}"; done
-	else
-		printf '%s\n' "${out[@]}"
-	fi
 }
 
 # --- warm-up -------------------------------------------------------------------
@@ -541,12 +530,13 @@ meta mem_available_kib_ref "$MEMAVAIL_REF"
 for ((round = 0; round < REPEATS; round++)); do
 	log "round $((round + 1)) of $REPEATS"
 	for sc in "${SCENARIOS[@]}"; do
+		mapfile -t ms < <(scenario_modes "$sc")
+		((${#ms[@]})) || continue
 		pos=0
-		while read -r mode; do
-			[[ -n $mode ]] || continue
+		for mode in $(arm_order $((round + 1)) "${ms[@]}"); do
 			run_one "$round" "$sc" "$mode" "$pos" </dev/null
 			pos=$((pos + 1))
-		done < <(round_order "$sc" "$round")
+		done
 	done
 done
 restore_memory_settings

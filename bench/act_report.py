@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-from benchlib import (free_2m_blocks, knob_env, measured_on, prom_sum, publish, quick_env, read_env, read_prom,
+from benchlib import (ARM_ORDER, free_2m_blocks, knob_env, measured_on, prom_sum, publish, quick_env, read_env, read_prom,
                       read_vmstat, required_args, section_head)
 
 MODES = ["ondemand", "kernel20", "kernel90", "manual", "hugeadm", "fragd", "defrag", "defrag_fragd"]
@@ -433,8 +433,10 @@ def method(m):
         + f"After each run the fragmenter and fragd are stopped, the pool emptied, and the host's "
         f"proactiveness and defrag_mode put back; each run holds /tmp/fragd-heavy.lock.",
         "",
-        (f"Rounds: round r runs every mode of every scenario once, the modes in an order rotated by r x n / {R} "
-         f"places and reversed in odd rounds (two modes alternate), so that no mode always follows the same "
+        (f"Rounds: round r runs every mode of every scenario once, the modes in "
+         + (ARM_ORDER if m.get("order") == "arm_order" else
+            f"an order rotated by r x n / {R} places and reversed in odd rounds (two modes alternate)")
+         + ", so that no mode always follows the same "
          f"one: the kernel keeps compaction state from one run to the next (compaction deferred after failures, "
          f"cached scanner positions, pageblock skip hints), and the rows that compact on demand vary a lot from "
          f"run to run. Each cell is the median of the runs, with the lowest and highest in parentheses when they "

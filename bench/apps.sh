@@ -112,7 +112,7 @@ FRAGD="$WORK/fragd"
 begin_meta "$FRAGD"
 meta java_version "$(java -version 2>&1 | head -1)"
 meta qemu_version "$(qemu-system-x86_64 --version | head -1)"
-meta percent="$PERCENT" wait_s="$WAIT" ensure_hold_s="$ENSURE_HOLD"
+meta percent="$PERCENT" wait_s="$WAIT" ensure_hold_s="$ENSURE_HOLD" order=arm_order
 meta mixed "cache_mib=$MIXED_CACHE_MIB files=$MIXED_FILES pgtables=$MIXED_PGTABLES"
 sel="${WORKLOADS[*]}-${FRAGMENTATIONS[*]}-${MODES[*]}"
 meta selection "${sel// /+}" # names bench/data/apps/SELECTION and bench/results/apps-SELECTION.md
@@ -315,13 +315,7 @@ run_one() { # W MODE ROUND FRAGMENTATION
 for frag in "${FRAGMENTATIONS[@]}"; do
 for w in "${WORKLOADS[@]}"; do
 	for ((round = 1; round <= REPEATS; round++)); do
-		order=("${MODES[@]}")
-		# Rotate and reverse per round: no mode always follows the same one.
-		n=${#order[@]}
-		rot=$(((round - 1) % n))
-		order=("${order[@]:rot}" "${order[@]:0:rot}")
-		((round % 2 == 0)) && { rev=(); for ((i = n - 1; i >= 0; i--)); do rev+=("${order[i]}"); done; order=("${rev[@]}"); }
-		for mode in "${order[@]}"; do
+		for mode in $(arm_order "$round" "${MODES[@]}"); do
 			[[ $mode == hugeadm && $w == jvm ]] && continue
 			[[ $mode == fragd_ensure && $w == jvm ]] && continue
 			[[ $mode == defrag && -z $DFM_ORIG ]] && continue

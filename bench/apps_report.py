@@ -14,13 +14,25 @@ import shlex
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, positional, publish, read_env, read_runs, row, table  # noqa: E402
+from benchlib import ARM_ORDER, measured_on, positional, publish, read_env, read_runs, row, table  # noqa: E402
 from verdict import Verdict, median, median_difference, quantile, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
 ranged = functools.partial(spread, range_when_equal=True)
 
 MODES = ["kernel20", "kernel90", "defrag", "hugeadm", "fragd", "fragd_told", "fragd_ensure"]
+
+
+def interleaving(m, runs):
+    """How the run ordered its modes: arm_order, or (before it) rotated each round and reversed in
+    even ones, which for two modes gives the same order every round."""
+    if m.get("order") == "arm_order":
+        return f"in {ARM_ORDER}."
+    modes = list(dict.fromkeys(r["mode"] for r in runs))
+    if len(modes) == 2:
+        return (f"in the same order every round ({modes[0]} first): the rotation by round and the reversal of "
+                "even rounds cancel for two modes.")
+    return "rotated each round and reversed in even ones."
 
 
 def mode_table(runs, workload, columns):
@@ -183,7 +195,7 @@ def main(runs_path, meta_path, out_path):
              f"makes it (`fragctl ensure 2MB N --within 120s --hold {m.get('ensure_hold_s', '60')}s --for bench:WORKLOAD`, then the "
              "workload); its time runs from the ensure's start to the RAM allocated, and its pool is read "
              "again when the hold has ended (back at the target, 0, and how long after the hold's end). "
-             "Medians over the rounds, range in brackets; modes interleaved, rotated each round.",
+             "Medians over the rounds, range in brackets; modes interleaved, " + interleaving(m, runs),
              ""]
     vm_cols = [("started", started), ("time to RAM allocated, ms", col("time_ms")),
                ("pool growth, ms", col("pool_ms")), ("pages migrated", col("pgmigrate_success")),

@@ -9,7 +9,7 @@
 #           virtio free page reporting, free 2 MiB blocks are handed back to the host meanwhile.
 # No fragmentation, no fragd: this measures the machine, not a mode. As root:
 #
-#   bash bench/backing.sh     # 3 rounds (cases rotated per round), a 4096 MiB guest, idle 20 s
+#   bash bench/backing.sh     # 3 rounds (cases in arm_order's order), a 4096 MiB guest, idle 20 s
 #
 # Knobs: BENCH_BACKING_ROUNDS (3), GUEST_MIB (4096), BENCH_BACKING_IDLE (20); BENCH_QUICK=1: one
 # round, 512 MiB, 5 s.
@@ -84,8 +84,7 @@ run_case() { # CASE ROUND
 
 CASES=(held fresh idle)
 for ((round = 1; round <= ROUNDS; round++)); do
-	rot=$(((round - 1) % 3))
-	for c in "${CASES[@]:rot}" "${CASES[@]:0:rot}"; do run_case "$c" "$round"; done
+	for c in $(arm_order "$round" "${CASES[@]}"); do run_case "$c" "$round"; done
 done
 
 python3 - "$WORK/runs.txt" "$GUEST_MIB" "$IDLE" <<'PY'

@@ -173,6 +173,11 @@ def knob_env(m, defaults):
     return "".join(f"{k}={shlex.quote(m[key])} " for k, (key, d) in defaults.items() if m.get(key, d) != d)
 
 
+# How a run that recorded order=arm_order in its meta interleaved its arms (bench/lib.sh).
+ARM_ORDER = ("the order of bench/lib.sh's arm_order (a balanced Latin square: each right after each other "
+             "equally often over the rounds; two alternate)")
+
+
 def section_head(title, m):
     """The first lines of a section: its title, and a warning on a smoke run."""
     lines = [f"## {title}", ""]

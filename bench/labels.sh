@@ -14,7 +14,7 @@
 # (free + makeable of `fragctl preflight 2MB 1` and `1GB 1`, the highest node score of `fragctl
 # status`). bench/labels_report.py counts per label the changes of the file's value between
 # polls, and the changes the raw bucket made (what the labels would do without the hold).
-# Two arms, interleaved (their order reversed every other round):
+# Two arms, interleaved (alternating: arm_order, bench/lib.sh):
 #   steady  the churn alone;
 #   edge    the churn and a ballast of anonymous memory, held for the round, sized so that the
 #           middle of the swing of MemFree (over two churn periods before fragd starts) sits on
@@ -89,9 +89,7 @@ edge_ballast() {
 }
 
 for ((r = 1; r <= ROUNDS; r++)); do
-	order=("${ARMS[@]}")
-	((r % 2 == 0)) && { rev=(); for ((i = ${#order[@]} - 1; i >= 0; i--)); do rev+=("${order[i]}"); done; order=("${rev[@]}"); }
-	for arm in "${order[@]}"; do
+	for arm in $(arm_order "$r" "${ARMS[@]}"); do
 	dir="$WORK/$arm$r"
 	mkdir -p "$dir"
 	kill -0 "$CHURN_PID" 2>/dev/null || die "the churn ended early: $(tail -3 "$WORK/churn.err")"

@@ -40,6 +40,23 @@ require_positive() {
 }
 # q FULL QUICK: FULL, or QUICK on a smoke run.
 q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
+# arm_order ROUND ARM...: the ARMs in the order of round ROUND (from 1), on one line. The rounds
+# follow a Williams design (a balanced Latin square): every arm runs once a round, and over n
+# rounds (2n for an odd number n of arms) each arm comes right after each other arm equally
+# often, so that what one arm leaves behind (page cache, fragmentation, a warm kernel) weighs on
+# every other arm alike. Two arms alternate, the first first. Every benchmark that interleaves
+# arms over rounds takes its order from here (tests/bench/arm_order_test.py).
+arm_order() {
+	local r=$(($1 - 1)) n=$(($# - 1)) j k base=() out=()
+	shift
+	for ((j = 0; j < n; j++)); do
+		if ((j == 0)); then base+=(0); elif ((j % 2)); then base+=($(((j + 1) / 2))); else base+=($((n - j / 2))); fi
+	done
+	k=$((r % (n % 2 ? 2 * n : n)))
+	# Odd n: rounds n+1..2n are rounds 1..n reversed.
+	for ((j = 0; j < n; j++)); do out[k < n ? j : n - 1 - j]=${@:$(((base[j] + k) % n + 1)):1}; done
+	echo "${out[*]}"
+}
 # bg_nolock CMD...: CMD in the background without the heavy lock's fd (LOCK_FD, when set).
 bg_nolock() { if [[ -n ${LOCK_FD:-} ]]; then "$@" {LOCK_FD}>&- & else "$@" & fi; }
 

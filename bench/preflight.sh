@@ -22,7 +22,7 @@
 # what it reads back is "reached"; the pool goes back to 0. The verdicts preflight gave for
 # COUNT = reached and = 1.2 x reached are read off its answers before the compaction (its rule,
 # checked above): right when reached got `ready` or `makeable`, and 1.2 x reached got `no`.
-# The fragmentations (interleaved, rotated each round):
+# The fragmentations (interleaved in arm_order's order, bench/lib.sh):
 #   holes     `fragmenter --percent PERCENT`: movable holes only (bench/apps.sh's holes);
 #   mixed     the holes, then bench/apps.sh's mixed fill (bench/fragment.sh): MIXED_CACHE_MIB of
 #             clean page cache, MIXED_FILES empty files on a tmpfs (slab), MIXED_PGTABLES
@@ -194,11 +194,7 @@ PY
 }
 
 for ((round = 1; round <= REPEATS; round++)); do
-	order=("${FRAGMENTATIONS[@]}")
-	n=${#order[@]}
-	rot=$(((round - 1) % n))
-	order=("${order[@]:rot}" "${order[@]:0:rot}")
-	for frag in "${order[@]}"; do run_one "$frag" "$round"; done
+	for frag in $(arm_order "$round" "${FRAGMENTATIONS[@]}"); do run_one "$frag" "$round"; done
 done
 
 restore_memory_settings

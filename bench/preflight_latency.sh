@@ -131,9 +131,7 @@ echo "requests=$BURST bad=$(cat "$WORK/quiet/burst.txt") wall_ms=$(($(now_ms) - 
 log "burst: $(cat "$WORK/quiet/burst.env")"
 sleep 5
 for ((p = 1; p <= PAIRS; p++)); do
-	order=(without with)
-	((p % 2 == 0)) && order=(with without)
-	for arm in "${order[@]}"; do
+	for arm in $(arm_order "$p" without with); do
 		tp=""
 		read -r m0 p0 < <(cpu_ns)
 		s0=$(now_ms)
@@ -210,9 +208,7 @@ fi
 if [[ " ${PARTS[*]} " == *" baseline "* ]]; then
 	mkdir -p "$WORK/baseline"
 	for ((p = 1; p <= PAIRS; p++)); do
-		order=(baseline this)
-		((p % 2 == 0)) && order=(this baseline)
-		for arm in "${order[@]}"; do
+		for arm in $(arm_order "$p" baseline this); do
 			dir="$WORK/baseline/$arm$p"
 			mkdir -p "$dir"
 			if [[ $arm == baseline ]]; then

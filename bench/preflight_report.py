@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, positional, publish, read_env, read_runs, section_head, table  # noqa: E402
+from benchlib import ARM_ORDER, measured_on, positional, publish, read_env, read_runs, section_head, table  # noqa: E402
 from verdict import Verdict, median, quantile, spread  # noqa: E402
 
 # This report's cells keep the range of equal values: '0 (0–0)'.
@@ -72,7 +72,7 @@ def main(runs_path, meta_path, out_path):
               "column). Mixed: " + m.get("mixed", "") + " (MiB of clean page cache, empty files on a tmpfs, "
               f"page-table pages); polluted: page-table pages for every free page in whole free pageblocks "
               f"plus {m.get('polluted_extra_pgtables', '?')} more, which fall into the holes. Medians over the "
-              "rounds, range in brackets; fragmentations interleaved, rotated each round.", ""]
+              "rounds, range in brackets; fragmentations interleaved in " + ARM_ORDER + ".", ""]
     lines += ["| fragmentation | runs | free | makeable | interval | reached | ratio | reached in the interval "
               "| verdict at reached | at 1.2 x reached | rule | compaction: pages migrated, ms | pool write: "
               "pages migrated, page cache dropped MiB |",

@@ -104,8 +104,7 @@ run_arm() {
 }
 
 for ((r = 1; r <= ROUNDS; r++)); do
-	if ((r % 2)); then arms=(base head); else arms=(head base); fi
-	for a in "${arms[@]}"; do
+	for a in $(arm_order "$r" base head); do
 		for ((try = 1; ; try++)); do
 			run_arm "$a" "$r" && break
 			((try < 3)) || die "$a round $r: $try bursts in a row stalled too little for the demand trigger"
