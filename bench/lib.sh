@@ -49,6 +49,7 @@ q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
 arm_order() {
 	local r=$(($1 - 1)) n=$(($# - 1)) j k base=() out=()
 	shift
+	((n > 0)) || { echo; return 0; }
 	for ((j = 0; j < n; j++)); do
 		if ((j == 0)); then base+=(0); elif ((j % 2)); then base+=($(((j + 1) / 2))); else base+=($((n - j / 2))); fi
 	done

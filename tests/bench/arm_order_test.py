@@ -53,6 +53,9 @@ class ArmOrder(unittest.TestCase):
             got = orders(arms, 2 * cycle(n))
             self.assertEqual(got[:cycle(n)], got[cycle(n):])
 
+    def test_no_arms_no_order(self):
+        self.assertEqual(orders([], 2), [[], []])
+
     def test_two_arms_alternate_the_first_first(self):
         self.assertEqual(orders(["base", "head"], 4), [["base", "head"], ["head", "base"]] * 2)
 
