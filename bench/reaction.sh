@@ -112,7 +112,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		done
 	done
 done
-meta redone="$(wc -l <"$WORK/redone" 2>/dev/null || echo 0)"
+meta redone="$(if [[ -e $WORK/redone ]]; then wc -l <"$WORK/redone"; else echo 0; fi)"
 
 FAILED=0
 keep_found reaction "$WORK" -name meta.env -o -name run.json
