@@ -312,13 +312,22 @@ run_one() { # W MODE ROUND FRAGMENTATION
 	log "$line"
 }
 
+# The modes that run workload $1, which arm_order interleaves: no hugetlb pool for the JVM, no
+# defrag where the kernel has no vm.defrag_mode.
+workload_modes() {
+	local m
+	for m in "${MODES[@]}"; do
+		[[ $1 == jvm && ($m == hugeadm || $m == fragd_ensure) ]] && continue
+		[[ $m == defrag && -z $DFM_ORIG ]] && continue
+		echo "$m"
+	done
+}
+
 for frag in "${FRAGMENTATIONS[@]}"; do
 for w in "${WORKLOADS[@]}"; do
+	mapfile -t wmodes < <(workload_modes "$w")
 	for ((round = 1; round <= REPEATS; round++)); do
-		for mode in $(arm_order "$round" "${MODES[@]}"); do
-			[[ $mode == hugeadm && $w == jvm ]] && continue
-			[[ $mode == fragd_ensure && $w == jvm ]] && continue
-			[[ $mode == defrag && -z $DFM_ORIG ]] && continue
+		for mode in $(arm_order "$round" "${wmodes[@]}"); do
 			run_one "$w" "$mode" "$round" "$frag"
 		done
 	done
