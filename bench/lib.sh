@@ -45,7 +45,8 @@ q() { [[ $QUICK == 1 ]] && echo "$2" || echo "$1"; }
 # rounds (2n for an odd number n of arms) each arm comes right after each other arm equally
 # often, so that what one arm leaves behind (page cache, fragmentation, a warm kernel) weighs on
 # every other arm alike. Two arms alternate, the first first. Every benchmark that interleaves
-# arms over rounds takes its order from here (tests/bench/arm_order_test.py).
+# arms over rounds takes its order from here (tests/bench/arm_order_test.py), but run.sh, whose
+# order is its pairing, cost.sh (quiet before busy) and the guest's sh of defrag_atomic_rounds.sh.
 arm_order() {
 	local r=$(($1 - 1)) n=$(($# - 1)) j k base=() out=()
 	shift

@@ -68,8 +68,8 @@ FRAGCTL status --json >>"$OUT/status.json" || fail "fragctl status --json failed
 # waited for it until ctest's timeout: now a stream still there 10 s after the signal fails the
 # test at once, with where timeout and fragctl were.
 kill -INT "$TRACE_PID" 2>/dev/null || true
-for _ in $(seq 100); do kill -0 "$TRACE_PID" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$TRACE_PID" 2>/dev/null; then
+gone() { ! kill -0 "$1" 2>/dev/null; }
+if ! wait_for 10 gone "$TRACE_PID"; then
   where=
   for p in "$TRACE_PID" $(pgrep -P "$TRACE_PID"); do
     where+="pid $p $(cat "/proc/$p/comm" 2>/dev/null): state $(awk '$1 == "State:" { print $2 }' "/proc/$p/status" 2>/dev/null), wchan $(cat "/proc/$p/wchan" 2>/dev/null), blocked $(awk '$1 == "SigBlk:" { print $2 }' "/proc/$p/status" 2>/dev/null), pending $(awk '$1 == "ShdPnd:" { print $2 }' "/proc/$p/status" 2>/dev/null); "
