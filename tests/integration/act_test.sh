@@ -8,7 +8,8 @@
 #     the old value back (exit 0); a value left by a killed fragd is restored
 #     at the next start;
 #  3a. method pool: a reserve goal of 400 more free 2 MiB blocks is met by a
-#     temporary pool in fragd's own process, put back to 0 at once; the
+#     temporary pool in fragd's own process, put back to 0 at once (and a node
+#     compaction that stops at the goal, for what the pool's writes left); the
 #     direct compaction it causes counts as fragd's (trigger fragd, the
 #     fragd_own_* counters), not as the host's stalls;
 #  3. method node, fragd running from before memory is fragmented again, with
@@ -202,7 +203,7 @@ stop_fragd
 # write compacts too and could take the score below the threshold first); the target is
 # raised by SIGHUP once the compaction is seen.
 # 3a's action may end in a node compaction (when the kernel defers direct compaction,
-# the pool makes less than half the missing blocks): fragment memory again first, with fragd
+# the pool's writes leave blocks missing): fragment memory again first, with fragd
 # (compaction.settle 5s) already running. The node turns hot while the fragmenter gives 3 pages
 # of every 4 back; a compaction then would move pages about to be freed (the act benchmark's
 # runs did, before the wait). A watcher notes when the fragmenter said "ready", when fragd

@@ -449,7 +449,7 @@ on_exit "echo 0 > $HP"
 [ "$(cat $HP)" -eq 0 ] || fail "nr_hugepages is $(cat $HP) before the test: another test holds a pool"
 # Never writable in either mode, named so that the sweep must have met them (/proc/sys/vm is not
 # namespaced: the overlay leaves it read-only, and policies needing it need privileged: true).
-ALWAYS_RO=(/proc/sys/vm/nr_hugepages /proc/sys/vm/compaction_proactiveness /proc/sys/vm/drop_caches
+ALWAYS_RO=(/proc/sys/vm/nr_hugepages /proc/sys/vm/compaction_proactiveness /proc/sys/vm/drop_caches /proc/sys/vm/stat_refresh
   /proc/sys/kernel/panic /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/tracing/tracing_on)
 
 # --- 2. Observe: the base DaemonSet.

@@ -108,7 +108,7 @@ check capabilities "$(awk '$1 ~ /^Cap(Inh|Prm|Eff|Amb):$/ && $2 !~ /^0+$/ { bad 
 	"/proc/$(prop MainPID)/status: ${capst:-unread}; fragd's log: ${caps:-no 'capabilities after attaching' line}"
 # In observe mode (the shipped policy) fragd writes no kernel file, and its sandbox lets it write
 # none of those act mode writes: in its mount namespace each is on a read-only mount.
-ACT_PATHS="/proc/sys/vm/compact_memory /proc/sys/vm/compaction_proactiveness /proc/sys/vm/drop_caches /proc/sys/vm/defrag_mode /sys/devices/system/node /sys/kernel/mm/hugepages"
+ACT_PATHS="/proc/sys/vm/compact_memory /proc/sys/vm/compaction_proactiveness /proc/sys/vm/drop_caches /proc/sys/vm/defrag_mode /proc/sys/vm/stat_refresh /sys/devices/system/node /sys/kernel/mm/hugepages"
 writable_in_fragd() { nsenter -t "$(prop MainPID)" -m -- sh -c 'for p; do [ -e "$p" ] && [ -w "$p" ] && echo "$p"; done; true' sh $ACT_PATHS; }
 w=$(writable_in_fragd 2>&1)
 check observe_read_only "$([ -z "$w" ] && [ "$(prop MainPID)" != 0 ]; echo $?)" "writable in fragd's namespace: ${w:-none} (of $ACT_PATHS)"

@@ -51,7 +51,7 @@ ActionReport action_report(const ActionOutcome& o, uint64_t mono_now, uint64_t r
     ActionReport::Step e;
     e.step = st.step;
     e.node = st.node;
-    if (st.step != "compact" && st.step != "drop_caches") e.pool_after = st.pool_after;
+    if (st.step != "compact" && st.step != "drop_caches" && st.step != "drain") e.pool_after = st.pool_after;
     e.duration_ns = st.duration_ns;
     a.steps.push_back(std::move(e));
   }

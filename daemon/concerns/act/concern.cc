@@ -53,7 +53,7 @@ Result<void> ActConcern::take_act_lock(const std::string& why) {
     }
     // A warning when act mode cannot compact or size a pool (fragd.service without the drop-in);
     // a note when only vm sysctls are read-only (a container's /proc/sys, as the DaemonSet's act
-    // overlay keeps it: method proactiveness and drop_caches are then unavailable).
+    // overlay keeps it: method proactiveness, drop_caches and the page lists' drain are then unavailable).
     (trees_read_only ? log_warn : log_info)("act mode: " + list + (ro.size() == 1 ? " is" : " are") +
              " read-only for fragd, so the kernel will refuse fragd's writes there: " + read_only_fix("them"));
   }

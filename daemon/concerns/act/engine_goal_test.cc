@@ -269,6 +269,51 @@ TEST_F(GoalRun, GrowsThePoolToTheGoalThenFreesItAndTheBlocksStayFree) {
   EXPECT_EQ(f.nodes[0].compactions, 0u);  // no whole-node compaction
 }
 
+// The freed pool's pages go to the freeing CPU's page list first; since Linux 6.7 the list grows
+// to keep hundreds (a CI run: 1321 freed, /proc/buddyinfo 203 short). They are drained back.
+TEST_F(GoalRun, TheBlocksACPUsPageListKeptArePutBackOnTheFreeLists) {
+  f.set_node(0, 1024000, 95, 10);  // 100 free blocks
+  f.direct_yield = 100000;
+  f.percpu_keep = 200;  // the release leaves 200 blocks on a CPU's list, 30 come back a write
+  const ActionOutcome o = exec.run(req(600), policy());
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  ASSERT_EQ(o.steps.size(), 3u);
+  EXPECT_EQ(o.steps[1].step, "release");
+  EXPECT_EQ(o.steps[2].step, "drain");
+  EXPECT_EQ(f.count_calls("drain 0 9 600"), 1u);
+  EXPECT_EQ(o.blocks_after, 600u);
+  EXPECT_EQ(f.nodes[0].percpu, 0u);
+  EXPECT_EQ(f.nodes[0].compactions, 0u) << "the blocks were free: nothing to compact";
+  EXPECT_NE(o.detail.find("200 of them came back from a CPU's page list after 7 writes of vm.stat_refresh"),
+            std::string::npos)
+      << o.detail;
+}
+
+TEST_F(GoalRun, AReleaseNoPageListKeptNeedsNoDrainStep) {
+  f.set_node(0, 1024000, 95, 10);
+  f.direct_yield = 100000;
+  const ActionOutcome o = exec.run(req(600), policy());
+  EXPECT_EQ(f.count_calls("drain 0 9 600"), 1u) << "asked, and nothing to do";
+  EXPECT_EQ(o.steps.back().step, "release");
+  EXPECT_EQ(o.detail.find("page list"), std::string::npos) << o.detail;
+}
+
+TEST_F(GoalRun, ADrainTheKernelRefusesIsSaidAndTheActionStands) {
+  f.set_node(0, 1024000, 95, 10);
+  f.direct_yield = 100000;
+  f.percpu_keep = 200;
+  f.fail("drain_percpu_lists", EROFS);
+  const ActionOutcome o = exec.run(req(600), policy());
+  ASSERT_EQ(o.steps.size(), 3u);
+  EXPECT_EQ(o.steps[2].step, "drain");
+  EXPECT_EQ(f.nodes[0].compactions, 0u) << "the pool held the goal: its blocks are free, on a CPU's list";
+  EXPECT_EQ(o.blocks_after, 400u) << "what /proc/buddyinfo shows";
+  EXPECT_NE(o.detail.find("the per-CPU page lists were not drained: write /proc/sys/vm/stat_refresh"),
+            std::string::npos)
+      << o.detail;
+  EXPECT_EQ(f.nodes[0].pool[2048], 0u);
+}
+
 TEST_F(GoalRun, WritesAgainWhileAWriteAddsPages) {
   f.set_node(0, 1024000, 95, 10);  // 100 free blocks
   f.direct_yield = 200;            // direct compaction makes 200 blocks a write, then gives up
@@ -300,7 +345,7 @@ TEST_F(GoalRun, WhenDirectCompactionMakesNoBlockTheNodeIsCompactedUntilTheGoal) 
   EXPECT_NE(o.detail.find("the node was compacted until it had 600 free blocks"), std::string::npos) << o.detail;
 }
 
-TEST_F(GoalRun, WhenDirectCompactionMakesFewerThanHalfTheMissingBlocksTheNodeIsCompacted) {
+TEST_F(GoalRun, WhenDirectCompactionMakesFewBlocksTheNodeIsCompacted) {
   // As measured in a benchmark run: 1995 free, goal 3071, and the pool took 6 more.
   f.set_node(0, 1024000, 95, 10);  // 100 free blocks
   f.direct_yield = 6;              // each write makes 6 blocks, then the kernel defers
@@ -314,12 +359,29 @@ TEST_F(GoalRun, WhenDirectCompactionMakesFewerThanHalfTheMissingBlocksTheNodeIsC
   EXPECT_NE(o.detail.find("made 24 of the 500 missing blocks"), std::string::npos) << o.detail;
 }
 
-TEST_F(GoalRun, HalfTheMissingBlocksMadeIsEnoughWithoutTheWholeNode) {
+TEST_F(GoalRun, WhateverTheWritesLeftMissingIsCompactedUntilTheGoal) {
+  // As in a CI run: 498 free, goal 898, and the writes held 797 (three quarters of the missing).
   f.set_node(0, 1024000, 95, 10);  // 100 free blocks
   f.direct_yield = 70;             // four writes make 280 of the 500 missing
   const ActionOutcome o = exec.run(req(600), policy());
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  ASSERT_EQ(o.steps.size(), 6u);  // four writes, the release, the node
+  EXPECT_EQ(o.steps[3].pool_after, 380u);
+  EXPECT_EQ(o.steps[5].step, "compact");
+  EXPECT_EQ(f.count_calls("compact 0 until 600"), 1u) << "a node compaction stopped at the goal";
+  EXPECT_GE(o.blocks_after, 600u);
+  EXPECT_LT(o.blocks_after, f.nodes[0].max_blocks9) << "compacted past the goal";
+  EXPECT_NE(o.detail.find("made 280 of the 500 missing blocks"), std::string::npos) << o.detail;
+}
+
+TEST_F(GoalRun, AGoalTheWritesMetNeedsNoNodeCompaction) {
+  f.set_node(0, 1024000, 95, 10);  // 100 free blocks
+  f.direct_yield = 125;            // four writes make the 500 missing
+  const ActionOutcome o = exec.run(req(600), policy());
+  EXPECT_EQ(o.result, "ok") << o.detail;
   EXPECT_EQ(f.nodes[0].compactions, 0u) << o.detail;
   EXPECT_EQ(o.steps.back().step, "release");
+  EXPECT_EQ(o.blocks_after, 600u);
 }
 
 TEST_F(GoalRun, AGrowStoppedAsFragdExitsIsAbandonedAndThePoolGoesBack) {

@@ -343,6 +343,7 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
   if (back && after && *after <= p0) {
     if (hooks_.forget) hooks_.forget(file);
   }
+  const std::string drained = back ? drain_released(r.node, order, held, o) : std::string();
   measure_after(r.node, order, o);
 
   if (!back) return fail(name + " held " + std::to_string(held) + " pages and could not be put back to " +
@@ -366,22 +367,33 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
   }
   o.detail = strf("%s held %llu of %llu pages for the goal of %llu free blocks, then freed them",
                   name.c_str(), static_cast<unsigned long long>(held), static_cast<unsigned long long>(take),
-                  static_cast<unsigned long long>(r.goal_blocks));
+                  static_cast<unsigned long long>(r.goal_blocks)) + drained;
   compact_missing(r, p, held, take, o);
+}
+
+std::string ActionExecutor::drain_released(int node, unsigned order, uint64_t held, ActionOutcome& o) {
+  if (held == 0) return {};
+  const uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+  auto d = act_.drain_percpu_lists(node, order, held);
+  if (d && d->writes == 0) return {};
+  o.steps.push_back({"drain", node, 0, now_ns(CLOCK_MONOTONIC) - t0});
+  if (!d) return "; the per-CPU page lists were not drained: " + d.error().message;
+  return strf("; %llu of them came back from a CPU's page list after %u writes of vm.stat_refresh",
+              static_cast<unsigned long long>(d->after > d->before ? d->after - d->before : 0), d->writes);
 }
 
 void ActionExecutor::compact_missing(const ActionRequest& r, const Policy& p, uint64_t held, uint64_t take,
                                      ActionOutcome& o) {
   const unsigned order = p.compaction.reserve.order;
   auto mono = [] { return now_ns(CLOCK_MONOTONIC); };
-  // Fewer than half the missing blocks made: the kernel deferred direct compaction (after
+  // The pool's writes left blocks missing: the kernel deferred direct compaction (after
   // failures in the zone it skips up to 64 attempts; an order-9 allocation never reaches the
-  // priority that ignores that), and writing again would not get past it. A node compaction
-  // is not deferred: the node is compacted, and stopped once the goal's blocks exist (as a
-  // pool target's compaction is), not run over the whole node.
+  // priority that ignores that), and writing again would not get past it. A node compaction is
+  // not deferred: the node is compacted, and stopped once the goal's blocks exist (as a pool
+  // target's compaction is), not run over the whole node, so it costs only what is missing.
   const uint64_t made = held > o.blocks_before ? held - o.blocks_before : 0;
   const uint64_t missing = take > o.blocks_before ? take - o.blocks_before : 0;
-  if (held < take && made * 2 < missing && !act_.stop_requested()) {
+  if (held < take && !act_.stop_requested()) {
     const uint64_t c0 = mono();
     const uint64_t m1 = migrated();
     auto c = act_.compact_node_until(r.node, order, take);

@@ -13,6 +13,8 @@
 //    a shrink frees pages not in use (in_use stays). MemAvailable falls by
 //    each allocated page.
 //  - drop_caches turns cache_blocks of page cache into compactable blocks.
+//  - a pool shrink leaves up to percpu_keep of the blocks it frees on a CPU's page list (not
+//    free blocks until drain_percpu_lists brings back percpu_step a write).
 //  - any operation can fail with an errno, once, n times or until cleared.
 // Time-free: the replay harness in engine_test.cc gives it a clock.
 #pragma once
@@ -44,6 +46,7 @@ class FakeActuator : public Actuator {
     std::map<uint64_t, uint64_t> pool;         // size_kib -> pages
     std::map<uint64_t, uint64_t> in_use;       // size_kib -> pages a shrink cannot free
     unsigned compactions = 0;
+    uint64_t percpu = 0;                       // freed blocks on a CPU's page list
   };
 
   std::map<int, Node> nodes;
@@ -52,6 +55,8 @@ class FakeActuator : public Actuator {
   // node not listed answers the host's MemAvailable.
   std::map<int, uint64_t> node_spare;
   uint64_t direct_yield = 0;                     // pages a pool write gets beyond the free blocks
+  uint64_t percpu_keep = 0;                      // blocks a pool shrink leaves on a CPU's page list
+  uint64_t percpu_step = 30;                     // blocks one drain write brings back
   unsigned proactiveness = 20;
   std::optional<unsigned> defrag_mode = 1;       // none: a kernel before 6.15
   uint64_t compact_cost_ns = 1'500'000'000ULL;   // compaction time one node compaction adds
@@ -64,7 +69,8 @@ class FakeActuator : public Actuator {
   // Fails `op` with `err` `times` times (-1: until fail(op, 0)), after
   // letting `after` calls succeed.
   // ops: compact, read_proactiveness, write_proactiveness, read_defrag_mode, write_defrag_mode, read_pool,
-  // write_pool, grow_pool, mem_available, spare_memory, free_blocks, node_score, drop_caches.
+  // write_pool, grow_pool, mem_available, spare_memory, free_blocks, node_score, drop_caches,
+  // drain_percpu_lists.
   void fail(const std::string& op, int err, int times = -1, int after = 0) {
     if (err == 0) failures_.erase(op);
     else failures_[op] = {err, times, after};
@@ -182,9 +188,13 @@ class FakeActuator : public Actuator {
       while (have > count && p > busy) {
         --p;
         --have;
-        n.blocks9 += per_page;
-        n.max_blocks9 += per_page;
-        n.free_pages += per_page * kBlockPages;
+        if (n.percpu < percpu_keep) {
+          n.percpu += per_page;
+        } else {
+          n.blocks9 += per_page;
+          n.max_blocks9 += per_page;
+          n.free_pages += per_page * kBlockPages;
+        }
         mem_available += size_kib;
         if (auto sp = node_spare.find(id); sp != node_spare.end()) sp->second += size_kib;
       }
@@ -249,6 +259,23 @@ class FakeActuator : public Actuator {
       n.cache_blocks = 0;
     }
     return {};
+  }
+  Result<Drained> drain_percpu_lists(int node, unsigned order, uint64_t blocks) override {
+    calls.push_back("drain " + std::to_string(node) + " " + std::to_string(order) + " " + std::to_string(blocks));
+    if (auto e = failing("drain_percpu_lists", "write /proc/sys/vm/stat_refresh")) return *e;
+    Node& n = nodes.at(node);
+    Drained d{0, n.blocks9, n.blocks9};
+    for (unsigned idle = 0; d.after < blocks && idle < 3 && d.writes < kMaxDrainWrites; ++d.writes) {
+      const uint64_t back = std::min(percpu_step, n.percpu);
+      n.percpu -= back;
+      n.blocks9 += back;
+      n.max_blocks9 += back;
+      n.free_pages += back * kBlockPages;
+      idle = back ? 0 : idle + 1;
+      d.after = n.blocks9;
+    }
+    (void)order;
+    return d;
   }
   bool stop_requested() override {
     if (stop_after < 0) return false;

@@ -7,6 +7,7 @@
 //   /proc/sys/vm/compaction_proactiveness
 //   /proc/sys/vm/defrag_mode                       (the defrag_mode guard)
 //   /proc/sys/vm/drop_caches
+//   /proc/sys/vm/stat_refresh                      (the per-CPU lists' drain)
 //   /sys/kernel/mm/hugepages/hugepages-<S>kB/nr_hugepages
 //   /sys/devices/system/node/node<N>/hugepages/hugepages-<S>kB/nr_hugepages
 // The roots are fragd's --path.procfs and --path.sysfs.
@@ -81,6 +82,7 @@ class SysfsActuator : public Actuator {
   Result<uint64_t> free_blocks(int node, unsigned order) override;
   Result<unsigned> node_score(int node) override;
   Result<void> drop_caches() override;  // in a child, killable
+  Result<Drained> drain_percpu_lists(int node, unsigned order, uint64_t blocks) override;
   bool stop_requested() override { return stop_.load(); }
   std::string tree_root(const std::string& canonical_file) const override;
 
