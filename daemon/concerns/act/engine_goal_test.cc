@@ -284,7 +284,7 @@ TEST_F(GoalRun, TheBlocksACPUsPageListKeptArePutBackOnTheFreeLists) {
   EXPECT_EQ(o.blocks_after, 600u);
   EXPECT_EQ(f.nodes[0].percpu, 0u);
   EXPECT_EQ(f.nodes[0].compactions, 0u) << "the blocks were free: nothing to compact";
-  EXPECT_NE(o.detail.find("200 of them came back from a CPU's page list after 7 writes of vm.stat_refresh"),
+  EXPECT_NE(o.detail.find("200 freed blocks came back from a CPU's page list after 7 writes of vm.stat_refresh"),
             std::string::npos)
       << o.detail;
 }

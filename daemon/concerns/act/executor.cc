@@ -351,7 +351,7 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
   if (!grow && (grow.error().err == ECANCELED || grow.error().err == ETIMEDOUT)) {
     o.result = grow.error().err == ECANCELED ? "abandoned" : "cut";
     o.detail = grow.error().message + "; " + name + " held " + std::to_string(held) + " pages, put back to " +
-               std::to_string(p0);
+               std::to_string(p0) + drained;
     return;
   }
   if (!grow) return fail(grow.error().message);
@@ -362,7 +362,7 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
                     "to %llu",
                     name.c_str(), static_cast<unsigned long long>(held), static_cast<unsigned long long>(take),
                     static_cast<unsigned long long>(r.goal_blocks), static_cast<unsigned long long>(stalls_seen),
-                    order, static_cast<unsigned long long>(p0));
+                    order, static_cast<unsigned long long>(p0)) + drained;
     return;
   }
   o.detail = strf("%s held %llu of %llu pages for the goal of %llu free blocks, then freed them",
@@ -378,7 +378,7 @@ std::string ActionExecutor::drain_released(int node, unsigned order, uint64_t he
   if (d && d->writes == 0) return {};
   o.steps.push_back({"drain", node, 0, now_ns(CLOCK_MONOTONIC) - t0});
   if (!d) return "; the per-CPU page lists were not drained: " + d.error().message;
-  return strf("; %llu of them came back from a CPU's page list after %u writes of vm.stat_refresh",
+  return strf("; %llu freed blocks came back from a CPU's page list after %u writes of vm.stat_refresh",
               static_cast<unsigned long long>(d->after > d->before ? d->after - d->before : 0), d->writes);
 }
 
