@@ -74,22 +74,12 @@ class Actuator {
   // vm.drop_caches = 1: clean page cache only.
   virtual Result<void> drop_caches() = 0;
 
-  // Puts the blocks that per-CPU page lists hold back on the buddy free lists, until `node` has
-  // `blocks` free blocks of `order`. A freed 2 MiB page goes to the freeing CPU's list first, and
-  // since Linux 6.7 a list that frees much grows to hold hundreds of them (its "high" tunes itself
-  // up to pcp high_max): /proc/buddyinfo does not count them, they do not merge, and only that CPU
-  // allocates from them, for the seconds the list takes to shrink back. Each write of
-  // vm.stat_refresh makes every CPU shrink its list a step (decay_pcp_high); the writes stop once
-  // the node has the blocks, when three in a row bring none back, or after kMaxDrainWrites. Returns
-  // the writes made and the node's free blocks before and after them. The default makes none.
-  static constexpr unsigned kMaxDrainWrites = 64;
-  struct Drained {
-    unsigned writes = 0;
-    uint64_t before = 0, after = 0;
-  };
-  virtual Result<Drained> drain_percpu_lists(int /*node*/, unsigned /*order*/, uint64_t /*blocks*/) {
-    return Drained{};
-  }
+  // One write of vm.stat_refresh: every CPU shrinks its per-CPU page lists a step
+  // (decay_pcp_high). A freed 2 MiB page goes to the freeing CPU's list first, and since Linux
+  // 6.7 a list that frees much grows to hold hundreds of them (its "high" tunes itself up to pcp
+  // high_max): /proc/buddyinfo does not count them, they do not merge, and only that CPU
+  // allocates from them, for the seconds the list takes to shrink back.
+  virtual Result<void> refresh_vm_stats() = 0;
 
   // True once fragd is exiting: a multi-step action stops at its next step.
   virtual bool stop_requested() = 0;

@@ -14,7 +14,7 @@
 //    each allocated page.
 //  - drop_caches turns cache_blocks of page cache into compactable blocks.
 //  - a pool shrink leaves up to percpu_keep of the blocks it frees on a CPU's page list (not
-//    free blocks until drain_percpu_lists brings back percpu_step a write).
+//    free blocks until refresh_vm_stats brings back percpu_step a write).
 //  - any operation can fail with an errno, once, n times or until cleared.
 // Time-free: the replay harness in engine_test.cc gives it a clock.
 #pragma once
@@ -70,7 +70,7 @@ class FakeActuator : public Actuator {
   // letting `after` calls succeed.
   // ops: compact, read_proactiveness, write_proactiveness, read_defrag_mode, write_defrag_mode, read_pool,
   // write_pool, grow_pool, mem_available, spare_memory, free_blocks, node_score, drop_caches,
-  // drain_percpu_lists.
+  // refresh_vm_stats.
   void fail(const std::string& op, int err, int times = -1, int after = 0) {
     if (err == 0) failures_.erase(op);
     else failures_[op] = {err, times, after};
@@ -260,22 +260,18 @@ class FakeActuator : public Actuator {
     }
     return {};
   }
-  Result<Drained> drain_percpu_lists(int node, unsigned order, uint64_t blocks) override {
-    calls.push_back("drain " + std::to_string(node) + " " + std::to_string(order) + " " + std::to_string(blocks));
-    if (auto e = failing("drain_percpu_lists", "write /proc/sys/vm/stat_refresh")) return *e;
-    Node& n = nodes.at(node);
-    Drained d{0, n.blocks9, n.blocks9};
-    for (unsigned idle = 0; d.after < blocks && idle < 3 && d.writes < kMaxDrainWrites; ++d.writes) {
+  // Each write brings back percpu_step of every node's blocks on a CPU's page list.
+  Result<void> refresh_vm_stats() override {
+    calls.push_back("refresh_vm_stats");
+    if (auto e = failing("refresh_vm_stats", "write /proc/sys/vm/stat_refresh")) return *e;
+    for (auto& [id, n] : nodes) {
       const uint64_t back = std::min(percpu_step, n.percpu);
       n.percpu -= back;
       n.blocks9 += back;
       n.max_blocks9 += back;
       n.free_pages += back * kBlockPages;
-      idle = back ? 0 : idle + 1;
-      d.after = n.blocks9;
     }
-    (void)order;
-    return d;
+    return {};
   }
   bool stop_requested() override {
     if (stop_after < 0) return false;

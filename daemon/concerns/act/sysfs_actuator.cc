@@ -264,21 +264,10 @@ Result<void> SysfsActuator::drop_caches() {
   return write_value(proc_ + "/sys/vm/drop_caches", "/proc/sys/vm/drop_caches", "1", true);
 }
 
-// Each write runs a vmstat refresh on every CPU, which shrinks its page lists a step: a few ms
-// on this project's VM. In the calling thread: the kernel answers at once.
-Result<Actuator::Drained> SysfsActuator::drain_percpu_lists(int node, unsigned order, uint64_t blocks) {
-  auto have = free_blocks(node, order);
-  if (!have) return have.error();
-  Drained d{0, *have, *have};
-  for (unsigned idle = 0; d.after < blocks && idle < 3 && d.writes < kMaxDrainWrites && !stop_requested();) {
-    if (auto w = write_value(proc_ + "/sys/vm/stat_refresh", "/proc/sys/vm/stat_refresh", "1"); !w) return w.error();
-    d.writes++;
-    auto now = free_blocks(node, order);
-    if (!now) return now.error();
-    idle = *now > d.after ? 0 : idle + 1;
-    d.after = *now;
-  }
-  return d;
+// A vmstat refresh on every CPU: a few ms on this project's VM. In the calling thread: the
+// kernel answers at once.
+Result<void> SysfsActuator::refresh_vm_stats() {
+  return write_value(proc_ + "/sys/vm/stat_refresh", "/proc/sys/vm/stat_refresh", "1");
 }
 
 }  // namespace fragd

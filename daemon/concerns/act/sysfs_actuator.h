@@ -82,7 +82,7 @@ class SysfsActuator : public Actuator {
   Result<uint64_t> free_blocks(int node, unsigned order) override;
   Result<unsigned> node_score(int node) override;
   Result<void> drop_caches() override;  // in a child, killable
-  Result<Drained> drain_percpu_lists(int node, unsigned order, uint64_t blocks) override;
+  Result<void> refresh_vm_stats() override;
   bool stop_requested() override { return stop_.load(); }
   std::string tree_root(const std::string& canonical_file) const override;
 

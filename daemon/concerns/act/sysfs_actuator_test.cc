@@ -292,36 +292,21 @@ TEST(SysfsCompact, ACompactionUntilBlocksStopsOnceTheyExist) {
   EXPECT_TRUE(a.write_errors().empty());
 }
 
-// The per-CPU lists' drain writes vm.stat_refresh while the blocks are missing, and stops after
-// three writes that bring none back (this buddyinfo never changes); none when they are there.
-TEST(SysfsDrain, WritesStatRefreshUntilTheBlocksAreThereOrThreeWritesBringNone) {
+// One vmstat refresh: "1" written to vm.stat_refresh; a refused write fails it and is counted.
+TEST(SysfsRefresh, WritesStatRefreshAndCountsARefusal) {
   TempDir proc, sys;
-  proc.write("buddyinfo", "Node 0, zone   Normal      0      0      0      0      0      0      0      0      0 "
-                          "10      0\n");
   proc.write("sys/vm/stat_refresh", "");
   SysfsActuator a(proc.path(), sys.path());
-  auto none = a.drain_percpu_lists(0, 9, 10);
-  ASSERT_TRUE(none) << none.error().message;
-  EXPECT_EQ(none->writes, 0u);
-  EXPECT_EQ(read_all(proc.path() + "/sys/vm/stat_refresh"), "") << "written with the blocks there";
-  auto d = a.drain_percpu_lists(0, 9, 40);
-  ASSERT_TRUE(d) << d.error().message;
-  EXPECT_EQ(d->writes, 3u);
-  EXPECT_EQ(d->before, 10u);
-  EXPECT_EQ(d->after, 10u);
+  ASSERT_TRUE(a.refresh_vm_stats());
   EXPECT_EQ(read_all(proc.path() + "/sys/vm/stat_refresh"), "1");
-}
-
-TEST(SysfsDrain, ARefusedWriteFailsTheDrainAndIsCounted) {
-  TempDir proc, sys;
-  proc.write("buddyinfo", "Node 0, zone   Normal      0      0      0      0      0      0      0      0      0 "
-                          "10      0\n");
-  proc.write("sys/vm/stat_refresh/x", "");  // a directory: the write fails
-  SysfsActuator a(proc.path(), sys.path());
-  auto d = a.drain_percpu_lists(0, 9, 40);
-  ASSERT_FALSE(d);
-  EXPECT_NE(d.error().message.find("stat_refresh"), std::string::npos) << d.error().message;
-  EXPECT_EQ(a.write_errors().size(), 1u);
+  EXPECT_TRUE(a.write_errors().empty());
+  TempDir proc2;
+  proc2.write("sys/vm/stat_refresh/x", "");  // a directory: the write fails
+  SysfsActuator b(proc2.path(), sys.path());
+  auto r = b.refresh_vm_stats();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("stat_refresh"), std::string::npos) << r.error().message;
+  EXPECT_EQ(b.write_errors().size(), 1u);
 }
 
 }  // namespace
