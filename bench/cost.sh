@@ -67,15 +67,17 @@ meta anon_mib="$ANON" file_mib="$FILE_MIB" period="$PERIOD"
 meta load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta possible_cpus "$(cat /sys/devices/system/cpu/possible)"
 
-# wait_quiet_host: returns once the kernel's count of free pages (/proc/vmstat nr_free_pages)
-# moved by less than QUIET_PAGES over QUIET_WINDOW s, or after QUIET_MAX s; prints the seconds
-# waited and the last window's move. After a churn the free lists keep growing for minutes
-# while pgfree barely moves and no reclaim counter of /proc/vmstat does: here a DAMON pageout
-# scheme (kdamond) reclaiming the churn's cold page cache, which the run records.
+# wait_quiet_host: returns once, over QUIET_WINDOW s, the kernel's count of free pages (/proc/vmstat
+# nr_free_pages) moved by less than QUIET_PAGES and DAMON's pageout schemes reclaimed less than
+# QUIET_PAGES pages (damon_paged_out, where there are such schemes), or after QUIET_MAX s; prints
+# the seconds waited, the last window's move of nr_free_pages and the MiB DAMON paged out in it
+# ("-" without DAMON). After a churn the free lists keep growing for minutes while pgfree barely
+# moves and no reclaim counter of /proc/vmstat does: here a DAMON pageout scheme (kdamond)
+# reclaiming cold page cache, which makes fragd's scanner read the blocks it frees.
 QUIET_WINDOW=$(q 30 10)
-QUIET_MAX=$(q 300 60)
+QUIET_MAX=$(q 600 60)
 QUIET_PAGES=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) / 4 / 1000)) # 0.1% of memory
-meta quiet_window="$QUIET_WINDOW" quiet_max="$QUIET_MAX" quiet_pages="$QUIET_PAGES"
+meta quiet_window="$QUIET_WINDOW" quiet_max="$QUIET_MAX" quiet_pages="$QUIET_PAGES" quiet_damon=1
 # damon_paged_out: bytes the running DAMON schemes with action pageout have reclaimed since they
 # started (their sz_applied, refreshed by update_schemes_stats), "-" without DAMON's sysfs or such
 # a scheme. A platform that hands cold memory back to its host may run one: it frees page cache
@@ -95,17 +97,26 @@ damon_paged_out() {
 	((found)) && echo "$n" || echo -
 }
 wait_quiet_host() {
-	local t0=$SECONDS a b d
+	local t0=$SECONDS a b d pa pb dp still
 	a=$(vmstat nr_free_pages)
+	pa=$(damon_paged_out)
 	while :; do
 		sleep "$QUIET_WINDOW"
 		b=$(vmstat nr_free_pages)
-		d=$((b - a))
-		if ((d < QUIET_PAGES && -d < QUIET_PAGES)) || ((SECONDS - t0 >= QUIET_MAX)); then
-			echo "$((SECONDS - t0)) $d"
+		pb=$(damon_paged_out)
+		d=$((b - a)) still=1
+		((d < QUIET_PAGES && -d < QUIET_PAGES)) || still=0
+		if [[ $pa == - || $pb == - ]]; then
+			dp=-
+		else
+			dp=$(((pb - pa) / 4096))
+			((dp < QUIET_PAGES)) || still=0
+		fi
+		if ((still || SECONDS - t0 >= QUIET_MAX)); then
+			echo "$((SECONDS - t0)) $d $([[ $dp == - ]] && echo - || echo $((dp * 4096 / 1048576)))"
 			return
 		fi
-		a=$b
+		a=$b pa=$pb
 	done
 }
 
@@ -115,10 +126,10 @@ run_arm() {
 	mkdir -p "$dir"
 	printf 'arm=%s\nload_start=%s\n' "$arm" "$(cut -d' ' -f1-3 /proc/loadavg)" >"$dir/run.env"
 	if [[ $arm == quiet ]]; then
-		local waited moved
-		read -r waited moved <<<"$(wait_quiet_host)"
-		printf 'quiet_wait_s=%s\nquiet_free_pages_moved=%s\n' "$waited" "$moved" >>"$dir/run.env"
-		log "$name: host quiet after $waited s (nr_free_pages moved $moved in the last $QUIET_WINDOW s)"
+		local waited moved paged
+		read -r waited moved paged <<<"$(wait_quiet_host)"
+		printf 'quiet_wait_s=%s\nquiet_free_pages_moved=%s\nquiet_damon_paged_out_mib=%s\n' "$waited" "$moved" "$paged" >>"$dir/run.env"
+		log "$name: host quiet after $waited s (in the last $QUIET_WINDOW s nr_free_pages moved $moved, DAMON paged out $paged MiB)"
 	fi
 	if [[ $arm == busy ]]; then
 		"$PY" bench/cost_churn.py --dir "$dir" --anon-mib "$ANON" --file-mib "$FILE_MIB" --period "$PERIOD" \

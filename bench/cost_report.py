@@ -60,7 +60,8 @@ def damon_cell(env):
 def wait_cell(env):
     if "quiet_wait_s" not in env:
         return "-"
-    return f"{env['quiet_wait_s']} ({env['quiet_free_pages_moved']})"
+    paged = env.get("quiet_damon_paged_out_mib", "-")
+    return f"{env['quiet_wait_s']} ({env['quiet_free_pages_moved']}" + ("" if paged == "-" else f"; {paged} MiB") + ")"
 
 
 def run_figures(d):
@@ -187,7 +188,10 @@ def main():
         "thread (/proc/PID/task/TID/stat) are read at the start and at the end. "
         + (f"A quiet run starts once the host is quiet by the kernel's count: /proc/vmstat nr_free_pages moved "
            f"by less than {m['quiet_pages']} pages (0.1% of memory) over {m['quiet_window']} s (waited for at most "
-           f"{m['quiet_max']} s; after a busy run the free lists keep growing for minutes while pgfree barely moves). "
+           f"{m['quiet_max']} s; after a busy run the free lists keep growing for minutes while pgfree barely moves)"
+           + (", and DAMON's pageout schemes reclaimed less than as many pages over the same window "
+              "(their sz_applied, where a platform runs such schemes: the pages they free make the scanner read "
+              "the blocks again). " if m.get("quiet_damon") == "1" else ". ")
            if "quiet_pages" in m else "")
         + "Busy: from before fragd starts "
         f"until it stops, `bench/cost_churn.py` churns memory: every {m['period']} s it maps {m['anon_mib']} MiB "
@@ -227,8 +231,8 @@ def main():
         "<details><summary>each run</summary>",
         "",
         "| run | arm | seconds | CPU ticks (1/%s s) | %% of a core | main | scanner | HTTP | other | rounds ok | "
-        "unchanged | memory changes (zones) | quiet wait s (free pages moved) | blocks (sample) | blocks (full) | scrapes ok | churn cycles (median s) | host busy | load at start → end |"
-        % figs["quiet"][0]["clk"],
+        "unchanged | memory changes (zones) | quiet wait s (free pages moved%s) | blocks (sample) | blocks (full) | scrapes ok | churn cycles (median s) | host busy | load at start → end |"
+        % (figs["quiet"][0]["clk"], "; MiB DAMON paged out" if m.get("quiet_damon") == "1" else ""),
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     order = [(arm, r, figs[arm][r]) for r in range(runs) for arm in ("quiet", "busy")]
