@@ -474,7 +474,8 @@ const std::vector<Key>& config_keys() {
               "writes again while it makes progress (the kernel compacts for each page a write asks for); only after "
               "a write that added nothing does it compact, node by node, until the pages the pool lacks exist as "
               "free blocks, and try again (it stops after two attempts in a row without progress), never beyond "
-              "`count`, never below the guard, and shrinks the pool when `count` is lowered"},
+              "`count`, never below the guard, and shrinks the pool when `count` is lowered (then puts back on "
+              "the free lists the freed pages a CPU's page list kept, as after a goal's pool: step `drain`)"},
       {.path = "hugepages.pools[i].size", .type = PageSize, .table = kPolicy, .required = true,
        .doc = "a page size the kernel offers: `2MB`, `1GB` (also `2M`, `2MiB`, `2048kB`, `1G`, `1GiB`)"},
       {.path = "hugepages.pools[i].node", .type = Node, .table = kPolicy, .def = "all",

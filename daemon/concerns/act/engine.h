@@ -155,8 +155,8 @@ uint64_t action_budget_ns(uint64_t cpu_budget_ns, uint64_t used_ns, bool manual)
 
 // One step of a multi-step action, in order: a pool write ("grow", "shrink",
 // "release": a temporary pool freed), a node compaction ("compact"),
-// "drop_caches" or "drain" (the freed temporary pool's blocks a CPU's page list
-// kept, put back on the free lists: Actuator::refresh_vm_stats).
+// "drop_caches" or "drain" (the blocks of a freed temporary pool or a shrunk pool that a
+// CPU's page list kept, put back on the free lists: drain_page_lists in pool.h).
 struct ActionStep {
   std::string step;
   int node = -1;             // compact: the node; a pool write: the pool's node (< 0: global)

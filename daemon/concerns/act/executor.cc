@@ -248,8 +248,6 @@ void ActionExecutor::measure_after(int node, unsigned order, ActionOutcome& o) {
 
 // Pool writes one goal-sized compaction makes at most (each only while the one before added pages).
 constexpr unsigned kGoalWrites = 4;
-// vm.stat_refresh writes after a goal's pool is freed, at the most (drain_released).
-constexpr unsigned kMaxDrainWrites = 64;
 // Other processes' stalls a goal's pool gives way to, at the least.
 constexpr uint64_t kGiveWayStalls = 4;
 
@@ -345,7 +343,8 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
   if (back && after && *after <= p0) {
     if (hooks_.forget) hooks_.forget(file);
   }
-  const std::string drained = back ? drain_released(r.node, order, held, o) : std::string();
+  // Its blocks a CPU's page list kept, put back on the free lists.
+  const std::string drained = back && held > 0 ? drain_page_lists(act_, r.node, order, held, o.steps).text() : "";
   measure_after(r.node, order, o);
 
   if (!back) return fail(name + " held " + std::to_string(held) + " pages and could not be put back to " +
@@ -371,35 +370,6 @@ void ActionExecutor::compact_to_goal(const ActionRequest& r, const Policy& p, Ac
                   name.c_str(), static_cast<unsigned long long>(held), static_cast<unsigned long long>(take),
                   static_cast<unsigned long long>(r.goal_blocks)) + drained;
   compact_missing(r, p, held, take, o);
-}
-
-// Writes vm.stat_refresh until the node has the `held` blocks the pool freed, three writes in a
-// row bring none back (the lists' floor, high_min, stays), or kMaxDrainWrites.
-std::string ActionExecutor::drain_released(int node, unsigned order, uint64_t held, ActionOutcome& o) {
-  if (held == 0) return {};
-  const uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-  auto before = act_.free_blocks(node, order);
-  if (before && *before >= held) return {};
-  uint64_t have = before ? *before : 0;
-  unsigned writes = 0;
-  std::string error = before ? "" : before.error().message;
-  for (unsigned idle = 0; error.empty() && have < held && idle < 3 && writes < kMaxDrainWrites;) {
-    if (act_.stop_requested()) break;
-    auto w = act_.refresh_vm_stats();
-    auto now = w ? act_.free_blocks(node, order) : Result<uint64_t>(w.error());
-    if (!now) {
-      error = now.error().message;
-      break;
-    }
-    ++writes;
-    idle = *now > have ? 0 : idle + 1;
-    have = *now;
-  }
-  if (writes == 0 && error.empty()) return {};
-  o.steps.push_back({"drain", node, 0, now_ns(CLOCK_MONOTONIC) - t0});
-  if (!error.empty()) return "; the per-CPU page lists were not drained: " + error;
-  return strf("; %llu freed blocks came back from a CPU's page list after %u writes of vm.stat_refresh",
-              static_cast<unsigned long long>(have > *before ? have - *before : 0), writes);
 }
 
 void ActionExecutor::compact_missing(const ActionRequest& r, const Policy& p, uint64_t held, uint64_t take,

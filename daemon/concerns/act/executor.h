@@ -66,9 +66,6 @@ class ActionExecutor {
   uint64_t migrated() const { return hooks_.pages_migrated ? hooks_.pages_migrated() : 0; }
   // Compact with method pool and a goal: the temporary pool (engine.h).
   void compact_to_goal(const ActionRequest& r, const Policy& p, ActionOutcome& o);
-  // After a goal's pool was freed: its blocks a CPU's page list kept, put back on the free lists
-  // (Actuator::refresh_vm_stats); what the outcome's detail says of it ("" when none was kept).
-  std::string drain_released(int node, unsigned order, uint64_t held, ActionOutcome& o);
   // After a goal's pool held fewer than the goal: the node compacted until the missing blocks exist.
   void compact_missing(const ActionRequest& r, const Policy& p, uint64_t held, uint64_t take, ActionOutcome& o);
   // The node's score and free blocks of `order` after an action, into `o`.

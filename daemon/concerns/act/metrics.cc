@@ -60,7 +60,7 @@ void act_metrics(const ActStats& act, const SeriesPlan& plan, Families& out) {
                       "Steps of fragd's pool actions and goal-sized compactions, by step: grow (a pool write that "
                       "may compact, in a fragd process), release (a temporary pool freed), shrink, compact (a "
                       "whole-node compaction after a write that added nothing), drop_caches, drain (the blocks of a "
-                      "temporary pool that a CPU's page list kept put back on the free lists).",
+                      "freed or shrunk pool that a CPU's page list kept put back on the free lists).",
                       MetricType::Counter);
   for (const char* k : {"grow", "release", "shrink", "compact", "drop_caches", "drain"}) {
     auto it = act.steps.find(k);

@@ -33,6 +33,41 @@ std::string u(uint64_t v) { return std::to_string(v); }
 
 }  // namespace
 
+// vm.stat_refresh writes one drain makes at the most.
+constexpr unsigned kMaxDrainWrites = 64;
+
+PageListDrain drain_page_lists(Actuator& a, int node, unsigned order, uint64_t want, std::vector<ActionStep>& steps) {
+  PageListDrain d;
+  const uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+  auto before = a.free_blocks(node, order);
+  if (!before) {
+    d.error = before.error().message;
+    return d;
+  }
+  uint64_t have = *before;
+  for (unsigned idle = 0; have < want && idle < 3 && d.writes < kMaxDrainWrites && !a.stop_requested();) {
+    auto w = a.refresh_vm_stats();
+    auto now = w ? a.free_blocks(node, order) : Result<uint64_t>(w.error());
+    if (!now) {
+      d.error = now.error().message;
+      break;
+    }
+    ++d.writes;
+    idle = *now > have ? 0 : idle + 1;
+    have = *now;
+  }
+  d.came_back = have > *before ? have - *before : 0;
+  if (d.writes > 0 || !d.error.empty()) steps.push_back({"drain", node, 0, now_ns(CLOCK_MONOTONIC) - t0});
+  return d;
+}
+
+std::string PageListDrain::text() const {
+  if (!error.empty()) return "; the per-CPU page lists were not drained: " + error;
+  if (writes == 0) return {};
+  return "; " + u(came_back) + " freed blocks came back from a CPU's page list after " + std::to_string(writes) +
+         " writes of vm.stat_refresh";
+}
+
 Result<GuardRoom> guard_room(Actuator& a, int node, uint64_t size_kib, uint64_t guard_kib) {
   auto pages = [&](uint64_t kib) { return size_kib == 0 || kib <= guard_kib ? 0 : (kib - guard_kib) / size_kib; };
   auto host = a.mem_available_kib();
@@ -82,7 +117,9 @@ class Resize {
 uint64_t mono() { return now_ns(CLOCK_MONOTONIC); }
 
 PoolOutcome Resize::shrink(uint64_t current) {
+  const unsigned order = order_of(r_.size_kib, r_.page_kib);
   const uint64_t t0 = mono();
+  auto free0 = a_.free_blocks(r_.node, order);
   auto w = a_.write_pool(r_.node, r_.size_kib, r_.target);
   out_.attempts = 1;
   if (!w) return fail(w.error());
@@ -90,9 +127,14 @@ PoolOutcome Resize::shrink(uint64_t current) {
   if (!back) return fail(back.error());
   out_.steps.push_back({"shrink", r_.node, *back, mono() - t0});
   out_.after = *back;
-  if (*back <= r_.target) return finish("ok", name_ + " shrunk from " + u(current) + " to " + u(*back));
+  // Each freed page is a free block of its order, unless a CPU's page list kept it: the next
+  // allocation of that order on another CPU would stall for it.
+  std::string drained;
+  if (*back < current && !free0) drained = PageListDrain{0, 0, free0.error().message}.text();
+  else if (*back < current) drained = drain_page_lists(a_, r_.node, order, *free0 + (current - *back), out_.steps).text();
+  if (*back <= r_.target) return finish("ok", name_ + " shrunk from " + u(current) + " to " + u(*back) + drained);
   return finish("short", name_ + " shrunk only to " + u(*back) + " of target " + u(r_.target) +
-                             ": pages in use stay in the pool until their users free them");
+                             ": pages in use stay in the pool until their users free them" + drained);
 }
 
 std::optional<PoolOutcome> Resize::compact_lacking(uint64_t lacking) {

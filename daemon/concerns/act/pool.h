@@ -40,6 +40,20 @@ struct PoolOutcome {
   std::vector<ActionStep> steps;
 };
 
+// The blocks freed pool pages went back as, that a CPU's per-CPU page list kept instead of the
+// free lists (Actuator::refresh_vm_stats): vm.stat_refresh is written until `node` (< 0: every
+// node) has `want` free blocks of `order`, three writes in a row bring none back (the lists'
+// floor, high_min, stays), 64 writes were made or fragd stops. Nothing is written when the
+// node has them already; the writes together are one "drain" step in `steps`.
+struct PageListDrain {
+  unsigned writes = 0;
+  uint64_t came_back = 0;  // free blocks the writes brought back
+  std::string error;       // a refused write or an unreadable /proc/buddyinfo
+  // What an outcome's detail appends: "" when nothing was written.
+  std::string text() const;
+};
+PageListDrain drain_page_lists(Actuator& a, int node, unsigned order, uint64_t want, std::vector<ActionStep>& steps);
+
 // Grow, with the least work (a pool write makes each page the way an
 // allocation does: from a free block, or by direct compaction in the writing
 // process until one block is free, which migrates about what the page needs):
@@ -57,7 +71,8 @@ struct PoolOutcome {
 //     nothing left to try -> short. At most 16 attempts.
 // Every write, compaction and cache drop is a step (in order) of the outcome.
 // Shrink (current > target): write target, read back (the kernel keeps pages
-// in use as surplus): ok when read back <= target... else short.
+// in use as surplus): ok when read back <= target... else short. The freed pages then are
+// free blocks of their order, drain_page_lists putting back what a CPU's page list kept.
 PoolOutcome resize_pool(Actuator& a, const PoolRequest& r);
 
 // Pages of `size_kib` a pool on `node` may still take: the host's MemAvailable above guard_kib,

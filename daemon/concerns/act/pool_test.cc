@@ -296,6 +296,74 @@ TEST(PoolShrink, WritesTheTarget) {
   EXPECT_EQ(o.attempts, 1u);
   EXPECT_EQ(f.count_calls("compact"), 0u);
   EXPECT_EQ(f.count_calls("mem_available"), 0u);  // a shrink needs no guard
+  EXPECT_EQ(f.count_calls("refresh_vm_stats"), 0u) << "every freed block is on the free lists: no drain";
+  ASSERT_EQ(o.steps.size(), 1u);
+  EXPECT_EQ(o.steps[0].step, "shrink");
+  EXPECT_EQ(o.detail.find("page list"), std::string::npos) << o.detail;
+}
+
+TEST(PoolShrink, TheBlocksACPUsPageListKeptArePutBackOnTheFreeLists) {
+  FakeActuator f;
+  f.set_node(0, kFree, 50, 5);
+  const uint64_t free0 = f.nodes[0].blocks9;
+  f.nodes[0].pool[k2M] = 100;
+  f.percpu_keep = 45;  // of the 60 pages freed, 45 stay on a CPU's list; a write brings back 30
+  const PoolOutcome o = resize_pool(f, grow_request(0, 40));
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  ASSERT_EQ(o.steps.size(), 2u);
+  EXPECT_EQ(o.steps[0].step, "shrink");
+  EXPECT_EQ(o.steps[1].step, "drain");
+  EXPECT_EQ(f.count_calls("refresh_vm_stats"), 2u);
+  EXPECT_EQ(f.nodes[0].percpu, 0u);
+  EXPECT_EQ(f.nodes[0].blocks9, free0 + 60) << "every freed page a free block of its order";
+  EXPECT_NE(o.detail.find("shrunk from 100 to 40; 45 freed blocks came back from a CPU's page list after 2 writes "
+                          "of vm.stat_refresh"),
+            std::string::npos)
+      << o.detail;
+}
+
+TEST(PoolShrink, AGlobalPoolsDrainCountsEveryNode) {
+  FakeActuator f;
+  f.set_node(0, kFree, 50, 5);
+  f.set_node(1, kFree, 50, 5);
+  f.nodes[0].pool[k2M] = 50;
+  f.nodes[1].pool[k2M] = 50;
+  f.percpu_keep = 20;  // each node's list keeps 20 of its freed blocks
+  const PoolOutcome o = resize_pool(f, grow_request(-1, 0));
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  EXPECT_EQ(f.count_calls("free_blocks -1 9"), 3u) << "before the shrink, after it and after the drain's write";
+  EXPECT_EQ(f.count_calls("refresh_vm_stats"), 1u);
+  EXPECT_EQ(f.nodes[0].percpu + f.nodes[1].percpu, 0u);
+  EXPECT_NE(o.detail.find("40 freed blocks came back"), std::string::npos) << o.detail;
+}
+
+TEST(PoolShrink, ADrainItCannotMakeIsSaidAndTheShrinkStands) {
+  for (const char* op : {"refresh_vm_stats", "free_blocks"}) {
+    FakeActuator f;
+    f.set_node(0, kFree, 50, 5);
+    f.nodes[0].pool[k2M] = 100;
+    f.percpu_keep = 45;
+    f.fail(op, EROFS);
+    const PoolOutcome o = resize_pool(f, grow_request(0, 40));
+    EXPECT_EQ(o.result, "ok") << op << ": " << o.detail;
+    EXPECT_EQ(o.after, 40u) << op;
+    EXPECT_NE(o.detail.find("shrunk from 100 to 40; the per-CPU page lists were not drained: "), std::string::npos)
+        << op << ": " << o.detail;
+    EXPECT_NE(o.detail.find("Read-only file system"), std::string::npos) << op << ": " << o.detail;
+  }
+}
+
+TEST(PoolShrink, TheDrainStopsAfterThreeWritesThatBringNoBlockBack) {
+  FakeActuator f;
+  f.set_node(0, kFree, 50, 5);
+  f.nodes[0].pool[k2M] = 100;
+  f.percpu_keep = 45;
+  f.percpu_step = 0;  // the lists' floor: nothing comes back
+  const PoolOutcome o = resize_pool(f, grow_request(0, 40));
+  EXPECT_EQ(o.result, "ok") << o.detail;
+  EXPECT_EQ(f.count_calls("refresh_vm_stats"), 3u);
+  EXPECT_NE(o.detail.find("0 freed blocks came back from a CPU's page list after 3 writes"), std::string::npos)
+      << o.detail;
 }
 
 TEST(PoolShrink, PagesInUseLeaveItShort) {
@@ -307,6 +375,20 @@ TEST(PoolShrink, PagesInUseLeaveItShort) {
   EXPECT_EQ(o.result, "short");
   EXPECT_EQ(o.after, 60u);
   EXPECT_NE(o.detail.find("in use"), std::string::npos) << o.detail;
+  EXPECT_EQ(f.count_calls("refresh_vm_stats"), 0u) << "the 40 freed blocks are free: no drain";
+}
+
+TEST(PoolShrink, NoPageFreedNoDrainAsked) {
+  FakeActuator f;
+  f.set_node(0, kFree, 50, 5);
+  f.nodes[0].pool[k2M] = 100;
+  f.nodes[0].in_use[k2M] = 100;
+  f.percpu_keep = 45;
+  f.fail("free_blocks", EIO);
+  const PoolOutcome o = resize_pool(f, grow_request(0, 40));
+  EXPECT_EQ(o.result, "short");
+  EXPECT_EQ(f.count_calls("refresh_vm_stats"), 0u);
+  EXPECT_EQ(o.detail.find("page list"), std::string::npos) << "nothing was freed to drain: " << o.detail;
 }
 
 TEST(PoolErrors, AWriteErrorEndsWithItsMessage) {
