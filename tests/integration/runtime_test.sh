@@ -503,6 +503,11 @@ pool 8 8 --node 0
 [ "$(cat $NODE_HP)" -eq 8 ] || fail "act: node0's 2 MiB pool is $(cat $NODE_HP), want 8"
 pool 16 16
 pool 0 0
+# /proc/sys is read-only in the pod: the shrink's drain of the CPUs' page lists is unavailable, said
+# in the outcome, and not a refused write (the check below).
+grep -q 'the per-CPU page lists were not drained: /proc/sys/vm/stat_refresh is read-only for fragd' "$WORK/act/pool.out" ||
+  grep -q 'global 2048 kB pool shrunk from 16 to 0$' "$WORK/act/pool.out" ||
+  fail "act: the shrink's outcome neither drained nor says the page lists' drain is read-only: $(cat "$WORK/act/pool.out")"
 scrape >"$WORK/act/after.prom" || fail "act: /metrics stopped answering"
 errors=$(metric "$WORK/act/after.prom" fragd_kernel_write_errors_total)
 [ "$errors" -eq 0 ] || fail "act: fragd counts $errors refused kernel writes: $(grep '^fragd_kernel_write_errors_total' "$WORK/act/after.prom")"

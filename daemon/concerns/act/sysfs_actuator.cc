@@ -265,9 +265,15 @@ Result<void> SysfsActuator::drop_caches() {
 }
 
 // A vmstat refresh on every CPU: a few ms on this project's VM. In the calling thread: the
-// kernel answers at once.
+// kernel answers at once. The drain is fragd's own step, not one the policy asks for: where
+// /proc/sys is mounted read-only (a container's, as the DaemonSet's act overlay keeps it; said at
+// start, read_only_paths) it is unavailable by design, and not written or counted as refused.
 Result<void> SysfsActuator::refresh_vm_stats() {
-  return write_value(proc_ + "/sys/vm/stat_refresh", "/proc/sys/vm/stat_refresh", "1");
+  const std::string path = proc_ + "/sys/vm/stat_refresh";
+  struct statvfs st;
+  if (statvfs(path.c_str(), &st) == 0 && (st.f_flag & ST_RDONLY))
+    return make_error("/proc/sys/vm/stat_refresh is read-only for fragd: " + read_only_fix("it"), EROFS);
+  return write_value(path, "/proc/sys/vm/stat_refresh", "1");
 }
 
 }  // namespace fragd
