@@ -65,7 +65,7 @@ std::string PageListDrain::text() const {
   if (!error.empty()) return "; the per-CPU page lists were not drained: " + error;
   if (writes == 0) return {};
   return "; " + u(came_back) + " freed blocks came back from a CPU's page list after " + std::to_string(writes) +
-         " writes of vm.stat_refresh";
+         (writes == 1 ? " write" : " writes") + " of vm.stat_refresh";
 }
 
 Result<GuardRoom> guard_room(Actuator& a, int node, uint64_t size_kib, uint64_t guard_kib) {
