@@ -341,6 +341,14 @@ TEST_F(GoalRun, WritesAgainWhileAWriteAddsPages) {
   EXPECT_EQ(o.blocks_after, 600u);
 }
 
+// One node compaction, stopped once node 0 had the goal's 600 free blocks: not the whole node.
+void expect_compacted_until_goal(const FakeActuator& fa, const ActionOutcome& o) {
+  EXPECT_EQ(fa.nodes.at(0).compactions, 1u);
+  EXPECT_EQ(fa.count_calls("compact 0 until 600"), 1u) << "a node compaction stopped at the goal, not the whole node";
+  EXPECT_GE(o.blocks_after, 600u);
+  EXPECT_LT(o.blocks_after, fa.nodes.at(0).max_blocks9) << "compacted past the goal";
+}
+
 TEST_F(GoalRun, WhenDirectCompactionMakesNoBlockTheNodeIsCompactedUntilTheGoal) {
   f.set_node(0, 1024000, 95, 10);  // 100 free blocks; direct compaction deferred: makes none
   const ActionOutcome o = exec.run(req(600), policy());
@@ -350,10 +358,7 @@ TEST_F(GoalRun, WhenDirectCompactionMakesNoBlockTheNodeIsCompactedUntilTheGoal) 
   EXPECT_EQ(o.steps[1].pool_after, 100u);  // again: no progress
   EXPECT_EQ(o.steps[2].step, "release");
   EXPECT_EQ(o.steps[3].step, "compact");
-  EXPECT_EQ(f.nodes[0].compactions, 1u);
-  EXPECT_EQ(f.count_calls("compact 0 until 600"), 1u) << "a node compaction stopped at the goal, not the whole node";
-  EXPECT_GE(o.blocks_after, 600u);
-  EXPECT_LT(o.blocks_after, f.nodes[0].max_blocks9) << "compacted past the goal";
+  expect_compacted_until_goal(f, o);
   EXPECT_NE(o.detail.find("the node was compacted until it had 600 free blocks"), std::string::npos) << o.detail;
 }
 
@@ -372,10 +377,7 @@ TEST_F(GoalRun, WhateverTheWritesLeftMissingIsCompactedUntilTheGoal) {
     EXPECT_EQ(o.steps[3].pool_after, 100 + 4 * yield);
     EXPECT_EQ(o.steps[4].step, "release");
     EXPECT_EQ(o.steps[5].step, "compact");
-    EXPECT_EQ(fa.nodes[0].compactions, 1u);
-    EXPECT_EQ(fa.count_calls("compact 0 until 600"), 1u) << "a node compaction stopped at the goal";
-    EXPECT_GE(o.blocks_after, 600u);
-    EXPECT_LT(o.blocks_after, fa.nodes[0].max_blocks9) << "compacted past the goal";
+    expect_compacted_until_goal(fa, o);
     EXPECT_NE(o.detail.find("made " + std::to_string(4 * yield) + " of the 500 missing blocks"), std::string::npos)
         << o.detail;
   }

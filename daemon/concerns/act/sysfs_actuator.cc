@@ -59,16 +59,23 @@ std::string read_only_fix(const std::string& them) {
          "fragd; in a container mount " + them + " writable (docs/deployment.md)";
 }
 
+namespace {
+// True when `path` lies on a mount made read-only (a container's /proc/sys, systemd's
+// ProtectKernelTunables without the act drop-in): the kernel refuses every write there.
+bool on_read_only_mount(const std::string& path) {
+  struct statvfs st;
+  return statvfs(path.c_str(), &st) == 0 && (st.f_flag & ST_RDONLY);
+}
+}  // namespace
+
 std::vector<std::string> SysfsActuator::read_only_paths() const {
   const std::string paths[] = {proc_ + "/sys/vm/compact_memory", proc_ + "/sys/vm/compaction_proactiveness",
                                proc_ + "/sys/vm/drop_caches",    proc_ + "/sys/vm/defrag_mode",
                                proc_ + "/sys/vm/stat_refresh",
                                sys_ + "/devices/system/node",    sys_ + "/kernel/mm/hugepages"};
   std::vector<std::string> out;
-  for (const auto& p : paths) {
-    struct statvfs st;
-    if (statvfs(p.c_str(), &st) == 0 && (st.f_flag & ST_RDONLY)) out.push_back(p);
-  }
+  for (const auto& p : paths)
+    if (on_read_only_mount(p)) out.push_back(p);
   return out;
 }
 
@@ -270,8 +277,7 @@ Result<void> SysfsActuator::drop_caches() {
 // start, read_only_paths) it is unavailable by design, and not written or counted as refused.
 Result<void> SysfsActuator::refresh_vm_stats() {
   const std::string path = proc_ + "/sys/vm/stat_refresh";
-  struct statvfs st;
-  if (statvfs(path.c_str(), &st) == 0 && (st.f_flag & ST_RDONLY))
+  if (on_read_only_mount(path))
     return make_error("/proc/sys/vm/stat_refresh is read-only for fragd: " + read_only_fix("it"), EROFS);
   return write_value(path, "/proc/sys/vm/stat_refresh", "1");
 }
