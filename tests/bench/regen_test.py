@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Every section whose raw data bench/data/ keeps is what its report writes from that data
+today: a report changed without its section written again, or a change to a report that alters
+a kept figure, fails here. Needs no root: python3 tests/bench/regen_test.py [NAME...]."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+DATA = os.path.join(ROOT, "bench", "data")
+
+
+def report(script, *args):
+    return [sys.executable, os.path.join(ROOT, "bench", script), *args]
+
+
+def cases(out):
+    """-> [(name, command, the file it writes, the file it must match, markers)]."""
+    o = lambda name: os.path.join(out, name + ".md")  # noqa: E731
+    res = lambda name: os.path.join(ROOT, "bench", "results", name + ".md")  # noqa: E731
+    d = lambda *p: os.path.join(DATA, *p)  # noqa: E731
+    ov = ["--results", d("overhead", "results.tsv"), "--meta", d("overhead", "meta.env"), "--seen",
+          d("overhead", "seen.tsv"), "--builds", d("overhead", "builds.tsv"), "--scrapes",
+          d("overhead", "scrapes.txt"), "--fragd-notes", d("overhead", "fragd.notes")]
+    storm = os.path.join(out, "storm")
+    os.makedirs(storm)
+    shutil.copy(d("defrag_atomic", "meta-storm.env"), os.path.join(storm, "meta.env"))
+    shutil.copy(d("defrag_atomic", "host-storm.log"), os.path.join(storm, "host.log"))
+    got = [
+        ("overhead", report("report.py", *ov, "--output", o("overhead"))),
+        ("act-fixed", report("act_report.py", "--work", d("act"), "--output", o("act-fixed"))),
+        ("cost", report("cost_report.py", d("cost"), o("cost"))),
+        ("reaction", report("reaction.py", "report", "--work", d("reaction"), "--output", o("reaction"))),
+        ("defrag_storm", report("defrag_atomic_report.py", storm, o("defrag_storm"))),
+    ]
+    for sel in sorted(os.listdir(d("apps"))):
+        got.append((f"apps-{sel}", report("apps_report.py", d("apps", sel, "runs.txt"), d("apps", sel, "meta.env"),
+                                          o(f"apps-{sel}"))))
+    out_cases = [(name, cmd, o(name), res(name), None) for name, cmd in got]
+    rel = os.path.join(out, "RELIABILITY.md")
+    os.makedirs(os.path.join(out, "docs"))
+    out_cases.append(("soak", report("soak_report.py", "--work", d("soak"), "--output", rel, "--plot",
+                                     os.path.join(out, "docs", "soak.png")),
+                      rel, os.path.join(ROOT, "RELIABILITY.md"), "soak"))
+    return out_cases
+
+
+def between(path, name):
+    """The text between the NAME markers of path (any name when None)."""
+    with open(path) as f:
+        text = f.read()
+    key = re.escape(name) if name else r"\S+"
+    m = re.search(rf"^<!-- ({key}):begin -->\n(.*?)^<!-- \1:end -->\n", text, re.M | re.S)
+    return m.group(2) if m else None
+
+
+class Regen(unittest.TestCase):
+    def test_each_kept_section_is_what_its_report_writes(self):
+        out = tempfile.mkdtemp(prefix="fragd-regen-")
+        try:
+            only = set(sys.argv[1:])
+            checked = 0
+            for name, cmd, written, want, markers in cases(out):
+                if only and name not in only:
+                    continue
+                checked += 1
+                with self.subTest(section=name):
+                    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+                    self.assertEqual(r.returncode, 0, f"{' '.join(cmd)}: {r.stderr[-800:]}")
+                    got = between(written, markers)
+                    expected = between(want, markers)
+                    if not markers:
+                        with open(want) as f:
+                            expected = f.read()
+                    self.assertIsNotNone(got, f"{written}: no section between markers")
+                    self.assertEqual(got, expected, f"{name}: the report no longer writes {want} from bench/data "
+                                     f"(run `{' '.join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd)}` "
+                                     "and diff its section with the kept one)")
+            self.assertGreater(checked, 0, f"no section named {sorted(only)}")
+        finally:
+            shutil.rmtree(out)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1])
