@@ -1,50 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# fragd act-mode benchmark: how each way of compacting memory serves a burst of
-# 2 MiB allocations on a fragmented machine (DESIGN.md's table; issue "act mode
-# second step"). Part of `make bench`; only this part: `make bench-act`, or as root
-# after the build:
+# fragd act-mode benchmark: how each way of compacting memory serves a burst of 2 MiB
+# allocations on a fragmented machine. Part of `make bench`; only this part: `make bench-act`,
+# or as root after the build:
 #
 #   bash bench/act.sh                  # full run (3 rounds), writes BENCHMARKS.md (act section)
 #   BENCH_QUICK=1 bash bench/act.sh    # smoke run: 1 round, 500 pages, --percent 50, 5 s wait;
 #                                      # writes /tmp/fragd-bench-quick.md
 #
-# Every run: vm.defrag_mode is set (1 for the defrag rows, 0 for the others) and
-# vm.compaction_proactiveness to 0; fragd starts (observe mode, or act mode for the
-# fragd rows); `fragmenter --percent P` splinters memory and prints "ready"; then the
-# mode's preparation; then, WAIT seconds after "ready" (none for the pool scenario)
-# and once the pool is empty (fragd may hold a temporary pool of its own), the burst.
-# For the modes that leave proactive compaction on or fragd acting, the run then
-# watches pgmigrate_success until compaction has settled (below). Afterwards
-# everything is stopped, the pool emptied and the host's settings put back. Modes:
-#   ondemand      proactiveness 0
-#   kernel20      proactiveness 20, set at "ready"
-#   kernel90      proactiveness 90, set at "ready"
-#   manual        proactiveness 0; one write of 1 to /proc/sys/vm/compact_memory at "ready", timed
-#   hugeadm       proactiveness 0; the burst is `hugeadm --pool-pages-min 2MB:N --hard`
-#   fragd         proactiveness 0; fragd runs configs/fragd.yaml with only `mode: act` changed
-#   defrag        vm.defrag_mode=1 from before fragmenting; proactiveness 20 (the kernel's
-#                 default) set at "ready"
-#   defrag_fragd  as defrag, with fragd in act mode (as in fragd) on top
-# Scenarios (bursts):
-#   fixed  one write of PAGES to /proc/sys/vm/nr_hugepages
-#   free   one write of MemFree / 2 MiB (read at burst time) to /proc/sys/vm/nr_hugepages
-#   thp    bench/thpfault.c: PAGES MADV_HUGEPAGE 2 MiB regions faulted one at a time (no hugeadm row)
-#   pool   right after "ready": hugeadm --pool-pages-min 2MB:PAGES --hard vs
-#          `fragctl pool set 2MB PAGES` (only modes hugeadm and fragd)
-# Rounds: every (scenario, mode) runs REPEATS times, interleaved: each round runs every
-# scenario's modes once, in bench/lib.sh's arm_order (each mode after each other equally
-# often), so that no mode always follows the same one (the kernel keeps compaction state
-# from one run to the next). Each run holds /tmp/fragd-heavy.lock for itself
-# only, so other heavy jobs can run between two runs.
-# Settling (kernel20, kernel90, fragd, defrag, defrag_fragd; not pool): after the burst
-# the fragmenter keeps its memory and the run watches /proc/vmstat pgmigrate_success
-# every 0.5 s until it has not grown for 3 s (with fragd acting: the policy's
-# compaction.min_interval + 5 s, so that its next action would have come) with every
-# node's fragmentation score (fragd's reading) at or below the kernel's proactive
-# threshold min(max(100 - p, 5) + 10, 100) for the proactiveness p in force (none at
-# 0), or has not grown for 40 s (longer than the kernel's longest proactive back-off,
-# 64 x 500 ms), or SETTLE_MAX seconds have passed.
+# Modes (ondemand kernel20 kernel90 manual hugeadm fragd defrag defrag_fragd) and scenarios
+# (fixed free thp pool) run interleaved, REPEATS rounds; the section bench/act_report.py writes
+# says what each mode and scenario does, when a run counts compaction as settled, and every
+# column. run_one below is one run, in that order.
 #
 # Knobs (environment): FRAGD_BUILD_DIR (fragd and fragctl, default build), BENCH_QUICK,
 # BENCH_ACT_MODES, BENCH_ACT_SCENARIOS (comma- or space-separated subsets, in that order),
@@ -53,11 +20,9 @@
 # (120; quick 20), BENCH_ACT_WARMUP (1: touch PERCENT% of MemAvailable once before the
 # first run), BENCH_ACT_UNDEFER (0; 1: before each run, with fragd not yet started, fragment
 # memory once and end the kernel's order-9 compaction deferral there, undefer_order9 in
-# tests/tools/fragmenter.sh, so that every mode starts from a zone whose direct compaction is
-# not deferred), BENCH_ACT_PAGECACHE (0; N: before each run's fragmentation, N MiB of clean page
-# cache in a file on /var/tmp, removed after the run: reclaim then frees something, so kswapd does
-# not give up on the node as it does on this host without it), BENCH_OUTPUT (file to update),
-# BENCH_KEEP=1 keeps the work directory.
+# tests/tools/fragmenter.sh), BENCH_ACT_PAGECACHE (0; N: before each run's fragmentation, N MiB
+# of clean page cache in a file on /var/tmp, removed after the run, so that reclaim frees
+# something), BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work directory.
 # Changes global settings, all restored after every run and on exit whatever happens:
 # vm.compaction_proactiveness, vm.defrag_mode (where it exists), vm.nr_hugepages (must be
 # 0 at start), THP enabled/defrag (only if they would not let MADV_HUGEPAGE faults compact).

@@ -6,47 +6,11 @@
 #
 #   bash bench/apps.sh          # 3 rounds, writes BENCHMARKS.md (the apps section)
 #
-# Every run: vm.compaction_proactiveness 0 while memory is fragmented one of two ways, then at
-# "ready" the mode's settings; WAIT seconds later the workload starts; then everything is stopped
-# and every setting put back. Counters (/proc/vmstat) are read at "ready" and at the end, so the
-# pages a mode migrates ahead of the workload count too. The fragmentations:
-#   holes    `fragmenter --percent PERCENT`: movable holes only (the act benchmark's), which the
-#            kernel's compaction undoes quickly;
-#   mixed    the same holes, then what a busy host puts into them and compaction cannot simply
-#            move away: MIXED_CACHE_MIB of page cache (a file on /var/tmp, written back: clean),
-#            MIXED_FILES empty files on a tmpfs (their inodes and dentries: slab that stays while
-#            the files do) and MIXED_PGTABLES page-table pages (tests/tools/physmap pgtables: one
-#            read in each 2 MiB of a large mapping, as pageblock_test makes them). The slab and
-#            the page tables are unmovable allocations that fall back into the holes' movable
-#            blocks and take them over.
-# Workloads:
-#   vm       qemu-system-x86_64 with a GUEST_MIB guest whose RAM is a file on a hugetlbfs mount
-#            (-mem-path, -mem-prealloc; the guest is not started, -S): the pool is grown first,
-#            the way the mode grows it, then qemu allocates its RAM from it. "started": qemu
-#            allocated all of it; time: from the pool's growth to the RAM allocated.
-#   jvm      java -Xms/-Xmx JVM_MIB -XX:+UseTransparentHugePages -XX:+AlwaysPreTouch running a
-#            class that prints its AnonHugePages: time to that line, the share of the heap mapped
-#            huge, and the direct compaction stalls per THP fault allocated.
-#   hugetlb  a DPDK-style process: HUGETLB_MIB of MAP_HUGETLB|MAP_POPULATE memory from a pool
-#            grown for it first, as vm.
-# Modes:
-#   kernel20, kernel90  proactiveness 20 / 90 from "ready"; a pool is grown by writing
-#                       /proc/sys/vm/nr_hugepages (what an operator does)
-#   defrag              vm.defrag_mode=1 from before fragmenting, proactiveness 20 (6.15+)
-#   hugeadm             (vm, hugetlb) the pool grown by `hugeadm --pool-pages-min 2MB:N --hard`
-#   fragd               fragd in act mode with the shipped policy (only `mode: act`); the pool
-#                       written to nr_hugepages as in kernel20
-#   fragd_told          fragd in act mode with the one change a user makes for the workload:
-#                       vm, hugetlb: the pool as a policy target (hugepages.pools, count N),
-#                       grown by fragd before the workload starts; jvm: a reserve of the heap's
-#                       size in free 2 MiB blocks (compaction.reserve.blocks)
-#   fragd_ensure        (vm, hugetlb) fragd in act mode with the shipped policy (only `mode:
-#                       act`), the launch made as a libvirt hook makes it: `fragctl ensure 2MB N
-#                       --within 120s --hold ENSURE_HOLD --for bench:WORKLOAD`, then the workload;
-#                       time: from the ensure's start to the RAM allocated. After the workload
-#                       the run waits for the hold to end and records the pool then (its target,
-#                       0, once the lease is over: pool_after_hold, and how long after the hold's
-#                       end it got there: pool_back_ms).
+# Fragmentations holes and mixed (bench/fragment.sh), workloads vm, jvm and hugetlb, modes
+# kernel20 kernel90 defrag hugeadm fragd fragd_told fragd_ensure: the section
+# bench/apps_report.py writes says what each is and what each column counts; run_one below is
+# one run. Counters (/proc/vmstat) are read at "ready" and at the end, so the pages a mode
+# migrates ahead of the workload count too.
 # Knobs: BENCH_APPS_WORKLOADS, BENCH_APPS_MODES, BENCH_APPS_FRAGMENTATIONS (subsets; "holes mixed"),
 # MIXED_CACHE_MIB (2048), MIXED_FILES (200000), MIXED_PGTABLES (131072), BENCH_APPS_REPEATS (3),
 # BENCH_APPS_PERCENT (95), BENCH_APPS_WAIT (20), GUEST_MIB (4096), JVM_MIB (4096),

@@ -6,23 +6,10 @@
 #   bash bench/cost.sh                 # writes BENCHMARKS.md (cost section); about 50 min
 #   BENCH_QUICK=1 bash bench/cost.sh   # 2 short runs per arm, short guests; /tmp/fragd-bench-quick.md
 #
-# 1. Two arms, interleaved (quiet, busy, quiet, busy, ...), RUNS runs each: fragd with the
-#    shipped configs/fragd.yaml, alone on a quiet host (a quiet run first waits until
-#    nr_free_pages holds still: wait_quiet_host) or while bench/cost_churn.py churns memory
-#    (busy: every PERIOD s, map ANON MiB of anonymous memory, touch it, unmap it; write a file
-#    of FILE MiB, read it back, drop it from the page cache and delete it). fragd starts, runs
-#    SETTLE s and until its pageblock map is whole (the start pass), then for SECONDS s a curl loop scrapes /metrics every SCRAPE s (as Prometheus
-#    would) while bench/cost_snap.py reads utime + stime of the process and of each thread
-#    (/proc/PID/stat, /proc/PID/task/TID/stat) and fragd_scan_* at the start and at the end.
-# 2. The full scan's cost per GiB: fragd (shipped config) asked for SCANS full scans with
-#    `fragctl map --max-age 0`; each answer's duration_ns and pages_read, and the scanner
-#    thread's CPU time around it (fragd_scan_cpu_seconds_total, or the fragd-scan thread's
-#    /proc stat when fragd does not export it).
-# 3. What fragd's BPF maps take for larger memories: tests/tools/bpf_map_memory --ram G.
-# 4. Guests (bench/cost_guest.sh, qemu): the blocks a sampled round reads in a small and a
-#    large guest, and the maps' memory with many possible CPUs. Skipped, and said so, when
-#    qemu or the kernel package is missing or a guest does not finish.
-# bench/cost_report.py writes the section from the work directory; the runs' raw data stay in
+# Four parts: 1. the quiet and busy arms (bench/cost_churn.py makes the busy
+# host), then, numbered below, 2. the full scan's cost per GiB, 3. the BPF maps' memory for larger memories
+# (build/bpf_map_memory) and 4. the guests (bench/cost_guest.sh). bench/cost_report.py writes the
+# section, which describes the method, from the work directory; the runs' raw data stay in
 # bench/data/cost, from which the report can be written again.
 #
 # Knobs: FRAGD_BUILD_DIR (build), BENCH_COST_RUNS (5, what a verdict needs; quick 2), BENCH_COST_SECONDS (300; quick

@@ -4,20 +4,11 @@
 #
 #   bash bench/defrag_guard.sh      # 5 rounds, about 8 minutes; writes BENCHMARKS.md (defrag_guard section)
 #
-# Each round, vm.defrag_mode set to 1 and fragd in act mode with the guard on (window WINDOW s,
-# hold HOLD s, pressure_full_percent LIMIT; every other trigger off):
-#   healthy  HEALTHY s with nothing made: the guard's actions (want none) and defrag_mode after;
-#   storm    two readers thrash a file's page cache in a memory cgroup of 32 MiB (every runnable
-#            task waits on memory: PSI full), until the guard writes 0, then for HOLD s more:
-#            seconds to act, the kernel's PSI full (/proc/pressure/memory) as a share of the time
-#            over the window before the write, whether defrag_mode is 1 again once the hold is
-#            over; then the same storm's PSI full over the hold (defrag_mode 0) and over the
-#            WINDOW - 2 s after the put-back (defrag_mode 1, before the guard may judge again).
-# bench/defrag_guard_report.py gives medians with 95% bootstrap intervals over the rounds.
-#
-# What this shows and what it does not: the guard turns defrag_mode off on the pressure it is
-# told to watch and puts it back; this pressure is the cgroup's limit, not defrag_mode's, so the
-# PSI full after the write measures whether turning defrag_mode off helped with *this* load.
+# Each round, vm.defrag_mode 1 and fragd in act mode with only the guard on: a healthy phase
+# (nothing made; want no action), then a storm (two readers thrash a file's page cache in a
+# 32 MiB memory cgroup: PSI full) until the guard writes 0 and for its hold. The section
+# bench/defrag_guard_report.py writes says what each figure counts, and what it does not show:
+# this pressure is the cgroup's limit, not defrag_mode's.
 #
 # Knobs: BENCH_GUARD_ROUNDS (5), BENCH_GUARD_WINDOW (10), BENCH_GUARD_HOLD (30),
 # BENCH_GUARD_HEALTHY (30), BENCH_GUARD_LIMIT (2), BENCH_OUTPUT, FRAGD_BUILD_DIR, BENCH_KEEP=1;

@@ -5,21 +5,12 @@
 #
 #   bash bench/labels.sh          # 5 rounds of 2 x 10 minutes (about 110 min); writes BENCHMARKS.md (labels section)
 #
-# bench/cost_churn.py churns memory as bench/cost.sh's busy arm runs it (every PERIOD s: ANON MiB
-# of anonymous memory mapped, touched and unmapped; a file of FILE MiB written, read back, dropped
-# and deleted) from SETTLE s before the first round to the end. Each round: a fresh fragd with the
-# shipped configs/fragd.yaml and one change, `nfd.features_file` set to a file in a features.d
-# folder of the run (`nfd.hold` as shipped); once fragd has written the file, bench/labels_poll.py
-# reads it every POLL s for SECONDS s, and with it the raw values the labels are bucketed from
-# (free + makeable of `fragctl preflight 2MB 1` and `1GB 1`, the highest node score of `fragctl
-# status`). bench/labels_report.py counts per label the changes of the file's value between
-# polls, and the changes the raw bucket made (what the labels would do without the hold).
-# Two arms, interleaved (alternating: arm_order, bench/lib.sh):
-#   steady  the churn alone;
-#   edge    the churn and a ballast of anonymous memory, held for the round, sized so that the
-#           middle of the swing of MemFree (over two churn periods before fragd starts) sits on
-#           the 2 MiB label's bucket edge below it (2^k GiB): the raw value crosses the edge in
-#           every churn period, which is what the hold is for.
+# bench/cost_churn.py churns memory (as bench/cost.sh's busy arm) from SETTLE s before the first
+# round to the end. Each round: a fresh fragd with the shipped configs/fragd.yaml and
+# `nfd.features_file` set; bench/labels_poll.py reads the file (and the raw values the labels are
+# bucketed from) every POLL s for SECONDS s. Arms: steady (the churn alone) and edge (a ballast
+# sized so that the raw value crosses the 2 MiB label's bucket edge every churn period, which is
+# what the hold is for). bench/labels_report.py writes the section, which says what it counts.
 # Goal (issue): at most one change per label per 10 minutes at steady churn.
 #
 # Knobs: BENCH_LABELS_ARMS ("steady edge"), BENCH_LABELS_ROUNDS (5), BENCH_LABELS_SECONDS (600), BENCH_LABELS_POLL (5),

@@ -8,31 +8,17 @@
 #   flock /tmp/fragd-heavy.lock bash bench/load.sh     # ~5 min; writes RELIABILITY.md (load section)
 #   BENCH_QUICK=1 bash bench/load.sh                   # 2 x 10 s smoke run; writes /tmp/fragd-reliability-quick.md
 #
-# Without an outer flock it takes /tmp/fragd-heavy.lock itself (waiting for it).
-# Steps: fragmenter --percent LOAD_PERCENT splinters memory (1 page in 4 kept) and holds it
-# for both phases below. Each phase: a fresh fragd (configs/fragd.yaml, private port and
-# socket) takes its first pageblock scan; after LOAD_SETTLE seconds, the "before" scrape;
-# then for LOAD_SECONDS at once:
-#   - ab (apache2-utils): LOAD_SCRAPERS concurrent connections, one GET /metrics each,
-#     back to back (no keep-alive: every scrape is a new connection, as most scrapers
-#     do after an error), variable lengths accepted (-l), failures counted, not fatal (-r);
-#   - bench/load_clients.py: LOAD_CLIENTS loops of `fragctl status`, `fragctl hist`,
-#     `fragctl map --json` in turn, each call timed, its exit status and output checked;
-#   - bench/procmon.py every second: fragd's CPU time (per thread class), RSS, fds, and
-#     one more scrape checked as a Prometheus exposition (tick lateness over time);
-# then the "after" scrape. fragd_collector_tick_late_max_seconds (largest delay since
-# start) and fragd_collector_ticks_missed_total are compared before/after.
-# Phase "main" runs the clients' mix LOAD_FRAGCTL_MIX; when it has map, phase "control" runs
-# the same load with `status` and `hist` only, so that what a map request costs the main
-# loop (it may scan /proc/kpageflags there) is told apart from the rest (LOAD_CONTROL=0: no
-# control phase).
-# Goals (issue): no error; scrape p99 <= 100 ms; the collector tick never late by more
-# than one tick (late max <= tick_interval, no tick missed).
+# Without an outer flock it takes /tmp/fragd-heavy.lock itself (waiting for it). Each phase
+# ("main" with the clients' mix LOAD_FRAGCTL_MIX; "control" with status and hist only, so that
+# what a map request costs the main loop is told apart) runs a fresh fragd, ab's scrapers,
+# bench/load_clients.py and bench/procmon.py at once; bench/load_report.py writes the section,
+# which says what each counts. Goals (issue): no error; scrape p99 <= 100 ms; the collector tick
+# never late by more than one tick (late max <= tick_interval, no tick missed).
 #
 # Knobs (environment): FRAGD_BUILD_DIR (fragd and fragctl, default build), LOAD_SECONDS (60;
 # quick 10), LOAD_SCRAPERS (50), LOAD_CLIENTS (20), LOAD_PERCENT (90; quick 30),
 # LOAD_SETTLE (10), LOAD_FRAGCTL_MIX (status,hist,map: the fragctl commands the clients run in
-# turn; map = map --json), LOAD_CONTROL, BENCH_QUICK, BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work
+# turn; map = map --json), LOAD_CONTROL (0: no control phase), BENCH_QUICK, BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work
 # directory. Changes vm.compaction_proactiveness to 0 for the run (so that kcompactd does
 # not undo the fragmentation meanwhile); restored on exit whatever happens. vm.nr_hugepages
 # must be 0 at start and is 0 at the end.

@@ -2,35 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # Is `fragctl preflight` honest? What it says a host can supply in 2 MiB pages (free now, and
 # makeable by one compaction, with the estimate's 95% interval), against what one node
-# compaction and a hugetlb pool write then reach, on memory fragmented three ways. As root after
-# the build:
+# compaction and a hugetlb pool write then reach, on memory fragmented three ways (holes, mixed,
+# polluted). As root after the build:
 #
 #   bash bench/preflight.sh          # 5 rounds; writes BENCHMARKS.md (the preflight section)
 #
-# Every run: vm.compaction_proactiveness 0, memory fragmented one of three ways, then fragd in
-# observe mode with the shipped configs/fragd.yaml (its pageblock picture is the sampled one
-# users get); once `fragctl status --json` shows a pageblock scan, SETTLE seconds more for the
-# sampled map to settle, then
-#   `fragctl preflight 2MB 1 --json`: free, makeable, pages_to_migrate, interval, age, basis;
-#   the same for a grid of counts (5% to 150% of free + makeable, in steps of 5%) and at the
-#   verdict's edges (free, free + 1, free + makeable, free + makeable + 1): each answer's exit
-#   status (0 ready, 3 makeable, 4 no) checked against the rule that the verdict is ready up to
-#   free, makeable up to free + makeable and no above, with that answer's own free and makeable
-#   (rule_asked, rule_bad);
-# then fragd is stopped, every node compacted (echo 1 > /sys/devices/system/node/nodeN/compact)
-# and /proc/sys/vm/nr_hugepages written with more pages than memory holds (MemTotal / 2 MiB):
-# what it reads back is "reached"; the pool goes back to 0. The verdicts preflight gave for
-# COUNT = reached and = 1.2 x reached are read off its answers before the compaction (its rule,
-# checked above): right when reached got `ready` or `makeable`, and 1.2 x reached got `no`.
-# The fragmentations (interleaved in arm_order's order, bench/lib.sh):
-#   holes     `fragmenter --percent PERCENT`: movable holes only (bench/apps.sh's holes);
-#   mixed     the holes, then bench/apps.sh's mixed fill (bench/fragment.sh): MIXED_CACHE_MIB of
-#             clean page cache, MIXED_FILES empty files on a tmpfs (slab), MIXED_PGTABLES
-#             page-table pages;
-#   polluted  the holes, then unmovable pollution: page-table pages (tests/tools/physmap
-#             pgtables) for every free page in whole free pageblocks plus POLLUTE_PGTABLES more,
-#             so that the rest fall back into the fragmenter's holes and claim or pollute their
-#             movable pageblocks.
+# run_one below is one run; the section bench/preflight_report.py writes describes it with the
+# figures (the fragmentations, the grid of counts whose verdicts are checked against preflight's
+# rule, the compaction and the pool write).
 # Knobs: BENCH_PREFLIGHT_FRAGMENTATIONS ("holes mixed polluted"), BENCH_PREFLIGHT_REPEATS (5),
 # BENCH_PREFLIGHT_PERCENT (95), BENCH_PREFLIGHT_SETTLE (30), MIXED_CACHE_MIB (2048),
 # MIXED_FILES (200000), MIXED_PGTABLES (131072), POLLUTE_PGTABLES (262144: 1 GiB), BENCH_OUTPUT

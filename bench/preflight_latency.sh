@@ -5,30 +5,13 @@
 #
 #   bash bench/preflight_latency.sh        # about 45 min; writes BENCHMARKS.md (preflight-latency section)
 #
-# 1. Quiet host (nothing fragmented), fragd with the shipped configs/fragd.yaml, SETTLE s after its
-#    first pageblock scan:
-#    a. BURST preflight requests back to back over the control socket (one connection each, as
-#       fragctl makes them): the CPU time of fragd's main thread and of the whole process over
-#       them (/proc/PID/task/TID/schedstat: ns on a CPU), per request;
-#    b. CPU_PAIRS pairs of CPU_SECONDS windows, one without any request and one with
-#       `fragctl preflight 2MB 1` once a second (bench/preflight_timer.py), their order
-#       alternating pair by pair: fragd's CPU (main thread, whole process) in each, in % of one
-#       core, and the difference with - without of each pair.
-# 2. Under load: memory fragmented (`fragmenter --percent LOAD_PERCENT`, as bench/load.sh), a
-#    fresh fragd, its first scan, SETTLE s; then ROUNDS rounds per phase of SECONDS s, each with
-#    bench/load.sh's load (ab: LOAD_SCRAPERS concurrent /metrics scrapers; bench/load_clients.py:
-#    LOAD_CLIENTS fragctl clients) and bench/preflight_timer.py beside it: every PERIOD s
-#    `fragctl preflight 2MB 1` timed from fork to exit (the whole command), then the socket round
-#    trip alone (connect, request, answer). Phases as bench/load.sh's: "main" with the clients'
-#    mix status,hist,map (map --json may scan on fragd's main loop), "control" with status,hist.
-# 3. (BENCH_PFL_PARTS=baseline) Quiet host: CPU_PAIRS pairs of a fresh fragd of this build and of
-#    BENCH_PFL_BASELINE, a fragd built from the commit before preflight, ensure and the labels
-#    (with that commit's configs/fragd.yaml, BENCH_PFL_BASELINE_CONFIG), their order alternating,
-#    each SETTLE s after its first scan and then CPU_SECS s without any request: what the feature
-#    costs when nobody asks.
-# bench/preflight_latency_report.py writes the section. Goals (issue): preflight p99 < 50 ms under
-# load; preflight adds nothing to fragd's idle CPU (read here as: with - without one request a
-# second at most 0.01 points of a core).
+# Parts: 1. quiet host: a burst of requests and pairs of windows with and
+# without one request a second (bench/preflight_timer.py); 2. under bench/load.sh's load on
+# fragmented memory; 3. (baseline) this build against BENCH_PFL_BASELINE, a fragd built from the
+# commit before preflight, nobody asking. bench/preflight_latency_report.py writes the section,
+# which says how each is measured. Goals (issue): preflight p99 < 50 ms under load; preflight adds
+# nothing to fragd's idle CPU (read here as: with - without one request a second at most 0.01
+# points of a core).
 #
 # Knobs: BENCH_PFL_PARTS ("quiet load"; any of quiet, load, baseline), BENCH_PFL_BASELINE,
 # BENCH_PFL_BASELINE_CONFIG, FRAGD_BUILD_DIR (build), BENCH_PFL_ROUNDS (5; quick 1), BENCH_PFL_SECONDS (60; quick 10),

@@ -5,22 +5,13 @@
 #
 #   bash bench/reaction.sh      # 5 rounds, about 25 minutes; writes BENCHMARKS.md (reaction section)
 #
-# Two arms: this build's fragd, and that of commit BASE (built once from
-# `git archive BASE` into /var/cache/fragd-bench/base-BASE). Each round runs both, the order
-# alternating. A run: vm.compaction_proactiveness 0 (kcompactd leaves the fragmentation alone),
-# `fragmenter --percent PERCENT`, then fragd in act mode with only the demand trigger (order >= 9,
-# more than 1 stall/s over 5 s; method node), SETTLE s, then bench/reaction.py, just after one of
-# fragd's ticks (the stall then waits the longest for the next), grows the hugetlb pool by the
-# free 2 MiB blocks plus PAGES pages and times, from the first rise of /proc/vmstat compact_stall
-# (read every 10 ms: the kernel's first direct compaction):
-#   seen   the first scrape of /metrics (every 50 ms) whose fragd_direct_stall_entries_total
-#          {phase="compaction"} rose: the stall in fragd's metrics, and the tick that showed it
-#          counted from the one just before the stall (goal: the next one);
-#   acted  the start (start_unix_ns) of fragd's first action of trigger demand (status answer).
-# bench/reaction.py report gives medians with 95% bootstrap intervals over the rounds, and the
-# paired difference this build - BASE (goal: within half a tick either way). The runs' raw data
-# stay in bench/data/reaction: `python3 bench/reaction.py report --work bench/data/reaction
-# --output BENCHMARKS.md` writes the section again.
+# Two arms, this build's fragd and that of commit BASE (built once from `git archive BASE` into
+# /var/cache/fragd-bench/base-BASE), the order alternating by round. run_arm below is one run;
+# bench/reaction.py probes it (seen: the stall in /metrics; acted: fragd's first demand action)
+# and writes the section, which describes the method. Goals: seen at the next tick, this build -
+# BASE within half a tick either way. The runs' raw data stay in bench/data/reaction:
+# `python3 bench/reaction.py report --work bench/data/reaction --output BENCHMARKS.md` writes
+# the section again.
 #
 # Knobs: BENCH_REACTION_BASE (c5e4deb: the tree before the concerns read their own maps),
 # BENCH_REACTION_ROUNDS (5), BENCH_REACTION_PAGES (1200), BENCH_REACTION_PERCENT (90),

@@ -15,15 +15,10 @@
 # BENCH_BUILD_PAIRS (clean builds per arm, default 5, quick 1),
 # BENCH_KEEP=1 keeps the work directory (logs, raw results).
 #
-# Design: each round runs ten slots, each slot = one page-fault run then one hugepage
-# burst run: D (fragd, shipped config: bpf.allocations adaptive), E (fragd, allocations
-# exact), O (fragd, allocations off), L (the floor: an empty tp_btf program on
-# kmem:mm_page_alloc, bench/floor.c), B (bpftrace attached), U1..U5 (no tracer), in the
-# order D U1 E U2 L U3 B U4 O U5 on even rounds and reversed on odd rounds. Pairs are
-# adjacent and alternate their order: D/U1, E/U2, L/U3, B/U4, O/U5; noise floor U2/U1.
-# Then a realistic workload: BENCH_BUILD_PAIRS interleaved pairs of a clean build of
-# fragd's own core library (cmake, make -j NCPU, wall time), untraced and with fragd
-# (shipped config).
+# Each round runs ten slots (D E O L B: fragd adaptive, exact, off, the floor program, bpftrace;
+# U1..U5 untraced), each a page-fault run then a hugepage burst, paired and alternated; then
+# clean builds of fragd's core library, untraced and with fragd. The method and the pairing are
+# written with the figures (bench/report.py).
 # Changes one global setting: vm.nr_hugepages (grown, then put back to 0 after each
 # burst, and restored on exit whatever happens). Every process started here is tracked
 # by pid and stopped on exit.

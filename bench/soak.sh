@@ -9,27 +9,10 @@
 #   BENCH_QUICK=1 bash bench/soak.sh                    # 3 min smoke run; writes
 #                                                       # /tmp/fragd-reliability-quick.md, /tmp/fragd-soak-quick.png
 #
-# Without an outer flock it takes /tmp/fragd-heavy.lock itself (waiting for it).
-# fragd runs this policy (act mode, method node; thresholds the churn crosses):
-#   compaction: score {high: 40, low: 20}, min_interval SOAK_MIN_INTERVAL (10s),
-#               cpu_budget SOAK_CPU_BUDGET (4s per minute), backoff.max SOAK_BACKOFF_MAX (40s:
-#               a compaction that did not help is retried within 40 s, so that fragd keeps
-#               acting on memory compaction cannot fix); demand trigger at its defaults
-#   hugepages:  guard 2GiB, one global 2 MiB pool of SOAK_POOL (64) pages
-# and the shipped config's defaults for the rest (tick 1 s, pageblock scan every 60 s).
-# Workload (bench/soak_churn.py), from fragd's start: cycles of `fragmenter --percent
-# SOAK_PERCENT` (70) held SOAK_HOLD (20) s then freed; every SOAK_BURST_PERIOD (30) s,
-# vm.nr_hugepages raised by SOAK_BURST_PAGES (512) for SOAK_BURST_HOLD (5) s, then put back.
-# bench/procmon.py samples every 5 s: VmRSS, open fds, CPU time (process and threads:
-# main, scan, others), nr_hugepages, /metrics (actions, compaction time, budget), and
-# `status` (the actions fragd reports, each with its start and duration).
-# Report (bench/soak_report.py): RSS after the warm-up (first SOAK_WARMUP = 120 s) vs at
-# the end (goal growth <= 5%), fds after the warm-up vs at the end (goal: no growth; the files
-# fragd holds at the start, after the warm-up and at the end are listed), fragd's
-# CPU (the core issue's idle budget is 0.5% of a core; the scan alone costs ~1.2%), and
-# every action against the policy's limits: no two compactions of a node closer than
-# min_interval, compaction time per minute within cpu_budget, the pool never grown past
-# its target; actions counted three ways (fragd_actions_total, the log, status).
+# Without an outer flock it takes /tmp/fragd-heavy.lock itself (waiting for it). The policy is
+# written below (act mode, method node, thresholds the churn crosses); the workload is
+# bench/soak_churn.py, the sampler bench/procmon.py. bench/soak_report.py writes the section:
+# the promises (RSS, fds, CPU, every action against the policy's limits) and how each is read.
 #
 # Knobs (environment): FRAGD_BUILD_DIR (default build), SOAK_SECONDS, SOAK_WARMUP, SOAK_PERCENT,
 # SOAK_HOLD, SOAK_BURST_PERIOD, SOAK_BURST_PAGES, SOAK_BURST_HOLD, SOAK_POOL, SOAK_MIN_INTERVAL,
