@@ -9,83 +9,32 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, positional, publish, read_env, section_head  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, row, section_head, table  # noqa: E402
 from verdict import Verdict, median, median_ratio  # noqa: E402
 
 # The guard's window: how far before its write the failure rate is taken.
 BEFORE_S = 10
-
-
+# The figures of bench/defrag_atomic_rounds.sh's FRAGD-PHASE and FRAGD-STORM lines, after <round> <dm>.
+PHASE_KEYS = ("ok", "enomem", "memfree_kib", "free_blocks_pages", "kcompactd_wakes", "pgscan_kswapd", "psi_some_us",
+              "psi_full_us")
 STORM_KEYS = ("ok", "enomem", "cached_before_kib", "cached_after_kib", "pgscan_kswapd", "pgsteal_kswapd",
               "pgscan_direct", "kcompactd_wakes", "psi_some_us", "psi_full_us")
 
 
-def storms_of(path):
-    """FRAGD-STORM lines: {(round, dm): {...}}."""
-    out = {}
-    with open(path) as f:
-        for line in f:
-            w = line.split()
-            if w and w[0] == "FRAGD-STORM":
-                out[(int(w[1]), int(w[2]))] = dict(zip(STORM_KEYS, map(int, w[3:13])))
-    return out
-
-
-def storm_section(storms, seconds):
-    rounds = sorted({r for r, _ in storms if (r, 0) in storms and (r, 1) in storms})
-    lines = [
-        "| round | defrag_mode 0: failed / page cache kept | defrag_mode 1: failed / page cache kept | "
-        "kswapd reclaimed (pgsteal_kswapd), 0 / 1 | kswapd scanned, 0 / 1 | direct reclaim scanned, 0 / 1 | "
-        "PSI some ms, 0 / 1 | PSI full ms, 0 / 1 |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    kept = lambda x: x["cached_after_kib"] / max(x["cached_before_kib"], 1)  # noqa: E731
-    for r in rounds:
-        a, b = storms[(r, 0)], storms[(r, 1)]
-        lines.append(
-            f"| {r} | {a['enomem']} / {kept(a):.0%} | {b['enomem']} / {kept(b):.0%} | "
-            f"{a['pgsteal_kswapd']} / {b['pgsteal_kswapd']} | {a['pgscan_kswapd']} / {b['pgscan_kswapd']} | "
-            f"{a['pgscan_direct']} / {b['pgscan_direct']} | {a['psi_some_us'] / 1000:.0f} / {b['psi_some_us'] / 1000:.0f} | "
-            f"{a['psi_full_us'] / 1000:.0f} / {b['psi_full_us'] / 1000:.0f} |")
-    steal = Verdict([storms[(r, 1)]["pgsteal_kswapd"] - storms[(r, 0)]["pgsteal_kswapd"] for r in rounds],
-                    median, 0, ">", "rounds")
-    full = Verdict([(storms[(r, 1)]["psi_full_us"] - storms[(r, 0)]["psi_full_us"]) / 1000 for r in rounds],
-                   median, 0, ">", "rounds")
-    lines += [
-        "",
-        f"- Pages kswapd reclaimed with defrag_mode 1 minus with 0, per round: median {steal.text('{:.0f}')} "
-        "(the goal of the reproduction: more than 0, reclaim that defrag_mode causes while memory is free); "
-        f"PSI full with 1 minus with 0: median {full.text('{:.1f}')} ms (more than 0: tasks stalled on it).",
-    ]
-    # A storm by the measure of FragdReclaimStormUnderDefragMode: every runnable task stalled on
-    # memory 5% of the demand's time or more (PSI full) with defrag_mode 1.
-    share = Verdict([storms[(r, 1)]["psi_full_us"] / 1e6 / seconds * 100 for r in rounds], median, 5, ">=", "rounds")
-    lines.append(
-        f"- PSI full with defrag_mode 1 as a share of the demand's {seconds:.0f} s: median {share.text('{:.3f}')} % "
-        "(a storm by the alert FragdReclaimStormUnderDefragMode's measure: 5% or more).")
-    both = sum(1 for r in rounds if storms[(r, 0)]["pgsteal_kswapd"] > 0 and storms[(r, 1)]["pgsteal_kswapd"] > 0)
-    failed = [sum(1 for r in rounds if storms[(r, dm)]["enomem"] > 0) for dm in (0, 1)]
-    if not share.met and not steal.met:
-        lines.append(
-            f"- Reading: no reclaim storm reproduced. kswapd reclaimed page cache with both settings in {both} of "
-            f"{len(rounds)} rounds, defrag_mode 1 did not reclaim more by an interval that excludes 0, and the "
-            "stalls it added stayed below the alert's level. Inserts failed in "
-            f"{failed[1]} of {len(rounds)} rounds with defrag_mode 1 and {failed[0]} with 0: the first failure mode, "
-            "with page cache beside it.")
-    return lines
-
-
 def parse(path):
-    phases, ticks, guards, info = {}, {}, {}, {}
+    """-> (the rounds with both phases and a guard phase, FRAGD-INFO facts, FRAGD-STORM lines' words)
+    of one log; nothing for a missing one."""
+    phases, ticks, guards, info, storms = {}, {}, {}, {}, []
+    if not os.path.exists(path):
+        return [], info, storms
     with open(path) as f:
-        for line in f:
-            w = line.split()
+        for w in (line.split() for line in f):
             if not w:
                 continue
             if w[0] == "FRAGD-PHASE":
-                r, dm = int(w[1]), int(w[2])
-                phases[(r, dm)] = dict(zip(("ok", "enomem", "memfree_kib", "free_blocks_pages", "kcompactd_wakes",
-                                            "pgscan_kswapd", "psi_some_us", "psi_full_us"), map(int, w[3:11])))
+                phases[(int(w[1]), int(w[2]))] = dict(zip(PHASE_KEYS, map(int, w[3:11])))
+            elif w[0] == "FRAGD-STORM":
+                storms.append(w)
             elif w[0] == "FRAGD-TICK":
                 ticks.setdefault(int(w[1]), []).append(tuple(int(x) for x in w[2:6]))
             elif w[0] == "FRAGD-GUARD":
@@ -93,7 +42,10 @@ def parse(path):
                 guards[int(w[1])]["consumers"] = w[6] if len(w) > 6 else "-"
             elif w[0] == "FRAGD-INFO":
                 info[w[1]] = " ".join(w[2:])
-    return phases, ticks, guards, info
+    rows = [{"r": r, "p0": phases[(r, 0)], "p1": phases[(r, 1)], "g": guard_round(sorted(ticks.get(r, []))),
+             "guard": guards[r]}
+            for r in sorted({r for r, _ in phases} & set(guards)) if (r, 0) in phases and (r, 1) in phases]
+    return rows, info, storms
 
 
 def guard_round(ticks):
@@ -115,84 +67,106 @@ def guard_round(ticks):
     return out
 
 
-def rows_of(path):
-    phases, ticks, guards, info = parse(path)
-    rows = []
-    for r in sorted({r for r, _ in phases} & set(guards)):
-        if (r, 0) in phases and (r, 1) in phases:
-            g = guard_round(sorted(ticks.get(r, [])))
-            rows.append({"r": r, "p0": phases[(r, 0)], "p1": phases[(r, 1)], "g": g, "guard": guards[r]})
-    return rows, info
-
-
-def table(rows):
-    lines = [
-        "| round | defrag_mode 0: inserted / failed | defrag_mode 1: inserted / failed | MemFree at the end, mode 1 | "
-        "kcompactd wake-ups, 0 / 1 | kswapd scans, 0 / 1 | guard: seconds from the first failure to its write | failures/s before / after "
-        "| fragd_alloc_failures_by_consumer_total{can_sleep=\"false\"} at the end | defrag_mode after fragd stopped |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
-    ]
+def rounds_table(rows):
+    lines = table(["round", "defrag_mode 0: inserted / failed", "defrag_mode 1: inserted / failed",
+                   "MemFree at the end, mode 1", "kcompactd wake-ups, 0 / 1", "kswapd scans, 0 / 1",
+                   "guard: seconds from the first failure to its write", "failures/s before / after",
+                   "fragd_alloc_failures_by_consumer_total{can_sleep=\"false\"} at the end",
+                   "defrag_mode after fragd stopped"], "rrrrrrrrlr")
     for x in rows:
-        p0, p1, g, gd = x["p0"], x["p1"], x["g"], x["guard"]
-        ba = (f"{g['before']:.1f} / {g['after']:.1f}" if "before" in g and "after" in g else "-")
-        lines.append(
-            f"| {x['r']} | {p0['ok']} / {p0['enomem']} | {p1['ok']} / {p1['enomem']} | "
-            f"{p1['memfree_kib'] / 1024:.0f} MiB | {p0['kcompactd_wakes']} / {p1['kcompactd_wakes']} | "
-            f"{p0['pgscan_kswapd']} / {p1['pgscan_kswapd']} | {g['act_s'] if g['write_s'] is not None else 'none'} | "
-            f"{ba} | {gd['consumers']} | {gd['dm_after']} |")
+        p0, p1, g = x["p0"], x["p1"], x["g"]
+        both = lambda k: f"{p0[k]} / {p1[k]}"  # noqa: E731
+        lines.append(row([
+            x["r"], f"{p0['ok']} / {p0['enomem']}", f"{p1['ok']} / {p1['enomem']}",
+            f"{p1['memfree_kib'] / 1024:.0f} MiB", both("kcompactd_wakes"), both("pgscan_kswapd"),
+            g["act_s"] if g["write_s"] is not None else "none",
+            f"{g['before']:.1f} / {g['after']:.1f}" if "before" in g and "after" in g else "-",
+            x["guard"]["consumers"], x["guard"]["dm_after"]]))
     return lines
 
 
-def findings(rows, m_limit):
+def findings(rows, limit):
     n = len(rows)
     fail1 = Verdict([x["p1"]["enomem"] for x in rows], median, 0, ">", "rounds")
-    n = len(rows)
     fail0 = Verdict([x["p0"]["enomem"] for x in rows], median, 0, "<=", "rounds")
-    free1 = median([x["p1"]["memfree_kib"] / 1024 for x in rows])
-    with1 = sum(1 for x in rows if x["p1"]["enomem"] > 0)
-    with0 = sum(1 for x in rows if x["p0"]["enomem"] > 0)
-    lines = [
-        f"- Rounds with failed inserts: {with1} of {n} with defrag_mode 1, {with0} of {n} with 0.",
-        f"- With defrag_mode 1, failed inserts per round: median {fail1.text('{:.0f}')} (goal of the reproduction: "
-        f"more than 0), with a median {free1:.0f} MiB free at the end; with defrag_mode 0, the same demand on the "
-        f"same memory: {fail0.text('{:.0f}')} (goal: 0).",
-    ]
+    failed = [sum(1 for x in rows if x[p]["enomem"] > 0) for p in ("p0", "p1")]
     med = lambda dm, k: median([x[f"p{dm}"][k] for x in rows])  # noqa: E731
-    lines.append(
-        f"- Around the failures, the kernel's own work (medians over {len(rows)} rounds, defrag_mode 1 against 0): "
+    lines = [
+        f"- Rounds with failed inserts: {failed[1]} of {n} with defrag_mode 1, {failed[0]} of {n} with 0.",
+        f"- With defrag_mode 1, failed inserts per round: median {fail1.text('{:.0f}')} (goal of the reproduction: "
+        f"more than 0), with a median {median([x['p1']['memfree_kib'] / 1024 for x in rows]):.0f} MiB free at the "
+        f"end; with defrag_mode 0, the same demand on the same memory: {fail0.text('{:.0f}')} (goal: 0).",
+        f"- Around the failures, the kernel's own work (medians over {n} rounds, defrag_mode 1 against 0): "
         f"kcompactd woke {med(1, 'kcompactd_wakes'):.0f} against {med(0, 'kcompactd_wakes'):.0f} times, kswapd "
         f"scanned {med(1, 'pgscan_kswapd'):.0f} against {med(0, 'pgscan_kswapd'):.0f} pages (nothing here is "
         f"reclaimable), memory pressure (PSI some) {med(1, 'psi_some_us') / 1000:.0f} against "
-        f"{med(0, 'psi_some_us') / 1000:.0f} ms over the demand.")
+        f"{med(0, 'psi_some_us') / 1000:.0f} ms over the demand.",
+    ]
     acted = [x for x in rows if x["g"]["write_s"] is not None and x["guard"]["off_actions"] >= 1]
     failing = [x for x in rows if x["g"]["enomem"] > 0]
-    back = sum(1 for x in rows if x["guard"]["dm_after"] == 1 and x["guard"]["rc"] == 0)
     if failing:
         speed = Verdict([x["g"]["act_s"] for x in acted], median, 20, "<=", "rounds")
-        pairs = [(x["g"]["after"], x["g"]["before"]) for x in acted if x["g"].get("before")]
-        ratio = Verdict(pairs, median_ratio, 0.1, "<=", "rounds")
+        ratio = Verdict([(x["g"]["after"], x["g"]["before"]) for x in acted if x["g"].get("before")], median_ratio,
+                        0.1, "<=", "rounds")
         quiet = [x for x in rows if x["g"]["enomem"] == 0]
-        lines += [
+        left = ", ".join(str(x["g"]["enomem"]) for x in failing if x not in acted) or "none"
+        lines.append(
             f"- Guard: it wrote 0 in {sum(1 for x in acted if x in failing)} of the {len(failing)} rounds whose guard "
-            f"phase had failures (those it left: {', '.join(str(x['g']['enomem']) for x in failing if x not in acted) or 'none'} "
-            f"failed inserts in the whole phase, under the limit of {m_limit} a second over 10 s) and in "
-            f"{sum(1 for x in acted if x in quiet)} of the {len(quiet)} without; median {speed.text('{:.0f}')} s after the first "
-            "failure (goal: within two windows, 20 s); the failure rate after the write over "
-            f"the rate in the {BEFORE_S} s before it, median {ratio.text('{:.3f}')} (goal: at most 0.1).",
-        ]
+            f"phase had failures (those it left: {left} failed inserts in the whole phase, under the limit of {limit} "
+            f"a second over 10 s) and in {sum(1 for x in acted if x in quiet)} of the {len(quiet)} without; median "
+            f"{speed.text('{:.0f}')} s after the first failure (goal: within two windows, 20 s); the failure rate "
+            f"after the write over the rate in the {BEFORE_S} s before it, median {ratio.text('{:.3f}')} (goal: at "
+            "most 0.1).")
     else:
-        lines += [f"- Guard: no failure to act on; it wrote 0 in {len(acted)} of {n} rounds (goal: none)."]
-    lines += [f"- defrag_mode 1 again after fragd stopped (its exit puts back what it changed): {back} of {n} rounds."]
+        lines.append(f"- Guard: no failure to act on; it wrote 0 in {len(acted)} of {n} rounds (goal: none).")
+    back = sum(1 for x in rows if x["guard"]["dm_after"] == 1 and x["guard"]["rc"] == 0)
+    return lines + [f"- defrag_mode 1 again after fragd stopped (its exit puts back what it changed): {back} of {n} "
+                    "rounds."]
+
+
+def storm_section(storms, seconds):
+    rounds = sorted({r for r, _ in storms if (r, 0) in storms and (r, 1) in storms})
+    pairs = [(storms[(r, 0)], storms[(r, 1)]) for r in rounds]
+    lines = table(["round", "defrag_mode 0: failed / page cache kept", "defrag_mode 1: failed / page cache kept",
+                   "kswapd reclaimed (pgsteal_kswapd), 0 / 1", "kswapd scanned, 0 / 1", "direct reclaim scanned, 0 / 1",
+                   "PSI some ms, 0 / 1", "PSI full ms, 0 / 1"], "rrrrrrrr")
+    kept = lambda x: f"{x['enomem']} / {x['cached_after_kib'] / max(x['cached_before_kib'], 1):.0%}"  # noqa: E731
+    for r, (a, b) in zip(rounds, pairs):
+        lines.append(row([r, kept(a), kept(b),
+                          *(f"{a[k]} / {b[k]}" for k in ("pgsteal_kswapd", "pgscan_kswapd", "pgscan_direct")),
+                          *(f"{a[k] / 1000:.0f} / {b[k] / 1000:.0f}" for k in ("psi_some_us", "psi_full_us"))]))
+    steal = Verdict([b["pgsteal_kswapd"] - a["pgsteal_kswapd"] for a, b in pairs], median, 0, ">", "rounds")
+    full = Verdict([(b["psi_full_us"] - a["psi_full_us"]) / 1000 for a, b in pairs], median, 0, ">", "rounds")
+    # A storm by the measure of FragdReclaimStormUnderDefragMode: every runnable task stalled on
+    # memory 5% of the demand's time or more (PSI full) with defrag_mode 1.
+    share = Verdict([b["psi_full_us"] / 1e6 / seconds * 100 for _, b in pairs], median, 5, ">=", "rounds")
+    lines += [
+        "",
+        f"- Pages kswapd reclaimed with defrag_mode 1 minus with 0, per round: median {steal.text('{:.0f}')} "
+        "(the goal of the reproduction: more than 0, reclaim that defrag_mode causes while memory is free); "
+        f"PSI full with 1 minus with 0: median {full.text('{:.1f}')} ms (more than 0: tasks stalled on it).",
+        f"- PSI full with defrag_mode 1 as a share of the demand's {seconds:.0f} s: median {share.text('{:.3f}')} % "
+        "(a storm by the alert FragdReclaimStormUnderDefragMode's measure: 5% or more).",
+    ]
+    if not share.met and not steal.met:
+        both = sum(1 for a, b in pairs if a["pgsteal_kswapd"] > 0 and b["pgsteal_kswapd"] > 0)
+        failed = [sum(1 for p in pairs if p[dm]["enomem"] > 0) for dm in (0, 1)]
+        lines.append(
+            f"- Reading: no reclaim storm reproduced. kswapd reclaimed page cache with both settings in {both} of "
+            f"{len(rounds)} rounds, defrag_mode 1 did not reclaim more by an interval that excludes 0, and the "
+            "stalls it added stayed below the alert's level. Inserts failed in "
+            f"{failed[1]} of {len(rounds)} rounds with defrag_mode 1 and {failed[0]} with 0: the first failure mode, "
+            "with page cache beside it.")
     return lines
 
 
 def main(work, out):
     m = read_env(os.path.join(work, "meta.env"))
-    host, hinfo = rows_of(os.path.join(work, "host.log")) \
-        if os.path.exists(os.path.join(work, "host.log")) else ([], {})
-    guest, ginfo = rows_of(os.path.join(work, "guest.log")) \
-        if os.path.exists(os.path.join(work, "guest.log")) else ([], {})
-    storms = storms_of(os.path.join(work, "host.log")) if os.path.exists(os.path.join(work, "host.log")) else {}
+    host, hinfo, storm_lines = parse(os.path.join(work, "host.log"))
+    guest, ginfo, _ = parse(os.path.join(work, "guest.log"))
+    storms = {}  # {(round, dm): figures}, read after both logs' rounds (a bad line reported as it always was)
+    for w in storm_lines:
+        storms[(int(w[1]), int(w[2]))] = dict(zip(STORM_KEYS, map(int, w[3:13])))
     if not host and not guest and not storms:
         sys.exit(f"no complete round in {work}")
     lines = section_head("vm.defrag_mode: allocations that cannot sleep fail while memory is free", m)
@@ -212,14 +186,15 @@ def main(work, out):
     if host:
         lines += ["", f"### This host: Linux {hinfo.get('kernel', '?')}", "",
                   f"{m['host_rate']} inserts a second, about {m['host_free_mib']} MiB left in whole free blocks.", ""]
-        lines += table(host) + [""] + findings(host, m["limit"])
+        lines += rounds_table(host) + [""] + findings(host, m["limit"])
     if guest:
         lines += ["", f"### Guest: Debian's {ginfo.get('kernel', '?')} (2 GiB, TCG: counts are real, timings are not)",
                   "", f"{m['guest_rate']} inserts a second, about {m['guest_free_mib']} MiB left in whole free blocks "
                   "(128 MiB more in the guard phase, where fragd runs in the guest's 2 GiB too)."
-                  + (f" These rounds: {m['guest_date']}, fragd binary sha256 {m['guest_sha']}." if m.get("guest_date") else ""),
+                  + (f" These rounds: {m['guest_date']}, fragd binary sha256 {m['guest_sha']}." if m.get("guest_date")
+                     else ""),
                   ""]
-        lines += table(guest) + [""] + findings(guest, m["limit"])
+        lines += rounds_table(guest) + [""] + findings(guest, m["limit"])
     lines += [
         "",
         "Why rounds differ: a phase with defrag_mode 0 (and a guard phase after its write) takes blocks of the "

@@ -25,7 +25,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (control_request, free_2m_blocks, measured_on, prom_samples, prom_sum, publish,  # noqa: E402
-                      read_env, read_int, read_vmstat, required_args, section_head)
+                      read_env, read_int, read_vmstat, required_args, section_head, table)
 from verdict import Verdict, median, median_difference, spread  # noqa: E402
 
 HP = "/proc/sys/vm/nr_hugepages"
@@ -54,8 +54,7 @@ def after_a_tick(url):
     end = time.monotonic() + 5
     while time.monotonic() < end:
         time.sleep(0.01)
-        now = prom_sum(scrape(url), "fragd_collector_tick_seconds")
-        if now != last:
+        if prom_sum(scrape(url), "fragd_collector_tick_seconds") != last:
             return time.time_ns()
     sys.exit("fragd_collector_tick_seconds did not change in 5 s: no tick seen")
 
@@ -111,10 +110,10 @@ def probe(a):
 
 
 def delays(run, tick):
-    """-> (seen, acted, the first stall after the tick) in seconds, the first two after the kernel's
-    first stall, and the tick that published the stall (1: the first after the stall)."""
-    return ((run["seen_ns"] - run["stall_ns"]) / 1e9, (run["acted_ns"] - run["stall_ns"]) / 1e9,
-            (run["stall_ns"] - run["tick_ns"]) / 1e9, int((run["seen_ns"] - run["tick_ns"]) / 1e9 // tick))
+    """-> the columns of a run's row: (the kernel's first stall after the tick, seen, the tick that
+    published the stall (1: the first after the stall), acted); seconds, seen and acted after the stall."""
+    seen, acted = (run["seen_ns"] - run["stall_ns"]) / 1e9, (run["acted_ns"] - run["stall_ns"]) / 1e9
+    return (run["stall_ns"] - run["tick_ns"]) / 1e9, seen, int((run["seen_ns"] - run["tick_ns"]) / 1e9 // tick), acted
 
 
 def report(a):
@@ -128,35 +127,32 @@ def report(a):
     rounds = sorted({r for r, arm in runs if (r, "head") in runs and (r, "base") in runs})
     if not rounds:
         sys.exit(f"no round with both arms in {a.work}")
-    head = [runs[(r, "head")] for r in rounds]
-    base = [runs[(r, "base")] for r in rounds]
-    ms = lambda x: f"{x * 1000:.0f} ms"  # noqa: E731
-    seen = Verdict([h[3] for h in head], median, 1, "<=", "rounds")
-    acted = Verdict([(h[1], b[1]) for h, b in zip(head, base)], median_difference(), (-tick / 2, tick / 2),
+    head, base = ([runs[(r, arm)] for r in rounds] for arm in ("head", "base"))
+    seen = Verdict([h[2] for h in head], median, 1, "<=", "rounds")
+    acted = Verdict([(h[3], b[3]) for h, b in zip(head, base)], median_difference(), (-tick / 2, tick / 2),
                     "within", "rounds")
     lines = section_head("How soon fragd sees a stall and acts on it", m)
     lines += [
         f"Produced by: `bash bench/reaction.sh` ({len(rounds)} rounds; this build against commit {m['base']}, "
         f"binary sha256 {m['base_fragd_sha']}). Each round runs both builds, the order alternating. A run: "
-        "vm.compaction_proactiveness 0, `fragmenter --percent "
-        f"{m['percent']}`, fragd in act mode with only the demand trigger (order >= 9, more than 1 stall/s over 5 s; "
-        f"method node), {m['settle_s']} s, then, just after one of fragd's ticks (seen as "
-        "`fragd_collector_tick_seconds` changing, read every 10 ms: the stall that follows waits the longest for the "
-        f"next tick), the hugetlb pool grown by the free 2 MiB blocks plus {m['pages']} pages. From the kernel's first "
-        "direct compaction "
-        "(/proc/vmstat compact_stall rising, read every 10 ms): **seen**, the first scrape "
-        "of /metrics (every 50 ms) whose `fragd_direct_stall_entries_total{phase=\"compaction\"}` rose; **acted**, "
-        "the start of fragd's first action of trigger demand (`start_unix_ns` in the status answer).",
+        f"vm.compaction_proactiveness 0, `fragmenter --percent {m['percent']}`, fragd in act mode with only the "
+        f"demand trigger (order >= 9, more than 1 stall/s over 5 s; method node), {m['settle_s']} s, then, just "
+        "after one of fragd's ticks (seen as `fragd_collector_tick_seconds` changing, read every 10 ms: the stall "
+        "that follows waits the longest for the next tick), the hugetlb pool grown by the free 2 MiB blocks plus "
+        f"{m['pages']} pages. From the kernel's first direct compaction (/proc/vmstat compact_stall rising, read "
+        "every 10 ms): **seen**, the first scrape of /metrics (every 50 ms) whose "
+        "`fragd_direct_stall_entries_total{phase=\"compaction\"}` rose; **acted**, the start of fragd's first action "
+        "of trigger demand (`start_unix_ns` in the status answer).",
         "",
         measured_on(m) + ".",
         "",
-        "| build | first stall after a tick | seen after the first stall | the tick that showed it | "
-        "acted after the first stall |",
-        "|---|---:|---:|---:|---:|",
+        *table(["build", "first stall after a tick", "seen after the first stall", "the tick that showed it",
+                "acted after the first stall"], "lrrrr"),
     ]
+    ms = lambda x: f"{x * 1000:.0f} ms"  # noqa: E731
     for name, rows in (("this build", head), (m["base"], base)):
-        lines.append(f"| {name} | {spread([x[2] for x in rows], ms)} | {spread([x[0] for x in rows], ms)} | "
-                     f"{spread([x[3] for x in rows])} | {spread([x[1] for x in rows], ms)} |")
+        cells = [spread(column, fmt) for column, fmt in zip(zip(*rows), (ms, ms, "{:.0f}", ms))]
+        lines.append("| " + " | ".join([name] + cells) + " |")
     lines += [
         "",
         "- A stall in fragd's metrics within one tick: the tick that showed it, counted from the one just before "
