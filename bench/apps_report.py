@@ -8,17 +8,13 @@ Every figure is a median over the rounds with its range. Each goal of the issue 
 answer gets a verdict with a 95% bootstrap interval over the rounds (bench/verdict.py: a comparison
 of two modes resamples whole rounds, both modes' runs of each round together); none is drawn from
 fewer than three runs of each mode compared."""
-import functools
 import os
 import shlex
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import ARM_ORDER, measured_on, positional, publish, read_env, read_runs, row, table  # noqa: E402
-from verdict import Verdict, median, median_difference, quantile, spread  # noqa: E402
-
-# This report's cells keep the range of equal values: '0 (0–0)'.
-ranged = functools.partial(spread, range_when_equal=True)
+from benchlib import ARM_ORDER, goal_table, measured_on, positional, publish, read_env, read_runs, table  # noqa: E402
+from verdict import Verdict, median, median_difference, quantile, ranged  # noqa: E402
 
 MODES = ["kernel20", "kernel90", "defrag", "hugeadm", "fragd", "fragd_told", "fragd_ensure"]
 
@@ -35,20 +31,15 @@ def interleaving(m, runs):
     return "rotated each round and reversed in even ones."
 
 
-def mode_table(runs, workload, columns):
-    rows = [r for r in runs if r["workload"] == workload]
-    if not rows:
-        return []
-    out = table(["mode", "runs"] + [c[0] for c in columns], "l" * (2 + len(columns)))
-    for mode in MODES:
-        mine = [r for r in rows if r["mode"] == mode]
-        if mine:
-            out.append(row([mode, len(mine)] + [c[1](mine) for c in columns]))
-    return out
+def mode_table(rows, columns):
+    """One row per mode that ran: its runs and a cell per column (heading, function of the runs)."""
+    by_mode = [[r for r in rows if r["mode"] == mode] for mode in MODES]
+    return table(["mode", "runs"] + [c[0] for c in columns], "l" * (2 + len(columns)),
+                 [[mine[0]["mode"], len(mine)] + [c[1](mine) for c in columns] for mine in by_mode if mine])
 
 
-def col(key, scale=1.0, fmt="{:.0f}"):
-    return lambda rs: ranged([float(r[key]) * scale for r in rs if key in r], fmt)
+def col(key):
+    return lambda rs: ranged([float(r[key]) for r in rs if key in r])
 
 
 def started(rs):
@@ -68,6 +59,12 @@ def stall_entries(r):
     return 0
 
 
+def stall_shares(rs):
+    """Direct compactions per THP fault allocated, percent, per run (stall_entries)."""
+    return [100.0 * stall_entries(r) / max(int(r.get("thp_fault_alloc_workload", r["thp_fault_alloc"])), 1)
+            for r in rs]
+
+
 def split_cell(rs):
     """The window's direct compactions, the kernel's split (host + own) against fragd's, per run."""
     out = []
@@ -77,37 +74,36 @@ def split_cell(rs):
         k = f"{r['kernel_host_stall_workload']} + {r['kernel_own_stall_workload']}"
         f = (f"{r['fragd_host_stall_workload']} + {r['fragd_own_stall_workload']}"
              if "fragd_host_stall_workload" in r else "-")
-        out.append(f"{k} / {f}" + (f" (lost {r['kernel_stall_lost']})" if r.get("kernel_stall_lost", "0") != "0" else ""))
+        lost = r.get("kernel_stall_lost", "0")
+        out.append(f"{k} / {f}" + (f" (lost {lost})" if lost != "0" else ""))
     return "; ".join(out) if out else "-"
 
 
-def stalled_share(rs):
-    """Direct compactions per THP fault allocated, percent, per run (stall_entries)."""
-    xs = [100.0 * stall_entries(r) / max(int(r.get("thp_fault_alloc_workload", r["thp_fault_alloc"])), 1)
-          for r in rs]
-    return ranged(xs, "{:.1f}")
-
-
-def by_round(rows, mode, key, value=float):
-    """{round: value of key} of mode's runs that have it."""
-    return {r["round"]: value(r[key]) for r in rows if r["mode"] == mode and key in r}
-
-
-def compared(rows, mode, other, key, fmt, want="<="):
-    """Verdict of median(mode) - median(other) `want` 0 over the rounds both ran, or None."""
-    a, b = by_round(rows, mode, key), by_round(rows, other, key)
-    rounds = sorted(set(a) & set(b))
-    if len(rounds) < 3:
-        return None
-    pairs = [(a[k], b[k]) for k in rounds]
-    v = Verdict(pairs, median_difference(), 0, want, unit="rounds")
-    return v.text(fmt)
+def every_run(mode, goal, ok, n):
+    """A goal every run must meet, met by ok of n runs."""
+    return [mode, goal, f"{ok} of {n}", "**met**" if ok == n else "**not met**"]
 
 
 def goals(rows, workload):
     """The issue's goals for fragd's two policies on one workload's runs."""
     out = []
     ran = [m for m in MODES if any(r["mode"] == m for r in rows)]
+
+    def versus(mode, other, key, goal, fmt, want="<="):
+        """The goal median(mode) - median(other) `want` 0 over the rounds both ran, when there are 3."""
+        a, b = ({r["round"]: float(r[key]) for r in rows if r["mode"] == m and key in r} for m in (mode, other))
+        rounds = sorted(set(a) & set(b))
+        if len(rounds) >= 3:
+            v = Verdict([(a[k], b[k]) for k in rounds], median_difference(), 0, want, unit="rounds")
+            out.append([mode, f"{goal}{mode} − {other}", "", v.text(fmt)])
+
+    def versus_best(mode, others, key, pick, goal, fmt, want):
+        """versus the best of others (pick of their medians)."""
+        medians = {m: quantile([float(r[key]) for r in rows if r["mode"] == m], 0.5) for m in others}
+        if medians:
+            best = pick(medians, key=medians.get)
+            versus(mode, best, key, goal.format(best=best), fmt, want)
+
     for mode in ("fragd", "fragd_told", "fragd_ensure"):
         mine = [r for r in rows if r["mode"] == mode]
         if len(mine) < 3:
@@ -116,45 +112,27 @@ def goals(rows, workload):
         # every other mode, fragd's policies included.
         others = [m for m in ran if m != mode and (mode == "fragd_ensure" or not m.startswith("fragd"))]
         if workload in ("vm", "hugetlb"):
-            out.append(f"| {mode} | starts in every run | {started(mine)} | "
-                       f"{'**met**' if all(r['started'] == '1' for r in mine) else '**not met**'} |")
+            out.append(every_run(mode, "starts in every run", sum(r["started"] == "1" for r in mine), len(mine)))
             if mode == "fragd_ensure":
-                ok = sum(1 for r in mine if r.get("ensure_rc") == "0")
-                back = [r for r in mine if r.get("pool_after_hold") == "0"]
-                out.append(f"| {mode} | `fragctl ensure` made the pages (exit 0) | {ok} of {len(mine)} | "
-                           f"{'**met**' if ok == len(mine) else '**not met**'} |")
-                out.append(f"| {mode} | pool back at its target (0) after the hold, within 30 s of its end | "
-                           f"{len(back)} of {len(mine)} | "
-                           f"{'**met**' if len(back) == len(mine) else '**not met**'} |")
-            times = {m: quantile([float(r["time_ms"]) for r in rows if r["mode"] == m], 0.5) for m in others}
-            if times:
-                best = min(times, key=times.get)
-                v = compared(rows, mode, best, "time_ms", "{:.0f}")
-                if v:
-                    out.append(f"| {mode} | time to RAM allocated <= the best other mode's ({best}), "
-                               f"ms: {mode} − {best} | | {v} |")
+                out.append(every_run(mode, "`fragctl ensure` made the pages (exit 0)",
+                                     sum(r.get("ensure_rc") == "0" for r in mine), len(mine)))
+                out.append(every_run(mode, "pool back at its target (0) after the hold, within 30 s of its end",
+                                     sum(r.get("pool_after_hold") == "0" for r in mine), len(mine)))
+            versus_best(mode, others, "time_ms", min, "time to RAM allocated <= the best other mode's ({best}), ms: ",
+                        "{:.0f}", "<=")
             if "hugeadm" in others:
-                v = compared(rows, mode, "hugeadm", "pgmigrate_success", "{:.0f}")
-                if v:
-                    out.append(f"| {mode} | pages migrated <= hugeadm's: {mode} − hugeadm | | {v} |")
+                versus(mode, "hugeadm", "pgmigrate_success", "pages migrated <= hugeadm's: ", "{:.0f}")
         elif workload == "jvm":
-            shares = [100.0 * stall_entries(r) / max(int(r.get("thp_fault_alloc_workload", r["thp_fault_alloc"])), 1)
-                      for r in mine]
-            v = Verdict(shares, median, 1.0, "<=", unit="runs")
-            over = sum(1 for x in shares if x > 1.0)
-            out.append(f"| {mode} | <= 1% of its THP faults stalled (median share, %) | "
-                       f"{over} of {len(shares)} runs above 1% | {v.text('{:.2f}')} |")
-            huge = {m: quantile([float(r["huge_pct"]) for r in rows if r["mode"] == m], 0.5) for m in others}
-            if huge:
-                best = max(huge, key=huge.get)
-                hv = compared(rows, mode, best, "huge_pct", "{:.1f}", want=">=")
-                if hv:
-                    out.append(f"| {mode} | heap mapped huge >= the best other mode's ({best}), points: "
-                               f"{mode} − {best} | | {hv} |")
+            shares = stall_shares(mine)
+            out.append([mode, "<= 1% of its THP faults stalled (median share, %)",
+                        f"{sum(x > 1.0 for x in shares)} of {len(shares)} runs above 1%",
+                        Verdict(shares, median, 1.0, "<=", unit="runs").text("{:.2f}")])
+            versus_best(mode, others, "huge_pct", max,
+                        "heap mapped huge >= the best other mode's ({best}), points: ", "{:.1f}", ">=")
     if not out:
         return []
-    return ["Goals (bench/verdict.py, 95% bootstrap interval; a difference of medians resamples whole rounds):", "",
-            *table(["policy", "goal", "runs", "verdict"], "llll")] + out + [""]
+    return goal_table(["policy", "goal", "runs", "verdict"], out, "Goals (bench/verdict.py, 95% bootstrap interval; "
+                      "a difference of medians resamples whole rounds):") + [""]
 
 
 def main(runs_path, meta_path, out_path):
@@ -192,7 +170,8 @@ def main(runs_path, meta_path, out_path):
              "from \"ready\" to the workload's start; the workload's first touch of such memory "
              "faults on the host. "
              "fragd_ensure: fragd with the shipped policy in act mode, the launch made as a libvirt hook "
-             f"makes it (`fragctl ensure 2MB N --within 120s --hold {m.get('ensure_hold_s', '60')}s --for bench:WORKLOAD`, then the "
+             "makes it (`fragctl ensure 2MB N --within 120s --hold "
+             f"{m.get('ensure_hold_s', '60')}s --for bench:WORKLOAD`, then the "
              "workload); its time runs from the ensure's start to the RAM allocated, and its pool is read "
              "again when the hold has ended (back at the target, 0, and how long after the hold's end). "
              "Medians over the rounds, range in brackets; modes interleaved, " + interleaving(m, runs),
@@ -210,7 +189,8 @@ def main(runs_path, meta_path, out_path):
             ("jvm", "A JVM with a THP heap (-XX:+UseTransparentHugePages -XX:+AlwaysPreTouch)",
              [("started", started), ("time to start, ms", col("time_ms")),
               ("AnonHugePages / heap, %", col("huge_pct")), ("THP faults", col("thp_fault_alloc")),
-              ("THP fallbacks", col("thp_fault_fallback")), ("stalls per THP fault, %", stalled_share),
+              ("THP fallbacks", col("thp_fault_fallback")),
+              ("stalls per THP fault, %", lambda rs: ranged(stall_shares(rs), "{:.1f}")),
               ("stalls: kernel host + own / fragd host + own", split_cell),
               ("pages migrated", col("pgmigrate_success"))])]
     for frag, heading in [("holes", "Movable holes only"),
@@ -220,9 +200,9 @@ def main(runs_path, meta_path, out_path):
             continue
         lines += [f"### {heading}", ""]
         for w, title, cols in workloads:
-            t = mode_table(mine, w, cols)
-            if t:
-                lines += [f"#### {title}", ""] + t + [""] + goals([r for r in mine if r["workload"] == w], w)
+            rows = [r for r in mine if r["workload"] == w]
+            if rows:
+                lines += [f"#### {title}", "", *mode_table(rows, cols), "", *goals(rows, w)]
     publish(out_path, "apps-" + sel, lines)
 
 

@@ -7,9 +7,11 @@ bench/results/NAME.md for BENCHMARKS.md (put together by bench/doc.py), or betwe
 are bench/verdict.py's.
 """
 import argparse
+import glob
 import gzip
 import json
 import os
+import re
 import shlex
 import socket
 import sys
@@ -144,6 +146,23 @@ def control_request(path, request):
     return buf
 
 
+# The lines of ab's (apache2-utils) summary: the scrapes of bench/load.sh and bench/preflight_latency.sh.
+AB_SUMMARY = {"complete": r"Complete requests:\s+(\d+)", "failed": r"Failed requests:\s+(\d+)",
+              "non2xx": r"Non-2xx responses:\s+(\d+)", "taken_s": r"Time taken for tests:\s+([\d.]+) seconds",
+              "rps": r"Requests per second:\s+([\d.]+)"}
+
+
+def ab_summary(text):
+    """-> {AB_SUMMARY's key: float, None where ab's output text has no such line}, and failed_detail:
+    its failed requests by kind ({connect, receive, length, exceptions}, None when it gives none)."""
+    found = {k: re.search("^" + p, text, re.M) for k, p in AB_SUMMARY.items()}
+    out = {k: float(m.group(1)) if m else None for k, m in found.items()}
+    m = re.search(r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)", text)
+    out["failed_detail"] = (dict(zip(("connect", "receive", "length", "exceptions"), map(int, m.groups())))
+                            if m else None)
+    return out
+
+
 def read_int(path):
     with open(path) as f:
         return int(f.read())
@@ -259,6 +278,13 @@ def read_runs(path):
     return runs
 
 
+def numbered_dirs(parent, prefix):
+    """-> the paths of parent's PREFIX1, PREFIX2, ... (a round's or a pair's directory), in the order
+    of their numbers."""
+    paths = glob.glob(os.path.join(parent, glob.escape(prefix) + "[0-9]*"))
+    return sorted(paths, key=lambda p: int(os.path.basename(p)[len(prefix):]))
+
+
 # --- markdown tables ---------------------------------------------------------------
 
 def row(cells):
@@ -271,6 +297,12 @@ def table(head, align, rows=()):
     right-aligned one, any other for left) and the rows, each a list of cells."""
     assert len(head) == len(align), (head, align)
     return [row(head), "|" + "".join("---:|" if a == "r" else "---|" for a in align)] + [row(r) for r in rows]
+
+
+def goal_table(head, rows, intro=None):
+    """A table of goals and their verdicts, every column left-aligned, after its intro line and a
+    blank one when there is an intro."""
+    return ([intro, ""] if intro else []) + table(head, "l" * len(head), rows)
 
 
 # --- table cells: a figure, or '-' for one not measured -----------------------------

@@ -4,21 +4,18 @@ show, with 95% bootstrap intervals over the rounds (bench/verdict.py).
 
     python3 bench/defrag_guard_report.py WORK OUT
 """
-import glob
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, positional, publish, read_env, section_head  # noqa: E402
+from benchlib import measured_on, numbered_dirs, positional, publish, read_env, section_head, table  # noqa: E402
 from verdict import Verdict, median, median_ratio  # noqa: E402
 
 
 def main(work, out):
     m = read_env(os.path.join(work, "meta.env"))
-    rounds = []
-    for d in sorted(glob.glob(os.path.join(work, "round*")), key=lambda p: int(p.rsplit("round", 1)[1])):
-        e = read_env(os.path.join(d, "round.env"))
-        rounds.append({k: float(v) for k, v in e.items()})
+    rounds = [{k: float(v) for k, v in read_env(os.path.join(d, "round.env")).items()}
+              for d in numbered_dirs(work, "round")]
     if not rounds:
         sys.exit(f"no round in {work}")
     lines = section_head("The vm.defrag_mode guard", m)
@@ -35,17 +32,17 @@ def main(work, out):
         "",
         measured_on(m) + ".",
         "",
-        "| round | guard actions, healthy | seconds to act | PSI full, window before the write | back to 1 after the hold | storm's PSI full, defrag_mode 0 (hold) | storm's PSI full, defrag_mode 1 (after) |",
-        "|---:|---:|---:|---:|---|---:|---:|",
     ]
-    for i, r in enumerate(rounds, 1):
-        lines.append(f"| {i} | {r['healthy_actions']:.0f} | {r['act_s']:.0f} | {r['full_before_pct']:.2f}% | "
-                     f"{'yes' if r['restored'] == 1 and r['on_defrag_mode'] == 1 else 'no'} | "
-                     f"{r['full_hold_pct']:.2f}% | {r['full_on_pct']:.2f}% |")
+    back = [r["restored"] == 1 and r["on_defrag_mode"] == 1 for r in rounds]
+    lines += table(["round", "guard actions, healthy", "seconds to act", "PSI full, window before the write",
+                    "back to 1 after the hold", "storm's PSI full, defrag_mode 0 (hold)",
+                    "storm's PSI full, defrag_mode 1 (after)"], "rrrrlrr",
+                   [[i, f"{r['healthy_actions']:.0f}", f"{r['act_s']:.0f}", f"{r['full_before_pct']:.2f}%",
+                     "yes" if ok else "no", f"{r['full_hold_pct']:.2f}%", f"{r['full_on_pct']:.2f}%"]
+                    for i, (r, ok) in enumerate(zip(rounds, back), 1)])
     n = len(rounds)
-    acted = sum(1 for r in rounds if r["off_actions"] >= 1)
-    quiet = sum(1 for r in rounds if r["healthy_actions"] == 0 and r["healthy_defrag_mode"] == 1)
-    back = sum(1 for r in rounds if r["restored"] == 1 and r["on_defrag_mode"] == 1)
+    acted = sum(r["off_actions"] >= 1 for r in rounds)
+    quiet = sum(r["healthy_actions"] == 0 and r["healthy_defrag_mode"] == 1 for r in rounds)
     speed = Verdict([r["act_s"] for r in rounds], median, float(m["window_s"]) * 2, "<=", "rounds")
     before = Verdict([r["full_before_pct"] for r in rounds], median, float(m["limit_pct"]), ">", "rounds")
     pairs = [(r["full_hold_pct"], r["full_on_pct"]) for r in rounds if r["full_on_pct"] > 0]
@@ -56,7 +53,7 @@ def main(work, out):
         f"- Storm: the guard wrote 0 in {acted} of {n} rounds; median seconds from the storm's start to the "
         f"write {speed.text('{:.1f}')} against two windows ({2 * float(m['window_s']):.0f} s); the kernel's PSI "
         f"full over the window before it, median {before.text('{:.2f}')} against the limit of {m['limit_pct']}%.",
-        f"- defrag_mode back to 1 after the hold in {back} of {n} rounds.",
+        f"- defrag_mode back to 1 after the hold in {sum(back)} of {n} rounds.",
         f"- The storm's PSI full with defrag_mode 0 (the hold) over the same storm's with defrag_mode 1 (after "
         f"the put-back), median {ratio.text('{:.2f}')} against 1 (below 1: turning defrag_mode off lowered the "
         "pressure). This storm is the cgroup's limit, not defrag_mode's: "

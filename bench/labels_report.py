@@ -12,34 +12,31 @@ would take at each poll without nfd.hold (fragd's bucketing of the raw values: G
 pages rounded down to a power of two, 1 GiB pages the same, the highest node score below 50
 low, below 85 medium, else high). The goal, at most one change per label per 10 minutes,
 gets a verdict with a 95% bootstrap interval of the median over the rounds (bench/verdict.py)."""
-import functools
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, positional, publish, read_env, read_jsonl, section_head, table  # noqa: E402
-from verdict import Verdict, median, spread  # noqa: E402
-
-# This report's cells keep the range of equal values: '0 (0–0)'.
-ranged = functools.partial(spread, range_when_equal=True)
+from benchlib import (goal_table, measured_on, positional, publish, read_env, read_jsonl,  # noqa: E402
+                      section_head, table)
+from verdict import Verdict, median, ranged  # noqa: E402
 
 LABELS = ["fragd-hugepages-2Mi-gib", "fragd-hugepages-1Gi-count", "fragd-fragmentation"]
+ARMS = {"steady": "the churn alone",
+        "edge": "the churn and a ballast that puts the 2 MiB label's bucket edge in the middle of its swing"}
 
 
 def pow2_floor(v):
     return 1 << (v.bit_length() - 1) if v > 0 else 0
 
 
-def level(score):
-    return "low" if score < 50 else "medium" if score < 85 else "high"
-
-
 def bucket(label, raw):
+    """The value label would take from the raw values of one poll (None when fragd gave none)."""
     if label == LABELS[0]:
         return None if raw.get("2m") is None else str(pow2_floor(raw["2m"] // 512))
     if label == LABELS[1]:
         return None if raw.get("1g") is None else str(pow2_floor(raw["1g"]))
-    return None if raw.get("score") is None else level(raw["score"])
+    score = raw.get("score")
+    return None if score is None else "low" if score < 50 else "medium" if score < 85 else "high"
 
 
 def changes(values):
@@ -50,18 +47,17 @@ def changes(values):
 
 def round_figures(path):
     polls = read_jsonl(path)
-    span = polls[-1]["t"] - polls[0]["t"] if len(polls) > 1 else 0
-    out = {"polls": len(polls), "span_s": span, "missing": sum(1 for p in polls if p["labels"] is None)}
+    out = {"polls": len(polls), "span_s": polls[-1]["t"] - polls[0]["t"] if len(polls) > 1 else 0}
     for label in LABELS:
         shown = [(p["labels"] or {}).get(label) for p in polls]
         raw = [bucket(label, p["raw"]) for p in polls]
         out[label] = {"changes": changes(shown), "raw_changes": changes(raw),
                       "values": sorted({v for v in shown if v is not None}),
                       "raw_values": sorted({v for v in raw if v is not None})}
-    raw2m = [p["raw"]["2m"] for p in polls if p["raw"].get("2m") is not None]
-    out["raw_2m_gib"] = (min(raw2m) / 512, max(raw2m) / 512) if raw2m else None
-    scores = [p["raw"]["score"] for p in polls if p["raw"].get("score") is not None]
-    out["score"] = (min(scores), max(scores)) if scores else None
+    # The lowest–highest raw value: 2 MiB pages obtainable in GiB, the highest node score.
+    for key, cell in (("2m", lambda x: f"{x / 512:.1f}"), ("score", str)):
+        xs = [p["raw"][key] for p in polls if p["raw"].get(key) is not None]
+        out[key] = f"{cell(min(xs))}–{cell(max(xs))}" if xs else "-"
     return out
 
 
@@ -72,26 +68,21 @@ def one_line(path):
                       f"{f[label]['raw_changes']} ({'/'.join(f[label]['raw_values'])})" for label in LABELS))
 
 
-def per10(f, label, key):
-    return f[label][key] * 600.0 / max(f["span_s"], 1)
-
-
-ARMS = {"steady": "the churn alone",
-        "edge": "the churn and a ballast that puts the 2 MiB label's bucket edge in the middle of its swing"}
+def per10(rounds, label, key):
+    """key's count of label in each round, per 10 minutes."""
+    return [f[label][key] * 600.0 / max(f["span_s"], 1) for f in rounds]
 
 
 def main(work, out_path):
     m = read_env(os.path.join(work, "meta.env"))
     arms = m.get("arms", "steady").split()
-    rounds = {arm: [] for arm in arms}
+    rounds = {arm: [] for arm in arms}  # each round that ran: its figures, its arm.env and its number
     for arm in arms:
         for r in range(1, int(m["rounds"]) + 1):
-            path = os.path.join(work, f"{arm}{r}", "polls.jsonl")
-            if os.path.exists(path):
-                f = round_figures(path)
-                f.update(read_env(os.path.join(work, f"{arm}{r}", "arm.env"), missing_ok=True))
-                f["round"] = r
-                rounds[arm].append(f)
+            d = os.path.join(work, f"{arm}{r}")
+            if os.path.exists(os.path.join(d, "polls.jsonl")):
+                rounds[arm].append({**round_figures(os.path.join(d, "polls.jsonl")),
+                                    **read_env(os.path.join(d, "arm.env"), missing_ok=True), "round": r})
     lines = section_head("NFD labels while memory churns", m)
     env = "" if arms == ["steady", "edge"] else f"BENCH_LABELS_ARMS={' '.join(arms)} "
     lines += [f"Produced by: `{env}bash bench/labels.sh` ({m.get('minutes', '?')} min). "
@@ -114,33 +105,28 @@ def main(work, out_path):
                   *table(["label", "changes per 10 min", "values shown", "raw bucket changes per 10 min",
                           "raw bucket values"], "lrlrl")]
         for label in LABELS:
-            ch = [per10(f, label, "changes") for f in rs]
-            raw = [per10(f, label, "raw_changes") for f in rs]
-            shown = sorted({v for f in rs for v in f[label]["values"]})
-            raw_values = sorted({v for f in rs for v in f[label]["raw_values"]})
-            lines.append(f"| `{label}` | {ranged(ch, '{:.1f}')} | {', '.join(shown)} | {ranged(raw, '{:.1f}')} | "
-                         f"{', '.join(raw_values)} |")
-            v = Verdict(ch, median, 1.0, "<=", unit="rounds")
-            over = sum(1 for x in ch if x > 1.0)
-            goals.append(f"| {arm} | `{label}` | at most 1 change per 10 minutes (median over the rounds) | "
-                         f"{over} of {len(ch)} rounds above 1 | {v.text('{:.1f}')} |")
+            ch = per10(rs, label, "changes")
+            shown, raw_values = (", ".join(sorted({v for f in rs for v in f[label][k]}))
+                                 for k in ("values", "raw_values"))
+            # not benchlib.row: an empty list of values leaves its cell with two spaces
+            lines.append(f"| `{label}` | {ranged(ch, '{:.1f}')} | {shown} | "
+                         f"{ranged(per10(rs, label, 'raw_changes'), '{:.1f}')} | {raw_values} |")
+            goals.append([arm, f"`{label}`", "at most 1 change per 10 minutes (median over the rounds)",
+                          f"{sum(x > 1.0 for x in ch)} of {len(ch)} rounds above 1",
+                          Verdict(ch, median, 1.0, "<=", unit="rounds").text("{:.1f}")])
         lines.append("")
-    lines += ["Goal (bench/verdict.py, 95% bootstrap interval over the rounds):", "",
-              *table(["arm", "label", "goal", "rounds", "verdict"], "lllll")] + goals
+    lines += goal_table(["arm", "label", "goal", "rounds", "verdict"], goals,
+                        "Goal (bench/verdict.py, 95% bootstrap interval over the rounds):")
     lines += ["", "Per round:", "",
-              "| arm | round | polls | ballast, MiB (edge) | 2 MiB obtainable, GiB (lowest–highest) | highest node score "
-              "| changes (2Mi, 1Gi, fragmentation) | raw bucket changes | file left after fragd stopped |",
-              "|---|---:|---:|---:|---:|---:|---|---|---|"]
-    for arm in arms:
-        for f in rounds[arm]:
-            g = f["raw_2m_gib"]
-            sc = f["score"]
-            ballast = f"{f['ballast_mib']} ({f['edge_gib']} GiB)" if "ballast_mib" in f else "-"
-            lines.append(f"| {arm} | {f['round']} | {f['polls']} | {ballast} | {f'{g[0]:.1f}–{g[1]:.1f}' if g else '-'} | "
-                         f"{f'{sc[0]}–{sc[1]}' if sc else '-'} | "
-                         f"{', '.join(str(f[label]['changes']) for label in LABELS)} | "
-                         f"{', '.join(str(f[label]['raw_changes']) for label in LABELS)} | "
-                         f"{'yes' if f.get('left') == '1' else 'no'} |")
+              *table(["arm", "round", "polls", "ballast, MiB (edge)", "2 MiB obtainable, GiB (lowest–highest)",
+                      "highest node score", "changes (2Mi, 1Gi, fragmentation)", "raw bucket changes",
+                      "file left after fragd stopped"], "lrrrrrlll",
+                     [[arm, f["round"], f["polls"],
+                       f"{f['ballast_mib']} ({f['edge_gib']} GiB)" if "ballast_mib" in f else "-",
+                       f["2m"], f["score"],
+                       ", ".join(str(f[label]["changes"]) for label in LABELS),
+                       ", ".join(str(f[label]["raw_changes"]) for label in LABELS),
+                       "yes" if f.get("left") == "1" else "no"] for arm in arms for f in rounds[arm]])]
     publish(out_path, "labels", lines)
 
 

@@ -8,42 +8,39 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import benchlib  # noqa: E402
-from verdict import MET, Verdict, median, quantile  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, section_head, table  # noqa: E402
+from verdict import Verdict, median, quantile  # noqa: E402
+
+CLASSES = ("free", "movable", "hybrid", "unmovable", "huge", "offline")
 
 
-def durations(work, name):
-    with open(os.path.join(work, name + ".durations")) as f:
-        return [int(x) / 1e6 for x in f.read().split()]
+def read_ints(work, name):
+    with open(os.path.join(work, name)) as f:
+        return [int(x) for x in f.read().split()]
 
 
-def hwm(work, name):
-    with open(os.path.join(work, name + ".hwm")) as f:
-        with_scan, without = map(int, f.read().split())
-    return with_scan, without
+def scan_of(path):
+    with open(path) as f:
+        return json.load(f)["scan"]
 
 
-def totals(path):
-    """-> (blocks per class, huge pages free, by compaction, polluted, cost pages, pages read)."""
-    j = json.load(open(path))["scan"]
-    cls, free, comp, pol, cost = {}, 0, 0, 0, 0
-    for z in j["zones"]:
-        for k, v in z["counts"].items():
-            cls[k] = cls.get(k, 0) + v
-        free += z["hugepages"]["free"]
-        comp += z["hugepages"]["compaction"]
-        pol += z["hugepages"]["polluted"]
-        cost += z["compaction_cost_pages"]
-    return cls, free, comp, pol, cost, j["pages_read"]
+def map_totals(path):
+    """The blocks of each class, the huge pages free, by compaction and lost to pollution, and the
+    pages compaction must migrate, of a `fragctl map --json` (all zones summed)."""
+    zones = scan_of(path)["zones"]
+    t = {k: sum(z["hugepages"][k] for z in zones) for k in ("free", "compaction", "polluted")}
+    t["cost"] = sum(z["compaction_cost_pages"] for z in zones)
+    t["blocks"] = ", ".join(f"{k} {sum(z['counts'].get(k, 0) for z in zones)}" for k in CLASSES)
+    return t
 
 
 def main():
-    work, out = benchlib.positional(2)
-    m = benchlib.read_env(os.path.join(work, "meta.env"))
-    pages = json.load(open(os.path.join(work, "idle1.json")))["scan"]["pages_read"]
-    lines = benchlib.section_head("Pageblock scan: cost and the physical memory map", m)
+    work, out = positional(2)
+    m = read_env(os.path.join(work, "meta.env"))
+    pages = scan_of(os.path.join(work, "idle1.json"))["pages_read"]
+    lines = section_head("Pageblock scan: cost and the physical memory map", m)
     lines += [
-        benchlib.measured_on(m) + f". Reproduce: `bash bench/scan.sh` as root after the build (part of "
+        measured_on(m) + f". Reproduce: `bash bench/scan.sh` as root after the build (part of "
         f"`make bench`; this run took {m['minutes']} min, load average {m['load_start']} at start, "
         f"{m['load_end']} at the end).",
         "",
@@ -54,29 +51,27 @@ def main():
         f"a fragd with `scan: false` after the same requests. Fragmented: `fragmenter --percent "
         f"{m['percent']}` (1 page in 4 kept of every 2 MiB it mapped).",
         "",
-        "| machine state | threads | scan median | 95% CI of the median | min | max | extra memory (VmHWM) | "
-        "goal (met / not met when the interval clears / misses it, else inconclusive) |",
-        "|---|---|---|---|---|---|---|---|",
     ]
+    rows, med = [], {}
     for name, state, threads in (("idle1", "as found (mostly free)", 1), ("idle2", "as found", 2),
                                  ("frag1", f"fragmented {m['percent']}%", 1),
                                  ("frag2", f"fragmented {m['percent']}%", 2)):
-        d = durations(work, name)
-        w, wo = hwm(work, name)
-        med = quantile(d, 0.5)
-        extra = (w - wo) / 1024
+        d = [ns / 1e6 for ns in read_ints(work, name + ".durations")]  # ms
+        w, wo = read_ints(work, name + ".hwm")  # VmHWM KiB with the scan, without it
+        med[name] = quantile(d, 0.5)
         time_v = Verdict(d, median, 150, "<=", "scans")  # the scans are the rows
-        mem_v = Verdict([extra], median, 10, "<=")  # one VmHWM difference: no interval
-        ci = f"{time_v.lo:.0f}..{time_v.hi:.0f} ms" if time_v.n >= 2 else "-"
-        met = (f"time {time_v.bold()}, memory {mem_v.bold()}" if time_v.word != MET or mem_v.word != MET
-               else f"{time_v.bold()} (memory: one measurement)")
-        lines.append(f"| {state} | {threads} | {med:.0f} ms | {ci} | {min(d):.0f} ms | {max(d):.0f} ms | "
-                     f"{extra:+.1f} MiB ({w / 1024:.1f} vs {wo / 1024:.1f}) | ≤ 150 ms, ≤ 10 MiB: {met} |")
+        mem_v = Verdict([(w - wo) / 1024], median, 10, "<=")  # one VmHWM difference: no interval, too few rows
+        rows.append([state, threads, f"{med[name]:.0f} ms",
+                     f"{time_v.lo:.0f}..{time_v.hi:.0f} ms" if time_v.n >= 2 else "-", f"{min(d):.0f} ms",
+                     f"{max(d):.0f} ms", f"{(w - wo) / 1024:+.1f} MiB ({w / 1024:.1f} vs {wo / 1024:.1f})",
+                     f"≤ 150 ms, ≤ 10 MiB: time {time_v.bold()}, memory {mem_v.bold()}"])
+    lines += table(["machine state", "threads", "scan median", "95% CI of the median", "min", "max",
+                    "extra memory (VmHWM)", "goal (met / not met when the interval clears / misses it, else "
+                    "inconclusive)"], "llllllll", rows)
     lines += [
         "",
-        f"Per page: {quantile(durations(work, 'idle1'), 0.5) * 1e6 / pages:.0f} ns (idle), "
-        f"{quantile(durations(work, 'frag1'), 0.5) * 1e6 / pages:.0f} ns (fragmented), almost all "
-        "of it in the kernel's kpageflags_read (one stable_page_flags() and one put_user() per page frame): "
+        f"Per page: {med['idle1'] * 1e6 / pages:.0f} ns (idle), {med['frag1'] * 1e6 / pages:.0f} ns (fragmented), "
+        "almost all of it in the kernel's kpageflags_read (one stable_page_flags() and one put_user() per page frame): "
         f"`dd if=/proc/kpageflags of=/dev/null bs=512K` alone took {m['dd_ms']} ms. The 150 ms goal needs "
         "about 23 ns per page for 24 GiB; on this VM the kernel spends 3-4 times that, so no reader of "
         "kpageflags can meet it here. fragd scans every `pageblocks.interval` (60 s) on its own thread at "
@@ -84,14 +79,9 @@ def main():
         "",
     ]
     if os.path.exists(os.path.join(work, "before.json")):
-        b = totals(os.path.join(work, "before.json"))
-        a = totals(os.path.join(work, "after.json"))
-
-        def cls_line(t):
-            return ", ".join(f"{k} {t[0].get(k, 0)}" for k in
-                             ("free", "movable", "hybrid", "unmovable", "huge", "offline"))
+        b, a = (map_totals(os.path.join(work, f)) for f in ("before.json", "after.json"))
         lines += [
-            f"### The map before and after one compaction",
+            "### The map before and after one compaction",
             "",
             f"`physmap frag --drop 8` ({m.get('physmap', '?')}: ready = whole pageblocks it owned, each with "
             "1 page in 8 freed), then `physmap pgtables` made page tables "
@@ -100,16 +90,17 @@ def main():
             f"({m.get('compact_ms', '?')} ms, {m.get('compact_migrated', '?')} pages migrated) with the page "
             "tables still held. `fragctl map --png` before and after:",
             "",
-            f"- before: {cls_line(b)}; huge pages free {b[1]}, +{b[2]} by compaction "
-            f"(migrating at least {b[4]} pages), {b[3]} lost to pollution",
-            f"- after: {cls_line(a)}; huge pages free {a[1]}, +{a[2]} by compaction, {a[3]} lost to pollution",
+            f"- before: {b['blocks']}; huge pages free {b['free']}, +{b['compaction']} by compaction "
+            f"(migrating at least {b['cost']} pages), {b['polluted']} lost to pollution",
+            f"- after: {a['blocks']}; huge pages free {a['free']}, +{a['compaction']} by compaction, "
+            f"{a['polluted']} lost to pollution",
             "",
             "![before](docs/pageblocks-before.png)",
             "",
             "![after](docs/pageblocks-after.png)",
             "",
         ]
-    benchlib.publish(out, "scan", lines)
+    publish(out, "scan", lines)
 
 
 if __name__ == "__main__":

@@ -75,6 +75,12 @@ def spread(xs, fmt="{:.0f}", range_when_equal=False):
     return f"{m} ({lo}–{hi})"
 
 
+def ranged(xs, fmt="{:.0f}"):
+    """spread keeping the range of equal values, '0 (0–0)': the cells of the reports whose published
+    tables show it (apps, preflight, labels, preflight latency)."""
+    return spread(xs, fmt, range_when_equal=True)
+
+
 def bootstrap_ci(rows, stat, resamples=RESAMPLES, level=LEVEL, seed=SEED):
     """-> (lo, hi): the percentile bootstrap interval of stat(rows) at level, rows resampled
     with replacement as whole rows (a pair stays a pair). (nan, nan) without rows."""
