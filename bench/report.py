@@ -6,9 +6,10 @@ Writes the section between <!-- overhead:begin --> and <!-- overhead:end --> of
 --output (created if missing; everything outside the markers is kept) and
 prints the section on stdout.
 """
+import collections
 import sys
 
-from benchlib import measured_on, publish, quick_env, read_env, required_args, section_head, table
+from benchlib import knob_env, measured_on, publish, quick_env, read_env, required_args, section_head, table
 from verdict import Verdict, median, median_ratio, quantile
 
 GOAL_RATIO = 0.99
@@ -37,53 +38,6 @@ def fmt_rate(x):
     return f"{x:.0f}"
 
 
-def arm_pairs(rounds, traced, base):
-    """-> [(traced, untraced)] throughputs of the rounds that ran both."""
-    return [(a[traced][0], a[base][0]) for _, a in sorted(rounds.items()) if traced in a and base in a]
-
-
-def round_rows(rounds, arms):
-    """-> per round that ran all of arms, the tuple of their throughputs (a bootstrap row)."""
-    return [tuple(a[k][0] for k in arms) for _, a in sorted(rounds.items()) if all(k in a for k in arms)]
-
-
-def exact_vs_floor(rows):
-    """stat over rounds of (E, U2, L, U3): median ratio of exact minus median ratio of the floor."""
-    return median([e / u for e, u, _, _ in rows]) - median([l / u for _, _, l, u in rows])
-
-
-def shipped_vs_bpftrace(rows):
-    """stat over rounds of (D, U1, B, U4): median ratio of fragd minus median ratio of bpftrace."""
-    return median([d / u for d, u, _, _ in rows]) - median([b / u for _, _, b, u in rows])
-
-
-def overhead_goals(rounds):
-    """-> the three goal verdicts of one workload: shipped config >= GOAL_RATIO, exact within
-    1 point of the floor, shipped config ahead of bpftrace; each over the rounds' pairs."""
-    return (Verdict(arm_pairs(rounds, "D", "U1"), median_ratio, GOAL_RATIO, ">=", "pairs"),
-            Verdict(round_rows(rounds, ("E", "U2", "L", "U3")), exact_vs_floor, -0.01, ">=", "rounds"),
-            Verdict(round_rows(rounds, ("D", "U1", "B", "U4")), shipped_vs_bpftrace, 0, ">", "rounds"))
-
-
-def goals_line(goal_text, rounds):
-    d, e, b = overhead_goals(rounds)
-    return (f"Goals ({goal_text}; met / not met only when the 95% bootstrap interval over the rounds clears / "
-            f"misses the goal, else inconclusive): shipped config >= {GOAL_RATIO}: {d.text()}; "
-            f"exact within 1 point of the floor (median ratio of exact minus the floor's >= -0.01): "
-            f"{e.text()}; fragd (shipped config) ahead of bpftrace (difference of median ratios > 0): {b.text()}.")
-
-
-def pair_ratios(rounds, traced, base):
-    """Per-round ratios traced/base; -> list of (round, ratio, flagged)."""
-    out = []
-    for r in sorted(rounds):
-        arms = rounds[r]
-        if traced in arms and base in arms:
-            t, b = arms[traced], arms[base]
-            out.append((r, t[0] / b[0], t[1] or b[1]))
-    return out
-
-
 # (arm, its untraced partner, name) in the order of the table.
 ARMS = (
     ("D", "U1", "fragd, shipped config (bpf.allocations: adaptive)"),
@@ -93,106 +47,116 @@ ARMS = (
     ("B", "U4", "bpftrace (fragd-equivalent.bt)"),
 )
 UNTRACED = ("U1", "U2", "U3", "U4", "U5")
+NOISE = ("U2", "U1", "untraced (U2/U1 = noise floor)")  # the untraced pair, as an arm of ARMS
 
 
-def extra_ns(rounds, traced, base):
-    """Per-pair extra ns per operation: 1/traced - 1/untraced (throughputs in ops/s)."""
-    out = []
-    for r in sorted(rounds):
-        arms = rounds[r]
-        if traced in arms and base in arms:
-            out.append((1 / arms[traced][0] - 1 / arms[base][0]) * 1e9)
-    return out
+def pairs(rounds, traced, base):
+    """-> [(round, traced, untraced)] of the rounds that ran both arms, each arm's (value, flagged, info, pos)."""
+    return [(r, a[traced], a[base]) for r, a in sorted(rounds.items()) if traced in a and base in a]
+
+
+def arm_pairs(rounds, traced, base):
+    """-> [(traced, untraced)] throughputs of the rounds that ran both."""
+    return [(t[0], b[0]) for _, t, b in pairs(rounds, traced, base)]
+
+
+def round_rows(rounds, arms):
+    """-> per round that ran all of arms, the tuple of their throughputs (a bootstrap row)."""
+    return [tuple(a[k][0] for k in arms) for _, a in sorted(rounds.items()) if all(k in a for k in arms)]
+
+
+def ratio_difference(rows):
+    """stat over rounds of (X, its untraced, Y, its untraced): median ratio of X minus median ratio of Y."""
+    return median([x / u for x, u, _, _ in rows]) - median([y / u for _, _, y, u in rows])
+
+
+def overhead_goals(rounds):
+    """-> the three goal verdicts of one workload: shipped config >= GOAL_RATIO, exact within
+    1 point of the floor, shipped config ahead of bpftrace; each over the rounds' pairs."""
+    return (Verdict(arm_pairs(rounds, "D", "U1"), median_ratio, GOAL_RATIO, ">=", "pairs"),
+            Verdict(round_rows(rounds, ("E", "U2", "L", "U3")), ratio_difference, -0.01, ">=", "rounds"),
+            Verdict(round_rows(rounds, ("D", "U1", "B", "U4")), ratio_difference, 0, ">", "rounds"))
 
 
 def overhead_section(title, unit, rounds, goal_text, what, per_op):
-    """-> (lines, {arm: median ratio})"""
-    lines = []
-    untraced = [a[k][0] for a in rounds.values() for k in UNTRACED if k in a]
-    noise = pair_ratios(rounds, "U2", "U1")
-    ratios = {arm: pair_ratios(rounds, arm, base) for arm, base, _ in ARMS}
-    lines.append(f"| arm | pairs | median {unit} | median ratio vs untraced | 95% CI of the median ratio | "
-                 f"min ratio | max ratio | median extra ns per {per_op} |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
-
-    def row(name, arm_values, rs_, ns, traced, base):
-        rs = [x[1] for x in rs_]
-        if not rs:
-            return
+    """-> (lines, {arm: median ratio vs its untraced partner, U2 for the noise floor}) of one workload."""
+    lines = [f"| arm | pairs | median {unit} | median ratio vs untraced | 95% CI of the median ratio | "
+             f"min ratio | max ratio | median extra ns per {per_op} |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    med, flagged = {}, set()
+    for traced, base, name in (NOISE,) + ARMS:
+        ps = pairs(rounds, traced, base)
+        if not ps:
+            continue
+        ratios = [t[0] / b[0] for _, t, b in ps]
+        med[traced] = median(ratios)
+        flagged |= {r for r, t, b in ps if t[1] or b[1]}
+        # The noise floor's median throughput is that of all the untraced arms.
+        values = [a[k][0] for a in rounds.values() for k in (UNTRACED if traced == "U2" else (traced,)) if k in a]
         v = Verdict(arm_pairs(rounds, traced, base), median_ratio, 1, ">=", "pairs")
         ci = f"{v.lo:.4f}..{v.hi:.4f}" if v.n >= 2 else "-"
-        lines.append(f"| {name} | {len(rs)} | {fmt_rate(median(arm_values))} | "
-                     f"{median(rs):.4f} | {ci} | {min(rs):.4f} | {max(rs):.4f} | "
-                     + (f"{median(ns):.0f} |" if ns else "- |"))
-
-    row("untraced (U2/U1 = noise floor)", untraced, noise, extra_ns(rounds, "U2", "U1"), "U2", "U1")
-    med = {}
-    for arm, base, name in ARMS:
-        row(name, [a[arm][0] for a in rounds.values() if arm in a], ratios[arm], extra_ns(rounds, arm, base),
-            arm, base)
-        if ratios[arm]:
-            med[arm] = median([x[1] for x in ratios[arm]])
-    lines.append("")
-    nr = [x[1] for x in noise]
-    spread = median([abs(x - 1) for x in nr]) if nr else NAN
-    lines.append(f"Noise floor (untraced vs untraced, same pairing): median ratio {median(nr):.4f}, "
-                 f"IQR {quantile(nr, 0.25, NAN):.4f}..{quantile(nr, 0.75, NAN):.4f}, "
-                 f"median |ratio - 1| = {spread * 100:.2f}%.")
-    lines.append(goals_line(goal_text, rounds))
-    flagged_rounds = sorted({x[0] for rs in list(ratios.values()) + [noise] for x in rs if x[2]})
-    if flagged_rounds:
-        lines.append(f"Caution: in round(s) {', '.join(map(str, flagged_rounds))} another process (not this "
+        extra_ns = median([(1 / t[0] - 1 / b[0]) * 1e9 for _, t, b in ps])  # per operation: throughputs are ops/s
+        lines.append(f"| {name} | {len(ps)} | {fmt_rate(median(values))} | {med[traced]:.4f} | {ci} | "
+                     f"{min(ratios):.4f} | {max(ratios):.4f} | {extra_ns:.0f} |")
+    noise = [t / b for t, b in arm_pairs(rounds, "U2", "U1")]
+    spread = median([abs(x - 1) for x in noise]) if noise else NAN
+    d, e, b = overhead_goals(rounds)
+    lines += ["", f"Noise floor (untraced vs untraced, same pairing): median ratio {median(noise):.4f}, "
+              f"IQR {quantile(noise, 0.25, NAN):.4f}..{quantile(noise, 0.75, NAN):.4f}, "
+              f"median |ratio - 1| = {spread * 100:.2f}%.",
+              f"Goals ({goal_text}; met / not met only when the 95% bootstrap interval over the rounds clears / "
+              f"misses the goal, else inconclusive): shipped config >= {GOAL_RATIO}: {d.text()}; "
+              f"exact within 1 point of the floor (median ratio of exact minus the floor's >= -0.01): "
+              f"{e.text()}; fragd (shipped config) ahead of bpftrace (difference of median ratios > 0): {b.text()}."]
+    if flagged:
+        lines.append(f"Caution: in round(s) {', '.join(map(str, sorted(flagged)))} another process (not this "
                      f"benchmark) had BPF programs on these tracepoints during some runs (marked * below); "
                      f"its cost is in both arms of a pair when it stayed for the pair.")
-    lines.append("")
-    lines.append(f"<details><summary>raw per-pair numbers ({what})</summary>")
-    lines.append("")
-    lines.append("```")
     cols = UNTRACED + tuple(arm for arm, _, _ in ARMS)
-    pairs = [(arm, base) for arm, base, _ in ARMS] + [("U2", "U1")]
-    lines.append("round order      " + " ".join(f"{c:<8}" for c in cols) + " "
-                 + " ".join(f"{t + '/' + b:<7}" for t, b in pairs))
-    for r in sorted(rounds):
-        a = rounds[r]
+    ratio_cols = [(arm, base) for arm, base, _ in ARMS + (NOISE,)]
+    lines += ["", f"<details><summary>raw per-pair numbers ({what})</summary>", "", "```",
+              "round order      " + " ".join(f"{c:<8}" for c in cols) + " "
+              + " ".join(f"{t + '/' + b:<7}" for t, b in ratio_cols)]
+    for r, a in sorted(rounds.items()):
         order = "".join(k[1] if k.startswith("U") else k for k in sorted(a, key=lambda k: a[k][3]))
         vals = " ".join(f"{a[k][0]:<8.0f}" if k in a else f"{'-':<8}" for k in cols)
-        rat = lambda t, b: f"{a[t][0] / a[b][0]:.4f}" if t in a and b in a else "-"
+        rat = " ".join(f"{a[t][0] / a[b][0]:<7.4f}" if t in a and b in a else f"{'-':<7}" for t, b in ratio_cols)
         star = "*" if any(v[1] for v in a.values()) else " "
-        lines.append(f"{r:>4}{star} {order:<11} {vals} " + " ".join(f"{rat(t, b):<7}" for t, b in pairs))
-    lines.append("```")
-    lines.append("order: D, E, O = fragd adaptive / exact / off, L = floor, B = bpftrace, 1..5 = untraced "
-                 "U1..U5, in the order they ran.")
-    lines.append("</details>")
+        lines.append(f"{r:>4}{star} {order:<11} {vals} {rat}")
+    lines += ["```", "order: D, E, O = fragd adaptive / exact / off, L = floor, B = bpftrace, 1..5 = untraced "
+              "U1..U5, in the order they ran.", "</details>"]
     return lines, med
+
+
+def read_columns(path):
+    """-> the whitespace-separated words of each line of path."""
+    with open(path) as f:
+        return [line.split() for line in f]
 
 
 def main():
     args = required_args(None, "--results", "--meta", "--seen", "--builds", "--scrapes", "--fragd-notes",
-                       "--output")
-
+                         "--output")
     m = read_env(args.meta)
     res = read_results(args.results)
-    seen, switched = {}, {}
-    with open(args.seen) as f:
-        for line in f:
-            arm, rnd, n, sw = line.split()
-            seen.setdefault(arm, []).append(int(n))
-            switched.setdefault(arm, []).append(int(sw or 0))
-    builds = {}
-    with open(args.builds) as f:
-        for line in f:
-            arm, rnd, secs = line.split()
-            if arm in ("U", "D"):
-                builds.setdefault(int(rnd), {})[arm] = float(secs)
+    seen, switched = {}, {}  # per traced arm, per slot: the tracer's count of order-9 allocations; fragd's switch
+    for arm, _, n, sw in read_columns(args.seen):
+        seen.setdefault(arm, []).append(int(n))
+        switched.setdefault(arm, []).append(int(sw))
+    builds = {}  # {round: {arm: seconds}}
+    for arm, rnd, secs in read_columns(args.builds):
+        if arm in ("U", "D"):
+            builds.setdefault(int(rnd), {})[arm] = float(secs)
     with open(args.fragd_notes) as f:
-        notes = [l.rstrip("\n") for l in f if l.strip()]
+        notes = [line.rstrip("\n") for line in f if line.strip()]
+    scrapes = read_columns(args.scrapes)  # "seconds bytes", or "fail 0"
+    times = [float(t) * 1000 for t, _ in scrapes if t != "fail"]
+    sizes = [int(size) for t, size in scrapes if t != "fail"]
+    fails = len(scrapes) - len(times)
 
     cpu = m["cpu"]
-    pf_cmd = (f"taskset -c {cpu} ./pagefault -m {m['pf_mib']} -t {m['pf_seconds']} -w 2")
+    pf_cmd = f"taskset -c {cpu} ./pagefault -m {m['pf_mib']} -t {m['pf_seconds']} -w 2"
     hp_cmd = f"taskset -c {cpu} python3 bench/hugepage_burst.py {m['hp_pages']} {m['hp_cycles']}"
-    quick = m.get("quick") == "1"
-    env = quick_env(m)
-    env += f"BENCH_PAIRS={m['pairs']} " if (quick and m["pairs"] != "2") or (not quick and m["pairs"] != "10") else ""
+    env = quick_env(m) + knob_env(m, {"BENCH_PAIRS": ("pairs", "2" if m.get("quick") == "1" else "10")})
 
     L = section_head("Tracing overhead and footprint", m)
     L += [
@@ -231,19 +195,14 @@ def main():
           f"(getrusage minflt checked equal to pages touched). Every fault allocates one order-0 page: "
           f"kmem:mm_page_alloc fires once per fault; fragd's tp_btf program returns at once (order < 1), "
           f"bpftrace's classic tracepoint builds the trace record first and then filters.", ""]
-    pf_lines, pf_med = overhead_section("pf", "faults/s", res["pf"], "order-0 page faults", "page faults/s", "fault")
-    L += pf_lines
-    L += [""]
+    L += overhead_section("pf", "faults/s", res["pf"], "order-0 page faults", "page faults/s", "fault")[0] + [""]
 
     # Hugepages
     hp = res["hp"]
-    short = {}
+    short = collections.Counter()  # per arm, the untraced ones together as "U"
     for a in hp.values():
         for arm, v in a.items():
-            for tok in v[2].split():
-                if tok.startswith("short_cycles="):
-                    short[arm[0]] = short.get(arm[0], 0) + int(tok.split("=")[1])
-    total_cycles = int(m["hp_cycles"]) * len(hp)
+            short[arm[0]] += sum(int(tok.split("=")[1]) for tok in v[2].split() if tok.startswith("short_cycles="))
     L += ["### Hugepage burst (order-9 allocations)", "",
           f"Per run: `{hp_cmd}`: {m['hp_cycles']} times, write {m['hp_pages']} to /proc/sys/vm/nr_hugepages "
           f"(only that write(2) is timed), read the pool size back, write 0 (untimed). "
@@ -251,18 +210,15 @@ def main():
           f"in which the writer was preempted; hugepage_burst.py prints the summed-time figure too). "
           f"Every page is one order-9 kmem:mm_page_alloc, normally on the fast path (unfragmented memory: "
           f"no compaction, no stall).", ""]
-    hp_lines, hp_med = overhead_section("hp", "pages/s", hp, "2 MiB hugetlb pool growth", "2 MiB pages/s", "page")
-    L += hp_lines
+    L += overhead_section("hp", "pages/s", hp, "2 MiB hugetlb pool growth", "2 MiB pages/s", "page")[0]
     short_txt = ", ".join(f"{k}: {v}" for k, v in sorted(short.items()) if v) or "none"
-    exp = int(m["hp_pages"]) * int(m["hp_cycles"])  # per traced slot
-    seen_txt = []
-    for arm, name in (("E", "fragd exact"), ("B", "bpftrace")):
-        if arm in seen:
-            seen_txt.append(f"{name} {min(seen[arm])}..{max(seen[arm])}")
+    seen_txt = ", ".join(f"{name} {min(seen[arm])}..{max(seen[arm])}"
+                         for arm, name in (("E", "fragd exact"), ("B", "bpftrace")) if arm in seen)
     sw = switched.get("D", [])
     L += ["", f"Pool reached {m['hp_pages']} in every cycle except: {short_txt} (short cycles per arm, of "
-              f"{total_cycles} per arm). Order-9 allocations the tracer itself counted per traced slot "
-              f"(expected >= {exp}): {', '.join(seen_txt)}. With the shipped config (adaptive), fragd "
+              f"{int(m['hp_cycles']) * len(hp)} per arm). Order-9 allocations the tracer itself counted per traced "
+              f"slot (expected >= {int(m['hp_pages']) * int(m['hp_cycles'])}): {seen_txt}. With the shipped config "
+              f"(adaptive), fragd "
               f"switched allocation counting on in {sum(1 for x in sw if x)} of {len(sw)} slots "
               f"(a burst on unfragmented memory does not stall, so counting stays off and the burst costs "
               f"what the slow-path programs cost: nothing on its path).", ""]
@@ -271,44 +227,35 @@ def main():
     bp = [(r, v["D"], v["U"]) for r, v in sorted(builds.items()) if "D" in v and "U" in v]
     if bp:
         br = [u / d for _, d, u in bp]  # throughput ratio = untraced time / traced time
-        bmed = median(br)
         L += ["### A realistic workload: a clean build", "",
-              f"A clean build of fragd's own core libraries and BPF objects (`cmake -S . -B DIR && cmake --build DIR --target "
-              f"{m.get('core_targets', 'fragd_core')} -j {m['ncpu'] if 'ncpu' in m else 'NCPU'}`, wall time of the build step), "
-              f"{len(bp)} interleaved pairs, untraced and with fragd (shipped config), alternating which runs "
+              f"A clean build of fragd's own core libraries and BPF objects (`cmake -S . -B DIR && cmake --build DIR "
+              f"--target {m.get('core_targets', 'fragd_core')} -j {m['ncpu']}`, wall time of the build "
+              f"step), {len(bp)} interleaved pairs, untraced and with fragd (shipped config), alternating which runs "
               f"first; one discarded warm-up build.", "",
-              *table(["pair", "untraced s", "fragd s", "ratio (untraced / fragd)"], "rrrr")]
-        L += [f"| {r} | {u:.2f} | {d:.2f} | {u / d:.4f} |" for r, d, u in bp]
+              *table(["pair", "untraced s", "fragd s", "ratio (untraced / fragd)"], "rrrr",
+                     [(r, f"{u:.2f}", f"{d:.2f}", f"{u / d:.4f}") for r, d, u in bp])]
         bv = Verdict([(u, d) for _, d, u in bp], median_ratio, GOAL_BUILD_RATIO, ">=", "pairs")
-        L += ["", f"Median ratio {bmed:.4f} (min {min(br):.4f}, max {max(br):.4f}); goal >= {GOAL_BUILD_RATIO}: "
+        L += ["", f"Median ratio {median(br):.4f} (min {min(br):.4f}, max {max(br):.4f}); goal >= {GOAL_BUILD_RATIO}: "
                   f"{bv.text()}.", ""]
 
     # Footprint
     rss = int(m["rss_kib"]) / 1024
-    times = []
-    sizes = []
-    fails = 0
-    with open(args.scrapes) as f:
-        for line in f:
-            t, s = line.split()
-            if t == "fail":
-                fails += 1
-                continue
-            times.append(float(t) * 1000)
-            sizes.append(int(s))
-    med = median(times) if times else NAN
     p99 = quantile(times, 0.99, NAN)
+
+    def ok(v):
+        return v.bold() + ("" if v.single or v.n == 0 else f" (95% CI {v.lo:.2f}..{v.hi:.2f} ms, {v.n} scrapes)")
     # The scrapes are the rows of the scrape figures; RSS is one measurement.
     rss_v = Verdict([rss], median, GOAL_RSS_MIB, "<=")
     med_v = Verdict(times, median, GOAL_SCRAPE_MS, "<=", "scrapes")
     p99_v = Verdict(times, lambda xs: quantile(xs, 0.99), GOAL_SCRAPE_MS, "<=", "scrapes")
-    ok = lambda v: v.bold() + ("" if v.single or v.n == 0 else f" (95% CI {v.lo:.2f}..{v.hi:.2f} ms, {v.n} scrapes)")
     L += ["### fragd footprint (observe mode, default config, tick 1 s)", "",
-          *table(["measure", "value", "goal", ""], "lrrl"),
-          f"| RSS after {m['rss_wait']} s of ticking (VmRSS) | {rss:.1f} MiB | <= {GOAL_RSS_MIB} MiB | {ok(rss_v)} |",
-          f"| /metrics scrape time, median of {len(times)} | {med:.2f} ms | <= {GOAL_SCRAPE_MS} ms | {ok(med_v)} |",
-          f"| /metrics scrape time, p99 | {p99:.2f} ms | <= {GOAL_SCRAPE_MS} ms | {ok(p99_v)} |",
-          f"| /metrics size of one scrape | {median(sizes) if sizes else 0:.0f} bytes | | |",
+          *table(["measure", "value", "goal", ""], "lrrl", [
+              (f"RSS after {m['rss_wait']} s of ticking (VmRSS)", f"{rss:.1f} MiB", f"<= {GOAL_RSS_MIB} MiB",
+               ok(rss_v)),
+              (f"/metrics scrape time, median of {len(times)}", f"{median(times):.2f} ms", f"<= {GOAL_SCRAPE_MS} ms",
+               ok(med_v)),
+              ("/metrics scrape time, p99", f"{p99:.2f} ms", f"<= {GOAL_SCRAPE_MS} ms", ok(p99_v)),
+              ("/metrics size of one scrape", f"{median(sizes) if sizes else 0:.0f} bytes", "", "")]),
           "",
           f"Commands: fragd started alone (`build/fragd --config configs/fragd.yaml --listen 127.0.0.1:PORT "
           f"--socket PATH`); after {m.get('rss_wait', '30')} s `grep VmRSS /proc/PID/status`; then "
@@ -317,11 +264,11 @@ def main():
           + (f"; {fails} failed" if fails else "") + "). "
           f"fragd's own fragd_collector_tick_seconds (last tick) read before the scrapes: "
           f"{float(m.get('tick_seconds') or 'nan') * 1e3:.2f} ms. "
-          f"Reading /proc/pagetypeinfo (which fragd does once per pagetypeinfo_interval, 60 s by default) took {m['pagetypeinfo_ms']} ms here "
-          f"at the time (median of 5 reads). "
+          f"Reading /proc/pagetypeinfo (which fragd does once per pagetypeinfo_interval, 60 s by default) took "
+          f"{m['pagetypeinfo_ms']} ms here at the time (median of 5 reads). "
           f"RSS later: {int(m['rss_kib_after_scrapes']) / 1024:.1f} MiB after the scrapes (VmHWM "
-          f"{int(m['hwm_kib_after_scrapes']) / 1024:.1f} MiB); {m['threads']} threads. fragd's CPU on a quiet and a busy host: the cost section "
-          f"(`bash bench/cost.sh`).",
+          f"{int(m['hwm_kib_after_scrapes']) / 1024:.1f} MiB); {m['threads']} threads. fragd's CPU on a quiet and a "
+          f"busy host: the cost section (`bash bench/cost.sh`).",
           ""]
 
     # fragd behaviour
