@@ -10,7 +10,7 @@
 #   bash bench/scan.sh                 # writes BENCHMARKS.md (scan section) and docs/pageblocks-*.png
 #   BENCH_QUICK=1 bash bench/scan.sh   # 2 scans per row, no pictures; writes /tmp/fragd-bench-quick.md
 #
-# Every row: fragd starts with `pageblocks: {interval: 1h, threads: T}` (only
+# Every row: fragd starts with `pageblocks: {interval: 1h, max_age: 1h, threads: T}` (only
 # fragctl's requests scan), SCANS scans are asked with `fragctl map --max-age 0`,
 # each scan's own duration_ns is read from the answer, and fragd's VmHWM is
 # compared with a fragd whose scan is off (`pageblocks: {scan: false}`) after
@@ -57,7 +57,7 @@ hwm_kib() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
 # NAME.hwm (VmHWM KiB of fragd with the scan, and of fragd without it).
 row() {
 	local name=$1 threads=$2 i
-	start_fragd "$name" "pageblocks: {scan: true, interval: 1h, threads: $threads}"
+	start_fragd "$name" "pageblocks: {scan: true, interval: 1h, max_age: 1h, threads: $threads}"
 	: >"$WORK/$name.durations"
 	for ((i = 0; i < SCANS; i++)); do
 		"$BUILD_DIR/fragctl" --socket "$SOCK" map --max-age 0 --json >"$WORK/$name.json"
@@ -98,7 +98,7 @@ stop_pid "$FRAG_PID" 60
 # the kernel does not claim blocks for); then one compaction.
 if [[ $QUICK != 1 ]]; then
 	for ((i = 0; i < 600; i++)); do pgrep -x fragmenter >/dev/null || break; sleep 0.2; done
-	start_fragd pictures "pageblocks: {scan: true, interval: 1h}"
+	start_fragd pictures "pageblocks: {scan: true, interval: 1h, max_age: 1h}"
 	mkfifo "$WORK/hold-pm" "$WORK/hold-pt"
 	avail_mib=$(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024))
 	"$BUILD_DIR/physmap" frag --mib $((avail_mib * 85 / 100)) --drop 8 --out "$WORK/owned.txt" \

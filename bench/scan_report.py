@@ -44,7 +44,7 @@ def main():
         f"`make bench`; this run took {m['minutes']} min, load average {m['load_start']} at start, "
         f"{m['load_end']} at the end).",
         "",
-        f"Each row: fragd with `pageblocks: {{interval: 1h, threads: T}}`, {m['scans']} scans asked with "
+        f"Each row: fragd with `pageblocks: {{interval: 1h, max_age: 1h, threads: T}}`, {m['scans']} scans asked with "
         f"`fragctl map --max-age 0`, the scan's own `duration_ns` from each answer. A scan reads "
         f"{pages} page flags ({pages * 8 / 2**20:.0f} MiB of /proc/kpageflags: every pfn of every zone, "
         f"{pages * 4 / 2**20:.1f} GiB). Extra memory: fragd's VmHWM after those scans minus the VmHWM of "
