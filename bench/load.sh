@@ -154,6 +154,10 @@ meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- report ----------------------------------------------------------------------
 OUT=$(report_output "$QUICK" "$ROOT" RELIABILITY)
+# What the report reads, kept: `python3 bench/load_report.py --work bench/data/load --output OUT`.
+keep_found load "$WORK" -name meta.env -o -path './*/phase.env' -o -path './*/ab.out' -o -path './*/ab.csv' \
+	-o -path './*/clients.tsv' -o -path './*/monitor.jsonl' -o -path './*/before.prom' -o -path './*/after.prom' \
+	-o -path './*/fragd.notes'
 "$PY" bench/load_report.py --work "$WORK" --output "$OUT"
 log "section written to $OUT"
 FAILED=0
