@@ -16,8 +16,8 @@ error when fragctl exits non-zero or its output is not what it should be:
               fragd's allocation counting is off (bpf.allocations: adaptive, the shipped
               config, before a stall), its note and "no allocation of order ..."
   map --json  one JSON object, "ok": true, a scan with zones whose class string,
-              per-block usage and class counts agree (a sampled map's counts, estimates,
-              within their rounding), scanned at most 5 s before
+              per-block usage and class counts agree as fragd's own reader wants them
+              (check_zone), scanned at most 5 s before
               the request (fragctl map's default --max-age) plus the scan's own time
 Writes one line per call: client, command, start (s since the run began),
 duration (s), exit status, verdict (ok | error: why). Prints a summary line.
@@ -33,9 +33,27 @@ import time
 ALL_COMMANDS = {"status": ("status",), "hist": ("hist",), "map": ("map", "--json")}
 STATUS_NODE = re.compile(r"^node \d+: score \d+", re.M)
 HIST_ORDER = re.compile(r"^order (\d+) \((\d+) KiB\): fast \d+  stalled \d+  failed \d+", re.M)
+CLASS_NAMES = {".": "free", "m": "movable", "x": "hybrid", "U": "unmovable", "H": "huge", "-": "offline"}
 HIST_OFF = re.compile(r"^allocation counting is off now .*\nno allocation of order \d+\.\.\d+$", re.M)
-# A map's class per block (fragd's block_class_char): '?' is a block a sampled map has not read yet.
-MAP_CLASSES = set(".mxUH-?")
+
+
+def check_zone(z):
+    """-> "" or what is wrong with a map zone, as fragd's own reader checks it (protocol/map.cc):
+    a zone read whole counts each class its string shows; a sampled one ("sample"), whose
+    counts are estimates for the whole zone, may also show '?' (a block not read yet) and
+    bounds each count by its blocks."""
+    n, classes, sampled = len(z["classes"]), z["classes"], "sample" in z
+    if n == 0 or len(z["used"]) != n:
+        return f"{n} classes, {len(z['used'])} used"
+    unknown = set(classes) - set(CLASS_NAMES) - ({"?"} if sampled else set())
+    if unknown:
+        return f"unknown class characters {unknown}"
+    for ch, name in CLASS_NAMES.items():
+        count = z["counts"].get(name)
+        if count is None or (count > n if sampled else count != classes.count(ch)):
+            how = " (sampled: at most the zone's blocks)" if sampled else ""
+            return f"counts.{name} {count}, but {classes.count(ch)} '{ch}' of {n} blocks{how}"
+    return ""
 
 
 def check(cmd, rc, out, err, started_unix):
@@ -70,14 +88,9 @@ def check(cmd, rc, out, err, started_unix):
     if not scan or not scan.get("zones"):
         return f"error: map --json has no scan ({d.get('scan_error', 'no scan_error')})"
     for z in scan["zones"]:
-        n = len(z["classes"])
-        # A sampled map ('?': blocks not read yet) estimates each class's count for the whole
-        # zone, each rounded: their sum may miss the zone's blocks by one a class.
-        slack = len(z["counts"]) if "?" in z["classes"] else 0
-        if n == 0 or len(z["used"]) != n or abs(sum(z["counts"].values()) - n) > slack:
-            return f"error: map zone {z.get('zone')}: {n} classes, {len(z['used'])} used, counts {z['counts']}"
-        if set(z["classes"]) - MAP_CLASSES:
-            return f"error: map zone {z.get('zone')}: unknown class characters {set(z['classes']) - MAP_CLASSES}"
+        err = check_zone(z)
+        if err:
+            return f"error: map zone {z.get('zone')}: {err}"
     # time_ns: when the scan began (CLOCK_REALTIME). fragd scans anew when its last scan
     # ended more than 5 s before it reads the request, so the scan began at most 5 s plus
     # the scan's own duration before the request was sent (0.5 s of slack for the clocks).
