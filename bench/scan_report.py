@@ -73,8 +73,9 @@ def main():
         f"Per page: {med['idle1'] * 1e6 / pages:.0f} ns (idle), {med['frag1'] * 1e6 / pages:.0f} ns (fragmented), "
         "almost all of it in the kernel's kpageflags_read (one stable_page_flags() and one put_user() per page frame): "
         f"`dd if=/proc/kpageflags of=/dev/null bs=512K` alone took {m['dd_ms']} ms. The 150 ms goal needs "
-        "about 23 ns per page for 24 GiB; on this VM the kernel spends 3-4 times that, so no reader of "
-        "kpageflags can meet it here. fragd scans every `pageblocks.interval` (60 s) on its own thread at "
+        f"about {150e6 / pages:.0f} ns per page for {pages * 4 / 2**20:.0f} GiB; on this VM the kernel's read alone "
+        f"takes {float(m['dd_ms']) * 1e6 / pages:.0f} ns a page ({float(m['dd_ms']) / 150:.1f} times that), so one "
+        "reading thread cannot meet it. fragd scans every `pageblocks.interval` (60 s) on its own thread at "
         "nice 10, so the collector tick is never held up by it.",
         "",
     ]
