@@ -37,6 +37,7 @@ def cases(out):
         ("cost", report("cost_report.py", d("cost"), o("cost"))),
         ("reaction", report("reaction.py", "report", "--work", d("reaction"), "--output", o("reaction"))),
         ("defrag_storm", report("defrag_atomic_report.py", storm, o("defrag_storm"))),
+        ("scan", report("scan_report.py", d("scan"), o("scan"))),
     ]
     for sel in sorted(os.listdir(d("apps"))):
         got.append((f"apps-{sel}", report("apps_report.py", d("apps", sel, "runs.txt"), d("apps", sel, "meta.env"),
@@ -47,6 +48,8 @@ def cases(out):
     out_cases.append(("soak", report("soak_report.py", "--work", d("soak"), "--output", rel, "--plot",
                                      os.path.join(out, "docs", "soak.png")),
                       rel, os.path.join(ROOT, "RELIABILITY.md"), "soak"))
+    out_cases.append(("load", report("load_report.py", "--work", d("load"), "--output", rel),
+                      rel, os.path.join(ROOT, "RELIABILITY.md"), "load"))
     return out_cases
 
 
