@@ -163,6 +163,12 @@ def ab_summary(text):
     return out
 
 
+def read_columns(path):
+    """-> the whitespace-separated words of each line of path ([] for a blank line)."""
+    with open(path) as f:
+        return [line.split() for line in f]
+
+
 def read_int(path):
     with open(path) as f:
         return int(f.read())
@@ -233,6 +239,15 @@ def splice(path, name, section):
     with open(tmp, "w") as f:
         f.write(doc)
     os.replace(tmp, path)
+
+
+def spliced(path, name):
+    """-> the section splice put between the NAME markers of path (markers left out), or None."""
+    with open(path) as f:
+        doc = f.read()
+    begin, end = f"<!-- {name}:begin -->\n", f"\n<!-- {name}:end -->"
+    b, e = doc.find(begin), doc.find(end)
+    return doc[b + len(begin):e + 1] if b != -1 and e >= b + len(begin) - 1 else None
 
 
 def publish(path, name, lines):

@@ -89,7 +89,7 @@ def run_figures(d):
         **{k: mb[key] - ma[key] if key in ma and key in mb else None for k, key in METRICS},
     }
     f["scan_pct"] = f["scan_cpu_metric"] / dt * 100 if f["scan_cpu_metric"] is not None else pct["scan"]
-    sc = [line.split() for line in open(os.path.join(d, "scrapes.txt")) if line.strip()]
+    sc = [w for w in benchlib.read_columns(os.path.join(d, "scrapes.txt")) if w]
     f.update(scrapes=len(sc), scrapes_ok=sum(1 for s in sc if s[0] == "200"),
              changes=memory_changes(os.path.join(d, "fragd.log")))
     cyc = benchlib.read_jsonl(os.path.join(d, "churn.jsonl"))

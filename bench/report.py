@@ -9,7 +9,8 @@ prints the section on stdout.
 import collections
 import sys
 
-from benchlib import knob_env, measured_on, publish, quick_env, read_env, required_args, section_head, table
+from benchlib import (knob_env, measured_on, publish, quick_env, read_columns, read_env, required_args,
+                      section_head, table)
 from verdict import Verdict, median, median_ratio, quantile
 
 GOAL_RATIO = 0.99
@@ -125,12 +126,6 @@ def overhead_section(title, unit, rounds, goal_text, what, per_op):
     lines += ["```", "order: D, E, O = fragd adaptive / exact / off, L = floor, B = bpftrace, 1..5 = untraced "
               "U1..U5, in the order they ran.", "</details>"]
     return lines, med
-
-
-def read_columns(path):
-    """-> the whitespace-separated words of each line of path."""
-    with open(path) as f:
-        return [line.split() for line in f]
 
 
 def main():

@@ -4,7 +4,6 @@
 today: a report changed without its section written again, or a change to a report that alters
 a kept figure, fails here. Needs no root: python3 tests/bench/regen_test.py [NAME...]."""
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +12,8 @@ import unittest
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DATA = os.path.join(ROOT, "bench", "data")
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import benchlib  # noqa: E402
 
 
 def report(script, *args):
@@ -20,7 +21,8 @@ def report(script, *args):
 
 
 def cases(out):
-    """-> [(name, command, the file it writes, the file it must match, markers)]."""
+    """-> [(name, command, the file it writes between its NAME markers, the kept file it must
+    match, whether that is a document holding the section between the same markers)]."""
     o = lambda name: os.path.join(out, name + ".md")  # noqa: E731
     res = lambda name: os.path.join(ROOT, "bench", "results", name + ".md")  # noqa: E731
     d = lambda *p: os.path.join(DATA, *p)  # noqa: E731
@@ -42,24 +44,15 @@ def cases(out):
     for sel in sorted(os.listdir(d("apps"))):
         got.append((f"apps-{sel}", report("apps_report.py", d("apps", sel, "runs.txt"), d("apps", sel, "meta.env"),
                                           o(f"apps-{sel}"))))
-    out_cases = [(name, cmd, o(name), res(name), None) for name, cmd in got]
+    out_cases = [(name, cmd, o(name), res(name), False) for name, cmd in got]
     rel = os.path.join(out, "RELIABILITY.md")
     os.makedirs(os.path.join(out, "docs"))
     out_cases.append(("soak", report("soak_report.py", "--work", d("soak"), "--output", rel, "--plot",
                                      os.path.join(out, "docs", "soak.png")),
-                      rel, os.path.join(ROOT, "RELIABILITY.md"), "soak"))
+                      rel, os.path.join(ROOT, "RELIABILITY.md"), True))
     out_cases.append(("load", report("load_report.py", "--work", d("load"), "--output", rel),
-                      rel, os.path.join(ROOT, "RELIABILITY.md"), "load"))
+                      rel, os.path.join(ROOT, "RELIABILITY.md"), True))
     return out_cases
-
-
-def between(path, name):
-    """The text between the NAME markers of path (any name when None)."""
-    with open(path) as f:
-        text = f.read()
-    key = re.escape(name) if name else r"\S+"
-    m = re.search(rf"^<!-- ({key}):begin -->\n(.*?)^<!-- \1:end -->\n", text, re.M | re.S)
-    return m.group(2) if m else None
 
 
 class Regen(unittest.TestCase):
@@ -68,16 +61,17 @@ class Regen(unittest.TestCase):
         try:
             only = set(sys.argv[1:])
             checked = 0
-            for name, cmd, written, want, markers in cases(out):
+            for name, cmd, written, want, in_doc in cases(out):
                 if only and name not in only:
                     continue
                 checked += 1
                 with self.subTest(section=name):
                     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
                     self.assertEqual(r.returncode, 0, f"{' '.join(cmd)}: {r.stderr[-800:]}")
-                    got = between(written, markers)
-                    expected = between(want, markers)
-                    if not markers:
+                    got = benchlib.spliced(written, name)
+                    if in_doc:
+                        expected = benchlib.spliced(want, name)
+                    else:
                         with open(want) as f:
                             expected = f.read()
                     self.assertIsNotNone(got, f"{written}: no section between markers")

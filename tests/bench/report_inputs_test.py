@@ -12,11 +12,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 BENCH = os.environ.get("FRAGD_BENCH_DIR") or os.path.join(ROOT, "bench")
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import benchlib  # noqa: E402  (its splice writes the markers the sections are read between)
 PY = "/usr/bin/python3"  # as the drivers run the reports
 CLK = os.sysconf("SC_CLK_TCK")  # load_report.py reads procmon's CPU ticks with it
 MACHINE = {"date": "2026-12-02 01:19 UTC", "kernel": "6.18.44", "cpu_model": "AMD EPYC", "ncpu": "2",
@@ -57,11 +60,9 @@ class Reports(unittest.TestCase):
         """-> the section bench/SCRIPT ARGS... OUT writes between OUT's NAME markers."""
         out = self.p("out.md")
         self.report(script, *args, out)
-        with open(out) as f:
-            m = re.search(rf"^<!-- {re.escape(name)}:begin -->\n(.*?)^<!-- {re.escape(name)}:end -->\n", f.read(),
-                          re.M | re.S)
-        self.assertIsNotNone(m, f"{script}: no section between the {name} markers of {out}")
-        return m.group(1)
+        text = benchlib.spliced(out, name)
+        self.assertIsNotNone(text, f"{script}: no section between the {name} markers of {out}")
+        return text
 
     def has(self, text, *needles):
         """Each needle (a string, or a compiled pattern) is in text; else the lines that start like it."""
