@@ -210,7 +210,7 @@ def main():
               f"running only `status` and `hist`: tick late at most {late}, "
               f"{ctl['missed'] if ctl['missed'] is not None else nan:.0f} ticks missed, "
               f"{ctl['scans'] if ctl['scans'] is not None else nan:.0f} pageblock "
-              f"scan{'' if ctl['scans'] == 1 else 's'} during the load (the periodic one, on its own thread); "
+              f"scan{'' if ctl['scans'] == 1 else 's'} during the load (periodic, on the scanner thread); "
               f"{len(ctl['rows'])} fragctl calls ({len(ctl['bad'])} errors), p50 / p99 {lat(ctl['rows'])}; "
               f"{ctl['complete']} scrapes ({ctl['failed'] + ctl['non2xx']} errors), p99 {ms(ctl['pct'].get(99))} ms. "
               f"Load average {ctl['m'].get('loadavg_start', '?')} before, {ctl['m'].get('loadavg_end', '?')} "
