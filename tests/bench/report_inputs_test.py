@@ -250,8 +250,8 @@ class Reports(unittest.TestCase):
                  "| 4 (the last took 2.50 s); the last tick took 0.5 ms |",
                  "Goals: no error: **not met**; scrape p99 <= 100 ms: **not met**; the collector tick never late by "
                  "more than one tick: met.",
-                 "tick late at most 2.0 ms, 0 ticks missed, 1 pageblock scan during the load (the periodic one, on its "
-                 "own thread); 80 fragctl calls (0 errors), p50 / p99 10.0 / 10.0 ms; 6000 scrapes (0 errors), p99 "
+                 "tick late at most 2.0 ms, 0 ticks missed, 1 pageblock scan during the load (periodic, on the scanner "
+                 "thread); 80 fragctl calls (0 errors), p50 / p99 10.0 / 10.0 ms; 6000 scrapes (0 errors), p99 "
                  "120.0 ms.",
                  "4 scans ran during the load, the last of 2.50 s",
                  "first fragctl errors: `hist` at 2.0 s: unexpected output: x.")
