@@ -16,18 +16,16 @@
 # Prints one line per run (case, round, ms from qemu's start to its RAM allocated, MiB the
 # guest reported to its host over the case) and a table of medians with their range.
 set -euo pipefail
-
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start backing "it writes vm.nr_hugepages and mounts hugetlbfs" -- qemu-system-x86_64 python3
 
-D=(3 4096 20)
-[[ ${BENCH_QUICK:-0} == 1 ]] && D=(1 512 5)
-ROUNDS=${BENCH_BACKING_ROUNDS:-${D[0]}}
-GUEST_MIB=${GUEST_MIB:-${D[1]}}
-IDLE=${BENCH_BACKING_IDLE:-${D[2]}}
-require_uint "" ROUNDS GUEST_MIB IDLE
-((ROUNDS >= 1 && GUEST_MIB >= 2)) || die "ROUNDS >= 1 and GUEST_MIB >= 2"
+BACKING_ROUNDS=${BENCH_BACKING_ROUNDS:-$(q 3 1)}
+GUEST_MIB=${GUEST_MIB:-$(q 4096 512)}
+BACKING_IDLE=${BENCH_BACKING_IDLE:-$(q 20 5)}
+require_uint BENCH_ BACKING_ROUNDS BACKING_IDLE
+require_uint "" GUEST_MIB
+((BACKING_ROUNDS >= 1 && GUEST_MIB >= 2)) || die "BENCH_BACKING_ROUNDS must be >= 1 and GUEST_MIB >= 2"
 PAGES=$((GUEST_MIB / 2))
 
 bench_work backing 10
@@ -48,20 +46,18 @@ pool() {
 # guest: qemu allocates its RAM from the pool (-mem-prealloc; the guest is never run, -S); sets MS
 # to the time from qemu's start to HugePages_Free having fallen by the guest's pages.
 guest() {
-	local free0 t0 p i
+	local free0 t0 i
 	free0=$(free_hp)
 	mount -t hugetlbfs -o pagesize=2M none "$MNT"
 	t0=$(now_ms)
 	start_hugetlb_guest "$GUEST_MIB" "$MNT" "$WORK/qemu.out"
-	p=$GUEST_PID
-	for ((i = 0; i < 3000; i++)); do
-		(($(free_hp) + PAGES <= free0)) && break
-		kill -0 "$p" 2>/dev/null || die "qemu exited: $(cat "$WORK/qemu.out")"
+	for ((i = 0; $(free_hp) + PAGES > free0; i++)); do
+		((i < 3000)) || die "qemu did not allocate its RAM in 30 s"
+		kill -0 "$GUEST_PID" 2>/dev/null || die "qemu exited: $(cat "$WORK/qemu.out")"
 		sleep 0.01
 	done
-	(($(free_hp) + PAGES <= free0)) || die "qemu did not allocate its RAM in 30 s"
 	MS=$(($(now_ms) - t0))
-	stop_pid "$p" || true
+	stop_pid "$GUEST_PID" || true
 	umount "$MNT"
 }
 
@@ -74,7 +70,7 @@ run_case() { # CASE ROUND
 	case $1 in
 	held) ;;
 	fresh) pool 0 && pool "$PAGES" ;;
-	idle) pool 0 && sleep "$IDLE" && pool "$PAGES" ;;
+	idle) pool 0 && sleep "$BACKING_IDLE" && pool "$PAGES" ;;
 	esac
 	guest
 	pool 0
@@ -82,12 +78,11 @@ run_case() { # CASE ROUND
 	echo "case=$1 round=$2 ms=$MS reported_mib=$(((${r1:-0} - ${r0:-0}) / 1024))" | tee -a "$WORK/runs.txt"
 }
 
-CASES=(held fresh idle)
-for ((round = 1; round <= ROUNDS; round++)); do
-	for c in $(arm_order "$round" "${CASES[@]}"); do run_case "$c" "$round"; done
+for ((round = 1; round <= BACKING_ROUNDS; round++)); do
+	for c in $(arm_order "$round" held fresh idle); do run_case "$c" "$round"; done
 done
 
-python3 - "$WORK/runs.txt" "$GUEST_MIB" "$IDLE" <<'PY'
+python3 - "$WORK/runs.txt" "$GUEST_MIB" "$BACKING_IDLE" <<'PY'
 import sys
 sys.path.insert(0, "bench")
 from benchlib import read_runs, table

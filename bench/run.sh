@@ -12,8 +12,8 @@
 # workloads are pinned to, default the last one), BENCH_PF_MIB (256), BENCH_PF_SECONDS (3),
 # BENCH_HUGEPAGES (1000), BENCH_HP_CYCLES (30), BENCH_OUTPUT (file to update),
 # BENCH_WAIT_QUIET (seconds to wait for other tracers on the same tracepoints to go, 30),
-# BENCH_BUILD_PAIRS (clean builds per arm, default 5, quick 1),
-# BENCH_KEEP=1 keeps the work directory (logs, raw results).
+# BENCH_BUILD_PAIRS (clean builds per arm, default 5, quick 1), FRAGD_BUILD_DIR (the build's
+# fragd, default build), BENCH_KEEP=1 keeps the work directory (logs, raw results).
 #
 # Each round runs ten slots (D E O L B: fragd adaptive, exact, off, the floor program, bpftrace;
 # U1..U5 untraced), each a page-fault run then a hugepage burst, paired and alternated; then
@@ -23,75 +23,50 @@
 # burst, and restored on exit whatever happens). Every process started here is tracked
 # by pid and stopped on exit.
 set -euo pipefail
-
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
-LOG_TAG=bench
 # shellcheck source=bench/lib.sh
-source bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start bench "it loads BPF and writes vm.nr_hugepages" fragd -- gcc clang cmake bpftrace taskset python3 curl
+HAVE_BPFTOOL=$(command -v bpftool >/dev/null && echo 1 || echo 0)
 
-[[ $(id -u) -eq 0 ]] || die "must run as root"
-[[ -x build/fragd ]] || die "build/fragd missing: run make first"
-[[ -f configs/fragd.yaml ]] || die "configs/fragd.yaml missing"
-require_tools "" gcc clang cmake bpftrace taskset python3 curl
-HAVE_BPFTOOL=0
-command -v bpftool >/dev/null && HAVE_BPFTOOL=1
-
-QUICK=${BENCH_QUICK:-0}
-if [[ $QUICK == 1 ]]; then
-	D_PAIRS=2 D_PF_SECONDS=1 D_HP_CYCLES=5 D_RSS_WAIT=5 D_SCRAPES=20 D_BUILD_PAIRS=1
-else
-	D_PAIRS=10 D_PF_SECONDS=3 D_HP_CYCLES=30 D_RSS_WAIT=30 D_SCRAPES=200 D_BUILD_PAIRS=5
-fi
-BUILD_PAIRS=${BENCH_BUILD_PAIRS:-$D_BUILD_PAIRS}
-PAIRS=${BENCH_PAIRS:-$D_PAIRS}
+PAIRS=${BENCH_PAIRS:-$(q 10 2)}
 PF_MIB=${BENCH_PF_MIB:-256}
-PF_SECONDS=${BENCH_PF_SECONDS:-$D_PF_SECONDS}
+PF_SECONDS=${BENCH_PF_SECONDS:-$(q 3 1)}
 HP_PAGES=${BENCH_HUGEPAGES:-1000}
-HP_CYCLES=${BENCH_HP_CYCLES:-$D_HP_CYCLES}
-RSS_WAIT=$D_RSS_WAIT
-SCRAPES=$D_SCRAPES
+HP_CYCLES=${BENCH_HP_CYCLES:-$(q 30 5)}
+BUILD_PAIRS=${BENCH_BUILD_PAIRS:-$(q 5 1)}
+RSS_WAIT=$(q 30 5)
+SCRAPES=$(q 200 20)
 WAIT_QUIET=${BENCH_WAIT_QUIET:-30}
 NCPU=$(nproc)
 CPU=${BENCH_CPU:-$((NCPU - 1))}
-require_uint BENCH_ PAIRS PF_MIB PF_SECONDS HP_PAGES HP_CYCLES WAIT_QUIET CPU
+require_uint BENCH_ PAIRS PF_MIB PF_SECONDS HP_PAGES HP_CYCLES BUILD_PAIRS WAIT_QUIET CPU
 ((PAIRS >= 1)) || die "BENCH_PAIRS must be >= 1"
 ((CPU < NCPU)) || die "BENCH_CPU=$CPU but this machine has $NCPU CPUs"
 
-HP_SYSCTL=/proc/sys/vm/nr_hugepages
+HP=/proc/sys/vm/nr_hugepages
 require_empty_pool
-HP_ORIG=0
 PROACTIVE_ORIG=$(</proc/sys/vm/compaction_proactiveness)
-
-WORK=$(mktemp -d /tmp/fragd-bench.XXXXXX)
+bench_work overhead 10
 T_START=$(date +%s)
-PIDS=()          # every background process started here
-FAILED=1
-
-restore_on_exit() { # run by cleanup (lib.sh)
-	if [[ $(<"$HP_SYSCTL") != "$HP_ORIG" ]]; then
-		echo "$HP_ORIG" >"$HP_SYSCTL" && log "restored vm.nr_hugepages=$HP_ORIG"
-	fi
+restore_on_exit() {
+	if [[ $(<"$HP") != 0 ]]; then echo 0 >"$HP" && log "restored vm.nr_hugepages=0"; fi
 	if [[ $(</proc/sys/vm/compaction_proactiveness) != "$PROACTIVE_ORIG" ]]; then
 		log "warning: vm.compaction_proactiveness changed during the run (not by bench) to" \
 			"$(</proc/sys/vm/compaction_proactiveness); left as is"
 	fi
 }
-install_cleanup 10
 
-# --- preparation -----------------------------------------------------------
 gcc -O2 -Wall -Wextra -o "$WORK/pagefault" bench/pagefault.c || die "cannot compile bench/pagefault.c"
 clang -g -O2 -target bpf -Wall -Werror -I"/usr/include/$(gcc -print-multiarch)" -c bench/floor.bpf.c \
 	-o "$WORK/floor.bpf.o" || die "cannot compile bench/floor.bpf.c"
 gcc -O2 -Wall -Wextra -o "$WORK/floor" bench/floor.c -lbpf || die "cannot compile bench/floor.c"
 # Private copies: other people may rebuild build/fragd while this runs.
-cp build/fragd "$WORK/fragd"
+cp "$BUILD_DIR/fragd" "$WORK/fragd"
 cp configs/fragd.yaml "$WORK/fragd.yaml"
 grep -q '^  allocations: adaptive$' "$WORK/fragd.yaml" || die "configs/fragd.yaml does not ship bpf.allocations: adaptive"
 for mode in exact off; do
 	sed -E "s/^(  allocations:).*/\1 $mode/" configs/fragd.yaml >"$WORK/fragd-$mode.yaml"
 done
-fragd_identity "$WORK/fragd"
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
 SOCK="$WORK/fragd.sock"
@@ -122,7 +97,6 @@ wait_quiet() {
 	log "still there after ${WAIT_QUIET}s: $f- measuring anyway (runs flagged)"
 }
 
-FRAGD_PID=
 FRAGD_STARTS=0
 FRAGD_BAD_EXITS=0
 start_fragd() { # [config]
@@ -146,15 +120,10 @@ fragd_count() {
 	m=$(curl -sf --max-time 5 "$URL") || { echo -1; return 0; }
 	metric /dev/stdin fragd_alloc_total "order=\"$1(-[0-9]+)?\"" <<<"$m"
 }
-fragd_switches_on() { # times fragd switched allocation counting on
-	curl -sf --max-time 5 "$URL" | awk '/^fragd_alloc_counting_switches_total\{to="on"\}/ { printf "%d", $NF }'
-}
 
 # Stops fragd; sets SEEN to its count of order-$1 allocations, read once it reaches $2
 # (its counters are exported once per tick) or after 5 s, and SWITCHED to the times it
 # switched allocation counting on.
-SEEN=
-SWITCHED=
 stop_fragd() {
 	local order=$1 want=$2 rc=0 i
 	for ((i = 0; i < 25; i++)); do
@@ -162,16 +131,14 @@ stop_fragd() {
 		((SEEN >= want)) && break
 		sleep 0.2
 	done
-	SWITCHED=$(fragd_switches_on)
+	SWITCHED=$(curl -sf --max-time 5 "$URL" | awk '/^fragd_alloc_counting_switches_total\{to="on"\}/ { printf "%d", $NF }')
 	stop_pid "$FRAGD_PID" 15 || rc=$?
 	if ((rc != 0)); then
 		FRAGD_BAD_EXITS=$((FRAGD_BAD_EXITS + 1))
 		echo "=== exit status $rc" >>"$WORK/fragd.log"
 	fi
-	FRAGD_PID=
 }
 
-FLOOR_PID=
 start_floor() {
 	"$WORK/floor" "$WORK/floor.bpf.o" >"$WORK/floor.out" 2>"$WORK/floor.err" &
 	FLOOR_PID=$!
@@ -184,7 +151,6 @@ start_floor() {
 	die "floor did not attach in 10 s"
 }
 
-BT_PID=
 BT_RUN=0
 start_bpftrace() {
 	local i out
@@ -213,84 +179,69 @@ stop_bpftrace() {
 	local order=$1 out="$WORK/bpftrace.$BT_RUN" rc=0
 	stop_pid "$BT_PID" 15 || rc=$?
 	((rc == 0)) || log "bpftrace exited with status $rc (see $out.err)"
-	BT_PID=
 	SEEN=$(awk -v o="@allocs[$order, " 'index($0, o) == 1 { s += $NF } END { printf "%d", s }' "$out.out")
 }
 
-# One slot: one page-fault run, then one hugepage burst, each appended to results.tsv.
-# Args: round, position, arm.
+# figure KEY NAME LINE: sets V to the N of LINE's KEY=N (dies naming NAME, the program that
+# printed LINE, without one) and INFO to the rest of LINE.
+figure() {
+	V=$(sed -n "s/.*$1=\([0-9]*\).*/\1/p" <<<"$3")
+	[[ -n $V ]] || die "$2 printed no figure: $3"
+	INFO=$(sed "s/$1=[0-9]* //" <<<"$3")
+}
+# result BENCH ROUND POS ARM FOREIGN OTHERS: the row of results.tsv of the last figure, flagged
+# when tracers not ours were seen around its run (FOREIGN), OTHERS named in its info.
+result() {
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$V" "$((${#5} > 0))" "$INFO ${6:+others:$6}" >>"$RESULTS"
+}
+
+# run_slot ROUND POS ARM: one page-fault run, then one hugepage burst, each a row of results.tsv.
 run_slot() {
-	local round=$1 pos=$2 arm=$3 f0 f1 flag line v info
+	local f0 f1 f2 line t=0 m=-1
 	f0=$(foreign_tracers)
 	line=$(taskset -c "$CPU" "$WORK/pagefault" -m "$PF_MIB" -t "$PF_SECONDS" -w 2) ||
 		die "pagefault run failed"
-	v=$(sed -n 's/.*faults_per_s=\([0-9]*\).*/\1/p' <<<"$line")
-	[[ -n $v ]] || die "pagefault printed no figure: $line"
-	# Every touched page must have faulted (no THP, no pages kept across MADV_DONTNEED).
-	python3 -c '
-import sys
-kv = dict(t.split("=") for t in sys.argv[1].split())
-touched, minflt = int(kv["touched"]), int(kv["minflt"])
-sys.exit(0 if touched <= minflt <= touched * 1.01 + 100 else 1)' "$line" ||
-		die "pagefault: minor faults do not match pages touched: $line"
-	info=$(sed 's/faults_per_s=[0-9]* //' <<<"$line")
+	figure faults_per_s pagefault "$line"
+	# Every touched page must have faulted (no THP, no pages kept across MADV_DONTNEED):
+	# touched <= minflt <= touched * 1.01 + 100.
+	[[ $line =~ touched=([0-9]+)\ minflt=([0-9]+) ]] && t=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
+	((t <= m && 100 * m <= 101 * t + 10000)) || die "pagefault: minor faults do not match pages touched: $line"
 	f1=$(foreign_tracers)
-	flag=0
-	[[ -n $f0$f1 ]] && flag=1
-	printf 'pf\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$pos" "$arm" "$v" "$flag" "$info ${f0:+others:$f0}" >>"$RESULTS"
+	result pf "$@" "$f0$f1" "$f0"
 
 	line=$(taskset -c "$CPU" python3 bench/hugepage_burst.py "$HP_PAGES" "$HP_CYCLES") ||
 		die "hugepage burst failed"
-	v=$(sed -n 's/.*pages_per_s=\([0-9]*\).*/\1/p' <<<"$line")
-	[[ -n $v ]] || die "hugepage_burst printed no figure: $line"
-	info=$(sed 's/pages_per_s=[0-9]* //' <<<"$line")
-	f0=$(foreign_tracers)
-	flag=0
-	[[ -n $f1$f0 ]] && flag=1
-	printf 'hp\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$pos" "$arm" "$v" "$flag" "$info ${f0:+others:$f0}" >>"$RESULTS"
+	figure pages_per_s hugepage_burst "$line"
+	f2=$(foreign_tracers)
+	result hp "$@" "$f1$f2" "$f2"
 }
 
 SEEN_LOG="$WORK/seen.tsv" # tracer's own count of order-9 allocations, per traced slot
 : >"$SEEN_LOG"
-run_arm() {
-	local round=$1 pos=$2 arm=$3
-	case $arm in
-	D)
-		start_fragd
-		run_slot "$round" "$pos" D
-		stop_fragd 9 0
-		printf 'D\t%s\t%s\t%s\n' "$round" "$SEEN" "$SWITCHED" >>"$SEEN_LOG"
-		;;
-	E)
-		start_fragd "$WORK/fragd-exact.yaml"
-		run_slot "$round" "$pos" E
-		stop_fragd 9 $((HP_PAGES * HP_CYCLES))
-		printf 'E\t%s\t%s\t%s\n' "$round" "$SEEN" "$SWITCHED" >>"$SEEN_LOG"
-		;;
-	O)
-		start_fragd "$WORK/fragd-off.yaml"
-		run_slot "$round" "$pos" O
-		stop_fragd 9 0
-		;;
-	L)
-		start_floor
-		run_slot "$round" "$pos" L
-		stop_pid "$FLOOR_PID" 15 || die "floor exited non-zero"
-		FLOOR_PID=
-		;;
-	B)
-		start_bpftrace
-		run_slot "$round" "$pos" B
-		stop_bpftrace 9
-		printf 'B\t%s\t%s\t0\n' "$round" "$SEEN" >>"$SEEN_LOG"
-		;;
-	*) run_slot "$round" "$pos" "$arm" ;;
+declare -A MODE=([E]=exact [O]=off)
+run_arm() { # round position arm
+	case $3 in
+	D) start_fragd ;;
+	E | O) start_fragd "$WORK/fragd-${MODE[$3]}.yaml" ;;
+	L) start_floor ;;
+	B) start_bpftrace ;;
 	esac
+	run_slot "$@"
+	case $3 in
+	D | O) stop_fragd 9 0 ;;
+	E) stop_fragd 9 $((HP_PAGES * HP_CYCLES)) ;;
+	L) stop_pid "$FLOOR_PID" 15 || die "floor exited non-zero" ;;
+	B)
+		stop_bpftrace 9
+		SWITCHED=0
+		;;
+	esac
+	if [[ $3 == [DEB] ]]; then printf '%s\t%s\t%s\t%s\n' "$3" "$1" "$SEEN" "$SWITCHED" >>"$SEEN_LOG"; fi
 }
 
 # --- overhead ------------------------------------------------------------------
-log "work directory $WORK; $PAIRS pairs; workloads on CPU $CPU; fragd $FRAGD_VERSION ($FRAGD_SHA)"
 begin_meta "$WORK/fragd" bpftrace
+log "work directory $WORK; $PAIRS pairs; workloads on CPU $CPU; fragd $FRAGD_VERSION ($FRAGD_SHA)"
 meta mem_available_kib_start "$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
 meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta quick="$QUICK" pairs="$PAIRS" cpu="$CPU" pf_mib="$PF_MIB" pf_seconds="$PF_SECONDS" hp_pages="$HP_PAGES"
@@ -341,13 +292,9 @@ for ((r = 0; r < BUILD_PAIRS; r++)); do
 	wait_quiet
 	if ((r % 2 == 0)); then arms=(U D); else arms=(D U); fi
 	for a in "${arms[@]}"; do
-		if [[ $a == D ]]; then
-			start_fragd
-			build_once D "$r"
-			stop_fragd 9 0
-		else
-			build_once U "$r"
-		fi
+		[[ $a == U ]] || start_fragd
+		build_once "$a" "$r"
+		[[ $a == U ]] || stop_fragd 9 0
 	done
 done
 meta build_pairs "$BUILD_PAIRS"
@@ -376,11 +323,9 @@ for _ in range(5):
 print(f"{median(ts):.2f}")')"
 meta tick_seconds "$(tick_seconds 5)"
 SCRAPE_LOG="$WORK/scrapes.txt"
-: >"$SCRAPE_LOG"
 for ((i = 0; i < SCRAPES; i++)); do
-	curl -sf -o /dev/null -w '%{time_total} %{size_download}\n' "$URL" >>"$SCRAPE_LOG" ||
-		echo "fail 0" >>"$SCRAPE_LOG"
-done
+	curl -sf -o /dev/null -w '%{time_total} %{size_download}\n' "$URL" || echo "fail 0"
+done >"$SCRAPE_LOG"
 meta rss_kib_after_scrapes "$(status_kib "$FRAGD_PID" VmRSS)"
 meta hwm_kib_after_scrapes "$(status_kib "$FRAGD_PID" VmHWM)"
 meta foreign_footprint "$(foreign_tracers)"

@@ -22,8 +22,7 @@ save_memory_settings
 echo 0 >"$PRO"
 sed 's/^mode: .*/mode: observe/' configs/fragd.yaml >"$WORK/fragd.yaml"
 [[ -n ${STALL_COST_YAML:-} ]] && printf '%s\n' "$STALL_COST_YAML" >>"$WORK/fragd.yaml"
-FRAGD="$BUILD_DIR/fragd"
-start_fragd_in "$WORK" "$WORK/fragd.yaml"
+FRAGD="$BUILD_DIR/fragd" start_fragd_in "$WORK" "$WORK/fragd.yaml"
 FRAG_SYNC=0 start_fragmenter "$BUILD_DIR/fragmenter" "$WORK" 60 300 || die "$FRAG_ERROR"
 free_blocks9 >"$HP" # every free 2 MiB block into the pool: each page after it must compact
 sleep 2
