@@ -4,30 +4,26 @@
 # reproduced and counted with the kernel's own record, then fragd's guard acting on it: on this
 # host, and in a qemu guest of Debian's newest 7.x (trixie-backports), whose allocator lets such
 # allocations fall back (mm/page_alloc: "fix defrag_mode for non-reclaimable allocations", 2026).
-# As root after the build; the guest needs that kernel in the kernel cache (make test-kernels
-# puts it there):
+# As root after the build; the guest needs that kernel in the kernel cache (make test-kernels):
 #
 #   bash bench/defrag_atomic.sh     # 5 rounds each, about 40 minutes; writes BENCHMARKS.md (defrag_atomic section)
 #
-# bench/defrag_atomic_rounds.sh runs the rounds (host: directly; guest: as /init through
-# bench/defrag_atomic_init.sh, 2 GiB, 2 CPUs): each round the same demand for unmovable blocks that
-# cannot sleep on the same splintered memory with vm.defrag_mode 0 and 1 (the order alternating),
-# then with defrag_mode 1 and fragd's guard on. bench/defrag_atomic_report.py gives medians with
-# 95% bootstrap intervals over the rounds. Under TCG timings mean nothing; the counts are real.
+# bench/defrag_atomic_rounds.sh runs the rounds (host: directly; guest, 2 GiB and 2 CPUs: as /init
+# through bench/defrag_atomic_init.sh); bench/defrag_atomic_report.py gives medians with 95%
+# bootstrap intervals over them. Under TCG timings mean nothing; the counts are real.
 #
-# Knobs: BENCH_ATOMIC_WHERE (both | host | guest), BENCH_ATOMIC_PHASES ("modes guard": the
-# failures with defrag_mode 0 and 1, then the guard; "storm": on the host only, the same demand
-# with BENCH_ATOMIC_CACHE_MIB (2048) of a file's page cache to reclaim, defrag_mode 0 and 1, its
-# own section defrag_storm), BENCH_ATOMIC_ROUNDS (5), BENCH_ATOMIC_SECONDS
-# (per phase, 40), BENCH_ATOMIC_GUARD_SECONDS (60), BENCH_ATOMIC_LIMIT (the guard's failures a
-# second, 5); on the host BENCH_ATOMIC_HOST_RATE (inserts a second, 3000) and
-# BENCH_ATOMIC_HOST_FREE_MIB (memory left in whole free blocks, 512: with 256 a 24 GiB host
-# OOM-killed the fragmenter once); in the guest
-# BENCH_ATOMIC_GUEST_RATE (600) and BENCH_ATOMIC_GUEST_FREE_MIB (128; 128 more in the guard phase,
-# where fragd runs in the guest's 2 GiB too: with the same margin the guest's fragmenter was OOM-killed). BENCH_OUTPUT,
+# Knobs: BENCH_ATOMIC_WHERE (both | host | guest), BENCH_ATOMIC_PHASES ("modes guard": the failures
+# with defrag_mode 0 and 1, then the guard; "storm": host only, the same demand with
+# BENCH_ATOMIC_CACHE_MIB (2048) of a file's page cache to reclaim, its own section defrag_storm),
+# BENCH_ATOMIC_ROUNDS (5), BENCH_ATOMIC_SECONDS (per phase, 40), BENCH_ATOMIC_GUARD_SECONDS (60),
+# BENCH_ATOMIC_LIMIT (the guard's failures a second, 5); on the host BENCH_ATOMIC_HOST_RATE (inserts
+# a second, 3000) and BENCH_ATOMIC_HOST_FREE_MIB (memory left in whole free blocks, 512: with 256 a
+# 24 GiB host OOM-killed the fragmenter once); in the guest BENCH_ATOMIC_GUEST_RATE (600) and
+# BENCH_ATOMIC_GUEST_FREE_MIB (128; 128 more in the guard phase, where fragd runs in the guest's
+# 2 GiB too: with the same margin the guest's fragmenter was OOM-killed). BENCH_OUTPUT,
 # FRAGD_BUILD_DIR, FRAGD_KERNEL_CACHE (/var/cache/fragd-kernels), BENCH_KEEP=1; BENCH_QUICK=1:
-# 1 round, /tmp/fragd-bench-quick.md. The host's vm.defrag_mode and
-# vm.compact_unevictable_allowed are put back on exit, every process it starts is stopped.
+# 1 round, /tmp/fragd-bench-quick.md. The host's vm.defrag_mode and vm.compact_unevictable_allowed
+# are put back on exit; every process it starts is stopped.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -95,10 +91,7 @@ if [[ $WHERE != host ]]; then
 	QEMU=$!
 	PIDS+=("$QEMU")
 	limit_s=$((2 * ROUNDS * (2 * SECS + GSECS + 240) + 300))
-	for ((i = 0; i < limit_s; i++)); do
-		kill -0 "$QEMU" 2>/dev/null || break
-		sleep 1
-	done
+	for ((i = 0; i < limit_s; i++)); do kill -0 "$QEMU" 2>/dev/null || break; sleep 1; done
 	stop_pid "$QEMU" 10 || true
 	tr -d '\r' <"$WORK/serial.raw" | sed -n 's/.*\(FRAGD-.*\)/\1/p' >"$WORK/guest.log"
 	grep -q '^FRAGD-END' "$WORK/guest.log" || die "the guest did not finish within $limit_s s: $(tail -5 "$WORK/guest.log" | tr '\n' '|')"
@@ -126,9 +119,8 @@ python3 bench/defrag_atomic_report.py "$WORK" "$OUT"
 # bench/data/defrag_atomic/<host|guest>-<phases>.log (the report reads them back from a directory
 # holding meta.env and host.log / guest.log).
 if ((QUICK == 0)); then
-	mkdir -p bench/data/defrag_atomic
-	for f in host guest; do
-		[[ -f $WORK/$f.log ]] && cp "$WORK/$f.log" "bench/data/defrag_atomic/$f-${PHASES// /-}.log"
-	done
-	cp "$WORK/meta.env" "bench/data/defrag_atomic/meta-${PHASES// /-}.env"
+	data=bench/data/defrag_atomic suffix=${PHASES// /-}
+	mkdir -p "$data"
+	for f in host guest; do [[ ! -f $WORK/$f.log ]] || cp "$WORK/$f.log" "$data/$f-$suffix.log"; done
+	cp "$WORK/meta.env" "$data/meta-$suffix.env"
 fi

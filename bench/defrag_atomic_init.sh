@@ -1,8 +1,7 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: Apache-2.0
-# /init of bench/defrag_atomic.sh's guest: its knobs from the kernel command line (fragd_rounds=N,
-# fragd_rate=R, fragd_seconds=S, fragd_guard_seconds=G, fragd_free_mib=F, fragd_guard_free_mib=G2, fragd_limit=L), then
-# the rounds (/defrag_atomic_rounds.sh), then power off.
+# /init of bench/defrag_atomic.sh's guest: the rounds (/defrag_atomic_rounds.sh), their knobs from the kernel
+# command line (fragd_rounds, _rate, _seconds, _guard_seconds, _free_mib, _guard_free_mib, _limit), then power off.
 . /guest_setup.sh
 arg() { sed -n "s/.*fragd_$1=\([0-9]*\).*/\1/p" /proc/cmdline; }
 ROUNDS=$(arg rounds) RATE=$(arg rate) SECONDS_=$(arg seconds) GUARD_SECONDS=$(arg guard_seconds)

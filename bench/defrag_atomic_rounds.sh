@@ -8,27 +8,26 @@
 # vm.compact_unevictable_allowed 0, as between pinned pages) and reclaim cannot free, leaving
 # about FREE_MIB in whole free blocks. nowait_demand then asks for unmovable order-2 blocks with
 # GFP_NOWAIT (a BPF hash map's elements, refilled from irq_work) at RATE a second; each failed
-# insert (ENOMEM) is one failure in the kernel's record. Each round runs three phases:
-#   FRAGD-PHASE <round> <dm 0|1> <ok> <enomem> <memfree_kib at the end> <free_blocks_pages at the
-#               end> <compact_daemon_wake> <pgscan_kswapd> <psi some us> <psi full us>
-#       the demand for SECONDS_ s with vm.defrag_mode 0 and 1 (the order alternates by round);
-#   FRAGD-TICK <round> <s> <ok> <enomem> <defrag_mode>   each second of the guard phase:
-#       defrag_mode 1 and fragd in act mode with only compaction.defrag_guard on
-#       (atomic_failures_per_second LIMIT), GUARD_SECONDS s of demand;
-#   FRAGD-GUARD <round> <fragd failures can_sleep=false> <defrag_mode after fragd stopped>
-#               <off actions> <fragd's exit status> <by consumer: consumer=count,... or none>
-#   FRAGD-STORM <round> <dm> <ok> <enomem> <Cached kib before> <after> <pgscan_kswapd> <pgsteal_kswapd>
-#               <pgscan_direct> <compact_daemon_wake> <psi some us> <psi full us>
-#       (PHASES storm) the same demand with CACHE_MIB (2048) of a file on disk read into the page
-#       cache first: what kswapd reclaims under each defrag_mode to make whole free blocks;
-#   FRAGD-END
-# Environment: ROUNDS RATE SECONDS_ GUARD_SECONDS FREE_MIB LIMIT (WINDOW_S: the guard's window in s, 10); PHASES ("modes guard", the
-# default; "guard": the guard phase alone, as tests/integration/defrag_atomic_test.sh; "storm"); BIN (the directory of fragd,
-# fragmenter and nowait_demand), GUARD_FREE_MIB (FREE_MIB of the guard phase, where fragd runs too;
-# default FREE_MIB), RUN (a scratch directory), PORT (fragd's /metrics on 127.0.0.1).
-# vm.defrag_mode and vm.compact_unevictable_allowed are put back on exit, the 2 MiB hugetlb pool
-# (empty at the start, used to take whole free blocks) emptied; every process it started is stopped.
+# insert (ENOMEM) is one failure in the kernel's record. Each round runs the PHASES, writing:
+#   modes: SECONDS_ s of demand with vm.defrag_mode 0 and 1 (the order alternating by round):
+#     FRAGD-PHASE <round> <dm> <ok> <enomem> <memfree_kib> <free_blocks_pages> (these two at the end)
+#       <compact_daemon_wake> <pgscan_kswapd> <psi some us> <psi full us>
+#   guard: GUARD_SECONDS s of demand, defrag_mode 1, fragd in act mode with only compaction.defrag_guard
+#     on (atomic_failures_per_second LIMIT): each second FRAGD-TICK <round> <s> <ok> <enomem> <dm>, then
+#     FRAGD-GUARD <round> <fragd failures can_sleep=false> <dm after fragd stopped> <off actions>
+#       <fragd's exit status> <by consumer: consumer=count,... or none>
+#   storm: the modes' demand after CACHE_MIB (2048) of a file on disk is read into the page cache (what
+#     kswapd reclaims under each defrag_mode to make whole free blocks): FRAGD-STORM <round> <dm> <ok>
+#       <enomem> <Cached kib before> <after> <pgscan_kswapd> <pgsteal_kswapd> <pgscan_direct>
+#       <compact_daemon_wake> <psi some us> <psi full us>
+# then FRAGD-END. Environment: ROUNDS RATE SECONDS_ GUARD_SECONDS FREE_MIB LIMIT, WINDOW_S (the guard's
+# window in s, 10), PHASES ("modes guard"; tests/integration/defrag_atomic_test.sh: "guard"), CACHE_MIB,
+# GUARD_FREE_MIB (FREE_MIB of the guard phase, where fragd runs too; default FREE_MIB), BIN (the
+# directory of fragd, fragmenter and nowait_demand), RUN (scratch), PORT (fragd's /metrics on
+# 127.0.0.1). vm.defrag_mode and vm.compact_unevictable_allowed are put back on exit, the 2 MiB
+# hugetlb pool (empty at the start, used to take whole free blocks) emptied; every process stopped.
 URL=http://127.0.0.1:$PORT/metrics
+mem() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 FRAGD_PID=
 FRAG_PID=
 DEMAND_PID=
@@ -48,19 +47,18 @@ finish() {
 	[ -n "$FRAG_PID" ] && kill -TERM "$FRAG_PID" 2>/dev/null && wait "$FRAG_PID"
 	echo 0 >"$HP"
 	# The blocks the demand left unmovable-typed go back to movable: left so, they would change
-	# what compaction finds, and whatever runs next on this host (a test that times a
-	# compaction). Compaction first empties those holding only movable pages; then a 2 MiB
-	# hugetlb pool asks for every whole free block and 64 more (its pages are movable: it takes
-	# the free movable blocks first, then claims the whole free blocks of other types, which
-	# become movable, and may reclaim page cache for the rest) and is emptied. Up to 3 times,
-	# until at most 32 more blocks are unmovable than at the start. The pool is written from a
-	# shell of its own (a pending signal stops its growth). First the demand's memory must be
-	# back: the kernel frees a map's elements after RCU grace periods, seconds after the process
-	# ends, so this waits (at most 120 s) until unreclaimable slab, where those large kmallocs are
-	# counted, is within 64 MiB of the start.
+	# what compaction finds for whatever runs next here (a test that times a compaction).
+	# Compaction empties those holding only movable pages; then a 2 MiB hugetlb pool asks for
+	# every whole free block and 64 more (its movable pages take the free movable blocks, then
+	# claim whole free blocks of other types, which become movable, and may reclaim page cache)
+	# and is emptied: up to 3 times, until at most 32 more blocks are unmovable than at the start.
+	# The pool is written from a shell of its own (a pending signal stops its growth). First the
+	# demand's memory must be back: the kernel frees a map's elements after RCU grace periods,
+	# seconds after the process ends: wait (at most 120 s) until unreclaimable slab, where those
+	# large kmallocs count, is within 64 MiB of the start.
 	if [ -n "$FILLED" ]; then
 		w=0
-		while [ $w -lt 120 ] && [ "$(sunreclaim)" -gt $((SUNRECLAIM0 + 65536)) ]; do
+		while [ $w -lt 120 ] && [ "$(mem SUnreclaim)" -gt $((SUNRECLAIM0 + 65536)) ]; do
 			sleep 1
 			w=$((w + 1))
 		done
@@ -84,7 +82,7 @@ trap 'exit 143' TERM
 trap 'exit 130' INT
 
 echo "FRAGD-INFO kernel $(uname -r)"
-echo "FRAGD-INFO mem_total_kib $(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
+echo "FRAGD-INFO mem_total_kib $(mem MemTotal)"
 if [ ! -e /proc/sys/vm/defrag_mode ]; then
 	echo "FRAGD-INFO error this kernel has no vm.defrag_mode (Linux 6.15+)"
 	exit 1
@@ -93,12 +91,9 @@ echo 0 >/proc/sys/vm/compact_unevictable_allowed
 
 vm() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 psi() { awk -v k="$1" '$1 == k { sub("total=", "", $5); print $5 }' /proc/pressure/memory 2>/dev/null || echo 0; }
-memfree() { awk '/^MemFree/ { print $2 }' /proc/meminfo; }
-cached() { awk '/^Cached/ { print $2 }' /proc/meminfo; }
 unmovable_blocks() { awk '/^Number of blocks type/ { on = 1; next } on && NF > 5 { s += $5 } END { print s + 0 }' /proc/pagetypeinfo; }
 UNMOVABLE0=$(unmovable_blocks)
-sunreclaim() { awk '/^SUnreclaim/ { print $2 }' /proc/meminfo; }
-SUNRECLAIM0=$(sunreclaim)
+SUNRECLAIM0=$(mem SUnreclaim)
 
 # Splinter memory, leaving about FREE_MIB in whole free blocks; sets FRAG_PID. First, with
 # defrag_mode 1, movable pages fill what is free and go: defrag_mode lets them take only whole
@@ -113,14 +108,15 @@ frag_start() { # MIB KEEP LOCK
 }
 # Until MemFree stops growing (a map's elements go back after a grace period, not at its
 # close), at most 60 s.
+# Its own counter: POSIX sh has no local, and finish's sweep loop counts with i.
 settle() {
-	i=0 last=0
-	while [ $i -lt 60 ]; do
-		now=$(memfree)
+	s=0 last=0
+	while [ $s -lt 60 ]; do
+		now=$(mem MemFree)
 		[ $((now - last)) -lt 4096 ] && break
 		last=$now
 		sleep 1
-		i=$((i + 1))
+		s=$((s + 1))
 	done
 }
 splinter() {
@@ -129,11 +125,11 @@ splinter() {
 	mkfifo "$RUN/frag.in" "$RUN/frag.out" 2>/dev/null
 	dm=$(cat /proc/sys/vm/defrag_mode)
 	echo 1 >/proc/sys/vm/defrag_mode
-	frag_start $(( $(memfree) / 1024 - FREE_MIB )) 1 0
+	frag_start $(( $(mem MemFree) / 1024 - FREE_MIB )) 1 0
 	unsplinter
 	echo "$dm" >/proc/sys/vm/defrag_mode
 	echo 1 >/proc/sys/vm/compact_memory
-	frag_start $(( $(memfree) / 1024 - FREE_MIB )) 16 1
+	frag_start $(( $(mem MemFree) / 1024 - FREE_MIB )) 16 1
 	# Blocks that come back free late (on a VM, free page reporting holds free blocks for a
 	# while to hand them to the host) leave more in whole free blocks than FREE_MIB: a 2 MiB
 	# hugetlb pool takes the excess, whole blocks and nothing else, until two checks 2 s apart
@@ -170,7 +166,7 @@ phase() { # ROUND DM [storm]
 		cat "$CACHE_FILE" >/dev/null
 	fi
 	splinter
-	c0=$(cached) w0=$(vm compact_daemon_wake) s0=$(vm pgscan_kswapd) t0=$(vm pgsteal_kswapd)
+	c0=$(mem Cached) w0=$(vm compact_daemon_wake) s0=$(vm pgscan_kswapd) t0=$(vm pgsteal_kswapd)
 	d0=$(vm pgscan_direct) p0=$(psi some) f0=$(psi full)
 	# The map is held (stdin open) until the counters are read, then freed.
 	mkfifo "$RUN/demand.in" 2>/dev/null
@@ -178,8 +174,8 @@ phase() { # ROUND DM [storm]
 	DEMAND_PID=$!
 	exec 8>"$RUN/demand.in"
 	while ! grep -q '^done' "$RUN/demand.out"; do sleep 1; done
-	mf=$(memfree) fb=$(vm nr_free_pages_blocks)
-	c1=$(cached) w1=$(vm compact_daemon_wake) s1=$(vm pgscan_kswapd) t1=$(vm pgsteal_kswapd)
+	mf=$(mem MemFree) fb=$(vm nr_free_pages_blocks)
+	c1=$(mem Cached) w1=$(vm compact_daemon_wake) s1=$(vm pgscan_kswapd) t1=$(vm pgsteal_kswapd)
 	d1=$(vm pgscan_direct) p1=$(psi some) f1=$(psi full)
 	exec 8>&-
 	wait "$DEMAND_PID"
@@ -246,19 +242,18 @@ if ! "$BIN/fragd" --check-config "$RUN/guard.yaml" >"$RUN/check.log" 2>&1; then
 	exit 1
 fi
 
-case " ${PHASES:-modes guard} " in *" storm "*)
+has() { case " ${PHASES:-modes guard} " in *" $1 "*) ;; *) return 1 ;; esac; }
+# pair ROUND [storm]: phase with defrag_mode 0 then 1 in odd rounds, 1 then 0 in even ones.
+pair() { first=$(($1 % 2 ? 0 : 1)); phase "$1" "$first" "$2"; phase "$1" $((1 - first)) "$2"; }
+if has storm; then
 	# On disk, not tmpfs: its pages must be reclaimable. Removed on exit.
 	CACHE_FILE=$(mktemp /var/tmp/fragd-defrag-storm.XXXXXX)
 	dd if=/dev/zero of="$CACHE_FILE" bs=1M count="${CACHE_MIB:-2048}" status=none
-esac
+fi
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
-	case " ${PHASES:-modes guard} " in *" modes "*)
-		if [ $((r % 2)) = 1 ]; then phase "$r" 0; phase "$r" 1; else phase "$r" 1; phase "$r" 0; fi
-	esac
-	case " ${PHASES:-modes guard} " in *" guard "*) guard_phase "$r" ;; esac
-	case " ${PHASES:-modes guard} " in *" storm "*)
-		if [ $((r % 2)) = 1 ]; then phase "$r" 0 storm; phase "$r" 1 storm; else phase "$r" 1 storm; phase "$r" 0 storm; fi
-	esac
+	has modes && pair "$r"
+	has guard && guard_phase "$r"
+	has storm && pair "$r" storm
 	r=$((r + 1))
 done

@@ -74,6 +74,7 @@ meta quick="$QUICK" rounds="$ROUNDS" window_s="$WINDOW" hold_s="$HOLD" healthy_s
 
 full_us() { awk '$1 == "full" { sub("total=", "", $5); print $5 }' /proc/pressure/memory; }
 now_ns() { date +%s%N; }
+tick() { sleep 1; T[$1]=$(now_ns) F[$1]=$(full_us); } # tick I: a second on, T[I] the time and F[I] PSI full
 actions() { curl -sf "$URL" | awk -v a="action=\"defrag_mode_$1\"" 'index($1, "fragd_actions_total{") == 1 && index($1, a) { n += $2 } END { print n + 0 }'; }
 
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -87,20 +88,14 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	healthy_dm=$(<"$DM")
 	# the window before the storm, one sample a second
 	declare -a T=() F=()
-	for ((i = 0; i < WINDOW; i++)); do
-		sleep 1
-		T[i]=$(now_ns)
-		F[i]=$(full_us)
-	done
+	for ((i = 0; i < WINDOW; i++)); do tick "$i"; done
 	dd if="$DATA" iflag=nocache count=0 status=none
 	bg_nolock bash -c 'echo $$ >"$0/cgroup.procs"; for i in 1 2; do while :; do cat "$1" >/dev/null; done & done; wait' \
 		"$MEMCG" "$DATA"
 	THRASH=$!
 	off=
 	for ((i = WINDOW; i < WINDOW * 6; i++)); do
-		sleep 1
-		T[i]=$(now_ns)
-		F[i]=$(full_us)
+		tick "$i"
 		if [[ $(<"$DM") == 0 ]]; then off=$i; break; fi
 	done
 	[[ -n $off ]] || die "round $r: the guard did not write 0 within $((WINDOW * 5)) s of the storm (log: $(tail -3 "$dir/fragd.log"))"

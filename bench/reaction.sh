@@ -68,8 +68,7 @@ compaction:
 YAML
 begin_meta "$WORK/head/fragd"
 meta quick="$QUICK" rounds="$ROUNDS" pages="$PAGES" percent="$PERCENT" settle_s="$SETTLE"
-meta base="$BASE" base_sha="${BASE_SHA:0:12}" base_fragd_sha="$(sha256sum "$WORK/base/fragd" | cut -c1-12)"
-meta tick_s="$TICK"
+meta base="$BASE" base_sha="${BASE_SHA:0:12}" base_fragd_sha="$(sha256sum "$WORK/base/fragd" | cut -c1-12)" tick_s="$TICK"
 
 # run_arm ARM ROUND: one run; returns 3 when the burst did not stall enough for the trigger.
 run_arm() {
@@ -94,16 +93,17 @@ run_arm() {
 	return "$rc"
 }
 
+redone=0
 for ((r = 1; r <= ROUNDS; r++)); do
 	for a in $(arm_order "$r" base head); do
 		for ((try = 1; ; try++)); do
 			run_arm "$a" "$r" && break
 			((try < 3)) || die "$a round $r: $try bursts in a row stalled too little for the demand trigger"
-			echo "$a round $r" >>"$WORK/redone"
+			redone=$((redone + 1))
 		done
 	done
 done
-meta redone="$(if [[ -e $WORK/redone ]]; then wc -l <"$WORK/redone"; else echo 0; fi)"
+meta redone "$redone"
 
 FAILED=0
 keep_found reaction "$WORK" -name meta.env -o -name run.json
