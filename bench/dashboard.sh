@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Renders fragd's Grafana dashboard (dashboards/fragd.json) with the data of a
-# real scenario, as one PNG (docs/dashboard.png): there is no Grafana here, so
-# every panel's PromQL is evaluated by a real Prometheus and drawn by
-# dashboards/render.py. Run as root after the build:
+# Renders fragd's Grafana dashboard (dashboards/fragd.json) with the data of a real scenario, as one
+# PNG (docs/dashboard.png): there is no Grafana here, so every panel's PromQL is evaluated by a real
+# Prometheus and drawn by dashboards/render.py. As root after the build:
 #
 #   bash bench/dashboard.sh            # ~4 min, writes docs/dashboard.png
 #
@@ -16,15 +15,14 @@
 #   compact   one write of 1 to /proc/sys/vm/compact_memory
 #   burst     the last burst's size again, on compacted memory
 #   release   pool back to 0, fragmenter stopped; memory heals
-# vm.compaction_proactiveness is 0 throughout, so that the kernel does not
-# compact ahead of the bursts; it and vm.nr_hugepages are restored on exit.
-# fragd's dry_run decides pool and compaction actions and writes nothing.
+# vm.compaction_proactiveness is 0 throughout, so that the kernel does not compact ahead of the
+# bursts; it and vm.nr_hugepages are restored on exit. fragd's dry_run decides pool and compaction
+# actions and writes nothing. The heavy lock (/tmp/fragd-heavy.lock) is held until the drawing.
 #
-# Knobs (environment): FRAGD_BUILD_DIR (fragd and fragmenter, default build),
-# DASHBOARD_PNG (output, default docs/dashboard.png), DASHBOARD_PERCENT (90),
-# DASHBOARD_BURSTS (3), DASHBOARD_EXTRA (500), DASHBOARD_STEP (2, seconds between
-# points), BENCH_KEEP=1 keeps the work directory (its data.json re-renders with
-# `dashboards/render.py --load`).
+# Knobs (environment): FRAGD_BUILD_DIR (fragd and fragmenter, default build), DASHBOARD_PNG (output,
+# default docs/dashboard.png), DASHBOARD_PERCENT (90), DASHBOARD_BURSTS (3), DASHBOARD_EXTRA (500),
+# DASHBOARD_STEP (2, seconds between points), BENCH_KEEP=1 keeps the work directory (its data.json
+# re-renders with `dashboards/render.py --load`).
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -43,19 +41,8 @@ require_uint DASHBOARD_ PERCENT BURSTS EXTRA STEP
 ((PERCENT >= 10 && PERCENT <= 95)) || die "DASHBOARD_PERCENT must be in 10..95, got $PERCENT"
 ((BURSTS >= 1 && STEP >= 1 && EXTRA >= 1)) || die "DASHBOARD_BURSTS, DASHBOARD_STEP and DASHBOARD_EXTRA must be >= 1"
 
-CM=/proc/sys/vm/compact_memory
-require_empty_pool
-
 bench_work dashboard 15
-LOCKED=0
-exec {LOCK_FD}>>/tmp/fragd-heavy.lock
-
-restore_on_exit() { # run by cleanup (lib.sh), after every process is stopped
-	restore_memory_settings
-	((LOCKED)) && flock -u "$LOCK_FD"
-	return 0
-}
-
+restore_on_exit() { restore_memory_settings; }
 # Private copies: others may rebuild the build directory while this runs.
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragmenter" "$WORK/"
 
@@ -64,10 +51,8 @@ phase() { # LABEL: the scenario's timeline, drawn on every panel
 	log "$1"
 }
 
-log "waiting for /tmp/fragd-heavy.lock"
-flock "$LOCK_FD"
-LOCKED=1
-save_memory_settings # under the lock: another heavy job may have changed them for its own run
+take_heavy_lock
+save_memory_settings
 echo 0 >"$PRO"
 
 # fragd: act mode, dry_run, a pool target far above what the bursts ask for, so that its
@@ -80,10 +65,8 @@ log "fragd ready on $URL ($FRAGD_PROGRAMS programs attached)"
 PROM_PORT=$(free_port)
 PROM="http://127.0.0.1:$PROM_PORT"
 prometheus_config "$WORK/prometheus.yml" "$PORT" "$ROOT/configs/prometheus/fragd-rules.yml"
-prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1 {LOCK_FD}>&- &
-PROM_PID=$!
-PIDS+=("$PROM_PID")
+spawn PROM_PID prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+	--web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1
 for ((i = 0; i < 300; i++)); do
 	curl -sf "$PROM/-/ready" >/dev/null 2>&1 && break
 	kill -0 "$PROM_PID" 2>/dev/null || die "prometheus exited at start: $(tail -5 "$WORK/prometheus.log")"
@@ -115,7 +98,7 @@ done
 
 phase compact
 t0=$EPOCHREALTIME
-echo 1 >"$CM"
+echo 1 >/proc/sys/vm/compact_memory
 log "compaction took $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }') s; $(free_blocks9) free 2 MiB blocks"
 sleep 12
 
@@ -139,8 +122,7 @@ printf '%s\tend\n' "$T_END" >>"$WORK/phases.tsv"
 stop_pid "$PROM_PID" 20 || log "prometheus exited with status $? (log: $WORK/prometheus.log)"
 stop_pid "$FRAGD_PID" 20 || die "fragd exited with status $? after SIGTERM: $(tail -5 "$WORK/fragd.log")"
 restore_memory_settings
-flock -u "$LOCK_FD"
-LOCKED=0
+[[ -z ${LOCK_FD:-} ]] || flock -u "$LOCK_FD" # drawing is not heavy
 
 NOTE="fragmenter --percent $PERCENT (kept $(awk '/^ready/ { printf "%.1f", $2 / 1048576 }' "$WORK/frag.out") GiB)"
 NOTE+=" · bursts: nr_hugepages = free 2 MiB blocks + $EXTRA, then 0 · compaction_proactiveness 0"

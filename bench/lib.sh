@@ -481,3 +481,28 @@ take_heavy_lock() {
 	((SECONDS - t0 < 2)) || log "waited $((SECONDS - t0))s for $lock"
 	LOCK_FD=$HEAVY_LOCK_FD
 }
+
+# spawn VAR CMD...: CMD in the background without the heavy lock's fd (bg_nolock), tracked in PIDS,
+# its pid in VAR. reap PID: waits for PID to end and untracks it; its exit status in RC.
+spawn() { bg_nolock "${@:2}"; printf -v "$1" '%s' "$!"; PIDS+=("$!"); }
+# shellcheck disable=SC2034 # RC is the caller's
+reap() { RC=0; wait "$1" || RC=$?; untrack "$1"; }
+# wait_no_fragmenter: waits up to 120 s for a fragmenter of another run to end; dies if it does not.
+wait_no_fragmenter() {
+	local i
+	for ((i = 0; ; i++)); do
+		pgrep -x fragmenter >/dev/null || return 0
+		((i < 120)) || die "another fragmenter is still running after 120 s: $(pgrep -a -x fragmenter | head -3)"
+		((i == 0)) && log "waiting for another fragmenter to end"
+		sleep 1
+	done
+}
+
+# read_subset ARRAY KNOB KNOWN: ARRAY gets the words of KNOB's value (all of KNOWN when it is unset or
+# empty); dies naming KNOB unless each is one of KNOWN's.
+read_subset() {
+	local -n _subset=$1
+	local w
+	read -r -a _subset <<<"${!2:-$3}"
+	for w in "${_subset[@]}"; do [[ " $3 " == *" $w "* ]] || die "$2: unknown '$w' (known: $3)"; done
+}

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# fragd under load: 50 concurrent /metrics scrapers and 20 fragctl clients for 60 s on
-# loopback, against a fragd that runs as in production (root, real BPF, the shipped
-# config) on fragmented memory, so that /metrics, status and map carry real data.
-# Run as root after the build, holding the heavy lock (it fragments memory):
+# fragd under load: 50 concurrent /metrics scrapers and 20 fragctl clients for 60 s on loopback,
+# against a fragd run as in production (root, real BPF, the shipped config) on fragmented memory,
+# so that /metrics, status and map carry real data. As root after the build:
 #
 #   flock /tmp/fragd-heavy.lock bash bench/load.sh     # ~5 min; writes RELIABILITY.md (load section)
 #   BENCH_QUICK=1 bash bench/load.sh                   # 2 x 10 s smoke run; writes /tmp/fragd-reliability-quick.md
@@ -18,10 +17,10 @@
 # Knobs (environment): FRAGD_BUILD_DIR (fragd and fragctl, default build), LOAD_SECONDS (60;
 # quick 10), LOAD_SCRAPERS (50), LOAD_CLIENTS (20), LOAD_PERCENT (90; quick 30),
 # LOAD_SETTLE (10), LOAD_FRAGCTL_MIX (status,hist,map: the fragctl commands the clients run in
-# turn; map = map --json), LOAD_CONTROL (0: no control phase), BENCH_QUICK, BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work
-# directory. Changes vm.compaction_proactiveness to 0 for the run (so that kcompactd does
-# not undo the fragmentation meanwhile); restored on exit whatever happens. vm.nr_hugepages
-# must be 0 at start and is 0 at the end.
+# turn; map = map --json), LOAD_CONTROL (0: no control phase; default 1 when the mix has map),
+# BENCH_QUICK, BENCH_OUTPUT (file to update), BENCH_KEEP=1 keeps the work directory.
+# Changes vm.compaction_proactiveness to 0 for the run (so that kcompactd does not undo the
+# fragmentation meanwhile); restored on exit whatever happens. vm.nr_hugepages must be 0 at start.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -29,17 +28,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start load "it loads BPF and writes sysctls" fragd fragctl -- ab gcc python3 curl flock
 debian_python prometheus_client python3-prometheus-client
 
-if [[ $QUICK == 1 ]]; then D_SECONDS=10 D_PERCENT=30; else D_SECONDS=60 D_PERCENT=90; fi
-SECONDS_RUN=${LOAD_SECONDS:-$D_SECONDS}
+SECONDS_RUN=${LOAD_SECONDS:-$(q 60 10)}
 SCRAPERS=${LOAD_SCRAPERS:-50}
 CLIENTS=${LOAD_CLIENTS:-20}
-PERCENT=${LOAD_PERCENT:-$D_PERCENT}
+PERCENT=${LOAD_PERCENT:-$(q 90 30)}
 SETTLE=${LOAD_SETTLE:-10}
 MIX=${LOAD_FRAGCTL_MIX:-status,hist,map}
 [[ $MIX =~ ^(status|hist|map)(,(status|hist|map))*$ ]] || die "LOAD_FRAGCTL_MIX must be a comma-separated list of status, hist, map; got '$MIX'"
-D_CONTROL=0
-[[ ,$MIX, == *,map,* ]] && D_CONTROL=1
-CONTROL=${LOAD_CONTROL:-$D_CONTROL}
+CONTROL=${LOAD_CONTROL:-$([[ ,$MIX, == *,map,* ]] && echo 1 || echo 0)}
 [[ $CONTROL =~ ^[01]$ ]] || die "LOAD_CONTROL must be 0 or 1, got '$CONTROL'"
 require_uint "" SECONDS_RUN SCRAPERS CLIENTS PERCENT SETTLE
 ((SECONDS_RUN >= 5)) || die "LOAD_SECONDS must be >= 5"
@@ -47,11 +43,10 @@ require_uint "" SECONDS_RUN SCRAPERS CLIENTS PERCENT SETTLE
 ((PERCENT >= 1 && PERCENT <= 95)) || die "LOAD_PERCENT must be in 1..95, got $PERCENT"
 
 bench_work load 15
-restore_on_exit() { restore_memory_settings; } # run by cleanup (lib.sh)
+restore_on_exit() { restore_memory_settings; }
 take_heavy_lock
 save_memory_settings
 
-# --- preparation -------------------------------------------------------------
 # Private copies: others may rebuild the build directory while this runs.
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$WORK/"
 cp configs/fragd.yaml "$WORK/fragd.yaml"
@@ -64,32 +59,21 @@ meta scan_interval "$(awk '/^pageblocks:/ { p = 1; next } /^[^ #]/ { p = 0 } p &
 meta proactiveness_orig "$PRO_ORIG"
 meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 
-# --- fragment ------------------------------------------------------------------
 echo 0 >"$PRO"
-wait_no_fragmenter() {
-	local i
-	for ((i = 0; i < 120; i++)); do
-		pgrep -x fragmenter >/dev/null || return 0
-		sleep 1
-	done
-	die "another fragmenter is still running after 120 s: $(pgrep -a -x fragmenter | head -3)"
-}
 wait_no_fragmenter
 log "fragmenting ${PERCENT}% of MemAvailable ($(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024)) MiB)"
 start_fragmenter "$WORK/fragmenter" "$WORK" "$PERCENT" 600 || die "$FRAG_ERROR"
 meta fragmenter_kept_kib "$(awk '/^ready/ { print $2 }' "$WORK/frag.out")"
 log "fragmented: $(cat "$WORK/frag.out")"
 
-# --- the load ------------------------------------------------------------------
 # run_phase NAME MIX: a fresh fragd on the fragmented memory, its first scan, LOAD_SETTLE s,
 # then the load with the fragctl commands MIX; everything in $WORK/NAME, facts in its phase.env.
 run_phase() {
-	local name=$1 mix=$2 P=$WORK/$1 i rc
+	local name=$1 mix=$2 P=$WORK/$1
 	local META=$P/phase.env # meta() (lib.sh) appends to $META
 	mkdir -p "$P"
 	: >"$META"
-	meta fragctl_mix "$mix"
-	meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+	meta fragctl_mix="$mix" loadavg_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 	start_fragd_in "$P" "$WORK/fragd.yaml"
 	meta fragd_programs "$FRAGD_PROGRAMS"
 	# The first pageblock scan (at start) must be done, so that status and map carry it.
@@ -104,60 +88,44 @@ run_phase() {
 	meta scrape_bytes "$(wc -c <"$P/before.prom")"
 
 	log "[$name] $SCRAPERS scrapers (ab), $CLIENTS fragctl clients ($mix), ${SECONDS_RUN}s; fragd pid $FRAGD_PID, $(grep -m1 '^node 0' "$P/status-before.txt")"
-	"$PY" bench/procmon.py --pid "$FRAGD_PID" --interval 1 --url "$URL" --out "$P/monitor.jsonl" &
-	MON_PID=$!
-	PIDS+=("$MON_PID")
+	spawn MON_PID "$PY" bench/procmon.py --pid "$FRAGD_PID" --interval 1 --url "$URL" --out "$P/monitor.jsonl"
 	sleep 1
 	# ab sizes its result table on -n (given after -t, which would set it to 50000): room for
 	# 20000 scrapes a second; -n reached before the time limit would end the run early (reported).
 	MAXREQ=$((SECONDS_RUN * 20000))
 	meta ab_cmd "ab -l -r -q -s 10 -c $SCRAPERS -t $SECONDS_RUN -n $MAXREQ -e percentiles.csv http://127.0.0.1:PORT/metrics"
-	meta ab_max_requests "$MAXREQ"
-	meta load_start_unix "$(date +%s.%N)"
-	ab -l -r -q -s 10 -c "$SCRAPERS" -t "$SECONDS_RUN" -n "$MAXREQ" -e "$P/ab.csv" "$URL" >"$P/ab.out" 2>"$P/ab.err" &
-	AB_PID=$!
-	PIDS+=("$AB_PID")
-	python3 bench/load_clients.py --fragctl "$WORK/fragctl" --socket "$SOCK" --clients "$CLIENTS" \
-		--seconds "$SECONDS_RUN" --commands "$mix" --out "$P/clients.tsv" >"$P/clients.out" 2>&1 &
-	CL_PID=$!
-	PIDS+=("$CL_PID")
-	rc=0
-	wait "$AB_PID" || rc=$?
-	untrack "$AB_PID"
-	meta ab_exit "$rc"
-	rc=0
-	wait "$CL_PID" || rc=$?
-	untrack "$CL_PID"
-	meta clients_exit "$rc"
+	meta ab_max_requests="$MAXREQ" load_start_unix="$(date +%s.%N)"
+	spawn AB_PID ab -l -r -q -s 10 -c "$SCRAPERS" -t "$SECONDS_RUN" -n "$MAXREQ" -e "$P/ab.csv" "$URL" \
+		>"$P/ab.out" 2>"$P/ab.err"
+	spawn CL_PID python3 bench/load_clients.py --fragctl "$WORK/fragctl" --socket "$SOCK" --clients "$CLIENTS" \
+		--seconds "$SECONDS_RUN" --commands "$mix" --out "$P/clients.tsv" >"$P/clients.out" 2>&1
+	reap "$AB_PID"
+	meta ab_exit "$RC"
+	reap "$CL_PID"
+	meta clients_exit "$RC"
 	meta load_end_unix "$(date +%s.%N)"
 	sleep 1
 	stop_pid "$MON_PID" 5 || true
 	curl -sf --max-time 10 "$URL" >"$P/after.prom" || log "[$name] cannot scrape fragd after the load"
 	kill -0 "$FRAGD_PID" 2>/dev/null || die "fragd died during the load: $(tail -5 "$P/fragd.log")"
 	meta hwm_kib "$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$FRAGD_PID/status")"
-	rc=0
-	stop_pid "$FRAGD_PID" 15 || rc=$?
-	meta fragd_exit "$rc"
-	meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+	stop_pid "$FRAGD_PID" 15 && RC=0 || RC=$?
+	meta fragd_exit="$RC" loadavg_end="$(cut -d' ' -f1-3 /proc/loadavg)"
 	# fragd's log: anything that is not an info line is worth reading.
 	grep -v '^<6>' "$P/fragd.log" >"$P/fragd.notes" || true
 	log "[$name] ab: $(grep -E '^(Complete|Failed) requests' "$P/ab.out" | tr -s ' ' | tr '\n' ' '); clients: $(head -1 "$P/clients.out")"
 }
 
 run_phase main "$MIX"
-if ((CONTROL)); then
-	run_phase control status,hist
-fi
+((CONTROL == 0)) || run_phase control status,hist
 stop_pid "$FRAG_PID" 60 || true
 restore_on_exit
 meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 
-# --- report ----------------------------------------------------------------------
 OUT=$(report_output "$QUICK" "$ROOT" RELIABILITY)
 # What the report reads, kept: `python3 bench/load_report.py --work bench/data/load --output OUT`.
-keep_found load "$WORK" -name meta.env -o -path './*/phase.env' -o -path './*/ab.out' -o -path './*/ab.csv' \
-	-o -path './*/clients.tsv' -o -path './*/monitor.jsonl' -o -path './*/before.prom' -o -path './*/after.prom' \
-	-o -path './*/fragd.notes'
+keep_found load "$WORK" -name meta.env -o -path './*/*' \( -name phase.env -o -name ab.out -o -name ab.csv \
+	-o -name clients.tsv -o -name monitor.jsonl -o -name before.prom -o -name after.prom -o -name fragd.notes \)
 "$PY" bench/load_report.py --work "$WORK" --output "$OUT"
 log "section written to $OUT"
 FAILED=0

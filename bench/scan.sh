@@ -1,23 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# fragd pageblock scan benchmark (issue 4): how long a full scan of
-# /proc/kpageflags takes and how much memory it adds to fragd, on an idle and
-# on a fragmented machine, with 1 and 2 reading threads; and the physical
-# memory map of a fragmented, polluted machine before and after one
-# compaction, drawn by `fragctl map --png` into docs/.
-# Third part of `make bench`; run as root after the build:
+# fragd pageblock scan benchmark (issue 4): how long a full scan of /proc/kpageflags takes and how
+# much memory it adds to fragd, on an idle and on a fragmented machine, with 1 and 2 reading
+# threads; and the physical memory map of a fragmented, polluted machine before and after one
+# compaction, drawn by `fragctl map --png` into docs/. Part of `make bench`; as root after the build:
 #
 #   bash bench/scan.sh                 # writes BENCHMARKS.md (scan section) and docs/pageblocks-*.png
 #   BENCH_QUICK=1 bash bench/scan.sh   # 2 scans per row, no pictures; writes /tmp/fragd-bench-quick.md
 #
 # Every row: fragd starts with `pageblocks: {interval: 1h, max_age: 1h, threads: T}` (only
-# fragctl's requests scan), SCANS scans are asked with `fragctl map --max-age 0`,
-# each scan's own duration_ns is read from the answer, and fragd's VmHWM is
-# compared with a fragd whose scan is off (`pageblocks: {scan: false}`) after
-# the same requests.
-# Knobs: FRAGD_BUILD_DIR (default build), BENCH_SCAN_COUNT (10; quick 2),
-# BENCH_SCAN_PERCENT (90), BENCH_OUTPUT, BENCH_KEEP=1.
-# Changes vm.compaction_proactiveness (0 while fragmented), restored on exit.
+# fragctl's requests scan), SCANS scans are asked with `fragctl map --max-age 0`, each scan's own
+# duration_ns is read from the answer, and fragd's VmHWM is compared with a fragd whose scan is
+# off (`pageblocks: {scan: false}`) after the same requests.
+# Knobs: FRAGD_BUILD_DIR (default build), BENCH_SCAN_COUNT (10; quick 2), BENCH_SCAN_PERCENT (90),
+# BENCH_OUTPUT, BENCH_KEEP=1. Changes vm.compaction_proactiveness (0 while fragmented), restored on exit.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -33,22 +29,22 @@ OUT=$(report_output "$QUICK" "$ROOT")
 
 bench_work scan 15
 PRO=/proc/sys/vm/compaction_proactiveness
-SAVED_PRO=$(<$PRO)
-restore_on_exit() { echo "$SAVED_PRO" >$PRO; }
+SAVED_PRO=
+restore_on_exit() { [[ -z $SAVED_PRO ]] || echo "$SAVED_PRO" >$PRO; }
 T_START=$SECONDS
 
 begin_meta "$BUILD_DIR/fragd" bpftrace
 meta quick="$QUICK" scans="$SCANS" percent="$PERCENT"
 
 take_heavy_lock
+SAVED_PRO=$(<$PRO) # under the lock: another heavy run sets it to 0 for its own
 
-# start_fragd NAME YAML: fragd with that config, its files in $WORK/NAME; sets FPID, SOCK.
+# start_fragd NAME YAML: fragd with that config, its files in $WORK/NAME (start_fragd_in).
 FRAGD="$BUILD_DIR/fragd"
 start_fragd() {
 	mkdir -p "$WORK/$1"
 	printf '%s\n' "$2" >"$WORK/$1/fragd.yaml"
 	start_fragd_in "$WORK/$1" "$WORK/$1/fragd.yaml"
-	FPID=$FRAGD_PID
 }
 
 hwm_kib() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
@@ -56,7 +52,7 @@ hwm_kib() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
 # row NAME THREADS: SCANS fresh scans; writes NAME.durations (ns, one per line) and
 # NAME.hwm (VmHWM KiB of fragd with the scan, and of fragd without it).
 row() {
-	local name=$1 threads=$2 i
+	local name=$1 threads=$2 i with
 	start_fragd "$name" "pageblocks: {scan: true, interval: 1h, max_age: 1h, threads: $threads}"
 	: >"$WORK/$name.durations"
 	for ((i = 0; i < SCANS; i++)); do
@@ -64,15 +60,14 @@ row() {
 		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["scan"]["duration_ns"])' "$WORK/$name.json" \
 			>>"$WORK/$name.durations"
 	done
-	local with
-	with=$(hwm_kib "$FPID")
-	stop_pid "$FPID" 15
+	with=$(hwm_kib "$FRAGD_PID")
+	stop_pid "$FRAGD_PID" 15
 	start_fragd "$name-off" "pageblocks: {scan: false}"
 	for ((i = 0; i < SCANS; i++)); do
 		"$BUILD_DIR/fragctl" --socket "$SOCK" map --max-age 0 --json >/dev/null 2>&1 || true
 	done
-	echo "$with $(hwm_kib "$FPID")" >"$WORK/$name.hwm"
-	stop_pid "$FPID" 15
+	echo "$with $(hwm_kib "$FRAGD_PID")" >"$WORK/$name.hwm"
+	stop_pid "$FRAGD_PID" 15
 	log "$name: $(tr '\n' ' ' <"$WORK/$name.durations") ns; VmHWM with/without $(cat "$WORK/$name.hwm") KiB"
 }
 
@@ -132,7 +127,7 @@ if [[ $QUICK != 1 ]]; then
 	stop_pid "$PT_PID" 30
 	exec 6>&-
 	stop_pid "$PM_PID" 60
-	stop_pid "$FPID" 15
+	stop_pid "$FRAGD_PID" 15
 	log "pictures: docs/pageblocks-before.png, docs/pageblocks-after.png"
 fi
 

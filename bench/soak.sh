@@ -1,13 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# fragd soak: SOAK_SECONDS (600) of continuous fragmentation churn and hugepage bursts
-# with fragd in act mode, sampling fragd every 5 s. Run as root after the build,
-# holding the heavy lock (it fragments memory for the whole run):
+# fragd soak: SOAK_SECONDS (600) of continuous fragmentation churn and hugepage bursts with fragd
+# in act mode, sampling fragd every 5 s. As root after the build:
 #
-#   flock /tmp/fragd-heavy.lock bash bench/soak.sh      # ~12 min; writes RELIABILITY.md (soak
-#                                                       # section) and docs/soak.png
-#   BENCH_QUICK=1 bash bench/soak.sh                    # 3 min smoke run; writes
-#                                                       # /tmp/fragd-reliability-quick.md, /tmp/fragd-soak-quick.png
+#   flock /tmp/fragd-heavy.lock bash bench/soak.sh   # ~12 min; writes RELIABILITY.md (soak section), docs/soak.png
+#   BENCH_QUICK=1 bash bench/soak.sh   # 3 min smoke; writes /tmp/fragd-reliability-quick.md, /tmp/fragd-soak-quick.png
 #
 # Without an outer flock it takes /tmp/fragd-heavy.lock itself (waiting for it). The policy is
 # written below (act mode, method node, thresholds the churn crosses); the workload is
@@ -19,8 +16,7 @@
 # SOAK_CPU_BUDGET, SOAK_BACKOFF_MAX, BENCH_QUICK (180 s, warm-up 60 s, 50%), BENCH_OUTPUT (file to update),
 # BENCH_PLOT (picture to write), BENCH_KEEP=1 keeps the work directory.
 # Changes vm.compaction_proactiveness (0 for the run, so that only fragd compacts ahead) and
-# vm.nr_hugepages (the bursts and fragd's pool; must be 0 at start); both restored on exit
-# whatever happens, every process started here stopped by pid.
+# vm.nr_hugepages (the bursts and fragd's pool; must be 0 at start); both restored on exit.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -28,10 +24,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start soak "it loads BPF and writes sysctls" fragd fragctl -- gcc python3 curl flock
 debian_python "matplotlib, prometheus_client" "python3-matplotlib python3-prometheus-client"
 
-if [[ $QUICK == 1 ]]; then D_SECONDS=180 D_WARMUP=60 D_PERCENT=50; else D_SECONDS=600 D_WARMUP=120 D_PERCENT=70; fi
-SOAK_SECONDS=${SOAK_SECONDS:-$D_SECONDS}
-WARMUP=${SOAK_WARMUP:-$D_WARMUP}
-PERCENT=${SOAK_PERCENT:-$D_PERCENT}
+SOAK_SECONDS=${SOAK_SECONDS:-$(q 600 180)}
+WARMUP=${SOAK_WARMUP:-$(q 120 60)}
+PERCENT=${SOAK_PERCENT:-$(q 70 50)}
 HOLD=${SOAK_HOLD:-20}
 BURST_PERIOD=${SOAK_BURST_PERIOD:-30}
 BURST_PAGES=${SOAK_BURST_PAGES:-512}
@@ -49,12 +44,10 @@ require_uint "" SOAK_SECONDS WARMUP PERCENT HOLD BURST_PERIOD BURST_PAGES BURST_
 	die "SOAK_MIN_INTERVAL must be >= 1, SOAK_CPU_BUDGET in 1..30, SOAK_BACKOFF_MAX >= SOAK_MIN_INTERVAL"
 
 bench_work soak 30
-FRAGD_PID=
-restore_on_exit() { restore_memory_settings; } # run by cleanup (lib.sh), after every tracked process has stopped
+restore_on_exit() { restore_memory_settings; }
 take_heavy_lock
 save_memory_settings
 
-# --- preparation -------------------------------------------------------------
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$WORK/"
 gcc -O2 -Wall -Wextra -o "$WORK/fragmenter" tests/tools/fragmenter.c || die "cannot compile tests/tools/fragmenter.c"
 # The shipped config with act mode and this policy: everything above `compaction:` kept.
@@ -82,30 +75,18 @@ done
 meta proactiveness_orig "$PRO_ORIG"
 meta scan_interval "$(awk '/^pageblocks:/ { p = 1; next } /^[^ #]/ { p = 0 } p && $1 == "interval:" { print $2 }' "$WORK/fragd.yaml")"
 meta tick "$(awk '$1 == "tick_interval:" { print $2 }' "$WORK/fragd.yaml")"
-meta clk_tck "$(getconf CLK_TCK)"
-meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+meta clk_tck="$(getconf CLK_TCK)" loadavg_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-# --- run -------------------------------------------------------------------------
 echo 0 >"$PRO"
-for ((i = 0; i < 120; i++)); do
-	pgrep -x fragmenter >/dev/null || break
-	((i == 0)) && log "waiting for another fragmenter to end"
-	sleep 1
-done
-pgrep -x fragmenter >/dev/null && die "another fragmenter is still running after 120 s"
+wait_no_fragmenter
 start_fragd_in "$WORK" "$WORK/fragd.yaml"
-meta fragd_programs "$FRAGD_PROGRAMS"
-meta start_unix "$(date +%s.%N)"
+meta fragd_programs="$FRAGD_PROGRAMS" start_unix="$(date +%s.%N)"
 log "fragd pid $FRAGD_PID in act mode; ${SOAK_SECONDS}s of churn (fragmenter ${PERCENT}%, held ${HOLD}s) and bursts (+$BURST_PAGES pages every ${BURST_PERIOD}s)"
-"$PY" bench/procmon.py --pid "$FRAGD_PID" --interval "$SAMPLE" --url "$URL" --socket "$SOCK" \
-	--out "$WORK/samples.jsonl" &
-MON_PID=$!
-PIDS+=("$MON_PID")
-python3 bench/soak_churn.py --fragmenter "$WORK/fragmenter" --percent "$PERCENT" --hold "$HOLD" \
+spawn MON_PID "$PY" bench/procmon.py --pid "$FRAGD_PID" --interval "$SAMPLE" --url "$URL" --socket "$SOCK" \
+	--out "$WORK/samples.jsonl"
+spawn CHURN_PID python3 bench/soak_churn.py --fragmenter "$WORK/fragmenter" --percent "$PERCENT" --hold "$HOLD" \
 	--burst-period "$BURST_PERIOD" --burst-pages "$BURST_PAGES" --burst-hold "$BURST_HOLD" \
-	--seconds "$SOAK_SECONDS" --events "$WORK/events.jsonl" >"$WORK/churn.out" 2>&1 &
-CHURN_PID=$!
-PIDS+=("$CHURN_PID")
+	--seconds "$SOAK_SECONDS" --events "$WORK/events.jsonl" >"$WORK/churn.out" 2>&1
 # fd_list FILE: what each of fragd's open fds names (the report compares the lists: which files
 # fragd opened during the soak and kept).
 fd_list() { (cd "/proc/$FRAGD_PID/fd" && for f in *; do readlink "$f" || true; done) >"$1" 2>/dev/null || true; }
@@ -126,33 +107,21 @@ while kill -0 "$CHURN_PID" 2>/dev/null; do
 	fi
 	sleep 1
 done
-rc=0
-wait "$CHURN_PID" || rc=$?
-untrack "$CHURN_PID"
-((rc == 0)) || die "the churn failed (exit $rc): $(tail -3 "$WORK/churn.out") $(grep fragmenter_failed "$WORK/events.jsonl" | tail -1)"
+reap "$CHURN_PID"
+((RC == 0)) || die "the churn failed (exit $RC): $(tail -3 "$WORK/churn.out") $(grep fragmenter_failed "$WORK/events.jsonl" | tail -1)"
 meta end_unix "$(date +%s.%N)"
 sleep "$SAMPLE" # one more sample after the churn
 fd_list "$WORK/fds-end.txt"
 stop_pid "$MON_PID" 10 || true
 curl -sf --max-time 10 "$URL" >"$WORK/end.prom" || log "cannot scrape fragd at the end"
 "$WORK/fragctl" --socket "$SOCK" status --json >"$WORK/end-status.json" || log "fragctl status failed at the end"
-rc=0
-stop_pid "$FRAGD_PID" 30 || rc=$?
-meta fragd_exit "$rc"
-meta pool_after_fragd "$(<"$HP")"
-meta proactiveness_after_fragd "$(<"$PRO")"
+stop_pid "$FRAGD_PID" 30 && RC=0 || RC=$?
+meta fragd_exit="$RC" pool_after_fragd="$(<"$HP")" proactiveness_after_fragd="$(<"$PRO")"
 restore_on_exit
 meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 
-# --- report ----------------------------------------------------------------------
 OUT=$(report_output "$QUICK" "$ROOT" RELIABILITY)
-if [[ -n ${BENCH_PLOT:-} ]]; then
-	PLOT=$BENCH_PLOT
-elif [[ $QUICK == 1 ]]; then
-	PLOT=/tmp/fragd-soak-quick.png
-else
-	PLOT=$ROOT/docs/soak.png
-fi
+PLOT=${BENCH_PLOT:-$(q "$ROOT/docs/soak.png" /tmp/fragd-soak-quick.png)}
 "$PY" bench/soak_report.py --work "$WORK" --output "$OUT" --plot "$PLOT"
 keep_raw soak -C "$WORK" meta.env samples.jsonl events.jsonl fragd.log end.prom end-status.json \
 	$(cd "$WORK" && ls fds-*.txt 2>/dev/null)

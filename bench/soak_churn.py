@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 
-from benchlib import required_args
+from benchlib import read_int, required_args
 
 HP = "/proc/sys/vm/nr_hugepages"
 
@@ -88,17 +88,12 @@ class Churn:
         with open(HP, "w") as f:
             f.write(f"{n}\n")
 
-    def read_pool(self):
-        with open(HP) as f:
-            return int(f.read())
-
     def bursts(self):
         while not self.stop.wait(self.a.burst_period):
-            before = self.read_pool()
-            self.burst_before = before
+            before = self.burst_before = read_int(HP)
             t = time.monotonic()
             self.write_pool(before + self.a.burst_pages)
-            got = self.read_pool()
+            got = read_int(HP)
             self.event("burst_up", before=before, asked=before + self.a.burst_pages, got=got,
                        seconds=round(time.monotonic() - t, 3))
             self.stop.wait(self.a.burst_hold)
@@ -110,12 +105,12 @@ class Churn:
         if before is None:
             return
         self.write_pool(before)
-        self.event("burst_down", before=before, after=self.read_pool())
+        self.event("burst_down", before=before, after=read_int(HP))
 
     def run(self):
-        signal.signal(signal.SIGTERM, lambda *_: self.stop.set())
-        signal.signal(signal.SIGINT, lambda *_: self.stop.set())
-        threads = [threading.Thread(target=self.churn), threading.Thread(target=self.bursts)]
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.stop.set())
+        threads = [threading.Thread(target=f) for f in (self.churn, self.bursts)]
         for t in threads:
             t.start()
         deadline = time.monotonic() + self.a.seconds
