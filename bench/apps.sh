@@ -11,12 +11,12 @@
 # bench/apps_report.py writes says what each is and what each column counts; run_one below is
 # one run. Counters (/proc/vmstat) are read at "ready" and at the end, so the pages a mode
 # migrates ahead of the workload count too.
-# Knobs: BENCH_APPS_WORKLOADS, BENCH_APPS_MODES, BENCH_APPS_FRAGMENTATIONS (subsets; "holes mixed"),
+# Knobs: BENCH_APPS_WORKLOADS, BENCH_APPS_MODES, BENCH_APPS_FRAGMENTATIONS (subsets of the above),
 # MIXED_CACHE_MIB (2048), MIXED_FILES (200000), MIXED_PGTABLES (131072), BENCH_APPS_REPEATS (3),
-# BENCH_APPS_PERCENT (95), BENCH_APPS_WAIT (20), GUEST_MIB (4096), JVM_MIB (4096),
-# HUGETLB_MIB (2048), BENCH_APPS_ENSURE_HOLD (60, seconds), BENCH_OUTPUT (file to update), FRAGD_BUILD_DIR; BENCH_QUICK=1: one round at
-# --percent 50, 2 s wait, 512/512/256 MiB, a mixed fragmentation of 64 MiB of cache, 2000 files and
-# 1024 page tables, written to /tmp/fragd-bench-quick.md.
+# BENCH_APPS_PERCENT (95), BENCH_APPS_WAIT (20), GUEST_MIB (4096), JVM_MIB (4096), HUGETLB_MIB (2048),
+# BENCH_APPS_ENSURE_HOLD (60, seconds), BENCH_OUTPUT (file to update), FRAGD_BUILD_DIR; BENCH_QUICK=1:
+# one round at --percent 50, 2 s wait, 512/512/256 MiB, a mixed fragmentation of 64 MiB of cache,
+# 2000 files and 1024 page tables, written to /tmp/fragd-bench-quick.md.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -26,34 +26,24 @@ source "$(dirname "${BASH_SOURCE[0]}")/fragment.sh"
 bench_start apps "it writes sysctls, mounts hugetlbfs and loads BPF" fragd fragctl fragmenter physmap -- \
 	qemu-system-x86_64 java hugeadm python3 curl flock
 
-ALL_WORKLOADS="vm jvm hugetlb"
-ALL_MODES="kernel20 kernel90 defrag hugeadm fragd fragd_told fragd_ensure"
-ALL_FRAGMENTATIONS="holes mixed"
-read -r -a WORKLOADS <<<"${BENCH_APPS_WORKLOADS:-$ALL_WORKLOADS}"
-read -r -a MODES <<<"${BENCH_APPS_MODES:-$ALL_MODES}"
-read -r -a FRAGMENTATIONS <<<"${BENCH_APPS_FRAGMENTATIONS:-$ALL_FRAGMENTATIONS}"
-if [[ $QUICK == 1 ]]; then # a smoke run: one round, little memory, /tmp/fragd-bench-quick.md
-	D=(1 50 2 512 512 256 64 2000 1024)
-else
-	D=(3 95 20 4096 4096 2048 2048 200000 131072)
-fi
-REPEATS=${BENCH_APPS_REPEATS:-${D[0]}}
-PERCENT=${BENCH_APPS_PERCENT:-${D[1]}}
-WAIT=${BENCH_APPS_WAIT:-${D[2]}}
-GUEST_MIB=${GUEST_MIB:-${D[3]}}
-JVM_MIB=${JVM_MIB:-${D[4]}}
-HUGETLB_MIB=${HUGETLB_MIB:-${D[5]}}
-MIXED_CACHE_MIB=${MIXED_CACHE_MIB:-${D[6]}}
-MIXED_FILES=${MIXED_FILES:-${D[7]}}
-MIXED_PGTABLES=${MIXED_PGTABLES:-${D[8]}}
+read_subset WORKLOADS BENCH_APPS_WORKLOADS "vm jvm hugetlb"
+read_subset MODES BENCH_APPS_MODES "kernel20 kernel90 defrag hugeadm fragd fragd_told fragd_ensure"
+read_subset FRAGMENTATIONS BENCH_APPS_FRAGMENTATIONS "holes mixed"
+REPEATS=${BENCH_APPS_REPEATS:-$(q 3 1)}
+PERCENT=${BENCH_APPS_PERCENT:-$(q 95 50)}
+WAIT=${BENCH_APPS_WAIT:-$(q 20 2)}
+GUEST_MIB=${GUEST_MIB:-$(q 4096 512)}
+JVM_MIB=${JVM_MIB:-$(q 4096 512)}
+HUGETLB_MIB=${HUGETLB_MIB:-$(q 2048 256)}
+MIXED_CACHE_MIB=${MIXED_CACHE_MIB:-$(q 2048 64)}
+MIXED_FILES=${MIXED_FILES:-$(q 200000 2000)}
+MIXED_PGTABLES=${MIXED_PGTABLES:-$(q 131072 1024)}
 ENSURE_HOLD=${BENCH_APPS_ENSURE_HOLD:-60}
-require_uint "" ENSURE_HOLD REPEATS PERCENT WAIT GUEST_MIB JVM_MIB HUGETLB_MIB MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES
-((REPEATS >= 1 && PERCENT >= 1 && PERCENT <= 98 && WAIT >= 2)) || die "REPEATS >= 1, PERCENT 1..98, WAIT >= 2"
-for w in "${WORKLOADS[@]}"; do [[ " $ALL_WORKLOADS " == *" $w "* ]] || die "unknown workload '$w' (known: $ALL_WORKLOADS)"; done
-for m in "${MODES[@]}"; do [[ " $ALL_MODES " == *" $m "* ]] || die "unknown mode '$m' (known: $ALL_MODES)"; done
-for f in "${FRAGMENTATIONS[@]}"; do
-	[[ " $ALL_FRAGMENTATIONS " == *" $f "* ]] || die "unknown fragmentation '$f' (known: $ALL_FRAGMENTATIONS)"
-done
+require_uint BENCH_APPS_ ENSURE_HOLD REPEATS PERCENT WAIT
+require_uint "" GUEST_MIB JVM_MIB HUGETLB_MIB MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES
+((REPEATS >= 1 && PERCENT >= 1 && PERCENT <= 98 && WAIT >= 2)) ||
+	die "BENCH_APPS_REPEATS must be >= 1, BENCH_APPS_PERCENT 1..98, BENCH_APPS_WAIT >= 2"
+declare -A MIB=([vm]=$GUEST_MIB [jvm]=$JVM_MIB [hugetlb]=$HUGETLB_MIB) # each workload's size
 
 bench_work apps 15
 MNT="$WORK/hugetlbfs"
@@ -104,21 +94,17 @@ fragd_stalls() {
 		END { printf "host=%d own=%d", host, own }'
 }
 
-# The policy fragd_told runs for workload $1.
+# The policy fragd_told runs for workload $1: its size told as a pool (vm, hugetlb) or a reserve (jvm).
 told_policy() {
-	cp "$WORK/act.yaml" "$WORK/told-$1.yaml"
-	case $1 in
-	vm | hugetlb)
-		local pages=$((${2} / 2))
-		sed -i "s/^  pools: \[\]$/  pools: [{size: 2MB, node: all, count: $pages}]/" "$WORK/told-$1.yaml"
-		grep -q "count: $pages" "$WORK/told-$1.yaml" || die "configs/fragd.yaml has no 'pools: []' line under hugepages"
-		;;
-	jvm)
-		sed -i "0,/^    blocks: 0$/s//    blocks: $((${2} / 2))/" "$WORK/told-$1.yaml"
-		grep -q "^    blocks: $((${2} / 2))$" "$WORK/told-$1.yaml" || die "configs/fragd.yaml has no 'blocks: 0' line under reserve"
-		;;
-	esac
-	echo "$WORK/told-$1.yaml"
+	local f="$WORK/told-$1.yaml" n=$((MIB[$1] / 2))
+	if [[ $1 == jvm ]]; then
+		sed "0,/^    blocks: 0$/s//    blocks: $n/" "$WORK/act.yaml" >"$f"
+		grep -q "^    blocks: $n$" "$f" || die "configs/fragd.yaml has no 'blocks: 0' line under reserve"
+	else
+		sed "s/^  pools: \[\]$/  pools: [{size: 2MB, node: all, count: $n}]/" "$WORK/act.yaml" >"$f"
+		grep -q "count: $n" "$f" || die "configs/fragd.yaml has no 'pools: []' line under hugepages"
+	fi
+	echo "$f"
 }
 
 # grow_pool MODE PAGES: the pool grown the mode's way; prints nothing, fails never (the
@@ -153,10 +139,7 @@ hold_end() {
 	while (($(now_ms) < end - 1000)); do sleep 0.2; done
 	at_end=$(<"$HP")
 	while (($(now_ms) < end + 30000)); do
-		if (($(<"$HP") == 0)); then
-			back=$(($(now_ms) - end))
-			break
-		fi
+		(($(<"$HP") == 0)) && { back=$(($(now_ms) - end)); break; }
 		sleep 0.1
 	done
 	echo "pool_at_hold_end=$at_end pool_after_hold=$(<"$HP") pool_back_ms=$back"
@@ -164,15 +147,13 @@ hold_end() {
 
 # run_workload W MODE: sets OUT to "started=... time_ms=... [huge_pct=...]".
 run_workload() {
-	local w=$1 mode=$2 t0 t1 mib pages free0 i p
+	local w=$1 mode=$2 mib=${MIB[$1]} t0 t1 pages free0 i p pool pool_ms started=0 huge
+	t0=$(now_ms)
 	case $w in
 	vm | hugetlb)
-		mib=$GUEST_MIB
-		[[ $w == hugetlb ]] && mib=$HUGETLB_MIB
 		pages=$((mib / 2))
-		t0=$(now_ms)
 		grow_pool "$mode" "$pages" "$w"
-		local pool_ms=$(($(now_ms) - t0)) pool
+		pool_ms=$(($(now_ms) - t0))
 		pool=$(<"$HP")
 		free0=$(free_hp)
 		if [[ $w == vm ]]; then
@@ -188,36 +169,27 @@ time.sleep(600)' "$mib" >"$R/hugetlb.out" 2>&1 &
 			p=$!
 			PIDS+=("$p")
 		fi
-		local started=0
 		for ((i = 0; i < 1200; i++)); do
-			if (($(free_hp) + pages <= free0)) && { [[ $w == vm ]] || grep -q mapped "$R/hugetlb.out"; }; then
-				started=1
-				break
-			fi
+			(($(free_hp) + pages <= free0)) && { [[ $w == vm ]] || grep -q mapped "$R/hugetlb.out"; } &&
+				{ started=1; break; }
 			kill -0 "$p" 2>/dev/null || break
 			sleep 0.05
 		done
 		t1=$(now_ms)
 		stop_pid "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
 		mountpoint -q "$MNT" && umount "$MNT"
 		OUT="started=$started time_ms=$((t1 - t0)) pool_ms=$pool_ms pool=$pool"
 		;;
 	jvm)
-		t0=$(now_ms)
-		local huge
-		huge=$(timeout 300 java "-Xms${JVM_MIB}m" "-Xmx${JVM_MIB}m" -XX:+UseTransparentHugePages -XX:+AlwaysPreTouch \
+		huge=$(timeout 300 java "-Xms${mib}m" "-Xmx${mib}m" -XX:+UseTransparentHugePages -XX:+AlwaysPreTouch \
 			"$WORK/Smaps.java" 2>"$R/java.err" || true)
-		t1=$(now_ms)
-		local started=0
-		[[ -n $huge ]] && started=1
-		OUT="started=$started time_ms=$((t1 - t0)) huge_pct=$((${huge:-0} * 100 / (JVM_MIB * 1024)))"
+		OUT="started=$((${#huge} > 0)) time_ms=$(($(now_ms) - t0)) huge_pct=$((${huge:-0} * 100 / (mib * 1024)))"
 		;;
 	esac
 }
 
 run_one() { # W MODE ROUND FRAGMENTATION
-	local w=$1 mode=$2 round=$3 frag=$4 c0 c1 w0 k
+	local w=$1 mode=$2 round=$3 frag=$4 c0 c1 w0 k r0 r1 r2 f0='' f1='' kt line
 	R="$WORK/$frag-$w-$mode-$round"
 	mkdir -p "$R"
 	[[ $mode == defrag ]] && echo 1 >"$DFM"
@@ -225,28 +197,20 @@ run_one() { # W MODE ROUND FRAGMENTATION
 	start_fragmenter "$WORK/fragmenter" "$R" "$PERCENT" 600 || die "$FRAG_ERROR"
 	[[ $frag == mixed ]] && mixed_start "$R"
 	c0=$(vm_counters)
-	local r0 r1 r2
 	r0=$(reported_kib)
 	case $mode in
 	kernel20 | defrag | hugeadm) echo 20 >"$PRO" ;;
 	kernel90) echo 90 >"$PRO" ;;
 	fragd | fragd_ensure) start_fragd_in "$R" "$WORK/act.yaml" ;;
-	fragd_told)
-		local mib=$JVM_MIB
-		[[ $w == vm ]] && mib=$GUEST_MIB
-		[[ $w == hugetlb ]] && mib=$HUGETLB_MIB
-		start_fragd_in "$R" "$(told_policy "$w" "$mib")"
-		;;
+	fragd_told) start_fragd_in "$R" "$(told_policy "$w")" ;;
 	esac
 	sleep "$WAIT"
 	w0=$(vm_counters)
 	r1=$(reported_kib)
-	local f0= f1=
 	[[ $mode == fragd* ]] && f0=$(fragd_stalls)
 	direct_trace_start
 	run_workload "$w" "$mode"
 	c1=$(vm_counters)
-	local kt
 	kt=$(direct_trace_stop)
 	r2=$(reported_kib)
 	[[ $mode == fragd_ensure ]] && OUT+=" ensure_rc=$ENSURE_RC $(hold_end)"
@@ -256,9 +220,9 @@ run_one() { # W MODE ROUND FRAGMENTATION
 		stop_pid "$FRAGD_PID" || true
 	fi
 	exec 9>&-
-	wait "$FRAG_PID" 2>/dev/null || true
+	reap "$FRAG_PID"
 	restore_settings
-	local line="frag=$frag workload=$w mode=$mode round=$round $OUT"
+	line="frag=$frag workload=$w mode=$mode round=$round $OUT"
 	for k in pgmigrate_success compact_stall compact_fail thp_fault_alloc thp_fault_fallback; do
 		line+=" $k=$(($(counter "$c1" $k) - $(counter "$c0" $k)))"
 	done

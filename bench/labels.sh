@@ -3,7 +3,7 @@
 # How often fragd's Node Feature Discovery labels change while memory churns. As root after the
 # build:
 #
-#   bash bench/labels.sh          # 5 rounds of 2 x 10 minutes (about 110 min); writes BENCHMARKS.md (labels section)
+#   bash bench/labels.sh    # 5 rounds of 2 x 10 minutes (about 110 min); writes BENCHMARKS.md (labels section)
 #
 # bench/cost_churn.py churns memory (as bench/cost.sh's busy arm) from SETTLE s before the first
 # round to the end. Each round: a fresh fragd with the shipped configs/fragd.yaml and
@@ -13,11 +13,11 @@
 # what the hold is for). bench/labels_report.py writes the section, which says what it counts.
 # Goal (issue): at most one change per label per 10 minutes at steady churn.
 #
-# Knobs: BENCH_LABELS_ARMS ("steady edge"), BENCH_LABELS_ROUNDS (5), BENCH_LABELS_SECONDS (600), BENCH_LABELS_POLL (5),
-# BENCH_LABELS_SETTLE (30), BENCH_COST_ANON_MIB (2048), BENCH_COST_FILE_MIB (1024),
-# BENCH_COST_PERIOD (10), BENCH_OUTPUT, FRAGD_BUILD_DIR, BENCH_KEEP=1; BENCH_QUICK=1: 2 rounds
-# of 60 s per arm, 10 s settle, /tmp/fragd-bench-quick.md. Changes no kernel setting; every process it
-# starts is ended by its pid, and the churn frees its memory and deletes its file.
+# Knobs: BENCH_LABELS_ARMS ("steady edge"), BENCH_LABELS_ROUNDS (5), BENCH_LABELS_SECONDS (600),
+# BENCH_LABELS_POLL (5), BENCH_LABELS_SETTLE (30), BENCH_COST_ANON_MIB (2048), BENCH_COST_FILE_MIB (1024),
+# BENCH_COST_PERIOD (10), BENCH_OUTPUT, FRAGD_BUILD_DIR, BENCH_KEEP=1; BENCH_QUICK=1: 2 rounds of 60 s
+# per arm, 10 s settle, /tmp/fragd-bench-quick.md. Changes no kernel setting; every process it starts
+# is ended by its pid, and the churn frees its memory and deletes its file.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -31,8 +31,7 @@ SETTLE=${BENCH_LABELS_SETTLE:-$(q 30 10)}
 ANON=${BENCH_COST_ANON_MIB:-2048}
 FILE_MIB=${BENCH_COST_FILE_MIB:-1024}
 PERIOD=${BENCH_COST_PERIOD:-10}
-read -r -a ARMS <<<"${BENCH_LABELS_ARMS:-steady edge}"
-for a in "${ARMS[@]}"; do [[ $a == steady || $a == edge ]] || die "unknown arm '$a' (known: steady edge)"; done
+read_subset ARMS BENCH_LABELS_ARMS "steady edge"
 require_positive ROUNDS SECS POLL SETTLE ANON FILE_MIB PERIOD
 ((QUICK == 1 || ROUNDS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
 OUT=$(report_output "$QUICK" "$ROOT")
@@ -57,10 +56,8 @@ meta quick="$QUICK" rounds="$ROUNDS" arms="${ARMS[*]}" seconds="$SECS" poll="$PO
 meta nfd_hold="$HOLD"
 meta churn "anon_mib=$ANON file_mib=$FILE_MIB period_s=$PERIOD"
 
-bg_nolock python3 bench/cost_churn.py --dir "$WORK" --anon-mib "$ANON" --file-mib "$FILE_MIB" --period "$PERIOD" \
-	--events "$WORK/churn.jsonl" 2>"$WORK/churn.err"
-CHURN_PID=$!
-PIDS+=("$CHURN_PID")
+spawn CHURN_PID python3 bench/cost_churn.py --dir "$WORK" --anon-mib "$ANON" --file-mib "$FILE_MIB" \
+	--period "$PERIOD" --events "$WORK/churn.jsonl" 2>"$WORK/churn.err"
 sleep "$SETTLE"
 
 # edge_ballast: MiB of anonymous memory to hold so that the 2 MiB label's bucket edge below the
@@ -88,7 +85,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	if [[ $arm == edge ]]; then
 		read -r mib edge < <(edge_ballast)
 		printf "ballast_mib=%s\nedge_gib=%s\n" "$mib" "$edge" >"$dir/arm.env"
-		bg_nolock python3 -c '
+		spawn BALLAST_PID python3 -c '
 import mmap, signal, sys
 n = int(sys.argv[1]) << 20
 m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
@@ -96,8 +93,6 @@ for off in range(0, n, 4096):
     m[off] = 1
 print("ready", flush=True)
 signal.pause()' "$mib" >"$dir/ballast.out" 2>&1
-		BALLAST_PID=$!
-		PIDS+=("$BALLAST_PID")
 		for ((i = 0; i < 1200; i++)); do
 			grep -q ready "$dir/ballast.out" 2>/dev/null && break
 			kill -0 "$BALLAST_PID" 2>/dev/null || die "the ballast exited: $(cat "$dir/ballast.out")"
@@ -106,19 +101,14 @@ signal.pause()' "$mib" >"$dir/ballast.out" 2>&1
 		log "$arm $r: holding $mib MiB so that the 2 MiB label's edge at $edge GiB is mid-swing"
 	fi
 	start_fragd_in "$dir" "$WORK/fragd.yaml"
-	for ((i = 0; i < 1200; i++)); do
-		[[ -s $FEATURES ]] && break
-		sleep 0.1
-	done
+	for ((i = 0; i < 1200; i++)); do [[ -s $FEATURES ]] && break; sleep 0.1; done
 	[[ -s $FEATURES ]] || die "$arm $r: fragd wrote no feature file in 120 s: $(tail -3 "$dir/fragd.log")"
 	log "$arm $r: $(grep -v '^#' "$FEATURES" | tr '\n' ' ')"
 	python3 bench/labels_poll.py --fragctl "$WORK/fragctl" --socket "$SOCK" --file "$FEATURES" --seconds "$SECS" \
 		--interval "$POLL" --out "$dir/polls.jsonl"
-	rc=0
-	stop_pid "$FRAGD_PID" 15 || rc=$?
-	((rc == 0)) || die "$arm $r: fragd exited $rc after SIGTERM (log $dir/fragd.log)"
+	stop_pid "$FRAGD_PID" 15 || die "$arm $r: fragd exited $? after SIGTERM (log $dir/fragd.log)"
 	# A stopped fragd labels nothing: it removes its file.
-	if [[ -e $FEATURES ]]; then echo "left=1" >>"$dir/arm.env"; else echo "left=0" >>"$dir/arm.env"; fi
+	echo "left=$([[ -e $FEATURES ]] && echo 1 || echo 0)" >>"$dir/arm.env"
 	rm -f "$FEATURES"
 	[[ -z $BALLAST_PID ]] || stop_pid "$BALLAST_PID" 10 || true
 	log "$arm $r: $(python3 bench/labels_report.py --changes "$dir/polls.jsonl")"

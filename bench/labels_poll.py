@@ -36,12 +36,9 @@ def main():
     a = required_args(__doc__.split("\n")[0], "--fragctl", "--socket", "--file", ("--seconds", float),
                       ("--interval", float), "--out")
     t0 = time.monotonic()
+    n = 0
     with open(a.out, "a", buffering=1) as out:
-        n = 0
-        while True:
-            t = time.monotonic() - t0
-            if t > a.seconds:
-                break
+        while (t := time.monotonic() - t0) <= a.seconds:
             raw = {}
             for key, size in (("2m", "2MB"), ("1g", "1GB")):
                 j = ask(a.fragctl, a.socket, "preflight", size, "1")

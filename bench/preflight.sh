@@ -26,25 +26,18 @@ source "$(dirname "${BASH_SOURCE[0]}")/fragment.sh"
 bench_start preflight "it writes sysctls, compacts memory and loads BPF" fragd fragctl fragmenter physmap -- \
 	python3 curl flock
 
-ALL_FRAGMENTATIONS="holes mixed polluted"
-read -r -a FRAGMENTATIONS <<<"${BENCH_PREFLIGHT_FRAGMENTATIONS:-$ALL_FRAGMENTATIONS}"
-if [[ $QUICK == 1 ]]; then
-	D=(1 50 5 64 2000 1024 4096)
-else
-	D=(5 95 30 2048 200000 131072 262144)
-fi
-REPEATS=${BENCH_PREFLIGHT_REPEATS:-${D[0]}}
-PERCENT=${BENCH_PREFLIGHT_PERCENT:-${D[1]}}
-SETTLE=${BENCH_PREFLIGHT_SETTLE:-${D[2]}}
-MIXED_CACHE_MIB=${MIXED_CACHE_MIB:-${D[3]}}
-MIXED_FILES=${MIXED_FILES:-${D[4]}}
-MIXED_PGTABLES=${MIXED_PGTABLES:-${D[5]}}
-POLLUTE_PGTABLES=${POLLUTE_PGTABLES:-${D[6]}}
-require_uint "" REPEATS PERCENT SETTLE MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES POLLUTE_PGTABLES
-((REPEATS >= 1 && PERCENT >= 1 && PERCENT <= 98)) || die "REPEATS >= 1, PERCENT 1..98"
-for f in "${FRAGMENTATIONS[@]}"; do
-	[[ " $ALL_FRAGMENTATIONS " == *" $f "* ]] || die "unknown fragmentation '$f' (known: $ALL_FRAGMENTATIONS)"
-done
+read_subset FRAGMENTATIONS BENCH_PREFLIGHT_FRAGMENTATIONS "holes mixed polluted"
+REPEATS=${BENCH_PREFLIGHT_REPEATS:-$(q 5 1)}
+PERCENT=${BENCH_PREFLIGHT_PERCENT:-$(q 95 50)}
+SETTLE=${BENCH_PREFLIGHT_SETTLE:-$(q 30 5)}
+MIXED_CACHE_MIB=${MIXED_CACHE_MIB:-$(q 2048 64)}
+MIXED_FILES=${MIXED_FILES:-$(q 200000 2000)}
+MIXED_PGTABLES=${MIXED_PGTABLES:-$(q 131072 1024)}
+POLLUTE_PGTABLES=${POLLUTE_PGTABLES:-$(q 262144 4096)}
+require_uint BENCH_PREFLIGHT_ REPEATS PERCENT SETTLE
+require_uint "" MIXED_CACHE_MIB MIXED_FILES MIXED_PGTABLES POLLUTE_PGTABLES
+((REPEATS >= 1 && PERCENT >= 1 && PERCENT <= 98)) ||
+	die "BENCH_PREFLIGHT_REPEATS must be >= 1, BENCH_PREFLIGHT_PERCENT 1..98"
 ((QUICK == 1 || REPEATS >= 5)) || log "note: fewer than 5 rounds: no verdict to quote"
 
 bench_work preflight 15
@@ -52,7 +45,7 @@ CACHE_FILE=/var/tmp/fragd-bench-preflight-cache.$$
 SLAB_DIR=/dev/shm/fragd-bench-preflight-slab.$$
 restore_on_exit() { fill_stop; restore_memory_settings; }
 take_heavy_lock
-save_memory_settings # HP, PRO, PRO_ORIG; dies unless the pool is empty
+save_memory_settings
 T_START=$SECONDS
 
 # Private copies: the build directory may be rebuilt while this runs.
@@ -68,12 +61,12 @@ BIG=$(($(awk '/^MemTotal/ { print $2 }' /proc/meminfo) / 2048))
 meta pool_write "$BIG"
 
 meminfo_kib() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
-
+ctl() { "$WORK/fragctl" --socket "$SOCK" "$@"; } # fragctl on this run's fragd
 # rule FREE MAKEABLE COUNT: the exit status the verdict's rule gives.
 rule() { if (($3 <= $1)); then echo 0; elif (($3 <= $1 + $2)); then echo 3; else echo 4; fi; }
 
 run_one() { # FRAGMENTATION ROUND
-	local frag=$1 round=$2 i
+	local frag=$1 round=$2 i line t0
 	R="$WORK/$frag-$round"
 	mkdir -p "$R"
 	echo 0 >"$PRO"
@@ -86,20 +79,19 @@ run_one() { # FRAGMENTATION ROUND
 		log "polluted: $(head -1 "$R/pt.out")"
 		;;
 	esac
-	local line
 	line="frag=$frag round=$round pagetables_kib=$(meminfo_kib PageTables) slab_kib=$(meminfo_kib Slab) cached_kib=$(meminfo_kib Cached)"
 	start_fragd_in "$R" "$WORK/fragd.yaml"
-	local t0=$SECONDS
+	t0=$SECONDS
 	for ((i = 0; i < 1200; i++)); do
-		"$WORK/fragctl" --socket "$SOCK" status --json >"$R/status.json" 2>/dev/null &&
+		ctl status --json >"$R/status.json" 2>/dev/null &&
 			python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1])).get("scan") is None)' "$R/status.json" && break
 		sleep 0.1
 	done
 	((i < 1200)) || die "fragd showed no pageblock scan in 120 s: $(tail -3 "$R/fragd.log")"
 	line+=" scan_wait_s=$((SECONDS - t0))"
 	sleep "$SETTLE"
-	"$WORK/fragctl" --socket "$SOCK" preflight 2MB 1 --json >"$R/preflight.json" 2>"$R/preflight.err" || true
-	local free makeable answer
+	ctl preflight 2MB 1 --json >"$R/preflight.json" 2>"$R/preflight.err" || true
+	local free makeable answer total c rc asked bad m0 m1 m2 t c0 node reached
 	[[ -s $R/preflight.json ]] || die "fragctl preflight gave no answer: $(tail -3 "$R/preflight.err" 2>/dev/null)"
 	answer=$(python3 - "$R/preflight.json" <<'PY'
 import json, sys
@@ -114,17 +106,16 @@ PY
 	line+=" ${answer#* * }"
 	# The verdict at every count of a grid and at its edges, each answer's exit status against the
 	# rule applied to that answer's own free and makeable (the free lists move from tick to tick).
-	local total=$((free + makeable)) c rc
+	total=$((free + makeable))
 	local counts=("$free" $((free + 1)) "$total" $((total + 1)))
 	for ((i = 1; i <= 30; i++)); do counts+=($((total * i * 5 / 100))); done
 	mkdir -p "$R/grid"
 	for c in "${counts[@]}"; do
 		((c >= 1)) || continue
 		rc=0
-		"$WORK/fragctl" --socket "$SOCK" preflight 2MB "$c" --json >"$R/grid/$c.json" 2>>"$R/preflight.err" || rc=$?
+		ctl preflight 2MB "$c" --json >"$R/grid/$c.json" 2>>"$R/preflight.err" || rc=$?
 		echo "$c $rc" >>"$R/grid.txt"
 	done
-	local asked bad
 	read -r asked bad < <(python3 - "$R/grid.txt" "$R/grid" 2>"$R/rule.txt" <<'PY'
 import json, sys
 asked = bad = 0
@@ -144,7 +135,6 @@ PY
 	line+=" rule_asked=$asked rule_bad=$bad"
 	stop_pid "$FRAGD_PID" || true
 	# One compaction, then as many huge pages as the kernel will make.
-	local m0 m1 m2 t c0 node
 	m0=$(vmstat pgmigrate_success)
 	c0=$(meminfo_kib Cached)
 	t=$(now_ms)
@@ -154,19 +144,16 @@ PY
 	line+=" free_blocks_after_compact=$(free_blocks9)"
 	t=$(now_ms)
 	echo "$BIG" >"$HP" 2>/dev/null || true
-	local reached
 	reached=$(<"$HP")
 	line+=" pool_ms=$(($(now_ms) - t)) reached=$reached"
 	m2=$(vmstat pgmigrate_success)
 	line+=" cached_drop_kib=$((c0 - $(meminfo_kib Cached)))"
 	echo 0 >"$HP"
 	line+=" migrated_compact=$((m1 - m0)) migrated_pool=$((m2 - m1))"
-	for c in "$reached" $((reached * 12 / 10)); do
-		line+=" verdict_at_$([[ $c == "$reached" ]] && echo reached || echo 1.2x)=$(rule "$free" "$makeable" "$c")"
-	done
+	line+=" verdict_at_reached=$(rule "$free" "$makeable" "$reached")"
+	line+=" verdict_at_1.2x=$(rule "$free" "$makeable" $((reached * 12 / 10)))"
 	exec 9>&-
-	wait "$FRAG_PID" 2>/dev/null || true
-	untrack "$FRAG_PID"
+	reap "$FRAG_PID"
 	fill_stop
 	echo "$line" >>"$WORK/runs.txt"
 	log "$line"

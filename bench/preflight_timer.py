@@ -30,11 +30,9 @@ def command(fragctl, sock):
 
 def round_trip(path):
     try:
-        buf = control_request(path, REQUEST)
+        j = json.loads(control_request(path, REQUEST))
     except (OSError, EOFError) as e:
         return f"error: {e}"
-    try:
-        j = json.loads(buf)
     except json.JSONDecodeError:
         return "error: not JSON"
     return "ok" if j.get("ok") is True and "verdict" in j else f"error: {str(j.get('error'))[:120]}"
@@ -43,13 +41,13 @@ def round_trip(path):
 def main():
     a = required_args(__doc__.split("\n")[0], "--fragctl", "--socket", ("--seconds", float), ("--period", float),
                       ("--socket-too", int), "--out")
+    kinds = [("cmd", lambda: command(a.fragctl, a.socket))]
+    if a.socket_too:
+        kinds.append(("socket", lambda: round_trip(a.socket)))
     t0 = time.monotonic()
     bad = n = 0
     with open(a.out, "a", buffering=1) as out:
         while time.monotonic() - t0 < a.seconds:
-            kinds = [("cmd", lambda: command(a.fragctl, a.socket))]
-            if a.socket_too:
-                kinds.append(("socket", lambda: round_trip(a.socket)))
             for kind, call in kinds:
                 s = time.monotonic()
                 verdict = call()
