@@ -12,6 +12,7 @@ A cycle that takes longer than the period starts the next one at once. Each cycl
 line in --events: {"unix", "anon_s", "cache_write_s", "cache_read_s", "cycle_s"}. Runs until
 SIGTERM or SIGINT; whatever ends it, the mapping is unmapped and the file deleted (exit 0).
 """
+import contextlib
 import json
 import mmap
 import os
@@ -25,21 +26,10 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 CHUNK = 1 << 20
 
 
-class Stop(Exception):
-    pass
-
-
-def on_signal(*_):
-    raise Stop()
-
-
 def anon_cycle(mib):
-    m = mmap.mmap(-1, mib << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    try:
+    with mmap.mmap(-1, mib << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS) as m:
         for off in range(0, mib << 20, PAGE):
             m[off] = 1
-    finally:
-        m.close()
 
 
 def cache_cycle(path, mib, block):
@@ -69,8 +59,9 @@ def main():
                       "--events")
     if a.anon_mib <= 0 or a.file_mib <= 0 or a.period <= 0:
         sys.exit("cost_churn: --anon-mib, --file-mib and --period must be > 0")
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    # Both raise KeyboardInterrupt (set explicitly: a shell starts a background job with SIGINT ignored).
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     path = os.path.join(a.dir, f"cost-churn-{os.getpid()}.dat")
     block = os.urandom(CHUNK)  # not zeros: nothing along the way may elide the pages
     try:
@@ -86,13 +77,11 @@ def main():
                 rest = a.period - (time.monotonic() - t0)
                 if rest > 0:
                     time.sleep(rest)
-    except Stop:
+    except KeyboardInterrupt:
         pass
     finally:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
-        except FileNotFoundError:
-            pass
     return 0
 
 

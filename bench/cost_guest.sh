@@ -1,24 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Guests of bench/cost.sh: fragd on Debian 12's 6.12 cloud kernel under qemu, in guests of
-# different memory sizes and possible-CPU counts, to show what grows with them and what
-# does not:
-#   - the pageblocks a sampled round reads (fragd_scan_pageblocks_read_total{how="sample"}
-#     per round), against what a full scan reads (fragctl map --max-age 0);
-#   - what fragd's BPF maps take (tests/tools/bpf_map_memory: the kernel's memlock).
-# Under TCG (no usable KVM here) timings mean nothing, counts do: the guests prove counts.
+# different memory sizes and possible-CPU counts, to show what grows with them and what does not:
+# the pageblocks a sampled round reads (fragd_scan_pageblocks_read_total{how="sample"} per round)
+# against what a full scan reads (fragctl map --max-age 0), and what fragd's BPF maps take
+# (tests/tools/bpf_map_memory: the kernel's memlock). Under TCG (no usable KVM here) timings mean
+# nothing, counts do: the guests prove counts.
 #
 #   bash bench/cost_guest.sh OUTDIR NAME:MEMORY_GIB:CPUS:ROUNDS ...   (root, after the build)
 #
 # Each guest boots with -smp CPUS -m MEMORY_GIB G, which may exceed this host's memory (all CPUS
 # present: the guest kernel did not count qemu's hot-pluggable ones, -smp 2,maxcpus=N, as
-# possible) and runs
-# bench/cost_guest_init.sh as /init: fragd with configs/fragd.yaml but `pageblocks.max_age` set
-# to its interval (BENCH_GUEST_INTERVAL, default the shipped 60s), so that a round comes every
-# interval whether memory changed or not, and, when BENCH_GUEST_BUDGET is set, that budget (% of
-# a core) instead of the shipped one; it watches ROUNDS rounds (0: maps only).
-# Writes OUTDIR/guest-NAME.log (the serial console, FRAGD-* lines) and prints one line per guest.
-# Environment: FRAGD_BUILD_DIR (build), FRAGD_KERNEL_CACHE (/var/cache/fragd-kernels),
+# possible), and runs bench/cost_guest_init.sh as /init: fragd with configs/fragd.yaml but
+# `pageblocks.max_age` set to its interval (BENCH_GUEST_INTERVAL, default the shipped 60s), so
+# that a round comes every interval whether memory changed or not, and, when BENCH_GUEST_BUDGET is
+# set, that budget (% of a core) instead of the shipped one; it watches ROUNDS rounds (0: maps
+# only). Writes OUTDIR/guest-NAME.log (the serial console, FRAGD-* lines) and prints one line per
+# guest. Environment: FRAGD_BUILD_DIR (build), FRAGD_KERNEL_CACHE (/var/cache/fragd-kernels),
 # BENCH_GUEST_TIMEOUT (seconds per guest, 2400: a large guest's start pass reads every block at
 # the budget's pace under TCG first).
 set -euo pipefail
@@ -37,10 +35,8 @@ OUTDIR=${1:?usage: cost_guest.sh OUTDIR NAME:MEMORY_GIB:CPUS:ROUNDS ...}
 shift
 [[ $(id -u) -eq 0 ]] || die "must run as root (apt-get download into $CACHE)"
 require_tools " (Debian: qemu-system-x86, cpio, curl, binutils)" qemu-system-x86_64 cpio gzip curl ldd strip
-WORK=$(mktemp -d /tmp/fragd-cost-guest.XXXXXX)
+bench_work cost-guest 10
 FAILED=0 # the guests' logs are in OUTDIR: the work directory goes, however the run ends
-PIDS=()
-install_cleanup 10
 [[ -x /bin/busybox ]] || die "/bin/busybox missing (Debian: busybox-static)"
 mkdir -p "$OUTDIR" "$CACHE"
 
@@ -50,10 +46,7 @@ kernel_tree() {
 	pkg=$(apt-cache search --names-only "$PATTERN" 2>/dev/null | awk '{ print $1 }' | grep -E "$PATTERN" | sort -V | tail -1 || true)
 	if [[ -z $pkg || ! -d $CACHE/$pkg/boot ]]; then
 		dir=$(ls -d "$CACHE"/linux-image-6.12.*+deb12-cloud-amd64 2>/dev/null | sort -V | tail -1 || true)
-		if [[ -n $dir && -d $dir/boot ]]; then
-			echo "$dir"
-			return
-		fi
+		[[ -n $dir && -d $dir/boot ]] && { echo "$dir"; return; }
 		[[ -n $pkg ]] || return 1
 		(cd "$CACHE" && rm -f "${pkg}"_*.deb && apt-get download -q "$pkg" >/dev/null) || return 1
 		rm -rf "$CACHE/$pkg.tmp" && dpkg-deb -x "$CACHE/${pkg}"_*.deb "$CACHE/$pkg.tmp" && rm -f "$CACHE/${pkg}"_*.deb &&
@@ -64,7 +57,6 @@ kernel_tree() {
 TREE=$(kernel_tree) || die "no Debian 6.12 cloud kernel cached in $CACHE and none downloadable (apt-get update?)"
 VMLINUZ=$(ls "$TREE"/boot/vmlinuz-* | head -1)
 
-# The initramfs: busybox, fragd, fragctl, bpf_map_memory, curl and their libraries.
 root="$WORK/root"
 guest_root "$root" "$ROOT/bench/cost_guest_init.sh" "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$BUILD_DIR/bpf_map_memory"
 # configs/fragd.yaml with only the pageblocks section's interval, max_age (and budget) changed.

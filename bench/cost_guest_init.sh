@@ -31,10 +31,8 @@ value() {
 		if (re == "" || lab ~ re) { s += $2; seen = 1 } } END { if (seen) printf "%.6f\n", s }' "$1"
 }
 
-echo "FRAGD-COST kernel $(uname -r)"
-echo "FRAGD-COST mem_total_kib $(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
-echo "FRAGD-COST possible_cpus $(cat /sys/devices/system/cpu/possible)"
-echo "FRAGD-COST online_cpus $(cat /sys/devices/system/cpu/online)"
+printf 'FRAGD-COST %s\n' "kernel $(uname -r)" "mem_total_kib $(awk '/^MemTotal/ { print $2 }' /proc/meminfo)" \
+	"possible_cpus $(cat /sys/devices/system/cpu/possible)" "online_cpus $(cat /sys/devices/system/cpu/online)"
 # Pageblocks of each populated zone's span (2 MiB blocks of 4 KiB pages).
 awk '$1 == "Node" { z = $4 } $1 == "spanned" && $2 > 0 { printf "FRAGD-COST zone_blocks_%s %d\n", z, ($2 + 511) / 512 }' /proc/zoneinfo
 
@@ -51,8 +49,7 @@ T0=$(cut -d' ' -f1 /proc/uptime)
 i=0
 # One scrape per interval, from the first round after the start pass (fragd_pageblock_map_age_seconds
 # appears once every block was read: a larger guest's pass takes longer) until ROUNDS more rounds are seen.
-first=
-whole=
+first= whole=
 while [ $i -lt $((ROUNDS * 3 + 30)) ]; do
 	kill -0 "$FRAGD_PID" 2>/dev/null || { echo "FRAGD-COST fragd_log $(tail -c 2000 /tmp/fragd.log | tr '\n' '|')"; finish; }
 	if curl -sf --max-time 20 "$URL" >/tmp/m.prom; then

@@ -17,8 +17,7 @@ import sys
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import benchlib  # noqa: E402
+import benchlib
 
 KEEP = ("fragd_scan_cpu_seconds_total", "fragd_scan_pageblocks_read_total", "fragd_scans_total")
 
@@ -29,19 +28,17 @@ def main():
     try:
         _, f = benchlib.proc_stat(f"/proc/{pid}/stat")
         snap["proc_ticks"] = int(f[11]) + int(f[12])
-        threads = []
+        snap["threads"] = threads = []
         for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
             try:
                 comm, t = benchlib.proc_stat(f"/proc/{pid}/task/{tid}/stat")
             except (FileNotFoundError, ProcessLookupError):
                 continue  # ended between listdir and open
             threads.append({"tid": int(tid), "comm": comm, "ticks": int(t[11]) + int(t[12]), "nice": int(t[16])})
-        snap["threads"] = threads
     except (FileNotFoundError, ProcessLookupError):
         sys.exit(f"cost_snap: /proc/{pid} is gone")
     with open("/proc/stat") as f:
-        cpu = f.readline().split()
-    snap["host_cpu"] = [int(x) for x in cpu[1:]]
+        snap["host_cpu"] = [int(x) for x in f.readline().split()[1:]]
     try:
         with urllib.request.urlopen(url, timeout=10) as r:
             text = r.read().decode()

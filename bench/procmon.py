@@ -4,21 +4,19 @@
 
 usage: procmon.py --pid PID --interval SEC --out FILE [--url URL] [--socket PATH] [--duration SEC]
 
-Each sample, in this order so that the sampler's own connections never show in
-the fd count: /proc/PID (VmRSS, VmHWM, open fds, threads, CPU time of the process
-and of its threads by class), /proc/sys/vm/nr_hugepages, then with --url one
-scrape of fragd's /metrics (its time, whether it is a valid exposition, and the
-self and act-mode families listed in KEEP), then with --socket one `status`
-request on the control socket (the actions fragd reports). Runs until SIGTERM /
-SIGINT or --duration; a sample that cannot read /proc/PID ends the run (fragd is
-gone) with exit status 3.
+Each sample, in this order so that the sampler's own connections never show in the fd count:
+/proc/PID (VmRSS, VmHWM, open fds, threads, CPU time of the process and of its threads by
+class), /proc/sys/vm/nr_hugepages, then with --url one scrape of fragd's /metrics (its time,
+whether it is a valid exposition, and the self and act-mode families listed in KEEP), then with
+--socket one `status` request on the control socket (the actions fragd reports). Runs until
+SIGTERM / SIGINT or --duration; a sample that cannot read /proc/PID ends the run (fragd is gone)
+with exit status 3.
 
-Thread classes: "scan" = threads at nice 10 (fragd's pageblock scanner lowers
-its own priority to 10; threads it starts inherit it), "main" = the thread whose
-id is the pid (collector tick, control socket), "other" = the rest (the action
-worker, which runs the kernel's compaction in its own time, and the HTTP
-workers). "other" is the process total minus the two, so that the classes add up
-even if a thread has exited.
+Thread classes: "scan" = threads at nice 10 (fragd's pageblock scanner lowers its own priority
+to 10; threads it starts inherit it), "main" = the thread whose id is the pid (collector tick,
+control socket), "other" = the rest (the action worker, which runs the kernel's compaction in
+its own time, and the HTTP workers): the process total minus the two, so that the classes add
+up even if a thread has exited.
 """
 import argparse
 import json
@@ -28,34 +26,17 @@ import sys
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import control_request, proc_stat, prom_key  # noqa: E402
-
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+from benchlib import control_request, proc_stat, prom_key
 
 # Families kept from each scrape (every label set).
-KEEP = (
-    "fragd_collector_tick_seconds",
-    "fragd_collector_tick_late_max_seconds",
-    "fragd_collector_ticks_missed_total",
-    "fragd_actions_total",
-    "fragd_action_duration_seconds_sum",
-    "fragd_action_duration_seconds_count",
-    "fragd_action_pages_migrated_total",
-    "fragd_compaction_duration_seconds_sum",
-    "fragd_compaction_duration_seconds_count",
-    "fragd_compaction_runs_total",
-    "fragd_compaction_budget_used_seconds",
-    "fragd_compaction_budget_limit_seconds",
-    "fragd_node_fragmentation_score_percent",
-    "fragd_hugepages",
-    "fragd_scans_total",
-    "fragd_scan_duration_seconds",
-    "fragd_policy_node_hot",
-    "fragd_policy_backoff_misses",
-    "fragd_collect_errors_total",
-    "fragd_events_dropped_total",
-)
+KEEP = ("fragd_collector_tick_seconds", "fragd_collector_tick_late_max_seconds", "fragd_collector_ticks_missed_total",
+        "fragd_actions_total", "fragd_action_duration_seconds_sum", "fragd_action_duration_seconds_count",
+        "fragd_action_pages_migrated_total", "fragd_compaction_duration_seconds_sum",
+        "fragd_compaction_duration_seconds_count", "fragd_compaction_runs_total",
+        "fragd_compaction_budget_used_seconds", "fragd_compaction_budget_limit_seconds",
+        "fragd_node_fragmentation_score_percent", "fragd_hugepages", "fragd_scans_total",
+        "fragd_scan_duration_seconds", "fragd_policy_node_hot", "fragd_policy_backoff_misses",
+        "fragd_collect_errors_total", "fragd_events_dropped_total")
 
 
 def stat_ticks(path):
@@ -66,16 +47,12 @@ def stat_ticks(path):
 
 def status_kib(pid, key):
     with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return None
+        return next((int(line.split()[1]) for line in f if line.startswith(key + ":")), None)
 
 
 def proc_sample(pid):
     total, _ = stat_ticks(f"/proc/{pid}/stat")
-    main = scan = 0
-    threads = 0
+    main = scan = threads = 0
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             ticks, nice = stat_ticks(f"/proc/{pid}/task/{tid}/stat")
