@@ -37,20 +37,22 @@ debian_python prometheus_client python3-prometheus-client
 
 ALL_MODES="ondemand kernel20 kernel90 manual hugeadm fragd defrag defrag_fragd"
 ALL_SCENARIOS="fixed free thp pool"
-if [[ $QUICK == 1 ]]; then
-	D_REPEATS=1 D_PAGES=500 D_PERCENT=50 D_WAIT=5 D_SETTLE=20
-else
-	D_REPEATS=3 D_PAGES=3000 D_PERCENT=95 D_WAIT=20 D_SETTLE=120
-fi
-read -r -a MODES <<<"${BENCH_ACT_MODES:-$ALL_MODES}"
-read -r -a SCENARIOS <<<"${BENCH_ACT_SCENARIOS:-$ALL_SCENARIOS}"
-IFS=', ' read -r -a MODES <<<"${MODES[*]}"
-IFS=', ' read -r -a SCENARIOS <<<"${SCENARIOS[*]}"
-REPEATS=${BENCH_ACT_REPEATS:-${REPEATS:-$D_REPEATS}}
-PAGES=${BENCH_ACT_PAGES:-$D_PAGES}
-PERCENT=${BENCH_ACT_PERCENT:-$D_PERCENT}
-WAIT=${BENCH_ACT_WAIT:-$D_WAIT}
-SETTLE_MAX=${BENCH_ACT_SETTLE_MAX:-$D_SETTLE}
+# pick ARRAY KNOB WHAT ALL: the words of KNOB (default ALL; comma- or space-separated) in ARRAY,
+# each one of ALL.
+pick() {
+	local -n list=$1
+	local w
+	read -r -a list <<<"${!2:-$4}"
+	IFS=', ' read -r -a list <<<"${list[*]}"
+	for w in "${list[@]}"; do [[ " $4 " == *" $w "* ]] || die "unknown $3 '$w' in $2 (known: $4)"; done
+}
+pick MODES BENCH_ACT_MODES mode "$ALL_MODES"
+pick SCENARIOS BENCH_ACT_SCENARIOS scenario "$ALL_SCENARIOS"
+REPEATS=${BENCH_ACT_REPEATS:-${REPEATS:-$(q 3 1)}}
+PAGES=${BENCH_ACT_PAGES:-$(q 3000 500)}
+PERCENT=${BENCH_ACT_PERCENT:-$(q 95 50)}
+WAIT=${BENCH_ACT_WAIT:-$(q 20 5)}
+SETTLE_MAX=${BENCH_ACT_SETTLE_MAX:-$(q 120 20)}
 WARMUP=${BENCH_ACT_WARMUP:-1}
 UNDEFER=${BENCH_ACT_UNDEFER:-0}
 PAGECACHE=${BENCH_ACT_PAGECACHE:-0}
@@ -59,40 +61,27 @@ require_uint BENCH_ACT_ REPEATS PAGES PERCENT WAIT SETTLE_MAX WARMUP UNDEFER PAG
 ((PAGES >= 1)) || die "BENCH_ACT_PAGES must be >= 1"
 ((PERCENT >= 1 && PERCENT <= 98)) || die "BENCH_ACT_PERCENT must be in 1..98, got $PERCENT"
 ((WAIT >= 2)) || die "BENCH_ACT_WAIT must be >= 2 (seconds)"
-for m in "${MODES[@]}"; do
-	[[ " $ALL_MODES " == *" $m "* ]] || die "unknown mode '$m' in BENCH_ACT_MODES (known: $ALL_MODES)"
-done
-for s in "${SCENARIOS[@]}"; do
-	[[ " $ALL_SCENARIOS " == *" $s "* ]] || die "unknown scenario '$s' in BENCH_ACT_SCENARIOS (known: $ALL_SCENARIOS)"
-done
 ((${#MODES[@]} > 0 && ${#SCENARIOS[@]} > 0)) || die "no mode or no scenario selected"
 
 THP_EN=/sys/kernel/mm/transparent_hugepage/enabled
 THP_DF=/sys/kernel/mm/transparent_hugepage/defrag
 thp_current() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"; }
-# The host's settings, read under the heavy lock below (SAVED=1 once read).
-SAVED=0 THP_EN_ORIG= THP_DF_ORIG=
+# The host's settings, read under the heavy lock below.
+THP_EN_ORIG='' THP_DF_ORIG=''
 
 # The run's files (fragd's log, the snapshots, the latencies) live on tmpfs when /dev/shm is one,
 # where a compaction can move them (work_base, tests/tools/fragmenter.sh), in every mode alike.
-WORK_BASE=$(work_base)
-WORK=$(mktemp -d "$WORK_BASE/fragd-bench-act.XXXXXX")
+WORK=$(mktemp -d "$(work_base)/fragd-bench-act.XXXXXX")
 T_START=$(date +%s)
-PIDS=()
-FAILED=1
-LOCKED=0
+PIDS=() FAILED=1 LOCKED=0
 exec {LOCK_FD}>>/tmp/fragd-heavy.lock
 
-# Puts back the THP settings this script changes (after each run and on exit; restore_memory_settings
-# the others); nothing before they were read.
+# Puts back the THP settings this script changes (at the end and on exit; restore_memory_settings
+# the others); nothing before they were read. thp_put FILE VALUE NAME: one of them.
+thp_put() { [[ -z $2 || $(thp_current "$1") == "$2" ]] || echo "$2" >"$1" || log "cannot restore THP $3=$2"; }
 restore_thp() {
-	((SAVED)) || return 0
-	if [[ -n $THP_EN_ORIG && $(thp_current "$THP_EN") != "$THP_EN_ORIG" ]]; then
-		echo "$THP_EN_ORIG" >"$THP_EN" || log "cannot restore THP enabled=$THP_EN_ORIG"
-	fi
-	if [[ -n $THP_DF_ORIG && $(thp_current "$THP_DF") != "$THP_DF_ORIG" ]]; then
-		echo "$THP_DF_ORIG" >"$THP_DF" || log "cannot restore THP defrag=$THP_DF_ORIG"
-	fi
+	thp_put "$THP_EN" "$THP_EN_ORIG" enabled
+	thp_put "$THP_DF" "$THP_DF_ORIG" defrag
 }
 
 CACHE_FILE=/var/tmp/fragd-bench-act-cache.$$
@@ -113,10 +102,7 @@ lock() {
 	LOCK_WAIT=$((SECONDS - t0))
 	((LOCK_WAIT < 2)) || log "waited ${LOCK_WAIT}s for /tmp/fragd-heavy.lock"
 }
-unlock() {
-	flock -u "$LOCK_FD"
-	LOCKED=0
-}
+unlock() { flock -u "$LOCK_FD"; LOCKED=0; }
 
 # Another benchmark's run changes these settings while it holds the heavy lock and
 # puts them back before letting go: read them under the lock, or its values would be
@@ -125,7 +111,6 @@ lock
 save_memory_settings
 THP_EN_ORIG=$(thp_current "$THP_EN" 2>/dev/null || true)
 THP_DF_ORIG=$(thp_current "$THP_DF" 2>/dev/null || true)
-SAVED=1
 unlock
 
 now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
@@ -138,27 +123,21 @@ sleep_until_us() {
 # --- preparation -----------------------------------------------------------
 # Rows that need vm.defrag_mode are dropped, with the reason kept for the report,
 # where the kernel has no such sysctl.
-SKIPPED=()
-if [[ -z $DFM_ORIG ]]; then
-	keep=()
-	for m in "${MODES[@]}"; do
-		if [[ $m == defrag || $m == defrag_fragd ]]; then
-			SKIPPED+=("$m")
-		else
-			keep+=("$m")
-		fi
-	done
-	((${#SKIPPED[@]} == 0)) || log "skipping ${SKIPPED[*]}: $DFM does not exist on this kernel ($(uname -r))"
-	MODES=("${keep[@]}")
-	((${#MODES[@]} > 0)) || die "no mode left to run"
-fi
-need_fragd_act=0
-for m in "${MODES[@]}"; do [[ $m == fragd || $m == defrag_fragd ]] && need_fragd_act=1; done
+SKIPPED=() keep=() need_fragd_act=0
+for m in "${MODES[@]}"; do # defrag*: vm.defrag_mode; *fragd: fragd in act mode
+	if [[ -z $DFM_ORIG && $m == defrag* ]]; then
+		SKIPPED+=("$m")
+	else
+		keep+=("$m")
+		[[ $m == *fragd ]] && need_fragd_act=1
+	fi
+done
+((${#SKIPPED[@]} == 0)) || log "skipping ${SKIPPED[*]}: $DFM does not exist on this kernel ($(uname -r))"
+MODES=("${keep[@]}")
+((${#MODES[@]} > 0)) || die "no mode left to run"
 # Private copies: others may rebuild the build directory while this runs.
-cp "$BUILD_DIR/fragd" "$WORK/fragd"
-cp "$BUILD_DIR/fragctl" "$WORK/fragctl"
-FRAGD="$WORK/fragd"
-FRAGCTL="$WORK/fragctl"
+cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$WORK/"
+FRAGD="$WORK/fragd" FRAGCTL="$WORK/fragctl"
 cp configs/fragd.yaml "$WORK/fragd-observe.yaml"
 # The shipped policy with only its mode changed.
 sed 's/^mode: observe$/mode: act/' configs/fragd.yaml >"$WORK/fragd-act.yaml"
@@ -185,21 +164,18 @@ fi
 gcc -O2 -Wall -Wextra -o "$WORK/fragmenter" tests/tools/fragmenter.c || die "cannot compile tests/tools/fragmenter.c"
 gcc -O2 -Wall -Wextra -o "$WORK/thpfault" bench/thpfault.c || die "cannot compile bench/thpfault.c"
 
-for s in "${SCENARIOS[@]}"; do
-	[[ $s == thp ]] || continue
+if [[ " ${SCENARIOS[*]} " == *" thp "* ]]; then
 	# MADV_HUGEPAGE faults must be allowed to compact: enabled always|madvise, defrag
 	# always|defer+madvise|madvise.
 	[[ -n $THP_EN_ORIG && -n $THP_DF_ORIG ]] || die "THP is not available ($THP_EN): drop scenario thp"
 	[[ $THP_EN_ORIG =~ ^(always|madvise)$ ]] || { echo madvise >"$THP_EN"; log "THP enabled: $THP_EN_ORIG -> madvise (restored on exit)"; }
 	[[ $THP_DF_ORIG =~ ^(always|defer\+madvise|madvise)$ ]] || { echo madvise >"$THP_DF"; log "THP defrag: $THP_DF_ORIG -> madvise (restored on exit)"; }
-done
+fi
 
 begin_meta "$FRAGD" bpftrace
 meta hugeadm_version "$(dpkg-query -W -f='${Version}' libhugetlbfs-bin 2>/dev/null || echo '?')"
-meta thp_enabled "$(thp_current "$THP_EN" 2>/dev/null || true)"
-meta thp_defrag "$(thp_current "$THP_DF" 2>/dev/null || true)"
-meta proactiveness_orig "$PRO_ORIG"
-meta defrag_mode_orig "${DFM_ORIG:-absent}"
+meta thp_enabled="$(thp_current "$THP_EN" 2>/dev/null)" thp_defrag="$(thp_current "$THP_DF" 2>/dev/null)"
+meta proactiveness_orig="$PRO_ORIG" defrag_mode_orig="${DFM_ORIG:-absent}"
 meta quick="$QUICK" repeats="$REPEATS" pages="$PAGES" percent="$PERCENT" undefer="$UNDEFER"
 meta pagecache_mib="$PAGECACHE" keep=4 wait="$WAIT" settle_max="$SETTLE_MAX"
 meta settle_quiet_fragd "$((FRAGD_MIN_INTERVAL + 5))"
@@ -209,13 +185,7 @@ RUNS="$WORK/runs.tsv"
 : >"$RUNS"
 
 # --- one run ---------------------------------------------------------------------
-R=
-FRAGD_PID=
-URL=
-SOCK=
-start_fragd() { start_fragd_in "$R" "$1" --log-level debug; } # config
-
-BT_PID=
+R='' FRAGD_PID='' URL='' SOCK='' BT_PID=''
 start_bpftrace() { # comm
 	local i
 	BPFTRACE_MAP_KEYS_MAX=65536 bpftrace bench/act_alloc.bt "$1" >"$R/bt.out" 2>"$R/bt.err" {LOCK_FD}>&- &
@@ -249,8 +219,10 @@ snap() {
 	echo "$name $(now_us)" >>"$R/times"
 }
 
-mem_available_kib() { awk '/^MemAvailable/ { print $2 }' /proc/meminfo; }
-rmeta() { printf '%s=%s\n' "$1" "$2" >>"$R/run.env"; }
+meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; } # KEY: its kB in /proc/meminfo
+rmeta() { printf '%s=%s\n' "$@" >>"$R/run.env"; } # KEY VALUE...
+# burst OP ARG...: bench/act_burst.py OP ARG..., without the heavy lock's fd.
+burst() { python3 bench/act_burst.py "$@" {LOCK_FD}>&-; }
 
 # Starts the fragmenter (FRAG_PID) and waits for "ready". Other processes on the
 # machine come and go: when they hold memory as the fragmenter sizes itself, and
@@ -264,7 +236,7 @@ fragment() {
 	local attempt i avail want_kib kept
 	for ((attempt = 1; ; attempt++)); do
 		for ((i = 0; i < 180; i++)); do
-			avail=$(mem_available_kib)
+			avail=$(meminfo MemAvailable)
 			((avail * 10 >= MEMAVAIL_REF * 9)) && break
 			((i == 0)) && log "[${R##*/}] MemAvailable $((avail / 1024)) MiB < 90% of $((MEMAVAIL_REF / 1024)) MiB: waiting"
 			sleep 1
@@ -274,9 +246,7 @@ fragment() {
 		kept=$(awk '/^ready/ { print $2 }' "$R/frag.out")
 		want_kib=$((MEMAVAIL_REF / 100 * PERCENT / 4))
 		rmeta "attempt${attempt}_kept_kib" "$kept"
-		if ((kept * 10 >= want_kib * 9)); then
-			break
-		fi
+		((kept * 10 >= want_kib * 9)) && break
 		if ((attempt == 3)); then
 			log "[${R##*/}] fragmenter kept $((kept / 1024)) MiB, < 90% of the expected $((want_kib / 1024)) MiB, 3 times: going on"
 			rmeta weak_fragmentation 1
@@ -286,8 +256,7 @@ fragment() {
 		stop_pid "$FRAG_PID" 60 || true
 		sleep 5
 	done
-	rmeta ready_kib "$kept"
-	rmeta fragment_attempts "$attempt"
+	rmeta ready_kib "$kept" fragment_attempts "$attempt"
 }
 
 # BENCH_ACT_UNDEFER=1: a fragmentation of its own (the run's, the same size), the kernel's order-9
@@ -298,11 +267,8 @@ undefer_before_run() {
 	start_fragmenter "$WORK/fragmenter" "$R/undefer" "$PERCENT" 900 || die "$FRAG_ERROR"
 	rmeta undefer_node_unreclaimable "$(node_unreclaimable)"
 	t0=$(now_us)
-	if n=$(undefer_order9 "$HP" 200); then
-		rmeta undefer_writes "$n"
-	else
-		rmeta undefer_writes "none of 200"
-	fi
+	n=$(undefer_order9 "$HP" 200) || n="none of 200"
+	rmeta undefer_writes "$n"
 	rmeta undefer_ms "$((($(now_us) - t0) / 1000))"
 	stop_pid "$FRAG_PID" 60 || true
 	exec 9>&-
@@ -322,16 +288,13 @@ wait_empty_pool() {
 
 # The kernel's proactive threshold (mm/compaction.c fragmentation_score_wmark, high).
 proactive_high() { # proactiveness
-	local low=$((100 - $1)) high
-	((low < 5)) && low=5
-	high=$((low + 10))
-	((high > 100)) && high=100
-	echo "$high"
+	local low=$((100 - $1 < 5 ? 5 : 100 - $1))
+	echo $((low + 10 > 100 ? 100 : low + 10))
 }
 
 run_one() {
-	local round=$1 sc=$2 mode=$3 pos=$4 cfg=$WORK/fragd-observe.yaml comm=act_burst ready_us want burst_cmd prep_cmd
-	local rc pro_after dfm=0 pro_ready=0 quiet
+	local round=$1 sc=$2 mode=$3 pos=$4 cfg=$WORK/fragd-observe.yaml comm=act_burst act=0 dfm=0 pro_ready=0
+	local ready_us want show burst_cmd prep_cmd rc quiet
 	R="$WORK/r$round-$sc-$mode"
 	mkdir -p "$R"
 	: >"$R/times"
@@ -339,25 +302,23 @@ run_one() {
 	log "[r$round $sc/$mode] waiting for the heavy lock"
 	lock
 	log "[r$round $sc/$mode] start"
-	rmeta lock_wait_s "$LOCK_WAIT"
-	rmeta loadavg "$(cut -d' ' -f1-3 /proc/loadavg)"
+	rmeta lock_wait_s "$LOCK_WAIT" loadavg "$(cut -d' ' -f1-3 /proc/loadavg)"
 	[[ $(<"$HP") == 0 ]] || die "vm.nr_hugepages is $(<"$HP") before a run: someone else uses a pool"
 	case $mode in
 	kernel20 | defrag | defrag_fragd) pro_ready=20 ;;
 	kernel90) pro_ready=90 ;;
 	esac
-	[[ $mode == defrag || $mode == defrag_fragd ]] && dfm=1
+	[[ $mode == defrag* ]] && dfm=1
 	[[ -n $DFM_ORIG ]] && echo "$dfm" >"$DFM"
 	echo 0 >"$PRO"
-	[[ $mode == fragd || $mode == defrag_fragd ]] && cfg=$WORK/fragd-act.yaml
+	[[ $mode == *fragd ]] && act=1 cfg=$WORK/fragd-act.yaml
 	((UNDEFER)) && undefer_before_run
 	if ((PAGECACHE)); then
 		clean_page_cache "$CACHE_FILE" "$PAGECACHE" || die "cannot write $CACHE_FILE"
-		rmeta pagecache_kib "$(awk '$1 == "Cached:" { print $2 }' /proc/meminfo)"
+		rmeta pagecache_kib "$(meminfo Cached)"
 	fi
-	start_fragd "$cfg"
-	rmeta fragd_config "$(basename "$cfg")"
-	rmeta defrag_mode "${DFM_ORIG:+$(<"$DFM")}"
+	start_fragd_in "$R" "$cfg" --log-level debug
+	rmeta fragd_config "$(basename "$cfg")" defrag_mode "${DFM_ORIG:+$(<"$DFM")}"
 	if [[ $sc == fixed || $sc == free ]]; then
 		[[ $mode == hugeadm ]] && comm=hugeadm
 		start_bpftrace "$comm"
@@ -367,20 +328,16 @@ run_one() {
 	echo "ready $ready_us" >>"$R/times"
 	snap s1
 
-	prep_cmd="sysctl vm.compaction_proactiveness=0 (before fragmenting)"
-	[[ -n $DFM_ORIG ]] && prep_cmd="sysctl vm.defrag_mode=$dfm vm.compaction_proactiveness=0 (before fragmenting)"
+	prep_cmd="sysctl ${DFM_ORIG:+vm.defrag_mode=$dfm }vm.compaction_proactiveness=0 (before fragmenting)"
 	if ((pro_ready)); then
 		echo "$pro_ready" >"$PRO"
 		prep_cmd="$prep_cmd; sysctl vm.compaction_proactiveness=$pro_ready (at ready)"
 	fi
-	case $mode in
-	manual)
-		python3 bench/act_burst.py write /proc/sys/vm/compact_memory 1 >"$R/compact.json" {LOCK_FD}>&- ||
-			die "manual compaction failed"
+	if [[ $mode == manual ]]; then
+		burst write /proc/sys/vm/compact_memory 1 >"$R/compact.json" || die "manual compaction failed"
 		prep_cmd="$prep_cmd; echo 1 > /proc/sys/vm/compact_memory (at ready, timed)"
-		;;
-	fragd | defrag_fragd) prep_cmd="$prep_cmd; fragd in act mode since before fragmenting" ;;
-	esac
+	fi
+	((act)) && prep_cmd="$prep_cmd; fragd in act mode since before fragmenting"
 	rmeta prep_cmd "$prep_cmd"
 
 	if [[ $sc == pool ]]; then
@@ -393,47 +350,36 @@ run_one() {
 	wait_empty_pool
 	deferral_start
 	echo "burst $(now_us)" >>"$R/times"
-	rmeta mem_free_kib_burst "$(awk '/^MemFree/ { print $2 }' /proc/meminfo)"
-	rmeta mem_available_kib_burst "$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
+	rmeta mem_free_kib_burst "$(meminfo MemFree)" mem_available_kib_burst "$(meminfo MemAvailable)"
 	# 1 when kswapd has given up on a node: it is then not woken, so it never goes to sleep and
 	# clears compaction's skip hints (see deferral_start).
 	rmeta node_unreclaimable "$(node_unreclaimable)"
 	# compact_stall over the burst alone: act_burst.py reads /proc/vmstat right before and
 	# after its timed part (vmstat_before/after in burst.json); for thpfault the shell does.
-	case $sc in
-	fixed | free)
-		if [[ $mode == hugeadm ]]; then
-			want=$PAGES
-			[[ $sc == free ]] && want=$(($(awk '/^MemFree/ { print $2 }' /proc/meminfo) / 2048))
-			burst_cmd="hugeadm --pool-pages-min 2MB:$want --hard"
-			[[ $sc == free ]] && burst_cmd="hugeadm --pool-pages-min 2MB:\$((MemFree / 2 MiB)) --hard"
-			python3 bench/act_burst.py exec --settle 0 "$want" -- hugeadm --pool-pages-min "2MB:$want" --hard \
-				>"$R/burst.json" {LOCK_FD}>&- || die "hugeadm burst failed"
-			echo 0 >"$HP"
-		else
-			want=$PAGES
-			[[ $sc == free ]] && want=free
-			burst_cmd="echo $PAGES > /proc/sys/vm/nr_hugepages"
-			[[ $sc == free ]] && burst_cmd="echo \$((MemFree / 2 MiB)) > /proc/sys/vm/nr_hugepages"
-			python3 bench/act_burst.py hugetlb "$want" >"$R/burst.json" {LOCK_FD}>&- || die "hugetlb burst failed"
-		fi
-		;;
-	thp)
+	want=$PAGES show=$PAGES
+	case $sc/$mode in
+	thp/*)
 		burst_cmd="thpfault $PAGES (MADV_HUGEPAGE, one first touch per 2 MiB)"
 		cat /proc/vmstat >"$R/b0.vmstat"
 		"$WORK/thpfault" "$PAGES" "$R/thp.lat" >"$R/thp.out" {LOCK_FD}>&- || die "thpfault failed"
 		cat /proc/vmstat >"$R/b1.vmstat"
 		;;
-	pool)
-		if [[ $mode == hugeadm ]]; then
-			burst_cmd="hugeadm --pool-pages-min 2MB:$PAGES --hard"
-			python3 bench/act_burst.py exec --settle 0 "$PAGES" -- hugeadm --pool-pages-min "2MB:$PAGES" --hard \
-				>"$R/burst.json" {LOCK_FD}>&- || die "hugeadm pool run failed"
-		else
-			burst_cmd="fragctl pool set 2MB $PAGES"
-			python3 bench/act_burst.py exec "$PAGES" -- "$FRAGCTL" --socket "$SOCK" pool set 2MB "$PAGES" \
-				>"$R/burst.json" {LOCK_FD}>&- || die "fragctl pool set run failed"
-		fi
+	*/hugeadm) # fixed, free (the pool emptied after it), pool
+		[[ $sc == free ]] && want=$(($(meminfo MemFree) / 2048)) show="\$((MemFree / 2 MiB))"
+		burst_cmd="hugeadm --pool-pages-min 2MB:$show --hard"
+		burst exec --settle 0 "$want" -- hugeadm --pool-pages-min "2MB:$want" --hard >"$R/burst.json" ||
+			die "hugeadm $sc run failed"
+		[[ $sc == pool ]] || echo 0 >"$HP"
+		;;
+	pool/*)
+		burst_cmd="fragctl pool set 2MB $PAGES"
+		burst exec "$PAGES" -- "$FRAGCTL" --socket "$SOCK" pool set 2MB "$PAGES" >"$R/burst.json" ||
+			die "fragctl pool set run failed"
+		;;
+	*)
+		[[ $sc == free ]] && want=free show="\$((MemFree / 2 MiB))"
+		burst_cmd="echo $show > /proc/sys/vm/nr_hugepages"
+		burst hugetlb "$want" >"$R/burst.json" || die "hugetlb burst failed"
 		;;
 	esac
 	echo "burst_end $(now_us)" >>"$R/times"
@@ -441,11 +387,11 @@ run_one() {
 	rmeta burst_cmd "$burst_cmd"
 	snap s3 sync
 
-	if [[ $sc != pool ]] && { ((pro_ready)) || [[ $cfg == "$WORK/fragd-act.yaml" ]]; }; then
+	if [[ $sc != pool ]] && ((pro_ready || act)); then
 		quiet=3
-		[[ $cfg == "$WORK/fragd-act.yaml" ]] && quiet=$((FRAGD_MIN_INTERVAL + 5))
-		python3 bench/act_burst.py settle --url "$URL" --high "$(proactive_high "$pro_ready")" --quiet "$quiet" \
-			--max "$SETTLE_MAX" >"$R/settle.json" {LOCK_FD}>&- || die "settle watch failed"
+		((act)) && quiet=$((FRAGD_MIN_INTERVAL + 5))
+		burst settle --url "$URL" --high "$(proactive_high "$pro_ready")" --quiet "$quiet" --max "$SETTLE_MAX" \
+			>"$R/settle.json" || die "settle watch failed"
 		snap s4
 	fi
 
@@ -456,11 +402,8 @@ run_one() {
 	rc=0
 	kill -0 "$FRAGD_PID" 2>/dev/null || log "[r$round $sc/$mode] fragd died during the run: $(tail -3 "$R/fragd.log")"
 	stop_pid "$FRAGD_PID" 20 || rc=$?
-	rmeta fragd_exit "$rc"
 	FRAGD_PID=
-	pro_after=$(<"$PRO")
-	rmeta proactiveness_after_fragd "$pro_after"
-	rmeta pool_after_fragd "$(<"$HP")"
+	rmeta fragd_exit "$rc" proactiveness_after_fragd "$(<"$PRO")" pool_after_fragd "$(<"$HP")"
 	stop_pid "$FRAG_PID" 60 || true
 	rm -f "$CACHE_FILE"
 	restore_memory_settings
@@ -490,17 +433,15 @@ if ((WARMUP)); then
 fi
 
 # --- runs ------------------------------------------------------------------------
-MEMAVAIL_REF=$(mem_available_kib)
+MEMAVAIL_REF=$(meminfo MemAvailable)
 meta mem_available_kib_ref "$MEMAVAIL_REF"
 for ((round = 0; round < REPEATS; round++)); do
 	log "round $((round + 1)) of $REPEATS"
 	for sc in "${SCENARIOS[@]}"; do
 		mapfile -t ms < <(scenario_modes "$sc")
-		((${#ms[@]})) || continue
 		pos=0
 		for mode in $(arm_order $((round + 1)) "${ms[@]}"); do
-			run_one "$round" "$sc" "$mode" "$pos" </dev/null
-			pos=$((pos + 1))
+			run_one "$round" "$sc" "$mode" "$((pos++))" </dev/null
 		done
 	done
 done
@@ -508,14 +449,12 @@ restore_memory_settings
 restore_thp
 
 RUNTIME=$(($(date +%s) - T_START))
-meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
-meta runtime_s "$RUNTIME"
+meta loadavg_end="$(cut -d' ' -f1-3 /proc/loadavg)" runtime_s="$RUNTIME"
 
 # --- report ----------------------------------------------------------------------
 OUT=$(report_output "$QUICK" "$ROOT")
-# Each run's records, kept (no program; not the raw deferral trace, whose summary run.env holds;
-# nothing over 4 MiB): `python3 bench/act_report.py --work
-# bench/data/act --output OUT` writes the section again.
+# Each run's records (no program, not the raw deferral trace whose summary run.env holds, nothing
+# over 4 MiB): `python3 bench/act_report.py --work bench/data/act --output OUT` writes the section again.
 keep_found act "$WORK" -name runs.tsv -o -name meta.env -o -path './r[0-9]*-*/*' ! -perm -u+x ! -name deferral.trace -size -4M
 "$PY" bench/act_report.py --work "$WORK" --output "$OUT" >"$WORK/section.md"
 cat "$WORK/section.md"

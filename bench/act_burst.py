@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 
-from benchlib import read_int, read_vmstat, timed_write
+from benchlib import read_columns, read_int, read_vmstat, timed_write
 
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 COMM = b"act_burst"
@@ -54,20 +54,9 @@ def set_comm():
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NAME)")
 
 
-def mem_free_kib():
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemFree:"):
-                return int(line.split()[1])
-    raise RuntimeError("MemFree not found in /proc/meminfo")
-
-
-VMSTAT_KEYS = ("compact_stall", "compact_fail", "compact_success", "pgmigrate_success")
-
-
-def vmstat(keys=VMSTAT_KEYS):
+def vmstat():
     v = read_vmstat()
-    return {k: v[k] for k in keys if k in v}
+    return {k: v[k] for k in ("compact_stall", "compact_fail", "compact_success", "pgmigrate_success") if k in v}
 
 
 def cmd_write(args):
@@ -83,7 +72,7 @@ def cmd_hugetlb(args):
     start = read_int(NR_HUGEPAGES)
     if start != 0:
         raise RuntimeError(f"vm.nr_hugepages is {start}, not 0: a pool is in use; free it first")
-    free_kib = mem_free_kib()
+    free_kib = next(int(w[1]) for w in read_columns("/proc/meminfo") if w[:1] == ["MemFree:"])
     if args.count == "free":
         want = free_kib // 2048
     else:
@@ -165,14 +154,14 @@ def node_scores(url):
 
 def cmd_settle(args):
     t0 = time.monotonic()
-    first = last = vmstat(("pgmigrate_success",))["pgmigrate_success"]
+    first = last = read_vmstat()["pgmigrate_success"]
     grew = t0
     scores = {}
     reason = "max"
     while True:
         time.sleep(0.5)
         now = time.monotonic()
-        v = vmstat(("pgmigrate_success",))["pgmigrate_success"]
+        v = read_vmstat()["pgmigrate_success"]
         if v != last:
             last, grew = v, now
         quiet = now - grew
