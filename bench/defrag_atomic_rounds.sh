@@ -24,8 +24,9 @@
 # window in s, 10), PHASES ("modes guard"; tests/integration/defrag_atomic_test.sh: "guard"), CACHE_MIB,
 # GUARD_FREE_MIB (FREE_MIB of the guard phase, where fragd runs too; default FREE_MIB), BIN (the
 # directory of fragd, fragmenter and nowait_demand), RUN (scratch), PORT (fragd's /metrics on
-# 127.0.0.1). vm.defrag_mode and vm.compact_unevictable_allowed are put back on exit, the 2 MiB
-# hugetlb pool (empty at the start, used to take whole free blocks) emptied; every process stopped.
+# 127.0.0.1). vm.defrag_mode, vm.compact_unevictable_allowed and vm.watermark_boost_factor are put
+# back on exit, the zones' watermark boost dropped, the 2 MiB hugetlb pool (empty at the start, used
+# to take whole free blocks) emptied; every process stopped.
 URL=http://127.0.0.1:$PORT/metrics
 mem() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 FRAGD_PID=
@@ -41,6 +42,7 @@ if [ "$(cat "$HP")" != 0 ]; then
 	exit 1
 fi
 CUA_ORIG=$(cat /proc/sys/vm/compact_unevictable_allowed)
+WBF_ORIG=$(cat /proc/sys/vm/watermark_boost_factor)
 finish() {
 	[ -n "$DEMAND_PID" ] && kill -TERM "$DEMAND_PID" 2>/dev/null
 	[ -n "$FRAGD_PID" ] && kill -TERM "$FRAGD_PID" 2>/dev/null && wait "$FRAGD_PID"
@@ -55,8 +57,11 @@ finish() {
 	# The pool is written from a shell of its own (a pending signal stops its growth). First the
 	# demand's memory must be back: the kernel frees a map's elements after RCU grace periods,
 	# seconds after the process ends: wait (at most 120 s) until unreclaimable slab, where those
-	# large kmallocs count, is within 64 MiB of the start.
+	# large kmallocs count, is within 64 MiB of the start. The watermark boost the last demand left
+	# is dropped first (see unboost).
+	echo "$WBF_ORIG" >/proc/sys/vm/watermark_boost_factor
 	if [ -n "$FILLED" ]; then
+		unboost
 		w=0
 		while [ $w -lt 120 ] && [ "$(mem SUnreclaim)" -gt $((SUNRECLAIM0 + 65536)) ]; do
 			sleep 1
@@ -95,6 +100,22 @@ unmovable_blocks() { awk '/^Number of blocks type/ { on = 1; next } on && NF > 5
 UNMOVABLE0=$(unmovable_blocks)
 SUNRECLAIM0=$(mem SUnreclaim)
 
+# The zones' watermark boost, in KiB. Each time an allocation takes part of a block of another
+# migratetype (the demand's unmovable pages with defrag_mode 0; a fill's movable ones in the
+# unmovable blocks an earlier demand left) the kernel raises the zone's watermarks by a block, up
+# to vm.watermark_boost_factor (150%) of the high watermark, and wakes kswapd, which drops the
+# boost once it has reclaimed and compacted. Here nothing is reclaimable: kswapd gives up on the
+# node (all_unreclaimable) and the boost stays, so a fill after a phase's demand, leaving FREE_MIB,
+# met a min watermark raised by all of it. In the 2 GiB guest (128 MiB left free) the OOM killer
+# took the fragmenter with "DMA32 free:144144kB boost:100588kB min:145296kB" (44 MiB without the
+# boost). unboost drops it as kswapd would have: a write of vm.watermark_scale_factor (its own
+# value) recomputes the watermarks, boost 0.
+boost_kib() { awk '$1 == "boost" { s += $2 } END { print s * 4 }' /proc/zoneinfo; }
+unboost() {
+	f=$(cat /proc/sys/vm/watermark_scale_factor)
+	echo "$f" >/proc/sys/vm/watermark_scale_factor
+}
+
 # Splinter memory, leaving about FREE_MIB in whole free blocks; sets FRAG_PID. First, with
 # defrag_mode 1, movable pages fill what is free and go: defrag_mode lets them take only whole
 # free blocks of another type, so the blocks an earlier phase's demand turned unmovable (and
@@ -122,6 +143,14 @@ settle() {
 splinter() {
 	FILLED=1
 	settle
+	# The fills (setup, not measured) meet the zones' own watermarks, as the first phase's do: the
+	# boost an earlier demand left is dropped, and vm.watermark_boost_factor is 0 until the demand
+	# starts. With the boost only dropped, the first fill after a demand was still OOM-killed (in
+	# 1 guest run of 2): its movable pages, taking pieces of the blocks the demand left unmovable
+	# under the last-resort fallback, raise it anew.
+	boost=$(boost_kib)
+	echo 0 >/proc/sys/vm/watermark_boost_factor
+	unboost
 	mkfifo "$RUN/frag.in" "$RUN/frag.out" 2>/dev/null
 	dm=$(cat /proc/sys/vm/defrag_mode)
 	echo 1 >/proc/sys/vm/defrag_mode
@@ -147,7 +176,8 @@ splinter() {
 		fi
 		i=$((i + 1))
 	done
-	echo "FRAGD-INFO round-start unmovable_blocks $(unmovable_blocks) free_blocks_pages $(vm nr_free_pages_blocks)"
+	echo "$WBF_ORIG" >/proc/sys/vm/watermark_boost_factor
+	echo "FRAGD-INFO round-start unmovable_blocks $(unmovable_blocks) free_blocks_pages $(vm nr_free_pages_blocks) boost_cleared_kib $boost boost_kib $(boost_kib)"
 }
 unsplinter() {
 	exec 7>&-
