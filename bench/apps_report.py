@@ -8,13 +8,10 @@ Every figure is a median over the rounds with its range. Each goal of the issue 
 answer gets a verdict with a 95% bootstrap interval over the rounds (bench/verdict.py: a comparison
 of two modes resamples whole rounds, both modes' runs of each round together); none is drawn from
 fewer than three runs of each mode compared."""
-import os
 import shlex
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import ARM_ORDER, goal_table, measured_on, positional, publish, read_env, read_runs, table  # noqa: E402
-from verdict import Verdict, median, median_difference, quantile, ranged  # noqa: E402
+from benchlib import ARM_ORDER, goal_table, measured_on, positional, publish, read_env, read_runs, table
+from verdict import Verdict, median, median_difference, quantile, ranged
 
 MODES = ["kernel20", "kernel90", "defrag", "hugeadm", "fragd", "fragd_told", "fragd_ensure"]
 

@@ -7,12 +7,10 @@ import collections
 import glob
 import os
 import re
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import benchlib  # noqa: E402
-from benchlib import fmt_int, row, table  # noqa: E402
-from verdict import Verdict, median, spread  # noqa: E402
+import benchlib
+from benchlib import fmt_int, row, table
+from verdict import Verdict, median, spread
 
 GOAL_QUIET, GOAL_BUSY, GOAL_SCAN_1TIB = 0.1, 0.2, 0.3  # % of one core
 SIZES_GIB = (64, 256, 1024, 4096)

@@ -8,9 +8,8 @@ round from the guest's serial lines, then what the rounds show, with 95% bootstr
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, positional, publish, read_env, row, section_head, table  # noqa: E402
-from verdict import Verdict, median, median_ratio  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, row, section_head, table
+from verdict import Verdict, median, median_ratio
 
 # The guard's window: how far before its write the failure rate is taken.
 BEFORE_S = 10

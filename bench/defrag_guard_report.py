@@ -7,9 +7,8 @@ show, with 95% bootstrap intervals over the rounds (bench/verdict.py).
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, numbered_dirs, positional, publish, read_env, section_head, table  # noqa: E402
-from verdict import Verdict, median, median_ratio  # noqa: E402
+from benchlib import measured_on, numbered_dirs, positional, publish, read_env, section_head, table
+from verdict import Verdict, median, median_ratio
 
 
 def main(work, out):

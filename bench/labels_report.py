@@ -15,10 +15,9 @@ gets a verdict with a 95% bootstrap interval of the median over the rounds (benc
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (goal_table, measured_on, positional, publish, read_env, read_jsonl,  # noqa: E402
+from benchlib import (goal_table, measured_on, positional, publish, read_env, read_jsonl,
                       section_head, table)
-from verdict import Verdict, median, ranged  # noqa: E402
+from verdict import Verdict, median, ranged
 
 LABELS = ["fragd-hugepages-2Mi-gib", "fragd-hugepages-1Gi-count", "fragd-fragmentation"]
 ARMS = {"steady": "the churn alone",

@@ -15,10 +15,9 @@ which are met.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (CPU_KEYS, ab_summary, cpu_pct, knob_env, measured_on, prom_value, publish,  # noqa: E402
+from benchlib import (CPU_KEYS, ab_summary, cpu_pct, knob_env, measured_on, prom_value, publish,
                       quick_env, read_env, read_jsonl, read_prom, required_args, section_head, table)
-from verdict import checked, quantile  # noqa: E402
+from verdict import checked, quantile
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

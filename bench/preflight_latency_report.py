@@ -13,12 +13,10 @@ whole process) in points of one core; the goal, at most 0.01 points, gets the in
 median difference over the pairs."""
 import os
 import re
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (ab_summary, goal_table, measured_on, numbered_dirs, positional, publish,  # noqa: E402
+from benchlib import (ab_summary, goal_table, measured_on, numbered_dirs, positional, publish,
                       read_env, read_runs, section_head, table)
-from verdict import Verdict, median, quantile, ranged  # noqa: E402
+from verdict import Verdict, median, quantile, ranged
 
 CPU_GOAL = 0.01  # points of one core
 P99_GOAL = 50.0  # ms

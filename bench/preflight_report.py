@@ -9,13 +9,10 @@ Per fragmentation: medians over the rounds with their range, and two goals with 
 interval over the rounds (bench/verdict.py): free + makeable within 10% of what was reached (the
 median ratio's interval inside 0.9..1.1: met; wholly outside: not met), and the verdict right at
 COUNT = reached (ready or makeable) and at 1.2 x reached (no)."""
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (ARM_ORDER, goal_table, measured_on, positional, publish, read_env, read_runs,  # noqa: E402
+from benchlib import (ARM_ORDER, goal_table, measured_on, positional, publish, read_env, read_runs,
                       section_head, table)
-from verdict import Verdict, median, quantile, ranged  # noqa: E402
+from verdict import Verdict, median, quantile, ranged
 
 FRAGMENTATIONS = ("holes", "mixed", "polluted")
 VERDICT = {"0": "ready", "3": "makeable", "4": "no"}

@@ -23,10 +23,9 @@ import sys
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (control_request, free_2m_blocks, measured_on, prom_samples, prom_sum, publish,  # noqa: E402
+from benchlib import (control_request, free_2m_blocks, measured_on, prom_samples, prom_sum, publish,
                       read_env, read_int, read_vmstat, required_args, section_head, table)
-from verdict import Verdict, median, median_difference, spread  # noqa: E402
+from verdict import Verdict, median, median_difference, spread
 
 HP = "/proc/sys/vm/nr_hugepages"
 TIMEOUT_S = 60

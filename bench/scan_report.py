@@ -5,11 +5,9 @@ usage: scan_report.py WORK OUTPUT
 """
 import json
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import measured_on, positional, publish, read_env, section_head, table  # noqa: E402
-from verdict import Verdict, median, quantile  # noqa: E402
+from benchlib import measured_on, positional, publish, read_env, section_head, table
+from verdict import Verdict, median, quantile
 
 CLASSES = ("free", "movable", "hybrid", "unmovable", "huge", "offline")
 

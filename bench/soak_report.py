@@ -16,10 +16,9 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (CPU_KEYS, cpu_pct, knob_env, measured_on, publish, quick_env, read_env,  # noqa: E402
+from benchlib import (CPU_KEYS, cpu_pct, knob_env, measured_on, publish, quick_env, read_env,
                       read_jsonl, read_prom, required_args, section_head, table)
-from verdict import checked, median  # noqa: E402
+from verdict import checked, median
 
 WINDOW_S = 60.0  # the cpu_budget's window (fragd: compaction time per minute)
 EPS_S = 0.01     # clock slack when comparing action times
