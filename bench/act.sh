@@ -37,17 +37,8 @@ debian_python prometheus_client python3-prometheus-client
 
 ALL_MODES="ondemand kernel20 kernel90 manual hugeadm fragd defrag defrag_fragd"
 ALL_SCENARIOS="fixed free thp pool"
-# pick ARRAY KNOB WHAT ALL: the words of KNOB (default ALL; comma- or space-separated) in ARRAY,
-# each one of ALL.
-pick() {
-	local -n list=$1
-	local w
-	read -r -a list <<<"${!2:-$4}"
-	IFS=', ' read -r -a list <<<"${list[*]}"
-	for w in "${list[@]}"; do [[ " $4 " == *" $w "* ]] || die "unknown $3 '$w' in $2 (known: $4)"; done
-}
-pick MODES BENCH_ACT_MODES mode "$ALL_MODES"
-pick SCENARIOS BENCH_ACT_SCENARIOS scenario "$ALL_SCENARIOS"
+read_subset MODES BENCH_ACT_MODES "$ALL_MODES"
+read_subset SCENARIOS BENCH_ACT_SCENARIOS "$ALL_SCENARIOS"
 REPEATS=${BENCH_ACT_REPEATS:-${REPEATS:-$(q 3 1)}}
 PAGES=${BENCH_ACT_PAGES:-$(q 3000 500)}
 PERCENT=${BENCH_ACT_PERCENT:-$(q 95 50)}
@@ -219,7 +210,6 @@ snap() {
 	echo "$name $(now_us)" >>"$R/times"
 }
 
-meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; } # KEY: its kB in /proc/meminfo
 rmeta() { printf '%s=%s\n' "$@" >>"$R/run.env"; } # KEY VALUE...
 # burst OP ARG...: bench/act_burst.py OP ARG..., without the heavy lock's fd.
 burst() { python3 bench/act_burst.py "$@" {LOCK_FD}>&-; }

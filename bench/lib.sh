@@ -415,6 +415,7 @@ keep_found() {
 
 # now_ms: wall-clock milliseconds. free_hp: the hugetlb pages free in the pools (HugePages_Free).
 now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
+meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; } # KEY: its kB in /proc/meminfo
 free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
 # reported_kib: free memory the guest has handed back to its host so far (virtio free page
 # reporting, where the kernel counts it); empty where it does not. Touching such memory again
@@ -498,11 +499,11 @@ wait_no_fragmenter() {
 	done
 }
 
-# read_subset ARRAY KNOB KNOWN: ARRAY gets the words of KNOB's value (all of KNOWN when it is unset or
-# empty); dies naming KNOB unless each is one of KNOWN's.
+# read_subset ARRAY KNOB KNOWN: ARRAY gets the words of KNOB's value (comma- or space-separated; all
+# of KNOWN when it is unset or empty); dies naming KNOB unless each is one of KNOWN's.
 read_subset() {
 	local -n _subset=$1
 	local w
-	read -r -a _subset <<<"${!2:-$3}"
+	IFS=', ' read -r -a _subset <<<"${!2:-$3}"
 	for w in "${_subset[@]}"; do [[ " $3 " == *" $w "* ]] || die "$2: unknown '$w' (known: $3)"; done
 }

@@ -60,7 +60,6 @@ meta pageblocks_mode "$(awk '/^pageblocks:/ { p = 1; next } /^[^ #]/ { p = 0 } p
 BIG=$(($(awk '/^MemTotal/ { print $2 }' /proc/meminfo) / 2048))
 meta pool_write "$BIG"
 
-meminfo_kib() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 ctl() { "$WORK/fragctl" --socket "$SOCK" "$@"; } # fragctl on this run's fragd
 # rule FREE MAKEABLE COUNT: the exit status the verdict's rule gives.
 rule() { if (($3 <= $1)); then echo 0; elif (($3 <= $1 + $2)); then echo 3; else echo 4; fi; }
@@ -79,7 +78,7 @@ run_one() { # FRAGMENTATION ROUND
 		log "polluted: $(head -1 "$R/pt.out")"
 		;;
 	esac
-	line="frag=$frag round=$round pagetables_kib=$(meminfo_kib PageTables) slab_kib=$(meminfo_kib Slab) cached_kib=$(meminfo_kib Cached)"
+	line="frag=$frag round=$round pagetables_kib=$(meminfo PageTables) slab_kib=$(meminfo Slab) cached_kib=$(meminfo Cached)"
 	start_fragd_in "$R" "$WORK/fragd.yaml"
 	t0=$SECONDS
 	for ((i = 0; i < 1200; i++)); do
@@ -136,7 +135,7 @@ PY
 	stop_pid "$FRAGD_PID" || true
 	# One compaction, then as many huge pages as the kernel will make.
 	m0=$(vmstat pgmigrate_success)
-	c0=$(meminfo_kib Cached)
+	c0=$(meminfo Cached)
 	t=$(now_ms)
 	for node in /sys/devices/system/node/node[0-9]*; do echo 1 >"$node/compact"; done
 	line+=" compact_ms=$(($(now_ms) - t))"
@@ -147,7 +146,7 @@ PY
 	reached=$(<"$HP")
 	line+=" pool_ms=$(($(now_ms) - t)) reached=$reached"
 	m2=$(vmstat pgmigrate_success)
-	line+=" cached_drop_kib=$((c0 - $(meminfo_kib Cached)))"
+	line+=" cached_drop_kib=$((c0 - $(meminfo Cached)))"
 	echo 0 >"$HP"
 	line+=" migrated_compact=$((m1 - m0)) migrated_pool=$((m2 - m1))"
 	line+=" verdict_at_reached=$(rule "$free" "$makeable" "$reached")"
