@@ -3,13 +3,13 @@
 # What an integration test changed is put back even when it dies without its exit
 # (tests/integration/restore_orphans.sh): a test sourcing lib.sh changes a setting (a stand-in
 # file) with set_kernel_file and is killed with SIGKILL; its journal stays, and the next test's
-# start puts the old value back; a test still running keeps its journal; a test that exits
-# normally restores and leaves no journal. Needs no root (the journal lives in a scratch dir).
+# start puts the old value back and removes the killed test's work directory; a test still running
+# keeps its journal; a test that exits normally restores and leaves no journal. Needs no root (the journal lives in a scratch dir).
 #   bash tests/contract/restore_orphans_test.sh
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d /tmp/fragd-restore-test.XXXXXX)
-# The children's work directories go under $T too: the killed one's exit never removes its own.
+# The children's work directories go under $T too.
 export FRAGD_TEST_RESTORE_DIR=$T/journal FRAGD_SOURCE_DIR=$SRC WORK_BASE=$T
 LIVE=
 trap '[ -z "$LIVE" ] || kill -KILL "$LIVE" 2>/dev/null || true; rm -rf "$T"' EXIT
@@ -25,10 +25,14 @@ echo 20 >"$T/setting"
 child killed "set_kernel_file $T/setting 0; kill -KILL \$\$" || true
 [ "$(cat "$T/setting")" = 0 ] || fail "the killed test's write is not there (the setting reads $(cat "$T/setting"))"
 [ "$(find "$T/journal" -type f | wc -l)" = 1 ] || fail "the killed test left no journal"
+killed_work=$(find "$T" -maxdepth 1 -name 'fragd-killed.*')
+[ -n "$killed_work" ] || fail "the killed test left no work directory to remove"
 
 out=$(child next "log started") || fail "the next test failed: $out"
 [ "$(cat "$T/setting")" = 20 ] || fail "the next test's start did not put the killed test's setting back (reads $(cat "$T/setting"); said: $out)"
-grep -q "ended without its exit: ran its 1 restore" <<<"$out" || fail "the restore is not said: $out"
+grep -q "ended without its exit: ran its 2 restore" <<<"$out" || fail "the restore is not said: $out"
+[ -n "$killed_work" ] && [ ! -e "$killed_work" ] || fail "the killed test's work directory is still there: $killed_work"
+[ -z "$(find "$T" -maxdepth 1 -name 'fragd-next.*')" ] || fail "the next test's exit left its work directory"
 
 # A test that still runs: its journal is not touched by the next test's start.
 echo 7 >"$T/other"
@@ -47,4 +51,4 @@ LIVE=
 [ "$(cat "$T/other")" = 7 ] || fail "a test ended by SIGTERM did not restore its setting (reads $(cat "$T/other"))"
 [ "$(find "$T/journal" -type f | wc -l)" = 0 ] || fail "a test that ran its exit left its journal: $(ls "$T/journal")"
 ((fails == 0)) || exit 1
-echo "ok: a killed test's setting is put back at the next test's start; a running test's is left; a normal exit leaves no journal"
+echo "ok: a killed test's setting is put back and its work directory removed at the next test's start; a running test's is left; a normal exit leaves no journal"

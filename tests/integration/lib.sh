@@ -21,6 +21,8 @@ source "$SRC/tests/integration/restore_orphans.sh"
 if mkdir -p "$RESTORE_DIR" 2>/dev/null && [ -w "$RESTORE_DIR" ]; then
   restore_orphans
   JOURNAL="$RESTORE_DIR/$$-$(proc_start $$)"
+  # The work directory too (first line: removed last, after any unmount), unless kept.
+  [ -n "${FRAGD_TEST_KEEP:-}" ] || printf 'rm -rf --one-file-system %q %q\n' "$WORK" "$WORK.unprivileged" >"$JOURNAL"
 else
   JOURNAL=""  # not root: a test that changes nothing global
 fi
