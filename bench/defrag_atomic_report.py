@@ -39,6 +39,8 @@ def parse(path):
             elif w[0] == "FRAGD-GUARD":
                 guards[int(w[1])] = dict(zip(("fragd_failures", "dm_after", "off_actions", "rc"), map(int, w[2:6])))
                 guards[int(w[1])]["consumers"] = w[6] if len(w) > 6 else "-"
+            elif w[0] == "FRAGD-INFO" and w[1] == "round-start":
+                info.setdefault("unmovable_blocks", []).append(int(dict(zip(w[2::2], w[3::2]))["unmovable_blocks"]))
             elif w[0] == "FRAGD-INFO":
                 info[w[1]] = " ".join(w[2:])
     rows = [{"r": r, "p0": phases[(r, 0)], "p1": phases[(r, 1)], "g": guard_round(sorted(ticks.get(r, []))),
@@ -108,12 +110,14 @@ def findings(rows, limit):
         ratio = Verdict([(x["g"]["after"], x["g"]["before"]) for x in acted if x["g"].get("before")], median_ratio,
                         0.1, "<=", "rounds")
         quiet = [x for x in rows if x["g"]["enomem"] == 0]
-        left = ", ".join(str(x["g"]["enomem"]) for x in failing if x not in acted) or "none"
+        left = ", ".join(str(x["g"]["enomem"]) for x in failing if x not in acted)
         lines.append(
             f"- Guard: it wrote 0 in {sum(1 for x in acted if x in failing)} of the {len(failing)} rounds whose guard "
-            f"phase had failures (those it left: {left} failed inserts in the whole phase, under the limit of {limit} "
-            f"a second over 10 s) and in {sum(1 for x in acted if x in quiet)} of the {len(quiet)} without; median "
-            f"{speed.text('{:.0f}')} s after the first failure (goal: within two windows, 20 s); the failure rate "
+            "phase had failures"
+            + (f" (those it left: {left} failed inserts in the whole phase, under the limit of {limit} a second over "
+               "10 s)" if left else "")
+            + (f" and in {sum(1 for x in acted if x in quiet)} of the {len(quiet)} without" if quiet else "")
+            + f"; median {speed.text('{:.0f}')} s after the first failure (goal: within two windows, 20 s); the failure rate "
             f"after the write over the rate in the {BEFORE_S} s before it, median {ratio.text('{:.3f}')} (goal: at "
             "most 0.1).")
     else:
@@ -194,13 +198,15 @@ def main(work, out):
                      else ""),
                   ""]
         lines += rounds_table(guest) + [""] + findings(guest, m["limit"])
+    grew = hinfo.get("unmovable_blocks") if host else None
     lines += [
         "",
         "Why rounds differ: a phase with defrag_mode 0 (and a guard phase after its write) takes blocks of the "
         "splintered memory for its unmovable demand and leaves them unmovable-typed when it ends; the movable fill "
         "before each phase gives back only part of them, and a later phase's demand finds room there before it "
-        "fails (the host's unmovable pageblocks grew from 234 to over 700 across the rounds). The failures of a "
-        "round start once that room and the whole free blocks are used up.",
+        "fails" + (f" (the host's unmovable pageblocks, counted at each phase's start, went from {grew[0]} to as "
+                   f"many as {max(grew)} across the rounds)" if grew else "")
+        + ". The failures of a round start once that room and the whole free blocks are used up.",
         "",
         "What it shows: under defrag_mode a non-sleeping allocation may not take a piece of another "
         "migratetype's block and may not reclaim or compact to make a whole one, so it fails while memory is "

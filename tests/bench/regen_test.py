@@ -29,16 +29,21 @@ def cases(out):
     ov = ["--results", d("overhead", "results.tsv"), "--meta", d("overhead", "meta.env"), "--seen",
           d("overhead", "seen.tsv"), "--builds", d("overhead", "builds.tsv"), "--scrapes",
           d("overhead", "scrapes.txt"), "--fragd-notes", d("overhead", "fragd.notes")]
-    storm = os.path.join(out, "storm")
-    os.makedirs(storm)
-    shutil.copy(d("defrag_atomic", "meta-storm.env"), os.path.join(storm, "meta.env"))
-    shutil.copy(d("defrag_atomic", "host-storm.log"), os.path.join(storm, "host.log"))
+    atomic = {}  # bench/defrag_atomic.sh's kept runs, one directory each, as the report reads them
+    for phases in ("modes-guard", "storm"):
+        atomic[phases] = os.path.join(out, phases)
+        os.makedirs(atomic[phases])
+        shutil.copy(d("defrag_atomic", f"meta-{phases}.env"), os.path.join(atomic[phases], "meta.env"))
+        for where in ("host", "guest"):
+            if os.path.exists(d("defrag_atomic", f"{where}-{phases}.log")):
+                shutil.copy(d("defrag_atomic", f"{where}-{phases}.log"), os.path.join(atomic[phases], f"{where}.log"))
     got = [
         ("overhead", report("report.py", *ov, "--output", o("overhead"))),
         ("act-fixed", report("act_report.py", "--work", d("act"), "--output", o("act-fixed"))),
         ("cost", report("cost_report.py", d("cost"), o("cost"))),
         ("reaction", report("reaction.py", "report", "--work", d("reaction"), "--output", o("reaction"))),
-        ("defrag_storm", report("defrag_atomic_report.py", storm, o("defrag_storm"))),
+        ("defrag_atomic", report("defrag_atomic_report.py", atomic["modes-guard"], o("defrag_atomic"))),
+        ("defrag_storm", report("defrag_atomic_report.py", atomic["storm"], o("defrag_storm"))),
         ("scan", report("scan_report.py", d("scan"), o("scan"))),
     ]
     for sel in sorted(os.listdir(d("apps"))):
