@@ -88,7 +88,16 @@ log "a: $(sed -n "${out_line}p" "$FRAGD_LOG" | sed 's/^<[0-9]>//' | cut -c1-160)
 log "a: $(grep -o 'the writing process was killed and gone [0-9.]* ms later' "$FRAGD_LOG")"
 
 # --- c: a compaction write cut at its budget ------------------------------------
-# The memory of a is still fragmented (its compaction was stopped after 1 s).
+# fragment_afresh: the node fragmented anew (a's compaction, or one cut at 3 s, may have left less
+# work than the next cut needs: once 2.6 s after a's 1 s), so that only the cut can end the next
+# write early. (By its pid: fragd, started after the fragmenter, holds the FIFO's writing end too.)
+fragment_afresh() {
+  kill -TERM "$FRAG_PID"
+  wait "$FRAG_PID" 2>/dev/null || true
+  wait_for 120 bash -c '! pgrep -x fragmenter >/dev/null' || fail "the fragmenter did not exit"
+  start_fragmenter "$BUILD/fragmenter" "$WORK" 95 360 --share 16 || fail "$FRAG_ERROR"
+}
+fragment_afresh
 cat >"$WORK/budget.yaml" <<'YAML'
 mode: act
 compaction:
@@ -145,13 +154,8 @@ log "c: fragctl compact --node 0 --timeout 3 under a 1s budget: $result after $(
 [ "$result" = cut ] || die "fragctl compact --timeout 3 ended $result after $((dur_ns / 1000000)) ms, not cut at 3 s"
 [ "$dur_ns" -ge 3000000000 ] ||
   die "fragctl compact --timeout 3 was cut after $((dur_ns / 1000000)) ms: not its own 3 s bound"
-# The 3 s compaction can leave less than a second's work (a fast host compacted the rest in 955
-# ms): the node is fragmented afresh, so that only the budget can end the next write early.
-# (By its pid: fragd, started after it, holds the FIFO's writing end too.)
-kill -TERM "$FRAG_PID"
-wait "$FRAG_PID" 2>/dev/null || true
-wait_for 120 bash -c '! pgrep -x fragmenter >/dev/null' || fail "the fragmenter did not exit"
-start_fragmenter "$BUILD/fragmenter" "$WORK" 95 360 --share 16 || fail "$FRAG_ERROR"
+# The 3 s compaction can leave less than a second's work (a fast host compacted the rest in 955 ms).
+fragment_afresh
 score=$(node_score)
 cut_outcome cut "the compact request" raw_compact
 log "c: a compact request of node 0 (score $score) with no bound of its own, under a 1s budget: $result after $((dur_ns / 1000000)) ms"
