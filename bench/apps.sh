@@ -155,7 +155,7 @@ run_workload() {
 		grow_pool "$mode" "$pages" "$w"
 		pool_ms=$(($(now_ms) - t0))
 		pool=$(<"$HP")
-		free0=$(free_hp)
+		free0=$(meminfo HugePages_Free)
 		if [[ $w == vm ]]; then
 			mount -t hugetlbfs -o pagesize=2M none "$MNT"
 			start_hugetlb_guest "$mib" "$MNT" "$R/qemu.out"
@@ -170,7 +170,7 @@ time.sleep(600)' "$mib" >"$R/hugetlb.out" 2>&1 &
 			PIDS+=("$p")
 		fi
 		for ((i = 0; i < 1200; i++)); do
-			(($(free_hp) + pages <= free0)) && { [[ $w == vm ]] || grep -q mapped "$R/hugetlb.out"; } &&
+			(($(meminfo HugePages_Free) + pages <= free0)) && { [[ $w == vm ]] || grep -q mapped "$R/hugetlb.out"; } &&
 				{ started=1; break; }
 			kill -0 "$p" 2>/dev/null || break
 			sleep 0.05

@@ -47,11 +47,11 @@ pool() {
 # to the time from qemu's start to HugePages_Free having fallen by the guest's pages.
 guest() {
 	local free0 t0 i
-	free0=$(free_hp)
+	free0=$(meminfo HugePages_Free)
 	mount -t hugetlbfs -o pagesize=2M none "$MNT"
 	t0=$(now_ms)
 	start_hugetlb_guest "$GUEST_MIB" "$MNT" "$WORK/qemu.out"
-	for ((i = 0; $(free_hp) + PAGES > free0; i++)); do
+	for ((i = 0; $(meminfo HugePages_Free) + PAGES > free0; i++)); do
 		((i < 3000)) || die "qemu did not allocate its RAM in 30 s"
 		kill -0 "$GUEST_PID" 2>/dev/null || die "qemu exited: $(cat "$WORK/qemu.out")"
 		sleep 0.01

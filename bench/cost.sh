@@ -46,7 +46,7 @@ T_START=$SECONDS
 FRAGD="$BUILD_DIR/fragd"
 
 take_heavy_lock # before the check: another heavy run may hold memory until it lets go
-avail_mib=$(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024))
+avail_mib=$(($(meminfo MemAvailable) / 1024))
 ((avail_mib > ANON + FILE_MIB + 2048)) || die "MemAvailable is $avail_mib MiB: the churn needs $ANON + $FILE_MIB MiB and 2 GiB to spare"
 
 begin_meta "$FRAGD"
@@ -65,7 +65,7 @@ meta possible_cpus "$(cat /sys/devices/system/cpu/possible)"
 # back to its host may run one) reclaims cold page cache, and fragd's scanner reads what it frees.
 QUIET_WINDOW=$(q 30 10)
 QUIET_MAX=$(q 600 60)
-QUIET_PAGES=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) / 4 / 1000)) # 0.1% of memory
+QUIET_PAGES=$(($(meminfo MemTotal) / 4 / 1000)) # 0.1% of memory
 meta quiet_window="$QUIET_WINDOW" quiet_max="$QUIET_MAX" quiet_pages="$QUIET_PAGES" quiet_damon=1
 DAMON=/sys/kernel/mm/damon/admin/kdamonds
 damon_paged_out() {

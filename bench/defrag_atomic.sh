@@ -61,7 +61,7 @@ if [[ $WHERE != host ]]; then
 fi
 if [[ $WHERE != guest ]]; then
 	require_empty_pool
-	free_mib=$(awk '/^MemFree/ { print int($2 / 1024) }' /proc/meminfo)
+	free_mib=$(($(meminfo MemFree) / 1024))
 	((free_mib > HOST_FREE + 2048)) || die "only $free_mib MiB free here: the host rounds need more than $((HOST_FREE + 2048))"
 fi
 

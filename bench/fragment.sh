@@ -53,7 +53,7 @@ for i in range(n):
     os.close(os.open(f"{d}/{i}", os.O_CREAT | os.O_WRONLY, 0o600))' "$SLAB_DIR" "$MIXED_FILES" ||
 		die "cannot create $MIXED_FILES files in $SLAB_DIR"
 	pgtables_start "$1" "$MIXED_PGTABLES"
-	log "mixed: $(head -1 "$1/pt.out"), slab $(awk '$1 == "Slab:" { print $2 }' /proc/meminfo) kB, cached $(awk '$1 == "Cached:" { print $2 }' /proc/meminfo) kB"
+	log "mixed: $(head -1 "$1/pt.out"), slab $(meminfo Slab) kB, cached $(meminfo Cached) kB"
 }
 
 # fill_stop: frees what pgtables_start and mixed_start made (the page tables' holder, the files,

@@ -38,7 +38,7 @@ OUT=$(report_output "$QUICK" "$ROOT")
 
 bench_work labels 60 # no kernel setting is changed
 
-avail_mib=$(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024))
+avail_mib=$(($(meminfo MemAvailable) / 1024))
 ((avail_mib > ANON + FILE_MIB + 2048)) || die "MemAvailable is $avail_mib MiB: the churn needs $ANON + $FILE_MIB MiB and 2 GiB to spare"
 take_heavy_lock
 T_START=$SECONDS # the run, not the wait for the lock
@@ -66,7 +66,7 @@ sleep "$SETTLE"
 edge_ballast() {
 	local i f lo=0 hi=0 mid edge=1
 	for ((i = 0; i < PERIOD * 8; i++)); do
-		f=$(($(awk '/^MemFree/ { print $2 }' /proc/meminfo) / 1024))
+		f=$(($(meminfo MemFree) / 1024))
 		((lo == 0 || f < lo)) && lo=$f
 		((f > hi)) && hi=$f
 		sleep 0.25

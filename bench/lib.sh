@@ -218,7 +218,7 @@ meta_machine() {
 	meta kernel "$(uname -r)"
 	meta cpu_model "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 	meta ncpu "$(nproc)"
-	meta mem_total_kib "$(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
+	meta mem_total_kib "$(meminfo MemTotal)"
 }
 
 # begin_meta BINARY [bpftrace]: a new $WORK/meta.env (META) with the machine and fragd BINARY's
@@ -413,10 +413,10 @@ keep_found() {
 	keep_raw "$name" -C "$from" "${files[@]}"
 }
 
-# now_ms: wall-clock milliseconds. free_hp: the hugetlb pages free in the pools (HugePages_Free).
+# now_ms: wall-clock milliseconds.
 now_ms() { local t=$EPOCHREALTIME; t=${t/./}; echo $((t / 1000)); }
-meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; } # KEY: its kB in /proc/meminfo
-free_hp() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
+# meminfo KEY: its value in /proc/meminfo (kB; a count for HugePages_*).
+meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 # reported_kib: free memory the guest has handed back to its host so far (virtio free page
 # reporting, where the kernel counts it); empty where it does not. Touching such memory again
 # faults on the host.

@@ -61,7 +61,7 @@ meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo 0 >"$PRO"
 wait_no_fragmenter
-log "fragmenting ${PERCENT}% of MemAvailable ($(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024)) MiB)"
+log "fragmenting ${PERCENT}% of MemAvailable ($(($(meminfo MemAvailable) / 1024)) MiB)"
 start_fragmenter "$WORK/fragmenter" "$WORK" "$PERCENT" 600 || die "$FRAG_ERROR"
 meta fragmenter_kept_kib "$(awk '/^ready/ { print $2 }' "$WORK/frag.out")"
 log "fragmented: $(cat "$WORK/frag.out")"

@@ -57,7 +57,7 @@ meta quick="$QUICK" repeats="$REPEATS" percent="$PERCENT" settle_s="$SETTLE"
 meta mixed "cache_mib=$MIXED_CACHE_MIB files=$MIXED_FILES pgtables=$MIXED_PGTABLES"
 meta polluted_extra_pgtables "$POLLUTE_PGTABLES"
 meta pageblocks_mode "$(awk '/^pageblocks:/ { p = 1; next } /^[^ #]/ { p = 0 } p && $1 == "mode:" { print $2 }' configs/fragd.yaml)"
-BIG=$(($(awk '/^MemTotal/ { print $2 }' /proc/meminfo) / 2048))
+BIG=$(($(meminfo MemTotal) / 2048))
 meta pool_write "$BIG"
 
 ctl() { "$WORK/fragctl" --socket "$SOCK" "$@"; } # fragctl on this run's fragd

@@ -242,7 +242,7 @@ run_arm() { # round position arm
 # --- overhead ------------------------------------------------------------------
 begin_meta "$WORK/fragd" bpftrace
 log "work directory $WORK; $PAIRS pairs; workloads on CPU $CPU; fragd $FRAGD_VERSION ($FRAGD_SHA)"
-meta mem_available_kib_start "$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
+meta mem_available_kib_start "$(meminfo MemAvailable)"
 meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta quick="$QUICK" pairs="$PAIRS" cpu="$CPU" pf_mib="$PF_MIB" pf_seconds="$PF_SECONDS" hp_pages="$HP_PAGES"
 meta hp_cycles="$HP_CYCLES" rss_wait="$RSS_WAIT" proactiveness="$PROACTIVE_ORIG"

@@ -95,7 +95,7 @@ if [[ $QUICK != 1 ]]; then
 	for ((i = 0; i < 600; i++)); do pgrep -x fragmenter >/dev/null || break; sleep 0.2; done
 	start_fragd pictures "pageblocks: {scan: true, interval: 1h, max_age: 1h}"
 	mkfifo "$WORK/hold-pm" "$WORK/hold-pt"
-	avail_mib=$(($(awk '/^MemAvailable/ { print $2 }' /proc/meminfo) / 1024))
+	avail_mib=$(($(meminfo MemAvailable) / 1024))
 	"$BUILD_DIR/physmap" frag --mib $((avail_mib * 85 / 100)) --drop 8 --out "$WORK/owned.txt" \
 		<"$WORK/hold-pm" >"$WORK/pm.out" 2>"$WORK/pm.err" &
 	PM_PID=$!
@@ -104,7 +104,7 @@ if [[ $QUICK != 1 ]]; then
 	for ((i = 0; i < 1800; i++)); do grep -q '^ready' "$WORK/pm.out" && break; sleep 0.2; done
 	grep -q '^ready' "$WORK/pm.out" || die "physmap frag not ready after 360 s: $(tail -2 "$WORK/pm.err")"
 	meta physmap "$(cat "$WORK/pm.out") of $((avail_mib * 85 / 100)) MiB"
-	free_kib=$(awk '/^MemFree/ { print $2 }' /proc/meminfo)
+	free_kib=$(meminfo MemFree)
 	"$BUILD_DIR/physmap" pgtables --count $((free_kib * 3 / 4 / 4)) --out "$WORK/pt.txt" <"$WORK/hold-pt" >"$WORK/pt.out" &
 	PT_PID=$!
 	PIDS+=("$PT_PID")

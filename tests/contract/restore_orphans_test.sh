@@ -4,7 +4,8 @@
 # (tests/integration/restore_orphans.sh): a test sourcing lib.sh changes a setting (a stand-in
 # file) with set_kernel_file and is killed with SIGKILL; its journal stays, and the next test's
 # start puts the old value back and removes the killed test's work directory; a test still running
-# keeps its journal; a test that exits normally restores and leaves no journal. Needs no root (the journal lives in a scratch dir).
+# keeps its journal; a test that exits normally restores and leaves no journal. Needs no root (the
+# journal lives in a scratch dir).
 #   bash tests/contract/restore_orphans_test.sh
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)

@@ -21,8 +21,6 @@ source "$SRC/tests/integration/restore_orphans.sh"
 if mkdir -p "$RESTORE_DIR" 2>/dev/null && [ -w "$RESTORE_DIR" ]; then
   restore_orphans
   JOURNAL="$RESTORE_DIR/$$-$(proc_start $$)"
-  # The work directory too (first line: removed last, after any unmount), unless kept.
-  [ -n "${FRAGD_TEST_KEEP:-}" ] || printf 'rm -rf --one-file-system %q %q\n' "$WORK" "$WORK.unprivileged" >"$JOURNAL"
 else
   JOURNAL=""  # not root: a test that changes nothing global
 fi
@@ -32,6 +30,8 @@ on_exit() {
   RESTORE+=("$1")
   [ -z "$JOURNAL" ] || printf '%s\n' "$1" >>"$JOURNAL"
 }
+# The work directory goes last (given first), after any unmount, unless FRAGD_TEST_KEEP is set.
+[ -n "${FRAGD_TEST_KEEP:-}" ] || on_exit "rm -rf --one-file-system $(printf '%q %q' "$WORK" "$WORK.unprivileged")"
 
 log() { echo "[$TEST_NAME] $*"; }
 # metric, vmstat, free_blocks9 and proactiveness_policy: the guests' suites source them too.
@@ -65,7 +65,7 @@ cleanup() {
   local i
   for ((i = ${#RESTORE[@]} - 1; i >= 0; i--)); do eval "${RESTORE[$i]}" || true; done
   [ -z "$JOURNAL" ] || rm -f "$JOURNAL"
-  if [ -n "${FRAGD_TEST_KEEP:-}" ]; then log "kept $WORK (FRAGD_TEST_KEEP)"; else rm -rf "$WORK" "$WORK.unprivileged"; fi
+  [ -z "${FRAGD_TEST_KEEP:-}" ] || log "kept $WORK (FRAGD_TEST_KEEP)"
   exit $rc
 }
 trap cleanup EXIT

@@ -4,8 +4,8 @@
 # by page_reporting.sh restore after the last test).
 #
 # Each test journals what its exit puts back (lib.sh's on_exit: a kernel setting's old value, a
-# mount, a tracing instance, its work directory) in RESTORE_DIR/<pid>-<start time>, one command a line, and removes
-# the journal after its exit ran them. A test ended by SIGKILL (ctest's timeout), or by a SIGTERM
+# mount, a tracing instance, its work directory) in RESTORE_DIR/<pid>-<start time>, one command a
+# line, and removes the journal after its exit ran them. A test ended by SIGKILL (ctest's timeout), or by a SIGTERM
 # that arrived while a long command ran in its foreground (bash runs the TERM trap only after that
 # command ends, and the caller may not wait), runs no exit: its journal stays. This runs each
 # journal of a process no longer alive, last line first, and removes it.
