@@ -129,5 +129,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	log "round $r: $(tr '\n' ' ' <"$dir/round.env")"
 done
 
+# What the report reads, kept: `python3 bench/defrag_guard_report.py bench/data/defrag_guard OUT`.
+keep_found defrag_guard "$WORK" -name meta.env -o -name round.env
 FAILED=0
 /usr/bin/python3 bench/defrag_guard_report.py "$WORK" "$OUT"

@@ -45,6 +45,7 @@ def cases(out):
         ("defrag_atomic", report("defrag_atomic_report.py", atomic["modes-guard"], o("defrag_atomic"))),
         ("defrag_storm", report("defrag_atomic_report.py", atomic["storm"], o("defrag_storm"))),
         ("scan", report("scan_report.py", d("scan"), o("scan"))),
+        ("defrag_guard", report("defrag_guard_report.py", d("defrag_guard"), o("defrag_guard"))),
     ]
     for sel in sorted(os.listdir(d("apps"))):
         got.append((f"apps-{sel}", report("apps_report.py", d("apps", sel, "runs.txt"), d("apps", sel, "meta.env"),
