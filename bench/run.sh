@@ -20,8 +20,9 @@
 # clean builds of fragd's core library, untraced and with fragd. The method and the pairing are
 # written with the figures (bench/report.py).
 # Changes one global setting: vm.nr_hugepages (grown, then put back to 0 after each
-# burst, and restored on exit whatever happens). Every process started here is tracked
-# by pid and stopped on exit.
+# burst, and restored on exit whatever happens), under the heavy lock (/tmp/fragd-heavy.lock),
+# which it holds for the whole run. Every process started here is tracked by pid and stopped
+# on exit.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -44,6 +45,10 @@ require_uint BENCH_ PAIRS PF_MIB PF_SECONDS HP_PAGES HP_CYCLES BUILD_PAIRS WAIT_
 ((CPU < NCPU)) || die "BENCH_CPU=$CPU but this machine has $NCPU CPUs"
 
 HP=/proc/sys/vm/nr_hugepages
+# The bursts grow the hugetlb pool: no other memory-heavy job (a test's pool, a benchmark's
+# fragmenter) may run meanwhile. The settings are read under the lock: another run changes them
+# while it holds it.
+take_heavy_lock
 require_empty_pool
 PROACTIVE_ORIG=$(</proc/sys/vm/compaction_proactiveness)
 bench_work overhead 10
@@ -102,8 +107,8 @@ FRAGD_BAD_EXITS=0
 start_fragd() { # [config]
 	local cfg=${1:-$WORK/fragd.yaml}
 	echo "=== start $((++FRAGD_STARTS)) $(date -u +%T) $(basename "$cfg")" >>"$WORK/fragd.log"
-	"$WORK/fragd" --config "$cfg" --listen "127.0.0.1:$PORT" --socket "$SOCK" \
-		2>>"$WORK/fragd.log" &
+	bg_nolock "$WORK/fragd" --config "$cfg" --listen "127.0.0.1:$PORT" --socket "$SOCK" \
+		2>>"$WORK/fragd.log"
 	FRAGD_PID=$!
 	PIDS+=("$FRAGD_PID")
 	wait_fragd_ready "$FRAGD_PID" "$WORK/fragd.log"
@@ -140,7 +145,7 @@ stop_fragd() {
 }
 
 start_floor() {
-	"$WORK/floor" "$WORK/floor.bpf.o" >"$WORK/floor.out" 2>"$WORK/floor.err" &
+	bg_nolock "$WORK/floor" "$WORK/floor.bpf.o" >"$WORK/floor.out" 2>"$WORK/floor.err"
 	FLOOR_PID=$!
 	PIDS+=("$FLOOR_PID")
 	for ((i = 0; i < 100; i++)); do
@@ -156,7 +161,7 @@ start_bpftrace() {
 	local i out
 	BT_RUN=$((BT_RUN + 1))
 	out="$WORK/bpftrace.$BT_RUN"
-	bpftrace "$BT_SCRIPT" >"$out.out" 2>"$out.err" &
+	bg_nolock bpftrace "$BT_SCRIPT" >"$out.out" 2>"$out.err"
 	BT_PID=$!
 	PIDS+=("$BT_PID")
 	# "Attaching N probes..." is printed before the probes are attached: wait until the
