@@ -46,6 +46,8 @@ def cases(out):
         ("defrag_storm", report("defrag_atomic_report.py", atomic["storm"], o("defrag_storm"))),
         ("scan", report("scan_report.py", d("scan"), o("scan"))),
         ("defrag_guard", report("defrag_guard_report.py", d("defrag_guard"), o("defrag_guard"))),
+        ("preflight", report("preflight_report.py", d("preflight", "runs.txt"), d("preflight", "meta.env"),
+                             o("preflight"))),
     ]
     for sel in sorted(os.listdir(d("apps"))):
         got.append((f"apps-{sel}", report("apps_report.py", d("apps", sel, "runs.txt"), d("apps", sel, "meta.env"),
