@@ -48,6 +48,7 @@ def cases(out):
         ("defrag_guard", report("defrag_guard_report.py", d("defrag_guard"), o("defrag_guard"))),
         ("preflight", report("preflight_report.py", d("preflight", "runs.txt"), d("preflight", "meta.env"),
                              o("preflight"))),
+        ("preflight-latency", report("preflight_latency_report.py", d("preflight_latency"), o("preflight-latency"))),
     ]
     for sel in sorted(os.listdir(d("apps"))):
         got.append((f"apps-{sel}", report("apps_report.py", d("apps", sel, "runs.txt"), d("apps", sel, "meta.env"),
