@@ -49,6 +49,7 @@ def cases(out):
         ("preflight", report("preflight_report.py", d("preflight", "runs.txt"), d("preflight", "meta.env"),
                              o("preflight"))),
         ("preflight-latency", report("preflight_latency_report.py", d("preflight_latency"), o("preflight-latency"))),
+        ("labels", report("labels_report.py", d("labels"), o("labels"))),
     ]
     for sel in sorted(os.listdir(d("apps"))):
         got.append((f"apps-{sel}", report("apps_report.py", d("apps", sel, "runs.txt"), d("apps", sel, "meta.env"),
