@@ -38,9 +38,9 @@ OUT=$(report_output "$QUICK" "$ROOT")
 
 bench_work labels 60 # no kernel setting is changed
 
+take_heavy_lock # before the check: another heavy run may hold memory until it lets go
 avail_mib=$(($(meminfo MemAvailable) / 1024))
 ((avail_mib > ANON + FILE_MIB + 2048)) || die "MemAvailable is $avail_mib MiB: the churn needs $ANON + $FILE_MIB MiB and 2 GiB to spare"
-take_heavy_lock
 T_START=$SECONDS # the run, not the wait for the lock
 
 cp "$BUILD_DIR/fragd" "$BUILD_DIR/fragctl" "$WORK/"

@@ -57,11 +57,13 @@ while True:
 PY
 stall() { awk '$1 == "compact_stall" { print $2 }' /proc/vmstat; }
 s0=$(stall)
-# Four of them: one process's faults stall about 10 times a second while the pool compacts
-# beside it, no more than the demand rate the rule compares with (10 a second).
+# FAULTERS of them, REGIONS x 2 MiB each: one process's faults stall about 10 times a second
+# while the pool compacts beside it, no more than the demand rate the rule compares with (10 a
+# second).
+FAULTERS=4 REGIONS=512
 FAULTER_PIDS=()
-for i in 1 2 3 4; do
-  python3 "$WORK/faulter.py" 512 0.01 >>"$WORK/faulter.out" 2>&1 &
+for ((i = 0; i < FAULTERS; i++)); do
+  python3 "$WORK/faulter.py" "$REGIONS" 0.01 >>"$WORK/faulter.out" 2>&1 &
   FAULTER_PIDS+=("$!")
   PIDS+=("$!")
 done
@@ -81,10 +83,11 @@ rate=$((($(stall) - r0) / 2))
 log "the workload's rate: $rate direct compactions a second"
 scrape >"$WORK/before.prom"
 have=$(free_blocks9)
-# The workload holds up to 4 x 512 huge pages and hands them all back at the end of a pass: a goal
-# they could meet would be reached at once without the pool, which would then end ok with nothing
-# to give way to. So the goal is 2000 blocks past the free ones and past all the workload holds.
-goal=$((have + 2000 + 4 * 512))
+# The workload holds up to FAULTERS x REGIONS huge pages and hands them all back at the end of a
+# pass: a goal they could meet would be reached at once without the pool, which would then end ok
+# with nothing to give way to. So the goal is 2000 blocks past the free ones and past all the
+# workload holds.
+goal=$((have + 2000 + FAULTERS * REGIONS))
 sed -i "s/blocks: 0,/blocks: $goal,/" "$WORK/goal.yaml"
 kill -HUP "$FRAGD_PID"
 wait_for 60 grep -qE "action [0-9]+ compact node 0 \[reserve: .*goal $goal free order-9 blocks.*\]: [a-z_]+" "$FRAGD_LOG" ||

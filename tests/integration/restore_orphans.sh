@@ -5,10 +5,11 @@
 #
 # Each test journals what its exit puts back (lib.sh's on_exit: a kernel setting's old value, a
 # mount, a tracing instance, its work directory) in RESTORE_DIR/<pid>-<start time>, one command a
-# line, and removes the journal after its exit ran them. A test ended by SIGKILL (ctest's timeout), or by a SIGTERM
-# that arrived while a long command ran in its foreground (bash runs the TERM trap only after that
-# command ends, and the caller may not wait), runs no exit: its journal stays. This runs each
-# journal of a process no longer alive, last line first, and removes it.
+# line, and removes the journal after its exit ran them. A test ended by SIGKILL (ctest's
+# timeout), or by a SIGTERM that arrived while a long command ran in its foreground (bash runs
+# the TERM trap only after that command ends, and the caller may not wait), runs no exit: its
+# journal stays. This runs each journal of a process no longer alive, last line first, and
+# removes it.
 #   bash tests/integration/restore_orphans.sh        (or: source it, then restore_orphans)
 RESTORE_DIR=${FRAGD_TEST_RESTORE_DIR:-/run/fragd-test-restore}
 
