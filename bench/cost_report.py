@@ -108,13 +108,18 @@ def mapmem_line(p, maps, facts):
         facts[p[0]] = int(p[1])
 
 
-def map_facts(path):
-    """-> {key: value} of bpf_map_memory's output."""
+def map_memory(path):
+    """-> ({(object, map): bytes}, {key: value}) of bpf_map_memory's output."""
     maps, facts = {}, {}
     with open(path) as f:
         for line in f:
             mapmem_line(line.split(), maps, facts)
-    return facts
+    return maps, facts
+
+
+def map_facts(path):
+    """-> {key: value} of bpf_map_memory's output."""
+    return map_memory(path)[1]
 
 
 def guest(path):
@@ -333,17 +338,88 @@ def guests_part(m, gs, check):
         ratio_mem, ratio_blk, _, full_ratio = check
         lines += ["", f"Memory {ratio_mem:.1f}x: a sampled round read {ratio_blk:.2f}x the blocks"
                   + (f", a full scan {full_ratio:.1f}x the page frames." if full_ratio else ".")]
-    cpus = sorted(gs.values(), key=lambda g: g["mapfacts"].get("possible_cpus", 0))
-    if len(cpus) >= 2 and cpus[0]["mapfacts"].get("possible_cpus") != cpus[-1]["mapfacts"].get("possible_cpus"):
-        a, b = cpus[0]["mapfacts"], cpus[-1]["mapfacts"]
-        # Same memory size needed to read a per-CPU slope off the totals: compare the maps but the ledger.
-        no_ledger = lambda g: g["mapfacts"]["total"] - g["maps"].get(("pollution", "polluted_blocks"), 0)  # noqa: E731
-        na, nb = no_ledger(cpus[0]), no_ledger(cpus[-1])
+    pair = cpu_pair(gs)
+    if pair:
+        (a, na), (b, nb) = ((g["mapfacts"], no_ledger(g)) for g in pair)
         lines += ["", f"Possible CPUs {a['possible_cpus']} → {b['possible_cpus']}: the maps but the ledger took "
-                  f"{na} → {nb} bytes, **{(nb - na) / (b['possible_cpus'] - a['possible_cpus']):.0f} bytes per "
-                  "possible CPU** (the per-CPU arrays: statistics and histograms; the hash maps' per-CPU locks "
-                  "and spare elements)."]
+                  f"{na} → {nb} bytes, **{cpu_slope(pair):.0f} bytes per possible CPU** (the per-CPU arrays: "
+                  "statistics and histograms; the hash maps' per-CPU locks and spare elements)."]
     return lines + [""]
+
+
+LEDGER = ("pollution", "polluted_blocks")
+
+
+def no_ledger(g):
+    return g["mapfacts"]["total"] - g["maps"].get(LEDGER, 0)
+
+
+def cpu_pair(gs):
+    """-> (a guest with fewer CPUs, the guest with the most), the first of the same ledger size
+    where one has it (so that each map's bytes differ by the CPUs alone), or None."""
+    most = max(gs.values(), key=lambda g: g["mapfacts"].get("possible_cpus", 0), default=None)
+    fewer = sorted((g for g in gs.values() if most and g["mapfacts"].get("possible_cpus", 0) <
+                    most["mapfacts"]["possible_cpus"]),
+                   key=lambda g: g["mapfacts"].get("ledger_entries") != most["mapfacts"].get("ledger_entries"))
+    return (fewer[0], most) if fewer else None
+
+
+def cpu_slope(pair):
+    """Bytes per possible CPU of the maps but the ledger (the guests' memory sizes may differ)."""
+    (a, b) = pair
+    return (no_ledger(b) - no_ledger(a)) / (b["mapfacts"]["possible_cpus"] - a["mapfacts"]["possible_cpus"])
+
+
+def grows_with(name, ram, cpus):
+    """-> what a map's bytes grow with: memory when --ram's smallest and largest sizes differ,
+    possible CPUs when the guests of one ledger size but not one CPU count do."""
+    what = [w for w, pair in (("memory", ram), ("possible CPUs", cpus)) if pair and pair[0].get(name) != pair[1].get(name)]
+    return ", ".join(what) or "fixed"
+
+
+def maps_part(work, gs):
+    """Each map's bytes here, what it grows with, and the bound that follows."""
+    maps, facts = map_memory(os.path.join(work, "mapmem", "here.txt"))
+    rams = sorted((int(re.sub(r"\D", "", os.path.basename(p))), map_memory(p))
+                  for p in glob.glob(os.path.join(work, "mapmem", "ram*.txt")))
+    ram = (rams[0][1][0], rams[-1][1][0]) if len(rams) >= 2 else None
+    pair = cpu_pair(gs)
+    same_ledger = pair and pair[0]["mapfacts"].get("ledger_entries") == pair[1]["mapfacts"].get("ledger_entries")
+    cpus = (pair[0]["maps"], pair[1]["maps"]) if same_ledger else None
+    lines = [
+        "### What fragd's BPF maps take",
+        "",
+        "`build/bpf_map_memory` loads fragd's BPF objects as fragd does and prints what the kernel counts for each "
+        "map (the `memlock:` of its fdinfo, what `bpftool map show` prints; since Linux 6.4 what the map type "
+        f"allocated): here {facts['total']:,} bytes in all ({facts['total'] / 2**20:.2f} MiB), of which the pollution "
+        f"ledger, one record per 2 MiB pageblock of the physical address range, {maps[LEDGER]:,} "
+        f"({facts['ledger_entries']} records). `attribution.top_cgroups` and `top_callsites` choose which cgroups "
+        "and call sites get series of their own and size no map; `bpf.track_pollution: false` leaves the ledger one "
+        "record.",
+        "",
+    ]
+    if ram and pair:
+        g_hi, (m_hi, f_hi) = rams[-1]
+        slope, base = cpu_slope(pair), facts["total"] - maps[LEDGER]
+        mid = max((r for r in rams if r[1][1]["ledger_entries"] < f_hi["ledger_entries"]), default=rams[0])
+        per_record = mid[1][0][LEDGER] / mid[1][1]["ledger_entries"]
+        lines += [
+            f"The bound, from these figures (the slope per CPU from the guests above): bytes = {base:,} + {slope:,.0f} x (possible CPUs - 2) + the ledger, "
+            f"{per_record:.0f} bytes a record (`--ram {mid[0]}`) for min(pageblocks of the physical address range, "
+            f"{f_hi['ledger_entries']:,}) records, at most {m_hi[LEDGER]:,} bytes (`--ram {g_hi}`). So whatever "
+            f"the memory: at most {(base + m_hi[LEDGER]) / 2**20:.1f} MiB + {slope / 1024:.1f} KiB per possible CPU "
+            f"beyond 2. Past {f_hi['ledger_entries']:,} records the ledger stops growing; fallbacks into blocks "
+            "beyond its records are counted (`fragd_pollution_untracked_total{reason=\"map_full\"}`), not recorded.",
+            "",
+        ]
+    lines += ["<details><summary>each map</summary>", "",
+              f"Grows with: memory where `--ram {rams[0][0]}` and `--ram {rams[-1][0]}` differ, possible CPUs where "
+              "the guests of one ledger size with the fewest and the most CPUs do." if ram and cpus else
+              "Grows with: not known without the `--ram` sizes and the guests.", ""]
+    lines += table(["object", "map", "bytes here", "grows with"], "llrl")
+    for (obj, name), n in maps.items():
+        lines.append(row([obj, f"`{name}`", f"{n:,}", grows_with((obj, name), ram, cpus)]))
+    return lines + ["", "</details>", ""]
 
 
 def main():
@@ -355,7 +431,7 @@ def main():
     lines = benchlib.section_head("fragd's CPU on a quiet and a busy host; the pageblock scan by memory size", m)
     lines += runs_part(m, figs, exported)
     scan_lines, gs, check = scan_part(m, work, figs, exported)
-    benchlib.publish(out, "cost", lines + scan_lines + guests_part(m, gs, check))
+    benchlib.publish(out, "cost", lines + scan_lines + guests_part(m, gs, check) + maps_part(work, gs))
 
 
 if __name__ == "__main__":
