@@ -382,6 +382,30 @@ direct_trace_stop() {
 	trace_close DIRECT_TRACE
 }
 
+# build_fault_tools: $WORK/pagefault (bench/pagefault.c, order-0 faults) and the floor of any
+# per-page hook, $WORK/floor with $WORK/floor.bpf.o (bench/floor.c: an empty tp_btf program on
+# kmem:mm_page_alloc).
+build_fault_tools() {
+	gcc -O2 -Wall -Wextra -o "$WORK/pagefault" bench/pagefault.c || die "cannot compile bench/pagefault.c"
+	clang -g -O2 -target bpf -Wall -Werror -I"/usr/include/$(gcc -print-multiarch)" -c bench/floor.bpf.c \
+		-o "$WORK/floor.bpf.o" || die "cannot compile bench/floor.bpf.c"
+	gcc -O2 -Wall -Wextra -o "$WORK/floor" bench/floor.c -lbpf || die "cannot compile bench/floor.c"
+}
+# start_floor [DIR]: starts $WORK/floor (its output in DIR, default WORK), tracked as FLOOR_PID,
+# and waits until its program is attached.
+start_floor() {
+	local dir=${1:-$WORK} i
+	bg_nolock "$WORK/floor" "$WORK/floor.bpf.o" >"$dir/floor.out" 2>"$dir/floor.err"
+	FLOOR_PID=$!
+	PIDS+=("$FLOOR_PID")
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^attached' "$dir/floor.out" 2>/dev/null && return 0
+		kill -0 "$FLOOR_PID" 2>/dev/null || die "floor exited at start: $(cat "$dir/floor.err")"
+		sleep 0.1
+	done
+	die "floor did not attach in 10 s"
+}
+
 # keep_raw NAME [-C DIR] FILE...: a run's raw data kept in the tree, in bench/data/NAME/ (what was
 # there before is replaced), so that anyone can recompute its figures and intervals: the
 # benchmark's report reads the same files back. With -C, the FILEs are paths under DIR and keep

@@ -61,10 +61,7 @@ restore_on_exit() {
 	fi
 }
 
-gcc -O2 -Wall -Wextra -o "$WORK/pagefault" bench/pagefault.c || die "cannot compile bench/pagefault.c"
-clang -g -O2 -target bpf -Wall -Werror -I"/usr/include/$(gcc -print-multiarch)" -c bench/floor.bpf.c \
-	-o "$WORK/floor.bpf.o" || die "cannot compile bench/floor.bpf.c"
-gcc -O2 -Wall -Wextra -o "$WORK/floor" bench/floor.c -lbpf || die "cannot compile bench/floor.c"
+build_fault_tools
 # Private copies: other people may rebuild build/fragd while this runs.
 cp "$BUILD_DIR/fragd" "$WORK/fragd"
 cp configs/fragd.yaml "$WORK/fragd.yaml"
@@ -144,18 +141,6 @@ stop_fragd() {
 	fi
 }
 
-start_floor() {
-	bg_nolock "$WORK/floor" "$WORK/floor.bpf.o" >"$WORK/floor.out" 2>"$WORK/floor.err"
-	FLOOR_PID=$!
-	PIDS+=("$FLOOR_PID")
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^attached' "$WORK/floor.out" 2>/dev/null && return 0
-		kill -0 "$FLOOR_PID" 2>/dev/null || die "floor exited at start: $(cat "$WORK/floor.err")"
-		sleep 0.1
-	done
-	die "floor did not attach in 10 s"
-}
-
 BT_RUN=0
 start_bpftrace() {
 	local i out
@@ -228,7 +213,7 @@ run_arm() { # round position arm
 	case $3 in
 	D) start_fragd ;;
 	E | O) start_fragd "$WORK/fragd-${MODE[$3]}.yaml" ;;
-	L) start_floor ;;
+	L) start_floor "$WORK" ;;
 	B) start_bpftrace ;;
 	esac
 	run_slot "$@"
