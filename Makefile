@@ -114,8 +114,11 @@ test-kernels-cma: deps
 # defrag_mode's failures of allocations that cannot sleep and the guard on them, here and in a 7.x
 # guest (bench/defrag_atomic.sh, ~45 min), and whether defrag_mode makes kswapd reclaim page cache
 # beside them (BENCH_ATOMIC_PHASES=storm, on this host, ~15 min),
-# fragd's CPU on a quiet and a busy host and the scan's cost by memory size (bench/cost.sh, ~50 min);
-# BENCH_QUICK=1 makes each a smoke run that writes /tmp/fragd-bench-quick.md (bench/backing.sh prints its table).
+# fragd's CPU on a quiet and a busy host and the scan's cost by memory size (bench/cost.sh, ~50 min),
+# what the BPF programs cost per event (bench/stall_cost.sh, ~12 min), preflight against what a
+# compaction and a pool write reach (bench/preflight.sh, ~14 min), its latency under load and its
+# CPU (bench/preflight_latency.sh, ~33 min) and the NFD labels under churn (bench/labels.sh, ~100 min);
+# BENCH_QUICK=1 makes each a smoke run that writes /tmp/fragd-bench-quick.md.
 bench: deps
 	$(MAKE) build
 	bash bench/run.sh
@@ -132,6 +135,9 @@ bench: deps
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/defrag_atomic.sh
 	FRAGD_BUILD_DIR=$(BUILD) BENCH_ATOMIC_WHERE=host BENCH_ATOMIC_PHASES=storm bash bench/defrag_atomic.sh
 	FRAGD_BUILD_DIR=$(BUILD) bash bench/cost.sh
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/preflight.sh
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/preflight_latency.sh
+	FRAGD_BUILD_DIR=$(BUILD) bash bench/labels.sh
 
 # Only the act-mode benchmark (bench/act.sh: every way of compacting, 3 interleaved rounds;
 # REPEATS=N sets the rounds); it prints how long it took at the end. BENCH_QUICK=1: one

@@ -9,18 +9,19 @@
 #           virtio free page reporting, free 2 MiB blocks are handed back to the host meanwhile.
 # No fragmentation, no fragd: this measures the machine, not a mode. As root:
 #
-#   bash bench/backing.sh     # 3 rounds (cases in arm_order's order), a 4096 MiB guest, idle 20 s
+#   bash bench/backing.sh     # 5 rounds (cases in arm_order's order), a 4096 MiB guest, idle 20 s
 #
-# Knobs: BENCH_BACKING_ROUNDS (3), GUEST_MIB (4096), BENCH_BACKING_IDLE (20); BENCH_QUICK=1: one
+# Knobs: BENCH_BACKING_ROUNDS (5), GUEST_MIB (4096), BENCH_BACKING_IDLE (20); BENCH_QUICK=1: one
 # round, 512 MiB, 5 s.
-# Prints one line per run (case, round, ms from qemu's start to its RAM allocated, MiB the
-# guest reported to its host over the case) and a table of medians with their range.
+# One line per run in runs.txt (case, round, ms from qemu's start to its RAM allocated, MiB the
+# guest reported to its host over the case); bench/backing_report.py writes the section of
+# BENCHMARKS.md (BENCH_OUTPUT; a quick run /tmp/fragd-bench-quick.md).
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start backing "it writes vm.nr_hugepages and mounts hugetlbfs" -- qemu-system-x86_64 python3
 
-BACKING_ROUNDS=${BENCH_BACKING_ROUNDS:-$(q 3 1)}
+BACKING_ROUNDS=${BENCH_BACKING_ROUNDS:-$(q 5 1)}
 GUEST_MIB=${GUEST_MIB:-$(q 4096 512)}
 BACKING_IDLE=${BENCH_BACKING_IDLE:-$(q 20 5)}
 require_uint BENCH_ BACKING_ROUNDS BACKING_IDLE
@@ -28,7 +29,11 @@ require_uint "" GUEST_MIB
 ((BACKING_ROUNDS >= 1 && GUEST_MIB >= 2)) || die "BENCH_BACKING_ROUNDS must be >= 1 and GUEST_MIB >= 2"
 PAGES=$((GUEST_MIB / 2))
 
+OUT=$(report_output "$QUICK" "$ROOT")
 bench_work backing 10
+META="$WORK/meta.env"
+meta_machine
+meta quick="$QUICK" rounds="$BACKING_ROUNDS" guest_mib="$GUEST_MIB" idle_s="$BACKING_IDLE"
 MNT="$WORK/hugetlbfs"
 take_heavy_lock
 save_memory_settings
@@ -82,18 +87,8 @@ for ((round = 1; round <= BACKING_ROUNDS; round++)); do
 	for c in $(arm_order "$round" held fresh idle); do run_case "$c" "$round"; done
 done
 
-python3 - "$WORK/runs.txt" "$GUEST_MIB" "$BACKING_IDLE" <<'PY'
-import sys
-sys.path.insert(0, "bench")
-from benchlib import read_runs, table
-from verdict import spread
-runs = read_runs(sys.argv[1])
-print(f"\n{sys.argv[2]} MiB guest, idle {sys.argv[3]} s; medians (range) over {len(runs) // 3} rounds\n")
-rows = []
-for c in ("held", "fresh", "idle"):
-    mine = [r for r in runs if r["case"] == c]
-    rows.append([c, len(mine)] + [spread([int(r[k]) for r in mine], range_when_equal=True) for k in ("ms", "reported_mib")])
-print("\n".join(table(["pool's pages before the guest", "runs", "qemu to RAM allocated, ms",
-                       "reported to the host meanwhile, MiB"], "lrrr", rows)))
-PY
+meta minutes="$(awk -v s="$SECONDS" 'BEGIN { printf "%.1f", s / 60 }')"
+# What the report reads, kept: `python3 bench/backing_report.py bench/data/backing OUT`.
+keep_raw backing "$WORK/meta.env" "$WORK/runs.txt"
 FAILED=0
+/usr/bin/python3 bench/backing_report.py "$WORK" "$OUT"

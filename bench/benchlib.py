@@ -212,11 +212,12 @@ def section_head(title, m):
 
 
 def measured_on(m, cpu_model=True):
-    """'Measured DATE on MACHINE; FRAGD (sha)[, BPFTRACE]' from the meta the scripts write (the
-    CPU's model name left out with cpu_model=False)."""
+    """'Measured DATE on MACHINE[; FRAGD (sha)][, BPFTRACE]' from the meta the scripts write (the
+    CPU's model name left out with cpu_model=False; fragd where the run used it)."""
     return (f"Measured {m['date']} on Linux {m['kernel']}, " + (f"{m['cpu_model']}, " if cpu_model else "")
             + f"{m['ncpu']} vCPUs, "
-            f"{int(m['mem_total_kib']) // 1024} MiB (VM); {m['fragd_version']} (binary sha256 {m['fragd_sha']})"
+            f"{int(m['mem_total_kib']) // 1024} MiB (VM)"
+            + (f"; {m['fragd_version']} (binary sha256 {m['fragd_sha']})" if "fragd_version" in m else "")
             + (f", {m['bpftrace_version']}" if m.get("bpftrace_version") else ""))
 
 

@@ -51,6 +51,7 @@ def cases(out):
         ("preflight-latency", report("preflight_latency_report.py", d("preflight_latency"), o("preflight-latency"))),
         ("labels", report("labels_report.py", d("labels"), o("labels"))),
         ("stall_cost", report("stall_cost_report.py", d("stall_cost"), o("stall_cost"))),
+        ("backing", report("backing_report.py", d("backing"), o("backing"))),
     ]
     for sel in sorted(os.listdir(d("apps"))):
         got.append((f"apps-{sel}", report("apps_report.py", d("apps", sel, "runs.txt"), d("apps", sel, "meta.env"),
