@@ -115,7 +115,7 @@ test-kernels-cma: deps
 # guest (bench/defrag_atomic.sh, ~45 min), and whether defrag_mode makes kswapd reclaim page cache
 # beside them (BENCH_ATOMIC_PHASES=storm, on this host, ~15 min),
 # fragd's CPU on a quiet and a busy host and the scan's cost by memory size (bench/cost.sh, ~50 min),
-# what the BPF programs cost per event (bench/stall_cost.sh, ~12 min), preflight against what a
+# what the BPF programs cost per event (bench/stall_cost.sh, ~9 min), preflight against what a
 # compaction and a pool write reach (bench/preflight.sh, ~14 min), its latency under load and its
 # CPU (bench/preflight_latency.sh, ~33 min) and the NFD labels under churn (bench/labels.sh, ~100 min);
 # BENCH_QUICK=1 makes each a smoke run that writes /tmp/fragd-bench-quick.md.

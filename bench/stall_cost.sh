@@ -3,7 +3,7 @@
 # What fragd's BPF programs cost per event, by the kernel's own BPF run-time statistics. As root
 # after the build:
 #
-#   bash bench/stall_cost.sh      # 5 rounds, about 12 minutes; writes BENCHMARKS.md (stall_cost)
+#   bash bench/stall_cost.sh      # 5 rounds, about 9 minutes; writes BENCHMARKS.md (stall_cost)
 #
 # Each round runs four arms in arm_order's order:
 #   fault    fragd (bpf.allocations: exact) while `pagefault` faults order-0 pages on CPU 1:
