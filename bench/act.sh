@@ -444,8 +444,10 @@ meta loadavg_end="$(cut -d' ' -f1-3 /proc/loadavg)" runtime_s="$RUNTIME"
 # --- report ----------------------------------------------------------------------
 OUT=$(report_output "$QUICK" "$ROOT")
 # Each run's records (no program, not the raw deferral trace whose summary run.env holds, nothing
-# over 4 MiB): `python3 bench/act_report.py --work bench/data/act --output OUT` writes the section again.
-keep_found act "$WORK" -name runs.tsv -o -name meta.env -o -path './r[0-9]*-*/*' ! -perm -u+x ! -name deferral.trace -size -4M
+# over 4 MiB), as bench/data/act/NAME for the section NAME the run writes: `python3
+# bench/act_report.py --work bench/data/act/NAME --output OUT` writes that section again.
+keep_found "act/$("$PY" bench/act_report.py --work "$WORK" --name)" "$WORK" -name runs.tsv -o -name meta.env \
+	-o -path './r[0-9]*-*/*' ! -perm -u+x ! -name deferral.trace -size -4M
 "$PY" bench/act_report.py --work "$WORK" --output "$OUT" >"$WORK/section.md"
 cat "$WORK/section.md"
 log "section written to $OUT"

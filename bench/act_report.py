@@ -3,6 +3,7 @@
 """Turns the raw results of bench/act.sh into the act section of BENCHMARKS.md.
 
     act_report.py --work DIR --output FILE
+    act_report.py --work DIR --name      prints the section's name (what bench/act.sh keeps the data as)
 
 Reads DIR/meta.env, DIR/runs.tsv and each run's directory (fragd /metrics,
 /proc/vmstat and /proc/buddyinfo snapshots s0..s4, the burst's JSON or thpfault
@@ -13,6 +14,7 @@ rounds with the lowest and highest value. Writes the section between
 kept) and prints it on stdout. Every goal verdict is computed here from the
 measured medians.
 """
+import argparse
 import json
 import os
 import re
@@ -20,7 +22,7 @@ import sys
 
 from act_goals import GOAL_MIGRATED_VS_IDEAL, GOAL_MIGRATED_VS_K90, GOAL_STALL_FRAC, goals_for, over
 from benchlib import (ARM_ORDER, fmt_int, fmt_lat, fmt_pct, fmt_s, free_2m_blocks, knob_env, measured_on, prom_sum,
-                      publish, quick_env, read_env, read_prom, read_vmstat, required_args, row, section_head, table)
+                      publish, quick_env, read_env, read_prom, read_vmstat, row, section_head, table)
 from verdict import median, quantile, spread
 
 MODE_NAMES = {"ondemand": "on demand (proactiveness 0)", "kernel20": "kernel proactive 20",
@@ -181,7 +183,7 @@ def load(work, m):
         for line in f:
             rnd, pos, sc, mode, d = line.rstrip("\n").split("\t")
             # runs.tsv names each run's directory where the run wrote it; a kept copy
-            # (bench/data/act) holds the same directories beside runs.tsv.
+            # (bench/data/act/NAME) holds the same directories beside runs.tsv.
             runs.append(Run(int(rnd), int(pos), sc, mode, os.path.join(work, os.path.basename(d)), m))
     return runs
 
@@ -455,16 +457,30 @@ def section_name(scenarios, m):
 
 
 def main():
-    args = required_args(None, "--work", "--output")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--output", help="the file the section goes to")
+    ap.add_argument("--name", action="store_true", help="print the section's name (bench/results/NAME.md) only")
+    args = ap.parse_args()
+    if not args.output and not args.name:
+        ap.error("--output FILE or --name")
     m = read_env(os.path.join(args.work, "meta.env"), missing_ok=True)
     runs = load(args.work, m)
     G = group(runs)
     scenarios = [sc for sc in SCENARIOS if sc in {s for s, _ in G}]
+    if args.name:
+        print(section_name(scenarios, m))
+        return 0
     title = "Acting on fragmentation: fragd vs the kernel, vm.defrag_mode, a manual compaction and hugeadm"
     if scenarios != SCENARIOS:
         others = [MODE_NAMES[mo] for mo in MODES if mo != "fragd" and mo in {x for _, x in G}]
         title = (f"Acting on fragmentation, {', '.join(scenario_title(sc, m).split(' ')[0] for sc in scenarios)}: "
                  f"fragd against {', '.join(others)}")
+    # The settings that name a section apart (section_name) name its title apart too.
+    if m.get("pagecache_mib", "0") != "0":
+        title += f", with {m['pagecache_mib']} MiB of page cache"
+    if m.get("undefer") == "1":
+        title += ", compaction undeferred before each run"
     L = section_head(title, m) + method(m)
     for sc in scenarios:
         L += scenario_table(sc, G, m)

@@ -39,7 +39,6 @@ def cases(out):
                 shutil.copy(d("defrag_atomic", f"{where}-{phases}.log"), os.path.join(atomic[phases], f"{where}.log"))
     got = [
         ("overhead", report("report.py", *ov, "--output", o("overhead"))),
-        ("act-fixed", report("act_report.py", "--work", d("act"), "--output", o("act-fixed"))),
         ("cost", report("cost_report.py", d("cost"), o("cost"))),
         ("reaction", report("reaction.py", "report", "--work", d("reaction"), "--output", o("reaction"))),
         ("defrag_atomic", report("defrag_atomic_report.py", atomic["modes-guard"], o("defrag_atomic"))),
@@ -53,6 +52,8 @@ def cases(out):
         ("stall_cost", report("stall_cost_report.py", d("stall_cost"), o("stall_cost"))),
         ("backing", report("backing_report.py", d("backing"), o("backing"))),
     ]
+    for name in sorted(os.listdir(d("act"))):  # bench/act.sh keeps each section's runs as act/NAME
+        got.append((name, report("act_report.py", "--work", d("act", name), "--output", o(name))))
     for sel in sorted(os.listdir(d("apps"))):
         got.append((f"apps-{sel}", report("apps_report.py", d("apps", sel, "runs.txt"), d("apps", sel, "meta.env"),
                                           o(f"apps-{sel}"))))

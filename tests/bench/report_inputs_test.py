@@ -4,7 +4,7 @@
 write their sections again) run as their drivers run them, on small inputs this test writes in
 the drivers' formats, and write the figures worked out by hand from those inputs: medians and
 ranges, counts, verdict words. A report that crashes, or writes a wrong figure, fails here.
-act_report.py's scenarios other than "fixed" (free, thp, pool) run on bench/data/act's runs
+act_report.py's scenarios other than "fixed" (free, thp, pool) run on bench/data/act/act-fixed's runs
 copied and relabelled. FRAGD_BENCH_DIR points at another copy of bench/ (default: this
 repository's). Needs no root: python3 tests/bench/report_inputs_test.py."""
 import json
@@ -275,9 +275,9 @@ class Reports(unittest.TestCase):
                  "median **too few runs** (4 rounds, 5 needed; the point: not met) (2.00; 95% CI 2.00..2.00, 4 rounds)")
 
     def test_act_free_thp_pool(self):
-        """bench/data/act's 15 "fixed" runs (5 rounds of kernel90, hugeadm, fragd), each copied as a run of
+        """bench/data/act/act-fixed's 15 "fixed" runs (5 rounds of kernel90, hugeadm, fragd), each copied as a run of
         free, thp and pool with the burst's counts rewritten."""
-        src, w = os.path.join(BENCH, "data", "act"), self.p("act")
+        src, w = os.path.join(BENCH, "data", "act", "act-fixed"), self.p("act")
         with open(os.path.join(src, "runs.tsv")) as f:
             kept = [line.rstrip("\n").split("\t") for line in f]
         free_share = {"fragd": [0.90, 0.95, 1.0, 0.80, 0.85], "hugeadm": [0.70, 0.75, 0.80, 0.85, 0.60],
