@@ -17,7 +17,7 @@ PT_PID=
 # kernel memory, one per 2 MiB of a large mapping read once), held until fill_stop; its output in
 # DIR/pt.out. Waits for its "ready" (at most 120 s).
 pgtables_start() {
-	local dir=$1 count=$2 i
+	local dir=$1 count=$2
 	rm -f "$dir/pt.in"
 	mkfifo "$dir/pt.in"
 	# Without the fragmenter's FIFO (fd 9): holding it open, physmap would keep the fragmenter from
@@ -30,12 +30,7 @@ pgtables_start() {
 	PT_PID=$!
 	PIDS+=("$PT_PID")
 	exec 8>"$dir/pt.in"
-	for ((i = 0; i < 1200; i++)); do
-		grep -q '^ready' "$dir/pt.out" 2>/dev/null && return 0
-		kill -0 "$PT_PID" 2>/dev/null || die "physmap pgtables exited: $(cat "$dir/pt.err")"
-		sleep 0.1
-	done
-	die "physmap pgtables not ready in 120 s"
+	wait_line "$PT_PID" "$dir/pt" 120
 }
 
 # mixed_start DIR: after the fragmenter's "ready", MIXED_CACHE_MIB of clean page cache (a file

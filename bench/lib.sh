@@ -394,16 +394,23 @@ build_fault_tools() {
 # start_floor [DIR]: starts $WORK/floor (its output in DIR, default WORK), tracked as FLOOR_PID,
 # and waits until its program is attached.
 start_floor() {
-	local dir=${1:-$WORK} i
+	local dir=${1:-$WORK}
 	bg_nolock "$WORK/floor" "$WORK/floor.bpf.o" >"$dir/floor.out" 2>"$dir/floor.err"
 	FLOOR_PID=$!
 	PIDS+=("$FLOOR_PID")
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^attached' "$dir/floor.out" 2>/dev/null && return 0
-		kill -0 "$FLOOR_PID" 2>/dev/null || die "floor exited at start: $(cat "$dir/floor.err")"
+	wait_line "$FLOOR_PID" "$dir/floor" 10 attached
+}
+# wait_line PID OUT SECONDS [WORD]: waits up to SECONDS for a line starting with WORD (ready) in
+# OUT.out of the process PID started; dies with the end of OUT.err when it exits first or the
+# time runs out.
+wait_line() {
+	local pid=$1 out=$2 seconds=$3 word=${4:-ready} i
+	for ((i = 0; i < seconds * 10; i++)); do
+		grep -q "^$word" "$out.out" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || die "$(basename "$out") exited before '$word': $(tail -3 "$out.err")"
 		sleep 0.1
 	done
-	die "floor did not attach in 10 s"
+	die "$(basename "$out") did not print '$word' in $seconds s: $(tail -3 "$out.err")"
 }
 
 # keep_raw NAME [-C DIR] FILE...: a run's raw data kept in the tree, in bench/data/NAME/ (what was

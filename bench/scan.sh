@@ -101,16 +101,15 @@ if [[ $QUICK != 1 ]]; then
 	PM_PID=$!
 	PIDS+=("$PM_PID")
 	exec 6>"$WORK/hold-pm"
-	for ((i = 0; i < 1800; i++)); do grep -q '^ready' "$WORK/pm.out" && break; sleep 0.2; done
-	grep -q '^ready' "$WORK/pm.out" || die "physmap frag not ready after 360 s: $(tail -2 "$WORK/pm.err")"
+	wait_line "$PM_PID" "$WORK/pm" 360
 	meta physmap "$(cat "$WORK/pm.out") of $((avail_mib * 85 / 100)) MiB"
 	free_kib=$(meminfo MemFree)
-	"$BUILD_DIR/physmap" pgtables --count $((free_kib * 3 / 4 / 4)) --out "$WORK/pt.txt" <"$WORK/hold-pt" >"$WORK/pt.out" &
+	"$BUILD_DIR/physmap" pgtables --count $((free_kib * 3 / 4 / 4)) --out "$WORK/pt.txt" <"$WORK/hold-pt" \
+		>"$WORK/pt.out" 2>"$WORK/pt.err" &
 	PT_PID=$!
 	PIDS+=("$PT_PID")
 	exec 7>"$WORK/hold-pt"
-	for ((i = 0; i < 600; i++)); do grep -q '^ready' "$WORK/pt.out" && break; sleep 0.2; done
-	grep -q '^ready' "$WORK/pt.out" || die "physmap pgtables not ready after 120 s"
+	wait_line "$PT_PID" "$WORK/pt" 120
 	meta pgtables "$(cat "$WORK/pt.out")"
 	sleep 2
 	"$BUILD_DIR/fragctl" --socket "$SOCK" map --max-age 0 --png docs/pageblocks-before.png >"$WORK/before.txt"
