@@ -465,12 +465,14 @@ def main():
     if not args.output and not args.name:
         ap.error("--output FILE or --name")
     m = read_env(os.path.join(args.work, "meta.env"), missing_ok=True)
-    runs = load(args.work, m)
-    G = group(runs)
-    scenarios = [sc for sc in SCENARIOS if sc in {s for s, _ in G}]
+    with open(os.path.join(args.work, "runs.tsv")) as f:  # rnd, pos, scenario, mode, directory
+        ran = {line.split("\t")[2] for line in f}
+    scenarios = [sc for sc in SCENARIOS if sc in ran]
     if args.name:
         print(section_name(scenarios, m))
         return 0
+    runs = load(args.work, m)
+    G = group(runs)
     title = "Acting on fragmentation: fragd vs the kernel, vm.defrag_mode, a manual compaction and hugeadm"
     if scenarios != SCENARIOS:
         others = [MODE_NAMES[mo] for mo in MODES if mo != "fragd" and mo in {x for _, x in G}]

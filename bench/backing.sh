@@ -87,7 +87,7 @@ for ((round = 1; round <= BACKING_ROUNDS; round++)); do
 	for c in $(arm_order "$round" held fresh idle); do run_case "$c" "$round"; done
 done
 
-meta minutes="$(awk -v s="$SECONDS" 'BEGIN { printf "%.1f", s / 60 }')"
+meta_minutes
 # What the report reads, kept: `python3 bench/backing_report.py bench/data/backing OUT`.
 keep_raw backing "$WORK/meta.env" "$WORK/runs.txt"
 FAILED=0

@@ -226,7 +226,7 @@ else
 fi
 
 meta load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
-meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
+meta_minutes
 "$PY" bench/cost_report.py "$WORK" "$OUT"
 # The raw data, kept in the tree: `python3 bench/cost_report.py bench/data/cost OUT` reads them back.
 keep_found cost "$WORK" -name meta.env -o -name run.env -o -name snaps.jsonl -o -name scrapes.txt \

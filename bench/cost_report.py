@@ -117,9 +117,11 @@ def map_memory(path):
     return maps, facts
 
 
-def map_facts(path):
-    """-> {key: value} of bpf_map_memory's output."""
-    return map_memory(path)[1]
+def read_mapmem(work):
+    """-> {"here" or G: map_memory} of cost.sh's mapmem/here.txt and mapmem/ramG.txt."""
+    return {"here" if name == "here" else int(name[3:]): map_memory(p)
+            for p in glob.glob(os.path.join(work, "mapmem", "*.txt"))
+            for name in [os.path.basename(p)[:-4]]}
 
 
 def guest(path):
@@ -236,7 +238,7 @@ def runs_part(m, figs, exported):
                     "", "</details>", ""]
 
 
-def scan_part(m, work, figs, exported):
+def scan_part(m, work, figs, exported, mapmem):
     """The full scan's cost and its projection by memory size; -> (lines, the guests, their size_check)."""
     scans = benchlib.read_jsonl(os.path.join(work, "full", "scans.jsonl"))
     pages = scans[0]["pages_read"]
@@ -257,7 +259,7 @@ def scan_part(m, work, figs, exported):
     sampled = median([f["scan_pct"] for f in busy])
     per_block = [f["scan_cpu_metric"] / f["blocks_sample"] for f in busy if f["scan_cpu_metric"] and f["blocks_sample"]]
     per_block_us = median(per_block) * 1e6 if exported and any(f["blocks_sample"] for f in busy) else None
-    here = map_facts(os.path.join(work, "mapmem", "here.txt"))
+    here = mapmem["here"][1]
     cpu_from = ("fragd_scan_cpu_seconds_total" if all("metric_cpu_s" in s for s in scans)
                 else "the fragd-scan thread, /proc stat")
     lines = [
@@ -291,7 +293,7 @@ def scan_part(m, work, figs, exported):
     scan_v = Verdict([f["scan_pct"] for f in busy], median, GOAL_SCAN_1TIB, "<=", "busy runs")
     old = {g: rate_s * (per_gib * g) * 100 for g in SIZES_GIB}  # a full scan per round, % of a core
     for g in SIZES_GIB:
-        mf = map_facts(os.path.join(work, "mapmem", f"ram{g}.txt"))
+        mf = mapmem[g][1]
         lines.append(f"| {gib_name(g)} (projected) | {per_gib * g:.1f} s | {old[g]:.2f}% | {sampled:.3f}% | "
                      f"{mf['total'] / 2**20:.2f} MiB (ledger {mf['ledger_entries']} records) |")
     lines += [
@@ -377,11 +379,10 @@ def grows_with(name, ram, cpus):
     return ", ".join(what) or "fixed"
 
 
-def maps_part(work, gs):
+def maps_part(mapmem, gs):
     """Each map's bytes here, what it grows with, and the bound that follows."""
-    maps, facts = map_memory(os.path.join(work, "mapmem", "here.txt"))
-    rams = sorted((int(re.sub(r"\D", "", os.path.basename(p))), map_memory(p))
-                  for p in glob.glob(os.path.join(work, "mapmem", "ram*.txt")))
+    maps, facts = mapmem["here"]
+    rams = sorted((g, mm) for g, mm in mapmem.items() if g != "here")
     ram = (rams[0][1][0], rams[-1][1][0]) if len(rams) >= 2 else None
     pair = cpu_pair(gs)
     same_ledger = pair and pair[0]["mapfacts"].get("ledger_entries") == pair[1]["mapfacts"].get("ledger_entries")
@@ -430,8 +431,9 @@ def main():
     exported = all(f["scan_cpu_metric"] is not None for fs in figs.values() for f in fs)
     lines = benchlib.section_head("fragd's CPU on a quiet and a busy host; the pageblock scan by memory size", m)
     lines += runs_part(m, figs, exported)
-    scan_lines, gs, check = scan_part(m, work, figs, exported)
-    benchlib.publish(out, "cost", lines + scan_lines + guests_part(m, gs, check) + maps_part(work, gs))
+    mapmem = read_mapmem(work)
+    scan_lines, gs, check = scan_part(m, work, figs, exported, mapmem)
+    benchlib.publish(out, "cost", lines + scan_lines + guests_part(m, gs, check) + maps_part(mapmem, gs))
 
 
 if __name__ == "__main__":

@@ -116,7 +116,7 @@ signal.pause()' "$mib" >"$dir/ballast.out" 2>&1
 done
 kill -0 "$CHURN_PID" 2>/dev/null || die "the churn ended during the run: $(tail -3 "$WORK/churn.err")"
 stop_pid "$CHURN_PID" 60 || die "the churn did not exit cleanly: $(tail -3 "$WORK/churn.err")"
-meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
+meta_minutes
 # What the report reads, kept: `python3 bench/labels_report.py bench/data/labels OUT`.
 keep_found labels "$WORK" -name meta.env -o -name polls.jsonl -o -name arm.env
 python3 bench/labels_report.py "$WORK" "$OUT"

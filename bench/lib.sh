@@ -212,6 +212,13 @@ meta() {
 	if (($# == 2)) && [[ $1 != *=* ]]; then printf '%s=%s\n' "$1" "$2"; else printf '%s\n' "$@"; fi >>"$META"
 }
 
+# meta_minutes: minutes="M.T" in META, the time since T_START (default: the script's start) in
+# minutes and tenths.
+meta_minutes() {
+	local s=$((SECONDS - ${T_START:-0}))
+	meta minutes "$((s / 60)).$((s % 60 / 6))"
+}
+
 # The machine, for the report's first line.
 meta_machine() {
 	meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"

@@ -163,7 +163,7 @@ for ((round = 1; round <= REPEATS; round++)); do
 done
 
 restore_memory_settings
-meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
+meta_minutes
 OUTPUT=$(report_output "$QUICK" "$ROOT")
 python3 bench/preflight_report.py "$WORK/runs.txt" "$WORK/meta.env" "$OUTPUT"
 log "wrote $OUTPUT"

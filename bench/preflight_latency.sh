@@ -193,7 +193,7 @@ fi
 
 restore_memory_settings
 
-meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
+meta_minutes
 # What the report reads, kept: `python3 bench/preflight_latency_report.py bench/data/preflight_latency OUT`.
 keep_found preflight_latency "$WORK" -name meta.env -o -name preflight.tsv -o -name ab.out -o -name clients.tsv \
 	-o -name burst.env -o -name pairs.txt

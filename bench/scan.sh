@@ -131,7 +131,7 @@ if [[ $QUICK != 1 ]]; then
 fi
 
 meta load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
-meta minutes "$(((SECONDS - T_START) / 60)).$((((SECONDS - T_START) % 60) / 6))"
+meta_minutes
 # What the report reads, kept: `python3 bench/scan_report.py bench/data/scan OUT`.
 keep_found scan "$WORK" -path ./meta.env -o -path './*.durations' ! -path './*/*' -o -path './*.hwm' ! -path './*/*' \
 	-o -path ./idle1.json -o -path ./before.json -o -path ./after.json

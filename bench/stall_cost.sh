@@ -110,7 +110,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		log "round $r $arm done"
 	done
 done
-meta minutes="$(awk -v s="$SECONDS" 'BEGIN { printf "%.1f", s / 60 }')"
+meta_minutes
 
 # What the report reads, kept: `python3 bench/stall_cost_report.py bench/data/stall_cost OUT`.
 keep_found stall_cost "$WORK" -name meta.env -o -name cost.json -o -name floor.json -o -name run.env \

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-from benchlib import (measured_on, numbered_dirs, positional, prom_samples, prom_sum, publish, quick_env, read_env,
+from benchlib import (measured_on, numbered_dirs, positional, prom_sum, publish, quick_env, read_env, read_prom,
                       section_head, table)
 from verdict import median, spread
 
@@ -16,14 +16,14 @@ STALL_ARMS = (("shipped", "`attribution.stack_interval: 1s` (shipped)"),
               ("stack0", "`attribution.stack_interval: 0s` (a stack at every stall)"))
 
 
-def load(path, parse):
+def read_json(path):
     with open(path) as f:
-        return parse(f)
+        return json.load(f)
 
 
 def programs(d):
     """-> {program: (runs, ns)} of `fragctl cost --json` in d."""
-    return {p["name"]: (p["runs"], p["run_ns"]) for p in load(os.path.join(d, "cost.json"), json.load)["programs"]}
+    return {p["name"]: (p["runs"], p["run_ns"]) for p in read_json(os.path.join(d, "cost.json"))["programs"]}
 
 
 def ns_per_run(runs_ns):
@@ -34,11 +34,15 @@ def ns_per_run(runs_ns):
 def stall_figures(d):
     """-> a stall arm's figures: compact_stall over the writes, each program's (runs, ns), and the
     time fragd counted in direct compaction per entry (order 9), in s."""
-    s0, s1 = (load(os.path.join(d, f"s{i}.prom"), lambda f: prom_samples(f.read())) for i in (0, 1))
+    s0, s1 = (read_prom(os.path.join(d, f"s{i}.prom")) for i in (0, 1))
     delta = lambda name: prom_sum(s1, name, phase="compaction") - prom_sum(s0, name, phase="compaction")  # noqa: E731
     entries = delta("fragd_direct_stall_entries_total")
     return {"compact_stall": int(read_env(os.path.join(d, "run.env"))["compact_stall"]), "programs": programs(d),
             "per_entry_s": delta("fragd_alloc_stall_phase_seconds_total") / entries if entries else None}
+
+
+def per_entry_ms(arm):
+    return spread([f["per_entry_s"] and f["per_entry_s"] * 1e3 for f in arm], "{:.2f} ms")
 
 
 def main(work, out):
@@ -47,7 +51,7 @@ def main(work, out):
     if not rounds:
         sys.exit(f"no round in {work}")
     fault = [ns_per_run(programs(os.path.join(r, "fault"))["page_alloc_btf"]) for r in rounds]
-    floor = [load(os.path.join(r, "floor", "floor.json"), json.load) for r in rounds]
+    floor = [read_json(os.path.join(r, "floor", "floor.json")) for r in rounds]  # bpftool prog show
     floor = [f["run_time_ns"] / f["run_cnt"] for f in floor]
     stalls = {arm: [stall_figures(os.path.join(r, arm)) for r in rounds] for arm, _ in STALL_ARMS}
     ns = "{:.0f}".format
@@ -76,8 +80,7 @@ def main(work, out):
               "at every stall). Stall events (the kernel's compact_stall over the writes): "
               f"{spread([f['compact_stall'] for f in shipped])} and {spread([f['compact_stall'] for f in stack0])}; "
               "time in direct compaction per entry (fragd's, order 9): "
-              f"{spread([f['per_entry_s'] and f['per_entry_s'] * 1e3 for f in shipped], '{:.2f} ms')} and "
-              f"{spread([f['per_entry_s'] and f['per_entry_s'] * 1e3 for f in stack0], '{:.2f} ms')}. Each program "
+              f"{per_entry_ms(shipped)} and {per_entry_ms(stack0)}. Each program "
               "that ran:", ""]
     names = sorted({p for f in shipped for p, (runs, _) in f["programs"].items() if runs},
                    key=lambda p: (-median([f["programs"][p][0] / f["compact_stall"] for f in shipped]), p))
