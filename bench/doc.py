@@ -26,7 +26,7 @@ RESULTS = os.path.join("bench", "results")
 DOC = "BENCHMARKS.md"
 # The sections' order: a name, or a prefix ending in "-" that orders every file it starts
 # (sorted among themselves).
-ORDER = ["overhead", "stall_cost", "scan", "cost", "act-fixed", "act", "act-thp", "act-pool", "act-",
+ORDER = ["overhead", "stall_cost", "scan", "cost", "act-fixed", "act-free", "act", "act-thp", "act-pool", "act-",
          "apps-", "backing", "preflight", "preflight-latency", "labels", "defrag_guard", "defrag_atomic",
          "defrag_storm"]
 MEASURED = re.compile(r"\b(?:Measured|measured) (\d{4}-\d\d-\d\d)|\((?:[^()]*?, )?(\d{4}-\d\d-\d\d)[,)]")

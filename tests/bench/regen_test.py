@@ -70,9 +70,7 @@ def cases(out):
 
 # Sections bench/results/ holds without their raw data, each with why: a figure typed by hand
 # has no place in BENCHMARKS.md, so a new section is kept with its data or named here.
-NOT_KEPT = {
-    "act": "scenario (b), every mode of bench/act.sh (98 min), measured 2026-11-26 before act.sh kept its runs",
-}
+NOT_KEPT = {}
 
 
 class Regen(unittest.TestCase):
