@@ -5,7 +5,8 @@ kernel/ file including a concern's header and one including only mechanism, a co
 Shared's fields (and its config, which does not count), ExportFrame named twice, a concern with a
 unit test and one without, a Concern declared outside its folder, a stall's route with
 two hops missing and a file off it carrying the histogram, a function of 101 lines and one of 100, a table of 150 (not counted), a
-file of 601 lines, and a README with two Measured rows. Then the real tree: the script runs and prints every measure. No root.
+file of 601 lines, bench/'s files split by the benchmark that names them, and a README with two
+Measured rows. Then the real tree: the script runs and prints every measure. No root.
 """
 import os
 import subprocess
@@ -60,6 +61,15 @@ def main():
         write(root, "daemon/fragd/exporter.h", "struct ExportFrame {};\nvoid m(ExportFrame& f);\n")
         write(root, "daemon/concerns/act/long.cc", body(101) + body(100) + table_body(150))
         write(root, "bench/x.sh", "echo\n" * 601)
+        # bench/ by benchmark: a's driver names its report, which imports a helper; both drivers
+        # name common.py; the library names tool.c; orphan.py is named by none (9 lines more).
+        write(root, "Makefile", "bench:\n\tbash bench/a.sh\n\tX=1 bash bench/b.sh\n# bash bench/x.sh\n")
+        write(root, "bench/a.sh", "python3 bench/a_report.py\npython3 bench/common.py\n")
+        write(root, "bench/b.sh", "python3 bench/common.py\n")
+        write(root, "bench/a_report.py", "from helper import h\n")
+        for n in ("helper.py", "common.py", "orphan.py", "tool.c"):
+            write(root, "bench/" + n, "x\n")
+        write(root, "bench/lib.sh", "cc bench/tool.c\n")
         write(root, "tests/unit/fragd/memory_test.cc", "TEST(MemoryConcern, Ticks) {}\n")
         write(root, "README.md", "# x\n## Measured\n\n| what | now |\n|---|---|\n| a | 1 |\n| b | 2 |\n\n## Next\n")
         write(root, "BENCHMARKS.md", "x\n")
@@ -74,7 +84,7 @@ def main():
             "a stall's files / folders from the BPF program to /metrics": "4 / 2 (3 wrong)",
             "functions over 100 lines (declarative tables allowed)": "1",
             "source files over 600 lines": "1",
-            "bench/ lines (scripts, reports, C)": "601",
+            "bench/ lines (scripts, reports, C)": "610",
             "README Measured rows": "2",
         }
         for k, v in want.items():
@@ -84,7 +94,11 @@ def main():
                      "StrayConcern (daemon/fragd/stray.h)",
                      "daemon/concerns/programs/reader.h names StallHists but is not on the route",
                      "daemon/concerns/stalls/metrics.cc does not hold 'fragd_alloc_stall_seconds'",
-                     "daemon/kernel/a.h:1: stalls.h"):
+                     "daemon/kernel/a.h:1: stalls.h",
+                     "    4  a: a.sh 2, a_report.py 1, helper.py 1", "    1  b: b.sh 1",
+                     "    1  named by two benchmarks or more: common.py 1",
+                     "    2  the library every benchmark uses, and what it alone names: lib.sh 1, tool.c 1",
+                     "  602  named by no benchmark: x.sh 601, orphan.py 1"):
             if item not in text:
                 bad.append(f"made tree: --list does not name {item!r}")
     rows, _ = table(SRC)
