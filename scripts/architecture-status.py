@@ -186,6 +186,7 @@ def bench_by_benchmark(root):
     library every one uses, and what no benchmark names. Most lines first: the lines that would go
     with a benchmark."""
     code = {os.path.basename(p): p for pat in BENCH_PATTERNS for p in files(root, pat) if os.path.isfile(p)}
+    text = {n: open(p, errors="replace").read() for n, p in code.items()}
     mk = os.path.join(root, "Makefile")
     recipes = [l for l in open(mk, errors="replace") if l.startswith("\t")] if os.path.isfile(mk) else []
     drivers = sorted({d + ".sh" for l in recipes for d in re.findall(r"\bbash bench/(\w+)\.sh\b", l)} & set(code))
@@ -197,9 +198,9 @@ def bench_by_benchmark(root):
     def reach(start):
         seen, todo = set(start), list(start)
         while todo:
-            text = open(code[todo.pop()], errors="replace").read()
+            t = text[todo.pop()]
             for n in code:
-                if n not in seen and n not in drivers and n not in BENCH_LIBRARY and re.search(names(n), text, re.M):
+                if n not in seen and n not in drivers and n not in BENCH_LIBRARY and re.search(names(n), t, re.M):
                     seen.add(n)
                     todo.append(n)
         return seen
@@ -210,7 +211,7 @@ def bench_by_benchmark(root):
             named_by.setdefault(n, []).append(d[:-3])
 
     def group(label, members):
-        size = {n: lines(code[n]) for n in members}
+        size = {n: len(text[n].splitlines()) for n in members}
         listed = ", ".join(f"{n} {size[n]}" for n in sorted(members, key=lambda n: (-size[n], n)))
         return sum(size.values()), f"{label}: {listed}"
 
