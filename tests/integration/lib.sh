@@ -110,6 +110,23 @@ quiet_memory() {
   echo 0 > $HP
 }
 
+# drain_page_lists: returns to the buddy lists the pages the CPUs' page lists (pcp) hold past
+# their floor. Linux 6.7+ grows a page list while its CPU frees, to a share of the zone (1.9 GB
+# held on an idle 24 GiB host here), and shrinks it only as vmstat refreshes decay it: pages held
+# there are in no free list an allocation of another migratetype can take, and not in MemFree.
+# Each write of vm.stat_refresh decays every list by at least 63 << 5 pages; it writes until the
+# lists hold no more than the sum of their high_min, at most 1000 times, and prints "<pages
+# held> <floor> <writes>".
+drain_page_lists() {
+  local i count floor
+  for ((i = 0; i <= 1000; i++)); do
+    read -r count floor < <(awk '$1 == "count:" { c += $2 } $1 == "high_min:" { f += $2 } END { print c + 0, f + 0 }' /proc/zoneinfo)
+    [ "$count" -le "$floor" ] && break
+    [ "$i" -lt 1000 ] && echo 1 >/proc/sys/vm/stat_refresh
+  done
+  echo "$count $floor $i"
+}
+
 # try_undefer_compaction [MAX] [SECONDS]: ends the kernel's deferral of order-9 direct compaction
 # that failures before left (undefer_order9, tests/tools/fragmenter.sh), with the pool HP (empty;
 # see quiet_memory), in at most MAX (200) pool writes begun within SECONDS (no limit when unset);

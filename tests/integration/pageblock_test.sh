@@ -327,7 +327,11 @@ wait_for 300 grep -q '^ready' "$WORK/frag.out" || { cat "$WORK/frag.err" >&2; fa
 owned=$(awk '/^ready/ { print $2 }' "$WORK/frag.out")
 log "physmap holds $frag_mib MiB, owns $owned whole pageblocks, freed 1 page in 8 of each"
 [ "$owned" -ge 200 ] || fail "physmap owned only $owned whole pageblocks (want >= 200): memory too busy to test"
-sleep 2  # freed pages leave the per-CPU lists
+# The holes physmap freed went to the CPUs' page lists first; until drained, page tables
+# cannot take them (the kernel takes whole free blocks elsewhere, of DMA32 first).
+read -r held floor writes < <(drain_page_lists)
+log "CPUs' page lists: $held pages held after $writes writes of vm.stat_refresh (floor $floor)"
+[ "$held" -le "$floor" ] || fail "the CPUs' page lists still hold $held pages (floor $floor) after $writes writes of vm.stat_refresh"
 
 # 1. Owned blocks are movable.
 map_json "$WORK/map1.json"
@@ -337,11 +341,18 @@ log "scan 1: owned $n: movable $mov, hybrid $hyb, other $other; kept pages in us
 [ $((used_ok * 100)) -ge $((n * 99)) ] || fail "only $used_ok of $n owned blocks show their kept pages in use"
 
 # 2. Page tables pollute them.
-# Page tables for 4/5 of what is left free: more than the free memory outside
-# physmap's holes, so they must land in them. The holes are 64 pages a block:
-# too few for the kernel to claim the block for unmovable pages, so it steals
-# them and the block becomes hybrid.
-pt_count=$(($(awk '/^MemFree/ { print $2 }' /proc/meminfo) * 4 / 5 / 4))
+# Page tables for all the kernel counts available (MemAvailable: free memory, the holes
+# among it, and the page cache it can reclaim) but half the holes: more than what is free
+# or reclaimable outside physmap's holes, so they must land in them. The holes are 64
+# pages a block: too few for the kernel to claim the block for unmovable pages, so it
+# steals them and the block becomes hybrid.
+read -r _ _ _ _ kept_pages _ <"$WORK/owned.txt"
+holes_kib=$(((owned * 512 - kept_pages) * 4))
+read -r avail_kib free_kib < <(awk '/^MemAvailable/ { a = $2 } /^MemFree/ { f = $2 } END { print a, f }' /proc/meminfo)
+leave_kib=$((holes_kib / 2 > 262144 ? holes_kib / 2 : 262144))
+pt_count=$(((avail_kib - leave_kib) / 4))
+[ "$pt_count" -gt 0 ] || fail "MemAvailable $avail_kib kB leaves no room for page tables past half of physmap's $holes_kib kB of holes"
+log "before the page tables: MemAvailable $avail_kib kB, MemFree $free_kib kB, holes in owned blocks $holes_kib kB"
 "$BUILD/physmap" pgtables --count "$pt_count" --out "$WORK/pt.txt" <"$WORK/hold-pt" >"$WORK/pt.out" 2>"$WORK/pt.err" &
 PT_PID=$!
 PIDS+=("$PT_PID")
