@@ -110,19 +110,21 @@ quiet_memory() {
   echo 0 > $HP
 }
 
-# drain_page_lists: returns to the buddy lists the pages the CPUs' page lists (pcp) hold past
-# their floor. Linux 6.7+ grows a page list while its CPU frees, to a share of the zone (1.9 GB
-# held on an idle 24 GiB host here), and shrinks it only as vmstat refreshes decay it: pages held
-# there are in no free list an allocation of another migratetype can take, and not in MemFree.
-# Each write of vm.stat_refresh decays every list by at least 63 << 5 pages; it writes until the
-# lists hold no more than the sum of their high_min, at most 1000 times, and prints "<pages
-# held> <floor> <writes>".
+# page_lists: "<pages> <floor>": the pages the CPUs' page lists (pcp) hold, all zones, and the
+# sum of their high_min, the least a list keeps.
+page_lists() { awk '$1 == "count:" { c += $2 } $1 == "high_min:" { f += $2 } END { print c + 0, f + 0 }' /proc/zoneinfo; }
+# drain_page_lists: returns to the buddy lists the pages the CPUs' page lists hold past their
+# floor. Linux 6.7+ grows a page list while its CPU frees, to a share of the zone (1.9 GB held on
+# an idle 24 GiB host here), and shrinks it only as vmstat refreshes decay it: pages held there
+# are in no free list an allocation of another migratetype can take, and not in MemFree. Each
+# write of vm.stat_refresh decays every list by at least 63 << 5 pages; it writes until the lists
+# hold no more than their floor, at most 1000 times, and prints "<pages held> <floor> <writes>".
 drain_page_lists() {
   local i count floor
-  for ((i = 0; i <= 1000; i++)); do
-    read -r count floor < <(awk '$1 == "count:" { c += $2 } $1 == "high_min:" { f += $2 } END { print c + 0, f + 0 }' /proc/zoneinfo)
-    [ "$count" -le "$floor" ] && break
-    [ "$i" -lt 1000 ] && echo 1 >/proc/sys/vm/stat_refresh
+  for ((i = 0; ; i++)); do
+    read -r count floor < <(page_lists)
+    ((count <= floor || i == 1000)) && break
+    echo 1 >/proc/sys/vm/stat_refresh
   done
   echo "$count $floor $i"
 }

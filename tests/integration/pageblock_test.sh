@@ -345,7 +345,7 @@ log "scan 1: owned $n: movable $mov, hybrid $hyb, other $other; kept pages in us
 # among it, and the page cache it can reclaim) but half the holes: more than what is free
 # or reclaimable outside physmap's holes, so they must land in them. The holes are 64
 # pages a block: too few for the kernel to claim the block for unmovable pages, so it
-# steals them and the block becomes hybrid.
+# steals them and the block becomes hybrid. At least 256 MiB stays free whatever the holes.
 read -r _ _ _ _ kept_pages _ <"$WORK/owned.txt"
 holes_kib=$(((owned * 512 - kept_pages) * 4))
 read -r avail_kib free_kib < <(awk '/^MemAvailable/ { a = $2 } /^MemFree/ { f = $2 } END { print a, f }' /proc/meminfo)
